@@ -1,0 +1,26 @@
+import type { ErrorRequestHandler } from 'express'
+import { HttpError, describeParserError } from '../shared/errors.ts'
+import type { Logger } from '../shared/logger.ts'
+
+/** Every failure the gateway reports; the envelope is `{ success: false, error }`. */
+export class GatewayError extends HttpError {}
+
+export const notFound = (what = 'File or folder') => new GatewayError(404, 'NOT_FOUND', `${what} not found`)
+export const badRequest = (message: string) => new GatewayError(400, 'BAD_REQUEST', message)
+
+/** The one place gateway errors become `{ success: false, error }` responses. */
+export function gatewayErrorHandler(logger: Logger): ErrorRequestHandler {
+  return (err, _req, res, _next) => {
+    if (err instanceof GatewayError) {
+      res.status(err.status).set(err.headers).json({ success: false, error: err.message })
+      return
+    }
+    const parsed = describeParserError(err)
+    if (parsed) {
+      res.status(parsed.status).json({ success: false, error: parsed.message })
+      return
+    }
+    logger.error({ err }, 'unexpected gateway error')
+    if (!res.headersSent) res.status(500).json({ success: false, error: 'Internal gateway error' })
+  }
+}

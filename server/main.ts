@@ -1,0 +1,101 @@
+import { parseArgs } from 'node:util'
+import { join } from 'node:path'
+import { loadConfig, ConfigError, type Config } from './shared/config.ts'
+import { createLogger, type Logger } from './shared/logger.ts'
+import { startServer, type RunningServer } from './shared/http.ts'
+import { loadOrCreateSecretFile, randomSecret } from './shared/secrets.ts'
+import { createGateway } from './gateway/index.ts'
+import { createBridge } from './bridge/index.ts'
+
+const HELP = `Usage: npm start -- [--role all|app|gateway]
+
+Runs the Nextcloud/Filecoin stack on loopback.
+  --role all      app surface (bridge) and gateway in one process (default),
+                  talking to each other over HTTP
+  --role app      only the app surface; point it at a gateway with GATEWAY_URL
+  --role gateway  only the gateway
+  -h, --help      this text
+
+Configuration is read from the environment; see README.md ("Configuration").
+Main variables: PORT (8080), GATEWAY_PORT (9011), HOST (127.0.0.1),
+DATA_DIR (./data), GATEWAY_URL, GATEWAY_USER, GATEWAY_PASSWORD, ADMIN_PASSWORD,
+NETWORK (simnet|mainnet|calibration), GROUP_SIZE, GROUP_IDLE_SECONDS, LOG_LEVEL.
+`
+
+type Role = 'all' | 'app' | 'gateway'
+
+interface Part {
+  name: string
+  server: RunningServer
+  close(): Promise<void>
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: { role: { type: 'string', default: 'all' }, help: { type: 'boolean', short: 'h' } },
+    strict: true,
+  })
+  if (values.help) {
+    process.stdout.write(HELP)
+    return
+  }
+  const role = values.role as Role
+  if (!['all', 'app', 'gateway'].includes(role)) throw new ConfigError(`Unknown --role "${role}" (all, app or gateway)`)
+
+  const config = loadConfig()
+  const logger = createLogger(config.logLevel)
+  if (role === 'all') linkEmbeddedGateway(config)
+
+  const parts: Part[] = []
+  const stop = async (signal: string) => {
+    logger.info({ signal }, 'shutting down: finishing in-flight requests')
+    // Close the front first so nothing new reaches the gateway while it drains.
+    for (const part of [...parts].reverse()) {
+      await part.server.close()
+      await part.close()
+      logger.info({ part: part.name }, 'stopped')
+    }
+    process.exit(0)
+  }
+  process.once('SIGINT', () => void stop('SIGINT'))
+  process.once('SIGTERM', () => void stop('SIGTERM'))
+
+  if (role !== 'app') parts.push(await runGateway(config, logger))
+  if (role !== 'gateway') parts.push(await runBridge(config, logger))
+}
+
+/** In the all-in-one default the bridge talks to its own gateway with a service account saved in the data dir. */
+function linkEmbeddedGateway(config: Config): void {
+  const g = config.gateway
+  if (!g.user || !g.password) {
+    g.user = 'bridge'
+    g.password = loadOrCreateSecretFile(join(config.dataDir, 'gateway-password'), () => randomSecret()).value
+  }
+  config.bridge.gatewayUser = g.user
+  config.bridge.gatewayPassword = g.password
+  config.bridge.gatewayUrl ??= `http://${g.host.includes(':') ? `[${g.host}]` : g.host}:${g.port}`
+}
+
+async function runGateway(config: Config, logger: Logger): Promise<Part> {
+  const gateway = createGateway(config.gateway, { logger })
+  const server = await startServer(gateway.app, config.gateway.port, config.gateway.host)
+  logger.info({ url: server.url, dataDir: config.gateway.dataDir }, 'gateway listening (WebDAV and POST /file-info)')
+  return { name: 'gateway', server, close: () => gateway.close() }
+}
+
+async function runBridge(config: Config, logger: Logger): Promise<Part> {
+  if (!config.bridge.gatewayUrl) throw new ConfigError('--role app needs GATEWAY_URL')
+  const bridge = await createBridge(config.bridge, { logger })
+  const server = await startServer(bridge.app, config.bridge.port, config.bridge.host)
+  logger.info({ url: server.url, gateway: config.bridge.gatewayUrl }, 'app surface listening (WebDAV files, OCS)')
+  return { name: 'app', server, close: () => bridge.close() }
+}
+
+main().catch((err) => {
+  if (err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+    process.stderr.write(`${err.message}\n\nRun with --help for usage.\n`)
+  } else {
+    process.stderr.write(`Failed to start: ${err?.stack ?? err}\n`)
+  }
+  process.exit(1)
+})

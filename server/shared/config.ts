@@ -1,0 +1,107 @@
+import { resolve } from 'node:path'
+import { z } from 'zod'
+import { SIMNET_DEFAULT_GENESIS, type NetworkName } from './epochs.ts'
+
+const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback)
+const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback)
+
+/** Every environment variable the stack reads, with its default. README lists them. */
+const EnvSchema = z.object({
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PORT: port(8080),
+  GATEWAY_PORT: port(9011),
+  DATA_DIR: z.string().min(1).default('./data'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  NETWORK: z.enum(['simnet', 'mainnet', 'calibration']).default('simnet'),
+  SIMNET_GENESIS: z.coerce.number().int().min(0).default(SIMNET_DEFAULT_GENESIS),
+  // App surface (bridge)
+  GATEWAY_URL: z.url({ protocol: /^https?$/ }).optional(),
+  GATEWAY_USER: z.string().optional(),
+  GATEWAY_PASSWORD: z.string().optional(),
+  GATEWAY_TIMEOUT_MS: positiveInt(10_000),
+  ADMIN_PASSWORD: z.string().min(8).optional(),
+  PATH_MAP: z.string().startsWith('/').default('/{user}'),
+  IPFS_GATEWAY: z.url().default('https://ipfs.io'),
+  // Gateway
+  GROUP_SIZE: positiveInt(64 * 1024 * 1024),
+  GROUP_IDLE_SECONDS: positiveInt(20),
+})
+
+export interface BridgeConfig {
+  host: string
+  port: number
+  dataDir: string
+  network: NetworkName
+  simnetGenesis: number
+  /** Unset means "the embedded gateway started beside me". */
+  gatewayUrl?: string
+  gatewayUser?: string
+  gatewayPassword?: string
+  gatewayTimeoutMs: number
+  adminPassword?: string
+  /** Template of the gateway path of a user's files root; `{user}` is the user id. */
+  pathMap: string
+  ipfsGateway: string
+}
+
+export interface GatewayConfig {
+  host: string
+  port: number
+  dataDir: string
+  /** When both are set the gateway requires HTTP basic auth. */
+  user?: string
+  password?: string
+  groupSize: number
+  groupIdleSeconds: number
+}
+
+export interface Config {
+  logLevel: string
+  dataDir: string
+  bridge: BridgeConfig
+  gateway: GatewayConfig
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+/** Reads and validates the environment once, at start. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  // Empty strings (`PORT= npm start`) mean "not set".
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''))
+  const parsed = EnvSchema.safeParse(cleaned)
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`)
+    throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`)
+  }
+  const e = parsed.data
+  const dataDir = resolve(e.DATA_DIR)
+  return {
+    logLevel: e.LOG_LEVEL,
+    dataDir,
+    bridge: {
+      host: e.HOST,
+      port: e.PORT,
+      dataDir: resolve(dataDir, 'app'),
+      network: e.NETWORK,
+      simnetGenesis: e.SIMNET_GENESIS,
+      gatewayUrl: e.GATEWAY_URL?.replace(/\/+$/, ''),
+      gatewayUser: e.GATEWAY_USER,
+      gatewayPassword: e.GATEWAY_PASSWORD,
+      gatewayTimeoutMs: e.GATEWAY_TIMEOUT_MS,
+      adminPassword: e.ADMIN_PASSWORD,
+      pathMap: e.PATH_MAP,
+      ipfsGateway: e.IPFS_GATEWAY,
+    },
+    gateway: {
+      host: e.HOST,
+      port: e.GATEWAY_PORT,
+      dataDir: resolve(dataDir, 'gateway'),
+      user: e.GATEWAY_USER,
+      password: e.GATEWAY_PASSWORD,
+      groupSize: e.GROUP_SIZE,
+      groupIdleSeconds: e.GROUP_IDLE_SECONDS,
+    },
+  }
+}
