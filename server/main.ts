@@ -60,7 +60,12 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void stop('SIGINT'))
   process.once('SIGTERM', () => void stop('SIGTERM'))
 
-  if (role !== 'app') parts.push(await runGateway(config, logger))
+  if (role !== 'app') {
+    const gateway = await runGateway(config, logger)
+    parts.push(gateway)
+    // The gateway may have been given port 0: link the bridge to where it really listens.
+    if (role === 'all') config.bridge.gatewayUrl ??= gateway.server.url
+  }
   if (role !== 'gateway') parts.push(await runBridge(config, logger))
 }
 
@@ -73,7 +78,6 @@ function linkEmbeddedGateway(config: Config): void {
   }
   config.bridge.gatewayUser = g.user
   config.bridge.gatewayPassword = g.password
-  config.bridge.gatewayUrl ??= `http://${g.host.includes(':') ? `[${g.host}]` : g.host}:${g.port}`
 }
 
 async function runGateway(config: Config, logger: Logger): Promise<Part> {
