@@ -1,0 +1,175 @@
+import { statSync } from 'node:fs'
+import { unlink } from 'node:fs/promises'
+import type { Logger } from '../../shared/logger.ts'
+import type { BlockFiles } from './block-files.ts'
+import { carIsIntact, writeGroupCar } from './group-car.ts'
+import type { Repository } from './repository.ts'
+
+export interface Reservation {
+  groupId: number
+  offset: number
+}
+
+export interface GroupLifecycleOptions {
+  repo: Repository
+  files: BlockFiles
+  groupSize: number
+  groupIdleMs: number
+  logger: Logger
+}
+
+/**
+ * Moves groups through their states: hands out byte ranges in the writable
+ * group, closes it when it reaches `groupSize` or has sat idle with data for
+ * `groupIdleMs`, and seals full groups (CAR + piece CID) one at a time, only
+ * once no ingest still writes into them. State changes themselves go through
+ * the transition table (group-state.ts) via the repository.
+ */
+export function createGroupLifecycle(o: GroupLifecycleOptions) {
+  const { repo, files, logger } = o
+  let current: { id: number; reserved: number } | undefined
+  const writers = new Map<number, number>()
+  const queue: number[] = []
+  let running: Promise<void> | undefined
+  let idleTimer: NodeJS.Timeout | undefined
+  let closing = false
+  const idleWaiters: (() => void)[] = []
+
+  const clearIdle = () => {
+    if (idleTimer) clearTimeout(idleTimer)
+    idleTimer = undefined
+  }
+
+  const armIdle = () => {
+    clearIdle()
+    if (closing || !current) return
+    idleTimer = setTimeout(onIdle, o.groupIdleMs)
+    idleTimer.unref()
+  }
+
+  function onIdle() {
+    idleTimer = undefined
+    if (!current) return
+    const g = repo.group(current.id)
+    if (g && g.size > 0) closeCurrent()
+    // Nothing committed yet but an ingest is still going: look again later.
+    else if ((writers.get(current.id) ?? 0) > 0) armIdle()
+  }
+
+  /** Writable → full for the current group; sealing follows once its writers are done. */
+  const closeCurrent = () => {
+    if (!current) return
+    const id = current.id
+    current = undefined
+    clearIdle()
+    repo.transition(id, 'seal')
+    logger.debug({ groupId: id }, 'group full')
+    if ((writers.get(id) ?? 0) === 0) enqueue(id)
+  }
+
+  const enqueue = (id: number) => {
+    if (!queue.includes(id)) queue.push(id)
+    if (!running && !closing) running = work()
+  }
+
+  async function work(): Promise<void> {
+    while (queue.length > 0 && !closing) {
+      const id = queue.shift()!
+      try {
+        await finishGroup(id)
+      } catch (err) {
+        // Left in its state; the next start retries it.
+        logger.error({ err, groupId: id }, 'sealing group failed')
+      }
+    }
+    running = undefined
+    if (queue.length === 0) idleWaiters.splice(0).forEach((resolve) => resolve())
+  }
+
+  /** full → VRCARDone → ready_for_deals, resuming wherever a previous run stopped. */
+  async function finishGroup(id: number): Promise<void> {
+    let g = repo.group(id)
+    if (!g) return
+    if (g.state === 'full') {
+      if (repo.groupBlockCount(id) === 0) {
+        // Only orphan bytes of failed ingests: nothing refers to this group.
+        repo.deleteGroup(id)
+        await files.release(id)
+        await unlink(files.blockPath(id)).catch(() => {})
+        return
+      }
+      const car = await writeGroupCar(id, repo, files)
+      repo.recordPiece(id, car)
+      logger.info({ groupId: id, pieceCid: car.pieceCid, pieceSize: car.pieceSize, carSize: car.carSize }, 'group CAR written')
+      g = repo.group(id)!
+    }
+    if (g.state === 'VRCARDone') {
+      if (!(await carIsIntact(files.carPath(id), g.carSize))) {
+        // Same blocks give the same CAR and the same piece CID.
+        const car = await writeGroupCar(id, repo, files)
+        if (car.pieceCid !== g.pieceCid) throw new Error(`Rebuilt CAR of group ${id} has a different piece CID`)
+      }
+      repo.transition(id, 'verified')
+      await files.release(id)
+    }
+  }
+
+  return {
+    /** Reserves `length` bytes for a new block; synchronous, so concurrent ingests never overlap. */
+    reserve(length: number): Reservation {
+      if (current && current.reserved > 0 && current.reserved + length > o.groupSize) closeCurrent()
+      if (!current) current = { id: repo.createGroup(), reserved: 0 }
+      const r = { groupId: current.id, offset: current.reserved }
+      current.reserved += length
+      armIdle()
+      if (current.reserved >= o.groupSize) closeCurrent()
+      return r
+    },
+    /** An ingest starts writing into (or depending on pending bytes of) this group. */
+    retain(groupId: number) {
+      writers.set(groupId, (writers.get(groupId) ?? 0) + 1)
+    },
+    /** The ingest is done with this group (committed or failed). */
+    release(groupId: number) {
+      const n = (writers.get(groupId) ?? 1) - 1
+      if (n > 0) {
+        writers.set(groupId, n)
+        return
+      }
+      writers.delete(groupId)
+      if (current?.id === groupId) armIdle()
+      else if (repo.group(groupId)?.state === 'full') enqueue(groupId)
+    },
+    /** Closes the writable group now if it holds committed data. */
+    sealWritable() {
+      if (current && (repo.group(current.id)?.size ?? 0) > 0) closeCurrent()
+    },
+    /** Picks up where a previous process stopped: the writable group, and unfinished sealing. */
+    resume() {
+      const writable = repo.groupsInState('writable')
+      const last = writable.pop()
+      // Only one group is ever writable; more means an interrupted roll-over.
+      for (const g of writable) repo.transition(g.id, 'seal')
+      if (last) {
+        const reserved = statSync(files.blockPath(last.id), { throwIfNoEntry: false })?.size ?? 0
+        current = { id: last.id, reserved }
+        if (last.size > 0) armIdle()
+        if (reserved >= o.groupSize) closeCurrent()
+      }
+      for (const g of [...repo.groupsInState('full'), ...repo.groupsInState('VRCARDone')]) enqueue(g.id)
+    },
+    /** Resolves when no sealing work is queued or running. */
+    settled(): Promise<void> {
+      if (!running && queue.length === 0) return Promise.resolve()
+      return new Promise((resolve) => idleWaiters.push(resolve))
+    },
+    async close() {
+      closing = true
+      clearIdle()
+      await running
+      idleWaiters.splice(0).forEach((resolve) => resolve())
+    },
+  }
+}
+
+export type GroupLifecycle = ReturnType<typeof createGroupLifecycle>

@@ -1,0 +1,38 @@
+/**
+ * A group's life: `writable` (accepting blocks) → `full` (size or idle
+ * threshold reached) → `VRCARDone` (CAR written, piece CID computed) →
+ * `ready_for_deals`. `offloaded` and `reload` are reserved for the deal and
+ * offload work that comes later.
+ */
+export type GroupState = 'writable' | 'full' | 'VRCARDone' | 'ready_for_deals' | 'offloaded' | 'reload'
+
+export const GROUP_STATES: readonly GroupState[] = ['writable', 'full', 'VRCARDone', 'ready_for_deals', 'offloaded', 'reload']
+
+export type GroupEvent = 'seal' | 'carWritten' | 'verified' | 'offload' | 'reload' | 'reloaded'
+
+// The one place that decides which transitions exist.
+const TRANSITIONS: Record<GroupEvent, { from: readonly GroupState[]; to: GroupState }> = {
+  seal: { from: ['writable'], to: 'full' },
+  carWritten: { from: ['full'], to: 'VRCARDone' },
+  verified: { from: ['VRCARDone'], to: 'ready_for_deals' },
+  offload: { from: ['ready_for_deals'], to: 'offloaded' },
+  reload: { from: ['offloaded'], to: 'reload' },
+  reloaded: { from: ['reload'], to: 'offloaded' },
+}
+
+export class GroupTransitionError extends Error {
+  override name = 'GroupTransitionError'
+  readonly code = 'INVALID_GROUP_TRANSITION'
+}
+
+/** The state after `event`, or a GroupTransitionError when `event` cannot happen in `state`. */
+export function nextGroupState(state: GroupState, event: GroupEvent): GroupState {
+  const t = TRANSITIONS[event]
+  if (!t.from.includes(state)) throw new GroupTransitionError(`A ${state} group cannot ${event}`)
+  return t.to
+}
+
+/** States in which a group can have deals (and so a `deals` list in /file-info). */
+export function canHaveDeals(state: GroupState): boolean {
+  return state === 'ready_for_deals' || state === 'offloaded' || state === 'reload'
+}

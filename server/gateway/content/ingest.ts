@@ -1,0 +1,145 @@
+import * as dagPb from '@ipld/dag-pb'
+import { CID } from 'multiformats/cid'
+import * as raw from 'multiformats/codecs/raw'
+import type { BlockFiles } from './block-files.ts'
+import type { GroupLifecycle } from './group-lifecycle.ts'
+import type { BlockLocation, Repository, StoredBlock } from './repository.ts'
+import type { IngestOptions, IngestResult } from './types.ts'
+import { buildFileDag, type DagProfile } from './unixfs-dag.ts'
+
+interface PendingBlock extends BlockLocation {
+  /** Settles when the bytes are on disk (not yet fsynced). */
+  written: Promise<void>
+}
+
+export interface IngestDeps {
+  repo: Repository
+  files: BlockFiles
+  lifecycle: GroupLifecycle
+  /** Blocks written by ingests that have not committed yet, shared so concurrent ingests dedupe too. */
+  pending: Map<string, PendingBlock>
+  profile?: DagProfile
+}
+
+/**
+ * One ingest: builds the file's DAG while the bytes stream in, writes each new
+ * block at an offset reserved in the writable group, then fsyncs the touched
+ * groups and records blocks, content and leaves in one transaction. Until that
+ * transaction nothing refers to the new bytes, so a failure leaves only
+ * orphan bytes behind.
+ */
+export async function ingestFile(deps: IngestDeps, source: AsyncIterable<Uint8Array>, options: IngestOptions = {}): Promise<IngestResult> {
+  const { repo, files, lifecycle, pending } = deps
+  const { signal } = options
+  signal?.throwIfAborted()
+
+  const located = new Map<string, BlockLocation>()
+  const nodes = new Map<string, Uint8Array>()
+  const touched = new Set<number>()
+  const owned: string[] = []
+  const writes: Promise<void>[] = []
+  let size = 0
+
+  const touch = (groupId: number) => {
+    if (touched.has(groupId)) return
+    touched.add(groupId)
+    lifecycle.retain(groupId)
+  }
+
+  const blockstore = {
+    async put(cid: CID, bytes: Uint8Array): Promise<CID> {
+      const key = cid.toString()
+      if (cid.code === dagPb.code) nodes.set(key, bytes)
+      if (located.has(key)) return cid
+      const stored = repo.block(key)
+      if (stored) {
+        located.set(key, stored)
+        return cid
+      }
+      let p = pending.get(key)
+      if (!p) {
+        const r = lifecycle.reserve(bytes.length)
+        touch(r.groupId)
+        const written = files.write(r.groupId, r.offset, bytes)
+        // Awaited below and in `finally`; never an unhandled rejection.
+        written.catch(() => {})
+        p = { groupId: r.groupId, offset: r.offset, length: bytes.length, written }
+        pending.set(key, p)
+        owned.push(key)
+      } else {
+        // Another ingest is writing this block: its group must not seal before we commit.
+        touch(p.groupId)
+      }
+      writes.push(p.written)
+      located.set(key, { groupId: p.groupId, offset: p.offset, length: p.length })
+      await p.written
+      return cid
+    },
+  }
+
+  async function* counted(): AsyncGenerator<Uint8Array> {
+    for await (const chunk of abortable(source, signal)) {
+      size += chunk.length
+      yield chunk
+    }
+  }
+
+  try {
+    const dag = await buildFileDag(counted(), blockstore, deps.profile)
+    signal?.throwIfAborted()
+    await Promise.all(writes)
+    await Promise.all([...touched].map((g) => files.sync(g)))
+    const blocks: StoredBlock[] = [...located].map(([cid, loc]) => ({ cid, ...loc }))
+    const leaves = orderedLeaves(dag.cid, nodes, located)
+    repo.commitContent({ cid: dag.cid, size, dagSize: dag.dagSize, blocks, leaves })
+    return { cid: dag.cid, size, dagSize: dag.dagSize }
+  } finally {
+    // Never let a group seal while one of our writes is still in flight.
+    await Promise.allSettled(writes)
+    for (const key of owned) pending.delete(key)
+    for (const g of touched) lifecycle.release(g)
+  }
+}
+
+/** The file's raw leaves in byte order, found by walking the DAG from its root. */
+function orderedLeaves(root: string, nodes: Map<string, Uint8Array>, located: Map<string, BlockLocation>) {
+  const leaves: { cid: string; length: number }[] = []
+  const walk = (key: string) => {
+    const cid = CID.parse(key)
+    if (cid.code === raw.code) {
+      leaves.push({ cid: key, length: located.get(key)!.length })
+      return
+    }
+    const bytes = nodes.get(key)
+    if (!bytes) throw new Error(`DAG node ${key} was not produced by this ingest`)
+    for (const link of dagPb.decode(bytes).Links) walk(link.Hash.toString())
+  }
+  walk(root)
+  return leaves
+}
+
+/** Iterates `source`, rejecting as soon as `signal` aborts even while the source is stalled. */
+async function* abortable(source: AsyncIterable<Uint8Array>, signal?: AbortSignal): AsyncGenerator<Uint8Array> {
+  if (!signal) {
+    yield* source
+    return
+  }
+  const it = source[Symbol.asyncIterator]()
+  let onAbort: () => void = () => {}
+  const aborted = new Promise<never>((_, reject) => {
+    onAbort = () => reject(signal.reason)
+    signal.addEventListener('abort', onAbort, { once: true })
+  })
+  aborted.catch(() => {})
+  try {
+    while (true) {
+      signal.throwIfAborted()
+      const next = await Promise.race([it.next(), aborted])
+      if (next.done) return
+      yield next.value
+    }
+  } finally {
+    signal.removeEventListener('abort', onAbort)
+    void it.return?.()?.catch?.(() => {})
+  }
+}

@@ -1,0 +1,209 @@
+import { createHash } from 'node:crypto'
+import { createRequire } from 'node:module'
+import { CID } from 'multiformats/cid'
+import * as Digest from 'multiformats/hashes/digest'
+
+/** fil-commitment-unsealed */
+export const PIECE_CID_CODEC = 0xf101
+/** sha2-256-trunc254-padded */
+export const PIECE_MULTIHASH = 0x1012
+/** CommP is only defined for payloads of at least this many bytes. */
+export const MIN_PIECE_PAYLOAD = 65
+
+export interface PieceInfo {
+  /** CIDv1 `baga6ea4seaq…` */
+  pieceCid: string
+  /** Padded piece size: a power of two ≥ ceil(payloadSize / 127) · 128. */
+  pieceSize: number
+  payloadSize: number
+}
+
+export interface PieceHasher {
+  update(bytes: Uint8Array): void
+  digest(): PieceInfo
+}
+
+/** Padded piece size for a payload of `n` bytes (fr32 expands 127 bytes to 128, then round up to 2^k). */
+export function paddedPieceSize(n: number): number {
+  const fr32 = Math.max(1, Math.ceil(n / 127)) * 128
+  let size = 128
+  while (size < fr32) size *= 2
+  return size
+}
+
+type HashPairs = (input: Uint8Array, output: Uint8Array) => void
+
+/**
+ * Hashes every 64-byte pair in `input` into 32 bytes of `output`. The native
+ * batch hasher (SHA-NI / AVX) is ~6x faster than one node:crypto call per
+ * node, which dominates CommP time; node:crypto stays as the fallback.
+ */
+const hashPairs: HashPairs = (() => {
+  try {
+    const native = createRequire(import.meta.url)('@chainsafe/hashtree') as { hashInto: HashPairs }
+    return native.hashInto
+  } catch {
+    return (input, output) => {
+      for (let i = 0, o = 0; i < input.length; i += 64, o += 32) {
+        output.set(createHash('sha256').update(input.subarray(i, i + 64)).digest(), o)
+      }
+    }
+  }
+})()
+
+/** Hash pairs, then clear the top two bits of each node (trunc254). */
+function hashLevel(input: Uint8Array, output: Uint8Array): void {
+  hashPairs(input, output)
+  for (let i = 31; i < output.length; i += 32) output[i] &= 0x3f
+}
+
+function hashTwo(left: Uint8Array, right: Uint8Array): Uint8Array {
+  const input = new Uint8Array(64)
+  input.set(left, 0)
+  input.set(right, 32)
+  const out = new Uint8Array(32)
+  hashLevel(input, out)
+  return out
+}
+
+// Roots of all-zero subtrees by level (level 0 = one 32-byte leaf); enough for 2^64-byte pieces.
+const ZERO: Uint8Array[] = [new Uint8Array(32)]
+for (let i = 1; i < 60; i++) ZERO.push(hashTwo(ZERO[i - 1], ZERO[i - 1]))
+
+/**
+ * fr32: spreads 127 input bytes over 128 output bytes, leaving the top two bits
+ * of every 32-byte quad zero (each quad carries 254 payload bits).
+ */
+function fr32Block(src: Uint8Array, s: number, dst: Uint8Array, d: number): void {
+  for (let k = 0; k < 31; k++) dst[d + k] = src[s + k]
+  dst[d + 31] = src[s + 31] & 0x3f
+  for (let k = 0; k < 32; k++) dst[d + 32 + k] = (src[s + 31 + k] >> 6) | (src[s + 32 + k] << 2)
+  dst[d + 63] &= 0x3f
+  for (let k = 0; k < 32; k++) dst[d + 64 + k] = (src[s + 63 + k] >> 4) | (src[s + 64 + k] << 4)
+  dst[d + 95] &= 0x3f
+  for (let k = 0; k < 31; k++) dst[d + 96 + k] = (src[s + 95 + k] >> 2) | (src[s + 96 + k] << 6)
+  dst[d + 127] = src[s + 126] >> 2
+}
+
+// A segment is 2^SEGMENT_LEVEL leaves (1 MiB of padded data) hashed level by level in batches.
+const SEGMENT_LEVEL = 15
+const SEGMENT_LEAVES = 1 << SEGMENT_LEVEL
+const SEGMENT_BYTES = SEGMENT_LEAVES * 32
+
+/**
+ * Streaming CommP (piece commitment) of a payload, as Filecoin computes it:
+ * fr32 padding, zero padding to a power of two, then a sha256 binary merkle
+ * tree whose nodes have their top two bits cleared. Memory use is constant.
+ *
+ * @example
+ * const hasher = createPieceHasher()
+ * for await (const chunk of carBytes) hasher.update(chunk)
+ * const { pieceCid, pieceSize } = hasher.digest()
+ */
+export function createPieceHasher(): PieceHasher {
+  let payloadSize = 0
+  // Unpadded bytes waiting to complete a 127-byte quantum.
+  const pending = new Uint8Array(127)
+  let pendingLength = 0
+  // fr32 output of the current segment.
+  const segment = new Uint8Array(SEGMENT_BYTES)
+  let segmentLength = 0
+  // stack[level] = a finished left subtree waiting for its right sibling.
+  const stack: (Uint8Array | undefined)[] = []
+
+  // Two alternating level buffers so a segment never allocates per level.
+  const levelA = new Uint8Array(SEGMENT_BYTES / 2)
+  const levelB = new Uint8Array(SEGMENT_BYTES / 4)
+
+  /** Root of `leaves` (a prefix of a subtree of height `levels`), zero subtrees filling the rest. */
+  const subtreeRoot = (leaves: Uint8Array, levels: number): Uint8Array => {
+    let current = leaves
+    let count = leaves.length / 32
+    if (count === 0) return ZERO[levels]
+    for (let level = 0; level < levels; level++) {
+      const pairs = Math.floor(count / 2)
+      const out = level % 2 === 0 ? levelA : levelB
+      hashLevel(current.subarray(0, pairs * 64), out.subarray(0, pairs * 32))
+      if (count % 2 === 1) out.set(hashTwo(current.subarray(pairs * 64, pairs * 64 + 32), ZERO[level]), pairs * 32)
+      current = out
+      count = Math.ceil(count / 2)
+    }
+    return current.slice(0, 32)
+  }
+
+  const push = (node: Uint8Array, level: number) => {
+    while (stack[level]) {
+      node = hashTwo(stack[level]!, node)
+      stack[level] = undefined
+      level++
+    }
+    stack[level] = node
+  }
+
+  const flushSegment = () => {
+    push(subtreeRoot(segment.subarray(0, segmentLength), SEGMENT_LEVEL), SEGMENT_LEVEL)
+    segmentLength = 0
+  }
+
+  const addQuanta = (src: Uint8Array, offset: number, count: number) => {
+    for (let q = 0; q < count; q++) {
+      fr32Block(src, offset + q * 127, segment, segmentLength)
+      segmentLength += 128
+      if (segmentLength === SEGMENT_BYTES) flushSegment()
+    }
+  }
+
+  return {
+    update(bytes) {
+      payloadSize += bytes.length
+      let offset = 0
+      if (pendingLength > 0) {
+        const take = Math.min(127 - pendingLength, bytes.length)
+        pending.set(bytes.subarray(0, take), pendingLength)
+        pendingLength += take
+        offset = take
+        if (pendingLength < 127) return
+        addQuanta(pending, 0, 1)
+        pendingLength = 0
+      }
+      const whole = Math.floor((bytes.length - offset) / 127)
+      addQuanta(bytes, offset, whole)
+      offset += whole * 127
+      if (offset < bytes.length) {
+        pending.set(bytes.subarray(offset), 0)
+        pendingLength = bytes.length - offset
+      }
+    },
+
+    digest() {
+      if (payloadSize < MIN_PIECE_PAYLOAD) {
+        throw new RangeError(`CommP needs at least ${MIN_PIECE_PAYLOAD} bytes of payload, got ${payloadSize}`)
+      }
+      // Zero bytes pad to zero fr32 output, so a short last quantum is just zero-filled.
+      if (pendingLength > 0) {
+        const last = new Uint8Array(127)
+        last.set(pending.subarray(0, pendingLength))
+        fr32Block(last, 0, segment, segmentLength)
+        segmentLength += 128
+      }
+      const pieceSize = paddedPieceSize(payloadSize)
+      const height = Math.log2(pieceSize / 32)
+      let root: Uint8Array
+      if (height <= SEGMENT_LEVEL && stack.length === 0) {
+        root = subtreeRoot(segment.subarray(0, segmentLength), height)
+      } else {
+        if (segmentLength > 0) push(subtreeRoot(segment.subarray(0, segmentLength), SEGMENT_LEVEL), SEGMENT_LEVEL)
+        // Fold the finished subtrees with zero subtrees up to the full height.
+        let acc: Uint8Array | undefined
+        for (let level = SEGMENT_LEVEL; level < height; level++) {
+          const left = stack[level]
+          if (left) acc = hashTwo(left, acc ?? ZERO[level])
+          else if (acc) acc = hashTwo(acc, ZERO[level])
+        }
+        root = acc ?? stack[height]!
+      }
+      const cid = CID.create(1, PIECE_CID_CODEC, Digest.create(PIECE_MULTIHASH, root))
+      return { pieceCid: cid.toString(), pieceSize, payloadSize }
+    },
+  }
+}

@@ -1,0 +1,51 @@
+import type { FileHandle } from 'node:fs/promises'
+import { GatewayError, notFound } from '../errors.ts'
+import { readExactly, type BlockFiles } from './block-files.ts'
+import type { Repository } from './repository.ts'
+
+// Large leaves are handed out in slices so a reader never holds much at once.
+const MAX_SLICE = 256 * 1024
+
+/**
+ * Streams stored content, or the inclusive byte range [start, end] of it,
+ * reading only the leaves that overlap the range. Unknown content and
+ * impossible ranges throw at call time (before any byte is sent).
+ */
+export function readContent(repo: Repository, files: BlockFiles, cid: string, range?: { start: number; end: number }): AsyncIterable<Uint8Array> {
+  const content = repo.content(cid)
+  if (!content) throw notFound('Content')
+  let start = 0
+  let end = content.size - 1
+  if (range) {
+    if (!Number.isSafeInteger(range.start) || !Number.isSafeInteger(range.end) || range.start < 0 || range.end < range.start || range.start >= content.size) {
+      throw new GatewayError(416, 'RANGE_NOT_SATISFIABLE', `Range ${range.start}-${range.end} is outside the content (${content.size} bytes)`)
+    }
+    start = range.start
+    end = Math.min(range.end, content.size - 1)
+  }
+  if (end < start) return (async function* () {})()
+  const leaves = repo.leavesInRange(cid, start, end)
+
+  return (async function* () {
+    const readers = new Map<number, FileHandle>()
+    try {
+      for (const leaf of leaves) {
+        let reader = readers.get(leaf.groupId)
+        if (!reader) {
+          reader = await files.openReader(leaf.groupId)
+          readers.set(leaf.groupId, reader)
+        }
+        // Bytes of this leaf that fall inside [start, end].
+        let from = Math.max(start, leaf.fileOffset) - leaf.fileOffset
+        const to = Math.min(end, leaf.fileOffset + leaf.length - 1) - leaf.fileOffset
+        while (from <= to) {
+          const n = Math.min(MAX_SLICE, to - from + 1)
+          yield await readExactly(reader, leaf.offset + from, n)
+          from += n
+        }
+      }
+    } finally {
+      await Promise.allSettled([...readers.values()].map((r) => r.close()))
+    }
+  })()
+}

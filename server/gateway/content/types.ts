@@ -1,0 +1,63 @@
+import type { GroupState } from './group-state.ts'
+
+export interface IngestResult {
+  cid: string
+  size: number
+  /** Cumulative DAG bytes: the Tsize a parent dag-pb link would carry. */
+  dagSize: number
+}
+
+export interface IngestOptions {
+  signal?: AbortSignal
+}
+
+export interface Deal {
+  provider: string
+  state: 'proposed' | 'published' | 'active'
+  dealId: number
+  endEpoch: number
+  isRetrievable: boolean
+}
+
+export interface GroupRecord {
+  id: number
+  state: GroupState
+  /** Bytes of the blocks stored in the group. */
+  size: number
+  pieceCid?: string
+  /** Padded piece size in bytes. */
+  pieceSize?: number
+  carSize?: number
+  /** Retrievable copies (deals come in a later issue: 0 for now). */
+  retrievableCopies: number
+  /** Deals of this group (none yet). */
+  deals: Deal[]
+  createdMs: number
+  updatedMs: number
+}
+
+export interface ContentStore {
+  /**
+   * Chunks and hashes the bytes as they stream in, writing blocks into the
+   * current writable group. The result is only returned once every block is
+   * durable (fsync). Throws if the source errors or the signal aborts; a
+   * failed ingest leaves no visible trace besides orphan bytes.
+   */
+  ingest(source: AsyncIterable<Uint8Array>, options?: IngestOptions): Promise<IngestResult>
+  /** Whether content with this root CID is fully stored here. */
+  has(cid: string): boolean
+  /** Streams a file's bytes, or the inclusive byte range [start, end]. Throws GatewayError 404 for unknown content. */
+  read(cid: string, range?: { start: number; end: number }): AsyncIterable<Uint8Array>
+  /** Groups holding any block of this content (for /file-info). */
+  groupsOf(cid: string): GroupRecord[]
+  /** Size and DAG size of stored content, or undefined. */
+  stat(cid: string): { size: number; dagSize: number } | undefined
+  /** Every group, oldest first. */
+  groups(): GroupRecord[]
+  /** Seals the writable group now if it holds data (as if it had been idle). */
+  sealWritable(): void
+  /** Resolves once no CAR/piece work is queued or running. */
+  settled(): Promise<void>
+  /** Stops timers, waits for CAR/piece work in progress, leaves everything consistent. */
+  close(): Promise<void>
+}

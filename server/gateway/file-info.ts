@@ -1,0 +1,128 @@
+import express, { Router, type Request, type Response, type NextFunction } from 'express'
+import { z } from 'zod'
+import type { Logger } from '../shared/logger.ts'
+import { canHaveDeals, type ContentStore, type GroupRecord } from './content/index.ts'
+import { badRequest, notFound } from './errors.ts'
+import { folderDag } from './folder-cid.ts'
+import { fileState, retrievableCopies } from './file-state.ts'
+import { nameOf, parentOf, type Namespace } from './namespace.ts'
+
+export interface FileInfoDeps {
+  namespace: Namespace
+  content: ContentStore
+  logger: Logger
+}
+
+const MAX_PATH_LENGTH = 4096
+
+// Unknown fields are refused (400) so a typo like `verbos` is not silently ignored.
+const FileInfoBody = z.strictObject({
+  filePath: z.string().optional(),
+  // Older clients spell it in lower case.
+  filepath: z.string().optional(),
+  verbose: z.boolean().optional(),
+})
+
+/**
+ * Turns a client path into a namespace path: absolute, `.` and doubled
+ * slashes dropped, no trailing slash. `..`, NUL and backslashes are refused
+ * rather than resolved, so a path can never name anything outside the tree.
+ */
+export function normaliseFilePath(input: string): string {
+  if (input.length === 0 || input.length > MAX_PATH_LENGTH) throw badRequest(`filePath must be 1 to ${MAX_PATH_LENGTH} characters`)
+  if (!input.startsWith('/')) throw badRequest('filePath must start with "/"')
+  if (input.includes('\0') || input.includes('\\')) throw badRequest('filePath must not contain NUL or backslash characters')
+  const parts = input.split('/').filter((p) => p !== '' && p !== '.')
+  if (parts.includes('..')) throw badRequest('filePath must not contain ".." segments')
+  return '/' + parts.join('/')
+}
+
+interface GroupView {
+  state: string
+  pieceCid?: string
+  retrievableCopies: number
+  deals?: GroupRecord['deals']
+}
+
+const groupView = (g: GroupRecord): GroupView => ({
+  state: g.state,
+  ...(g.pieceCid ? { pieceCid: g.pieceCid } : {}),
+  retrievableCopies: g.retrievableCopies,
+  // Deals only for states that can have them (spec: "returned only if the group is in a state that can have deals").
+  ...(canHaveDeals(g.state) ? { deals: g.deals } : {}),
+})
+
+/**
+ * `POST /file-info` body `{ filePath, verbose? }` → `{ success: true, result: { file: { cid, path, file, details? } } }`.
+ *
+ * Not found: we answer 404 `{ success: false, error: "File or folder not found" }`.
+ * DESIGN.md lets us pick 404 or the real gateway's 200; a 404 lets HTTP
+ * clients and the bridge tell "missing" from "found" without parsing text.
+ */
+export function createFileInfoRouter(deps: FileInfoDeps): Router {
+  const { namespace, content } = deps
+  const router = Router()
+  // Any content type is read as JSON: clients of the real gateway do not always set it.
+  const parseJson = express.json({ limit: '1mb', strict: true, type: () => true })
+
+  router.post('/file-info', parseJson, (req: Request, res: Response, next: NextFunction) => {
+    handle(req)
+      .then((body) => res.status(200).json(body))
+      .catch(next)
+  })
+
+  async function handle(req: Request) {
+    const parsed = FileInfoBody.safeParse(req.body)
+    if (!parsed.success) throw badRequest(describeIssue(parsed.error.issues[0]))
+    const { filePath, filepath, verbose } = parsed.data
+    if (filePath !== undefined && filepath !== undefined && filePath !== filepath) {
+      throw badRequest('Give filePath or filepath, not both')
+    }
+    const raw = filePath ?? filepath
+    if (raw === undefined) throw badRequest('filePath is required')
+    const path = normaliseFilePath(raw)
+
+    const entry = namespace.get(path)
+    if (!entry) throw notFound()
+
+    let cid: string
+    let groups: GroupRecord[]
+    if (entry.kind === 'file') {
+      cid = entry.cid ?? ''
+      groups = entry.cid ? content.groupsOf(entry.cid) : []
+    } else {
+      cid = (await folderDag(namespace, path)).cid
+      // A folder aggregates every file below it: the union of their groups.
+      const byId = new Map<number, GroupRecord>()
+      const seen = new Set<string>()
+      for (const e of namespace.descendants(path)) {
+        if (e.kind !== 'file' || !e.cid || seen.has(e.cid)) continue
+        seen.add(e.cid)
+        for (const g of content.groupsOf(e.cid)) byId.set(g.id, g)
+      }
+      groups = [...byId.values()].sort((a, b) => a.id - b.id)
+    }
+
+    const file: Record<string, unknown> = { cid, path: parentOf(path), file: nameOf(path) }
+    if (verbose) {
+      file.details = {
+        state: fileState(groups),
+        retrievableCopies: retrievableCopies(groups),
+        groups: groups.map(groupView),
+      }
+    }
+    return { success: true, result: { file } }
+  }
+
+  return router
+}
+
+/** A short, stable message for the first zod issue (never raw ZodError text). */
+function describeIssue(issue: z.core.$ZodIssue | undefined): string {
+  if (!issue) return 'Invalid request body'
+  if (issue.code === 'unrecognized_keys') return `Unknown field(s): ${issue.keys.join(', ')}`
+  if (issue.path.length === 0) return 'Request body must be a JSON object'
+  const field = issue.path.join('.')
+  if (issue.code === 'invalid_type') return `${field} must be a ${issue.expected}`
+  return `Invalid ${field}`
+}

@@ -1,0 +1,68 @@
+import { createCipheriv, createHash } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { pino } from 'pino'
+import { openDatabase, type Db } from '../../../server/shared/db.ts'
+import { createContentStore, type ContentStore } from '../../../server/gateway/content/index.ts'
+
+export const silentLogger = pino({ level: 'silent' })
+
+/**
+ * kubo's deterministic test bytes (test/cli/testutils/random_deterministic.go,
+ * mirrored in js-ipfs-unixfs test/helpers/deterministic.ts): the ChaCha20
+ * keystream with key sha256(seed), zero nonce, counter 0.
+ */
+export async function* kuboDeterministic(size: number, seed: string): AsyncGenerator<Uint8Array> {
+  const key = createHash('sha256').update(seed).digest()
+  // OpenSSL's chacha20 IV is 4 bytes of counter then the 12-byte nonce: all zero.
+  const cipher = createCipheriv('chacha20', key, Buffer.alloc(16))
+  const zeros = Buffer.alloc(1 << 20)
+  for (let left = size; left > 0; left -= zeros.length) yield cipher.update(zeros.subarray(0, Math.min(left, zeros.length)))
+}
+
+export async function* chunksOf(bytes: Uint8Array, size = 65_536): AsyncGenerator<Uint8Array> {
+  for (let i = 0; i < bytes.length; i += size) yield bytes.subarray(i, i + size)
+  if (bytes.length === 0) return
+}
+
+export async function collect(source: AsyncIterable<Uint8Array>): Promise<Buffer> {
+  const parts: Uint8Array[] = []
+  for await (const p of source) parts.push(p)
+  return Buffer.concat(parts)
+}
+
+export interface TestStore {
+  dir: string
+  db: Db
+  store: ContentStore
+  reopen(options?: Partial<{ groupSize: number; groupIdleMs: number }>): Promise<ContentStore>
+  cleanup(): Promise<void>
+}
+
+/** A content store on a fresh temp dir with a real SQLite file. */
+export function makeStore(options: { groupSize?: number; groupIdleMs?: number } = {}): TestStore {
+  const dir = mkdtempSync(join(tmpdir(), 'content-store-'))
+  let db = openDatabase(join(dir, 'gateway.sqlite'))
+  const make = (o: { groupSize?: number; groupIdleMs?: number }) =>
+    createContentStore({ db, dir, groupSize: o.groupSize ?? 64 * 1024 * 1024, groupIdleMs: o.groupIdleMs ?? 60_000, logger: silentLogger })
+  const t: TestStore = {
+    dir,
+    db,
+    store: make(options),
+    async reopen(o = {}) {
+      await t.store.close()
+      db.close()
+      db = openDatabase(join(dir, 'gateway.sqlite'))
+      t.db = db
+      t.store = make({ ...options, ...o })
+      return t.store
+    },
+    async cleanup() {
+      await t.store.close()
+      db.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+  return t
+}

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest'
+import { randomBytes } from 'node:crypto'
+import { CID } from 'multiformats/cid'
+import { Piece } from '@web3-storage/data-segment'
+import { createPieceHasher, paddedPieceSize } from '../../../server/gateway/content/piece-cid.ts'
+
+const pieceOf = (data: Uint8Array, chunk = data.length || 1) => {
+  const h = createPieceHasher()
+  for (let i = 0; i < data.length; i += chunk) h.update(data.subarray(i, i + chunk))
+  return h.digest()
+}
+const rootHex = (pieceCid: string) => Buffer.from(CID.parse(pieceCid).multihash.digest).toString('hex')
+// (i*7 + i/251) mod 256: the sample data of a Rust CommPHasher's `fixed_reference_roots` test.
+const sample = (n: number) => Uint8Array.from({ length: n }, (_, i) => (i * 7 + Math.floor(i / 251)) & 0xff)
+
+describe('piece CID (CommP)', () => {
+  it('is a v1 CID with codec fil-commitment-unsealed and multihash sha2-256-trunc254-padded', () => {
+    const { pieceCid } = pieceOf(new Uint8Array(100))
+    const cid = CID.parse(pieceCid)
+    expect(pieceCid.startsWith('baga6ea4seaq')).toBe(true)
+    expect(cid.version).toBe(1)
+    expect(cid.code).toBe(0xf101)
+    expect(cid.multihash.code).toBe(0x1012)
+    expect(cid.multihash.digest.length).toBe(32)
+  })
+
+  it('matches the published zero-piece commitments', () => {
+    // rust-fil-proofs `compute_comm_d(SectorSize(128), &[])` and go-commp-utils zerocomm
+    // (level 0 of the table): the root of a 128-byte all-zero piece.
+    expect(rootHex(pieceOf(new Uint8Array(127)).pieceCid)).toBe('3731bb99ac689f66eef5973e4a94da188f4ddcae580724fc6f3fd60dfd488333')
+    // zerocomm table, 2048-byte piece (rust-fil-proofs test: compute_comm_d(SectorSize(2048), &[])).
+    expect(rootHex(pieceOf(new Uint8Array(2032)).pieceCid)).toBe('fc7e928296e516faade986b28f92d44a4f24b935485223376a799027bc18f833')
+  })
+
+  it('matches reference roots for non-zero data across fr32 quantum boundaries', () => {
+    // Vectors from a Rust CommPHasher test (`fixed_reference_roots`): 126 and 127 bytes fill one
+    // 127-byte quantum (128-byte piece); 128 bytes need two quanta (256-byte piece).
+    expect(rootHex(pieceOf(sample(126)).pieceCid)).toBe('e7174a9e17b4eab0299c33fb7a5376d9a780ab93cc4873777a7452ed32ecaf14')
+    expect(rootHex(pieceOf(sample(127)).pieceCid)).toBe('b3c22ed2e440d87a1dfcf2c7c21bc887742acfbba9d00954a0132b99445dc523')
+    const p128 = pieceOf(sample(128))
+    expect(rootHex(p128.pieceCid)).toBe('b2bba11fa929911e8a2f530c1a3838d65276f8f6d15f70ca298770f5dca4ca2b')
+    expect(p128.pieceSize).toBe(256)
+    // Same test: 32 768 bytes of 0x42 fed in 127-byte writes.
+    expect(rootHex(pieceOf(new Uint8Array(32_768).fill(0x42), 127).pieceCid)).toBe('cb042c314b73c00e5e1743099e0abb01937bd3e1b8f37d5b4b76f44c6ee9a30c')
+  })
+
+  it('agrees with @web3-storage/data-segment (an independent implementation) on random data', () => {
+    // 1 040 384 = 127 · 8192 bytes: exactly one 1 MiB padded segment; the +1 spills into a second.
+    for (const n of [65, 1000, 1_040_384, 1_040_385, 3_000_001]) {
+      const data = randomBytes(n)
+      const mine = pieceOf(data, 65_539)
+      const reference = Piece.fromPayload(data).toInfo()
+      expect(mine.pieceCid, `payload of ${n} bytes`).toBe(reference.link.toString())
+      expect(mine.pieceSize).toBe(Number(reference.size))
+    }
+  })
+
+  it('does not depend on how the stream is split', () => {
+    const data = randomBytes(300_000)
+    expect(pieceOf(data, 1).pieceCid).toBe(pieceOf(data).pieceCid)
+  })
+
+  it('pads to the next power of two of ceil(n/127)·128', () => {
+    expect(paddedPieceSize(127)).toBe(128)
+    expect(paddedPieceSize(128)).toBe(256)
+    // 127 · 8 = 1016 bytes → 8 quanta = 1024 bytes exactly.
+    expect(paddedPieceSize(1016)).toBe(1024)
+    expect(paddedPieceSize(1017)).toBe(2048)
+  })
+
+  it('refuses payloads shorter than 65 bytes', () => {
+    expect(() => pieceOf(new Uint8Array(64))).toThrow(RangeError)
+  })
+})
