@@ -1,0 +1,89 @@
+import type { Request } from 'express'
+import { parentOf, nameOf } from '../../namespace.ts'
+import { stallGuard } from '../body.ts'
+import type { MethodHandler } from '../context.ts'
+import { contentTypeFor } from '../content-type.ts'
+import { badPath, badRequest, conflict, DavError } from '../errors.ts'
+import { requestPath } from '../paths.ts'
+import { checkWrite, guardingLocks, quoteEtag, requireTokens } from '../preconditions.ts'
+
+const notAFile = () => new DavError(405, 'IS_A_FOLDER', 'A folder cannot be replaced by PUT', undefined, { Allow: 'OPTIONS, GET, HEAD, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, LOCK, UNLOCK' })
+
+/**
+ * PUT streams the body straight into the content store and names the result
+ * in the namespace only once every announced byte has arrived, so an aborted
+ * or short upload replaces nothing.
+ */
+export const put: MethodHandler = async (req, res, ctx) => {
+  const { path, slash } = requestPath(req)
+  const existing = ctx.namespace.get(path)
+  if (path === '/' || existing?.kind === 'dir') throw notAFile()
+  if (slash) throw badPath('A file path cannot end with a slash')
+  if (req.headers['content-range']) throw badRequest('Partial PUT (Content-Range) is not supported')
+  const parent = ctx.namespace.get(parentOf(path))
+  if (parent?.kind !== 'dir') throw conflict('The parent folder does not exist')
+  const expected = contentLength(req)
+  const modifiedMs = mtimeOf(req)
+  const change = existing ? 'write' : 'bind'
+  const tokens = checkWrite(req, ctx, path, change)
+
+  const controller = new AbortController()
+  const onClose = () => {
+    if (!req.complete) controller.abort()
+  }
+  req.once('close', onClose)
+  const stall = stallGuard(req)
+  let received = 0
+  async function* body(): AsyncIterable<Uint8Array> {
+    for await (const chunk of req as AsyncIterable<Buffer>) {
+      received += chunk.length
+      stall.touch()
+      yield chunk
+    }
+  }
+  let stored: { cid: string; size: number; dagSize: number }
+  try {
+    stored = await ctx.content.ingest(body(), { signal: controller.signal })
+  } catch (err) {
+    if (controller.signal.aborted || !req.complete) throw new DavError(400, 'UPLOAD_ABORTED', 'The upload was interrupted; nothing was stored')
+    throw err
+  } finally {
+    req.off('close', onClose)
+    stall.stop()
+  }
+  if (!req.complete || (expected !== undefined && received !== expected) || stored.size !== received) {
+    throw new DavError(400, 'UPLOAD_INCOMPLETE', `Received ${received} bytes, expected ${expected ?? 'more'}; nothing was stored`)
+  }
+
+  const { created } = ctx.namespace.transaction(() => {
+    // The tree and the locks may have changed while the bytes were arriving.
+    if (ctx.namespace.get(parentOf(path))?.kind !== 'dir') throw conflict('The parent folder was removed during the upload')
+    if (ctx.namespace.get(path)?.kind === 'dir') throw notAFile()
+    requireTokens(req, ctx, guardingLocks(ctx, path, change), tokens)
+    return ctx.namespace.putFile(path, {
+      ...stored,
+      contentType: contentTypeFor(nameOf(path), req.headers['content-type']),
+      modifiedMs,
+    })
+  })
+  const etag = quoteEtag(ctx.namespace.get(path)!.etag)
+  res.status(created ? 201 : 204).set({ ETag: etag, 'OC-ETag': etag, 'Content-Length': '0' })
+  if (modifiedMs !== undefined) res.set('X-OC-MTime', 'accepted')
+  res.end()
+}
+
+function contentLength(req: Request): number | undefined {
+  const raw = req.headers['content-length']
+  if (raw === undefined) return undefined
+  if (!/^\d+$/.test(raw)) throw badRequest('Invalid Content-Length')
+  return Number(raw)
+}
+
+/** Nextcloud clients send `X-OC-Mtime: <unix seconds>` to keep the file's own modification time. */
+function mtimeOf(req: Request): number | undefined {
+  const raw = req.headers['x-oc-mtime']
+  if (raw === undefined) return undefined
+  const value = String(raw).trim()
+  if (!/^\d{1,12}(\.\d+)?$/.test(value)) throw badRequest('X-OC-Mtime must be a unix timestamp in seconds')
+  return Math.round(Number(value) * 1000)
+}

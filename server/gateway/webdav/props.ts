@@ -1,0 +1,106 @@
+import type { Request } from 'express'
+import { nameOf, type Entry } from '../namespace.ts'
+import type { DavContext } from './context.ts'
+import { contentTypeFor, DEFAULT_TYPE } from './content-type.ts'
+import type { Lock } from './locks.ts'
+import { hrefOf } from './paths.ts'
+import { quoteEtag } from './preconditions.ts'
+import { DAV, GW, dav, el, type XmlElement, type XmlNode } from './xml.ts'
+
+/** Live properties: computed from the namespace and lock store, never stored, never writable. */
+interface LiveProp {
+  ns: string
+  local: string
+  /** The value's children, or undefined when the resource has no such property. */
+  value(entry: Entry, req: Request, ctx: DavContext): XmlNode[] | undefined
+}
+
+const file = (entry: Entry, v: () => XmlNode[]) => (entry.kind === 'file' ? v() : undefined)
+
+const LIVE: LiveProp[] = [
+  { ns: DAV, local: 'resourcetype', value: (e) => (e.kind === 'dir' ? [dav('collection')] : []) },
+  { ns: DAV, local: 'creationdate', value: (e) => [new Date(e.createdMs).toISOString()] },
+  { ns: DAV, local: 'displayname', value: (e) => [nameOf(e.path)] },
+  { ns: DAV, local: 'getcontentlength', value: (e) => file(e, () => [String(e.size)]) },
+  { ns: DAV, local: 'getcontenttype', value: (e) => file(e, () => [e.contentType ?? contentTypeFor(e.path, undefined) ?? DEFAULT_TYPE]) },
+  { ns: DAV, local: 'getetag', value: (e) => [quoteEtag(e.etag)] },
+  { ns: DAV, local: 'getlastmodified', value: (e) => [new Date(e.modifiedMs).toUTCString()] },
+  { ns: DAV, local: 'supportedlock', value: () => (['exclusive', 'shared'] as const).map(lockEntry) },
+  { ns: DAV, local: 'lockdiscovery', value: (e, req, ctx) => ctx.locks.covering(e.path).map((l) => activeLock(req, ctx, l)) },
+  { ns: GW, local: 'cid', value: (e) => (e.cid ? [e.cid] : undefined) },
+]
+
+const liveByKey = new Map(LIVE.map((p) => [`${p.ns} ${p.local}`, p]))
+
+/** Clients may not set or remove these (403, `cannot-modify-protected-property`). Our whole namespace is read-only. */
+export const isProtected = (ns: string, local: string) => ns === GW || liveByKey.has(`${ns} ${local}`)
+
+function lockEntry(scope: 'exclusive' | 'shared'): XmlElement {
+  return dav('lockentry', [dav('lockscope', [dav(scope)]), dav('locktype', [dav('write')])])
+}
+
+/** The `activelock` of a lock, as in lockdiscovery and LOCK responses. */
+export function activeLock(req: Request, ctx: DavContext, lock: Lock): XmlElement {
+  const seconds = Math.max(0, Math.ceil((lock.expiresMs - Date.now()) / 1000))
+  return dav('activelock', [
+    dav('locktype', [dav('write')]),
+    dav('lockscope', [dav(lock.scope)]),
+    dav('depth', [lock.depth]),
+    ...(lock.owner ? [lock.owner] : []),
+    dav('timeout', [`Second-${seconds}`]),
+    dav('locktoken', [dav('href', [lock.token])]),
+    dav('lockroot', [dav('href', [hrefOf(req, lock.root, ctx.namespace.get(lock.root)?.kind === 'dir')])]),
+  ])
+}
+
+export type PropRequest =
+  | { kind: 'allprop'; include: XmlElement[] }
+  | { kind: 'propname' }
+  | { kind: 'prop'; names: XmlElement[] }
+
+const STATUS_TEXT: Record<number, string> = {
+  200: 'OK', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 424: 'Failed Dependency', 507: 'Insufficient Storage',
+}
+export const statusLine = (code: number) => `HTTP/1.1 ${code} ${STATUS_TEXT[code] ?? ''}`.trimEnd()
+
+/** One `<d:response>` with propstats grouped by status. */
+export function propResponse(href: string, byStatus: Map<number, XmlElement[]>): XmlElement {
+  const propstats = [...byStatus]
+    .filter(([, props]) => props.length > 0)
+    .map(([code, props]) => dav('propstat', [dav('prop', props), dav('status', [statusLine(code)])]))
+  return dav('response', [dav('href', [href]), ...propstats])
+}
+
+/** The PROPFIND answer for one resource. */
+export function describe(req: Request, ctx: DavContext, entry: Entry, what: PropRequest): XmlElement {
+  const href = hrefOf(req, entry.path, entry.kind === 'dir')
+  const found: XmlElement[] = []
+  const missing: XmlElement[] = []
+  const dead = ctx.props.list(entry.path)
+
+  if (what.kind === 'propname') {
+    for (const p of LIVE) if (p.value(entry, req, ctx) !== undefined) found.push(el(p.ns, p.local))
+    for (const d of dead) found.push(el(d.ns, d.local))
+  } else {
+    const wanted =
+      what.kind === 'prop'
+        ? what.names
+        : [...LIVE.map((p) => el(p.ns, p.local)), ...dead.map((d) => el(d.ns, d.local)), ...what.include]
+    const seen = new Set<string>()
+    for (const name of wanted) {
+      const key = `${name.ns} ${name.local}`
+      if (seen.has(key)) continue
+      seen.add(key)
+      const live = liveByKey.get(key)
+      const value = live ? live.value(entry, req, ctx) : undefined
+      if (value !== undefined) {
+        found.push(el(name.ns, name.local, value))
+        continue
+      }
+      const stored = dead.find((d) => d.ns === name.ns && d.local === name.local)
+      if (stored) found.push(stored)
+      else if (what.kind === 'prop') missing.push(el(name.ns, name.local))
+    }
+  }
+  return propResponse(href, new Map([[200, found], [404, missing]]))
+}

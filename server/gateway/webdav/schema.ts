@@ -1,0 +1,29 @@
+import { migrate, type Db } from '../../shared/db.ts'
+
+/** WebDAV state beside the namespace: dead properties and locks. Append-only steps. */
+const STEPS = [
+  `CREATE TABLE webdav_props (
+     path TEXT NOT NULL,
+     ns TEXT NOT NULL,
+     name TEXT NOT NULL,
+     element TEXT NOT NULL, -- the property element as JSON (XmlElement)
+     PRIMARY KEY (path, ns, name)
+   );
+   CREATE TABLE webdav_locks (
+     token TEXT PRIMARY KEY,
+     root TEXT NOT NULL,
+     depth TEXT NOT NULL CHECK (depth IN ('0', 'infinity')),
+     scope TEXT NOT NULL CHECK (scope IN ('exclusive', 'shared')),
+     owner TEXT, -- the owner element as JSON (XmlElement), if given
+     timeout_s INTEGER NOT NULL,
+     expires_ms INTEGER NOT NULL
+   );
+   CREATE INDEX webdav_locks_root ON webdav_locks (root);`,
+]
+
+export function migrateWebDav(db: Db): void {
+  migrate(db, 'gateway.webdav', STEPS)
+}
+
+// '/' is 0x2F and '0' is 0x30: every path strictly below P sorts in [P + '/', P + '0').
+export const belowRange = (path: string): [string, string] => (path === '/' ? ['/', '0'] : [path + '/', path + '0'])
