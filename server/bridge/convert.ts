@@ -1,0 +1,124 @@
+import { epochToTimestamp, type NetworkClock } from '../shared/epochs.ts'
+import type { GatewayDeal, GatewayDetails, GatewayFile, GatewayGroup } from './gateway-record.ts'
+import { splitPath } from './user-path.ts'
+
+/** File states as the Files app shows them. */
+export type FileStateLabel = 'Staging' | 'Offloading' | 'Partially offloaded' | 'Offloaded' | 'Unknown'
+
+export interface MetadataDeal {
+  provider: string
+  state: string
+  dealId: number
+  endEpoch: number
+  isRetrievable: boolean
+}
+
+export interface MetadataGroup {
+  state: string
+  pieceCid?: string
+  retrievableCopies: number
+  deals?: MetadataDeal[]
+}
+
+export interface MetadataDetails {
+  state: FileStateLabel
+  retrievableCopies: number
+  expirationEpoch?: number
+  expirationTimestamp?: number
+  groups: MetadataGroup[]
+}
+
+/** `metadata.file` of the app's get-file-metadata answer. */
+export interface MetadataFile {
+  cid: string
+  path: string
+  file: string
+  details: MetadataDetails
+}
+
+const FILE_STATES: Record<string, FileStateLabel> = {
+  staging: 'Staging',
+  offloading: 'Offloading',
+  partially_offloaded: 'Partially offloaded',
+  offloaded: 'Offloaded',
+}
+
+/**
+ * Gateway file state → label. Accepts the older `partially offloaded`
+ * spelling (and any case or separator); anything else is `Unknown`.
+ */
+export function fileStateLabel(state: string | null | undefined): FileStateLabel {
+  if (!state) return 'Unknown'
+  const key = state.trim().toLowerCase().replace(/[\s-]+/g, '_')
+  return FILE_STATES[key] ?? 'Unknown'
+}
+
+/** Gateway group state → label: only `ready_for_deals` is respelt; `VRCARDone`, `full`, etc. pass unchanged. */
+export function groupStateLabel(state: string): string {
+  return state === 'ready_for_deals' ? 'ready for deals' : state
+}
+
+const retrievableDeals = (g: GatewayGroup) => (g.deals ?? []).filter((d) => d.isRetrievable)
+
+/**
+ * When the storage of the whole file ends: each group lasts as long as its
+ * latest retrievable deal, and the file as long as its shortest-lived group.
+ * Undefined when there are no groups or a group has no retrievable deal.
+ */
+export function expirationEpochOf(groups: readonly GatewayGroup[]): number | undefined {
+  if (groups.length === 0) return undefined
+  let min = Infinity
+  for (const group of groups) {
+    const deals = retrievableDeals(group)
+    if (deals.length === 0) return undefined
+    min = Math.min(min, Math.max(...deals.map((d) => d.endEpoch)))
+  }
+  return min
+}
+
+const toDeal = (d: GatewayDeal): MetadataDeal => ({
+  provider: d.provider, state: d.state, dealId: d.dealId, endEpoch: d.endEpoch, isRetrievable: d.isRetrievable,
+})
+
+function toGroup(g: GatewayGroup): MetadataGroup {
+  const group: MetadataGroup = {
+    state: groupStateLabel(g.state),
+    retrievableCopies: g.retrievableCopies ?? retrievableDeals(g).length,
+  }
+  if (g.pieceCid) group.pieceCid = g.pieceCid
+  if (g.deals) group.deals = g.deals.map(toDeal)
+  return group
+}
+
+function toDetails(d: GatewayDetails | null | undefined, clock: NetworkClock): MetadataDetails {
+  const groups = d?.groups ?? []
+  const converted = groups.map(toGroup)
+  const details: MetadataDetails = {
+    state: fileStateLabel(d?.state),
+    // The gateway's own number is passed through, as the real app does.
+    retrievableCopies: d?.retrievableCopies ?? (converted.length ? Math.min(...converted.map((g) => g.retrievableCopies)) : 0),
+    groups: converted,
+  }
+  // With groups we compute it ourselves; without, trust what a gateway said (under either spelling).
+  const epoch = d?.groups ? expirationEpochOf(groups) : (d?.expirationEpoch ?? d?.expriationEpoch ?? undefined)
+  if (epoch !== undefined) {
+    details.expirationEpoch = epoch
+    details.expirationTimestamp = epochToTimestamp(clock, epoch)
+  } else if (!d?.groups) {
+    const timestamp = d?.expirationTimestamp ?? d?.expriationTimestamp
+    if (timestamp !== undefined && timestamp !== null) details.expirationTimestamp = timestamp
+  }
+  return details
+}
+
+/**
+ * Gateway record → the app's `metadata.file`. `userPath` is the canonical
+ * path the user asked for: `path`/`file` show it, never the gateway's tree.
+ *
+ * @example toMetadataFile(record, '/Photos/cat.jpg', networkClock('mainnet'))
+ *   // { cid, path: '/Photos', file: 'cat.jpg', details: { state: 'Staging', ... } }
+ */
+export function toMetadataFile(record: GatewayFile, userPath: string, clock: NetworkClock): MetadataFile {
+  const [path, file] = splitPath(userPath)
+  return { cid: record.cid, path, file, details: toDetails(record.details, clock) }
+}

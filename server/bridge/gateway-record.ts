@@ -1,0 +1,56 @@
+import { z } from 'zod'
+
+/**
+ * The gateway's `/file-info` answer, as loose as the real gateways need:
+ * unknown fields are ignored, the CIDgravity gateway's misspellings are
+ * accepted, and numbers may arrive as numeric strings.
+ */
+const count = z.union([z.number(), z.string().regex(/^\d+$/).transform(Number)]).pipe(z.number().int().min(0))
+const integer = z.union([z.number(), z.string().regex(/^-?\d+$/).transform(Number)]).pipe(z.number().int())
+
+export const GatewayDealSchema = z.object({
+  provider: z.string(),
+  state: z.string(),
+  dealId: integer,
+  endEpoch: integer,
+  isRetrievable: z.boolean(),
+})
+
+export const GatewayGroupSchema = z.object({
+  state: z.string(),
+  pieceCid: z.string().optional(),
+  retrievableCopies: count.optional(),
+  deals: z.array(GatewayDealSchema).nullish(),
+})
+
+export const GatewayDetailsSchema = z.object({
+  state: z.string().nullish(),
+  retrievableCopies: count.nullish(),
+  groups: z.array(GatewayGroupSchema).nullish(),
+  expirationEpoch: integer.nullish(),
+  expriationEpoch: integer.nullish(),
+  expirationTimestamp: integer.nullish(),
+  expriationTimestamp: integer.nullish(),
+})
+
+export const GatewayFileSchema = z.object({
+  cid: z.string().min(1),
+  path: z.string().optional(),
+  file: z.string().optional(),
+  details: GatewayDetailsSchema.nullish(),
+})
+
+export const FileInfoSuccessSchema = z.object({
+  success: z.literal(true),
+  result: z.object({ file: GatewayFileSchema }),
+})
+
+export const FileInfoFailureSchema = z.object({
+  success: z.literal(false),
+  error: z.string().optional(),
+})
+
+export type GatewayDeal = z.infer<typeof GatewayDealSchema>
+export type GatewayGroup = z.infer<typeof GatewayGroupSchema>
+export type GatewayDetails = z.infer<typeof GatewayDetailsSchema>
+export type GatewayFile = z.infer<typeof GatewayFileSchema>

@@ -1,0 +1,153 @@
+import { Router, type Request, type RequestHandler, type Response } from 'express'
+import type { OutgoingHttpHeaders } from 'node:http'
+import type { Logger } from '../../shared/logger.ts'
+import { currentUser } from '../auth/basic-auth.ts'
+import { createDavUrlMapper, DAV_FILES_PREFIX } from '../dav-urls.ts'
+import { BridgeError, badRequest, forbidden, notFound, setSurface } from '../errors.ts'
+import type { GatewayClient } from '../gateway-client.ts'
+import type { PathMap } from '../path-map.ts'
+import type { UploadStore } from '../upload-store.ts'
+import { forward } from './dav-proxy.ts'
+
+export const UPLOADS_PREFIX = '/remote.php/dav/uploads/'
+
+export interface ChunkedUploadDeps {
+  auth: RequestHandler
+  gateway: GatewayClient
+  pathMap: PathMap
+  uploads: UploadStore
+  logger: Logger
+}
+
+// Upload ids and chunk names become file names on the bridge's disk.
+const SAFE_NAME = /^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$/
+// Headers of the assembling MOVE that the gateway's PUT should see.
+const PASSED_ON = ['x-oc-mtime', 'oc-checksum', 'if', 'if-match', 'if-none-match', 'content-type']
+
+const xmlEscape = (s: string) => s.replace(/[&<>]/g, (c) => (c === '&' ? '&amp;' : c === '<' ? '&lt;' : '&gt;'))
+
+function parseUploadPath(req: Request, userId: string): { uploadId?: string; chunk?: string } {
+  const rawPath = req.originalUrl.split('?')[0]
+  const segments = rawPath.slice(UPLOADS_PREFIX.length).split('/').filter(Boolean)
+  let decoded: string[]
+  try {
+    decoded = segments.map(decodeURIComponent)
+  } catch {
+    throw badRequest('Path has a malformed percent-encoding')
+  }
+  const [owner, uploadId, chunk, ...rest] = decoded
+  if (owner !== userId) throw forbidden('This uploads area belongs to another user')
+  if (rest.length > 0) throw notFound('No such upload')
+  if (uploadId !== undefined && !SAFE_NAME.test(uploadId)) throw badRequest('Invalid upload id')
+  if (chunk !== undefined && chunk !== '.file' && !SAFE_NAME.test(chunk)) throw badRequest('Invalid chunk name')
+  return { uploadId, chunk }
+}
+
+/**
+ * Nextcloud's chunked upload (dav chunking 1.0 and its v2 extension):
+ * MKCOL an upload folder, PUT chunks, MOVE `.file` onto the target in the
+ * files area, which streams the chunks in order to the gateway as one PUT.
+ */
+export function createChunkedUploadRouter(deps: ChunkedUploadDeps): Router {
+  const router = Router()
+  const davSurface: RequestHandler = (req, _res, next) => {
+    setSurface(req, 'dav')
+    next()
+  }
+  router.use(UPLOADS_PREFIX, davSurface, deps.auth, async (req, res, next) => {
+    const user = currentUser(res)
+    const { uploadId, chunk } = parseUploadPath(req, user.id)
+    const method = req.method.toUpperCase()
+    const base = `${UPLOADS_PREFIX}${encodeURIComponent(user.id)}`
+
+    if (uploadId === undefined) {
+      if (method === 'PROPFIND') return void sendMultistatus(res, [{ href: `${base}/`, collection: true }])
+      throw new BridgeError(405, 'METHOD_NOT_ALLOWED', 'Only an upload folder can be created here')
+    }
+    const exists = await deps.uploads.exists(user.id, uploadId)
+
+    if (chunk === undefined) {
+      switch (method) {
+        case 'MKCOL':
+          void deps.uploads.sweep().catch((err) => deps.logger.warn({ err }, 'sweeping old uploads failed'))
+          if (!(await deps.uploads.create(user.id, uploadId))) throw new BridgeError(405, 'ALREADY_EXISTS', 'The upload folder already exists')
+          return void res.status(201).end()
+        case 'DELETE':
+          if (!exists) throw notFound('No such upload')
+          await deps.uploads.remove(user.id, uploadId)
+          return void res.status(204).end()
+        case 'PROPFIND': {
+          if (!exists) throw notFound('No such upload')
+          const entries: MultistatusEntry[] = [{ href: `${base}/${encodeURIComponent(uploadId)}/`, collection: true }]
+          if (req.headers.depth !== '0') {
+            for (const c of await deps.uploads.chunks(user.id, uploadId)) {
+              entries.push({ href: `${base}/${encodeURIComponent(uploadId)}/${encodeURIComponent(c.name)}`, size: c.size, modifiedMs: c.modifiedMs })
+            }
+          }
+          return void sendMultistatus(res, entries)
+        }
+        default:
+          throw new BridgeError(405, 'METHOD_NOT_ALLOWED', `${method} is not supported on an upload folder`)
+      }
+    }
+
+    if (!exists) throw new BridgeError(409, 'CONFLICT', 'Create the upload folder (MKCOL) first')
+    if (method === 'PUT' && chunk !== '.file') {
+      const replaced = await deps.uploads.putChunk(user.id, uploadId, chunk, req)
+      return void res.status(replaced ? 204 : 201).end()
+    }
+    if (method === 'MOVE' && chunk === '.file') return assemble(req, res, next, deps, user.id, uploadId)
+    if (method === 'DELETE' && chunk !== '.file') throw new BridgeError(405, 'METHOD_NOT_ALLOWED', 'Delete the whole upload folder instead')
+    throw new BridgeError(405, 'METHOD_NOT_ALLOWED', `${method} is not supported here`)
+  })
+  return router
+}
+
+async function assemble(req: Request, res: Response, next: (err?: unknown) => void, deps: ChunkedUploadDeps, userId: string, uploadId: string): Promise<void> {
+  const destination = req.headers.destination
+  if (!destination) throw badRequest('MOVE needs a Destination header')
+  const mapper = createDavUrlMapper({ pathMap: deps.pathMap, userId, base: DAV_FILES_PREFIX + encodeURIComponent(userId), gatewayUrl: deps.gateway.url })
+  const target = mapper.clientUrlToGateway(String(destination))
+  if (target.userPath === '/') throw forbidden('The root of your files cannot be replaced')
+
+  const chunks = await deps.uploads.chunks(userId, uploadId)
+  if (chunks.length === 0) throw badRequest('The upload has no chunks')
+  const total = chunks.reduce((sum, c) => sum + c.size, 0)
+  const declared = req.headers['oc-total-length']
+  if (declared !== undefined && Number(declared) !== total) {
+    throw badRequest(`OC-Total-Length says ${declared} bytes but the chunks hold ${total}`)
+  }
+  await deps.gateway.ensureFolder(deps.pathMap.rootOf(userId))
+
+  const headers: OutgoingHttpHeaders = { 'content-length': String(total) }
+  for (const name of PASSED_ON) {
+    const value = req.headers[name]
+    if (value !== undefined) headers[name] = value
+  }
+  // The upload is done once the gateway has the whole file.
+  res.on('finish', () => {
+    if (res.statusCode < 300) void deps.uploads.remove(userId, uploadId).catch(() => {})
+  })
+  forward(req, res, next, {
+    method: 'PUT',
+    path: target.path,
+    headers,
+    mapper,
+    deps,
+    body: deps.uploads.assemble(userId, uploadId, chunks.map((c) => c.name)),
+  })
+}
+
+interface MultistatusEntry { href: string; collection?: boolean; size?: number; modifiedMs?: number }
+
+function sendMultistatus(res: Response, entries: MultistatusEntry[]): void {
+  const responses = entries.map((e) => {
+    const props = e.collection
+      ? '<d:resourcetype><d:collection/></d:resourcetype>'
+      : `<d:resourcetype/><d:getcontentlength>${e.size ?? 0}</d:getcontentlength>` +
+        (e.modifiedMs !== undefined ? `<d:getlastmodified>${new Date(e.modifiedMs).toUTCString()}</d:getlastmodified>` : '')
+    return `<d:response><d:href>${xmlEscape(e.href)}</d:href><d:propstat><d:prop>${props}</d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>`
+  })
+  res.status(207).type('application/xml; charset=utf-8')
+    .send(`<?xml version="1.0" encoding="utf-8"?>\n<d:multistatus xmlns:d="DAV:">${responses.join('')}</d:multistatus>\n`)
+}

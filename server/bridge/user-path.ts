@@ -1,0 +1,65 @@
+import { badRequest, notFound } from './errors.ts'
+
+export const MAX_PATH_LENGTH = 4096
+
+export interface NormaliseOptions {
+  /**
+   * `strict` for URL paths (a malformed escape is a 400); `lenient` for JSON
+   * bodies, where a name like `100%.txt` is a legitimate, already decoded path.
+   */
+  decode: 'strict' | 'lenient'
+  /** The authenticated user, to strip `/remote.php/dav/files/<user>` a client may send. */
+  userId?: string
+}
+
+// A dot segment also in its encoded forms, in case a client encoded twice.
+const DOT_SEGMENT = /^(?:\.|%2e){1,2}$/i
+const CONTROL = /[\u0000-\u001f\u007f]/
+const ENCODED_HOSTILE = /%(?:00|5c)/i
+
+/**
+ * Turns a path as a user's client sends it into the canonical form of the
+ * user's files tree: decoded once, leading slash, no doubled or trailing
+ * slashes. Anything that could step outside (`..`, `%2e%2e`, backslashes,
+ * NUL and other control characters) is a 400, never silently fixed.
+ *
+ * @example normaliseUserPath('/Photos//2024%20trip/', { decode: 'strict' }) // '/Photos/2024 trip'
+ */
+export function normaliseUserPath(raw: string, opts: NormaliseOptions): string {
+  if (raw.length > MAX_PATH_LENGTH) throw badRequest(`Path is longer than ${MAX_PATH_LENGTH} characters`)
+  let path: string
+  try {
+    path = decodeURIComponent(raw)
+  } catch {
+    if (opts.decode === 'strict') throw badRequest('Path has a malformed percent-encoding')
+    path = raw
+  }
+  if (path.includes('\\') || CONTROL.test(path) || ENCODED_HOSTILE.test(path)) {
+    throw badRequest('Path contains a forbidden character')
+  }
+  const segments = path.split('/').filter((s) => s !== '')
+  if (segments.some((s) => DOT_SEGMENT.test(s))) throw badRequest('Path may not contain "." or ".." segments')
+  if (opts.userId !== undefined) stripDavPrefix(segments, opts.userId)
+  return '/' + segments.join('/')
+}
+
+/** Removes `remote.php/dav/files/<user>` or `remote.php/webdav` in place; another user's prefix is a 404. */
+function stripDavPrefix(segments: string[], userId: string): void {
+  if (segments[0] !== 'remote.php') return
+  if (segments[1] === 'webdav') {
+    segments.splice(0, 2)
+  } else if (segments[1] === 'dav' && segments[2] === 'files' && segments.length >= 4) {
+    // Not saying whether another user's file exists: to this user it does not.
+    if (segments[3] !== userId) throw notFound()
+    segments.splice(0, 4)
+  }
+}
+
+/** Directory and name of a canonical path: `/a/b.txt` → `['/a', 'b.txt']`, `/` → `['/', '']`. */
+export function splitPath(path: string): [dir: string, name: string] {
+  const i = path.lastIndexOf('/')
+  return [i <= 0 ? '/' : path.slice(0, i), path.slice(i + 1)]
+}
+
+/** Percent-encodes each segment of a canonical path for use in a URL. */
+export const encodePath = (path: string) => path.split('/').map(encodeURIComponent).join('/')

@@ -1,0 +1,174 @@
+import { describe, expect, it } from 'vitest'
+import { networkClock } from '../../server/shared/epochs.ts'
+import { expirationEpochOf, fileStateLabel, groupStateLabel, toMetadataFile } from '../../server/bridge/convert.ts'
+import type { GatewayFile, GatewayGroup } from '../../server/bridge/gateway-record.ts'
+
+const mainnet = networkClock('mainnet')
+const deal = (endEpoch: number, isRetrievable = true, dealId = 1) =>
+  ({ provider: 'f01234', state: 'active', dealId, endEpoch, isRetrievable })
+const group = (state: string, deals?: ReturnType<typeof deal>[], extra: Partial<GatewayGroup> = {}): GatewayGroup =>
+  ({ state, pieceCid: 'baga6ea4seaqexample', retrievableCopies: (deals ?? []).filter((d) => d.isRetrievable).length, ...(deals ? { deals } : {}), ...extra })
+const record = (details: GatewayFile['details']): GatewayFile => ({ cid: 'bafkreiexample', path: '/alice/docs', file: 'a.txt', details })
+
+describe('fileStateLabel', () => {
+  it.each([
+    ['staging', 'Staging'],
+    ['offloading', 'Offloading'],
+    ['partially_offloaded', 'Partially offloaded'],
+    ['offloaded', 'Offloaded'],
+    // The older CIDgravity spelling.
+    ['partially offloaded', 'Partially offloaded'],
+    ['Offloaded', 'Offloaded'],
+    ['archived', 'Unknown'],
+    ['', 'Unknown'],
+    [undefined, 'Unknown'],
+    [null, 'Unknown'],
+  ])('%s → %s', (state, label) => {
+    expect(fileStateLabel(state)).toBe(label)
+  })
+})
+
+describe('groupStateLabel', () => {
+  it.each([
+    ['ready_for_deals', 'ready for deals'],
+    ['ready for deals', 'ready for deals'],
+    ['writable', 'writable'],
+    ['full', 'full'],
+    ['VRCARDone', 'VRCARDone'],
+    ['offloaded', 'offloaded'],
+    ['reload', 'reload'],
+  ])('%s → %s', (state, label) => {
+    expect(groupStateLabel(state)).toBe(label)
+  })
+})
+
+describe('expirationEpochOf', () => {
+  it('is the latest retrievable deal of a single group', () => {
+    expect(expirationEpochOf([group('offloaded', [deal(100), deal(300), deal(200)])])).toBe(300)
+  })
+
+  it('ignores deals that are not retrievable', () => {
+    expect(expirationEpochOf([group('offloaded', [deal(100), deal(900, false)])])).toBe(100)
+  })
+
+  it('is the shortest-lived group over several groups', () => {
+    const groups = [
+      group('offloaded', [deal(500), deal(800)]), // lasts until 800
+      group('offloaded', [deal(600), deal(700, true), deal(2000, false)]), // lasts until 700
+      group('offloaded', [deal(1000)]), // lasts until 1000
+    ]
+    expect(expirationEpochOf(groups)).toBe(700)
+  })
+
+  it('is absent when any group has no retrievable copy', () => {
+    expect(expirationEpochOf([group('offloaded', [deal(500)]), group('ready_for_deals', [deal(900, false)])])).toBeUndefined()
+    expect(expirationEpochOf([group('offloaded', [deal(500)]), group('writable')])).toBeUndefined()
+  })
+
+  it('is absent without groups', () => {
+    expect(expirationEpochOf([])).toBeUndefined()
+  })
+})
+
+describe('toMetadataFile', () => {
+  it('shows the user path and name, not the gateway tree', () => {
+    const file = toMetadataFile(record({ state: 'staging', retrievableCopies: 0, groups: [] }), '/docs/a.txt', mainnet)
+    expect(file.cid).toBe('bafkreiexample')
+    expect(file.path).toBe('/docs')
+    expect(file.file).toBe('a.txt')
+  })
+
+  it('handles top-level files, folders and the root', () => {
+    expect(toMetadataFile(record(null), '/a.txt', mainnet)).toMatchObject({ path: '/', file: 'a.txt' })
+    expect(toMetadataFile(record(null), '/Photos', mainnet)).toMatchObject({ path: '/', file: 'Photos' })
+    expect(toMetadataFile(record(null), '/', mainnet)).toMatchObject({ path: '/', file: '' })
+  })
+
+  it('converts a fully offloaded file with expiration on mainnet', () => {
+    const d1 = deal(4_000_000, true, 11)
+    const d2 = deal(4_100_000, true, 12)
+    const file = toMetadataFile(record({
+      state: 'offloaded',
+      retrievableCopies: 2,
+      groups: [group('offloaded', [d1, d2])],
+    }), '/docs/a.txt', mainnet)
+    expect(file.details).toEqual({
+      state: 'Offloaded',
+      retrievableCopies: 2,
+      expirationEpoch: 4_100_000,
+      // mainnet genesis 1598306400 + 4 100 000 × 30 s
+      expirationTimestamp: 1598306400 + 4_100_000 * 30,
+      groups: [{ state: 'offloaded', pieceCid: 'baga6ea4seaqexample', retrievableCopies: 2, deals: [d1, d2] }],
+    })
+  })
+
+  it.each([
+    ['mainnet', 1598306400],
+    ['calibration', 1667326380],
+    ['simnet', 1704067200],
+  ] as const)('turns the epoch into unix seconds for %s', (name, genesis) => {
+    const file = toMetadataFile(record({ state: 'offloaded', retrievableCopies: 1, groups: [group('offloaded', [deal(2880)])] }), '/a', networkClock(name))
+    expect(file.details.expirationTimestamp).toBe(genesis + 2880 * 30)
+  })
+
+  it('uses the configured genesis of a simulated network', () => {
+    const file = toMetadataFile(record({ state: 'offloaded', retrievableCopies: 1, groups: [group('offloaded', [deal(10)])] }), '/a', networkClock('simnet', 1_000))
+    expect(file.details.expirationTimestamp).toBe(1_000 + 300)
+  })
+
+  it('keeps a group with no piece yet to state and copies only', () => {
+    const file = toMetadataFile(record({ state: 'staging', retrievableCopies: 0, groups: [{ state: 'writable', retrievableCopies: 0 }] }), '/a', mainnet)
+    expect(file.details.groups).toEqual([{ state: 'writable', retrievableCopies: 0 }])
+    expect(file.details).not.toHaveProperty('expirationEpoch')
+    expect(file.details).not.toHaveProperty('expirationTimestamp')
+  })
+
+  it('passes the gateway\'s retrievableCopies through and fills it when missing', () => {
+    const groups = [group('offloaded', [deal(10), deal(20)]), group('offloaded', [deal(30)])]
+    expect(toMetadataFile(record({ state: 'offloaded', retrievableCopies: 7, groups }), '/a', mainnet).details.retrievableCopies).toBe(7)
+    expect(toMetadataFile(record({ state: 'offloaded', groups }), '/a', mainnet).details.retrievableCopies).toBe(1)
+    const noCount = toMetadataFile(record({ state: 'offloaded', groups: [{ state: 'offloaded', deals: [deal(5), deal(6, false)] }] }), '/a', mainnet)
+    expect(noCount.details.groups[0].retrievableCopies).toBe(1)
+  })
+
+  it('leaves deal fields unchanged and drops unknown ones', () => {
+    const d = { provider: 'f09999', state: 'published', dealId: 77, endEpoch: 123, isRetrievable: false, internal: 'x' }
+    const file = toMetadataFile(record({ state: 'offloading', retrievableCopies: 0, groups: [group('ready_for_deals', [d])] }), '/a', mainnet)
+    expect(file.details.groups[0]).toEqual({ state: 'ready for deals', pieceCid: 'baga6ea4seaqexample', retrievableCopies: 0, deals: [{ provider: 'f09999', state: 'published', dealId: 77, endEpoch: 123, isRetrievable: false }] })
+  })
+
+  it('answers Unknown with no groups when the gateway gave no details', () => {
+    expect(toMetadataFile(record(undefined), '/a', mainnet).details).toEqual({ state: 'Unknown', retrievableCopies: 0, groups: [] })
+  })
+
+  describe('CIDgravity quirks', () => {
+    it('accepts the misspelt expriationEpoch when no groups are listed', () => {
+      const file = toMetadataFile(record({ state: 'offloaded', retrievableCopies: 1, expriationEpoch: 5000, expriationTimestamp: 1 }), '/a', mainnet)
+      expect(file.details.expirationEpoch).toBe(5000)
+      expect(file.details.expirationTimestamp).toBe(1598306400 + 5000 * 30)
+    })
+
+    it('keeps a misspelt timestamp when that is all there is', () => {
+      const file = toMetadataFile(record({ state: 'offloaded', retrievableCopies: 1, expriationTimestamp: 1_800_000_000 }), '/a', mainnet)
+      expect(file.details).not.toHaveProperty('expirationEpoch')
+      expect(file.details.expirationTimestamp).toBe(1_800_000_000)
+    })
+
+    it('computes from groups rather than trusting a gateway value', () => {
+      const file = toMetadataFile(record({ state: 'offloaded', retrievableCopies: 1, expriationEpoch: 1, groups: [group('offloaded', [deal(999)])] }), '/a', mainnet)
+      expect(file.details.expirationEpoch).toBe(999)
+    })
+
+    it('takes a VRCARDone group reported as full, with its piece CID, unchanged', () => {
+      const file = toMetadataFile(record({ state: 'staging', retrievableCopies: 0, groups: [group('full')] }), '/a', mainnet)
+      expect(file.details.groups).toEqual([{ state: 'full', pieceCid: 'baga6ea4seaqexample', retrievableCopies: 0 }])
+      expect(file.details.state).toBe('Staging')
+    })
+
+    it('takes the older spellings', () => {
+      const file = toMetadataFile(record({ state: 'partially offloaded', retrievableCopies: 1, groups: [group('ready for deals', [deal(10)])] }), '/a', mainnet)
+      expect(file.details.state).toBe('Partially offloaded')
+      expect(file.details.groups[0].state).toBe('ready for deals')
+    })
+  })
+})
