@@ -9,7 +9,8 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createHash, randomFillSync } from 'node:crypto'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { request } from 'node:http'
+import { createServer, request } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -55,26 +56,40 @@ interface Role {
   url: string
 }
 
-/** Starts `server/main.ts --role <role>` and resolves with the URL it logs once listening. */
-function startRole(role: 'gateway' | 'app', env: Record<string, string>): Promise<Role> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', '--role', role], {
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  })
+/** A free loopback port, found by letting the kernel pick one. */
+function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
-    let buffered = ''
-    const onData = (chunk: Buffer) => {
-      buffered += chunk.toString()
-      const match = buffered.match(/"url":"(http:\/\/[^"]+)"/)
-      if (match) {
-        child.stdout!.off('data', onData)
-        child.stdout!.resume()
-        resolve({ child, url: match[1] })
-      }
-    }
-    child.stdout!.on('data', onData)
-    child.once('exit', (code) => reject(new Error(`${role} exited with ${code} before listening`)))
+    const probe = createServer()
+    probe.once('error', reject)
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as AddressInfo
+      probe.close(() => resolve(port))
+    })
   })
+}
+
+/**
+ * Starts `server/main.ts --role <role>` on a free port and resolves once it answers.
+ * Logs stay at `warn` so that request logging is not what gets measured.
+ */
+async function startRole(role: 'gateway' | 'app', env: Record<string, string>): Promise<Role> {
+  const port = await freePort()
+  const url = `http://127.0.0.1:${port}`
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', '--role', role], {
+    env: { ...process.env, LOG_LEVEL: 'warn', ...env, [role === 'app' ? 'PORT' : 'GATEWAY_PORT']: String(port) },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  })
+  let exited = false
+  child.once('exit', () => (exited = true))
+  for (;;) {
+    if (exited) throw new Error(`${role} exited before listening`)
+    try {
+      await fetch(url, { method: 'OPTIONS' })
+      return { child, url }
+    } catch {
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  }
 }
 
 /** Peak resident set size of a child process in MiB (Linux), from its VmHWM. */
@@ -125,10 +140,10 @@ async function main() {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-'))
   const common = { GATEWAY_USER, GATEWAY_PASSWORD, HOST: '127.0.0.1' }
   const gateway = await startRole('gateway', {
-    ...common, DATA_DIR: dataDir, GATEWAY_PORT: '0', GROUP_IDLE_SECONDS: '1',
+    ...common, DATA_DIR: dataDir, GROUP_IDLE_SECONDS: '1',
   })
   const app = await startRole('app', {
-    ...common, DATA_DIR: dataDir, PORT: '0', GATEWAY_URL: gateway.url, ADMIN_PASSWORD: PASSWORD,
+    ...common, DATA_DIR: dataDir, GATEWAY_URL: gateway.url, ADMIN_PASSWORD: PASSWORD,
   })
   const userAuth = basic(USER, PASSWORD)
   const filesUrl = `${app.url}/remote.php/dav/files/${USER}`
