@@ -6,23 +6,26 @@ import { startServer, type RunningServer } from './shared/http.ts'
 import { loadOrCreateSecretFile, randomSecret } from './shared/secrets.ts'
 import { createGateway } from './gateway/index.ts'
 import { createBridge } from './bridge/index.ts'
+import { createDealService } from './service/index.ts'
 
-const HELP = `Usage: npm start -- [--role all|app|gateway]
+const HELP = `Usage: npm start -- [--role all|app|gateway|service]
 
 Runs the Nextcloud/Filecoin stack on loopback.
-  --role all      app surface (bridge) and gateway in one process (default),
-                  talking to each other over HTTP
+  --role all      app surface (bridge), gateway and deal service in one process
+                  (default), talking to each other over HTTP
   --role app      only the app surface; point it at a gateway with GATEWAY_URL
   --role gateway  only the gateway
+  --role service  only the deal service (ticker, /private/v1/*, /openapi.json)
   -h, --help      this text
 
 Configuration is read from the environment; see README.md ("Configuration").
 Main variables: PORT (8080), GATEWAY_PORT (9011), HOST (127.0.0.1),
 DATA_DIR (./data), GATEWAY_URL, GATEWAY_USER, GATEWAY_PASSWORD, ADMIN_PASSWORD,
-NETWORK (simnet|mainnet|calibration), GROUP_SIZE, GROUP_IDLE_SECONDS, LOG_LEVEL.
+NETWORK (simnet|mainnet|calibration), GROUP_SIZE, GROUP_IDLE_SECONDS, LOG_LEVEL,
+SERVICE_PORT (8090), API_KEY, SIMNET_SEED, SIMNET_SPEED, LOTUS_URL, LOTUS_TOKEN.
 `
 
-type Role = 'all' | 'app' | 'gateway'
+type Role = 'all' | 'app' | 'gateway' | 'service'
 
 interface Part {
   name: string
@@ -40,7 +43,7 @@ async function main(): Promise<void> {
     return
   }
   const role = values.role as Role
-  if (!['all', 'app', 'gateway'].includes(role)) throw new ConfigError(`Unknown --role "${role}" (all, app or gateway)`)
+  if (!['all', 'app', 'gateway', 'service'].includes(role)) throw new ConfigError(`Unknown --role "${role}" (all, app, gateway or service)`)
 
   const config = loadConfig()
   const logger = createLogger(config.logLevel)
@@ -60,6 +63,8 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void stop('SIGINT'))
   process.once('SIGTERM', () => void stop('SIGTERM'))
 
+  if (role === 'all' || role === 'service') parts.push(await runService(config, logger))
+  if (role === 'service') return
   if (role !== 'app') {
     const gateway = await runGateway(config, logger)
     parts.push(gateway)
@@ -85,6 +90,17 @@ async function runGateway(config: Config, logger: Logger): Promise<Part> {
   const server = await startServer(gateway.app, config.gateway.port, config.gateway.host)
   logger.info({ url: server.url, dataDir: config.gateway.dataDir }, 'gateway listening (WebDAV and POST /file-info)')
   return { name: 'gateway', server, close: () => gateway.close() }
+}
+
+async function runService(config: Config, logger: Logger): Promise<Part> {
+  const service = await createDealService(config.service, { logger })
+  if (service.createdApiKey) {
+    // Shown once; only its hash is stored (the file beside it is mode 0600).
+    process.stdout.write(`\nDeal service API key of tenant "default" (also in ${join(config.service.dataDir, 'api-key')}):\n  ${service.createdApiKey}\n\n`)
+  }
+  const server = await startServer(service.app, config.service.port, config.service.host)
+  logger.info({ url: server.url, network: service.network.kind }, 'deal service listening (/public/v1, /private/v1, /openapi.json)')
+  return { name: 'service', server, close: () => service.close() }
 }
 
 async function runBridge(config: Config, logger: Logger): Promise<Part> {

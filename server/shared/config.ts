@@ -25,6 +25,15 @@ const EnvSchema = z.object({
   // Gateway
   GROUP_SIZE: positiveInt(64 * 1024 * 1024),
   GROUP_IDLE_SECONDS: positiveInt(20),
+  // Deal service
+  SERVICE_PORT: port(8090),
+  API_KEY: z.string().min(16).max(200).regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces').optional(),
+  SIMNET_SEED: z.string().min(1).max(200).default('filecoin-simnet'),
+  SIMNET_SPEED: z.coerce.number().positive().max(100_000).default(1),
+  LOTUS_URL: z.url({ protocol: /^(https?|wss?)$/ }).optional(),
+  LOTUS_TOKEN: z.string().optional(),
+  TICKER_POLL_SECONDS: positiveInt(60),
+  TICKER_ENABLED: z.enum(['true', 'false', '1', '0']).default('true'),
 })
 
 export interface BridgeConfig {
@@ -55,11 +64,31 @@ export interface GatewayConfig {
   groupIdleSeconds: number
 }
 
+export interface ServiceConfig {
+  host: string
+  port: number
+  dataDir: string
+  network: NetworkName
+  simnetGenesis: number
+  /** Key of the first tenant; random (and printed once) when unset. */
+  apiKey?: string
+  simnetSeed: string
+  /** How many simulated seconds pass per real second (demos). */
+  simnetSpeed: number
+  /** Set: read the chain from this Lotus/Forest JSON-RPC endpoint instead of the simulated network. */
+  lotusUrl?: string
+  lotusToken?: string
+  tickerPollSeconds: number
+  /** False: never call the exchanges (offline installs); the ticker stays empty. */
+  tickerEnabled: boolean
+}
+
 export interface Config {
   logLevel: string
   dataDir: string
   bridge: BridgeConfig
   gateway: GatewayConfig
+  service: ServiceConfig
 }
 
 export class ConfigError extends Error {
@@ -102,6 +131,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       password: e.GATEWAY_PASSWORD,
       groupSize: e.GROUP_SIZE,
       groupIdleSeconds: e.GROUP_IDLE_SECONDS,
+    },
+    service: {
+      host: e.HOST,
+      port: e.SERVICE_PORT,
+      dataDir: resolve(dataDir, 'service'),
+      network: e.NETWORK,
+      simnetGenesis: e.SIMNET_GENESIS,
+      apiKey: e.API_KEY,
+      simnetSeed: e.SIMNET_SEED,
+      simnetSpeed: e.SIMNET_SPEED,
+      lotusUrl: e.LOTUS_URL?.replace(/\/+$/, ''),
+      lotusToken: e.LOTUS_TOKEN,
+      tickerPollSeconds: e.TICKER_POLL_SECONDS,
+      tickerEnabled: e.TICKER_ENABLED === 'true' || e.TICKER_ENABLED === '1',
     },
   }
 }

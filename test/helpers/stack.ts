@@ -16,7 +16,7 @@ export interface RunningStack {
  */
 export function startStack(env: Record<string, string>, args: string[] = []): Promise<RunningStack> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', ...args], {
-    env: { ...process.env, PORT: '0', GATEWAY_PORT: '0', LOG_LEVEL: 'info', ...env },
+    env: { ...process.env, PORT: '0', GATEWAY_PORT: '0', SERVICE_PORT: '0', TICKER_ENABLED: 'false', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let out = ''

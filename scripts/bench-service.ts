@@ -1,0 +1,124 @@
+/**
+ * Deal service paging benchmark: with N deals (default 1 000 000) for one
+ * tenant in the service's SQLite, the p50/p99 time to serve one 10 000-deal
+ * page of get-on-chain-deals over loopback HTTP, for both sort orders, and the
+ * peak RSS of the process while paging through all of them.
+ */
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { parseArgs } from 'node:util'
+import { performance } from 'node:perf_hooks'
+import { createDealService } from '../server/service/index.ts'
+import type { StoredDeal } from '../server/service/deal-store.ts'
+import { createLogger } from '../server/shared/logger.ts'
+import { startServer } from '../server/shared/http.ts'
+
+const HELP = `Usage: npm run bench:service -- [options]
+
+  --deals <n>      deals to load for one tenant (default 1000000)
+  --sort <s>       dealId | lastUpdate | both (default both)
+  --keep <dir>     use (and keep) this data dir; reuses deals already loaded
+  -h, --help       this text
+
+Targets: p50 under 150 ms per 10 000-deal page, peak RSS under 300 MB.
+`
+const { values: opts } = parseArgs({
+  options: { deals: { type: 'string', default: '1000000' }, sort: { type: 'string', default: 'both' }, keep: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+})
+if (opts.help) {
+  process.stdout.write(HELP)
+  process.exit(0)
+}
+const total = Number(opts.deals)
+if (!Number.isInteger(total) || total <= 0) throw new Error('--deals must be a positive integer')
+const sorts = opts.sort === 'both' ? ['dealId', 'lastUpdate'] : [opts.sort!]
+
+const dir = opts.keep ?? mkdtempSync(join(tmpdir(), 'bench-service-'))
+const service = await createDealService(
+  { host: '127.0.0.1', port: 0, dataDir: dir, network: 'simnet', simnetGenesis: 1704067200, simnetSeed: 'bench', simnetSpeed: 1, tickerPollSeconds: 60, tickerEnabled: false },
+  { logger: createLogger('silent'), background: false, demoDeals: 0 },
+)
+const tenant = service.tenants.byName('default')!
+const have = service.deals.count(tenant.id)
+if (have < total) {
+  const t0 = performance.now()
+  const now = Date.now()
+  const statuses = ['active', 'active', 'active', 'published', 'expired', 'slashed', 'published-expired'] as const
+  for (let start = have; start < total; start += 50_000) {
+    const batch: StoredDeal[] = []
+    for (let i = start; i < Math.min(total, start + 50_000); i++) {
+      const status = statuses[i % statuses.length]
+      batch.push({
+        dealId: 60_000_000 + i,
+        // Many deals share a lastUpdate, as after a sync.
+        lastUpdateMs: now - (i % 5000) * 1000,
+        proposal: {
+          PieceCID: { '/': `baga6ea4seaq${i.toString(32).padStart(52, 'a')}` }, PieceSize: 34359738368, VerifiedDeal: i % 3 !== 0,
+          Client: 'f01306860', Provider: `f0${2000 + (i % 400)}`, Label: `bafykbzaceb${i.toString(36).padStart(48, 'q')}`,
+          StartEpoch: 4_000_000 + (i % 100_000), EndEpoch: 5_600_000 + (i % 100_000), StoragePricePerEpoch: '0',
+          ProviderCollateral: '9182723473928282', ClientCollateral: '0',
+        },
+        state: { status, publishedEpoch: 3_990_000 + (i % 100_000), onChainStartEpoch: status === 'published' ? -1 : 4_000_000, onChainEndEpoch: status === 'expired' ? 5_600_000 : -1 },
+      })
+    }
+    service.deals.insertMany(tenant.id, batch)
+  }
+  process.stdout.write(`loaded ${total - have} deals in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`)
+  // Measure in a fresh process: the loader's heap would otherwise count as the service's RSS.
+  await service.close()
+  const args = [...process.execArgv, process.argv[1], '--deals', String(total), '--sort', opts.sort!, '--keep', dir]
+  const child = spawn(process.execPath, args, { stdio: 'inherit' })
+  const [code] = (await once(child, 'exit')) as [number | null]
+  if (!opts.keep) rmSync(dir, { recursive: true, force: true })
+  process.exit(code ?? 1)
+}
+
+const server = await startServer(service.app, 0)
+process.stdout.write(`RSS before paging: ${(process.memoryUsage().rss / 1024 / 1024).toFixed(0)} MB\n`)
+let peakRss = process.memoryUsage().rss
+const sample = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 20)
+const key = service.createdApiKey ?? readFileSync(join(dir, 'api-key'), 'utf8').trim()
+
+for (const sortBy of sorts) {
+  const times: number[] = []
+  let next: string | null = null
+  let seen = 0
+  for (;;) {
+    const t0 = performance.now()
+    const res = await fetch(`${server.url}/private/v1/get-on-chain-deals`, {
+      method: 'POST',
+      headers: { 'x-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify(next ? { sortBy, next } : { sortBy }),
+    })
+    if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${await res.text()}`)
+    // Read the stream without keeping it: count deals, keep only the tail (where `next` is).
+    const decoder = new TextDecoder()
+    let count = 0
+    let carry = ''
+    for await (const bytes of res.body!) {
+      const text = carry + decoder.decode(bytes, { stream: true })
+      count += text.split('"lastUpdate":').length - 1
+      carry = text.slice(-200)
+      // Do not count a marker twice across the boundary.
+      count -= carry.split('"lastUpdate":').length - 1
+    }
+    count += carry.split('"lastUpdate":').length - 1
+    const ms = performance.now() - t0
+    const pageNext = (JSON.parse(`{${carry.slice(carry.lastIndexOf('"next":'))}`) as { next: string | null }).next
+    if (count === 0) break
+    times.push(ms)
+    seen += count
+    next = pageNext
+  }
+  times.sort((a, b) => a - b)
+  const q = (p: number) => times[Math.min(times.length - 1, Math.floor(p * times.length))].toFixed(1)
+  process.stdout.write(`sortBy=${sortBy}: ${seen} deals in ${times.length} pages; per page p50 ${q(0.5)} ms, p99 ${q(0.99)} ms, max ${q(1)} ms\n`)
+}
+clearInterval(sample)
+process.stdout.write(`peak RSS while paging: ${(peakRss / 1024 / 1024).toFixed(0)} MB (service and client in one process)\n`)
+await server.close(100)
+await service.close()
+if (!opts.keep) rmSync(dir, { recursive: true, force: true })

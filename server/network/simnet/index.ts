@@ -1,0 +1,188 @@
+import { createHash } from 'node:crypto'
+import { CID } from 'multiformats/cid'
+import * as Digest from 'multiformats/hashes/digest'
+import { parseAddress } from '../../shared/address.ts'
+import { EPOCH_SECONDS, EPOCHS_PER_DAY, networkClock, type NetworkClock } from '../../shared/epochs.ts'
+import type { ChainHead, DealProposal, MarketDeal, MinerInfo, NetworkPort, ProviderTerms } from '../types.ts'
+import { generateProviders, isBusyDay, type SimProvider } from './providers.ts'
+import { between, seededRandom } from './random.ts'
+
+export interface SimnetOptions {
+  seed: string
+  /** Simulated seconds per real second; 1 keeps the head on the wall clock. */
+  speed?: number
+  genesis?: number
+  /** Injected clock (unix ms) so tests control time. */
+  now?: () => number
+  providerCount?: number
+}
+
+export type ProposeResult = { accepted: true; deal: MarketDeal | null; dealId: number } | { accepted: false; reason: string }
+
+/** The simulated network: everything the real chain would tell us, computed from a seed and the clock. */
+export interface Simnet extends NetworkPort {
+  readonly kind: 'simnet'
+  /** Proposes a deal; it appears on chain at its publish epoch and moves on by itself. */
+  proposeDeal(proposal: DealProposal): Promise<ProposeResult>
+  /** Adds `count` deals for a client proposed over the past days (demos, benchmarks). */
+  seedClientDeals(clientId: string, count: number): Promise<void>
+  /** The head epoch without a promise, for the simulation's own bookkeeping. */
+  headEpoch(): number
+}
+
+interface SimDeal {
+  dealId: number
+  proposal: DealProposal
+  proposedEpoch: number
+  publishedEpoch: number
+  /** Epoch the sector with the deal is proven, or -1 if never. */
+  sectorStart: number
+  slashAt: number
+}
+
+/** Creates the embedded simulated network; deterministic under `seed` for a given clock. */
+export function createSimnet(options: SimnetOptions): Simnet {
+  const rand = seededRandom(options.seed)
+  const now = options.now ?? Date.now
+  const speed = options.speed ?? 1
+  const clock: NetworkClock = networkClock('simnet', options.genesis)
+  const anchorMs = now()
+  const providers = generateProviders(rand, options.providerCount ?? 24)
+  const byId = new Map<string, SimProvider>(providers.map((p) => [p.id, p]))
+  const deals = new Map<number, SimDeal>()
+  const byClient = new Map<string, number[]>()
+  let nextDealId = 1_000_000 + between(rand('first-deal-id'), 0, 1_000_000)
+
+  const headEpoch = () => {
+    const simMs = anchorMs + (now() - anchorMs) * speed
+    return Math.max(0, Math.floor((simMs / 1000 - clock.genesis) / EPOCH_SECONDS))
+  }
+
+  const view = (d: SimDeal, head: number): MarketDeal | null => {
+    if (head < d.publishedEpoch) return null
+    const started = d.sectorStart >= 0 && head >= d.sectorStart
+    const slashed = d.slashAt >= 0 && head >= d.slashAt
+    const last = slashed ? d.slashAt : started ? d.sectorStart : -1
+    return {
+      dealId: d.dealId,
+      proposal: d.proposal,
+      publishedEpoch: d.publishedEpoch,
+      state: { SectorStartEpoch: started ? d.sectorStart : -1, LastUpdatedEpoch: last, SlashEpoch: slashed ? d.slashAt : -1 },
+    }
+  }
+
+  const addDeal = (proposal: DealProposal, proposedEpoch: number): SimDeal => {
+    const dealId = nextDealId++
+    const r = (label: string) => rand('deal', dealId, label)
+    const publishedEpoch = proposedEpoch + between(r('publish'), 2, 40)
+    const fate = r('fate')
+    // About 8 % never get sealed in time and 3 % are slashed later: real networks fail too.
+    const sealedAt = Math.min(proposal.StartEpoch, publishedEpoch + between(r('seal'), 60, 2000))
+    const sectorStart = fate < 0.08 ? -1 : sealedAt
+    const slashAt = fate >= 0.08 && fate < 0.11 ? sealedAt + between(r('slash'), 10, 30 * EPOCHS_PER_DAY) : -1
+    const deal: SimDeal = { dealId, proposal, proposedEpoch, publishedEpoch, sectorStart, slashAt }
+    deals.set(dealId, deal)
+    const list = byClient.get(proposal.Client) ?? []
+    list.push(dealId)
+    byClient.set(proposal.Client, list)
+    return deal
+  }
+
+  const terms = (p: SimProvider, head: number): ProviderTerms => {
+    const day = Math.floor(head / EPOCHS_PER_DAY)
+    const busy = []
+    for (let d = day - 1; d <= day + 30; d++) {
+      if (isBusyDay(rand, p.id, d)) busy.push({ from: d * EPOCHS_PER_DAY, to: (d + 1) * EPOCHS_PER_DAY - 1 })
+    }
+    return { ...p.terms, busy }
+  }
+
+  const lookupIdSync = (address: string): string | null => {
+    const parsed = parseAddress(address)
+    if (!parsed.ok) return null
+    if (parsed.address.protocol === 0) return `f0${parsed.address.id}`
+    // Every robust address has an actor on the simulated chain, with a stable id.
+    return `f0${between(rand('actor', parsed.address.text.slice(1)), 100_000, 9_999_999)}`
+  }
+
+  return {
+    kind: 'simnet',
+    clock,
+    headEpoch,
+    async chainHead(): Promise<ChainHead> {
+      const epoch = headEpoch()
+      return { epoch, timestamp: clock.genesis + epoch * EPOCH_SECONDS }
+    },
+    async lookupId(address) {
+      return lookupIdSync(address)
+    },
+    async minerInfo(address): Promise<MinerInfo | null> {
+      const id = lookupIdSync(address)
+      const p = id ? byId.get(id) : undefined
+      if (!p) return null
+      return { id: p.id, owner: p.id, worker: p.id, peerId: null, sectorSize: 32 * 1024 ** 3 }
+    },
+    async getDeal(dealId) {
+      const d = deals.get(dealId)
+      return d ? view(d, headEpoch()) : null
+    },
+    async *dealsByClients(clientIds) {
+      const head = headEpoch()
+      const ids = clientIds.flatMap((c) => byClient.get(c) ?? []).sort((a, b) => a - b)
+      for (const id of ids) {
+        const v = view(deals.get(id)!, head)
+        if (v) yield v
+      }
+    },
+    async listProviders() {
+      return providers.map((p) => p.id)
+    },
+    async providerTerms(providerId) {
+      const p = byId.get(providerId)
+      return p ? terms(p, headEpoch()) : null
+    },
+    async proposeDeal(proposal) {
+      const p = byId.get(proposal.Provider)
+      if (!p) return { accepted: false, reason: 'PROVIDER_NOT_FOUND' }
+      if (!p.terms.online) return { accepted: false, reason: 'SERVICE_UNAVAILABLE' }
+      const head = headEpoch()
+      const deal = addDeal(proposal, head)
+      return { accepted: true, dealId: deal.dealId, deal: view(deal, head) }
+    },
+    async seedClientDeals(clientId, count) {
+      const head = headEpoch()
+      for (let i = 0; i < count; i++) {
+        const r = (label: string) => rand('seeded-deal', clientId, i, label)
+        const provider = providers[between(r('provider'), 0, providers.length - 1)]
+        const proposedEpoch = Math.max(0, head - between(r('age'), 0, 400 * EPOCHS_PER_DAY))
+        const start = proposedEpoch + between(r('lead'), 2880, 10_080)
+        const verified = r('verified') < 0.7
+        addDeal(
+          {
+            PieceCID: { '/': seededPieceCid(`${options.seed}/${clientId}/${i}`) },
+            PieceSize: 2 ** between(r('size'), 20, 35),
+            VerifiedDeal: verified,
+            Client: clientId,
+            Provider: provider.id,
+            Label: '',
+            StartEpoch: start,
+            EndEpoch: start + between(r('duration'), 180, 540) * EPOCHS_PER_DAY,
+            StoragePricePerEpoch: verified ? provider.terms.verifiedPrice : provider.terms.unverifiedPrice,
+            ProviderCollateral: '0',
+            ClientCollateral: '0',
+          },
+          proposedEpoch,
+        )
+      }
+    },
+    async close() {},
+  }
+}
+
+/** A well-formed piece CID (fil-commitment-unsealed, sha2-256-trunc254-padded) for a seeded demo deal. */
+function seededPieceCid(seed: string): string {
+  const bytes = createHash('sha256').update(seed).digest()
+  // CommP zeroes the two top bits of the last byte (254-bit field element).
+  bytes[31] &= 0x3f
+  return CID.create(1, 0xf101, Digest.create(0x1012, bytes)).toString()
+}

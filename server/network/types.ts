@@ -1,0 +1,108 @@
+import type { NetworkClock } from '../shared/epochs.ts'
+
+/** The chain as the deal service sees it; one adapter per kind of node. */
+export type TransferType = 'http' | 'graphsync' | 'libp2p' | 'manual'
+export const TRANSFER_TYPES: readonly TransferType[] = ['http', 'graphsync', 'libp2p', 'manual']
+
+export interface ChainHead {
+  epoch: number
+  /** Unix seconds of the head's epoch. */
+  timestamp: number
+}
+
+/** A market deal proposal, with Lotus's field names (the spec uses them too). */
+export interface DealProposal {
+  PieceCID: { '/': string }
+  PieceSize: number
+  VerifiedDeal: boolean
+  Client: string
+  Provider: string
+  Label: string
+  StartEpoch: number
+  EndEpoch: number
+  StoragePricePerEpoch: string
+  ProviderCollateral: string
+  ClientCollateral: string
+}
+
+/** The market actor's view of a deal; -1 means "not yet" (Lotus convention). */
+export interface DealChainState {
+  SectorStartEpoch: number
+  LastUpdatedEpoch: number
+  SlashEpoch: number
+}
+
+export interface MarketDeal {
+  dealId: number
+  proposal: DealProposal
+  state: DealChainState
+  /** Epoch of the PublishStorageDeals message; -1 when the node cannot tell. */
+  publishedEpoch: number
+}
+
+export interface MinerInfo {
+  /** The miner's ID address (f0…). */
+  id: string
+  owner: string
+  worker: string
+  peerId: string | null
+  sectorSize: number
+}
+
+export interface EpochRange {
+  from: number
+  to: number
+}
+
+/**
+ * What a provider accepts. The chain does not hold this; the simulated network
+ * knows it, a Lotus node does not (its adapter answers null).
+ */
+export interface ProviderTerms {
+  id: string
+  online: boolean
+  /** Attofil per GiB per epoch, decimal strings. */
+  verifiedPrice: string
+  unverifiedPrice: string
+  acceptsVerified: boolean
+  acceptsUnverified: boolean
+  transferTypes: TransferType[]
+  minPieceSize: number
+  maxPieceSize: number
+  minDuration: number
+  maxDuration: number
+  /** Start epoch must be at least head + this. */
+  minStartLead: number
+  /** Bytes it still accepts. */
+  freeCapacity: number
+  /** Epoch ranges in which it takes no new deals. */
+  busy: EpochRange[]
+  /** Null: any client; otherwise only these client addresses (ID or robust). */
+  allowedClients: string[] | null
+}
+
+export interface ProposeDealInput {
+  proposal: DealProposal
+}
+
+export interface NetworkPort {
+  readonly kind: 'simnet' | 'lotus'
+  readonly clock: NetworkClock
+  chainHead(): Promise<ChainHead>
+  /** The f0 ID address behind any address, or null when the chain has never seen it. */
+  lookupId(address: string): Promise<string | null>
+  /** Null when the address is not a storage provider on chain. */
+  minerInfo(address: string): Promise<MinerInfo | null>
+  getDeal(dealId: number): Promise<MarketDeal | null>
+  /** Every deal whose client is one of `clientIds` (ID addresses), in deal id order. */
+  dealsByClients(clientIds: string[]): AsyncIterable<MarketDeal>
+  /** Storage providers the adapter knows how to offer deals to. */
+  listProviders(): Promise<string[]>
+  /** Null when the terms are not known (e.g. a plain Lotus node). */
+  providerTerms(providerId: string): Promise<ProviderTerms | null>
+  close(): Promise<void>
+}
+
+export class NetworkUnavailableError extends Error {
+  override name = 'NetworkUnavailableError'
+}

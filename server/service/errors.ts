@@ -1,0 +1,50 @@
+import type { ErrorRequestHandler, Request } from 'express'
+import { NetworkUnavailableError } from '../network/types.ts'
+import { HttpError, describeParserError } from '../shared/errors.ts'
+import type { Logger } from '../shared/logger.ts'
+
+/**
+ * Every failure the deal service reports. `code` is our machine-readable kind
+ * (for logs and tests); clients see `{ error: { code: <request UUID>, message } }`
+ * as the spec wants.
+ */
+export class ServiceError extends HttpError {}
+
+export const badRequest = (message: string, code = 'BAD_REQUEST') => new ServiceError(400, code, message)
+export const unauthorized = () => new ServiceError(401, 'UNAUTHORIZED', 'A valid X-API-KEY header is required')
+export const forbidden = (plan: string) =>
+  new ServiceError(403, 'PLAN_NOT_ELIGIBLE', `Your plan (${plan}) does not give access to this endpoint`)
+export const notFound = () => new ServiceError(404, 'NOT_FOUND', 'No such endpoint')
+// The spec's table has 500 for "cannot process the request at this time"; a node being down is that.
+export const unavailable = (message = 'The network node is not reachable right now') => new ServiceError(500, 'NETWORK_UNAVAILABLE', message)
+
+/** The request's UUID, set by the request logger; the error `code` clients quote to support. */
+export function requestId(req: Request): string {
+  return String(req.id)
+}
+
+/** The one place errors become the service's `{ error: { code, message } }` envelope. */
+export function serviceErrorHandler(logger: Logger): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    const code = requestId(req)
+    if (err instanceof ServiceError) {
+      logger.info({ reqId: code, kind: err.code, status: err.status }, err.message)
+      res.status(err.status).set(err.headers).json({ error: { code, message: err.message } })
+      return
+    }
+    if (err instanceof NetworkUnavailableError) {
+      logger.warn({ reqId: code, err: err.message }, 'network node unavailable')
+      res.status(500).json({ error: { code, message: 'The network node is not reachable right now; try again later' } })
+      return
+    }
+    const parsed = describeParserError(err)
+    if (parsed) {
+      // The spec's status table has no 413/415: an oversized or undecodable body is a malformed request.
+      logger.info({ reqId: code, kind: parsed.code }, parsed.message)
+      res.status(400).json({ error: { code, message: parsed.message } })
+      return
+    }
+    logger.error({ reqId: code, err }, 'unexpected deal service error')
+    if (!res.headersSent) res.status(500).json({ error: { code, message: 'The service cannot process the request at this time' } })
+  }
+}

@@ -1,0 +1,156 @@
+import express, { type Express } from 'express'
+import { createHash, randomUUID } from 'node:crypto'
+import { join } from 'node:path'
+import { pinoHttp } from 'pino-http'
+import { createNetwork } from '../network/index.ts'
+import type { Simnet } from '../network/simnet/index.ts'
+import type { NetworkPort } from '../network/types.ts'
+import { formatAddress } from '../shared/address.ts'
+import type { ServiceConfig } from '../shared/config.ts'
+import { openDatabase, type Db } from '../shared/db.ts'
+import type { Logger } from '../shared/logger.ts'
+import { loadOrCreateSecretFile, randomSecret } from '../shared/secrets.ts'
+import { requireApiKey, requirePlan } from './auth.ts'
+import { createAvailabilityChecker } from './availability.ts'
+import { createProviderPicker } from './best-providers.ts'
+import { ENDPOINTS } from './catalog.ts'
+import { createDealStore, type DealStore } from './deal-store.ts'
+import { createDealSync, type DealSync } from './deal-sync.ts'
+import { notFound, serviceErrorHandler } from './errors.ts'
+import { createPolicyStore } from './onboarding-policy.ts'
+import { buildOpenApi } from './openapi.ts'
+import { createDealsRouter } from './routes/deals.ts'
+import { createEpochsRouter } from './routes/epochs.ts'
+import { createPolicyRouter } from './routes/policy.ts'
+import { createProvidersRouter } from './routes/providers.ts'
+import { createPublicRouter } from './routes/public.ts'
+import { migrateService } from './schema.ts'
+import { createTenantStore, type TenantStore } from './tenants.ts'
+import { createTicker, type Ticker } from './ticker/index.ts'
+
+export interface DealServiceDeps {
+  logger: Logger
+  /** Defaults to `<dataDir>/service.sqlite`. */
+  db?: Db
+  /** Defaults to the simulated network, or Lotus when `config.lotusUrl` is set. */
+  network?: NetworkPort
+  /** Unix ms; tests inject a clock. */
+  now?: () => number
+  /** Exchange base URLs by name (tests point them at loopback). */
+  exchangeUrls?: Record<string, string>
+  fetch?: typeof fetch
+  /** False: no timers (tests drive syncs and polls themselves). Default true. */
+  background?: boolean
+  /** Demo deals seeded for the first tenant on the simulated network (default 50). */
+  demoDeals?: number
+}
+
+export interface DealService {
+  app: Express
+  tenants: TenantStore
+  deals: DealStore
+  network: NetworkPort
+  ticker: Ticker
+  sync: DealSync
+  /** The first tenant's key when it was created by this start (print it once), else undefined. */
+  createdApiKey?: string
+  close(): Promise<void>
+}
+
+const DEAL_SYNC_MS = 30_000
+
+/** Builds the deal service: public ticker, authenticated `/private/v1/*`, `/openapi.json`. */
+export async function createDealService(config: ServiceConfig, deps: DealServiceDeps): Promise<DealService> {
+  const logger = deps.logger.child({ part: 'service' })
+  const now = deps.now ?? Date.now
+  const db = deps.db ?? openDatabase(join(config.dataDir, 'service.sqlite'))
+  migrateService(db)
+  const network = deps.network ?? createNetwork(config, { now, fetch: deps.fetch })
+  const tenants = createTenantStore(db)
+  const deals = createDealStore(db)
+  const policies = createPolicyStore(db)
+  const availability = createAvailabilityChecker({ network, deals })
+  const picker = createProviderPicker({ network, deals, availability })
+  const ticker = createTicker({ now, logger, baseUrls: deps.exchangeUrls, fetch: deps.fetch })
+  const sync = createDealSync({ network, tenants, deals, now, logger })
+  const createdApiKey = await bootstrapTenant(config, tenants, network, deps.demoDeals ?? 50)
+
+  const app = express()
+  app.disable('x-powered-by')
+  app.set('etag', false)
+  app.use(
+    pinoHttp({
+      logger,
+      // The request's UUID is also the `code` of any error envelope, so support can find the log line.
+      genReqId: () => randomUUID(),
+      serializers: {
+        req: (r: { id: unknown; method: string; url: string }) => ({ id: r.id, method: r.method, url: r.url }),
+        res: (r: { statusCode: number }) => ({ statusCode: r.statusCode }),
+      },
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+    }),
+  )
+  app.use(express.json({ limit: '1mb', type: 'application/json' }))
+  const openapi = JSON.stringify(buildOpenApi())
+  app.get('/openapi.json', (_req, res) => {
+    res.type('application/json').send(openapi)
+  })
+  app.use(createPublicRouter({ ticker }))
+  app.use('/private', requireApiKey(tenants))
+  for (const e of ENDPOINTS) if (e.plans) app.use(e.path, requirePlan(e.plans))
+  app.use(createEpochsRouter({ clock: network.clock }))
+  app.use(createDealsRouter({ deals }))
+  app.use(createProvidersRouter({ network, tenants, policies, availability, picker }))
+  app.use(createPolicyRouter({ policies, tenants, network, networkLetter: config.network === 'calibration' ? 't' : 'f' }))
+  app.use((_req, _res, next) => next(notFound()))
+  app.use(serviceErrorHandler(logger))
+
+  if (deps.background !== false) {
+    sync.start(DEAL_SYNC_MS)
+    if (config.tickerEnabled) ticker.start(config.tickerPollSeconds * 1000)
+  }
+
+  return {
+    app,
+    tenants,
+    deals,
+    network,
+    ticker,
+    sync,
+    createdApiKey,
+    async close() {
+      await Promise.all([sync.stop(), ticker.stop()])
+      await network.close()
+      if (!deps.db) db.close()
+    },
+  }
+}
+
+/**
+ * First start: a Clients premium tenant whose key is API_KEY or random, saved
+ * (0600) in the data dir. On the simulated network it also gets a client
+ * address with some demo deals, so get-on-chain-deals has something to show.
+ */
+async function bootstrapTenant(config: ServiceConfig, tenants: TenantStore, network: NetworkPort, demoDeals: number): Promise<string | undefined> {
+  const keyFile = loadOrCreateSecretFile(join(config.dataDir, 'api-key'), () => config.apiKey ?? `fgs_${randomSecret(24)}`)
+  let tenant = tenants.byName('default')
+  let created: string | undefined
+  if (!tenant) {
+    tenant = tenants.create('default', 'clients-premium')
+    tenants.createKey(tenant.id, 'first start', keyFile.value)
+    created = keyFile.value
+    if (network.kind === 'simnet') {
+      const payload = createHash('sha256').update(`client:${config.simnetSeed}`).digest().subarray(0, 20)
+      tenants.addClientAddress(tenant.id, formatAddress('mainnet', 1, payload))
+    }
+  }
+  // API_KEY set later (or changed) still opens the default tenant.
+  if (config.apiKey && !tenants.byKey(config.apiKey)) tenants.createKey(tenant.id, 'API_KEY', config.apiKey)
+  if (network.kind === 'simnet' && demoDeals > 0) {
+    for (const address of tenants.get(tenant.id)!.clientAddresses) {
+      const id = await network.lookupId(address)
+      if (id) await (network as Simnet).seedClientDeals(id, demoDeals)
+    }
+  }
+  return created
+}

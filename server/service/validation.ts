@@ -1,0 +1,50 @@
+import type { Request } from 'express'
+import { z } from 'zod'
+import { badRequest } from './errors.ts'
+
+/**
+ * Validates a JSON body with a zod schema at the edge; every failure is a 400
+ * with a message naming the field, never zod's raw text dump.
+ * `optional`: a missing body counts as `{}` (endpoints whose body the spec makes optional).
+ */
+export function parseBody<S extends z.ZodType>(req: Request, schema: S, options: { optional?: boolean } = {}): z.infer<S> {
+  const hasBody = Number(req.headers['content-length'] ?? 0) > 0 || req.headers['transfer-encoding'] !== undefined
+  if (hasBody && !req.is('application/json')) throw badRequest('Content-Type must be application/json')
+  let body: unknown = req.body
+  if (body === undefined || (!hasBody && isEmptyObject(body))) {
+    if (!options.optional) throw badRequest('A JSON request body is required')
+    body = {}
+  }
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('The request body must be a JSON object')
+  const result = schema.safeParse(body)
+  if (!result.success) throw badRequest(describeIssues(result.error.issues))
+  return result.data
+}
+
+/** "field: problem; other: problem" from zod issues, at most three. */
+export function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
+  return issues
+    .slice(0, 3)
+    .map((issue) => {
+      const path = issue.path.map(String).join('.')
+      if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.join(', ')}`
+      if (issue.code === 'invalid_type' && issue.message.includes('received undefined')) return `${path}: is required`
+      return path ? `${path}: ${issue.message}` : issue.message
+    })
+    .join('; ')
+}
+
+function isEmptyObject(v: unknown): boolean {
+  return typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0
+}
+
+const INT64_MAX = 9223372036854775807n
+
+/** A non-negative integer that fits JSON's exact range (larger int64 values cannot arrive intact). */
+export const epochNumber = z.number().int('must be an integer').min(0, 'must not be negative').max(Number.MAX_SAFE_INTEGER, 'is too large')
+
+/** Attofil amounts: decimal strings of a non-negative int64-sized integer. */
+export const attoAmount = z
+  .string()
+  .regex(/^(0|[1-9][0-9]*)$/, 'must be a non-negative integer in a decimal string')
+  .refine((s) => s.length <= 40 && BigInt(s) <= INT64_MAX * 10n ** 18n, 'is too large')
