@@ -1,0 +1,93 @@
+/**
+ * The admin settings API the bridge serves (contract in plugin-ui/README.md).
+ * Secrets go up, never down: the password is write-only and the bridge only
+ * says whether one is set.
+ */
+import type { Network } from '../types.ts'
+
+import axios from '@nextcloud/axios'
+import { generateOcsUrl } from '@nextcloud/router'
+import { failedAnswer, invalidAnswer, toApiError } from './errors.ts'
+import { OCS_HEADERS } from './api.ts'
+
+export interface GatewayLinkSettings {
+  gatewayUrl: string
+  gatewayUser: string
+  gatewayPasswordSet: boolean
+  pathMap: string
+  network: Network
+  ipfsGateway: string
+}
+
+/** What a save sends: the password only when the admin typed a new one. */
+export interface GatewayLinkUpdate {
+  gatewayUrl: string
+  gatewayUser: string
+  gatewayPassword?: string
+  pathMap: string
+  network: Network
+  ipfsGateway: string
+}
+
+export interface LinkTestResult {
+  success: boolean
+  /** HTTP status the gateway answered with, 0 when it could not be reached. */
+  status: number
+  message: string
+  latencyMs: number
+}
+
+export const adminSettingsUrl = () => generateOcsUrl('apps/gateway/admin/settings')
+export const testLinkUrl = () => generateOcsUrl('apps/gateway/admin/test-link')
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null
+
+function readSettings(data: unknown, status: number): GatewayLinkSettings {
+  if (!isObject(data)) throw invalidAnswer()
+  if (data.success !== true) throw failedAnswer(data, status)
+  const s = data.settings
+  if (!isObject(s) || typeof s.gatewayUrl !== 'string' || typeof s.gatewayPasswordSet !== 'boolean') throw invalidAnswer()
+  return {
+    gatewayUrl: s.gatewayUrl,
+    gatewayUser: typeof s.gatewayUser === 'string' ? s.gatewayUser : '',
+    gatewayPasswordSet: s.gatewayPasswordSet,
+    pathMap: typeof s.pathMap === 'string' ? s.pathMap : '',
+    network: s.network === 'mainnet' || s.network === 'calibration' ? s.network : 'simnet',
+    ipfsGateway: typeof s.ipfsGateway === 'string' ? s.ipfsGateway : '',
+  }
+}
+
+export async function getAdminSettings(): Promise<GatewayLinkSettings> {
+  try {
+    const res = await axios.get(adminSettingsUrl(), { headers: OCS_HEADERS })
+    return readSettings(res.data, res.status)
+  } catch (err) {
+    throw toApiError(err)
+  }
+}
+
+export async function saveAdminSettings(update: GatewayLinkUpdate): Promise<GatewayLinkSettings> {
+  try {
+    const res = await axios.put(adminSettingsUrl(), update, { headers: OCS_HEADERS })
+    return readSettings(res.data, res.status)
+  } catch (err) {
+    throw toApiError(err)
+  }
+}
+
+/** Asks the bridge to call the gateway with the saved settings and report what it answered. */
+export async function testGatewayLink(): Promise<LinkTestResult> {
+  let data: unknown
+  try {
+    data = (await axios.post(testLinkUrl(), {}, { headers: OCS_HEADERS })).data
+  } catch (err) {
+    throw toApiError(err)
+  }
+  if (!isObject(data) || typeof data.success !== 'boolean') throw invalidAnswer()
+  return {
+    success: data.success,
+    status: typeof data.status === 'number' ? data.status : 0,
+    message: typeof data.message === 'string' ? data.message : (typeof data.error === 'string' ? data.error : ''),
+    latencyMs: typeof data.latencyMs === 'number' ? data.latencyMs : 0,
+  }
+}

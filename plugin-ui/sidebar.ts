@@ -1,0 +1,143 @@
+/**
+ * Registers the tab with whichever Files sidebar the page has, and nothing
+ * else: Nextcloud 29–32 expose `OCA.Files.Sidebar`, Nextcloud 33 removed it
+ * in favour of `registerSidebarTab` from `@nextcloud/files` 4 with a web
+ * component. Without either (e.g. a page without the Files app) it registers
+ * nothing.
+ */
+import type { ISidebarTab } from '@nextcloud/files'
+
+import { t } from '@nextcloud/l10n'
+import { storageSvg } from './icons.ts'
+import { logger } from './logger.ts'
+import { loadView, TabHost } from './tab-host.ts'
+import { toFileTarget } from './utils/file-target.ts'
+
+export const TAB_ID = 'gateway'
+/** Nextcloud 33 wants the tag to start with the app id. */
+export const TAB_TAG_NAME = 'gateway-sidebar-tab'
+
+/** The parts of Nextcloud 29–32's `OCA.Files.Sidebar` used here. */
+export interface LegacySidebarTabOptions {
+  id: string
+  name: string
+  iconSvg: string
+  mount: (el: HTMLElement, fileInfo: unknown, context?: unknown) => Promise<void>
+  update: (fileInfo: unknown) => void
+  destroy: () => void
+  enabled?: (fileInfo: unknown) => boolean
+}
+
+export interface LegacySidebar {
+  registerTab(tab: unknown): void
+  Tab: new (options: LegacySidebarTabOptions) => unknown
+}
+
+export type SidebarHost =
+  | { kind: 'legacy', sidebar: LegacySidebar }
+  | { kind: 'files4', registerSidebarTab: (tab: ISidebarTab) => void }
+
+interface HostWindow {
+  OC?: { config?: { version?: string } }
+  OCA?: { Files?: { Sidebar?: Partial<LegacySidebar>, _sidebar?: unknown } }
+}
+
+function serverMajorVersion(win: HostWindow): number | undefined {
+  const major = Number.parseInt(win.OC?.config?.version ?? '', 10)
+  return Number.isFinite(major) ? major : undefined
+}
+
+/**
+ * Which sidebar API this page offers. Nextcloud 33+ is recognised by its
+ * version or its sidebar entry point; older servers by `OCA.Files.Sidebar`.
+ */
+export function detectSidebarHost(win: HostWindow, registerSidebarTab?: (tab: ISidebarTab) => void): SidebarHost | null {
+  const major = serverMajorVersion(win)
+  const files4 = (major !== undefined && major >= 33) || typeof win.OCA?.Files?._sidebar === 'function'
+  if (files4 && typeof registerSidebarTab === 'function') {
+    return { kind: 'files4', registerSidebarTab }
+  }
+  const legacy = win.OCA?.Files?.Sidebar
+  if (legacy && typeof legacy.registerTab === 'function' && typeof legacy.Tab === 'function') {
+    return { kind: 'legacy', sidebar: legacy as LegacySidebar }
+  }
+  return null
+}
+
+const tabName = () => t('gateway', 'Filecoin')
+const isShowable = (info: unknown) => toFileTarget(info) !== null
+
+function registerLegacy(sidebar: LegacySidebar): void {
+  const host = new TabHost()
+  sidebar.registerTab(new sidebar.Tab({
+    id: TAB_ID,
+    name: tabName(),
+    iconSvg: storageSvg,
+    mount: (el, fileInfo) => host.mount(el, fileInfo),
+    update: (fileInfo) => host.update(fileInfo),
+    destroy: () => host.destroy(),
+    enabled: isShowable,
+  }))
+}
+
+/**
+ * The Nextcloud 33 tab: a light-DOM custom element whose `node` and `active`
+ * properties the Files app sets; it hosts the same Vue view.
+ * Defined lazily so that merely importing this module needs no DOM.
+ */
+export function defineTabElement(registry: CustomElementRegistry = window.customElements): void {
+  if (registry.get(TAB_TAG_NAME)) return
+  class GatewaySidebarTabElement extends HTMLElement {
+    #host = new TabHost()
+    #node: unknown = undefined
+    #active = true
+
+    get node(): unknown { return this.#node }
+    set node(node: unknown) {
+      this.#node = node
+      this.#host.update(node)
+    }
+
+    get active(): boolean { return this.#active }
+    set active(active: boolean) {
+      this.#active = Boolean(active)
+      this.#host.setActive(this.#active)
+    }
+
+    connectedCallback() {
+      this.#host.setActive(this.#active)
+      this.#host.mount(this, this.#node).catch((err) => logger.error('Could not show the Filecoin tab', { err }))
+    }
+
+    disconnectedCallback() {
+      this.#host.destroy()
+    }
+  }
+  registry.define(TAB_TAG_NAME, GatewaySidebarTabElement)
+}
+
+function registerFiles4(registerSidebarTab: (tab: ISidebarTab) => void): void {
+  registerSidebarTab({
+    id: TAB_ID,
+    order: 90,
+    displayName: tabName(),
+    iconSvgInline: storageSvg,
+    tagName: TAB_TAG_NAME,
+    enabled: ({ node }) => isShowable(node),
+    async onInit() {
+      defineTabElement()
+      await loadView()
+    },
+  })
+}
+
+/** Registers the tab on the detected host; returns which one, or null when there is none. */
+export function registerGatewayTab(host: SidebarHost | null): SidebarHost['kind'] | null {
+  if (!host) {
+    logger.debug('No Files sidebar on this page; the Filecoin tab is not registered')
+    return null
+  }
+  if (host.kind === 'legacy') registerLegacy(host.sidebar)
+  else registerFiles4(host.registerSidebarTab)
+  return host.kind
+}

@@ -1,0 +1,39 @@
+/**
+ * Facts about each network: where its block explorer is and when its epoch 0
+ * was. The simulated network has neither a public explorer nor a fixed genesis.
+ */
+import type { Network } from '../types.ts'
+
+const EPOCH_SECONDS = 30
+
+const GENESIS: Partial<Record<Network, number>> = {
+  mainnet: 1598306400,
+  calibration: 1667326380,
+}
+
+const FILFOX: Partial<Record<Network, string>> = {
+  mainnet: 'https://filfox.info/en',
+  calibration: 'https://calibration.filfox.info/en',
+}
+
+export function providerExplorerUrl(network: Network, provider: string): string | undefined {
+  const base = FILFOX[network]
+  return base ? `${base}/address/${encodeURIComponent(provider)}` : undefined
+}
+
+export function dealExplorerUrl(network: Network, dealId: number | string): string | undefined {
+  const base = FILFOX[network]
+  return base ? `${base}/deal/${encodeURIComponent(String(dealId))}` : undefined
+}
+
+/** Unix seconds of an epoch; undefined when the genesis is not known. */
+export function epochToUnix(epoch: number, network: Network, genesisTimestamp?: number): number | undefined {
+  const genesis = genesisTimestamp ?? GENESIS[network]
+  return genesis === undefined ? undefined : genesis + epoch * EPOCH_SECONDS
+}
+
+/** `https://ipfs.io/ipfs/<cid>`, or undefined when no IPFS gateway is configured. */
+export function ipfsUrl(ipfsGateway: string, cid: string): string | undefined {
+  if (!ipfsGateway) return undefined
+  return `${ipfsGateway.replace(/\/+$/, '')}/ipfs/${encodeURIComponent(cid)}`
+}

@@ -1,0 +1,64 @@
+/**
+ * `npm run package:app` end to end: a real Vite build (about 10 s), then the
+ * archive unpacked with the system tar the way an admin would.
+ */
+import { spawnSync } from 'node:child_process'
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join, resolve } from 'node:path'
+import { afterAll, describe, expect, it } from 'vitest'
+
+const ROOT = resolve(import.meta.dirname, '..', '..')
+const TSX = join(ROOT, 'node_modules', '.bin', 'tsx')
+const SCRIPT = join(ROOT, 'scripts', 'package-app.ts')
+const work = mkdtempSync(join(tmpdir(), 'gateway-package-'))
+
+afterAll(() => rmSync(work, { recursive: true, force: true }))
+
+describe('npm run package:app', () => {
+  it('prints its usage with --help', () => {
+    const run = spawnSync(TSX, [SCRIPT, '--help'], { cwd: ROOT, encoding: 'utf8' })
+    expect(run.status).toBe(0)
+    expect(run.stdout).toContain('gateway-<version>.tar.gz')
+  })
+
+  it('refuses an unknown option', () => {
+    const run = spawnSync(TSX, [SCRIPT, '--bogus'], { cwd: ROOT, encoding: 'utf8' })
+    expect(run.status).not.toBe(0)
+  })
+
+  it('builds an archive that unpacks into apps/ as gateway/, within the JS budget', () => {
+    const run = spawnSync(TSX, [SCRIPT, '--out', join(work, 'dist'), '--json'], { cwd: ROOT, encoding: 'utf8', timeout: 120_000 })
+    expect(run.status, run.stderr).toBe(0)
+    const summary = JSON.parse(run.stdout.trim().split('\n').pop()!) as {
+      archive: string
+      version: string
+      initialJs: { files: string[], gzipBytes: number, budgetBytes: number }
+    }
+    const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
+    expect(summary.archive).toBe(join(work, 'dist', `gateway-${pkg.version}.tar.gz`))
+
+    const apps = join(work, 'apps')
+    spawnSync('mkdir', ['-p', apps])
+    const untar = spawnSync('tar', ['-xzf', summary.archive, '-C', apps], { encoding: 'utf8' })
+    expect(untar.status, untar.stderr).toBe(0)
+    expect(untar.stderr).toBe('')
+    for (const file of ['appinfo/info.xml', 'js/gateway-main.mjs', 'js/gateway-admin.mjs', 'lib/AppInfo/Application.php',
+      'lib/Listener/LoadSidebarListener.php', 'lib/Settings/AdminSettings.php', 'templates/admin.php', 'img/app-dark.svg', 'README.md']) {
+      expect(existsSync(join(apps, 'gateway', file)), file).toBe(true)
+    }
+    expect(readFileSync(join(apps, 'gateway', 'appinfo', 'info.xml'), 'utf8')).toBe(readFileSync(join(ROOT, 'appinfo', 'info.xml'), 'utf8'))
+    // Every lazy chunk the entry points name is in the archive.
+    const main = readFileSync(join(apps, 'gateway', 'js', 'gateway-main.mjs'), 'utf8')
+    for (const chunk of main.matchAll(/js\/([\w-]+\.chunk\.mjs)/g)) {
+      expect(existsSync(join(apps, 'gateway', 'js', chunk[1])), chunk[1]).toBe(true)
+    }
+    const list = spawnSync('tar', ['-tzf', summary.archive], { encoding: 'utf8' }).stdout.trim().split('\n')
+    expect(list.every((name) => name.startsWith('gateway/'))).toBe(true)
+    expect(list.some((name) => name.endsWith('.map'))).toBe(false)
+
+    expect(summary.initialJs.files[0]).toBe('gateway-main.mjs')
+    expect(summary.initialJs.files.some((f) => f.startsWith('GatewayTab'))).toBe(false)
+    expect(summary.initialJs.gzipBytes).toBeLessThanOrEqual(200 * 1024)
+  }, 120_000)
+})

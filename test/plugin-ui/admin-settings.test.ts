@@ -1,0 +1,140 @@
+// @vitest-environment happy-dom
+import { flushPromises, mount, type VueWrapper } from '@vue/test-utils'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import AdminSettings from '../../plugin-ui/views/AdminSettings.vue'
+import { ADMIN_SETTINGS, http, TEST_LINK } from './http-mock.ts'
+
+vi.mock('@nextcloud/axios', () => import('./http-mock.ts').then((m) => m.axiosModule))
+
+const saved = {
+  gatewayUrl: 'http://127.0.0.1:9011',
+  gatewayUser: 'bridge',
+  gatewayPasswordSet: true,
+  pathMap: '/{user}',
+  network: 'calibration',
+  ipfsGateway: 'https://ipfs.io',
+}
+
+let wrapper: VueWrapper | undefined
+
+async function open(): Promise<VueWrapper> {
+  wrapper = mount(AdminSettings, { attachTo: document.body })
+  await flushPromises()
+  return wrapper
+}
+
+const input = (w: VueWrapper, field: string) => w.get(`[data-test="${field}"] input, input[data-test="${field}"]`)
+
+async function submit(w: VueWrapper) {
+  await w.get('[data-test="form"]').trigger('submit')
+  await flushPromises()
+}
+
+beforeEach(() => {
+  ;(window as unknown as { _oc_webroot: string })._oc_webroot = ''
+  http.reset()
+  http.on('GET', ADMIN_SETTINGS, { status: 200, data: { success: true, settings: saved } })
+})
+
+afterEach(() => {
+  wrapper?.unmount()
+  wrapper = undefined
+  document.body.innerHTML = ''
+  http.assertNoUnexpected()
+})
+
+describe('AdminSettings', () => {
+  it('shows the saved link, and only whether a password is set', async () => {
+    const w = await open()
+    expect((input(w, 'gatewayUrl').element as HTMLInputElement).value).toBe(saved.gatewayUrl)
+    expect((input(w, 'gatewayUser').element as HTMLInputElement).value).toBe('bridge')
+    expect((input(w, 'gatewayPassword').element as HTMLInputElement).value).toBe('')
+    expect((w.get('[data-test="network"]').element as HTMLSelectElement).value).toBe('calibration')
+    expect(w.get('[data-test="password-state"]').text()).toBe('Password: set')
+    expect(http.callsTo('GET', ADMIN_SETTINGS)[0].headers['OCS-APIRequest']).toBe('true')
+  })
+
+  it('shows "not set" when no password is stored', async () => {
+    http.on('GET', ADMIN_SETTINGS, { status: 200, data: { success: true, settings: { ...saved, gatewayPasswordSet: false } } })
+    const w = await open()
+    expect(w.get('[data-test="password-state"]').text()).toBe('Password: not set')
+  })
+
+  it('refuses to save invalid input and says which field is wrong', async () => {
+    const w = await open()
+    await input(w, 'gatewayUrl').setValue('ftp://gateway')
+    await input(w, 'pathMap').setValue('/../{user}')
+    await input(w, 'ipfsGateway').setValue('not a url')
+    await submit(w)
+    expect(http.callsTo('PUT', ADMIN_SETTINGS)).toHaveLength(0)
+    for (const field of ['gatewayUrl', 'pathMap', 'ipfsGateway']) {
+      expect(input(w, field).attributes('aria-invalid')).toBe('true')
+    }
+    expect(input(w, 'gatewayUser').attributes('aria-invalid')).not.toBe('true')
+  })
+
+  it('saves without the password when none was typed', async () => {
+    http.on('PUT', ADMIN_SETTINGS, (req) => ({ status: 200, data: { success: true, settings: { ...saved, ...(req.data as object), gatewayPasswordSet: true } } }))
+    const w = await open()
+    await input(w, 'gatewayUrl').setValue('https://gateway.example.org/')
+    await w.get('[data-test="network"]').setValue('mainnet')
+    await submit(w)
+    const [put] = http.callsTo('PUT', ADMIN_SETTINGS)
+    expect(put.data).toEqual({
+      gatewayUrl: 'https://gateway.example.org/',
+      gatewayUser: 'bridge',
+      pathMap: '/{user}',
+      network: 'mainnet',
+      ipfsGateway: 'https://ipfs.io',
+    })
+    expect(put.headers['OCS-APIRequest']).toBe('true')
+    expect(w.find('[data-test="saved"]').exists()).toBe(true)
+  })
+
+  it('sends a newly typed password once and clears the field', async () => {
+    http.on('PUT', ADMIN_SETTINGS, { status: 200, data: { success: true, settings: saved } })
+    const w = await open()
+    await input(w, 'gatewayPassword').setValue('s3cret-pass')
+    await submit(w)
+    expect((http.callsTo('PUT', ADMIN_SETTINGS)[0].data as { gatewayPassword?: string }).gatewayPassword).toBe('s3cret-pass')
+    expect((input(w, 'gatewayPassword').element as HTMLInputElement).value).toBe('')
+    expect(w.html()).not.toContain('s3cret-pass')
+  })
+
+  it('shows the server error when saving fails', async () => {
+    http.on('PUT', ADMIN_SETTINGS, { status: 400, data: { success: false, error: 'gatewayUrl: the gateway refused these credentials' } })
+    const w = await open()
+    await submit(w)
+    expect(w.get('[data-test="save-error"]').text()).toContain('the gateway refused these credentials')
+    expect(w.find('[data-test="saved"]').exists()).toBe(false)
+  })
+
+  it('tests the link and shows what the gateway answered', async () => {
+    http.on('POST', TEST_LINK, { status: 200, data: { success: true, status: 200, message: 'gateway 0.1.0', latencyMs: 12 } })
+    const w = await open()
+    await w.get('[data-test="test-link"]').trigger('click')
+    await flushPromises()
+    const result = w.get('[data-test="test-result"]').text()
+    expect(result).toContain('HTTP 200')
+    expect(result).toContain('12 ms')
+    expect(result).toContain('gateway 0.1.0')
+  })
+
+  it('shows a failed link test with the gateway status', async () => {
+    http.on('POST', TEST_LINK, { status: 200, data: { success: false, status: 401, message: 'Unauthorized', latencyMs: 5 } })
+    const w = await open()
+    await w.get('[data-test="test-link"]').trigger('click')
+    await flushPromises()
+    expect(w.get('[data-test="test-result"]').text()).toContain('HTTP 401')
+    expect(w.get('[data-test="test-result"]').text()).toContain('Unauthorized')
+  })
+
+  it('shows a load error with a retry', async () => {
+    http.on('GET', ADMIN_SETTINGS, { status: 403, data: { success: false, error: 'Admins only' } }, { status: 200, data: { success: true, settings: saved } })
+    const w = await open()
+    expect(w.get('[data-test="load-error"]').text()).toContain('Admins only')
+    await w.get('[data-test="reload"]').trigger('click')
+    await flushPromises()
+    expect(w.find('[data-test="form"]').exists()).toBe(true)
+  })
+})

@@ -1,0 +1,1 @@
+/// <reference path="../../plugin-ui/env.d.ts" />

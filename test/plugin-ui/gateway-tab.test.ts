@@ -1,0 +1,352 @@
+// @vitest-environment happy-dom
+import type { FileState } from '../../plugin-ui/types.ts'
+
+import { register, unregister } from '@nextcloud/l10n'
+import { flushPromises, mount, type VueWrapper } from '@vue/test-utils'
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import GatewayTab from '../../plugin-ui/views/GatewayTab.vue'
+import { fail, FILE_CID, fileRecord, legacyFile, legacyFolder, ok, PIECE_CID, tabConfig } from './fixtures.ts'
+import { CONFIG, http, METADATA } from './http-mock.ts'
+
+vi.mock('@nextcloud/axios', () => import('./http-mock.ts').then((m) => m.axiosModule))
+
+interface TabApi {
+  update(info: unknown): void
+  setActive(active: boolean): void
+}
+
+let wrapper: VueWrapper | undefined
+
+async function showTab(info: unknown = legacyFile()): Promise<VueWrapper> {
+  wrapper = mount(GatewayTab, { attachTo: document.body })
+  ;(wrapper.vm as unknown as TabApi).update(info)
+  await flushPromises()
+  return wrapper
+}
+
+const api = (w: VueWrapper) => w.vm as unknown as TabApi
+const text = (w: VueWrapper, sel: string) => w.get(`[data-test="${sel}"]`).text()
+
+beforeEach(() => {
+  ;(window as unknown as { _oc_webroot: string })._oc_webroot = ''
+  http.reset()
+  http.on('GET', CONFIG, tabConfig('mainnet'))
+})
+
+afterEach(() => {
+  wrapper?.unmount()
+  wrapper = undefined
+  vi.useRealTimers()
+  unregister('gateway')
+  http.assertNoUnexpected()
+})
+
+describe('GatewayTab states', () => {
+  const states: FileState[] = ['Staging', 'Offloading', 'Partially offloaded', 'Offloaded', 'Unknown']
+
+  it.each(states)('shows %s as a badge with a one-line explanation', async (state) => {
+    http.on('POST', METADATA, ok(fileRecord({ state })))
+    const w = await showTab()
+    expect(text(w, 'state-label')).toBe(state)
+    const explanation = text(w, 'state-explanation')
+    expect(explanation.length).toBeGreaterThan(20)
+    expect(explanation).not.toContain('\n')
+  })
+
+  it('gives each state its own explanation', async () => {
+    const seen = new Set<string>()
+    for (const state of states) {
+      http.on('POST', METADATA, ok(fileRecord({ state })))
+      const w = await showTab()
+      seen.add(text(w, 'state-explanation'))
+      w.unmount()
+      wrapper = undefined
+    }
+    expect(seen.size).toBe(states.length)
+  })
+
+  it('treats a state it does not know as Unknown', async () => {
+    http.on('POST', METADATA, ok(fileRecord({ state: 'exploded' as FileState })))
+    const w = await showTab()
+    expect(text(w, 'state-label')).toBe('Unknown')
+  })
+
+  it('asks the bridge for the file path with the OCS header and shows the CID', async () => {
+    http.on('POST', METADATA, ok(fileRecord()))
+    const w = await showTab(legacyFile('/Documents', 'report.pdf'))
+    const [call] = http.callsTo('POST', METADATA)
+    expect(call.data).toEqual({ filePath: '/Documents/report.pdf' })
+    expect(call.headers['OCS-APIRequest']).toBe('true')
+    expect(text(w, 'cid-full')).toBe(FILE_CID)
+    expect(text(w, 'kind')).toBe('File')
+  })
+
+  it('shows a folder with the aggregated wording', async () => {
+    http.on('POST', METADATA, ok(fileRecord({ state: 'Offloaded', retrievableCopies: 2 }, { path: '/', file: 'Photos' })))
+    const w = await showTab(legacyFolder('/', 'Photos'))
+    expect(http.callsTo('POST', METADATA)[0].data).toEqual({ filePath: '/Photos' })
+    expect(text(w, 'kind')).toMatch(/^Folder/)
+    expect(text(w, 'state-explanation')).toMatch(/folder/i)
+  })
+
+  it('accepts a Nextcloud 33 node as well as a legacy FileInfo', async () => {
+    http.on('POST', METADATA, ok(fileRecord()))
+    await showTab({ path: '/Documents/report.pdf', basename: 'report.pdf', type: 'file' })
+    expect(http.callsTo('POST', METADATA)[0].data).toEqual({ filePath: '/Documents/report.pdf' })
+  })
+})
+
+describe('GatewayTab details', () => {
+  it('shows the expiration as a local date and a relative time', async () => {
+    const expirationTimestamp = Math.floor(Date.now() / 1000) + 200 * 86400
+    http.on('POST', METADATA, ok(fileRecord({ state: 'Offloaded', retrievableCopies: 2, expirationEpoch: 5_000_000, expirationTimestamp })))
+    const w = await showTab()
+    const time = w.get('[data-test="expiration"] time')
+    expect(time.attributes('datetime')).toBe(new Date(expirationTimestamp * 1000).toISOString())
+    const local = new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(expirationTimestamp * 1000))
+    expect(time.text()).toBe(local)
+    expect(text(w, 'expiration')).toMatch(/\(.+\)/)
+    expect(text(w, 'copies')).toBe('2 copies')
+  })
+
+  it('says when nothing is retrievable yet instead of an expiration', async () => {
+    http.on('POST', METADATA, ok(fileRecord()))
+    const w = await showTab()
+    expect(w.find('[data-test="expiration"] time').exists()).toBe(false)
+    expect(text(w, 'copies')).toBe('0 copies')
+  })
+
+  const offloaded = () => fileRecord({
+    state: 'Offloaded',
+    retrievableCopies: 1,
+    expirationTimestamp: 1_900_000_000,
+    groups: [
+      {
+        state: 'offloaded',
+        pieceCid: PIECE_CID,
+        retrievableCopies: 1,
+        deals: [
+          { provider: 'f01234', dealId: 98765, endEpoch: 4_000_000, isRetrievable: true, state: 'active' },
+          { provider: 'f05678', dealId: 98766, endEpoch: 4_000_000, isRetrievable: false, state: 'published' },
+        ],
+      },
+      { state: 'ready for deals', retrievableCopies: 0 },
+    ],
+  })
+
+  it('lists groups and deals with Filfox links on mainnet', async () => {
+    http.on('POST', METADATA, ok(offloaded()))
+    const w = await showTab()
+    const groups = w.findAll('[data-test="group"]')
+    expect(groups).toHaveLength(2)
+    expect(groups[0].get('[data-test="group-state"]').text()).toBe('Offloaded')
+    expect(groups[0].get('[data-test="cid-full"]').text()).toBe(PIECE_CID)
+    expect(groups[0].get('[data-test="group-copies"]').text()).toBe('1 retrievable copy')
+    expect(groups[1].get('[data-test="group-state"]').text()).toBe('Ready for deals')
+    expect(groups[1].find('[data-test="no-deals"]').exists()).toBe(true)
+
+    const deals = groups[0].findAll('[data-test="deal"]')
+    expect(deals).toHaveLength(2)
+    expect(deals[0].get('[data-test="provider-link"]').attributes('href')).toBe('https://filfox.info/en/address/f01234')
+    expect(deals[0].get('[data-test="deal-link"]').attributes('href')).toBe('https://filfox.info/en/deal/98765')
+    expect(deals[0].get('[data-test="deal-retrievable"]').text()).toBe('Yes')
+    expect(deals[1].get('[data-test="deal-retrievable"]').text()).toBe('Not yet confirmed')
+    // Mainnet genesis 1598306400 + 4 000 000 epochs × 30 s.
+    expect(deals[0].get('[data-test="deal-end"] time').attributes('datetime')).toBe(new Date((1598306400 + 4_000_000 * 30) * 1000).toISOString())
+  })
+
+  it('links to the calibration explorer on calibration', async () => {
+    http.on('GET', CONFIG, tabConfig('calibration'))
+    http.on('POST', METADATA, ok(offloaded()))
+    const w = await showTab()
+    const deal = w.get('[data-test="deal"]')
+    expect(deal.get('[data-test="provider-link"]').attributes('href')).toBe('https://calibration.filfox.info/en/address/f01234')
+    expect(deal.get('[data-test="deal-link"]').attributes('href')).toBe('https://calibration.filfox.info/en/deal/98765')
+  })
+
+  it('shows no explorer links on the simulated network, and end dates from its genesis', async () => {
+    http.on('GET', CONFIG, tabConfig('simnet', 'https://ipfs.example.org', 1_700_000_000))
+    http.on('POST', METADATA, ok(offloaded()))
+    const w = await showTab()
+    const deal = w.get('[data-test="deal"]')
+    expect(deal.find('a').exists()).toBe(false)
+    expect(deal.get('[data-test="provider"]').text()).toBe('f01234')
+    expect(deal.get('[data-test="deal-end"] time').attributes('datetime')).toBe(new Date((1_700_000_000 + 4_000_000 * 30) * 1000).toISOString())
+  })
+
+  it('links the CID to the IPFS gateway only once the data is on the network', async () => {
+    http.on('POST', METADATA, ok(fileRecord()), ok(offloaded()))
+    const w = await showTab()
+    expect(w.find('[data-test="ipfs-link"]').exists()).toBe(false)
+    api(w).update(legacyFile('/Documents', 'other.pdf'))
+    await flushPromises()
+    expect(w.get('[data-test="ipfs-link"]').attributes('href')).toBe(`https://ipfs.example.org/ipfs/${FILE_CID}`)
+  })
+
+  it('falls back to no links when the bridge has no config route', async () => {
+    http.on('GET', CONFIG, fail(404, 'Not found'))
+    http.on('POST', METADATA, ok(offloaded()))
+    const w = await showTab()
+    expect(w.find('[data-test="ipfs-link"]').exists()).toBe(false)
+    expect(w.find('[data-test="provider-link"]').exists()).toBe(false)
+    expect(w.find('[data-test="record"]').exists()).toBe(true)
+  })
+
+  it('copies the full CID with the copy button and says so', async () => {
+    const writeText = vi.fn().mockResolvedValue(undefined)
+    Object.defineProperty(navigator, 'clipboard', { value: { writeText }, configurable: true })
+    http.on('POST', METADATA, ok(fileRecord()))
+    const w = await showTab()
+    const button = w.get('[data-test="copy"]')
+    expect(button.attributes('aria-label')).toMatch(/^Copy /)
+    await button.trigger('click')
+    await flushPromises()
+    expect(writeText).toHaveBeenCalledWith(FILE_CID)
+    expect(text(w, 'copy-status')).toMatch(/copied/)
+  })
+})
+
+describe('GatewayTab empty and error states', () => {
+  it('shows the empty state when the file is not on the gateway (404)', async () => {
+    http.on('POST', METADATA, fail(404, 'No such file or folder'))
+    const w = await showTab()
+    expect(w.find('[data-test="empty"]').exists()).toBe(true)
+    expect(w.find('[data-test="error"]').exists()).toBe(false)
+    expect(w.find('[data-test="retry"]').exists()).toBe(false)
+  })
+
+  it.each([[502, 'The gateway could not be reached'], [504, 'The gateway did not answer in time'], [401, 'Wrong credentials']])(
+    'shows the bridge message for %i with a retry that fetches again', async (status, message) => {
+      http.on('POST', METADATA, fail(status, message), ok(fileRecord({ state: 'Offloading' })))
+      const w = await showTab()
+      expect(w.get('[data-test="error"]').attributes('role')).toBe('alert')
+      expect(text(w, 'error')).toContain(message)
+      await w.get('[data-test="retry"] button, button[data-test="retry"]').trigger('click')
+      await flushPromises()
+      expect(http.callsTo('POST', METADATA)).toHaveLength(2)
+      expect(w.find('[data-test="error"]').exists()).toBe(false)
+      expect(text(w, 'state-label')).toBe('Offloading')
+    })
+
+  it('shows an error, not a crash, for an answer it does not understand', async () => {
+    http.on('POST', METADATA, { status: 200, data: '<html>login</html>' })
+    const w = await showTab()
+    expect(w.find('[data-test="error"]').exists()).toBe(true)
+  })
+
+  it('shows the loading skeleton until the answer arrives', async () => {
+    let answer: (r: ReturnType<typeof ok>) => void = () => {}
+    http.on('POST', METADATA, () => new Promise((resolve) => { answer = resolve }))
+    wrapper = mount(GatewayTab)
+    api(wrapper).update(legacyFile())
+    await flushPromises()
+    expect(wrapper.find('[data-test="loading"]').exists()).toBe(true)
+    answer(ok(fileRecord()))
+    await flushPromises()
+    expect(wrapper.find('[data-test="loading"]').exists()).toBe(false)
+    expect(wrapper.find('[data-test="record"]').exists()).toBe(true)
+  })
+
+  it('shows the file picked last when answers arrive out of order', async () => {
+    const pending: Array<() => void> = []
+    http.on('POST', METADATA, (req) => new Promise((resolve) => {
+      const { filePath } = req.data as { filePath: string }
+      pending.push(() => resolve(ok(fileRecord({ state: filePath.endsWith('a.txt') ? 'Staging' : 'Offloaded' }))))
+    }))
+    wrapper = mount(GatewayTab)
+    api(wrapper).update(legacyFile('/', 'a.txt'))
+    await flushPromises()
+    api(wrapper).update(legacyFile('/', 'b.txt'))
+    await flushPromises()
+    pending[1]()
+    pending[0]()
+    await flushPromises()
+    expect(text(wrapper, 'state-label')).toBe('Offloaded')
+  })
+})
+
+describe('GatewayTab auto-refresh', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] })
+  })
+
+  it('refreshes every 10 s while the state can change and stops once Offloaded', async () => {
+    http.on('POST', METADATA, ok(fileRecord({ state: 'Staging' })), ok(fileRecord({ state: 'Offloading' })), ok(fileRecord({ state: 'Offloaded', retrievableCopies: 1 })))
+    const w = await showTab()
+    expect(http.callsTo('POST', METADATA)).toHaveLength(1)
+    await vi.advanceTimersByTimeAsync(10_000)
+    expect(http.callsTo('POST', METADATA)).toHaveLength(2)
+    expect(text(w, 'state-label')).toBe('Offloading')
+    expect(text(w, 'announcement')).toContain('Offloading')
+    await vi.advanceTimersByTimeAsync(10_000)
+    expect(text(w, 'state-label')).toBe('Offloaded')
+    await vi.advanceTimersByTimeAsync(60_000)
+    expect(http.callsTo('POST', METADATA)).toHaveLength(3)
+  })
+
+  it('stops refreshing when the tab is destroyed', async () => {
+    http.on('POST', METADATA, ok(fileRecord({ state: 'Staging' })))
+    const w = await showTab()
+    w.unmount()
+    wrapper = undefined
+    await vi.advanceTimersByTimeAsync(60_000)
+    expect(http.callsTo('POST', METADATA)).toHaveLength(1)
+  })
+
+  it('pauses while the tab is hidden and refreshes when shown again', async () => {
+    http.on('POST', METADATA, ok(fileRecord({ state: 'Staging' })))
+    const w = await showTab()
+    api(w).setActive(false)
+    await vi.advanceTimersByTimeAsync(60_000)
+    expect(http.callsTo('POST', METADATA)).toHaveLength(1)
+    api(w).setActive(true)
+    await vi.advanceTimersByTimeAsync(0)
+    expect(http.callsTo('POST', METADATA)).toHaveLength(2)
+  })
+
+  it('pauses while the browser tab is hidden', async () => {
+    http.on('POST', METADATA, ok(fileRecord({ state: 'Staging' })))
+    await showTab()
+    Object.defineProperty(document, 'visibilityState', { value: 'hidden', configurable: true })
+    document.dispatchEvent(new Event('visibilitychange'))
+    await vi.advanceTimersByTimeAsync(60_000)
+    expect(http.callsTo('POST', METADATA)).toHaveLength(1)
+    Object.defineProperty(document, 'visibilityState', { value: 'visible', configurable: true })
+    document.dispatchEvent(new Event('visibilitychange'))
+    await vi.advanceTimersByTimeAsync(0)
+    expect(http.callsTo('POST', METADATA)).toHaveLength(2)
+  })
+
+  it('keeps showing the record with a notice when a refresh fails', async () => {
+    http.on('POST', METADATA, ok(fileRecord({ state: 'Staging' })), fail(502, 'Gateway unreachable'), ok(fileRecord({ state: 'Offloading' })))
+    const w = await showTab()
+    await vi.advanceTimersByTimeAsync(10_000)
+    expect(text(w, 'state-label')).toBe('Staging')
+    expect(text(w, 'refresh-error')).toContain('Gateway unreachable')
+    await vi.advanceTimersByTimeAsync(10_000)
+    expect(w.find('[data-test="refresh-error"]').exists()).toBe(false)
+    expect(text(w, 'state-label')).toBe('Offloading')
+  })
+
+  it('does not poll a file that is not on the gateway', async () => {
+    http.on('POST', METADATA, fail(404, 'No such file'))
+    await showTab()
+    await vi.advanceTimersByTimeAsync(60_000)
+    expect(http.callsTo('POST', METADATA)).toHaveLength(1)
+  })
+})
+
+describe('GatewayTab translations', () => {
+  it('translates its strings through the gateway app id', async () => {
+    register('gateway', {
+      Offloaded: 'Ausgelagert',
+      'Data groups': 'Datengruppen',
+      'Content ID (CID)': 'Inhalts-ID (CID)',
+    })
+    http.on('POST', METADATA, ok(fileRecord({ state: 'Offloaded', retrievableCopies: 1 })))
+    const w = await showTab()
+    expect(text(w, 'state-label')).toBe('Ausgelagert')
+    expect(w.text()).toContain('Datengruppen')
+    expect(w.text()).toContain('Inhalts-ID (CID)')
+  })
+})

@@ -1,0 +1,121 @@
+// @vitest-environment happy-dom
+import { AxiosError } from 'axios'
+import { describe, expect, it } from 'vitest'
+import { toApiError } from '../../plugin-ui/services/errors.ts'
+import { toFileTarget } from '../../plugin-ui/utils/file-target.ts'
+import { formatRelative, shortenCid } from '../../plugin-ui/utils/format.ts'
+import { dealExplorerUrl, epochToUnix, ipfsUrl, providerExplorerUrl } from '../../plugin-ui/utils/network.ts'
+import { validateLinkForm, type LinkForm } from '../../plugin-ui/utils/validate-settings.ts'
+
+const form = (over: Partial<LinkForm> = {}): LinkForm => ({
+  gatewayUrl: 'https://gateway.example.org',
+  gatewayUser: 'bridge',
+  gatewayPassword: '',
+  pathMap: '/{user}',
+  network: 'mainnet',
+  ipfsGateway: 'https://ipfs.io',
+  ...over,
+})
+
+describe('validateLinkForm', () => {
+  it('accepts a complete link, and an empty gateway URL (embedded gateway)', () => {
+    expect(validateLinkForm(form())).toEqual({})
+    expect(validateLinkForm(form({ gatewayUrl: '', ipfsGateway: '' }))).toEqual({})
+    expect(validateLinkForm(form({ pathMap: '/mounts/{user}/files' }))).toEqual({})
+  })
+
+  it.each<[Partial<LinkForm>, keyof LinkForm]>([
+    [{ gatewayUrl: 'gateway.example.org' }, 'gatewayUrl'],
+    [{ gatewayUrl: 'ftp://gateway.example.org' }, 'gatewayUrl'],
+    [{ gatewayUrl: 'https://user:pw@gateway.example.org' }, 'gatewayUrl'],
+    [{ gatewayUser: 'a:b' }, 'gatewayUser'],
+    [{ pathMap: 'user' }, 'pathMap'],
+    [{ pathMap: '/../{user}' }, 'pathMap'],
+    [{ pathMap: '/a//{user}' }, 'pathMap'],
+    [{ pathMap: '/a\\{user}' }, 'pathMap'],
+    [{ pathMap: '/{group}' }, 'pathMap'],
+    [{ pathMap: '/{user' }, 'pathMap'],
+    [{ network: 'testnet' }, 'network'],
+    [{ ipfsGateway: 'javascript:alert(1)' }, 'ipfsGateway'],
+  ])('flags %o on %s', (over, field) => {
+    expect(Object.keys(validateLinkForm(form(over)))).toEqual([field])
+  })
+})
+
+describe('toFileTarget', () => {
+  it('joins a legacy FileInfo path and name', () => {
+    expect(toFileTarget({ path: '/', name: 'a.txt', type: 'file' })).toEqual({ filePath: '/a.txt', name: 'a.txt', isFolder: false })
+    expect(toFileTarget({ path: '/Docs/', name: 'Sub', type: 'dir' })).toEqual({ filePath: '/Docs/Sub', name: 'Sub', isFolder: true })
+    expect(toFileTarget({ path: '/Docs', name: 'x', isDirectory: () => true })?.isFolder).toBe(true)
+  })
+
+  it('reads a Nextcloud 33 node', () => {
+    expect(toFileTarget({ path: '/Photos/cat.jpg', basename: 'cat.jpg', type: 'file' })).toEqual({ filePath: '/Photos/cat.jpg', name: 'cat.jpg', isFolder: false })
+    expect(toFileTarget({ path: '/Photos', basename: 'Photos', type: 'folder' })?.isFolder).toBe(true)
+  })
+
+  it('refuses what is not a file', () => {
+    expect(toFileTarget(null)).toBeNull()
+    expect(toFileTarget('a.txt')).toBeNull()
+    expect(toFileTarget({ name: 'a.txt' })).toBeNull()
+  })
+})
+
+describe('network facts', () => {
+  it('links Filfox for mainnet and calibration, nothing for the simulated network', () => {
+    expect(providerExplorerUrl('mainnet', 'f01234')).toBe('https://filfox.info/en/address/f01234')
+    expect(dealExplorerUrl('calibration', 42)).toBe('https://calibration.filfox.info/en/deal/42')
+    expect(providerExplorerUrl('simnet', 'f01234')).toBeUndefined()
+    expect(dealExplorerUrl('simnet', 42)).toBeUndefined()
+  })
+
+  it('turns epochs into unix seconds: genesis + epoch × 30', () => {
+    expect(epochToUnix(0, 'mainnet')).toBe(1598306400)
+    expect(epochToUnix(2880, 'calibration')).toBe(1667326380 + 86400)
+    expect(epochToUnix(10, 'simnet')).toBeUndefined()
+    expect(epochToUnix(10, 'simnet', 1000)).toBe(1300)
+  })
+
+  it('builds IPFS links only with a gateway', () => {
+    expect(ipfsUrl('https://ipfs.io/', 'bafy')).toBe('https://ipfs.io/ipfs/bafy')
+    expect(ipfsUrl('', 'bafy')).toBeUndefined()
+  })
+
+  it('shortens long CIDs and leaves short ones', () => {
+    expect(shortenCid('bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku')).toBe('bafkreihdw…quvyku')
+    expect(shortenCid('bafy123')).toBe('bafy123')
+  })
+})
+
+describe('toApiError', () => {
+  const axiosError = (status: number, data: unknown) => new AxiosError('x', 'ERR', undefined, {}, { status, statusText: '', data, headers: {}, config: {} as never })
+
+  it.each([[400, 'bad-request'], [401, 'unauthorized'], [404, 'not-found'], [412, 'csrf'], [429, 'throttled'], [502, 'gateway-unreachable'], [504, 'gateway-timeout'], [500, 'server-error']])(
+    'maps HTTP %i to %s and keeps the server message', (status, code) => {
+      const err = toApiError(axiosError(status, { success: false, error: 'from the bridge' }))
+      expect(err.code).toBe(code)
+      expect(err.status).toBe(status)
+      expect(err.message).toBe('from the bridge')
+    })
+
+  it('reads Nextcloud\'s 412 { message } and reports a lost connection as network', () => {
+    expect(toApiError(axiosError(412, { message: 'CSRF check failed' })).message).toBe('CSRF check failed')
+    expect(toApiError(new AxiosError('Network Error', 'ERR_NETWORK')).code).toBe('network')
+  })
+})
+
+describe('formatRelative', () => {
+  const now = Date.UTC(2026, 0, 1) // ms
+  const at = (deltaSeconds: number) => now / 1000 + deltaSeconds
+
+  it.each([
+    [2 * 365.25 * 86400, 'in 2 years'],
+    [3 * 30.44 * 86400, 'in 3 months'],
+    [-2 * 7 * 86400, '2 weeks ago'],
+    [86400, 'tomorrow'],
+    [-5 * 3600, '5 hours ago'],
+    [30, 'in 30 seconds'],
+  ])('%d s from now reads "%s"', (delta, expected) => {
+    expect(formatRelative(at(delta), now, 'en')).toBe(expected)
+  })
+})
