@@ -1,0 +1,25 @@
+import type { Request, RequestHandler, Response } from 'express'
+import type { Logger } from './logger.ts'
+
+/**
+ * One log line per finished request: method, URL, status, time and the
+ * authenticated user — never headers, which carry credentials. Cheaper than
+ * pino-http (no child logger per request), which matters on the bridge's hot path.
+ */
+export function requestLogger(logger: Logger, userOf: (res: Response) => string | undefined = () => undefined): RequestHandler {
+  return (req: Request, res: Response, next) => {
+    const started = performance.now()
+    res.once('close', () => {
+      const status = res.statusCode
+      const level = status >= 500 ? 'error' : !res.writableFinished ? 'warn' : 'info'
+      if (!logger.isLevelEnabled(level)) return
+      logger[level]({
+        req: { method: req.method, url: req.originalUrl, remoteAddress: req.socket.remoteAddress },
+        res: { statusCode: status },
+        user: userOf(res),
+        responseTime: Math.round(performance.now() - started),
+      }, res.writableFinished ? 'request completed' : 'request aborted')
+    })
+    next()
+  }
+}
