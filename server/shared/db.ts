@@ -1,13 +1,16 @@
 import Database from 'better-sqlite3'
-import { mkdirSync } from 'node:fs'
+import { chmodSync, mkdirSync } from 'node:fs'
 import { dirname } from 'node:path'
 
 export type Db = Database.Database
 
 /** Opens (or creates) a SQLite file in WAL mode; `:memory:` works for tests. */
 export function openDatabase(file: string): Db {
-  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true })
+  if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true, mode: 0o700 })
   const db = new Database(file)
+  // Metadata includes password and key hashes: owner only. SQLite gives the
+  // -wal and -shm files the database file's mode.
+  if (file !== ':memory:') chmodSync(file, 0o600)
   db.pragma('journal_mode = WAL')
   db.pragma('synchronous = NORMAL')
   db.pragma('foreign_keys = ON')
