@@ -6,7 +6,10 @@ import { startServer, type RunningServer } from './shared/http.ts'
 import { loadOrCreateSecretFile, randomSecret } from './shared/secrets.ts'
 import { createGateway } from './gateway/index.ts'
 import { createBridge } from './bridge/index.ts'
-import { createDealService } from './service/index.ts'
+import { createDealService, type DealService } from './service/index.ts'
+import { simnetProviderPort, type StorageProviderPort } from './gateway/deals/index.ts'
+import { createSimnet, type Simnet } from './network/simnet/index.ts'
+import { createSimulatedProviders, type SimulatedProviders } from './network/simnet/sim-providers.ts'
 
 const HELP = `Usage: npm start -- [--role all|app|gateway|service]
 
@@ -22,7 +25,10 @@ Configuration is read from the environment; see README.md ("Configuration").
 Main variables: PORT (8080), GATEWAY_PORT (9011), HOST (127.0.0.1),
 DATA_DIR (./data), GATEWAY_URL, GATEWAY_USER, GATEWAY_PASSWORD, ADMIN_PASSWORD,
 NETWORK (simnet|mainnet|calibration), GROUP_SIZE, GROUP_IDLE_SECONDS, LOG_LEVEL,
-SERVICE_PORT (8090), API_KEY, SIMNET_SEED, SIMNET_SPEED, LOTUS_URL, LOTUS_TOKEN.
+SERVICE_PORT (8090), API_KEY, SIMNET_SEED, SIMNET_SPEED, LOTUS_URL, LOTUS_TOKEN,
+SERVICE_URL, SERVICE_API_KEY, GATEWAY_PUBLIC_URL, DEAL_CLIENT_ADDRESS,
+DEAL_DURATION_DAYS, DEAL_PRICE, DEAL_VERIFIED, DEAL_START_OFFSET, DEAL_COPIES,
+DEAL_TICK_SECONDS, RETRIEVAL_CHECK_SECONDS.
 `
 
 type Role = 'all' | 'app' | 'gateway' | 'service'
@@ -63,10 +69,18 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => void stop('SIGINT'))
   process.once('SIGTERM', () => void stop('SIGTERM'))
 
-  if (role === 'all' || role === 'service') parts.push(await runService(config, logger))
+  // One simulated network (chain and providers) shared by the service and the gateway, kept under DATA_DIR.
+  const sim = role !== 'app' && !config.service.lotusUrl ? startSimnet(config) : undefined
+  let service: DealService | undefined
+  if (role === 'all' || role === 'service') {
+    const part = await runService(config, logger, sim?.simnet)
+    service = part.service
+    parts.push(part)
+  }
   if (role === 'service') return
   if (role !== 'app') {
-    const gateway = await runGateway(config, logger)
+    if (role === 'all' && service) await linkEmbeddedService(config, service, parts[parts.length - 1].server.url)
+    const gateway = await runGateway(config, logger, sim)
     parts.push(gateway)
     // The gateway may have been given port 0: link the bridge to where it really listens.
     if (role === 'all') config.bridge.gatewayUrl ??= gateway.server.url
@@ -85,22 +99,52 @@ function linkEmbeddedGateway(config: Config): void {
   config.bridge.gatewayPassword = g.password
 }
 
-async function runGateway(config: Config, logger: Logger): Promise<Part> {
-  const gateway = createGateway(config.gateway, { logger })
-  const server = await startServer(gateway.app, config.gateway.port, config.gateway.host)
-  logger.info({ url: server.url, dataDir: config.gateway.dataDir }, 'gateway listening (WebDAV and POST /file-info)')
-  return { name: 'gateway', server, close: () => gateway.close() }
+interface SimParts {
+  simnet: Simnet
+  providers: SimulatedProviders
+  port: StorageProviderPort
 }
 
-async function runService(config: Config, logger: Logger): Promise<Part> {
-  const service = await createDealService(config.service, { logger })
+/** The embedded simulated network: its chain in `<DATA_DIR>/simnet/chain.sqlite`, providers' bytes in `<DATA_DIR>/simnet/providers/`. */
+function startSimnet(config: Config): SimParts {
+  const s = config.service
+  const simnet = createSimnet({ seed: s.simnetSeed, speed: s.simnetSpeed, genesis: s.simnetGenesis, stateFile: join(config.dataDir, 'simnet', 'chain.sqlite') })
+  const providers = createSimulatedProviders({ simnet, dir: join(config.dataDir, 'simnet', 'providers') })
+  return { simnet, providers, port: simnetProviderPort(simnet, providers) }
+}
+
+/** In the all-in-one default the gateway asks its own deal service, with the default tenant's key and client address. */
+async function linkEmbeddedService(config: Config, service: DealService, serviceUrl: string): Promise<void> {
+  const g = config.gateway
+  g.serviceUrl ??= serviceUrl
+  g.serviceApiKey ??= config.service.apiKey ?? loadOrCreateSecretFile(join(config.service.dataDir, 'api-key'), () => randomSecret()).value
+  g.clientAddress ??= service.tenants.byName('default')?.clientAddresses[0]
+}
+
+async function runGateway(config: Config, logger: Logger, sim?: SimParts): Promise<Part> {
+  const gateway = createGateway(config.gateway, { logger, providers: sim?.port })
+  const server = await startServer(gateway.app, config.gateway.port, config.gateway.host)
+  gateway.startDeals(server.url)
+  logger.info({ url: server.url, dataDir: config.gateway.dataDir, deals: gateway.deals !== undefined }, 'gateway listening (WebDAV and POST /file-info)')
+  return {
+    name: 'gateway',
+    server,
+    async close() {
+      await sim?.providers.close()
+      await gateway.close()
+    },
+  }
+}
+
+async function runService(config: Config, logger: Logger, network?: Simnet): Promise<Part & { service: DealService }> {
+  const service = await createDealService(config.service, { logger, network })
   if (service.createdApiKey) {
     // Shown once; only its hash is stored (the file beside it is mode 0600).
     process.stdout.write(`\nDeal service API key of tenant "default" (also in ${join(config.service.dataDir, 'api-key')}):\n  ${service.createdApiKey}\n\n`)
   }
   const server = await startServer(service.app, config.service.port, config.service.host)
   logger.info({ url: server.url, network: service.network.kind }, 'deal service listening (/public/v1, /private/v1, /openapi.json)')
-  return { name: 'service', server, close: () => service.close() }
+  return { name: 'service', server, service, close: () => service.close() }
 }
 
 async function runBridge(config: Config, logger: Logger): Promise<Part> {

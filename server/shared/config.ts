@@ -22,9 +22,23 @@ const EnvSchema = z.object({
   ADMIN_PASSWORD: z.string().min(8).optional(),
   PATH_MAP: z.string().startsWith('/').default('/{user}'),
   IPFS_GATEWAY: z.url().default('https://ipfs.io'),
+  // The app's built front end shown by the preview page (default: the repository's js/).
+  BUNDLE_DIR: z.string().min(1).optional(),
   // Gateway
   GROUP_SIZE: positiveInt(64 * 1024 * 1024),
   GROUP_IDLE_SECONDS: positiveInt(20),
+  // Gateway deal engine (deals need SERVICE_URL and SERVICE_API_KEY; `--role all` links them itself)
+  SERVICE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  SERVICE_API_KEY: z.string().min(1).max(200).optional(),
+  GATEWAY_PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  DEAL_CLIENT_ADDRESS: z.string().min(3).max(200).optional(),
+  DEAL_DURATION_DAYS: z.coerce.number().int().min(180).max(1278).default(540),
+  DEAL_PRICE: z.string().regex(/^(0|[1-9][0-9]{0,30})$/, 'attofil per GiB per epoch, a whole number').default('0'),
+  DEAL_VERIFIED: z.enum(['true', 'false', '1', '0']).default('true'),
+  DEAL_START_OFFSET: z.coerce.number().int().min(1).max(100_000).default(5760),
+  DEAL_COPIES: z.coerce.number().int().min(1).max(100).optional(),
+  DEAL_TICK_SECONDS: z.coerce.number().positive().max(3600).default(5),
+  RETRIEVAL_CHECK_SECONDS: z.coerce.number().positive().max(7 * 86_400).default(600),
   // Deal service
   SERVICE_PORT: port(8090),
   API_KEY: z.string().min(16).max(200).regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces').optional(),
@@ -51,6 +65,8 @@ export interface BridgeConfig {
   /** Template of the gateway path of a user's files root; `{user}` is the user id. */
   pathMap: string
   ipfsGateway: string
+  /** Where the preview page finds the built front end; unset means the repository's `js/`. */
+  bundleDir?: string
 }
 
 export interface GatewayConfig {
@@ -62,6 +78,25 @@ export interface GatewayConfig {
   password?: string
   groupSize: number
   groupIdleSeconds: number
+  /** The deal service the gateway asks for providers; no deals are made without it and a key. */
+  serviceUrl?: string
+  serviceApiKey?: string
+  /** The gateway's URL as storage providers reach it (CAR transfers); defaults to where it listens. */
+  publicUrl?: string
+  /** The client (wallet) address of proposals; `--role all` uses the default tenant's. */
+  clientAddress?: string
+  /** Deal terms and pace; unset (older callers): the defaults above. */
+  deals?: {
+    durationDays: number
+    /** Attofil per GiB per epoch. */
+    price: string
+    verified: boolean
+    startOffsetEpochs: number
+    /** Fixed copies per group; unset: the tenant's onboarding policy decides. */
+    copies?: number
+    tickSeconds: number
+    retrievalCheckSeconds: number
+  }
 }
 
 export interface ServiceConfig {
@@ -122,6 +157,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       adminPassword: e.ADMIN_PASSWORD,
       pathMap: e.PATH_MAP,
       ipfsGateway: e.IPFS_GATEWAY,
+      bundleDir: e.BUNDLE_DIR && resolve(e.BUNDLE_DIR),
     },
     gateway: {
       host: e.HOST,
@@ -131,6 +167,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       password: e.GATEWAY_PASSWORD,
       groupSize: e.GROUP_SIZE,
       groupIdleSeconds: e.GROUP_IDLE_SECONDS,
+      serviceUrl: e.SERVICE_URL?.replace(/\/+$/, ''),
+      serviceApiKey: e.SERVICE_API_KEY,
+      publicUrl: e.GATEWAY_PUBLIC_URL?.replace(/\/+$/, ''),
+      clientAddress: e.DEAL_CLIENT_ADDRESS,
+      deals: {
+        durationDays: e.DEAL_DURATION_DAYS,
+        price: e.DEAL_PRICE,
+        verified: e.DEAL_VERIFIED === 'true' || e.DEAL_VERIFIED === '1',
+        startOffsetEpochs: e.DEAL_START_OFFSET,
+        copies: e.DEAL_COPIES,
+        tickSeconds: e.DEAL_TICK_SECONDS,
+        retrievalCheckSeconds: e.RETRIEVAL_CHECK_SECONDS,
+      },
     },
     service: {
       host: e.HOST,

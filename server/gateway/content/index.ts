@@ -4,13 +4,15 @@ import type { Logger } from '../../shared/logger.ts'
 import { createBlockFiles } from './block-files.ts'
 import { createGroupLifecycle } from './group-lifecycle.ts'
 import { ingestFile } from './ingest.ts'
+import { createLocalBytes } from './local-bytes.ts'
 import { readContent } from './read-content.ts'
 import { createRepository } from './repository.ts'
 import { migrateContent } from './schema.ts'
-import type { ContentStore } from './types.ts'
+import type { ContentStore, Deal, GroupRecord } from './types.ts'
 
 export type { ContentStore, GroupRecord, IngestResult, IngestOptions, Deal } from './types.ts'
 export type { GroupState } from './group-state.ts'
+export type { RemoteSource } from './local-bytes.ts'
 export { canHaveDeals, GROUP_STATES } from './group-state.ts'
 
 export interface ContentStoreOptions {
@@ -22,6 +24,8 @@ export interface ContentStoreOptions {
   /** A group with data closes after this long without new blocks. */
   groupIdleMs: number
   logger: Logger
+  /** A group's shown deals and retrievable copies (the deal engine's view); none without it. */
+  dealView?: (groupId: number) => { deals: Deal[]; retrievableCopies: number }
 }
 
 /**
@@ -39,7 +43,11 @@ export function createContentStore(options: ContentStoreOptions): ContentStore {
   const pending = new Map()
   const inFlight = new Set<Promise<unknown>>()
   let closed = false
+  const local = createLocalBytes({ repo, files, logger })
   lifecycle.resume()
+  const recovered = local.recover()
+  recovered.catch((err) => logger.error({ err }, 'sweeping offloaded groups failed'))
+  const withDeals = (g: GroupRecord): GroupRecord => (options.dealView ? { ...g, ...options.dealView(g.id) } : g)
 
   return {
     async ingest(source, ingestOptions) {
@@ -57,9 +65,20 @@ export function createContentStore(options: ContentStoreOptions): ContentStore {
       const c = repo.content(cid)
       return c && { size: c.size, dagSize: c.dagSize }
     },
-    read: (cid, range) => readContent(repo, files, cid, range),
-    groupsOf: (cid) => repo.groupsOf(cid),
-    groups: () => repo.allGroups(),
+    read: (cid, range) => readContent(repo, files, cid, range, local),
+    groupsOf: (cid) => repo.groupsOf(cid).map(withDeals),
+    groups: () => repo.allGroups().map(withDeals),
+    group: (id) => {
+      const g = repo.group(id)
+      return g && withDeals(g)
+    },
+    carFile: (id) => (repo.group(id)?.state === 'ready_for_deals' ? files.carPath(id) : undefined),
+    sampleBlock: (id) => repo.sampleBlock(id),
+    async offload(id) {
+      await recovered
+      return local.offload(id)
+    },
+    setRemoteSource: (source) => local.setRemote(source),
     sealWritable: () => lifecycle.sealWritable(),
     settled: () => lifecycle.settled(),
     async close() {
@@ -68,6 +87,7 @@ export function createContentStore(options: ContentStoreOptions): ContentStore {
       // Let running ingests finish (or fail) so nothing writes after we close the files.
       await Promise.allSettled([...inFlight])
       await lifecycle.close()
+      await recovered.catch(() => {})
       await files.close()
     },
   }

@@ -1,6 +1,7 @@
 import type { FileHandle } from 'node:fs/promises'
 import { GatewayError, notFound } from '../errors.ts'
 import { readExactly, type BlockFiles } from './block-files.ts'
+import type { LocalBytes } from './local-bytes.ts'
 import type { Repository } from './repository.ts'
 
 // Large leaves are handed out in slices so a reader never holds much at once.
@@ -11,7 +12,13 @@ const MAX_SLICE = 256 * 1024
  * reading only the leaves that overlap the range. Unknown content and
  * impossible ranges throw at call time (before any byte is sent).
  */
-export function readContent(repo: Repository, files: BlockFiles, cid: string, range?: { start: number; end: number }): AsyncIterable<Uint8Array> {
+export function readContent(
+  repo: Repository,
+  files: BlockFiles,
+  cid: string,
+  range?: { start: number; end: number },
+  local?: Pick<LocalBytes, 'acquire'>,
+): AsyncIterable<Uint8Array> {
   const content = repo.content(cid)
   if (!content) throw notFound('Content')
   let start = 0
@@ -28,6 +35,8 @@ export function readContent(repo: Repository, files: BlockFiles, cid: string, ra
 
   return (async function* () {
     const readers = new Map<number, FileHandle>()
+    // Every group of the range is made local before the first byte, so an offloaded group that cannot come back is a clean error status.
+    const release = local ? await local.acquire([...new Set(leaves.map((l) => l.groupId))]) : undefined
     try {
       for (const leaf of leaves) {
         let reader = readers.get(leaf.groupId)
@@ -46,6 +55,7 @@ export function readContent(repo: Repository, files: BlockFiles, cid: string, ra
       }
     } finally {
       await Promise.allSettled([...readers.values()].map((r) => r.close()))
+      await release?.()
     }
   })()
 }

@@ -64,6 +64,7 @@ export function createRepository(db: Db) {
     block: db.prepare('SELECT group_id AS groupId, offset, length FROM content_blocks WHERE cid = ?'),
     insertBlock: db.prepare('INSERT OR IGNORE INTO content_blocks (cid, group_id, offset, length) VALUES (?, ?, ?, ?)'),
     groupBlocks: db.prepare('SELECT cid, group_id AS groupId, offset, length FROM content_blocks WHERE group_id = ? ORDER BY offset'),
+    sampleBlock: db.prepare('SELECT cid FROM content_blocks WHERE group_id = ? ORDER BY random() LIMIT 1').pluck(),
     groupBlockCount: db.prepare('SELECT COUNT(*) AS n FROM content_blocks WHERE group_id = ?'),
     groupRoots: db.prepare(`SELECT c.cid FROM contents c JOIN content_blocks b ON b.cid = c.cid
       WHERE b.group_id = ? ORDER BY b.offset`),
@@ -113,6 +114,8 @@ export function createRepository(db: Db) {
     deleteGroup: (id: number) => void q.deleteGroup.run(id),
     block: (cid: string) => q.block.get(cid) as BlockLocation | undefined,
     groupBlocks: (id: number) => q.groupBlocks.iterate(id) as IterableIterator<StoredBlock>,
+    /** A random block of the group (retrieval checks sample one). */
+    sampleBlock: (id: number) => q.sampleBlock.get(id) as string | undefined,
     groupBlockCount: (id: number) => (q.groupBlockCount.get(id) as { n: number }).n,
     groupRoots: (id: number) => (q.groupRoots.all(id) as { cid: string }[]).map((r) => r.cid),
     content: (cid: string) => q.content.get(cid) as { cid: string; size: number; dagSize: number } | undefined,

@@ -1,4 +1,5 @@
 import type { GroupState } from './group-state.ts'
+import type { RemoteSource } from './local-bytes.ts'
 
 export interface IngestResult {
   cid: string
@@ -28,9 +29,9 @@ export interface GroupRecord {
   /** Padded piece size in bytes. */
   pieceSize?: number
   carSize?: number
-  /** Retrievable copies (deals come in a later issue: 0 for now). */
+  /** Active deals whose last retrieval check succeeded. */
   retrievableCopies: number
-  /** Deals of this group (none yet). */
+  /** Deals shown for this group: proposed, published or active (failed ones are left out). */
   deals: Deal[]
   createdMs: number
   updatedMs: number
@@ -54,6 +55,18 @@ export interface ContentStore {
   stat(cid: string): { size: number; dagSize: number } | undefined
   /** Every group, oldest first. */
   groups(): GroupRecord[]
+  group(id: number): GroupRecord | undefined
+  /** The group's CAR file while it is on this disk (ready_for_deals), else undefined. */
+  carFile(id: number): string | undefined
+  /** A random block CID of the group, for retrieval checks. */
+  sampleBlock(id: number): string | undefined
+  /**
+   * ready_for_deals → offloaded: removes the group's CAR and block file. False
+   * (nothing done) while a read holds the group.
+   */
+  offload(id: number): Promise<boolean>
+  /** Where offloaded groups are fetched back from when read. */
+  setRemoteSource(source: RemoteSource): void
   /** Seals the writable group now if it holds data (as if it had been idle). */
   sealWritable(): void
   /** Resolves once no CAR/piece work is queued or running. */

@@ -5,6 +5,7 @@ import { parseAddress } from '../../shared/address.ts'
 import { EPOCH_SECONDS, EPOCHS_PER_DAY, networkClock, type NetworkClock } from '../../shared/epochs.ts'
 import type { ChainHead, DealProposal, MarketDeal, MinerInfo, NetworkPort, ProviderTerms } from '../types.ts'
 import { generateProviders, isBusyDay, type SimProvider } from './providers.ts'
+import { openSimChainStore } from './chain-store.ts'
 import { between, seededRandom } from './random.ts'
 
 export interface SimnetOptions {
@@ -15,6 +16,11 @@ export interface SimnetOptions {
   /** Injected clock (unix ms) so tests control time. */
   now?: () => number
   providerCount?: number
+  /**
+   * SQLite file that keeps the simulated chain's clock anchor and deals
+   * across restarts (e.g. `<DATA_DIR>/simnet/chain.sqlite`); unset: in memory.
+   */
+  stateFile?: string
 }
 
 export type ProposeResult = { accepted: true; deal: MarketDeal | null; dealId: number } | { accepted: false; reason: string }
@@ -46,7 +52,9 @@ export function createSimnet(options: SimnetOptions): Simnet {
   const now = options.now ?? Date.now
   const speed = options.speed ?? 1
   const clock: NetworkClock = networkClock('simnet', options.genesis)
-  const anchorMs = now()
+  const chainStore = options.stateFile ? openSimChainStore(options.stateFile) : undefined
+  // A persisted anchor keeps the head moving forward across restarts, even when sped up.
+  const anchorMs = chainStore ? chainStore.anchorMs(now()) : now()
   const providers = generateProviders(rand, options.providerCount ?? 24)
   const byId = new Map<string, SimProvider>(providers.map((p) => [p.id, p]))
   const deals = new Map<number, SimDeal>()
@@ -71,8 +79,9 @@ export function createSimnet(options: SimnetOptions): Simnet {
     }
   }
 
-  const addDeal = (proposal: DealProposal, proposedEpoch: number): SimDeal => {
-    const dealId = nextDealId++
+  /** `persist` false: demo deals, re-seeded on every start, stay out of the saved chain. */
+  const addDeal = (proposal: DealProposal, proposedEpoch: number, restoredId?: number, persist = true): SimDeal => {
+    const dealId = restoredId ?? nextDealId++
     const r = (label: string) => rand('deal', dealId, label)
     const publishedEpoch = proposedEpoch + between(r('publish'), 2, 40)
     const fate = r('fate')
@@ -85,7 +94,13 @@ export function createSimnet(options: SimnetOptions): Simnet {
     const list = byClient.get(proposal.Client) ?? []
     list.push(dealId)
     byClient.set(proposal.Client, list)
+    if (restoredId === undefined && persist) chainStore?.saveDeal(dealId, proposal, proposedEpoch)
     return deal
+  }
+
+  for (const saved of chainStore?.deals() ?? []) {
+    addDeal(saved.proposal, saved.proposedEpoch, saved.dealId)
+    nextDealId = Math.max(nextDealId, saved.dealId + 1)
   }
 
   const terms = (p: SimProvider, head: number): ProviderTerms => {
@@ -172,10 +187,14 @@ export function createSimnet(options: SimnetOptions): Simnet {
             ClientCollateral: '0',
           },
           proposedEpoch,
+          undefined,
+          false,
         )
       }
     },
-    async close() {},
+    async close() {
+      chainStore?.close()
+    },
   }
 }
 

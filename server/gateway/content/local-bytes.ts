@@ -1,0 +1,133 @@
+import { CarBlockIterator } from '@ipld/car/iterator'
+import { open, rename, unlink } from 'node:fs/promises'
+import type { Logger } from '../../shared/logger.ts'
+import { GatewayError } from '../errors.ts'
+import type { BlockFiles } from './block-files.ts'
+import type { Repository } from './repository.ts'
+import type { GroupRecord } from './types.ts'
+import { blockMatchesCid } from './verify-block.ts'
+
+/** Where an offloaded group's bytes can be fetched back from: one CAR source per provider, best first. */
+export interface RemoteSource {
+  sources(group: GroupRecord): { provider: string; fetch(): AsyncIterable<Uint8Array> }[]
+}
+
+/**
+ * Which groups have their bytes on this disk. Offload removes a group's block
+ * file and CAR (after the state change, so a crash in between only leaves
+ * files to sweep); reading an offloaded group reloads it (`reload`): its CAR
+ * comes back from a provider, every block is checked against its CID and the
+ * group's index, and once the last reader is done the bytes go again
+ * (`offloaded`).
+ */
+export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logger: Logger }) {
+  const { repo, files, logger } = o
+  const readers = new Map<number, number>()
+  const reloads = new Map<number, Promise<void>>()
+  // Bytes of a finished reload being removed; a new reader waits for that before reloading again.
+  const removing = new Map<number, Promise<void>>()
+  let remote: RemoteSource | undefined
+
+  const reloadTemp = (id: number) => `${files.blockPath(id)}.reload`
+  const removeFiles = async (id: number) => {
+    await files.release(id)
+    await Promise.all([files.blockPath(id), files.carPath(id), reloadTemp(id)].map((p) => unlink(p).catch(() => {})))
+  }
+
+  /** Writes the blocks of a CAR at their recorded offsets, refusing any block that is not exactly ours. */
+  async function restoreFrom(id: number, car: AsyncIterable<Uint8Array>): Promise<void> {
+    const expected = new Map<string, { offset: number; length: number }>()
+    for (const b of repo.groupBlocks(id)) expected.set(b.cid, b)
+    const out = await open(reloadTemp(id), 'w', 0o600)
+    try {
+      const seen = new Set<string>()
+      for await (const { cid, bytes } of await CarBlockIterator.fromIterable(car)) {
+        const key = cid.toString()
+        const at = expected.get(key)
+        if (!at || at.length !== bytes.length || !(await blockMatchesCid(cid, bytes))) throw new Error(`Block ${key} does not match the group's index`)
+        let done = 0
+        while (done < bytes.length) done += (await out.write(bytes, done, bytes.length - done, at.offset + done)).bytesWritten
+        seen.add(key)
+      }
+      if (seen.size !== expected.size) throw new Error(`CAR holds ${seen.size} of the group's ${expected.size} blocks`)
+      await out.datasync()
+    } finally {
+      await out.close()
+    }
+    await rename(reloadTemp(id), files.blockPath(id))
+  }
+
+  async function reload(group: GroupRecord): Promise<void> {
+    repo.transition(group.id, 'reload')
+    const tried: string[] = []
+    for (const source of remote?.sources(group) ?? []) {
+      try {
+        await restoreFrom(group.id, source.fetch())
+        logger.info({ groupId: group.id, provider: source.provider }, 'group reloaded from provider')
+        return
+      } catch (err) {
+        tried.push(source.provider)
+        logger.warn({ err, groupId: group.id, provider: source.provider }, 'reload from provider failed; trying the next')
+        await unlink(reloadTemp(group.id)).catch(() => {})
+      }
+    }
+    throw new GatewayError(503, 'CONTENT_UNAVAILABLE', `Offloaded data could not be fetched back (${tried.length} provider(s) tried)`, { 'Retry-After': '60' })
+  }
+
+  async function releaseOne(id: number): Promise<void> {
+    const n = (readers.get(id) ?? 1) - 1
+    if (n > 0) return void readers.set(id, n)
+    readers.delete(id)
+    if (repo.group(id)?.state !== 'reload') return
+    repo.transition(id, 'reloaded')
+    const p = removeFiles(id).finally(() => removing.delete(id))
+    removing.set(id, p)
+    await p
+  }
+
+  return {
+    setRemote(source: RemoteSource) {
+      remote = source
+    },
+    /** Makes every group local (reloading offloaded ones) for one read; call the result when done. */
+    async acquire(groupIds: number[]): Promise<() => Promise<void>> {
+      const held: number[] = []
+      const release = async () => {
+        for (const id of held.splice(0)) await releaseOne(id)
+      }
+      try {
+        for (const id of groupIds) {
+          readers.set(id, (readers.get(id) ?? 0) + 1)
+          held.push(id)
+          await removing.get(id)
+          const group = repo.group(id)
+          if (group?.state !== 'offloaded' && group?.state !== 'reload') continue
+          let p = reloads.get(id)
+          if (!p && group.state === 'offloaded') {
+            p = reload(group).finally(() => reloads.delete(id))
+            reloads.set(id, p)
+          }
+          await p
+        }
+      } catch (err) {
+        await release()
+        throw err
+      }
+      return release
+    },
+    /** ready_for_deals → offloaded, then the local bytes go. False while someone reads the group. */
+    async offload(id: number): Promise<boolean> {
+      if ((readers.get(id) ?? 0) > 0) return false
+      repo.transition(id, 'offload')
+      await removeFiles(id)
+      return true
+    },
+    /** After a crash: an interrupted reload goes back to offloaded; files an offload left behind are swept. */
+    async recover(): Promise<void> {
+      for (const g of repo.groupsInState('reload')) repo.transition(g.id, 'reloaded')
+      for (const g of repo.groupsInState('offloaded')) await removeFiles(g.id)
+    },
+  }
+}
+
+export type LocalBytes = ReturnType<typeof createLocalBytes>

@@ -1,0 +1,267 @@
+import type { Logger } from '../../shared/logger.ts'
+import { randomSecret, sha256Hex } from '../../shared/secrets.ts'
+import type { ContentStore, GroupRecord, RemoteSource } from '../content/index.ts'
+import { blockMatchesCid } from '../content/verify-block.ts'
+import type { DealStore, GroupDeal } from './deal-store.ts'
+import type { StorageProviderPort } from './provider-port.ts'
+import type { DealServiceClient } from './service-client.ts'
+import { TRANSFER_PATH } from './transfer-route.ts'
+
+export interface DealTerms {
+  /** Deal duration in epochs. */
+  durationEpochs: number
+  /** Attofil per GiB per epoch, decimal string. */
+  pricePerEpoch: string
+  verified: boolean
+  /** The deal must start this many epochs after the head (time to transfer and seal). */
+  startOffsetEpochs: number
+}
+
+export interface DealEngineOptions {
+  deals: DealStore
+  content: ContentStore
+  service: DealServiceClient
+  providers: StorageProviderPort
+  /** The client (wallet) address proposals are made from. */
+  clientAddress: string
+  /** The gateway's URL as providers reach it (the CAR is served under it). */
+  publicUrl: () => string
+  terms: DealTerms
+  /** Fixed number of copies; unset: the tenant's onboarding policy decides (3 if it cannot be read yet). */
+  copies?: number
+  /** Time between retrieval checks of one deal. */
+  retrievalCheckMs: number
+  /** Longest a call to a provider may take. */
+  callTimeoutMs: number
+  /** Longest fetching a whole piece back from one provider may take. */
+  reloadTimeoutMs: number
+  /** A provider that failed a group is not asked again for that group before this. */
+  retryAfterMs: number
+  /** Renew deals that end within this many epochs (repair counts them as gone). */
+  renewBeforeEpochs: number
+  logger: Logger
+  now?: () => number
+}
+
+export interface TickReport {
+  proposed: number
+  published: number
+  activated: number
+  failed: number
+  checked: number
+  offloaded: number
+  serviceError?: string
+}
+
+/**
+ * The gateway's deal work, one `tick()` at a time: follow proposals and deals
+ * (proposed → published → active, or failed/ended), check that active deals
+ * can be retrieved, propose new deals for groups short of copies (via the
+ * deal service's best providers), and offload groups whose copies are all
+ * retrievable. Every step reads and writes SQLite, so a restart resumes.
+ */
+export function createDealEngine(o: DealEngineOptions) {
+  const { deals, content, providers, logger } = o
+  const now = o.now ?? Date.now
+  let copies = o.copies ?? 3
+
+  const withTimeout = <T>(run: (signal: AbortSignal) => Promise<T>): Promise<T> => {
+    const controller = new AbortController()
+    const timer = setTimeout(() => controller.abort(new Error('provider call timed out')), o.callTimeoutMs)
+    return run(controller.signal).finally(() => clearTimeout(timer))
+  }
+
+  async function followProposals(head: number, r: TickReport) {
+    for (const d of deals.inState('proposed')) {
+      const s = await withTimeout((signal) => providers.proposalState(d.provider, d.proposalId!, { signal })).catch(() => undefined)
+      if (s?.state === 'published') {
+        deals.markPublished(d.id, s.dealId)
+        r.published++
+      } else if (s?.state === 'failed') fail(d, s.reason, r)
+      else if (s?.state === 'unknown') fail(d, 'PROPOSAL_LOST', r)
+      // Still transferring (or no answer) when the deal should already start: it never will.
+      else if (head >= d.startEpoch) fail(d, 'PROPOSAL_EXPIRED', r)
+    }
+  }
+
+  async function followChain(head: number, r: TickReport) {
+    for (const d of [...deals.inState('published'), ...deals.inState('active')]) {
+      const chain = await providers.dealOnChain(d.dealId!, head).catch(() => undefined)
+      if (chain === undefined) continue
+      if (chain === null) {
+        if (head >= d.startEpoch) fail(d, 'NOT_ON_CHAIN', r)
+        continue
+      }
+      if (chain.status === 'active' && d.state === 'published') {
+        deals.markActive(d.id)
+        r.activated++
+      } else if (chain.status === 'published-expired') fail(d, 'NOT_SEALED_IN_TIME', r)
+      else if (chain.status === 'slashed') deals.markEnded(d.id, 'SLASHED')
+      else if (chain.status === 'expired') deals.markEnded(d.id, 'EXPIRED')
+    }
+  }
+
+  function fail(d: GroupDeal, reason: string, r: TickReport) {
+    deals.markFailed(d.id, reason)
+    r.failed++
+    logger.info({ groupId: d.groupId, provider: d.provider, reason }, 'deal failed; another provider will be asked')
+  }
+
+  /** Retrieves one random block of the group from each active deal's provider and checks it against its CID. */
+  async function checkRetrievals(r: TickReport) {
+    for (const d of deals.inState('active')) {
+      if (d.checkedMs !== undefined && now() - d.checkedMs < o.retrievalCheckMs) continue
+      const cid = content.sampleBlock(d.groupId)
+      if (!cid) continue
+      let ok = false
+      try {
+        const bytes = await withTimeout((signal) => providers.retrieveBlock(d.provider, d.pieceCid, cid, { signal }))
+        ok = await blockMatchesCid(cid, bytes)
+      } catch {
+        ok = false
+      }
+      if (!ok && d.retrievable) logger.warn({ groupId: d.groupId, provider: d.provider }, 'retrieval check failed')
+      deals.recordCheck(d.id, ok)
+      r.checked++
+    }
+  }
+
+  /** Deals that will still hold the data for a while: live, and not about to end. */
+  const lasting = (list: GroupDeal[], head: number) => list.filter((d) => d.endEpoch - head > o.renewBeforeEpochs)
+
+  async function placeDeals(head: number, r: TickReport) {
+    for (const g of content.groups()) {
+      // Only groups whose CAR is on disk can be sent; an offloaded group short of copies is repaired by reloading it (not built yet).
+      if (g.state !== 'ready_for_deals' || !g.pieceCid || !g.pieceSize || !g.carSize) continue
+      const history = deals.ofGroup(g.id)
+      const live = lasting(history.filter((d) => ['proposing', 'proposed', 'published', 'active'].includes(d.state)), head)
+      const missing = copies - live.length
+      if (missing <= 0) continue
+      const busy = new Set(live.map((d) => d.provider))
+      const recentlyFailed = new Set(history.filter((d) => d.state === 'failed' && now() - d.updatedMs < o.retryAfterMs).map((d) => d.provider))
+      const answer = await o.service.bestProviders({
+        pieceCid: g.pieceCid,
+        transferSize: g.carSize,
+        duration: o.terms.durationEpochs,
+        storagePricePerEpoch: o.terms.pricePerEpoch,
+        verifiedDeal: o.terms.verified,
+        startEpochHeadOffset: o.terms.startOffsetEpochs,
+      })
+      const chosen = answer.providers.filter((p) => !busy.has(p) && !recentlyFailed.has(p)).slice(0, missing)
+      for (const provider of chosen) await propose(g, provider, head, r)
+    }
+  }
+
+  async function propose(g: GroupRecord, provider: string, head: number, r: TickReport) {
+    const token = randomSecret(32)
+    const startEpoch = head + o.terms.startOffsetEpochs
+    const deal = deals.create({
+      groupId: g.id,
+      provider,
+      pieceCid: g.pieceCid!,
+      startEpoch,
+      endEpoch: startEpoch + o.terms.durationEpochs,
+      tokenHash: sha256Hex(token),
+    })
+    const proposal = {
+      PieceCID: { '/': g.pieceCid! },
+      PieceSize: g.pieceSize!,
+      VerifiedDeal: o.terms.verified,
+      Client: o.clientAddress,
+      Provider: provider,
+      Label: `group-${g.id}`,
+      StartEpoch: deal.startEpoch,
+      EndEpoch: deal.endEpoch,
+      StoragePricePerEpoch: o.terms.pricePerEpoch,
+      ProviderCollateral: '0',
+      ClientCollateral: '0',
+    }
+    const transfer = { url: `${o.publicUrl()}${TRANSFER_PATH}/${deal.id}`, headers: { Authorization: `Bearer ${token}` }, size: g.carSize! }
+    try {
+      const answer = await withTimeout((signal) => providers.propose(proposal, transfer, { signal }))
+      if (answer.accepted) {
+        deals.markAccepted(deal.id, answer.proposalId)
+        r.proposed++
+        logger.info({ groupId: g.id, provider, pieceCid: g.pieceCid }, 'deal proposed')
+      } else fail(deal, answer.reason, r)
+    } catch {
+      fail(deal, 'PROPOSAL_TIMEOUT', r)
+    }
+  }
+
+  async function offloadGroups(r: TickReport) {
+    for (const g of content.groups()) {
+      if (g.state !== 'ready_for_deals' || g.retrievableCopies < copies) continue
+      // A provider may still be fetching the CAR.
+      if (deals.liveOfGroup(g.id).some((d) => d.state === 'proposing' || d.state === 'proposed')) continue
+      if (await content.offload(g.id)) {
+        r.offloaded++
+        logger.info({ groupId: g.id, retrievableCopies: g.retrievableCopies }, 'group offloaded: local CAR and blocks removed')
+      }
+    }
+  }
+
+  let running: Promise<TickReport> | undefined
+  let timer: NodeJS.Timeout | undefined
+
+  async function tickOnce(): Promise<TickReport> {
+    const r: TickReport = { proposed: 0, published: 0, activated: 0, failed: 0, checked: 0, offloaded: 0 }
+    const head = await providers.chainHead()
+    await followProposals(head, r)
+    await followChain(head, r)
+    await checkRetrievals(r)
+    try {
+      if (o.copies === undefined) copies = await o.service.requiredCopies()
+      await placeDeals(head, r)
+    } catch (err) {
+      // Deal service down: nothing new is proposed, everything already placed goes on.
+      r.serviceError = (err as Error).message
+    }
+    await offloadGroups(r)
+    return r
+  }
+
+  deals.failInterrupted()
+  const tick = (): Promise<TickReport> => (running ??= tickOnce().finally(() => (running = undefined)))
+
+  return {
+    /** One pass over every group and deal; concurrent calls share the running pass. */
+    tick,
+    /** Where offloaded groups come back from: providers of its active deals, retrievable ones first. */
+    remoteSource(): RemoteSource {
+      return {
+        sources(group) {
+          const active = deals.liveOfGroup(group.id).filter((d) => d.state === 'active')
+          active.sort((a, b) => Number(b.retrievable) - Number(a.retrievable))
+          return active.map((d) => ({
+            provider: d.provider,
+            fetch: () => providers.retrievePiece(d.provider, d.pieceCid, { signal: AbortSignal.timeout(o.reloadTimeoutMs) }),
+          }))
+        },
+      }
+    },
+    /** The copies currently required per group. */
+    requiredCopies: () => copies,
+    start(intervalMs: number) {
+      const loop = () => {
+        tick()
+          .then((r) => {
+            if (r.serviceError) logger.warn({ err: r.serviceError }, 'deal service unreachable; retrying next tick')
+          })
+          .catch((err) => logger.error({ err }, 'deal engine tick failed; retrying next tick'))
+          .finally(() => {
+            if (timer) timer = setTimeout(loop, intervalMs)
+          })
+      }
+      timer = setTimeout(loop, 0)
+    },
+    async stop() {
+      const t = timer
+      timer = undefined
+      clearTimeout(t)
+      await running?.catch(() => undefined)
+    },
+  }
+}
+
+export type DealEngine = ReturnType<typeof createDealEngine>

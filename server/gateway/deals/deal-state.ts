@@ -1,0 +1,19 @@
+/**
+ * A deal as the gateway tracks it:
+ *   proposing → proposed (provider accepted, fetching the CAR)
+ *             → published (deal id on chain) → active (in a sector)
+ * and, off that path, `failed` (refused, transfer failed, lied about the data,
+ * never sealed in time, lost across a restart) or `ended` (expired, slashed).
+ * Only proposed, published and active are shown in /file-info.
+ */
+export type GatewayDealState = 'proposing' | 'proposed' | 'published' | 'active' | 'failed' | 'ended'
+
+/** States that still count towards a group's copies (or may soon). */
+export const LIVE_STATES: readonly GatewayDealState[] = ['proposing', 'proposed', 'published', 'active']
+
+export type ShownDealState = 'proposed' | 'published' | 'active'
+
+export function shownState(state: GatewayDealState): ShownDealState | undefined {
+  if (state === 'proposing') return 'proposed'
+  return state === 'proposed' || state === 'published' || state === 'active' ? state : undefined
+}

@@ -1,0 +1,39 @@
+import type { OnChainDealState } from '../../network/deal-status.ts'
+import type { DealProposal } from '../../network/types.ts'
+
+/**
+ * How the gateway reaches storage providers and the chain they publish on.
+ * The simulated network implements it (simnet-provider-port.ts); a real
+ * Boost/Lotus adapter would implement the same five calls (not built).
+ */
+export interface StorageProviderPort {
+  chainHead(): Promise<number>
+  /** Sends a proposal; the provider then fetches the CAR from `transfer.url` with `transfer.headers`. */
+  propose(proposal: DealProposal, transfer: CarTransfer, options?: PortOptions): Promise<ProposalAnswer>
+  /** Where a proposal accepted earlier stands at the provider. */
+  proposalState(provider: string, proposalId: string, options?: PortOptions): Promise<ProposalState>
+  /** The deal's state on chain, or null when the chain does not show it (yet). */
+  dealOnChain(dealId: number, head: number): Promise<OnChainDealState | null>
+  /** One block of a stored piece (the retrieval check); throws when the provider cannot serve it. */
+  retrieveBlock(provider: string, pieceCid: string, blockCid: string, options?: PortOptions): Promise<Uint8Array>
+  /** The whole piece (CAR bytes), to reload offloaded data. */
+  retrievePiece(provider: string, pieceCid: string, options?: PortOptions): AsyncIterable<Uint8Array>
+}
+
+export interface PortOptions {
+  signal?: AbortSignal
+}
+
+export interface CarTransfer {
+  url: string
+  headers: Record<string, string>
+  size: number
+}
+
+export type ProposalAnswer = { accepted: true; proposalId: string } | { accepted: false; reason: string }
+
+export type ProposalState =
+  | { state: 'transferring' }
+  | { state: 'published'; dealId: number }
+  | { state: 'failed'; reason: string }
+  | { state: 'unknown' }

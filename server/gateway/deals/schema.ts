@@ -1,0 +1,28 @@
+import { migrate, type Db } from '../../shared/db.ts'
+
+const STEPS = [
+  `CREATE TABLE group_deals (
+     id INTEGER PRIMARY KEY,
+     group_id INTEGER NOT NULL,
+     provider TEXT NOT NULL,
+     piece_cid TEXT NOT NULL,
+     state TEXT NOT NULL,
+     proposal_id TEXT,
+     deal_id INTEGER,
+     start_epoch INTEGER NOT NULL,
+     end_epoch INTEGER NOT NULL,
+     token_hash TEXT,
+     reason TEXT,
+     retrievable INTEGER NOT NULL DEFAULT 0,
+     checked_ms INTEGER,
+     created_ms INTEGER NOT NULL,
+     updated_ms INTEGER NOT NULL
+   );
+   CREATE INDEX group_deals_group ON group_deals (group_id);
+   CREATE INDEX group_deals_state ON group_deals (state);`,
+]
+
+/** Creates or upgrades the deal engine's tables (same SQLite file as the content store). */
+export function migrateDeals(db: Db): void {
+  migrate(db, 'gateway.deals', STEPS)
+}

@@ -1,0 +1,74 @@
+import { z } from 'zod'
+
+/** What the gateway asks the deal service for a piece. */
+export interface ProviderQuery {
+  pieceCid: string
+  transferSize: number
+  duration: number
+  storagePricePerEpoch: string
+  verifiedDeal: boolean
+  startEpochHeadOffset: number
+}
+
+export interface DealServiceClient {
+  bestProviders(query: ProviderQuery): Promise<{ providers: string[]; reason?: string }>
+  /** Copies the tenant's onboarding policy asks for (groups plus the mix group). */
+  requiredCopies(): Promise<number>
+}
+
+export class DealServiceUnavailable extends Error {
+  override name = 'DealServiceUnavailable'
+  readonly code = 'DEAL_SERVICE_UNAVAILABLE'
+}
+
+const BestProvidersAnswer = z.object({
+  result: z.object({ providers: z.array(z.string()), reason: z.string().optional() }),
+})
+const PolicyAnswer = z.object({
+  result: z.object({
+    mixGroup: z.object({ numberOfCopies: z.number().int().min(0) }),
+    groups: z.array(z.object({ numberOfCopies: z.number().int().min(0) })),
+  }),
+})
+
+/** The deal service over HTTP with the tenant's X-API-KEY. Every failure is a DealServiceUnavailable. */
+export function createDealServiceClient(o: { url: string; apiKey: string; timeoutMs?: number; fetch?: typeof fetch }): DealServiceClient {
+  const doFetch = o.fetch ?? fetch
+  const timeoutMs = o.timeoutMs ?? 10_000
+
+  async function post<T>(path: string, body: unknown, schema: z.ZodType<T>): Promise<T> {
+    let res: Response
+    try {
+      res = await doFetch(`${o.url}${path}`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json', 'X-API-KEY': o.apiKey },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(timeoutMs),
+      })
+    } catch (err) {
+      throw new DealServiceUnavailable(`Deal service unreachable: ${(err as Error).message}`)
+    }
+    const text = await res.text().catch(() => '')
+    if (res.status !== 200) throw new DealServiceUnavailable(`Deal service answered ${res.status} on ${path}`)
+    let json: unknown
+    try {
+      json = JSON.parse(text)
+    } catch {
+      throw new DealServiceUnavailable(`Deal service sent invalid JSON on ${path}`)
+    }
+    const parsed = schema.safeParse(json)
+    if (!parsed.success) throw new DealServiceUnavailable(`Deal service sent an unexpected answer on ${path}`)
+    return parsed.data
+  }
+
+  return {
+    async bestProviders(query) {
+      const answer = await post('/private/v1/get-best-available-providers', { ...query, transferType: 'http', removeUnsealedCopy: false }, BestProvidersAnswer)
+      return answer.result
+    },
+    async requiredCopies() {
+      const answer = await post('/private/v1/onboarding-policy/export', {}, PolicyAnswer)
+      return answer.result.mixGroup.numberOfCopies + answer.result.groups.reduce((n, g) => n + g.numberOfCopies, 0)
+    },
+  }
+}

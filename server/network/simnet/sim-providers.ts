@@ -1,0 +1,220 @@
+import { CarIndexer } from '@ipld/car/indexer'
+import { randomUUID } from 'node:crypto'
+import { createReadStream } from 'node:fs'
+import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { join } from 'node:path'
+import { createPieceHasher } from '../../gateway/content/piece-cid.ts'
+import type { DealProposal } from '../types.ts'
+import type { Simnet } from './index.ts'
+
+/**
+ * Faults a test or demo can give one simulated provider:
+ * `refuse` every proposal; `timeout` never answer (proposals and retrievals
+ * hang until aborted); `corrupt` serve altered bytes on retrieval (it lies
+ * about the data); `lose` drop every piece it stores, now and later.
+ */
+export type ProviderFault = 'refuse' | 'timeout' | 'corrupt' | 'lose'
+
+export interface SimTransfer {
+  /** Where the provider fetches the CAR (HTTP GET). */
+  url: string
+  headers: Record<string, string>
+  /** CAR bytes the client announced. */
+  size: number
+}
+
+export type SimProposalResult = { accepted: true; proposalId: string } | { accepted: false; reason: string }
+
+export type SimProposalState =
+  | { state: 'transferring' }
+  | { state: 'published'; dealId: number }
+  | { state: 'failed'; reason: string }
+  /** The provider has no record of it (it restarted before publishing). */
+  | { state: 'unknown' }
+
+export interface SimRequestOptions {
+  signal?: AbortSignal
+}
+
+/**
+ * The simulated network's storage providers doing what Boost does for a
+ * client: take a proposal, fetch the CAR over HTTP, check it against the
+ * piece CID, publish the deal on the simulated chain, keep the bytes under
+ * `<dir>/<providerId>/` and serve them back (whole piece or one block).
+ */
+export interface SimulatedProviders {
+  propose(proposal: DealProposal, transfer: SimTransfer, options?: SimRequestOptions): Promise<SimProposalResult>
+  proposalState(providerId: string, proposalId: string): SimProposalState
+  /** The stored piece (CAR bytes). Throws SimRetrievalError when the provider does not have it. */
+  retrievePiece(providerId: string, pieceCid: string, options?: SimRequestOptions): AsyncIterable<Uint8Array>
+  /** One block of a stored piece, as a trustless gateway would serve `?format=raw`. */
+  retrieveBlock(providerId: string, pieceCid: string, blockCid: string, options?: SimRequestOptions): Promise<Uint8Array>
+  setFault(providerId: string, fault: ProviderFault | null): void
+  /** Aborts running transfers. */
+  close(): Promise<void>
+}
+
+export class SimRetrievalError extends Error {
+  override name = 'SimRetrievalError'
+  constructor(readonly code: 'NOT_FOUND' | 'UNAVAILABLE', message: string) {
+    super(message)
+  }
+}
+
+export interface SimProvidersOptions {
+  simnet: Simnet
+  /** e.g. `<DATA_DIR>/simnet/providers` */
+  dir: string
+  /** Longest a CAR transfer may take. */
+  transferTimeoutMs?: number
+  fetch?: typeof fetch
+}
+
+type BlockIndex = Record<string, [offset: number, length: number]>
+
+export function createSimulatedProviders(options: SimProvidersOptions): SimulatedProviders {
+  const { simnet, dir } = options
+  const doFetch = options.fetch ?? fetch
+  const transferTimeoutMs = options.transferTimeoutMs ?? 10 * 60_000
+  const proposals = new Map<string, SimProposalState>()
+  const faults = new Map<string, ProviderFault>()
+  const running = new Set<AbortController>()
+
+  const pieceDir = (providerId: string) => join(dir, providerId)
+  const carFile = (providerId: string, pieceCid: string) => join(pieceDir(providerId), `${pieceCid}.car`)
+  const indexFile = (providerId: string, pieceCid: string) => join(pieceDir(providerId), `${pieceCid}.index.json`)
+
+  const hang = (signal?: AbortSignal) =>
+    new Promise<never>((_, reject) => {
+      if (signal?.aborted) return reject(signal.reason)
+      signal?.addEventListener('abort', () => reject(signal.reason), { once: true })
+    })
+
+  const dropPieces = (providerId: string) => rm(pieceDir(providerId), { recursive: true, force: true })
+
+  /** Fetches the CAR, verifies its piece CID, stores and indexes it, then publishes the deal. */
+  async function transferAndPublish(proposalId: string, proposal: DealProposal, transfer: SimTransfer): Promise<void> {
+    const providerId = proposal.Provider
+    const pieceCid = proposal.PieceCID['/']
+    const controller = new AbortController()
+    running.add(controller)
+    const timer = setTimeout(() => controller.abort(new Error('transfer timed out')), transferTimeoutMs)
+    const target = carFile(providerId, pieceCid)
+    const temp = `${target}.${proposalId}.tmp`
+    try {
+      await mkdir(pieceDir(providerId), { recursive: true })
+      const res = await doFetch(transfer.url, { headers: transfer.headers, signal: controller.signal })
+      if (res.status !== 200 || !res.body) throw new TransferFailure(`TRANSFER_HTTP_${res.status}`)
+      const out = await open(temp, 'w', 0o600)
+      const hasher = createPieceHasher()
+      let size = 0
+      try {
+        for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+          hasher.update(chunk)
+          let done = 0
+          while (done < chunk.length) done += (await out.write(chunk, done, chunk.length - done, size + done)).bytesWritten
+          size += chunk.length
+          if (size > transfer.size) throw new TransferFailure('TRANSFER_SIZE_MISMATCH')
+        }
+        await out.datasync()
+      } finally {
+        await out.close()
+      }
+      if (size !== transfer.size) throw new TransferFailure('TRANSFER_SIZE_MISMATCH')
+      const piece = hasher.digest()
+      // The check a real provider makes before it seals: the bytes must be the piece it was offered.
+      if (piece.pieceCid !== pieceCid || piece.pieceSize !== proposal.PieceSize) throw new TransferFailure('PIECE_CID_MISMATCH')
+      await rename(temp, target)
+      await writeFile(indexFile(providerId, pieceCid), JSON.stringify(await indexCar(target)))
+      const client = (await simnet.lookupId(proposal.Client)) ?? proposal.Client
+      const published = await simnet.proposeDeal({ ...proposal, Client: client })
+      if (!published.accepted) throw new TransferFailure(published.reason)
+      proposals.set(proposalId, { state: 'published', dealId: published.dealId })
+      if (faults.get(providerId) === 'lose') await dropPieces(providerId)
+    } catch (err) {
+      await rm(temp, { force: true })
+      const reason = err instanceof TransferFailure ? err.message : controller.signal.aborted ? 'TRANSFER_TIMEOUT' : 'TRANSFER_FAILED'
+      proposals.set(proposalId, { state: 'failed', reason })
+    } finally {
+      clearTimeout(timer)
+      running.delete(controller)
+    }
+  }
+
+  async function readIndex(providerId: string, pieceCid: string): Promise<BlockIndex> {
+    try {
+      return JSON.parse(await readFile(indexFile(providerId, pieceCid), 'utf8')) as BlockIndex
+    } catch {
+      throw new SimRetrievalError('NOT_FOUND', `Provider ${providerId} does not have piece ${pieceCid}`)
+    }
+  }
+
+  return {
+    async propose(proposal, transfer, opts = {}) {
+      const providerId = proposal.Provider
+      const fault = faults.get(providerId)
+      if (fault === 'timeout') return hang(opts.signal)
+      if (fault === 'refuse') return { accepted: false, reason: 'BUSY' }
+      const terms = await simnet.providerTerms(providerId)
+      if (!terms) return { accepted: false, reason: 'PROVIDER_NOT_FOUND' }
+      if (!terms.online) return { accepted: false, reason: 'SERVICE_UNAVAILABLE' }
+      if (!terms.transferTypes.includes('http')) return { accepted: false, reason: 'UNSUPPORTED_TRANSFER_PROTOCOL' }
+      if (proposal.StartEpoch <= simnet.headEpoch()) return { accepted: false, reason: 'START_EPOCH_TOO_EARLY' }
+      const proposalId = randomUUID()
+      proposals.set(proposalId, { state: 'transferring' })
+      void transferAndPublish(proposalId, proposal, transfer)
+      return { accepted: true, proposalId }
+    },
+    proposalState: (_providerId, proposalId) => proposals.get(proposalId) ?? { state: 'unknown' },
+    retrievePiece(providerId, pieceCid, opts = {}) {
+      const fault = faults.get(providerId)
+      return (async function* () {
+        if (fault === 'timeout') await hang(opts.signal)
+        await readIndex(providerId, pieceCid)
+        const stream = createReadStream(carFile(providerId, pieceCid), { signal: opts.signal })
+        for await (const chunk of stream as AsyncIterable<Buffer>) {
+          yield fault === 'corrupt' ? corrupt(chunk) : new Uint8Array(chunk)
+        }
+      })()
+    },
+    async retrieveBlock(providerId, pieceCid, blockCid, opts = {}) {
+      if (faults.get(providerId) === 'timeout') await hang(opts.signal)
+      const entry = (await readIndex(providerId, pieceCid))[blockCid]
+      if (!entry) throw new SimRetrievalError('NOT_FOUND', `Piece ${pieceCid} has no block ${blockCid}`)
+      const fh = await open(carFile(providerId, pieceCid), 'r').catch(() => {
+        throw new SimRetrievalError('NOT_FOUND', `Provider ${providerId} does not have piece ${pieceCid}`)
+      })
+      try {
+        const bytes = new Uint8Array(entry[1])
+        await fh.read(bytes, 0, entry[1], entry[0])
+        return faults.get(providerId) === 'corrupt' ? corrupt(bytes) : bytes
+      } finally {
+        await fh.close()
+      }
+    },
+    setFault(providerId, fault) {
+      if (fault) faults.set(providerId, fault)
+      else faults.delete(providerId)
+      if (fault === 'lose') void dropPieces(providerId)
+    },
+    async close() {
+      for (const c of running) c.abort(new Error('closing'))
+    },
+  }
+}
+
+class TransferFailure extends Error {}
+
+/** Flips one bit in the middle: the smallest lie a verifier must still catch. */
+function corrupt(bytes: Uint8Array): Uint8Array {
+  const copy = new Uint8Array(bytes)
+  if (copy.length > 0) copy[copy.length >> 1] ^= 0x01
+  return copy
+}
+
+async function indexCar(path: string): Promise<BlockIndex> {
+  const index: BlockIndex = {}
+  const indexer = await CarIndexer.fromIterable(createReadStream(path) as AsyncIterable<Uint8Array>)
+  for await (const entry of indexer) index[entry.cid.toString()] = [entry.blockOffset, entry.blockLength]
+  return index
+}

@@ -1,0 +1,195 @@
+import { randomBytes } from 'node:crypto'
+import { existsSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { startDealStack, type DealStack } from './harness.ts'
+
+let stack: DealStack | undefined
+afterEach(async () => {
+  await stack?.close()
+  stack = undefined
+})
+
+const details = async (s: DealStack, path: string) => (await s.fileInfo(path)).result.file.details
+const groupFiles = (s: DealStack) => readdirSync(join(s.dir, 'gateway', 'groups'))
+
+/** Uploads `bytes` as `path`, seals its group (CAR + piece CID) and returns the bytes. */
+async function upload(s: DealStack, path: string, size = 300_000): Promise<Buffer> {
+  const bytes = randomBytes(size)
+  expect((await s.put(path, bytes)).status).toBe(201)
+  await s.seal()
+  return bytes
+}
+
+describe('deal engine', () => {
+  it('places deals for a ready group: proposed → published → active, with the CAR fetched over HTTP and kept by the provider', async () => {
+    const s = (stack = await startDealStack({ copies: 2 }))
+    await upload(s, '/a.bin')
+    const seen = new Set<string>()
+    const done = await s.runUntil(async () => {
+      const d = await details(s, '/a.bin')
+      for (const deal of d.groups[0].deals) seen.add(deal.state)
+      return d.groups[0].deals.filter((x: { state: string }) => x.state === 'active').length >= 2
+    })
+    expect(done).toBe(true)
+    expect(seen).toContain('published')
+    expect(seen).toContain('active')
+
+    const d = await details(s, '/a.bin')
+    const group = d.groups[0]
+    expect(group.deals).toHaveLength(2)
+    for (const deal of group.deals) {
+      expect(deal.dealId).toBeGreaterThan(0)
+      expect(deal.endEpoch).toBeGreaterThan(s.simnet.headEpoch())
+      // The simulated provider really holds the bytes it fetched, under its own folder.
+      expect(existsSync(join(s.dir, 'simnet', 'providers', deal.provider, `${group.pieceCid}.car`))).toBe(true)
+      // And the deal is on the simulated chain, as the deal service sees it.
+      expect((await s.simnet.getDeal(deal.dealId))?.proposal.PieceCID['/']).toBe(group.pieceCid)
+    }
+    const onChain = s.service.deals.pieceDeals(s.service.tenants.byName('default')!.id, group.pieceCid)
+    expect(onChain.map((x) => x.provider).sort()).toEqual(group.deals.map((x: { provider: string }) => x.provider).sort())
+  })
+
+  it('offloads a group once its copies are retrievable, and a read reloads it with intact bytes, then it is offloaded again', async () => {
+    const s = (stack = await startDealStack({ copies: 2 }))
+    expect((await fetch(`${s.gatewayServer.url}/docs`, { method: 'MKCOL' })).status).toBe(201)
+    const bytes = await upload(s, '/docs/b.bin', 700_000)
+    expect(await s.runUntil(async () => (await details(s, '/docs/b.bin')).state === 'offloaded')).toBe(true)
+
+    const d = await details(s, '/docs/b.bin')
+    expect(d.retrievableCopies).toBe(2)
+    expect(d.groups[0].state).toBe('offloaded')
+    expect(d.groups[0].deals.every((x: { isRetrievable: boolean }) => x.isRetrievable)).toBe(true)
+    // Local CAR and blocks are gone.
+    expect(groupFiles(s)).toEqual([])
+    // The folder aggregates the same way.
+    expect((await details(s, '/docs')).state).toBe('offloaded')
+
+    const res = await s.get('/docs/b.bin')
+    expect(res.status).toBe(200)
+    expect(Buffer.from(await res.arrayBuffer()).equals(bytes)).toBe(true)
+    expect((await details(s, '/docs/b.bin')).groups[0].state).toBe('offloaded')
+    expect(groupFiles(s)).toEqual([])
+
+    // A range read of offloaded data works too.
+    const part = await fetch(`${s.gatewayServer.url}/docs/b.bin`, { headers: { Range: 'bytes=300000-300009' } })
+    expect(part.status).toBe(206)
+    expect(Buffer.from(await part.arrayBuffer()).equals(bytes.subarray(300_000, 300_010))).toBe(true)
+  })
+
+  it('keeps an offloaded file readable across a gateway restart', async () => {
+    const s = (stack = await startDealStack({ copies: 2 }))
+    const bytes = await upload(s, '/c.bin')
+    expect(await s.runUntil(async () => (await details(s, '/c.bin')).state === 'offloaded')).toBe(true)
+    await s.restartGateway()
+    expect((await details(s, '/c.bin')).state).toBe('offloaded')
+    const res = await s.get('/c.bin')
+    expect(Buffer.from(await res.arrayBuffer()).equals(bytes)).toBe(true)
+  })
+
+  it('serves the CAR only to a request with the deal token', async () => {
+    const s = (stack = await startDealStack({ copies: 2 }))
+    await upload(s, '/t.bin')
+    await s.gateway.deals!.tick()
+    const deal = s.gateway.dealStore.ofGroup(1)[0]
+    const wrong = await fetch(`${s.gatewayServer.url}/deal-transfer/${deal.id}`, { headers: { Authorization: 'Bearer not-the-token' } })
+    expect(wrong.status).toBe(401)
+    expect((await wrong.json()).success).toBe(false)
+    const unknown = await fetch(`${s.gatewayServer.url}/deal-transfer/999999`, { headers: { Authorization: 'Bearer x' } })
+    expect(unknown.status).toBe(401)
+  })
+})
+
+describe('deal engine faults', () => {
+  it('providers that refuse: nothing is shown for them, other providers are asked, the group still gets its copies', async () => {
+    const s = (stack = await startDealStack({ copies: 2 }))
+    await upload(s, '/r.bin')
+    for (const p of await s.simnet.listProviders()) s.sim.setFault(p, 'refuse')
+    await s.gateway.deals!.tick()
+    const refused = s.gateway.dealStore.ofGroup(1)
+    expect(refused.length).toBeGreaterThan(0)
+    expect(refused.every((d) => d.state === 'failed' && d.reason === 'BUSY')).toBe(true)
+    // Failed deals are not shown.
+    expect((await details(s, '/r.bin')).groups[0].deals).toEqual([])
+
+    for (const p of await s.simnet.listProviders()) s.sim.setFault(p, null)
+    expect(await s.runUntil(async () => (await details(s, '/r.bin')).state === 'offloaded')).toBe(true)
+  })
+
+  it('providers that time out: the proposal fails after the call timeout and the engine moves on', async () => {
+    const s = (stack = await startDealStack({ copies: 2 }))
+    await upload(s, '/slow.bin')
+    for (const p of await s.simnet.listProviders()) s.sim.setFault(p, 'timeout')
+    await s.gateway.deals!.tick()
+    const deals = s.gateway.dealStore.ofGroup(1)
+    expect(deals.length).toBeGreaterThan(0)
+    expect(deals.every((d) => d.state === 'failed' && d.reason === 'PROPOSAL_TIMEOUT')).toBe(true)
+    for (const p of await s.simnet.listProviders()) s.sim.setFault(p, null)
+    expect(await s.runUntil(async () => (await details(s, '/slow.bin')).state === 'offloaded')).toBe(true)
+  })
+
+  it('a provider that lies about the data: its retrieval check fails and a read is served from another provider, bytes intact', async () => {
+    const s = (stack = await startDealStack({ copies: 2, retrievalCheckMs: 60_000 }))
+    const bytes = await upload(s, '/lie.bin', 500_000)
+    expect(await s.runUntil(async () => (await details(s, '/lie.bin')).state === 'offloaded')).toBe(true)
+    const liar = (await details(s, '/lie.bin')).groups[0].deals[0].provider
+    s.sim.setFault(liar, 'corrupt')
+
+    // Reload tries the liar first (both were retrievable), rejects its blocks, and uses the other copy.
+    const res = await s.get('/lie.bin')
+    expect(res.status).toBe(200)
+    expect(Buffer.from(await res.arrayBuffer()).equals(bytes)).toBe(true)
+
+    s.advance(10)
+    s.clock.now += 120_000
+    await s.gateway.deals!.tick()
+    const d = await details(s, '/lie.bin')
+    expect(d.groups[0].deals.find((x: { provider: string }) => x.provider === liar).isRetrievable).toBe(false)
+    expect(d.retrievableCopies).toBe(1)
+  })
+
+  it('a provider that loses the data later: copies drop honestly and the file stays readable', async () => {
+    const s = (stack = await startDealStack({ copies: 2, retrievalCheckMs: 60_000 }))
+    const bytes = await upload(s, '/lost.bin')
+    expect(await s.runUntil(async () => (await details(s, '/lost.bin')).state === 'offloaded')).toBe(true)
+    const loser = (await details(s, '/lost.bin')).groups[0].deals[1].provider
+    s.sim.setFault(loser, 'lose')
+    s.clock.now += 120_000
+    await s.gateway.deals!.tick()
+    const d = await details(s, '/lost.bin')
+    expect(d.retrievableCopies).toBe(1)
+    expect(d.groups[0].deals.find((x: { provider: string }) => x.provider === loser).isRetrievable).toBe(false)
+    const res = await s.get('/lost.bin')
+    expect(Buffer.from(await res.arrayBuffer()).equals(bytes)).toBe(true)
+  })
+
+  it('every provider gone: a read of offloaded data is a clean 503 and the group goes back to offloaded', async () => {
+    const s = (stack = await startDealStack({ copies: 2 }))
+    await upload(s, '/gone.bin')
+    expect(await s.runUntil(async () => (await details(s, '/gone.bin')).state === 'offloaded')).toBe(true)
+    for (const d of (await details(s, '/gone.bin')).groups[0].deals) s.sim.setFault(d.provider, 'lose')
+    await new Promise((r) => setTimeout(r, 20))
+    const res = await s.get('/gone.bin')
+    expect(res.status).toBe(503)
+    expect(await res.text()).toContain('CONTENT_UNAVAILABLE')
+    expect((await details(s, '/gone.bin')).groups[0].state).toBe('offloaded')
+  })
+
+  it('deal service unreachable: no deals and no crash; once it is back the group is placed', async () => {
+    let down = true
+    const s = (stack = await startDealStack({
+      copies: 2,
+      service: (client) => ({
+        bestProviders: (q) => (down ? Promise.reject(new Error('connect ECONNREFUSED')) : client.bestProviders(q)),
+        requiredCopies: () => client.requiredCopies(),
+      }),
+    }))
+    await upload(s, '/svc.bin')
+    const report = await s.gateway.deals!.tick()
+    expect(report.serviceError).toBeDefined()
+    expect(s.gateway.dealStore.ofGroup(1)).toEqual([])
+    expect((await details(s, '/svc.bin')).state).toBe('offloading')
+    down = false
+    expect(await s.runUntil(async () => (await details(s, '/svc.bin')).state === 'offloaded')).toBe(true)
+  })
+})

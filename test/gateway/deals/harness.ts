@@ -1,0 +1,143 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { pino } from 'pino'
+import { createGateway, type Gateway } from '../../../server/gateway/index.ts'
+import { createDealServiceClient, simnetProviderPort, type DealServiceClient } from '../../../server/gateway/deals/index.ts'
+import { createSimnet, type Simnet } from '../../../server/network/simnet/index.ts'
+import { createSimulatedProviders, type SimulatedProviders } from '../../../server/network/simnet/sim-providers.ts'
+import { createDealService, type DealService } from '../../../server/service/index.ts'
+import { openDatabase, type Db } from '../../../server/shared/db.ts'
+import { startServer, type RunningServer } from '../../../server/shared/http.ts'
+import { EPOCH_SECONDS } from '../../../server/shared/epochs.ts'
+
+export const silent = pino({ level: 'silent' })
+const GENESIS = 1704067200
+export const API_KEY = 'fgs_test-key-for-the-deal-engine-0001'
+
+export interface DealStack {
+  dir: string
+  clock: { now: number }
+  simnet: Simnet
+  sim: SimulatedProviders
+  service: DealService
+  serviceServer: RunningServer
+  gateway: Gateway
+  gatewayServer: RunningServer
+  /** Moves simulated (and gateway) time on by `epochs`. */
+  advance(epochs: number): void
+  /** PUTs a file over the gateway's WebDAV. */
+  put(path: string, bytes: Uint8Array): Promise<Response>
+  get(path: string): Promise<Response>
+  fileInfo(path: string): Promise<any>
+  /** Seals the writable group and waits for its CAR and piece CID. */
+  seal(): Promise<void>
+  /** Ticks the deal engine, advancing the clock between ticks, until `done()` or `max` ticks. */
+  runUntil(done: () => boolean | Promise<boolean>, options?: { max?: number; epochsPerTick?: number }): Promise<boolean>
+  /** Stops everything (as a clean shutdown); `restart()` builds the gateway again on the same files. */
+  restartGateway(): Promise<void>
+  close(): Promise<void>
+}
+
+export interface DealStackOptions {
+  seed?: string
+  copies?: number
+  /** Wraps the deal service client (to make it fail). */
+  service?: (client: DealServiceClient) => DealServiceClient
+  retrievalCheckMs?: number
+}
+
+/**
+ * A real deal service (HTTP, SQLite) over a simulated network whose clock the
+ * test moves, simulated providers that really fetch CARs over HTTP into a
+ * temp dir, and a gateway (HTTP, SQLite, files) making deals through them.
+ */
+export async function startDealStack(o: DealStackOptions = {}): Promise<DealStack> {
+  const dir = mkdtempSync(join(tmpdir(), 'deal-stack-'))
+  const clock = { now: Date.UTC(2025, 0, 15) }
+  const now = () => clock.now
+  const simnet = createSimnet({ seed: o.seed ?? 'deal-engine-tests', genesis: GENESIS, now, stateFile: join(dir, 'simnet', 'chain.sqlite') })
+  const sim = createSimulatedProviders({ simnet, dir: join(dir, 'simnet', 'providers'), transferTimeoutMs: 20_000 })
+  const service = await createDealService(
+    { host: '127.0.0.1', port: 0, dataDir: join(dir, 'service'), network: 'simnet', simnetGenesis: GENESIS, apiKey: API_KEY, simnetSeed: 'x', simnetSpeed: 1, tickerPollSeconds: 60, tickerEnabled: false },
+    { logger: silent, network: simnet, now, background: false, demoDeals: 0 },
+  )
+  const serviceServer = await startServer(service.app, 0, '127.0.0.1')
+  const clientAddress = service.tenants.byName('default')!.clientAddresses[0]
+
+  let db: Db
+  let gateway: Gateway
+  let gatewayServer: RunningServer
+  const build = async () => {
+    db = openDatabase(join(dir, 'gateway', 'gateway.sqlite'))
+    const client = createDealServiceClient({ url: serviceServer.url, apiKey: API_KEY })
+    gateway = createGateway(
+      {
+        host: '127.0.0.1', port: 0, dataDir: join(dir, 'gateway'), groupSize: 1 << 20, groupIdleSeconds: 3600,
+        serviceUrl: serviceServer.url, serviceApiKey: API_KEY, clientAddress,
+        deals: { durationDays: 540, price: '0', verified: true, startOffsetEpochs: 5760, copies: o.copies ?? 2, tickSeconds: 3600, retrievalCheckSeconds: (o.retrievalCheckMs ?? 3_600_000) / 1000 },
+      },
+      { logger: silent, db, providers: simnetProviderPort(simnet, sim), service: o.service ? o.service(client) : client, now, dealTimeouts: { callMs: 300, reloadMs: 2000 } },
+    )
+    gatewayServer = await startServer(gateway.app, 0, '127.0.0.1')
+    // Ticks are driven by the test: set the transfer URL without starting the timer.
+    gateway.setPublicUrl(gatewayServer.url)
+  }
+  await build()
+
+  const stack: DealStack = {
+    dir,
+    clock,
+    simnet,
+    sim,
+    service,
+    serviceServer,
+    get gateway() {
+      return gateway
+    },
+    get gatewayServer() {
+      return gatewayServer
+    },
+    advance(epochs) {
+      clock.now += epochs * EPOCH_SECONDS * 1000
+    },
+    put: (path, bytes) => fetch(`${gatewayServer.url}${path}`, { method: 'PUT', body: Buffer.from(bytes) }),
+    get: (path) => fetch(`${gatewayServer.url}${path}`),
+    async fileInfo(path) {
+      const res = await fetch(`${gatewayServer.url}/file-info`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ filePath: path, verbose: true }) })
+      return res.json()
+    },
+    async seal() {
+      gateway.content.sealWritable()
+      await gateway.content.settled()
+    },
+    async runUntil(done, opts = {}) {
+      for (let i = 0; i < (opts.max ?? 200); i++) {
+        if (await done()) return true
+        await gateway.deals!.tick()
+        // Let providers' background transfers run.
+        await new Promise((r) => setTimeout(r, 5))
+        await service.sync.syncOnce()
+        stack.advance(opts.epochsPerTick ?? 60)
+      }
+      return done()
+    },
+    async restartGateway() {
+      await gatewayServer.close()
+      await gateway.close()
+      db.close()
+      await build()
+    },
+    async close() {
+      await sim.close()
+      await gatewayServer.close()
+      await gateway.close()
+      db.close()
+      await serviceServer.close()
+      await service.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+  return stack
+}
+

@@ -1,0 +1,108 @@
+import { createServer, type Server } from 'node:http'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { createPieceHasher } from '../../server/gateway/content/piece-cid.ts'
+import { createSimnet } from '../../server/network/simnet/index.ts'
+import { createSimulatedProviders } from '../../server/network/simnet/sim-providers.ts'
+import type { DealProposal } from '../../server/network/types.ts'
+
+const GENESIS = 1704067200
+const T0 = Date.UTC(2025, 0, 15)
+// Plain bytes: every case here fails (or refuses) before the provider would index them as a CAR.
+const PAYLOAD = Buffer.alloc(4096, 7)
+
+let dir: string
+let server: Server
+let url: string
+beforeEach(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'sim-providers-'))
+  server = createServer((req, res) => {
+    if (req.headers.authorization !== 'Bearer good') return void res.writeHead(401).end()
+    res.writeHead(200, { 'Content-Length': PAYLOAD.length }).end(PAYLOAD)
+  })
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+  url = `http://127.0.0.1:${(server.address() as { port: number }).port}/car`
+})
+afterEach(async () => {
+  await new Promise((r) => server.close(r))
+  rmSync(dir, { recursive: true, force: true })
+})
+
+const piece = () => {
+  const h = createPieceHasher()
+  h.update(PAYLOAD)
+  return h.digest()
+}
+
+async function onlineHttpProvider(net: ReturnType<typeof createSimnet>) {
+  for (const p of await net.listProviders()) {
+    const t = (await net.providerTerms(p))!
+    if (t.online && t.transferTypes.includes('http')) return p
+  }
+  throw new Error('no online provider')
+}
+
+const proposal = (provider: string, pieceCid: string, pieceSize: number, head: number): DealProposal => ({
+  PieceCID: { '/': pieceCid }, PieceSize: pieceSize, VerifiedDeal: true, Client: 'f01000', Provider: provider, Label: '',
+  StartEpoch: head + 5760, EndEpoch: head + 5760 + 518_400, StoragePricePerEpoch: '0', ProviderCollateral: '0', ClientCollateral: '0',
+})
+
+async function settle(sim: ReturnType<typeof createSimulatedProviders>, provider: string, id: string) {
+  for (let i = 0; i < 200; i++) {
+    const s = sim.proposalState(provider, id)
+    if (s.state !== 'transferring') return s
+    await new Promise((r) => setTimeout(r, 10))
+  }
+  throw new Error('transfer never finished')
+}
+
+describe('simulated storage providers', () => {
+  it('refuses bytes whose piece CID is not the proposed one, and never publishes them', async () => {
+    const net = createSimnet({ seed: 'sp', genesis: GENESIS, now: () => T0 })
+    const sim = createSimulatedProviders({ simnet: net, dir })
+    const provider = await onlineHttpProvider(net)
+    const other = 'baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq'
+    const answer = await sim.propose(proposal(provider, other, piece().pieceSize, net.headEpoch()), { url, headers: { Authorization: 'Bearer good' }, size: PAYLOAD.length })
+    expect(answer.accepted).toBe(true)
+    if (!answer.accepted) return
+    expect(await settle(sim, provider, answer.proposalId)).toEqual({ state: 'failed', reason: 'PIECE_CID_MISMATCH' })
+  })
+
+  it('fails a transfer the gateway does not authorise', async () => {
+    const net = createSimnet({ seed: 'sp', genesis: GENESIS, now: () => T0 })
+    const sim = createSimulatedProviders({ simnet: net, dir })
+    const provider = await onlineHttpProvider(net)
+    const p = piece()
+    const answer = await sim.propose(proposal(provider, p.pieceCid, p.pieceSize, net.headEpoch()), { url, headers: { Authorization: 'Bearer bad' }, size: PAYLOAD.length })
+    if (!answer.accepted) throw new Error('refused')
+    expect(await settle(sim, provider, answer.proposalId)).toEqual({ state: 'failed', reason: 'TRANSFER_HTTP_401' })
+  })
+
+  it('refuses every proposal while given the refuse fault', async () => {
+    const net = createSimnet({ seed: 'sp', genesis: GENESIS, now: () => T0 })
+    const sim = createSimulatedProviders({ simnet: net, dir })
+    const provider = await onlineHttpProvider(net)
+    sim.setFault(provider, 'refuse')
+    const p = piece()
+    expect(await sim.propose(proposal(provider, p.pieceCid, p.pieceSize, net.headEpoch()), { url, headers: {}, size: 1 })).toEqual({ accepted: false, reason: 'BUSY' })
+  })
+
+  it('keeps its chain (deals and clock) across a restart when given a state file', async () => {
+    const clock = { now: T0 }
+    const file = join(dir, 'chain.sqlite')
+    const a = createSimnet({ seed: 'sp', genesis: GENESIS, now: () => clock.now, speed: 100, stateFile: file })
+    const provider = await onlineHttpProvider(a)
+    const r = await a.proposeDeal(proposal(provider, piece().pieceCid, piece().pieceSize, a.headEpoch()))
+    if (!r.accepted) throw new Error('refused')
+    clock.now += 60_000
+    const head = a.headEpoch()
+    const before = await a.getDeal(r.dealId)
+    await a.close()
+    const b = createSimnet({ seed: 'sp', genesis: GENESIS, now: () => clock.now, speed: 100, stateFile: file })
+    expect(b.headEpoch()).toBe(head)
+    expect(await b.getDeal(r.dealId)).toEqual(before)
+    await b.close()
+  })
+})
