@@ -3,29 +3,36 @@
  *  1. get-file-metadata through the bridge versus /file-info on the gateway directly
  *     (requests/s, p50/p99 latency, ratio);
  *  2. ingest of a large upload through WebDAV to CID + CAR + piece CID versus
- *     node's own SHA-256 over the same bytes (MB/s, ratio).
+ *     node's own SHA-256 over the same bytes (MB/s, ratio);
+ *  3. the sidebar tab's budgets: its initial JavaScript, gzipped (from the
+ *     built js/), and the time from opening the tab on the preview page to the
+ *     record shown (Debian's chromium through playwright-core, median).
  * The gateway and the app surface run as separate processes (`--role`), as deployed.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createHash, randomFillSync } from 'node:crypto'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { createServer, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
+import { gzipSync } from 'node:zlib'
 import autocannon from 'autocannon'
+import { ensureBundle, hasChromium, launchChromium } from '../test/helpers/browser.ts'
 
 const HELP = `Usage: npm run bench -- [options]
 
   --duration <s>      seconds per throughput run (default 10)
   --connections <n>   concurrent connections for throughput runs (default 32)
   --ingest-mib <n>    size of the ingest upload in MiB (default 256)
-  --only <what>       metadata | ingest (default: both)
+  --only <what>       metadata | ingest | ui (default: all three)
+  --ui-runs <n>       tab openings measured on the preview page (default 7)
   -h, --help          this text
 
 Starts its own gateway and app surface on free loopback ports with a
-temporary DATA_DIR, and removes it afterwards.
+temporary DATA_DIR, and removes it afterwards. The ui section builds js/
+first when it is missing and needs /usr/bin/chromium (skipped without it).
 `
 
 const { values: opts } = parseArgs({
@@ -34,6 +41,7 @@ const { values: opts } = parseArgs({
     connections: { type: 'string', default: '32' },
     'ingest-mib': { type: 'string', default: '256' },
     only: { type: 'string' },
+    'ui-runs': { type: 'string', default: '7' },
     help: { type: 'boolean', short: 'h' },
   },
 })
@@ -45,6 +53,13 @@ if (opts.help) {
 const duration = Number(opts.duration)
 const connections = Number(opts.connections)
 const ingestMiB = Number(opts['ingest-mib'])
+const uiRuns = Number(opts['ui-runs'])
+const SECTIONS = ['metadata', 'ingest', 'ui']
+if (opts.only !== undefined && !SECTIONS.includes(opts.only)) {
+  process.stderr.write(`--only must be one of ${SECTIONS.join(', ')}\n`)
+  process.exit(2)
+}
+const wants = (section: string) => opts.only === undefined || opts.only === section
 const USER = 'admin'
 const PASSWORD = 'bench-password-1'
 const GATEWAY_USER = 'bridge'
@@ -150,7 +165,7 @@ async function main() {
   console.log(`gateway ${gateway.url} (pid ${gateway.child.pid}), app ${app.url} (pid ${app.child.pid}); ${connections} connections, ${duration} s per run\n`)
 
   try {
-    if (opts.only !== 'ingest') {
+    if (wants('metadata')) {
       const sample = randomFillSync(Buffer.alloc(3 * 256 * 1024 + 1000))
       const uploaded = await put(`${filesUrl}/bench-metadata.bin`, userAuth, sample)
       if (uploaded.status >= 300) throw new Error(`upload answered ${uploaded.status}`)
@@ -167,7 +182,7 @@ async function main() {
       console.log(`  ratio bridge/direct throughput: ${(bridged.rps / direct.rps).toFixed(2)} (target >= 0.70)\n`)
     }
 
-    if (opts.only !== 'metadata') {
+    if (wants('ingest')) {
       const bytes = randomFillSync(Buffer.alloc(ingestMiB * 1024 * 1024))
       const mb = bytes.length / 1e6
 
@@ -199,11 +214,89 @@ async function main() {
       console.log(`  ratio to sha-256 (piece) : ${(shaSeconds / totalSeconds).toFixed(2)}`)
       console.log(`  gateway peak RSS         : ${peakRssMiB(gateway.child.pid).toFixed(0)} MiB`)
     }
+
+    if (wants('ui')) await benchUi(app.url, userAuth)
   } finally {
     app.child.kill('SIGTERM')
     gateway.child.kill('SIGTERM')
     await Promise.all([app, gateway].map((r) => new Promise((res) => r.child.once('exit', res))))
     rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b)
+  const mid = sorted.length >> 1
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
+}
+
+/** Gzipped bytes of an entry and every chunk it imports statically: what a Files page loads before the tab exists. */
+function initialJs(jsDir: string, entry: string): { files: string[]; gzipBytes: number } {
+  const seen = new Set<string>()
+  const visit = (file: string) => {
+    if (seen.has(file)) return
+    seen.add(file)
+    const code = readFileSync(join(jsDir, file), 'utf8')
+    // Static imports only; `import("./x")` and OC.filePath(...) chunks load lazily.
+    for (const m of code.matchAll(/(?:\bfrom\s*|\bimport\s*)["']\.\/([^"']+\.mjs)["']/g)) visit(m[1])
+  }
+  visit(entry)
+  const files = [...seen]
+  return { files, gzipBytes: files.reduce((sum, f) => sum + gzipSync(readFileSync(join(jsDir, f)), { level: 9 }).length, 0) }
+}
+
+/** The tab's budgets: initial JS (≤ 200 KB gzipped) and opening the tab to the record shown. */
+async function benchUi(appUrl: string, auth: string) {
+  ensureBundle()
+  const jsDir = join(import.meta.dirname, '..', 'js')
+  const initial = initialJs(jsDir, 'gateway-main.mjs')
+  const view = readdirSync(jsDir).filter((f) => /^GatewayTab-.*\.mjs$/.test(f))
+  const viewGzip = view.reduce((sum, f) => sum + gzipSync(readFileSync(join(jsDir, f)), { level: 9 }).length, 0)
+  console.log('\nsidebar tab (preview page, the built bundle)')
+  console.log(`  initial JS, gzipped       : ${(initial.gzipBytes / 1024).toFixed(1)} KB in ${initial.files.length} file(s) (budget 200 KB)`)
+  console.log(`  lazy view chunk, gzipped  : ${(viewGzip / 1024).toFixed(1)} KB`)
+  if (!hasChromium()) {
+    console.log('  open tab → record shown  : skipped (/usr/bin/chromium is missing)')
+    return
+  }
+  const put = await fetch(`${appUrl}/remote.php/dav/files/${USER}/bench-tab.txt`, { method: 'PUT', headers: { authorization: auth }, body: 'x'.repeat(8192) })
+  if (put.status >= 300) throw new Error(`upload answered ${put.status}`)
+  const browser = await launchChromium()
+  try {
+    const page = await browser.newPage()
+    await page.goto(`${appUrl}/`)
+    await page.getByLabel('User').fill(USER)
+    await page.getByLabel('Password').fill(PASSWORD)
+    await page.getByRole('button', { name: 'Log in' }).click()
+    await page.getByTestId('user').waitFor()
+    // Timed inside the page: from the click on the file to the record in the DOM.
+    // A string, not a function: tsx would wrap a function's helpers in names the page does not have.
+    const openTab = () => page.evaluate<number>(`new Promise((resolve) => {
+      const row = document.querySelector('[data-test="file-row"][data-path="/bench-tab.txt"] button')
+      const started = performance.now()
+      const observer = new MutationObserver(() => {
+        if (!document.querySelector('#app-sidebar [data-test="record"]')) return
+        observer.disconnect()
+        resolve(performance.now() - started)
+      })
+      observer.observe(document.body, { childList: true, subtree: true })
+      row.click()
+    })`)
+    const cold: number[] = []
+    const warm: number[] = []
+    for (let i = 0; i < uiRuns; i++) {
+      // Cold: a fresh page, so the view chunk and the config are fetched again.
+      await page.reload()
+      await page.locator('[data-test="file-row"][data-path="/bench-tab.txt"]').waitFor()
+      cold.push(await openTab())
+      // Warm: the sidebar closed and opened again on the same page.
+      await page.getByRole('button', { name: 'Close sidebar' }).click()
+      warm.push(await openTab())
+    }
+    console.log(`  open tab → record (cold) : median ${median(cold).toFixed(0)} ms over ${uiRuns} page loads (min ${Math.min(...cold).toFixed(0)}, max ${Math.max(...cold).toFixed(0)})`)
+    console.log(`  open tab → record (warm) : median ${median(warm).toFixed(0)} ms (sidebar reopened on the same page)`)
+  } finally {
+    await browser.close()
   }
 }
 

@@ -1,21 +1,25 @@
 import express, { type Express } from 'express'
 import { join } from 'node:path'
-import { pinoHttp } from 'pino-http'
 import type { BridgeConfig } from '../shared/config.ts'
 import { openDatabase, type Db } from '../shared/db.ts'
-import { networkClock } from '../shared/epochs.ts'
 import type { Logger } from '../shared/logger.ts'
+import { requestLogger } from '../shared/request-log.ts'
 import { ensureAdminUser } from './admin-bootstrap.ts'
 import { basicAuth } from './auth/basic-auth.ts'
 import { createCredentialCache } from './auth/credential-cache.ts'
+import { sessionOrBasicAuth } from './auth/session-auth.ts'
 import { createLoginThrottle, type ThrottleOptions } from './auth/throttle.ts'
 import { BridgeError, bridgeErrorHandler } from './errors.ts'
-import { createGatewayClient } from './gateway-client.ts'
-import { createPathMap } from './path-map.ts'
+import { createLiveLink } from './live-link.ts'
+import { createAdminSettingsRouter } from './routes/admin-settings.ts'
 import { createChunkedUploadRouter } from './routes/chunked-upload.ts'
 import { createDavProxy } from './routes/dav-proxy.ts'
 import { createFileMetadataRouter } from './routes/file-metadata.ts'
 import { createNextcloudStatusRouter } from './routes/nextcloud-status.ts'
+import { createPreviewRouter } from './routes/preview.ts'
+import { createTabConfigRouter } from './routes/tab-config.ts'
+import { createSessionStore } from './sessions.ts'
+import { createSettingsStore } from './settings-store.ts'
 import { createUploadStore } from './upload-store.ts'
 import { createUserStore, type User, type UserStore } from './users.ts'
 
@@ -33,6 +37,8 @@ export interface BridgeDeps {
   print?: (line: string) => void
   /** Failed-login throttle tuning (tests use a small window). */
   throttle?: ThrottleOptions
+  /** The app's built front end served to the preview page; defaults to the repository's `js/`. */
+  bundleDir?: string
 }
 
 /**
@@ -51,35 +57,35 @@ export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Prom
     print: deps.print ?? ((line) => process.stdout.write(line + '\n')),
   })
 
-  const gateway = createGatewayClient({
-    url: config.gatewayUrl,
-    user: config.gatewayUser,
-    password: config.gatewayPassword,
-    timeoutMs: config.gatewayTimeoutMs,
-  })
-  const pathMap = createPathMap(config.pathMap)
-  const clock = networkClock(config.network, config.simnetGenesis)
+  // Admin-saved gateway link settings override the environment's, live.
+  const settings = createSettingsStore(db, config)
+  const link = createLiveLink(settings, config.simnetGenesis)
+  const { gateway, pathMap, clock } = link
   const authOptions = { users, throttle: createLoginThrottle(deps.throttle), cache: createCredentialCache<User>() }
-  const auth = basicAuth(authOptions)
+  // Basic auth, or the preview page's session cookie with its requesttoken.
+  const sessions = createSessionStore(db)
+  const basic = basicAuth(authOptions)
+  const auth = sessionOrBasicAuth({ sessions, users, basic })
+  const davAuth = sessionOrBasicAuth({ sessions, users, basic, exemptSafeMethods: true })
   const optionalAuth = basicAuth({ ...authOptions, optional: true })
 
   const app = express()
   app.disable('x-powered-by')
-  app.use(pinoHttp({
-    logger,
-    // Method, URL and outcome only: headers carry credentials.
-    serializers: {
-      req: (r: { id: unknown; method: string; url: string; remoteAddress?: string }) => ({ id: r.id, method: r.method, url: r.url, remoteAddress: r.remoteAddress }),
-      res: (r: { statusCode: number }) => ({ statusCode: r.statusCode }),
-    },
-    customProps: (_req, res) => ({ user: (res as express.Response).locals?.user?.id }),
-    customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-  }))
+  app.use(requestLogger(logger, (res) => res.locals.user?.id))
+
   app.use(createNextcloudStatusRouter({ auth, optionalAuth }))
   app.use(createFileMetadataRouter({ auth, gateway, pathMap, clock }))
+  app.use(createTabConfigRouter({ auth, settings, simnetGenesis: config.simnetGenesis }))
+  app.use(createAdminSettingsRouter({ auth, settings }))
   const uploads = createUploadStore(join(config.dataDir, 'uploads'))
-  app.use(createChunkedUploadRouter({ auth, gateway, pathMap, uploads, logger }))
-  app.use(createDavProxy({ auth, gateway, pathMap, logger }))
+  app.use(createChunkedUploadRouter({ auth: davAuth, gateway, pathMap, uploads, logger }))
+  app.use(createDavProxy({ auth: davAuth, gateway, pathMap, logger }))
+  app.use(createPreviewRouter({
+    users,
+    sessions,
+    throttle: authOptions.throttle,
+    bundleDir: deps.bundleDir ?? config.bundleDir ?? join(import.meta.dirname, '..', '..', 'js'),
+  }))
   app.use(() => {
     throw new BridgeError(404, 'NOT_FOUND', 'No such endpoint')
   })
@@ -89,7 +95,7 @@ export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Prom
     app,
     users,
     async close() {
-      gateway.close()
+      link.close()
       if (!deps.db) db.close()
     },
   }

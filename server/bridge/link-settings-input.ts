@@ -1,0 +1,63 @@
+import { z } from 'zod'
+
+/**
+ * What an admin may send for the gateway link (plugin-ui/README.md). The
+ * same rules as the admin page's own checks (plugin-ui/utils/validate-settings.ts);
+ * the bridge is the authority.
+ */
+
+function httpUrlProblem(value: string): string | undefined {
+  let url: URL
+  try {
+    url = new URL(value)
+  } catch {
+    return 'must be an http:// or https:// URL'
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'must be an http:// or https:// URL'
+  if (url.username || url.password) return 'must not contain credentials (use gatewayUser and gatewayPassword)'
+  return undefined
+}
+
+const optionalHttpUrl = z.string().trim().max(2048).superRefine((value, ctx) => {
+  const problem = value === '' ? undefined : httpUrlProblem(value)
+  if (problem) ctx.addIssue({ code: 'custom', message: problem })
+}).transform((v) => v.replace(/\/+$/, ''))
+
+export function pathMapProblem(pathMap: string): string | undefined {
+  if (!pathMap.startsWith('/')) return 'must start with "/", for example /{user}'
+  if (/[\\\0]/.test(pathMap) || pathMap.includes('//')) return 'must not contain "//", backslashes or NUL'
+  if (pathMap.split('/').some((s) => s === '.' || s === '..')) return 'must not contain "." or ".." segments'
+  if (/[{}]/.test(pathMap.replaceAll('{user}', ''))) return 'may only use the {user} placeholder'
+  return undefined
+}
+
+export const LinkSettingsInput = z.strictObject({
+  gatewayUrl: optionalHttpUrl,
+  gatewayUser: z.string().max(256).refine((v) => !/[:\x00-\x1f]/.test(v), 'must not contain ":" or control characters'),
+  // Absent: keep the saved password; '' clears it.
+  gatewayPassword: z.string().max(1024).refine((v) => !/[\x00-\x1f]/.test(v), 'must not contain control characters').optional(),
+  pathMap: z.string().trim().max(1024).superRefine((value, ctx) => {
+    const problem = pathMapProblem(value)
+    if (problem) ctx.addIssue({ code: 'custom', message: problem })
+  }),
+  network: z.enum(['simnet', 'mainnet', 'calibration'], { error: 'must be simnet, mainnet or calibration' }),
+  ipfsGateway: optionalHttpUrl,
+})
+export type LinkSettingsInput = z.infer<typeof LinkSettingsInput>
+
+/** "Test the link" may try settings before they are saved: any subset, over the saved ones. */
+export const LinkTestInput = LinkSettingsInput.partial()
+export type LinkTestInput = z.infer<typeof LinkTestInput>
+
+/** One short sentence naming the field: never raw zod text. */
+export function describeSettingsProblem(error: z.ZodError): string {
+  const issue = error.issues[0]
+  if (!issue) return 'Invalid settings'
+  if (issue.code === 'unrecognized_keys') return `Unknown field(s): ${issue.keys.join(', ')}`
+  if (issue.path.length === 0) return 'The body must be a JSON object of gateway link settings'
+  const field = String(issue.path[0])
+  if (issue.code === 'invalid_type') return issue.input === undefined ? `${field} is required` : `${field} must be a ${issue.expected}`
+  if (issue.code === 'too_big') return `${field} is too long`
+  if (issue.code === 'custom' || issue.code === 'invalid_value') return `${field} ${issue.message}`
+  return `${field} is invalid`
+}

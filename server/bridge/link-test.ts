@@ -1,0 +1,86 @@
+import type { EffectiveLink } from './settings-store.ts'
+
+export interface LinkTestResult {
+  /** Whether the gateway answered as a gateway should (a /file-info envelope, credentials accepted). */
+  success: boolean
+  /** Its HTTP status; 0 when it could not be reached. */
+  status: number
+  message: string
+  latencyMs: number
+}
+
+// A path nobody stores: a cheap question every gateway answers with "not found"
+// (asking about `/` would make a real gateway aggregate its whole tree).
+const PROBE_PATH = '/.gateway-link-test'
+const MAX_BODY_BYTES = 64 * 1024
+
+/**
+ * Asks the gateway `POST /file-info` for a probe path with the link's
+ * credentials and says what came back. Never throws: every outcome is a result.
+ */
+export async function testGatewayLink(link: EffectiveLink): Promise<LinkTestResult> {
+  const started = performance.now()
+  const elapsed = () => Math.round(performance.now() - started)
+  if (!link.url) return { success: false, status: 0, message: 'No gateway URL is configured', latencyMs: 0 }
+  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' }
+  if (link.user !== undefined && link.password !== undefined) {
+    headers.authorization = 'Basic ' + Buffer.from(`${link.user}:${link.password}`).toString('base64')
+  }
+  let res: Response
+  let text: string
+  try {
+    res = await fetch(`${link.url.replace(/\/+$/, '')}/file-info`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ filePath: PROBE_PATH }),
+      redirect: 'manual',
+      signal: AbortSignal.timeout(link.timeoutMs),
+    })
+    text = await readCapped(res)
+  } catch (err) {
+    const name = (err as { name?: string }).name
+    if (name === 'TimeoutError' || name === 'AbortError') {
+      return { success: false, status: 0, message: `No answer within ${link.timeoutMs} ms`, latencyMs: elapsed() }
+    }
+    return { success: false, status: 0, message: `Could not connect: ${connectProblem(err)}`, latencyMs: elapsed() }
+  }
+  const latencyMs = elapsed()
+  const status = res.status
+  if (status === 401 || status === 403) return { success: false, status, message: 'The gateway refused the credentials', latencyMs }
+  if (status >= 300 && status < 400) return { success: false, status, message: `The gateway redirects to ${res.headers.get('location') ?? 'another address'}; use that address`, latencyMs }
+  let body: unknown
+  try {
+    body = JSON.parse(text)
+  } catch {
+    return { success: false, status, message: `Not a gateway: POST /file-info answered ${status} with a body that is not JSON`, latencyMs }
+  }
+  const envelope = typeof body === 'object' && body !== null && typeof (body as { success?: unknown }).success === 'boolean'
+  if (!envelope || (status !== 200 && status !== 404)) {
+    return { success: false, status, message: `Not a gateway: POST /file-info answered ${status} without a file-info envelope`, latencyMs }
+  }
+  return { success: true, status, message: 'POST /file-info works and the credentials were accepted (a 404 for the probe path is expected)', latencyMs }
+}
+
+async function readCapped(res: Response): Promise<string> {
+  if (!res.body) return ''
+  const reader = res.body.getReader()
+  const chunks: Uint8Array[] = []
+  let size = 0
+  for (;;) {
+    const { done, value } = await reader.read()
+    if (done) break
+    size += value.length
+    if (size > MAX_BODY_BYTES) {
+      await reader.cancel()
+      break
+    }
+    chunks.push(value)
+  }
+  return Buffer.concat(chunks).toString('utf8')
+}
+
+/** undici hides the reason in `cause` (ECONNREFUSED, ENOTFOUND, certificate errors...). */
+function connectProblem(err: unknown): string {
+  const cause = (err as { cause?: { code?: string; message?: string } }).cause
+  return cause?.code ?? cause?.message ?? (err instanceof Error ? err.message : 'unknown error')
+}

@@ -1,0 +1,67 @@
+import { networkClock, type NetworkClock } from '../shared/epochs.ts'
+import { createGatewayClient, type GatewayClient } from './gateway-client.ts'
+import { createPathMap, type PathMap } from './path-map.ts'
+import type { EffectiveLink, SettingsStore } from './settings-store.ts'
+
+/**
+ * The gateway client, path map and network clock the routes use, following
+ * the saved settings: each is a thin facade over an instance rebuilt when an
+ * admin saves, so the routes keep their plain `GatewayClient`/`PathMap`/
+ * `NetworkClock` types and pick up a change on their next request.
+ */
+export interface LiveLink {
+  gateway: GatewayClient
+  pathMap: PathMap
+  clock: NetworkClock
+  close(): void
+}
+
+interface Built {
+  version: number
+  link: EffectiveLink
+  gateway: GatewayClient
+  pathMap: PathMap
+  clock: NetworkClock
+}
+
+export function createLiveLink(settings: SettingsStore, simnetGenesis: number): LiveLink {
+  const build = (): Built => {
+    const link = settings.effective()
+    return {
+      version: settings.version,
+      link,
+      gateway: createGatewayClient({ url: link.url, user: link.user, password: link.password, timeoutMs: link.timeoutMs }),
+      pathMap: createPathMap(link.pathMap),
+      clock: networkClock(link.network, simnetGenesis),
+    }
+  }
+  let built = build()
+  const current = (): Built => {
+    if (built.version === settings.version) return built
+    const old = built
+    built = build()
+    // Requests already on their way finish on the old pool; close it once they can have.
+    setTimeout(() => old.gateway.close(), old.link.timeoutMs + 1000).unref()
+    return built
+  }
+
+  const gateway: GatewayClient = {
+    get url() { return current().gateway.url },
+    get timeoutMs() { return current().gateway.timeoutMs },
+    get authorization() { return current().gateway.authorization },
+    get agent() { return current().gateway.agent },
+    fileInfo: (gatewayPath) => current().gateway.fileInfo(gatewayPath),
+    ensureFolder: (gatewayPath) => current().gateway.ensureFolder(gatewayPath),
+    close: () => current().gateway.close(),
+  }
+  const pathMap: PathMap = {
+    rootOf: (userId) => current().pathMap.rootOf(userId),
+    toGateway: (userId, userPath) => current().pathMap.toGateway(userId, userPath),
+    toUser: (userId, gatewayPath) => current().pathMap.toUser(userId, gatewayPath),
+  }
+  const clock: NetworkClock = {
+    get name() { return current().clock.name },
+    get genesis() { return current().clock.genesis },
+  }
+  return { gateway, pathMap, clock, close: () => built.gateway.close() }
+}

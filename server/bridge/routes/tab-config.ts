@@ -1,0 +1,23 @@
+import { Router, type RequestHandler } from 'express'
+import { networkClock } from '../../shared/epochs.ts'
+import { appSurface, requireOcsApiRequest } from '../ocs-guards.ts'
+import type { SettingsStore } from '../settings-store.ts'
+
+export const TAB_CONFIG_ROUTE = '/ocs/v2.php/apps/gateway/config'
+
+export interface TabConfigDeps {
+  auth: RequestHandler
+  settings: SettingsStore
+  simnetGenesis: number
+}
+
+/** `GET /ocs/v2.php/apps/gateway/config`: what the sidebar tab needs for links and dates, for any logged-in user. */
+export function createTabConfigRouter(deps: TabConfigDeps): Router {
+  const router = Router()
+  router.get(TAB_CONFIG_ROUTE, appSurface, deps.auth, requireOcsApiRequest, (_req, res) => {
+    const link = deps.settings.effective()
+    const clock = networkClock(link.network, deps.simnetGenesis)
+    res.json({ success: true, config: { network: link.network, ipfsGateway: link.ipfsGateway, genesisTimestamp: clock.genesis } })
+  })
+  return router
+}

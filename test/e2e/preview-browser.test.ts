@@ -1,0 +1,194 @@
+/**
+ * The real tab in a real browser: Debian's chromium driven by playwright-core
+ * against the whole stack (`server/main.ts`), through the preview page that
+ * hosts the same built bundle Nextcloud loads.
+ */
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Browser, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ensureBundle, hasChromium, launchChromium } from '../helpers/browser.ts'
+import { basicAuth, startStack, type RunningStack } from '../helpers/stack.ts'
+
+const ROOT = join(import.meta.dirname, '..', '..')
+const ARTIFACTS = join(ROOT, 'test', 'artifacts')
+const ADMIN_PASSWORD = 'e2e-admin-password'
+const auth = basicAuth('admin', ADMIN_PASSWORD)
+
+if (!hasChromium()) console.warn('Skipping browser tests: /usr/bin/chromium is missing (Debian package "chromium"; .ci/run installs it)')
+
+/**
+ * A private copy of the built bundle, so that a rebuild of js/ by another test
+ * (package-app) cannot pull files from under the page. Retries while a build
+ * elsewhere has left js/ half written.
+ */
+async function copyBundle(to: string): Promise<void> {
+  const from = join(ROOT, 'js')
+  for (let attempt = 0; attempt < 60; attempt++) {
+    try {
+      rmSync(to, { recursive: true, force: true })
+      cpSync(from, to, { recursive: true })
+      const files = new Set(readdirSync(to))
+      const complete = ['gateway-main.mjs', 'gateway-admin.mjs'].every((entry) => {
+        if (!files.has(entry)) return false
+        const code = readFileSync(join(to, entry), 'utf8')
+        return [...code.matchAll(/["'](?:\.\/|js\/)([\w.-]+\.mjs)["']/g)].every((m) => files.has(m[1]))
+      })
+      if (complete) return
+    } catch {
+      // js/ changed while copying: try again.
+    }
+    await new Promise((r) => setTimeout(r, 500))
+  }
+  throw new Error('js/ stayed incomplete; run npm run build')
+}
+
+async function davPut(stack: RunningStack, path: string, body: string): Promise<number> {
+  const res = await fetch(`${stack.appUrl}/remote.php/dav/files/admin${path}`, { method: 'PUT', headers: { authorization: auth }, body })
+  return res.status
+}
+
+async function logIn(page: Page, appUrl: string): Promise<void> {
+  await page.goto(`${appUrl}/`)
+  await page.getByLabel('User').fill('admin')
+  await page.getByLabel('Password').fill(ADMIN_PASSWORD)
+  await page.getByRole('button', { name: 'Log in' }).click()
+  await page.getByTestId('user').waitFor()
+}
+
+/** Opens a file of the current folder in the sidebar and waits for its record. */
+async function openFile(page: Page, name: string): Promise<void> {
+  await page.getByRole('link', { name: 'All files' }).click()
+  await page.locator(`[data-test="file-row"][data-path="/${name}"] button`).click()
+  await page.locator('#app-sidebar [data-test="record"]').waitFor({ timeout: 15_000 })
+}
+
+describe.skipIf(!hasChromium())('preview page in chromium', () => {
+  let stack: RunningStack
+  let browser: Browser
+  let page: Page
+  let dataDir: string
+  let bundleDir: string
+  const consoleErrors: string[] = []
+  let trickling = true
+  let trickle: Promise<void> = Promise.resolve()
+
+  beforeAll(async () => {
+    ensureBundle()
+    dataDir = mkdtempSync(join(tmpdir(), 'e2e-preview-'))
+    bundleDir = join(dataDir, 'bundle')
+    await copyBundle(bundleDir)
+    mkdirSync(ARTIFACTS, { recursive: true })
+    stack = await startStack({ DATA_DIR: join(dataDir, 'data'), ADMIN_PASSWORD, GROUP_IDLE_SECONDS: '1', BUNDLE_DIR: bundleDir })
+    browser = await launchChromium()
+    page = await browser.newPage({ viewport: { width: 1280, height: 1100 } })
+    page.on('console', (msg) => {
+      if (msg.type() === 'error') consoleErrors.push(`${msg.text()} (${msg.location().url})`)
+    })
+    page.on('pageerror', (err) => consoleErrors.push(err.message))
+  }, 120_000)
+
+  afterAll(async () => {
+    trickling = false
+    await trickle
+    await browser?.close()
+    await stack?.stop()
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+
+  it('logs in, opens an uploaded file and shows its CID and state, then the state moves on', async () => {
+    // Small writes every 300 ms keep the gateway's current group writable (idle
+    // limit 1 s), so the file is still staging when the tab first shows it.
+    expect((await fetch(`${stack.appUrl}/remote.php/dav/files/admin/busy`, { method: 'MKCOL', headers: { authorization: auth } })).status).toBe(201)
+    let n = 0
+    trickle = (async () => {
+      while (trickling) {
+        await davPut(stack, `/busy/${n++}.txt`, `keeps the group open ${n} `.repeat(8))
+        await new Promise((r) => setTimeout(r, 300))
+      }
+    })()
+    const report = 'Filecoin preview page report. '.repeat(2200)
+    expect(await davPut(stack, '/report.txt', report)).toBe(201)
+
+    await logIn(page, stack.appUrl)
+    await openFile(page, 'report.txt')
+    const tab = page.locator('#app-sidebar')
+    await expect.poll(() => tab.getByTestId('state-label').textContent()).toBe('Staging')
+    const cid = await tab.getByTestId('cid-full').textContent()
+    // The same CID the OCS route gives an API client for this file.
+    const api = await fetch(`${stack.appUrl}/ocs/v2.php/apps/gateway/get-file-metadata`, {
+      method: 'POST',
+      headers: { authorization: auth, 'ocs-apirequest': 'true', 'content-type': 'application/json' },
+      body: JSON.stringify({ filePath: '/report.txt' }),
+    })
+    expect(cid).toMatch(/^baf[a-z2-7]{50,}$/)
+    expect(cid).toBe((await api.json()).metadata.file.cid)
+    await tab.screenshot({ path: join(ARTIFACTS, 'gateway-tab-staging.png') })
+
+    // Let the group go idle: it is sealed, gets its CAR and piece CID and is ready for deals.
+    trickling = false
+    await trickle
+    await expect.poll(() => tab.getByTestId('state-label').textContent(), { timeout: 45_000, interval: 500 }).not.toBe('Staging')
+    expect(['Offloading', 'Partially offloaded', 'Offloaded']).toContain(await tab.getByTestId('state-label').textContent())
+    await expect.poll(() => tab.getByTestId('group').count()).toBeGreaterThan(0)
+
+    for (const colorScheme of ['light', 'dark'] as const) {
+      await page.emulateMedia({ colorScheme })
+      await tab.screenshot({ path: join(ARTIFACTS, `gateway-tab-${colorScheme}.png`) })
+      await page.screenshot({ path: join(ARTIFACTS, `preview-page-${colorScheme}.png`) })
+    }
+    await page.emulateMedia({ colorScheme: 'light' })
+    expect(consoleErrors).toEqual([])
+  }, 120_000)
+
+  it('shows a folder\'s aggregate record, then closes the sidebar', async () => {
+    await page.getByRole('link', { name: 'All files' }).click()
+    await page.getByTestId('folder-details').click()
+    const tab = page.locator('#app-sidebar')
+    await tab.getByTestId('record').waitFor()
+    expect(await tab.getByTestId('kind').textContent()).toContain('Folder')
+    await page.getByRole('button', { name: 'Close sidebar' }).click()
+    expect(await tab.isHidden()).toBe(true)
+  }, 60_000)
+
+  it('saves a gateway link on the admin page and shows the test result', async () => {
+    await page.goto(`${stack.appUrl}/settings/admin/gateway`)
+    await page.getByTestId('form').waitFor()
+    const gatewayPassword = readFileSync(join(dataDir, 'data', 'gateway-password'), 'utf8').trim()
+    await page.getByLabel('Gateway URL').fill(stack.gatewayUrl)
+    await page.getByLabel('Gateway user').fill('bridge')
+    await page.getByLabel('Gateway password').fill(gatewayPassword)
+    await page.getByRole('button', { name: 'Save' }).click()
+    await page.getByTestId('saved').waitFor()
+    expect(await page.getByTestId('password-state').textContent()).toContain('set')
+    expect(await page.getByLabel('Gateway password').inputValue()).toBe('')
+
+    await page.getByRole('button', { name: 'Test the link' }).click()
+    const result = page.getByTestId('test-result')
+    await result.waitFor()
+    expect(await result.textContent()).toMatch(/answered HTTP \d{3} in \d+ ms/)
+    await page.locator('main').screenshot({ path: join(ARTIFACTS, 'gateway-admin.png') })
+
+    // A link to nowhere: saving works, the test says the gateway cannot be reached.
+    await page.getByLabel('Gateway URL').fill('http://127.0.0.1:9')
+    await page.getByRole('button', { name: 'Save' }).click()
+    await page.getByTestId('saved').waitFor()
+    await page.getByRole('button', { name: 'Test the link' }).click()
+    await expect.poll(() => result.textContent()).toContain('could not be reached')
+
+    // And a bad one never reaches the bridge: the page points at the field.
+    await page.getByLabel('Path mapping').fill('/../{user}')
+    await page.getByRole('button', { name: 'Save' }).click()
+    await expect.poll(() => page.getByLabel('Path mapping').getAttribute('aria-invalid')).toBe('true')
+
+    // Leave the stack linked to its own gateway.
+    const reset = await fetch(`${stack.appUrl}/ocs/v2.php/apps/gateway/admin/settings`, {
+      method: 'PUT',
+      headers: { authorization: auth, 'ocs-apirequest': 'true', 'content-type': 'application/json' },
+      body: JSON.stringify({ gatewayUrl: '', gatewayUser: 'bridge', pathMap: '/{user}', network: 'simnet', ipfsGateway: 'https://ipfs.io' }),
+    })
+    expect(reset.status).toBe(200)
+    expect(consoleErrors.filter((e) => !/Failed to load resource/.test(e))).toEqual([])
+  }, 60_000)
+})
