@@ -16,6 +16,7 @@ import { createServer, request } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { once } from 'node:events'
 import { parseArgs } from 'node:util'
 import { gzipSync } from 'node:zlib'
 import autocannon from 'autocannon'
@@ -26,7 +27,8 @@ const HELP = `Usage: npm run bench -- [options]
   --duration <s>      seconds per throughput run (default 10)
   --connections <n>   concurrent connections for throughput runs (default 32)
   --ingest-mib <n>    size of the ingest upload in MiB (default 256)
-  --only <what>       metadata | ingest | ui (default: all three)
+  --only <what>       metadata | ingest | ui | service (default: all)
+  --deals <n>         deals loaded for the service section (default 1000000)
   --ui-runs <n>       tab openings measured on the preview page (default 7)
   -h, --help          this text
 
@@ -42,6 +44,7 @@ const { values: opts } = parseArgs({
     'ingest-mib': { type: 'string', default: '256' },
     only: { type: 'string' },
     'ui-runs': { type: 'string', default: '7' },
+    deals: { type: 'string', default: '1000000' },
     help: { type: 'boolean', short: 'h' },
   },
 })
@@ -54,7 +57,7 @@ const duration = Number(opts.duration)
 const connections = Number(opts.connections)
 const ingestMiB = Number(opts['ingest-mib'])
 const uiRuns = Number(opts['ui-runs'])
-const SECTIONS = ['metadata', 'ingest', 'ui']
+const SECTIONS = ['metadata', 'ingest', 'ui', 'service']
 if (opts.only !== undefined && !SECTIONS.includes(opts.only)) {
   process.stderr.write(`--only must be one of ${SECTIONS.join(', ')}\n`)
   process.exit(2)
@@ -151,7 +154,8 @@ async function load(title: string, url: string, headers: Record<string, string>,
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 }
 }
 
-async function main() {
+/** The sections that need a running gateway and app surface. */
+async function benchStack() {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-'))
   const common = { GATEWAY_USER, GATEWAY_PASSWORD, HOST: '127.0.0.1' }
   const gateway = await startRole('gateway', {
@@ -222,6 +226,19 @@ async function main() {
     await Promise.all([app, gateway].map((r) => new Promise((res) => r.child.once('exit', res))))
     rmSync(dataDir, { recursive: true, force: true })
   }
+}
+
+/** Its own process, so that its peak RSS is the deal service's alone. */
+async function benchService() {
+  console.log('\ndeal service: paging get-on-chain-deals')
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/bench-service.ts', '--deals', String(opts.deals)], { stdio: 'inherit' })
+  const [code] = await once(child, 'exit')
+  if (code !== 0) throw new Error(`service benchmark exited with ${code}`)
+}
+
+async function main() {
+  if (['metadata', 'ingest', 'ui'].some(wants)) await benchStack()
+  if (wants('service')) await benchService()
 }
 
 const median = (values: number[]) => {
