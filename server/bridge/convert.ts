@@ -1,40 +1,9 @@
 import { epochToTimestamp, type NetworkClock } from '../shared/epochs.ts'
 import type { GatewayDeal, GatewayDetails, GatewayFile, GatewayGroup } from './gateway-record.ts'
+import type { FileStateLabel, MetadataDeal, MetadataDetails, MetadataFile, MetadataGroup } from './metadata-record.ts'
 import { splitPath } from './user-path.ts'
 
-/** File states as the Files app shows them. */
-export type FileStateLabel = 'Staging' | 'Offloading' | 'Partially offloaded' | 'Offloaded' | 'Unknown'
-
-export interface MetadataDeal {
-  provider: string
-  state: string
-  dealId: number
-  endEpoch: number
-  isRetrievable: boolean
-}
-
-export interface MetadataGroup {
-  state: string
-  pieceCid?: string
-  retrievableCopies: number
-  deals?: MetadataDeal[]
-}
-
-export interface MetadataDetails {
-  state: FileStateLabel
-  retrievableCopies: number
-  expirationEpoch?: number
-  expirationTimestamp?: number
-  groups: MetadataGroup[]
-}
-
-/** `metadata.file` of the app's get-file-metadata answer. */
-export interface MetadataFile {
-  cid: string
-  path: string
-  file: string
-  details: MetadataDetails
-}
+export type { FileStateLabel, MetadataDeal, MetadataDetails, MetadataFile, MetadataGroup }
 
 const FILE_STATES: Record<string, FileStateLabel> = {
   staging: 'Staging',

@@ -16,7 +16,7 @@ export interface FileInfoDeps {
 const MAX_PATH_LENGTH = 4096
 
 // Unknown fields are refused (400) so a typo like `verbos` is not silently ignored.
-const FileInfoBody = z.strictObject({
+export const FileInfoBody = z.strictObject({
   filePath: z.string().optional(),
   // Older clients spell it in lower case.
   filepath: z.string().optional(),

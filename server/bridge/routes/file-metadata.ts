@@ -11,7 +11,7 @@ import { MAX_PATH_LENGTH, normaliseUserPath } from '../user-path.ts'
 export const FILE_METADATA_ROUTE = '/ocs/v2.php/apps/gateway/get-file-metadata'
 const BODY_LIMIT = '1mb'
 
-const BodySchema = z.strictObject({
+export const MetadataRequestSchema = z.strictObject({
   filePath: z.string().min(1).max(MAX_PATH_LENGTH),
 })
 
@@ -51,7 +51,7 @@ export function createFileMetadataRouter(deps: FileMetadataDeps): Router {
     requireJson,
     express.json({ limit: BODY_LIMIT }),
     async (req, res) => {
-      const body = BodySchema.safeParse(req.body)
+      const body = MetadataRequestSchema.safeParse(req.body)
       if (!body.success) throw badRequest(describeBodyProblem(body.error))
       const user = currentUser(res)
       const userPath = normaliseUserPath(body.data.filePath, { decode: 'lenient', userId: user.id })

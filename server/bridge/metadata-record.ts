@@ -1,0 +1,54 @@
+import { z } from 'zod'
+
+/**
+ * What get-file-metadata answers, as the Files sidebar reads it. The types
+ * the conversion produces come from these schemas, and so does the OpenAPI
+ * description, so the three cannot drift apart.
+ */
+export const FILE_STATE_LABELS = ['Staging', 'Offloading', 'Partially offloaded', 'Offloaded', 'Unknown'] as const
+
+export const MetadataDealSchema = z.object({
+  provider: z.string().describe('Storage provider address, e.g. f01234'),
+  state: z.string().describe('proposed, published or active'),
+  dealId: z.number().int(),
+  endEpoch: z.number().int(),
+  isRetrievable: z.boolean(),
+})
+
+export const MetadataGroupSchema = z.object({
+  state: z.string().describe('writable, full, VRCARDone, ready for deals, offloaded or reload'),
+  pieceCid: z.string().optional().describe('Piece CID (v1, baga6ea4seaq…) once the group\'s CAR is written'),
+  retrievableCopies: z.number().int().min(0),
+  deals: z.array(MetadataDealSchema).optional(),
+})
+
+export const MetadataDetailsSchema = z.object({
+  state: z.enum(FILE_STATE_LABELS),
+  retrievableCopies: z.number().int().min(0).describe('Copies of the whole file that can be retrieved (minimum over its groups)'),
+  expirationEpoch: z.number().int().optional().describe('Absent while no copy is retrievable'),
+  expirationTimestamp: z.number().int().optional().describe('expirationEpoch as unix seconds for the configured network'),
+  groups: z.array(MetadataGroupSchema),
+})
+
+export const MetadataFileSchema = z.object({
+  cid: z.string().describe('UnixFS CIDv1 of the file or folder'),
+  path: z.string().describe('Folder of the file, as the user sees it'),
+  file: z.string().describe('Name of the file or folder'),
+  details: MetadataDetailsSchema,
+})
+
+export const MetadataResponseSchema = z.object({
+  success: z.literal(true),
+  metadata: z.object({ file: MetadataFileSchema }),
+})
+
+export const BridgeErrorSchema = z.object({
+  success: z.literal(false),
+  error: z.string(),
+})
+
+export type FileStateLabel = (typeof FILE_STATE_LABELS)[number]
+export type MetadataDeal = z.infer<typeof MetadataDealSchema>
+export type MetadataGroup = z.infer<typeof MetadataGroupSchema>
+export type MetadataDetails = z.infer<typeof MetadataDetailsSchema>
+export type MetadataFile = z.infer<typeof MetadataFileSchema>

@@ -1,0 +1,79 @@
+import { z } from 'zod'
+import { buildOpenApi, type Operation } from '../shared/openapi.ts'
+import { SESSION_COOKIE } from './auth/session-auth.ts'
+import { LinkSettingsInput, LinkTestInput } from './link-settings-input.ts'
+import { BridgeErrorSchema, MetadataResponseSchema } from './metadata-record.ts'
+import { ADMIN_SETTINGS_ROUTE, TEST_LINK_ROUTE } from './routes/admin-settings.ts'
+import { FILE_METADATA_ROUTE, MetadataRequestSchema } from './routes/file-metadata.ts'
+import { TAB_CONFIG_ROUTE } from './routes/tab-config.ts'
+
+export const OPENAPI_ROUTE = '/ocs/v2.php/apps/gateway/openapi.json'
+
+const ocsHeader = { name: 'OCS-APIRequest', description: 'Must be "true" (Nextcloud\'s CSRF rule for API clients); without it: 412' }
+const security = ['basic', 'session']
+const failure = (description: string) => ({ description, schema: BridgeErrorSchema })
+const common = {
+  401: failure('No or wrong credentials (WWW-Authenticate: Basic)'),
+  412: { description: 'CSRF check failed: no OCS-APIRequest header and no valid session request token' },
+  429: failure('Too many failed logins from this user or address (Retry-After)'),
+}
+
+const TabConfigSchema = z.object({
+  success: z.literal(true),
+  config: z.object({ network: z.enum(['simnet', 'mainnet', 'calibration']), ipfsGateway: z.string(), genesisTimestamp: z.number().int() }),
+})
+const LinkTestResultSchema = z.object({ success: z.boolean(), status: z.number().int(), message: z.string(), latencyMs: z.number() })
+
+const operations: Operation[] = [
+  {
+    method: 'post', path: FILE_METADATA_ROUTE, security, headers: [ocsHeader],
+    summary: 'Storage record of a file or folder in the user\'s files tree',
+    description: 'filePath is the path below /remote.php/dav/files/<user>. A folder aggregates everything below it. The answer is bare, not wrapped in the OCS envelope.',
+    body: MetadataRequestSchema,
+    responses: {
+      200: { description: 'The record', schema: MetadataResponseSchema },
+      400: failure('Missing, malformed or hostile filePath, unknown fields, not JSON'),
+      ...common,
+      404: failure('No such file or folder for this user'),
+      413: failure('Body over 1 MiB'),
+      502: failure('Gateway unreachable or its answer is broken'),
+      504: failure('Gateway did not answer in time'),
+    },
+  },
+  {
+    method: 'get', path: TAB_CONFIG_ROUTE, security, headers: [ocsHeader],
+    summary: 'Network and link settings the sidebar tab needs',
+    responses: { 200: { description: 'Settings', schema: TabConfigSchema }, ...common },
+  },
+  {
+    method: 'get', path: ADMIN_SETTINGS_ROUTE, security, headers: [ocsHeader],
+    summary: 'Gateway link settings (admins only; the password is never returned, only whether it is set)',
+    responses: { 200: { description: 'Settings' }, ...common, 403: failure('Not an admin') },
+  },
+  {
+    method: 'put', path: ADMIN_SETTINGS_ROUTE, security, headers: [ocsHeader],
+    summary: 'Save the gateway link settings (admins only); they apply to the next request',
+    body: LinkSettingsInput,
+    responses: { 200: { description: 'Saved settings' }, 400: failure('Invalid settings'), ...common, 403: failure('Not an admin') },
+  },
+  {
+    method: 'post', path: TEST_LINK_ROUTE, security, headers: [ocsHeader],
+    summary: 'Try the saved settings, or these over them, against the gateway (admins only)',
+    body: LinkTestInput,
+    responses: { 200: { description: 'What the gateway answered', schema: LinkTestResultSchema }, 400: failure('Invalid settings'), ...common, 403: failure('Not an admin') },
+  },
+]
+
+/** The app surface's own API (the OCS routes), generated from the zod schemas the routes validate with. */
+export function bridgeOpenApi(version: string): Record<string, unknown> {
+  return buildOpenApi({
+    title: 'Filecoin gateway app (Nextcloud OCS routes)',
+    version,
+    description: 'WebDAV (/remote.php/dav/files/<user>/), status.php and cloud capabilities follow Nextcloud and are not described here.',
+    securitySchemes: {
+      basic: { type: 'http', scheme: 'basic', description: 'User password or app password' },
+      session: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE, description: 'Preview page session; send its requesttoken header too' },
+    },
+    operations,
+  })
+}
