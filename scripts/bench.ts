@@ -7,6 +7,9 @@
  *  3. the sidebar tab's budgets: its initial JavaScript, gzipped (from the
  *     built js/), and the time from opening the tab on the preview page to the
  *     record shown (Debian's chromium through playwright-core, median).
+ *  4. (deals) CPU seconds and peak RSS of the gateway process per GiB onboarded,
+ *     from the first PUT until every group is `offloaded` on a sped-up
+ *     simulated network, for 1 to 10 000 small files and one large file.
  * The gateway and the app surface run as separate processes (`--role`), as deployed.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -24,27 +27,41 @@ import { ensureBundle, hasChromium, launchChromium } from '../test/helpers/brows
 
 const HELP = `Usage: npm run bench -- [options]
 
-  --duration <s>      seconds per throughput run (default 10)
+  --duration <s>      seconds per throughput run (default 5)
+  --rounds <n>        alternating direct/bridge rounds, medians reported (default 3)
   --connections <n>   concurrent connections for throughput runs (default 32)
   --ingest-mib <n>    size of the ingest upload in MiB (default 256)
-  --only <what>       metadata | ingest | ui | service (default: all)
+  --only <what>       metadata | ingest | ui | service | deals (default: all)
   --deals <n>         deals loaded for the service section (default 1000000)
+  --deal-files <list> file counts of the deals section's small-file runs
+                      (default 1,100,10000)
+  --deal-file-kib <n> size of each small file in KiB (default 16)
+  --deal-large-mib <n> size of the deals section's one large file in MiB
+                      (default 256; 0 skips it)
+  --deal-speed <n>    SIMNET_SPEED of the deals section (default 100000)
   --ui-runs <n>       tab openings measured on the preview page (default 7)
   -h, --help          this text
 
 Starts its own gateway and app surface on free loopback ports with a
 temporary DATA_DIR, and removes it afterwards. The ui section builds js/
 first when it is missing and needs /usr/bin/chromium (skipped without it).
+The deals section runs \`npm start\` (--role all) once per run, each with a
+fresh DATA_DIR, and reads the process's CPU time and VmHWM from /proc (Linux).
 `
 
 const { values: opts } = parseArgs({
   options: {
-    duration: { type: 'string', default: '10' },
+    duration: { type: 'string', default: '5' },
+    rounds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '32' },
     'ingest-mib': { type: 'string', default: '256' },
     only: { type: 'string' },
     'ui-runs': { type: 'string', default: '7' },
     deals: { type: 'string', default: '1000000' },
+    'deal-files': { type: 'string', default: '1,100,10000' },
+    'deal-file-kib': { type: 'string', default: '16' },
+    'deal-large-mib': { type: 'string', default: '256' },
+    'deal-speed': { type: 'string', default: '100000' },
     help: { type: 'boolean', short: 'h' },
   },
 })
@@ -54,10 +71,11 @@ if (opts.help) {
 }
 
 const duration = Number(opts.duration)
+const rounds = Number(opts.rounds)
 const connections = Number(opts.connections)
 const ingestMiB = Number(opts['ingest-mib'])
 const uiRuns = Number(opts['ui-runs'])
-const SECTIONS = ['metadata', 'ingest', 'ui', 'service']
+const SECTIONS = ['metadata', 'ingest', 'ui', 'service', 'deals']
 if (opts.only !== undefined && !SECTIONS.includes(opts.only)) {
   process.stderr.write(`--only must be one of ${SECTIONS.join(', ')}\n`)
   process.exit(2)
@@ -88,13 +106,14 @@ function freePort(): Promise<number> {
 
 /**
  * Starts `server/main.ts --role <role>` on a free port and resolves once it answers.
- * Logs stay at `warn` so that request logging is not what gets measured.
+ * Logs stay at `error` so that request logging is not what gets measured
+ * (and load generators closing connections at the end are not reported).
  */
 async function startRole(role: 'gateway' | 'app', env: Record<string, string>): Promise<Role> {
   const port = await freePort()
   const url = `http://127.0.0.1:${port}`
   const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', '--role', role], {
-    env: { ...process.env, LOG_LEVEL: 'warn', ...env, [role === 'app' ? 'PORT' : 'GATEWAY_PORT']: String(port) },
+    env: { ...process.env, LOG_LEVEL: 'error', ...env, [role === 'app' ? 'PORT' : 'GATEWAY_PORT']: String(port) },
     stdio: ['ignore', 'inherit', 'inherit'],
   })
   let exited = false
@@ -148,7 +167,9 @@ async function fileInfo(gateway: string, filePath: string) {
   return (await res.json()) as { success: boolean; result?: { file: { details: { groups: { state: string }[] } } } }
 }
 
-async function load(title: string, url: string, headers: Record<string, string>, body: string) {
+interface Throughput { rps: number; p50: number; p99: number }
+
+async function load(title: string, url: string, headers: Record<string, string>, body: string): Promise<Throughput> {
   const result = await autocannon({ url, method: 'POST', headers, body, connections, duration })
   if (result.non2xx || result.errors) throw new Error(`${title}: ${result.non2xx} non-2xx, ${result.errors} errors`)
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 }
@@ -174,16 +195,24 @@ async function benchStack() {
       const uploaded = await put(`${filesUrl}/bench-metadata.bin`, userAuth, sample)
       if (uploaded.status >= 300) throw new Error(`upload answered ${uploaded.status}`)
 
-      const direct = await load('direct', `${gateway.url}/file-info`,
-        { authorization: basic(GATEWAY_USER, GATEWAY_PASSWORD), 'content-type': 'application/json' },
-        JSON.stringify({ filePath: `/${USER}/bench-metadata.bin`, verbose: true }))
-      const bridged = await load('bridge', `${app.url}/ocs/v2.php/apps/gateway/get-file-metadata`,
-        { authorization: userAuth, 'content-type': 'application/json', 'ocs-apirequest': 'true' },
-        JSON.stringify({ filePath: '/bench-metadata.bin' }))
-      console.log('get-file-metadata (bridge) vs /file-info (gateway direct)')
-      console.log(`  gateway direct : ${direct.rps.toFixed(0)} req/s, p50 ${direct.p50} ms, p99 ${direct.p99} ms`)
-      console.log(`  through bridge : ${bridged.rps.toFixed(0)} req/s, p50 ${bridged.p50} ms, p99 ${bridged.p99} ms`)
-      console.log(`  ratio bridge/direct throughput: ${(bridged.rps / direct.rps).toFixed(2)} (target >= 0.70)\n`)
+      // Alternate the two loads in rounds so that background noise hits both alike; report medians.
+      const directRuns: Throughput[] = []
+      const bridgedRuns: Throughput[] = []
+      for (let round = 0; round < rounds; round++) {
+        directRuns.push(await load('direct', `${gateway.url}/file-info`,
+          { authorization: basic(GATEWAY_USER, GATEWAY_PASSWORD), 'content-type': 'application/json' },
+          JSON.stringify({ filePath: `/${USER}/bench-metadata.bin`, verbose: true })))
+        bridgedRuns.push(await load('bridge', `${app.url}/ocs/v2.php/apps/gateway/get-file-metadata`,
+          { authorization: userAuth, 'content-type': 'application/json', 'ocs-apirequest': 'true' },
+          JSON.stringify({ filePath: '/bench-metadata.bin' })))
+      }
+      const summary = (runs: Throughput[]) =>
+        `${median(runs.map((r) => r.rps)).toFixed(0)} req/s, p50 ${median(runs.map((r) => r.p50))} ms, p99 ${median(runs.map((r) => r.p99))} ms`
+      const ratios = directRuns.map((d, i) => bridgedRuns[i].rps / d.rps)
+      console.log(`get-file-metadata (bridge) vs /file-info (gateway direct), median of ${rounds} alternating rounds`)
+      console.log(`  gateway direct : ${summary(directRuns)}`)
+      console.log(`  through bridge : ${summary(bridgedRuns)}`)
+      console.log(`  ratio bridge/direct throughput: ${median(ratios).toFixed(2)} (rounds: ${ratios.map((r) => r.toFixed(2)).join(', ')}; target >= 0.70)\n`)
     }
 
     if (wants('ingest')) {
@@ -239,6 +268,7 @@ async function benchService() {
 async function main() {
   if (['metadata', 'ingest', 'ui'].some(wants)) await benchStack()
   if (wants('service')) await benchService()
+  if (wants('deals')) await benchDeals()
 }
 
 const median = (values: number[]) => {
@@ -314,6 +344,112 @@ async function benchUi(appUrl: string, auth: string) {
     console.log(`  open tab → record (warm) : median ${median(warm).toFixed(0)} ms (sidebar reopened on the same page)`)
   } finally {
     await browser.close()
+  }
+}
+
+/** User and system CPU seconds a process has used so far (Linux /proc; fields 14 and 15, in clock ticks of 1/100 s). */
+function cpuSeconds(pid: number | undefined): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+  // The command name (field 2) may hold spaces: count the fields after its closing parenthesis.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+  return (Number(fields[11]) + Number(fields[12])) / 100
+}
+
+/** `npm start` (--role all) on free ports with a sped-up simulated network; resolves once the gateway answers. */
+async function startAllInOne(dataDir: string): Promise<Role> {
+  const [appPort, gatewayPort, servicePort] = [await freePort(), await freePort(), await freePort()]
+  const url = `http://127.0.0.1:${gatewayPort}`
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', '--role', 'all'], {
+    env: {
+      ...process.env, LOG_LEVEL: 'warn', HOST: '127.0.0.1', DATA_DIR: dataDir,
+      PORT: String(appPort), GATEWAY_PORT: String(gatewayPort), SERVICE_PORT: String(servicePort),
+      GATEWAY_USER, GATEWAY_PASSWORD, ADMIN_PASSWORD: PASSWORD, TICKER_ENABLED: 'false',
+      SIMNET_SPEED: opts['deal-speed'], DEAL_COPIES: '2', DEAL_TICK_SECONDS: '0.2', RETRIEVAL_CHECK_SECONDS: '1', GROUP_IDLE_SECONDS: '1',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  })
+  let exited = false
+  child.once('exit', () => (exited = true))
+  for (;;) {
+    if (exited) throw new Error('npm start exited before listening')
+    try {
+      await fetch(url, { method: 'OPTIONS', headers: { authorization: basic(GATEWAY_USER, GATEWAY_PASSWORD) } })
+      return { child, url }
+    } catch {
+      await new Promise((r) => setTimeout(r, 100))
+    }
+  }
+}
+
+interface DealRun {
+  label: string
+  files: number
+  bytes: number
+  seconds: number
+  cpu: number
+  idleRssMiB: number
+  peakRssMiB: number
+}
+
+/** Uploads `files` files of `size` bytes (16 at a time) and waits until the folder is offloaded. */
+async function dealRun(label: string, files: number, size: number): Promise<DealRun> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-deals-'))
+  const run = await startAllInOne(dataDir)
+  const auth = basic(GATEWAY_USER, GATEWAY_PASSWORD)
+  try {
+    const pid = run.child.pid
+    const idleRssMiB = Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)![1]) / 1024
+    const cpuBefore = cpuSeconds(pid)
+    const started = performance.now()
+    const folder = await fetch(`${run.url}/bench`, { method: 'MKCOL', headers: { authorization: auth } })
+    if (folder.status !== 201) throw new Error(`MKCOL answered ${folder.status}`)
+    let next = 0
+    const uploader = async () => {
+      while (next < files) {
+        const i = next++
+        const uploaded = await put(`${run.url}/bench/f${i}.bin`, auth, randomFillSync(Buffer.alloc(size)))
+        if (uploaded.status >= 300) throw new Error(`upload ${i} answered ${uploaded.status}`)
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(16, files) }, uploader))
+    // Onboarded: every group of every file below /bench is offloaded (the folder's aggregate state).
+    for (;;) {
+      const res = await fetch(`${run.url}/file-info`, {
+        method: 'POST',
+        headers: { authorization: auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ filePath: '/bench' }),
+      })
+      const info = (await res.json()) as { result?: { file: { details?: { state: string } } } }
+      if (info.result?.file.details?.state === 'offloaded') break
+      await new Promise((r) => setTimeout(r, 500))
+    }
+    const seconds = (performance.now() - started) / 1000
+    return { label, files, bytes: files * size, seconds, cpu: cpuSeconds(pid) - cpuBefore, idleRssMiB, peakRssMiB: peakRssMiB(pid) }
+  } finally {
+    run.child.kill('SIGTERM')
+    await new Promise((res) => run.child.once('exit', res))
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
+
+/** Deals section: what onboarding costs the gateway per GiB, and how it grows with the number of files. */
+async function benchDeals() {
+  const counts = opts['deal-files'].split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0)
+  const smallBytes = Number(opts['deal-file-kib']) * 1024
+  const largeBytes = Number(opts['deal-large-mib']) * 1024 * 1024
+  console.log(`\ndeals: upload → offloaded (npm start, SIMNET_SPEED=${opts['deal-speed']}, DEAL_COPIES=2, GROUP_SIZE 64 MiB)`)
+  console.log('  One process holds the gateway, its simulated providers (they fetch, hash and store every CAR),')
+  console.log('  the deal service and the app surface. CPU is counted from the first PUT; peak RSS is VmHWM.')
+  const runs: DealRun[] = []
+  for (const n of counts) runs.push(await dealRun(`${n} × ${opts['deal-file-kib']} KiB`, n, smallBytes))
+  if (largeBytes > 0) runs.push(await dealRun(`1 × ${opts['deal-large-mib']} MiB`, 1, largeBytes))
+  console.log('  run                    data   wall s    CPU s   CPU s/GiB   CPU ms/file   RSS idle → peak')
+  for (const r of runs) {
+    const gib = r.bytes / 2 ** 30
+    console.log(
+      `  ${r.label.padEnd(16)} ${(r.bytes / 2 ** 20).toFixed(1).padStart(8)} MiB ${r.seconds.toFixed(1).padStart(7)} ${r.cpu.toFixed(2).padStart(8)} ` +
+        `${(r.cpu / gib).toFixed(1).padStart(11)} ${((r.cpu * 1000) / r.files).toFixed(1).padStart(13)}   ${r.idleRssMiB.toFixed(0)} → ${r.peakRssMiB.toFixed(0)} MiB`,
+    )
   }
 }
 
