@@ -28,7 +28,8 @@ NETWORK (simnet|mainnet|calibration), GROUP_SIZE, GROUP_IDLE_SECONDS, LOG_LEVEL,
 SERVICE_PORT (8090), API_KEY, SIMNET_SEED, SIMNET_SPEED, LOTUS_URL, LOTUS_TOKEN,
 SERVICE_URL, SERVICE_API_KEY, GATEWAY_PUBLIC_URL, DEAL_CLIENT_ADDRESS,
 DEAL_DURATION_DAYS, DEAL_PRICE, DEAL_VERIFIED, DEAL_START_OFFSET, DEAL_COPIES,
-DEAL_TICK_SECONDS, RETRIEVAL_CHECK_SECONDS.
+DEAL_TICK_SECONDS, RETRIEVAL_CHECK_SECONDS, FILESYNC (embedded|nextcloud),
+NEXTCLOUD_URL, NEXTCLOUD_TIMEOUT_MS, TRUST_PROXY.
 `
 
 type Role = 'all' | 'app' | 'gateway' | 'service'
@@ -151,7 +152,9 @@ async function runBridge(config: Config, logger: Logger): Promise<Part> {
   if (!config.bridge.gatewayUrl) throw new ConfigError('--role app needs GATEWAY_URL')
   const bridge = await createBridge(config.bridge, { logger })
   const server = await startServer(bridge.app, config.bridge.port, config.bridge.host)
-  logger.info({ url: server.url, gateway: config.bridge.gatewayUrl }, 'app surface listening (WebDAV files, OCS)')
+  server.server.on('clientError', bridge.onClientError)
+  const mode = config.bridge.filesync === 'nextcloud' ? `beside Nextcloud at ${config.bridge.nextcloudUrl} (OCS routes only)` : 'WebDAV files, OCS'
+  logger.info({ url: server.url, gateway: config.bridge.gatewayUrl }, `app surface listening (${mode})`)
   return { name: 'app', server, close: () => bridge.close() }
 }
 

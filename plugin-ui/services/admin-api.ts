@@ -10,6 +10,12 @@ import { generateOcsUrl } from '@nextcloud/router'
 import { failedAnswer, invalidAnswer, toApiError } from './errors.ts'
 import { OCS_HEADERS } from './api.ts'
 
+/** A Nextcloud External Storage mount of the gateway and the gateway folder behind it (FILESYNC=nextcloud). */
+export interface MountSetting {
+  mountPoint: string
+  gatewayPath: string
+}
+
 export interface GatewayLinkSettings {
   gatewayUrl: string
   gatewayUser: string
@@ -17,6 +23,8 @@ export interface GatewayLinkSettings {
   pathMap: string
   network: Network
   ipfsGateway: string
+  /** Absent from bridges that predate mounts. */
+  mounts?: MountSetting[]
 }
 
 /** What a save sends: the password only when the admin typed a new one. */
@@ -27,6 +35,8 @@ export interface GatewayLinkUpdate {
   pathMap: string
   network: Network
   ipfsGateway: string
+  /** Absent: the bridge keeps the saved mounts. */
+  mounts?: MountSetting[]
 }
 
 export interface LinkTestResult {
@@ -54,8 +64,11 @@ function readSettings(data: unknown, status: number): GatewayLinkSettings {
     pathMap: typeof s.pathMap === 'string' ? s.pathMap : '',
     network: s.network === 'mainnet' || s.network === 'calibration' ? s.network : 'simnet',
     ipfsGateway: typeof s.ipfsGateway === 'string' ? s.ipfsGateway : '',
+    ...(Array.isArray(s.mounts) ? { mounts: s.mounts.filter(isMount) } : {}),
   }
 }
+
+const isMount = (m: unknown): m is MountSetting => isObject(m) && typeof m.mountPoint === 'string' && typeof m.gatewayPath === 'string'
 
 export async function getAdminSettings(): Promise<GatewayLinkSettings> {
   try {

@@ -4,13 +4,15 @@ import type { BridgeConfig } from '../shared/config.ts'
 import { openDatabase, type Db } from '../shared/db.ts'
 import type { Logger } from '../shared/logger.ts'
 import { requestLogger } from '../shared/request-log.ts'
+import { VERSION } from '../shared/version.ts'
 import { ensureAdminUser } from './admin-bootstrap.ts'
-import { basicAuth } from './auth/basic-auth.ts'
-import { createCredentialCache } from './auth/credential-cache.ts'
-import { sessionOrBasicAuth } from './auth/session-auth.ts'
-import { createLoginThrottle, type ThrottleOptions } from './auth/throttle.ts'
+import { embeddedAuthBackend, nextcloudAuthBackend } from './auth/auth-backend.ts'
+import { createLoginThrottle, type LoginThrottle, type ThrottleOptions } from './auth/throttle.ts'
+import { clientErrorHandler } from './client-errors.ts'
 import { BridgeError, bridgeErrorHandler } from './errors.ts'
+import { refuseIdentityHeaders } from './identity-headers.ts'
 import { createLiveLink } from './live-link.ts'
+import { bridgeOpenApi, OPENAPI_ROUTE } from './openapi.ts'
 import { createAdminSettingsRouter } from './routes/admin-settings.ts'
 import { createChunkedUploadRouter } from './routes/chunked-upload.ts'
 import { createDavProxy } from './routes/dav-proxy.ts'
@@ -19,13 +21,19 @@ import { createNextcloudStatusRouter } from './routes/nextcloud-status.ts'
 import { createPreviewRouter } from './routes/preview.ts'
 import { createTabConfigRouter } from './routes/tab-config.ts'
 import { createSessionStore } from './sessions.ts'
-import { createSettingsStore } from './settings-store.ts'
+import { createNextcloudClient } from './nextcloud/nextcloud-client.ts'
+import { nextcloudGatewayPath } from './nextcloud/nextcloud-paths.ts'
+import { createSettingsStore, type SettingsStore } from './settings-store.ts'
 import { createUploadStore } from './upload-store.ts'
-import { createUserStore, type User, type UserStore } from './users.ts'
+import { createUserStore, type UserStore } from './users.ts'
+import type { LiveLink } from './live-link.ts'
 
 export interface Bridge {
   app: Express
+  /** Embedded users; empty and unused with FILESYNC=nextcloud. */
   users: UserStore
+  /** Attach to the HTTP server's `clientError`: logs and answers what Node refuses before routing (431, 400). */
+  onClientError: ReturnType<typeof clientErrorHandler>
   close(): Promise<void>
 }
 
@@ -39,6 +47,8 @@ export interface BridgeDeps {
   throttle?: ThrottleOptions
   /** The app's built front end served to the preview page; defaults to the repository's `js/`. */
   bundleDir?: string
+  /** FILESYNC=nextcloud: how long a login Nextcloud accepted is reused (default 30 s; 0 asks every time). */
+  nextcloudCacheMs?: number
 }
 
 /**
@@ -48,44 +58,44 @@ export interface BridgeDeps {
  */
 export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Promise<Bridge> {
   if (!config.gatewayUrl) throw new Error('The bridge needs a gateway URL (GATEWAY_URL)')
+  const mode = config.filesync ?? 'embedded'
+  if (mode === 'nextcloud' && !config.nextcloudUrl) throw new Error('FILESYNC=nextcloud needs NEXTCLOUD_URL')
   const logger = deps.logger.child({ part: 'bridge' })
   const db = deps.db ?? openDatabase(join(config.dataDir, 'app.sqlite'))
   const users = createUserStore(db)
-  await ensureAdminUser(users, {
-    dataDir: config.dataDir,
-    adminPassword: config.adminPassword,
-    print: deps.print ?? ((line) => process.stdout.write(line + '\n')),
-  })
 
   // Admin-saved gateway link settings override the environment's, live.
   const settings = createSettingsStore(db, config)
   const link = createLiveLink(settings, config.simnetGenesis)
-  const { gateway, pathMap, clock } = link
-  const authOptions = { users, throttle: createLoginThrottle(deps.throttle), cache: createCredentialCache<User>() }
-  // Basic auth, or the preview page's session cookie with its requesttoken.
-  const sessions = createSessionStore(db)
-  const basic = basicAuth(authOptions)
-  const auth = sessionOrBasicAuth({ sessions, users, basic })
-  const davAuth = sessionOrBasicAuth({ sessions, users, basic, exemptSafeMethods: true })
-  const optionalAuth = basicAuth({ ...authOptions, optional: true })
+  const throttle = createLoginThrottle(deps.throttle)
 
   const app = express()
   app.disable('x-powered-by')
+  // Behind a reverse proxy: the client address (throttle, logs) and https (Secure cookies) from its X-Forwarded-* headers.
+  app.set('trust proxy', config.trustProxy ?? false)
   app.use(requestLogger(logger, (res) => res.locals.user?.id))
+  app.use(refuseIdentityHeaders(logger))
+  // The OCS routes' description, readable without login in either mode.
+  app.get(OPENAPI_ROUTE, (_req, res) => {
+    res.json(bridgeOpenApi(VERSION))
+  })
 
-  app.use(createNextcloudStatusRouter({ auth, optionalAuth }))
-  app.use(createFileMetadataRouter({ auth, gateway, pathMap, clock }))
-  app.use(createTabConfigRouter({ auth, settings, simnetGenesis: config.simnetGenesis }))
-  app.use(createAdminSettingsRouter({ auth, settings }))
-  const uploads = createUploadStore(join(config.dataDir, 'uploads'))
-  app.use(createChunkedUploadRouter({ auth: davAuth, gateway, pathMap, uploads, logger }))
-  app.use(createDavProxy({ auth: davAuth, gateway, pathMap, logger }))
-  app.use(createPreviewRouter({
-    users,
-    sessions,
-    throttle: authOptions.throttle,
-    bundleDir: deps.bundleDir ?? config.bundleDir ?? join(import.meta.dirname, '..', '..', 'js'),
-  }))
+  if (mode === 'embedded') {
+    await ensureAdminUser(users, {
+      dataDir: config.dataDir,
+      adminPassword: config.adminPassword,
+      print: deps.print ?? ((line) => process.stdout.write(line + '\n')),
+    })
+    mountEmbeddedRoutes(app, { config, deps, db, users, settings, link, throttle, logger })
+  } else {
+    // Nextcloud owns users, sessions, files, status.php and capabilities: only the app's OCS routes are here.
+    const client = createNextcloudClient({ url: config.nextcloudUrl!, timeoutMs: config.nextcloudTimeoutMs ?? 5_000 })
+    const { auth } = nextcloudAuthBackend({ client, throttle, logger, cacheTtlMs: deps.nextcloudCacheMs })
+    const { gateway, pathMap, clock, mounts } = link
+    app.use(createFileMetadataRouter({ auth, gateway, pathMap, clock, toGatewayPath: nextcloudGatewayPath({ mounts, client, logger }) }))
+    app.use(createTabConfigRouter({ auth, settings, simnetGenesis: config.simnetGenesis }))
+    app.use(createAdminSettingsRouter({ auth, settings }))
+  }
   app.use(() => {
     throw new BridgeError(404, 'NOT_FOUND', 'No such endpoint')
   })
@@ -94,9 +104,41 @@ export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Prom
   return {
     app,
     users,
+    onClientError: clientErrorHandler(logger),
     async close() {
       link.close()
       if (!deps.db) db.close()
     },
   }
+}
+
+interface EmbeddedParts {
+  config: BridgeConfig
+  deps: BridgeDeps
+  db: Db
+  users: UserStore
+  settings: SettingsStore
+  link: LiveLink
+  throttle: LoginThrottle
+  logger: Logger
+}
+
+/** The embedded default: users, the WebDAV files area, status endpoints and the preview page, besides the OCS routes. */
+function mountEmbeddedRoutes(app: Express, p: EmbeddedParts): void {
+  const { gateway, pathMap, clock } = p.link
+  const sessions = createSessionStore(p.db)
+  const { auth, davAuth, optionalAuth } = embeddedAuthBackend({ users: p.users, sessions, throttle: p.throttle })
+  app.use(createNextcloudStatusRouter({ auth, optionalAuth }))
+  app.use(createFileMetadataRouter({ auth, gateway, pathMap, clock }))
+  app.use(createTabConfigRouter({ auth, settings: p.settings, simnetGenesis: p.config.simnetGenesis }))
+  app.use(createAdminSettingsRouter({ auth, settings: p.settings }))
+  const uploads = createUploadStore(join(p.config.dataDir, 'uploads'))
+  app.use(createChunkedUploadRouter({ auth: davAuth, gateway, pathMap, uploads, logger: p.logger }))
+  app.use(createDavProxy({ auth: davAuth, gateway, pathMap, logger: p.logger }))
+  app.use(createPreviewRouter({
+    users: p.users,
+    sessions,
+    throttle: p.throttle,
+    bundleDir: p.deps.bundleDir ?? p.config.bundleDir ?? join(import.meta.dirname, '..', '..', 'js'),
+  }))
 }

@@ -31,6 +31,34 @@ export function pathMapProblem(pathMap: string): string | undefined {
   return undefined
 }
 
+/** A Nextcloud folder where the gateway is mounted: absolute, not the root, nothing that could step outside. */
+export function mountPointProblem(mountPoint: string): string | undefined {
+  if (!mountPoint.startsWith('/')) return 'must start with "/", for example /Filecoin'
+  if (mountPoint.replace(/\/+$/, '') === '') return 'must name a folder, not the root of the user\'s files'
+  if (/[\\\x00-\x1f\x7f]/.test(mountPoint) || mountPoint.replace(/\/+$/, '').includes('//')) return 'must not contain "//", backslashes or control characters'
+  if (mountPoint.split('/').some((s) => s === '.' || s === '..')) return 'must not contain "." or ".." segments'
+  return undefined
+}
+
+const MountInput = z.strictObject({
+  mountPoint: z.string().trim().max(1024).superRefine((value, ctx) => {
+    const problem = mountPointProblem(value)
+    if (problem) ctx.addIssue({ code: 'custom', message: `mount point ${problem}` })
+  }).transform((v) => v.replace(/\/+$/, '')),
+  gatewayPath: z.string().trim().max(1024).superRefine((value, ctx) => {
+    const problem = pathMapProblem(value)
+    if (problem) ctx.addIssue({ code: 'custom', message: `gateway path ${problem}` })
+  }),
+})
+
+const Mounts = z.array(MountInput).max(50).superRefine((mounts, ctx) => {
+  const seen = new Set<string>()
+  for (const m of mounts) {
+    if (seen.has(m.mountPoint)) ctx.addIssue({ code: 'custom', message: `has ${m.mountPoint} twice` })
+    seen.add(m.mountPoint)
+  }
+})
+
 export const LinkSettingsInput = z.strictObject({
   gatewayUrl: optionalHttpUrl,
   gatewayUser: z.string().max(256).refine((v) => !/[:\x00-\x1f]/.test(v), 'must not contain ":" or control characters'),
@@ -42,6 +70,8 @@ export const LinkSettingsInput = z.strictObject({
   }),
   network: z.enum(['simnet', 'mainnet', 'calibration'], { error: 'must be simnet, mainnet or calibration' }),
   ipfsGateway: optionalHttpUrl,
+  // Absent: keep the saved mounts (admin pages that predate them still save).
+  mounts: Mounts.optional(),
 })
 export type LinkSettingsInput = z.infer<typeof LinkSettingsInput>
 

@@ -1,5 +1,6 @@
 import { networkClock, type NetworkClock } from '../shared/epochs.ts'
 import { createGatewayClient, type GatewayClient } from './gateway-client.ts'
+import { createMountMap, type MountMap } from './mount-map.ts'
 import { createPathMap, type PathMap } from './path-map.ts'
 import type { EffectiveLink, SettingsStore } from './settings-store.ts'
 
@@ -12,6 +13,7 @@ import type { EffectiveLink, SettingsStore } from './settings-store.ts'
 export interface LiveLink {
   gateway: GatewayClient
   pathMap: PathMap
+  mounts: MountMap
   clock: NetworkClock
   close(): void
 }
@@ -21,6 +23,7 @@ interface Built {
   link: EffectiveLink
   gateway: GatewayClient
   pathMap: PathMap
+  mounts: MountMap
   clock: NetworkClock
 }
 
@@ -32,6 +35,7 @@ export function createLiveLink(settings: SettingsStore, simnetGenesis: number): 
       link,
       gateway: createGatewayClient({ url: link.url, user: link.user, password: link.password, timeoutMs: link.timeoutMs }),
       pathMap: createPathMap(link.pathMap),
+      mounts: createMountMap(link.mounts),
       clock: networkClock(link.network, simnetGenesis),
     }
   }
@@ -59,9 +63,13 @@ export function createLiveLink(settings: SettingsStore, simnetGenesis: number): 
     toGateway: (userId, userPath) => current().pathMap.toGateway(userId, userPath),
     toUser: (userId, gatewayPath) => current().pathMap.toUser(userId, gatewayPath),
   }
+  const mounts: MountMap = {
+    get mounts() { return current().mounts.mounts },
+    toGateway: (userId, userPath) => current().mounts.toGateway(userId, userPath),
+  }
   const clock: NetworkClock = {
     get name() { return current().clock.name },
     get genesis() { return current().clock.genesis },
   }
-  return { gateway, pathMap, clock, close: () => built.gateway.close() }
+  return { gateway, pathMap, mounts, clock, close: () => built.gateway.close() }
 }

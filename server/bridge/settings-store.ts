@@ -1,6 +1,7 @@
 import type { BridgeConfig } from '../shared/config.ts'
 import { migrate, type Db } from '../shared/db.ts'
 import type { NetworkName } from '../shared/epochs.ts'
+import type { MountSetting } from './mount-map.ts'
 
 /**
  * The gateway link as an admin sets it (plugin-ui/README.md, "Admin settings").
@@ -14,6 +15,8 @@ export interface GatewayLinkSettings {
   pathMap: string
   network: NetworkName
   ipfsGateway: string
+  /** Nextcloud External Storage mounts of the gateway (FILESYNC=nextcloud); ignored by the embedded files area. */
+  mounts: MountSetting[]
 }
 
 /** What the bridge actually uses: saved settings over the environment's defaults. */
@@ -24,6 +27,7 @@ export interface EffectiveLink {
   pathMap: string
   network: NetworkName
   ipfsGateway: string
+  mounts: MountSetting[]
   timeoutMs: number
 }
 
@@ -58,6 +62,7 @@ export function toPublicSettings(s: GatewayLinkSettings, effective: EffectiveLin
     pathMap: s.pathMap,
     network: s.network,
     ipfsGateway: s.ipfsGateway,
+    mounts: s.mounts.map((m) => ({ ...m })),
   }
 }
 
@@ -76,6 +81,7 @@ export function createSettingsStore(db: Db, config: BridgeConfig): SettingsStore
     pathMap: config.pathMap,
     network: config.network,
     ipfsGateway: config.ipfsGateway,
+    mounts: [],
   }
   const load = (): GatewayLinkSettings => {
     const row = read.get() as { settings: string } | undefined
@@ -104,6 +110,7 @@ export function createSettingsStore(db: Db, config: BridgeConfig): SettingsStore
         pathMap: s.pathMap,
         network: s.network,
         ipfsGateway: s.ipfsGateway,
+        mounts: s.mounts,
         timeoutMs: config.gatewayTimeoutMs,
       }
     },

@@ -24,6 +24,12 @@ const EnvSchema = z.object({
   IPFS_GATEWAY: z.url().default('https://ipfs.io'),
   // The app's built front end shown by the preview page (default: the repository's js/).
   BUNDLE_DIR: z.string().min(1).optional(),
+  // Who owns users and files: the embedded app surface, or a real Nextcloud beside the bridge.
+  FILESYNC: z.enum(['embedded', 'nextcloud']).default('embedded'),
+  NEXTCLOUD_URL: z.url({ protocol: /^https?$/ }).optional(),
+  NEXTCLOUD_TIMEOUT_MS: positiveInt(5_000),
+  // Express `trust proxy`: false (default), true, a hop count, or addresses/subnets ("loopback, 10.0.0.0/8").
+  TRUST_PROXY: z.string().max(1024).regex(/^[A-Za-z0-9.:/, -]+$/, 'false, true, a hop count or a comma-separated list of addresses').default('false'),
   // Gateway
   GROUP_SIZE: positiveInt(64 * 1024 * 1024),
   GROUP_IDLE_SECONDS: positiveInt(20),
@@ -39,6 +45,9 @@ const EnvSchema = z.object({
   DEAL_COPIES: z.coerce.number().int().min(1).max(100).optional(),
   DEAL_TICK_SECONDS: z.coerce.number().positive().max(3600).default(5),
   RETRIEVAL_CHECK_SECONDS: z.coerce.number().positive().max(7 * 86_400).default(600),
+  DEAL_RENEW_BEFORE_DAYS: z.coerce.number().positive().max(1000).default(30),
+  // Crash tests only: the gateway stops at this point and waits to be killed.
+  GATEWAY_TEST_PAUSE_AT: z.enum(['car-writing', 'offload', 'reload']).optional(),
   // Deal service
   SERVICE_PORT: port(8090),
   API_KEY: z.string().min(16).max(200).regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces').optional(),
@@ -67,6 +76,13 @@ export interface BridgeConfig {
   ipfsGateway: string
   /** Where the preview page finds the built front end; unset means the repository's `js/`. */
   bundleDir?: string
+  /** `nextcloud`: users, sessions and files belong to the Nextcloud at `nextcloudUrl`; unset means `embedded`. */
+  filesync?: 'embedded' | 'nextcloud'
+  nextcloudUrl?: string
+  /** How long the bridge waits for Nextcloud when checking a login (then 503). */
+  nextcloudTimeoutMs?: number
+  /** Express `trust proxy` (unset: false): whose X-Forwarded-For / X-Forwarded-Proto to believe. */
+  trustProxy?: boolean | number | string
 }
 
 export interface GatewayConfig {
@@ -96,7 +112,11 @@ export interface GatewayConfig {
     copies?: number
     tickSeconds: number
     retrievalCheckSeconds: number
+    /** Deals ending within this many days are replaced by new ones (default 30). */
+    renewBeforeDays?: number
   }
+  /** Crash tests only (GATEWAY_TEST_PAUSE_AT): stop and wait to be killed at this point. */
+  testPauseAt?: 'car-writing' | 'offload' | 'reload'
 }
 
 export interface ServiceConfig {
@@ -130,6 +150,15 @@ export class ConfigError extends Error {
   override name = 'ConfigError'
 }
 
+/** `TRUST_PROXY` as express takes it: booleans and hop counts typed, anything else (addresses, subnets, names) as given. */
+export function parseTrustProxy(value: string): boolean | number | string {
+  const v = value.trim().toLowerCase()
+  if (v === 'false' || v === '' || v === 'off') return false
+  if (v === 'true' || v === 'on') return true
+  if (/^\d+$/.test(v)) return Number(v)
+  return value.trim()
+}
+
 /** Reads and validates the environment once, at start. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   // Empty strings (`PORT= npm start`) mean "not set".
@@ -140,6 +169,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`)
   }
   const e = parsed.data
+  if (e.FILESYNC === 'nextcloud' && !e.NEXTCLOUD_URL) throw new ConfigError('Invalid configuration:\n  NEXTCLOUD_URL: required when FILESYNC=nextcloud')
   const dataDir = resolve(e.DATA_DIR)
   return {
     logLevel: e.LOG_LEVEL,
@@ -158,6 +188,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       pathMap: e.PATH_MAP,
       ipfsGateway: e.IPFS_GATEWAY,
       bundleDir: e.BUNDLE_DIR && resolve(e.BUNDLE_DIR),
+      filesync: e.FILESYNC,
+      nextcloudUrl: e.NEXTCLOUD_URL?.replace(/\/+$/, ''),
+      nextcloudTimeoutMs: e.NEXTCLOUD_TIMEOUT_MS,
+      trustProxy: parseTrustProxy(e.TRUST_PROXY),
     },
     gateway: {
       host: e.HOST,
@@ -179,7 +213,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         copies: e.DEAL_COPIES,
         tickSeconds: e.DEAL_TICK_SECONDS,
         retrievalCheckSeconds: e.RETRIEVAL_CHECK_SECONDS,
+        renewBeforeDays: e.DEAL_RENEW_BEFORE_DAYS,
       },
+      testPauseAt: e.GATEWAY_TEST_PAUSE_AT,
     },
     service: {
       host: e.HOST,

@@ -64,7 +64,7 @@ describe('admin settings and the tab config (live gateway link)', () => {
     expect(res.status).toBe(200)
     expect(res.body).toEqual({
       success: true,
-      settings: { gatewayUrl: '', gatewayUser: 'bridge', gatewayPasswordSet: true, pathMap: '/{user}', network: 'mainnet', ipfsGateway: 'https://ipfs.io' },
+      settings: { gatewayUrl: '', gatewayUser: 'bridge', gatewayPasswordSet: true, pathMap: '/{user}', network: 'mainnet', ipfsGateway: 'https://ipfs.io', mounts: [] },
     })
     expect(res.text).not.toContain(t.gateway.password)
   })
@@ -217,7 +217,7 @@ describe('saved settings across a restart', () => {
             expect(res.status).toBe(200)
           } else {
             const res = await call(server.url, SETTINGS)
-            expect(res.body.settings).toEqual({ gatewayUrl: 'https://gw.example.org', gatewayUser: 'svc', gatewayPasswordSet: true, pathMap: '/mounts/{user}', network: 'calibration', ipfsGateway: '' })
+            expect(res.body.settings).toEqual({ gatewayUrl: 'https://gw.example.org', gatewayUser: 'svc', gatewayPasswordSet: true, pathMap: '/mounts/{user}', network: 'calibration', ipfsGateway: '', mounts: [] })
           }
         } finally {
           await server.close(50)

@@ -17,7 +17,7 @@ export interface AdminSettingsDeps {
 /** Merges input over saved settings: an absent password keeps the saved one, '' clears it. */
 function merge(saved: GatewayLinkSettings, input: Partial<LinkSettingsInput>): GatewayLinkSettings {
   const { gatewayPassword, ...rest } = input
-  const next: GatewayLinkSettings = { ...saved, ...rest }
+  const next: GatewayLinkSettings = { ...saved, ...rest, mounts: rest.mounts ?? saved.mounts }
   if (gatewayPassword !== undefined) next.gatewayPassword = gatewayPassword === '' ? undefined : gatewayPassword
   if (next.gatewayPassword === undefined) delete next.gatewayPassword
   return next

@@ -1,4 +1,4 @@
-import express, { Router, type RequestHandler } from 'express'
+import express, { Router, type RequestHandler, type Response } from 'express'
 import { z } from 'zod'
 import type { NetworkClock } from '../../shared/epochs.ts'
 import { currentUser } from '../auth/basic-auth.ts'
@@ -20,6 +20,11 @@ export interface FileMetadataDeps {
   gateway: GatewayClient
   pathMap: PathMap
   clock: NetworkClock
+  /**
+   * Where a user's path lives on the gateway; throws (404) for a path the
+   * user may not ask about. Default: the path map over the whole tree.
+   */
+  toGatewayPath?: (res: Response, userId: string, userPath: string) => Promise<string>
 }
 
 /** Nextcloud's CSRF rule for API clients without a session: they must say `OCS-APIRequest: true`. */
@@ -55,7 +60,8 @@ export function createFileMetadataRouter(deps: FileMetadataDeps): Router {
       if (!body.success) throw badRequest(describeBodyProblem(body.error))
       const user = currentUser(res)
       const userPath = normaliseUserPath(body.data.filePath, { decode: 'lenient', userId: user.id })
-      const record = await deps.gateway.fileInfo(deps.pathMap.toGateway(user.id, userPath))
+      const gatewayPath = deps.toGatewayPath ? await deps.toGatewayPath(res, user.id, userPath) : deps.pathMap.toGateway(user.id, userPath)
+      const record = await deps.gateway.fileInfo(gatewayPath)
       res.json({ success: true, metadata: { file: toMetadataFile(record, userPath, deps.clock) } })
     },
   )

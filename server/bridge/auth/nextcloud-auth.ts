@@ -1,0 +1,98 @@
+import type { Request, RequestHandler, Response } from 'express'
+import type { Logger } from '../../shared/logger.ts'
+import { BridgeError, CsrfError, forbidden, tooManyAttempts, unauthorized } from '../errors.ts'
+import type { NextcloudClient, NextcloudCredentials, NextcloudUser } from '../nextcloud/nextcloud-client.ts'
+import type { User } from '../users.ts'
+import { parseBasicAuth } from './basic-auth.ts'
+import type { CredentialCache } from './credential-cache.ts'
+import type { LoginThrottle } from './throttle.ts'
+
+export interface NextcloudAuthOptions {
+  client: NextcloudClient
+  throttle: LoginThrottle
+  /** Successes only, keyed by an HMAC of the forwarded credentials (credential-cache.ts). */
+  cache: CredentialCache<User>
+  logger: Logger
+}
+
+// Nextcloud's own rule for user ids (letters, digits, space, _ . @ - '), minus what could move a gateway path.
+const NEXTCLOUD_USER_ID = /^[A-Za-z0-9 _.@'-]{1,64}$/
+const AUTHORIZATION = /^(Basic|Bearer)\s+\S+$/i
+
+/** The credentials res.locals carries after `nextcloudAuth`, for calls made on the caller's behalf. */
+export function nextcloudCredentialsOf(res: Response): NextcloudCredentials {
+  const creds = res.locals.nextcloudCredentials as NextcloudCredentials | undefined
+  if (!creds) throw unauthorized()
+  return creds
+}
+
+const sessionUnauthorized = (message: string) => new BridgeError(401, 'UNAUTHORIZED', message)
+
+const toUser = (u: NextcloudUser): User => ({ id: u.id, displayName: u.displayName, isAdmin: u.groups.includes('admin'), createdMs: 0 })
+
+/**
+ * Authenticates through the real Nextcloud: the caller's `Authorization`, or
+ * its session `Cookie` with the `requesttoken`, is forwarded to
+ * `GET /ocs/v2.php/cloud/user` and the user id Nextcloud returns is the
+ * caller. Admin rights are Nextcloud's `admin` group in that same answer.
+ * Throttled like the embedded logins; a Nextcloud that cannot answer is a
+ * 503, never a 401.
+ */
+export function nextcloudAuth(opts: NextcloudAuthOptions): RequestHandler {
+  const log = opts.logger
+  return async (req: Request, res: Response, next) => {
+    const address = req.ip ?? req.socket.remoteAddress ?? 'unknown'
+    const { authorization, cookie } = req.headers
+    const requestToken = typeof req.headers.requesttoken === 'string' ? req.headers.requesttoken : undefined
+    let creds: NextcloudCredentials
+    let throttleKey: string
+    let cacheKind: string
+    let cacheSecret: string
+    if (authorization !== undefined) {
+      if (!AUTHORIZATION.test(authorization)) throw unauthorized()
+      creds = { kind: 'authorization', authorization }
+      throttleKey = parseBasicAuth(authorization)?.login ?? 'bearer'
+      cacheKind = 'authorization'
+      cacheSecret = authorization
+    } else if (cookie !== undefined && cookie !== '') {
+      if (!requestToken) {
+        log.warn({ address }, 'session cookie without requesttoken: refused')
+        throw new CsrfError()
+      }
+      creds = { kind: 'session', cookie, requestToken }
+      // Sessions have no login name: throttle them per address only, so forged cookies cannot lock out everyone.
+      throttleKey = `session@${address}`
+      cacheKind = 'session'
+      cacheSecret = `${cookie}\0${requestToken}`
+    } else if (requestToken !== undefined) {
+      log.warn({ address }, 'requesttoken without a session cookie: refused')
+      throw sessionUnauthorized('A requesttoken is only valid with its Nextcloud session')
+    } else {
+      throw unauthorized()
+    }
+
+    const wait = opts.throttle.retryAfter(throttleKey, address)
+    if (wait > 0) throw tooManyAttempts(wait)
+    const user = await opts.cache.getOrVerify(cacheKind, cacheSecret, async () => {
+      const answer = await opts.client.currentUser(creds)
+      if (answer === 'csrf') throw new CsrfError()
+      if (answer === 'refused') return undefined
+      if (!NEXTCLOUD_USER_ID.test(answer.id) || answer.id === '.' || answer.id === '..') {
+        log.warn({ address }, 'Nextcloud user id unusable in gateway paths: refused')
+        throw forbidden('Your Nextcloud user id cannot be used for gateway paths')
+      }
+      return toUser(answer)
+    })
+    if (!user) {
+      opts.throttle.recordFailure(throttleKey, address)
+      log.warn({ address, kind: creds.kind }, 'Nextcloud refused the credentials')
+      throw creds.kind === 'authorization'
+        ? unauthorized('Nextcloud did not accept these credentials')
+        : sessionUnauthorized('Your Nextcloud session is not valid (expired or logged out); log in again')
+    }
+    opts.throttle.recordSuccess(throttleKey, address)
+    res.locals.user = user
+    res.locals.nextcloudCredentials = creds
+    next()
+  }
+}

@@ -1,0 +1,39 @@
+import { createPathMap, type PathMap } from './path-map.ts'
+
+/**
+ * One Nextcloud External Storage mount of the gateway's WebDAV: the folder
+ * users see (`/Filecoin`) and the gateway folder behind it (`/{user}` when the
+ * mount's root is per user, `/shared` for one folder everyone sees).
+ */
+export interface MountSetting {
+  mountPoint: string
+  gatewayPath: string
+}
+
+export interface MountMap {
+  readonly mounts: readonly MountSetting[]
+  /** The gateway path of a canonical user path, or undefined when it lies on no mount. */
+  toGateway(userId: string, userPath: string): string | undefined
+}
+
+const trimTrailing = (p: string) => (p.length > 1 ? p.replace(/\/+$/, '') : p)
+
+/**
+ * @example createMountMap([{ mountPoint: '/Filecoin', gatewayPath: '/{user}' }]).toGateway('alice', '/Filecoin/a.txt') // '/alice/a.txt'
+ */
+export function createMountMap(mounts: readonly MountSetting[]): MountMap {
+  // Longest mount point first, so a mount inside another mount wins.
+  const entries: { point: string; map: PathMap }[] = mounts
+    .map((m) => ({ point: trimTrailing(m.mountPoint), map: createPathMap(m.gatewayPath) }))
+    .sort((a, b) => b.point.length - a.point.length)
+  return {
+    mounts,
+    toGateway(userId, userPath) {
+      for (const { point, map } of entries) {
+        if (userPath === point) return map.toGateway(userId, '/')
+        if (userPath.startsWith(point + '/')) return map.toGateway(userId, userPath.slice(point.length))
+      }
+      return undefined
+    },
+  }
+}
