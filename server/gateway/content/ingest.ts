@@ -118,28 +118,41 @@ function orderedLeaves(root: string, nodes: Map<string, Uint8Array>, located: Ma
   return leaves
 }
 
-/** Iterates `source`, rejecting as soon as `signal` aborts even while the source is stalled. */
+/**
+ * Iterates `source`, rejecting as soon as `signal` aborts even while the source is stalled.
+ * One abort listener per pending read, removed when the read settles: racing every read
+ * against one long-lived "aborted" promise would keep every chunk reachable from that
+ * promise until the upload ends (a whole file in memory).
+ */
 async function* abortable(source: AsyncIterable<Uint8Array>, signal?: AbortSignal): AsyncGenerator<Uint8Array> {
   if (!signal) {
     yield* source
     return
   }
   const it = source[Symbol.asyncIterator]()
-  let onAbort: () => void = () => {}
-  const aborted = new Promise<never>((_, reject) => {
-    onAbort = () => reject(signal.reason)
-    signal.addEventListener('abort', onAbort, { once: true })
-  })
-  aborted.catch(() => {})
+  const nextOrAbort = () =>
+    new Promise<IteratorResult<Uint8Array>>((resolve, reject) => {
+      const onAbort = () => reject(signal.reason)
+      signal.addEventListener('abort', onAbort, { once: true })
+      it.next().then(
+        (result) => {
+          signal.removeEventListener('abort', onAbort)
+          resolve(result)
+        },
+        (err) => {
+          signal.removeEventListener('abort', onAbort)
+          reject(err)
+        },
+      )
+    })
   try {
     while (true) {
       signal.throwIfAborted()
-      const next = await Promise.race([it.next(), aborted])
+      const next = await nextOrAbort()
       if (next.done) return
       yield next.value
     }
   } finally {
-    signal.removeEventListener('abort', onAbort)
     void it.return?.()?.catch?.(() => {})
   }
 }
