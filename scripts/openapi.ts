@@ -2,7 +2,7 @@
 import { parseArgs } from 'node:util'
 import { bridgeOpenApi } from '../server/bridge/openapi.ts'
 import { gatewayOpenApi } from '../server/gateway/openapi.ts'
-import { buildOpenApi as serviceOpenApi } from '../server/service/openapi.ts'
+import { serviceOpenApi } from '../server/service/openapi.ts'
 import { VERSION } from '../server/shared/version.ts'
 
 const HELP = `Usage: npm run openapi -- --part app|gateway|service

@@ -18,7 +18,7 @@ import { createDealStore, type DealStore } from './deal-store.ts'
 import { createDealSync, type DealSync } from './deal-sync.ts'
 import { notFound, serviceErrorHandler } from './errors.ts'
 import { createPolicyStore } from './onboarding-policy.ts'
-import { buildOpenApi } from './openapi.ts'
+import { serviceOpenApi } from './openapi.ts'
 import { createDealsRouter } from './routes/deals.ts'
 import { createEpochsRouter } from './routes/epochs.ts'
 import { createPolicyRouter } from './routes/policy.ts'
@@ -91,7 +91,7 @@ export async function createDealService(config: ServiceConfig, deps: DealService
     }),
   )
   app.use(express.json({ limit: '1mb', type: 'application/json' }))
-  const openapi = JSON.stringify(buildOpenApi())
+  const openapi = JSON.stringify(serviceOpenApi())
   app.get('/openapi.json', (_req, res) => {
     res.type('application/json').send(openapi)
   })

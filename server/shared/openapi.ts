@@ -11,6 +11,8 @@ export interface Operation {
   /** Required request headers, e.g. `OCS-APIRequest`. */
   headers?: { name: string; description: string }[]
   body?: z.ZodType
+  /** Default true. */
+  bodyRequired?: boolean
   responses: Record<number, { description: string; schema?: z.ZodType }>
 }
 
@@ -41,7 +43,7 @@ export function buildOpenApi(api: ApiDescription): Record<string, unknown> {
       ...(op.description ? { description: op.description } : {}),
       ...(op.security ? { security: op.security.map((name) => ({ [name]: [] })) } : {}),
       ...(op.headers ? { parameters: op.headers.map((h) => ({ in: 'header', name: h.name, required: true, description: h.description, schema: { type: 'string' } })) } : {}),
-      ...(op.body ? { requestBody: { required: true, content: { 'application/json': { schema: toSchema(op.body, 'input') } } } } : {}),
+      ...(op.body ? { requestBody: { required: op.bodyRequired ?? true, content: { 'application/json': { schema: toSchema(op.body, 'input') } } } } : {}),
       responses,
     }
   }
