@@ -73,7 +73,7 @@ export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Prom
   app.disable('x-powered-by')
   // Behind a reverse proxy: the client address (throttle, logs) and https (Secure cookies) from its X-Forwarded-* headers.
   app.set('trust proxy', config.trustProxy ?? false)
-  app.use(requestLogger(logger, (res) => res.locals.user?.id))
+  app.use(requestLogger(logger, (_req, res) => ({ user: res.locals.user?.id })))
   app.use(refuseIdentityHeaders(logger))
   // The OCS routes' description, readable without login in either mode.
   app.get(OPENAPI_ROUTE, (_req, res) => {

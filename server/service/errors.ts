@@ -1,4 +1,4 @@
-import type { ErrorRequestHandler, Request } from 'express'
+import type { ErrorRequestHandler, Response } from 'express'
 import { NetworkUnavailableError } from '../network/types.ts'
 import { HttpError, describeParserError } from '../shared/errors.ts'
 import type { Logger } from '../shared/logger.ts'
@@ -18,15 +18,15 @@ export const notFound = () => new ServiceError(404, 'NOT_FOUND', 'No such endpoi
 // The spec's table has 500 for "cannot process the request at this time"; a node being down is that.
 export const unavailable = (message = 'The network node is not reachable right now') => new ServiceError(500, 'NETWORK_UNAVAILABLE', message)
 
-/** The request's UUID, set by the request logger; the error `code` clients quote to support. */
-export function requestId(req: Request): string {
-  return String(req.id)
+/** The request's UUID (set first thing for every request); the error `code` clients quote to support. */
+export function requestId(res: Response): string {
+  return String(res.locals.requestId)
 }
 
 /** The one place errors become the service's `{ error: { code, message } }` envelope. */
 export function serviceErrorHandler(logger: Logger): ErrorRequestHandler {
-  return (err, req, res, _next) => {
-    const code = requestId(req)
+  return (err, _req, res, _next) => {
+    const code = requestId(res)
     if (err instanceof ServiceError) {
       logger.info({ reqId: code, kind: err.code, status: err.status }, err.message)
       res.status(err.status).set(err.headers).json({ error: { code, message: err.message } })

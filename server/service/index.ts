@@ -1,7 +1,6 @@
 import express, { type Express } from 'express'
 import { createHash, randomUUID } from 'node:crypto'
 import { join } from 'node:path'
-import { pinoHttp } from 'pino-http'
 import { createNetwork } from '../network/index.ts'
 import type { Simnet } from '../network/simnet/index.ts'
 import type { NetworkPort } from '../network/types.ts'
@@ -9,6 +8,7 @@ import { formatAddress } from '../shared/address.ts'
 import type { ServiceConfig } from '../shared/config.ts'
 import { openDatabase, type Db } from '../shared/db.ts'
 import type { Logger } from '../shared/logger.ts'
+import { requestLogger } from '../shared/request-log.ts'
 import { loadOrCreateSecretFile, randomSecret } from '../shared/secrets.ts'
 import { requireApiKey, requirePlan } from './auth.ts'
 import { createAvailabilityChecker } from './availability.ts'
@@ -16,7 +16,7 @@ import { createProviderPicker } from './best-providers.ts'
 import { ENDPOINTS } from './catalog.ts'
 import { createDealStore, type DealStore } from './deal-store.ts'
 import { createDealSync, type DealSync } from './deal-sync.ts'
-import { notFound, serviceErrorHandler } from './errors.ts'
+import { notFound, requestId, serviceErrorHandler } from './errors.ts'
 import { createPolicyStore } from './onboarding-policy.ts'
 import { serviceOpenApi } from './openapi.ts'
 import { createDealsRouter } from './routes/deals.ts'
@@ -78,18 +78,12 @@ export async function createDealService(config: ServiceConfig, deps: DealService
   const app = express()
   app.disable('x-powered-by')
   app.set('etag', false)
-  app.use(
-    pinoHttp({
-      logger,
-      // The request's UUID is also the `code` of any error envelope, so support can find the log line.
-      genReqId: () => randomUUID(),
-      serializers: {
-        req: (r: { id: unknown; method: string; url: string }) => ({ id: r.id, method: r.method, url: r.url }),
-        res: (r: { statusCode: number }) => ({ statusCode: r.statusCode }),
-      },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-    }),
-  )
+  // The request's UUID is also the `code` of any error envelope, so support can find the log line.
+  app.use((_req, res, next) => {
+    res.locals.requestId = randomUUID()
+    next()
+  })
+  app.use(requestLogger(logger, (_req, res) => ({ reqId: requestId(res) })))
   app.use(express.json({ limit: '1mb', type: 'application/json' }))
   const openapi = JSON.stringify(serviceOpenApi())
   app.get('/openapi.json', (_req, res) => {

@@ -2,11 +2,12 @@ import type { Request, RequestHandler, Response } from 'express'
 import type { Logger } from './logger.ts'
 
 /**
- * One log line per finished request: method, URL, status, time and the
- * authenticated user — never headers, which carry credentials. Cheaper than
- * pino-http (no child logger per request), which matters on the bridge's hot path.
+ * One log line per finished request: method, URL, status, time, plus what
+ * `fields` adds (the user, a request id) — never headers, which carry
+ * credentials. Cheaper than pino-http (no child logger per request), which
+ * matters on the bridge's hot path.
  */
-export function requestLogger(logger: Logger, userOf: (res: Response) => string | undefined = () => undefined): RequestHandler {
+export function requestLogger(logger: Logger, fields: (req: Request, res: Response) => Record<string, unknown> = () => ({})): RequestHandler {
   return (req: Request, res: Response, next) => {
     const started = performance.now()
     res.once('close', () => {
@@ -16,7 +17,7 @@ export function requestLogger(logger: Logger, userOf: (res: Response) => string 
       logger[level]({
         req: { method: req.method, url: req.originalUrl, remoteAddress: req.socket.remoteAddress },
         res: { statusCode: status },
-        user: userOf(res),
+        ...fields(req, res),
         responseTime: Math.round(performance.now() - started),
       }, res.writableFinished ? 'request completed' : 'request aborted')
     })
