@@ -6,7 +6,7 @@ import { EPOCHS_PER_DAY } from '../shared/epochs.ts'
 import type { GatewayConfig } from '../shared/config.ts'
 import type { Logger } from '../shared/logger.ts'
 import { createNamespace, type Namespace } from './namespace.ts'
-import { createContentStore, type ContentStore } from './content/index.ts'
+import { createContentStore, testPauseHook, type ContentStore } from './content/index.ts'
 import { createDealEngine, createDealServiceClient, createDealStore, createTransferRouter, type DealEngine, type DealServiceClient, type DealStore, type StorageProviderPort } from './deals/index.ts'
 import { createFileInfoRouter } from './file-info.ts'
 import { createWebDav } from './webdav/index.ts'
@@ -41,7 +41,7 @@ export interface GatewayDeps {
   dealTimeouts?: { callMs?: number; reloadMs?: number; retryAfterMs?: number }
 }
 
-const DEFAULT_DEALS = { durationDays: 540, price: '0', verified: true, startOffsetEpochs: 5760, tickSeconds: 5, retrievalCheckSeconds: 600 }
+const DEFAULT_DEALS = { durationDays: 540, price: '0', verified: true, startOffsetEpochs: 5760, tickSeconds: 5, retrievalCheckSeconds: 600, renewBeforeDays: 30 }
 
 /** Builds a gateway over `config.dataDir`: SQLite metadata plus block and CAR files. */
 export function createGateway(config: GatewayConfig, deps: GatewayDeps): Gateway {
@@ -56,6 +56,7 @@ export function createGateway(config: GatewayConfig, deps: GatewayDeps): Gateway
     groupIdleMs: config.groupIdleSeconds * 1000,
     logger,
     dealView: (groupId) => dealStore.view(groupId),
+    pause: testPauseHook(config.testPauseAt, logger),
   })
 
   const terms = { ...DEFAULT_DEALS, ...config.deals }
@@ -76,8 +77,8 @@ export function createGateway(config: GatewayConfig, deps: GatewayDeps): Gateway
       callTimeoutMs: deps.dealTimeouts?.callMs ?? 30_000,
       reloadTimeoutMs: deps.dealTimeouts?.reloadMs ?? 10 * 60_000,
       retryAfterMs: deps.dealTimeouts?.retryAfterMs ?? 60 * 60_000,
-      // Deals ending within 30 days are renewed by new ones.
-      renewBeforeEpochs: 30 * EPOCHS_PER_DAY,
+      // Deals ending within this window are renewed by new ones.
+      renewBeforeEpochs: Math.round((terms.renewBeforeDays ?? DEFAULT_DEALS.renewBeforeDays) * EPOCHS_PER_DAY),
       logger: logger.child({ module: 'deals' }),
       now: deps.now,
     })

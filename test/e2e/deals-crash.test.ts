@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
@@ -8,6 +8,7 @@ import { basicAuth, startStack, type RunningStack } from '../helpers/stack.ts'
 const PASSWORD = 'deal-crash-password'
 const auth = basicAuth('admin', PASSWORD)
 const dataDir = mkdtempSync(join(tmpdir(), 'deals-crash-'))
+const groupsDir = join(dataDir, 'gateway', 'groups')
 // Sped-up simulated network, fast deal ticks, two copies: a small file is offloaded within seconds.
 const env = {
   DATA_DIR: dataDir,
@@ -20,12 +21,25 @@ const env = {
   GROUP_IDLE_SECONDS: '1',
   LOG_LEVEL: 'info',
 }
+// Bounds for outcomes we poll for; generous, since a loaded machine (a full `npm test`) is slow.
+const WAIT_MS = 90_000
+const TEST_MS = 240_000
 let stack: RunningStack | undefined
 
 afterAll(async () => {
   await stack?.stop('SIGKILL')
   rmSync(dataDir, { recursive: true, force: true })
 })
+
+/** Starts `npm start`'s process; `pauseAt` makes the gateway stop at that point and wait to be killed. */
+async function start(pauseAt?: 'car-writing' | 'offload' | 'reload') {
+  stack = await startStack(pauseAt ? { ...env, GATEWAY_TEST_PAUSE_AT: pauseAt } : env)
+}
+
+async function kill() {
+  await stack!.stop('SIGKILL')
+  stack = undefined
+}
 
 const fileUrl = (name: string) => `${stack!.appUrl}/remote.php/dav/files/admin/${name}`
 
@@ -38,27 +52,38 @@ async function metadata(name: string) {
   return { status: res.status, body: await res.json() }
 }
 
-async function waitForState(name: string, state: string, timeoutMs = 40_000): Promise<any> {
-  const until = Date.now() + timeoutMs
-  let last: any
+async function poll<T>(what: string, probe: () => Promise<T | undefined> | T | undefined): Promise<T> {
+  const until = Date.now() + WAIT_MS
   while (Date.now() < until) {
-    last = await metadata(name)
-    if (last.body.metadata?.file?.details?.state === state) return last.body.metadata.file
-    await new Promise((r) => setTimeout(r, 200))
+    const found = await probe()
+    if (found !== undefined) return found
+    await new Promise((r) => setTimeout(r, 100))
   }
-  throw new Error(`${name} never reached ${state}: ${JSON.stringify(last)}`)
+  throw new Error(`timed out waiting for ${what}`)
 }
+
+const waitForState = (name: string, state: string) =>
+  poll(`${name} in state ${state}`, async () => {
+    const m = await metadata(name)
+    return m.body.metadata?.file?.details?.state === state ? m.body.metadata.file : undefined
+  })
+
+/** Waits for the gateway's log line saying it stopped at `point` (GATEWAY_TEST_PAUSE_AT). */
+const waitForPause = (point: string) => poll(`the gateway to pause at ${point}`, () => (stack!.output().includes(`"pausePoint":"${point}"`) ? true : undefined))
 
 async function read(name: string): Promise<{ status: number; bytes: Buffer }> {
   const res = await fetch(fileUrl(name), { headers: { Authorization: auth } })
   return { status: res.status, bytes: Buffer.from(await res.arrayBuffer()) }
 }
 
+const groupFiles = () => readdirSync(groupsDir, { withFileTypes: true }).filter((f) => f.isFile())
+
 describe('SIGKILL of the gateway process (npm start) around deals', () => {
   const a = randomBytes(400_000)
+  const b = randomBytes(300_000)
 
-  it('uploads a file and sees it go Staging → … → Offloaded with expiration fields', async () => {
-    stack = await startStack(env)
+  it('uploads a file and sees it go Staging → … → Offloaded with expiration fields', { timeout: TEST_MS }, async () => {
+    await start()
     expect((await fetch(fileUrl('a.bin'), { method: 'PUT', headers: { Authorization: auth }, body: a })).status).toBe(201)
     const file = await waitForState('a.bin', 'Offloaded')
     expect(file.details.retrievableCopies).toBe(2)
@@ -66,7 +91,8 @@ describe('SIGKILL of the gateway process (npm start) around deals', () => {
     expect(file.details.expirationTimestamp).toBeGreaterThan(0)
   })
 
-  it('killed during an upload: the completed file is intact after restart and the half upload is not there', async () => {
+  it('killed during an upload: the completed file is intact after restart and the half upload is not there', { timeout: TEST_MS }, async () => {
+    const before = new Set(groupFiles().map((f) => f.name))
     const slow = new ReadableStream<Uint8Array>({
       async pull(controller) {
         controller.enqueue(randomBytes(64 * 1024))
@@ -74,37 +100,52 @@ describe('SIGKILL of the gateway process (npm start) around deals', () => {
       },
     })
     const pending = fetch(fileUrl('half.bin'), { method: 'PUT', headers: { Authorization: auth }, body: slow, duplex: 'half' } as RequestInit).catch(() => undefined)
-    await new Promise((r) => setTimeout(r, 400))
-    await stack!.stop('SIGKILL')
+    // Killed only once the gateway has really written blocks of the unfinished upload.
+    await poll('blocks of the half upload on disk', () =>
+      groupFiles().some((f) => f.name.endsWith('.blocks') && !before.has(f.name) && statSync(join(groupsDir, f.name)).size >= 256 * 1024) ? true : undefined,
+    )
+    await kill()
     await pending
-    stack = await startStack(env)
+    await start('reload')
     expect((await read('half.bin')).status).toBe(404)
-    const back = await read('a.bin')
-    expect(back.status).toBe(200)
-    expect(back.bytes.equals(a)).toBe(true)
     expect((await metadata('a.bin')).body.metadata.file.details.state).toBe('Offloaded')
   })
 
-  it('killed during a reload: after restart the group is offloaded again (not stuck in reload) and reads are intact', async () => {
+  it('killed during a reload: after restart the group is offloaded again (not stuck in reload) and reads are intact', { timeout: TEST_MS }, async () => {
     const pending = fetch(fileUrl('a.bin'), { headers: { Authorization: auth } }).catch(() => undefined)
-    await new Promise((r) => setTimeout(r, 30))
-    await stack!.stop('SIGKILL')
+    await waitForPause('reload')
+    expect((await metadata('a.bin')).body.metadata.file.details.groups.map((g: { state: string }) => g.state)).toEqual(['reload'])
+    await kill()
     await pending
-    stack = await startStack(env)
+    await start('car-writing')
     const file = (await metadata('a.bin')).body.metadata.file
     expect(file.details.groups.map((g: { state: string }) => g.state)).toEqual(['offloaded'])
     const back = await read('a.bin')
+    expect(back.status).toBe(200)
     expect(back.bytes.equals(a)).toBe(true)
   })
 
-  it('killed during offload work of a second file: after restart it still reaches Offloaded and reads back intact', async () => {
-    const b = randomBytes(300_000)
+  it('killed during CAR writing, then during offload: after each restart the file moves on, reaches Offloaded and reads back intact', { timeout: TEST_MS }, async () => {
     expect((await fetch(fileUrl('b.bin'), { method: 'PUT', headers: { Authorization: auth }, body: b })).status).toBe(201)
-    await waitForState('b.bin', 'Offloading', 20_000).catch(() => undefined)
-    await stack!.stop('SIGKILL')
-    stack = await startStack(env)
-    await waitForState('b.bin', 'Offloaded')
+    await waitForPause('car-writing')
+    // A half-written temp CAR, never under the final name.
+    expect(groupFiles().some((f) => f.name.endsWith('.car.tmp'))).toBe(true)
+    await kill()
+
+    await start('offload')
+    await waitForPause('offload')
+    // Offloaded in SQLite, local files not yet removed.
+    expect(groupFiles().some((f) => f.name.endsWith('.car'))).toBe(true)
+    await kill()
+
+    await start()
+    const file = await waitForState('b.bin', 'Offloaded')
+    expect(file.details.retrievableCopies).toBe(2)
     expect((await read('b.bin')).bytes.equals(b)).toBe(true)
     expect((await read('a.bin')).bytes.equals(a)).toBe(true)
+    // Nothing left behind by the kills: no CAR, temp or reload file; at most the writable group's block file.
+    expect(groupFiles().filter((f) => !f.name.endsWith('.blocks')).map((f) => f.name)).toEqual([])
+    expect(groupFiles().length).toBeLessThanOrEqual(1)
+    expect((await metadata('a.bin')).body.metadata.file.details.state).toBe('Offloaded')
   })
 })

@@ -6,6 +6,7 @@ import type { BlockFiles } from './block-files.ts'
 import { readExactly } from './block-files.ts'
 import { createPieceHasher, type PieceInfo } from './piece-cid.ts'
 import type { Repository } from './repository.ts'
+import { noPause, type PauseHook } from './test-pause.ts'
 
 export interface GroupCar extends PieceInfo {
   carSize: number
@@ -19,7 +20,7 @@ export interface GroupCar extends PieceInfo {
  * Writes to a temp file, fsyncs, then renames, so a crash never leaves a
  * half-written CAR under the final name.
  */
-export async function writeGroupCar(groupId: number, repo: Repository, files: BlockFiles): Promise<GroupCar> {
+export async function writeGroupCar(groupId: number, repo: Repository, files: BlockFiles, pause: PauseHook = noPause): Promise<GroupCar> {
   const blocks = [...repo.groupBlocks(groupId)]
   if (blocks.length === 0) throw new Error(`Group ${groupId} has no blocks`)
   const rootCids = repo.groupRoots(groupId)
@@ -43,9 +44,11 @@ export async function writeGroupCar(groupId: number, repo: Repository, files: Bl
     })()
     const feed = (async () => {
       try {
-        for (const b of blocks) {
+        for (const [i, b] of blocks.entries()) {
           const bytes = await readExactly(reader, b.offset, b.length)
           await writer.put({ cid: CID.parse(b.cid), bytes })
+          // Crash tests stop here: a half-written temp CAR on disk.
+          if (i === 0) await pause('car-writing', { groupId })
         }
       } finally {
         await writer.close()

@@ -4,6 +4,7 @@ import type { Logger } from '../../shared/logger.ts'
 import type { BlockFiles } from './block-files.ts'
 import { carIsIntact, writeGroupCar } from './group-car.ts'
 import type { Repository } from './repository.ts'
+import type { PauseHook } from './test-pause.ts'
 
 export interface Reservation {
   groupId: number
@@ -16,6 +17,7 @@ export interface GroupLifecycleOptions {
   groupSize: number
   groupIdleMs: number
   logger: Logger
+  pause?: PauseHook
 }
 
 /**
@@ -98,7 +100,7 @@ export function createGroupLifecycle(o: GroupLifecycleOptions) {
         await unlink(files.blockPath(id)).catch(() => {})
         return
       }
-      const car = await writeGroupCar(id, repo, files)
+      const car = await writeGroupCar(id, repo, files, o.pause)
       repo.recordPiece(id, car)
       logger.info({ groupId: id, pieceCid: car.pieceCid, pieceSize: car.pieceSize, carSize: car.carSize }, 'group CAR written')
       g = repo.group(id)!
@@ -106,7 +108,7 @@ export function createGroupLifecycle(o: GroupLifecycleOptions) {
     if (g.state === 'VRCARDone') {
       if (!(await carIsIntact(files.carPath(id), g.carSize))) {
         // Same blocks give the same CAR and the same piece CID.
-        const car = await writeGroupCar(id, repo, files)
+        const car = await writeGroupCar(id, repo, files, o.pause)
         if (car.pieceCid !== g.pieceCid) throw new Error(`Rebuilt CAR of group ${id} has a different piece CID`)
       }
       repo.transition(id, 'verified')

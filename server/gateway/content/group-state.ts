@@ -1,8 +1,9 @@
 /**
  * A group's life: `writable` (accepting blocks) → `full` (size or idle
  * threshold reached) → `VRCARDone` (CAR written, piece CID computed) →
- * `ready_for_deals`. `offloaded` and `reload` are reserved for the deal and
- * offload work that comes later.
+ * `ready_for_deals` → `offloaded` (enough retrievable copies, local bytes
+ * removed) ⇄ `reload` (bytes fetched back from a provider for a read, or with
+ * the CAR for new deals when copies must be repaired or renewed).
  */
 export type GroupState = 'writable' | 'full' | 'VRCARDone' | 'ready_for_deals' | 'offloaded' | 'reload'
 

@@ -8,12 +8,14 @@ import { createLocalBytes } from './local-bytes.ts'
 import { readContent } from './read-content.ts'
 import { createRepository } from './repository.ts'
 import { migrateContent } from './schema.ts'
+import { noPause, type PauseHook } from './test-pause.ts'
 import type { ContentStore, Deal, GroupRecord } from './types.ts'
 
 export type { ContentStore, GroupRecord, IngestResult, IngestOptions, Deal } from './types.ts'
 export type { GroupState } from './group-state.ts'
 export type { RemoteSource } from './local-bytes.ts'
 export { canHaveDeals, GROUP_STATES } from './group-state.ts'
+export { PAUSE_POINTS, testPauseHook, type PauseHook, type PausePoint } from './test-pause.ts'
 
 export interface ContentStoreOptions {
   db: Db
@@ -26,6 +28,8 @@ export interface ContentStoreOptions {
   logger: Logger
   /** A group's shown deals and retrievable copies (the deal engine's view); none without it. */
   dealView?: (groupId: number) => { deals: Deal[]; retrievableCopies: number }
+  /** Crash tests only: where to stop and wait to be killed (see test-pause.ts). */
+  pause?: PauseHook
 }
 
 /**
@@ -39,11 +43,12 @@ export function createContentStore(options: ContentStoreOptions): ContentStore {
   migrateContent(options.db)
   const repo = createRepository(options.db)
   const files = createBlockFiles(join(options.dir, 'groups'))
-  const lifecycle = createGroupLifecycle({ repo, files, groupSize: options.groupSize, groupIdleMs: options.groupIdleMs, logger })
+  const pause = options.pause ?? noPause
+  const lifecycle = createGroupLifecycle({ repo, files, groupSize: options.groupSize, groupIdleMs: options.groupIdleMs, logger, pause })
   const pending = new Map()
   const inFlight = new Set<Promise<unknown>>()
   let closed = false
-  const local = createLocalBytes({ repo, files, logger })
+  const local = createLocalBytes({ repo, files, logger, pause })
   lifecycle.resume()
   const recovered = local.recover()
   recovered.catch((err) => logger.error({ err }, 'sweeping offloaded groups failed'))
@@ -72,11 +77,16 @@ export function createContentStore(options: ContentStoreOptions): ContentStore {
       const g = repo.group(id)
       return g && withDeals(g)
     },
-    carFile: (id) => (repo.group(id)?.state === 'ready_for_deals' ? files.carPath(id) : undefined),
+    // A group held for repair is in `reload` with its CAR rebuilt on disk.
+    carFile: (id) => (['ready_for_deals', 'reload'].includes(repo.group(id)?.state ?? '') ? files.carPath(id) : undefined),
     sampleBlock: (id) => repo.sampleBlock(id),
     async offload(id) {
       await recovered
       return local.offload(id)
+    },
+    async holdForDeals(id) {
+      await recovered
+      return local.holdForDeals(id)
     },
     setRemoteSource: (source) => local.setRemote(source),
     sealWritable: () => lifecycle.sealWritable(),

@@ -3,8 +3,10 @@ import { open, rename, unlink } from 'node:fs/promises'
 import type { Logger } from '../../shared/logger.ts'
 import { GatewayError } from '../errors.ts'
 import type { BlockFiles } from './block-files.ts'
+import { carIsIntact, writeGroupCar } from './group-car.ts'
 import type { Repository } from './repository.ts'
 import type { GroupRecord } from './types.ts'
+import { noPause, type PauseHook } from './test-pause.ts'
 import { blockMatchesCid } from './verify-block.ts'
 
 /** Where an offloaded group's bytes can be fetched back from: one CAR source per provider, best first. */
@@ -18,10 +20,12 @@ export interface RemoteSource {
  * files to sweep); reading an offloaded group reloads it (`reload`): its CAR
  * comes back from a provider, every block is checked against its CID and the
  * group's index, and once the last reader is done the bytes go again
- * (`offloaded`).
+ * (`offloaded`). Repair holds a group the same way, with its CAR rebuilt so
+ * providers of new deals can fetch it.
  */
-export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logger: Logger }) {
+export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logger: Logger; pause?: PauseHook }) {
   const { repo, files, logger } = o
+  const pause = o.pause ?? noPause
   const readers = new Map<number, number>()
   const reloads = new Map<number, Promise<void>>()
   // Bytes of a finished reload being removed; a new reader waits for that before reloading again.
@@ -31,7 +35,7 @@ export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logge
   const reloadTemp = (id: number) => `${files.blockPath(id)}.reload`
   const removeFiles = async (id: number) => {
     await files.release(id)
-    await Promise.all([files.blockPath(id), files.carPath(id), reloadTemp(id)].map((p) => unlink(p).catch(() => {})))
+    await Promise.all([files.blockPath(id), files.carPath(id), `${files.carPath(id)}.tmp`, reloadTemp(id)].map((p) => unlink(p).catch(() => {})))
   }
 
   /** Writes the blocks of a CAR at their recorded offsets, refusing any block that is not exactly ours. */
@@ -48,6 +52,8 @@ export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logge
         let done = 0
         while (done < bytes.length) done += (await out.write(bytes, done, bytes.length - done, at.offset + done)).bytesWritten
         seen.add(key)
+        // Crash tests stop here: group in `reload`, a partial temp file on disk.
+        if (seen.size === 1) await pause('reload', { groupId: id })
       }
       if (seen.size !== expected.size) throw new Error(`CAR holds ${seen.size} of the group's ${expected.size} blocks`)
       await out.datasync()
@@ -85,29 +91,52 @@ export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logge
     await p
   }
 
+  /** Makes every group local (reloading offloaded ones) for one read; call the result when done. */
+  async function acquire(groupIds: number[]): Promise<() => Promise<void>> {
+    const held: number[] = []
+    const release = async () => {
+      for (const id of held.splice(0)) await releaseOne(id)
+    }
+    try {
+      for (const id of groupIds) {
+        readers.set(id, (readers.get(id) ?? 0) + 1)
+        held.push(id)
+        await removing.get(id)
+        const group = repo.group(id)
+        if (group?.state !== 'offloaded' && group?.state !== 'reload') continue
+        let p = reloads.get(id)
+        if (!p && group.state === 'offloaded') {
+          p = reload(group).finally(() => reloads.delete(id))
+          reloads.set(id, p)
+        }
+        await p
+      }
+    } catch (err) {
+      await release()
+      throw err
+    }
+    return release
+  }
+
   return {
     setRemote(source: RemoteSource) {
       remote = source
     },
-    /** Makes every group local (reloading offloaded ones) for one read; call the result when done. */
-    async acquire(groupIds: number[]): Promise<() => Promise<void>> {
-      const held: number[] = []
-      const release = async () => {
-        for (const id of held.splice(0)) await releaseOne(id)
-      }
+    acquire,
+    /**
+     * Brings an offloaded group back (`reload`) with its CAR, for new deals
+     * (repair, renewal); it stays local until the returned release is called.
+     * The CAR is rebuilt from the verified blocks and must give the group's
+     * piece CID again, so providers get exactly the piece the deals name.
+     */
+    async holdForDeals(id: number): Promise<() => Promise<void>> {
+      const release = await acquire([id])
       try {
-        for (const id of groupIds) {
-          readers.set(id, (readers.get(id) ?? 0) + 1)
-          held.push(id)
-          await removing.get(id)
-          const group = repo.group(id)
-          if (group?.state !== 'offloaded' && group?.state !== 'reload') continue
-          let p = reloads.get(id)
-          if (!p && group.state === 'offloaded') {
-            p = reload(group).finally(() => reloads.delete(id))
-            reloads.set(id, p)
-          }
-          await p
+        const g = repo.group(id)
+        if (!g?.pieceCid) throw new Error(`Group ${id} has no piece CID`)
+        if (!(await carIsIntact(files.carPath(id), g.carSize))) {
+          const car = await writeGroupCar(id, repo, files, pause)
+          if (car.pieceCid !== g.pieceCid || car.carSize !== g.carSize) throw new Error(`Rebuilt CAR of group ${id} does not match its piece CID`)
         }
       } catch (err) {
         await release()
@@ -119,6 +148,8 @@ export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logge
     async offload(id: number): Promise<boolean> {
       if ((readers.get(id) ?? 0) > 0) return false
       repo.transition(id, 'offload')
+      // Crash tests stop here: offloaded in SQLite, files still on disk.
+      await pause('offload', { groupId: id })
       await removeFiles(id)
       return true
     },

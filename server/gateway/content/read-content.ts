@@ -37,7 +37,17 @@ export function readContent(
     const readers = new Map<number, FileHandle>()
     // Every group of the range is made local before the first byte, so an offloaded group that cannot come back is a clean error status.
     const release = local ? await local.acquire([...new Set(leaves.map((l) => l.groupId))]) : undefined
+    let done = false
+    const finish = async () => {
+      if (done) return
+      done = true
+      await Promise.allSettled([...readers.values()].map((r) => r.close()))
+      await release?.()
+    }
     try {
+      // One slice is held back, so the groups are released (a reloaded one is offloaded again)
+      // before the last byte goes out: a client that has every byte sees the final state.
+      let held: Uint8Array | undefined
       for (const leaf of leaves) {
         let reader = readers.get(leaf.groupId)
         if (!reader) {
@@ -49,13 +59,16 @@ export function readContent(
         const to = Math.min(end, leaf.fileOffset + leaf.length - 1) - leaf.fileOffset
         while (from <= to) {
           const n = Math.min(MAX_SLICE, to - from + 1)
-          yield await readExactly(reader, leaf.offset + from, n)
+          const slice = await readExactly(reader, leaf.offset + from, n)
+          if (held) yield held
+          held = slice
           from += n
         }
       }
+      await finish()
+      if (held) yield held
     } finally {
-      await Promise.allSettled([...readers.values()].map((r) => r.close()))
-      await release?.()
+      await finish()
     }
   })()
 }

@@ -56,7 +56,7 @@ export interface ContentStore {
   /** Every group, oldest first. */
   groups(): GroupRecord[]
   group(id: number): GroupRecord | undefined
-  /** The group's CAR file while it is on this disk (ready_for_deals), else undefined. */
+  /** The group's CAR file while it may be on this disk (ready_for_deals, or reload while held for deals), else undefined. */
   carFile(id: number): string | undefined
   /** A random block CID of the group, for retrieval checks. */
   sampleBlock(id: number): string | undefined
@@ -65,6 +65,13 @@ export interface ContentStore {
    * (nothing done) while a read holds the group.
    */
   offload(id: number): Promise<boolean>
+  /**
+   * offloaded → reload with blocks and CAR back from a provider (verified), so
+   * new deals can fetch the CAR (repair, renewal). Resolves with a release
+   * that lets the group go back to offloaded. Throws GatewayError 503
+   * CONTENT_UNAVAILABLE when no provider can serve it.
+   */
+  holdForDeals(id: number): Promise<() => Promise<void>>
   /** Where offloaded groups are fetched back from when read. */
   setRemoteSource(source: RemoteSource): void
   /** Seals the writable group now if it holds data (as if it had been idle). */

@@ -1,3 +1,4 @@
+import { EPOCH_SECONDS } from '../../shared/epochs.ts'
 import type { Logger } from '../../shared/logger.ts'
 import { randomSecret, sha256Hex } from '../../shared/secrets.ts'
 import type { ContentStore, GroupRecord, RemoteSource } from '../content/index.ts'
@@ -35,9 +36,14 @@ export interface DealEngineOptions {
   callTimeoutMs: number
   /** Longest fetching a whole piece back from one provider may take. */
   reloadTimeoutMs: number
-  /** A provider that failed a group is not asked again for that group before this. */
+  /**
+   * A provider that failed a group is not asked again for that group before
+   * this much chain time (converted to epochs) has passed since the proposal;
+   * a failed repair reload waits as long. Chain time, so that a sped-up
+   * simulated network retries at its own pace.
+   */
   retryAfterMs: number
-  /** Renew deals that end within this many epochs (repair counts them as gone). */
+  /** Deals ending within this many epochs no longer count: new ones are made (renewal), offloaded groups are reloaded for it. */
   renewBeforeEpochs: number
   logger: Logger
   now?: () => number
@@ -50,6 +56,10 @@ export interface TickReport {
   failed: number
   checked: number
   offloaded: number
+  /** Offloaded groups short of copies whose reload for new deals started. */
+  repairing: number
+  /** Repaired groups that went back to offloaded. */
+  repaired: number
   serviceError?: string
 }
 
@@ -58,12 +68,18 @@ export interface TickReport {
  * (proposed → published → active, or failed/ended), check that active deals
  * can be retrieved, propose new deals for groups short of copies (via the
  * deal service's best providers), and offload groups whose copies are all
- * retrievable. Every step reads and writes SQLite, so a restart resumes.
+ * retrievable. Repair and renewal: a deal that ended, was slashed, fails its
+ * retrieval checks or ends within `renewBeforeEpochs` stops counting, so new
+ * deals are made; an offloaded group is reloaded for that (held in `reload`
+ * with its CAR) and goes back to offloaded once its copies are back.
+ * Every step reads and writes SQLite, so a restart resumes (a held group is
+ * swept back to offloaded and reloaded again on the next tick).
  */
 export function createDealEngine(o: DealEngineOptions) {
   const { deals, content, providers, logger } = o
   const now = o.now ?? Date.now
   let copies = o.copies ?? 3
+  const retryAfterEpochs = Math.ceil(o.retryAfterMs / 1000 / EPOCH_SECONDS)
 
   const withTimeout = <T>(run: (signal: AbortSignal) => Promise<T>): Promise<T> => {
     const controller = new AbortController()
@@ -126,27 +142,46 @@ export function createDealEngine(o: DealEngineOptions) {
     }
   }
 
-  /** Deals that will still hold the data for a while: live, and not about to end. */
-  const lasting = (list: GroupDeal[], head: number) => list.filter((d) => d.endEpoch - head > o.renewBeforeEpochs)
+  const endsSoon = (d: GroupDeal, head: number) => d.endEpoch - head <= o.renewBeforeEpochs
+  /**
+   * Live deals that hold (or will soon hold) the group's data for a while:
+   * not about to end, and not an active deal whose last retrieval check failed
+   * (the provider lost or altered the data). Fewer than `copies`: repair.
+   */
+  const counting = (groupId: number, head: number) =>
+    deals.liveOfGroup(groupId).filter((d) => !endsSoon(d, head) && !(d.state === 'active' && d.checkedMs !== undefined && !d.retrievable))
+  /** Copies that can be retrieved now and will last: what offload (and the end of a repair) waits for. */
+  const lastingRetrievable = (groupId: number, head: number) =>
+    deals.liveOfGroup(groupId).filter((d) => d.state === 'active' && d.retrievable && !endsSoon(d, head)).length
+  const transferPending = (groupId: number) => deals.liveOfGroup(groupId).some((d) => d.state === 'proposing' || d.state === 'proposed')
 
   async function placeDeals(head: number, r: TickReport) {
     for (const g of content.groups()) {
-      // Only groups whose CAR is on disk can be sent; an offloaded group short of copies is repaired by reloading it (not built yet).
-      if (g.state !== 'ready_for_deals' || !g.pieceCid || !g.pieceSize || !g.carSize) continue
+      // Only groups whose CAR is on disk can be sent: ready_for_deals, or offloaded ones reloaded for repair.
+      const sendable = g.state === 'ready_for_deals' || (g.state === 'reload' && repairs.get(g.id)?.release !== undefined)
+      if (!sendable || !g.pieceCid || !g.pieceSize || !g.carSize) continue
       const history = deals.ofGroup(g.id)
-      const live = lasting(history.filter((d) => ['proposing', 'proposed', 'published', 'active'].includes(d.state)), head)
+      const live = counting(g.id, head)
       const missing = copies - live.length
       if (missing <= 0) continue
-      const busy = new Set(live.map((d) => d.provider))
-      const recentlyFailed = new Set(history.filter((d) => d.state === 'failed' && now() - d.updatedMs < o.retryAfterMs).map((d) => d.provider))
-      const answer = await o.service.bestProviders({
+      // A provider with any live deal for this piece (even one about to end or failing checks) is not asked again.
+      const busy = new Set(deals.liveOfGroup(g.id).map((d) => d.provider))
+      const proposedAt = (d: GroupDeal) => d.startEpoch - o.terms.startOffsetEpochs
+      const recentlyFailed = new Set(history.filter((d) => d.state === 'failed' && head - proposedAt(d) < retryAfterEpochs).map((d) => d.provider))
+      const query = {
         pieceCid: g.pieceCid,
         transferSize: g.carSize,
         duration: o.terms.durationEpochs,
         storagePricePerEpoch: o.terms.pricePerEpoch,
         verifiedDeal: o.terms.verified,
         startEpochHeadOffset: o.terms.startOffsetEpochs,
-      })
+      }
+      let answer = await o.service.bestProviders(query)
+      // The service counts deals on chain; it cannot know that one no longer serves the data or ends soon.
+      // For such repairs and renewals, ask for any provider that can take the deal.
+      if (answer.providers.length === 0 && (answer.reason === 'ONBOARDING_COMPLETED' || answer.reason === 'ONBOARDING_IN_PROGRESS')) {
+        answer = await o.service.bestProviders({ ...query, pieceCid: undefined })
+      }
       const chosen = answer.providers.filter((p) => !busy.has(p) && !recentlyFailed.has(p)).slice(0, missing)
       for (const provider of chosen) await propose(g, provider, head, r)
     }
@@ -189,11 +224,11 @@ export function createDealEngine(o: DealEngineOptions) {
     }
   }
 
-  async function offloadGroups(r: TickReport) {
+  async function offloadGroups(head: number, r: TickReport) {
     for (const g of content.groups()) {
-      if (g.state !== 'ready_for_deals' || g.retrievableCopies < copies) continue
+      if (g.state !== 'ready_for_deals' || lastingRetrievable(g.id, head) < copies) continue
       // A provider may still be fetching the CAR.
-      if (deals.liveOfGroup(g.id).some((d) => d.state === 'proposing' || d.state === 'proposed')) continue
+      if (transferPending(g.id)) continue
       if (await content.offload(g.id)) {
         r.offloaded++
         logger.info({ groupId: g.id, retrievableCopies: g.retrievableCopies }, 'group offloaded: local CAR and blocks removed')
@@ -201,11 +236,63 @@ export function createDealEngine(o: DealEngineOptions) {
     }
   }
 
+  /**
+   * Offloaded groups short of copies (deals expired, slashed, ending soon, or
+   * a provider lost the data) are reloaded from a remaining provider, in the
+   * background, and held in `reload` with their CAR so new deals can fetch it.
+   */
+  function startRepairs(head: number, r: TickReport) {
+    for (const g of content.groups()) {
+      if (g.state !== 'offloaded') continue
+      const have = counting(g.id, head).length
+      if (have >= copies) continue
+      const previous = repairs.get(g.id)
+      if (previous && (previous.failedAt === undefined || head - previous.failedAt < retryAfterEpochs)) continue
+      const repair: Repair = {}
+      repair.pending = content
+        .holdForDeals(g.id)
+        .then((release) => {
+          repair.release = release
+          logger.info({ groupId: g.id }, 'group reloaded for new deals')
+        })
+        .catch((err) => {
+          repair.failedAt = head
+          logger.warn({ err, groupId: g.id }, 'group short of copies could not be reloaded; retrying later')
+        })
+        .finally(() => (repair.pending = undefined))
+      repairs.set(g.id, repair)
+      r.repairing++
+      logger.info({ groupId: g.id, copies: have, required: copies }, 'offloaded group short of copies: reloading it for new deals')
+    }
+  }
+
+  /** A held group goes back to offloaded once enough lasting copies are retrievable again. */
+  async function finishRepairs(head: number, r: TickReport) {
+    for (const [groupId, repair] of repairs) {
+      if (!repair.release) continue
+      if (lastingRetrievable(groupId, head) < copies || transferPending(groupId)) continue
+      repairs.delete(groupId)
+      await repair.release()
+      r.repaired++
+      logger.info({ groupId, retrievableCopies: lastingRetrievable(groupId, head) }, 'group repaired: back to offloaded')
+    }
+  }
+
+  interface Repair {
+    /** Set once the group is local with its CAR. */
+    release?: () => Promise<void>
+    pending?: Promise<void>
+    /** Chain head when the reload failed. */
+    failedAt?: number
+  }
+  const repairs = new Map<number, Repair>()
+  const stopping = new AbortController()
+
   let running: Promise<TickReport> | undefined
   let timer: NodeJS.Timeout | undefined
 
   async function tickOnce(): Promise<TickReport> {
-    const r: TickReport = { proposed: 0, published: 0, activated: 0, failed: 0, checked: 0, offloaded: 0 }
+    const r: TickReport = { proposed: 0, published: 0, activated: 0, failed: 0, checked: 0, offloaded: 0, repairing: 0, repaired: 0 }
     const head = await providers.chainHead()
     await followProposals(head, r)
     await followChain(head, r)
@@ -213,11 +300,14 @@ export function createDealEngine(o: DealEngineOptions) {
     try {
       if (o.copies === undefined) copies = await o.service.requiredCopies()
       await placeDeals(head, r)
+      // Only with the deal service up: a reload is pointless when nothing can be proposed.
+      startRepairs(head, r)
     } catch (err) {
       // Deal service down: nothing new is proposed, everything already placed goes on.
       r.serviceError = (err as Error).message
     }
-    await offloadGroups(r)
+    await finishRepairs(head, r)
+    await offloadGroups(head, r)
     return r
   }
 
@@ -235,7 +325,8 @@ export function createDealEngine(o: DealEngineOptions) {
           active.sort((a, b) => Number(b.retrievable) - Number(a.retrievable))
           return active.map((d) => ({
             provider: d.provider,
-            fetch: () => providers.retrievePiece(d.provider, d.pieceCid, { signal: AbortSignal.timeout(o.reloadTimeoutMs) }),
+            // Shutdown aborts reloads too, so that it never waits out a slow provider.
+            fetch: () => providers.retrievePiece(d.provider, d.pieceCid, { signal: AbortSignal.any([AbortSignal.timeout(o.reloadTimeoutMs), stopping.signal]) }),
           }))
         },
       }
@@ -260,6 +351,13 @@ export function createDealEngine(o: DealEngineOptions) {
       timer = undefined
       clearTimeout(t)
       await running?.catch(() => undefined)
+      // Held groups go back to offloaded (their deals resume on the next start); reloads under way are cut short.
+      stopping.abort(new Error('deal engine stopping'))
+      await Promise.all([...repairs.values()].map((x) => x.pending))
+      for (const [groupId, repair] of repairs) {
+        repairs.delete(groupId)
+        await repair.release?.().catch((err) => logger.warn({ err, groupId }, 'releasing a held group failed'))
+      }
     },
   }
 }

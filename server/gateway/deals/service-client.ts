@@ -2,7 +2,8 @@ import { z } from 'zod'
 
 /** What the gateway asks the deal service for a piece. */
 export interface ProviderQuery {
-  pieceCid: string
+  /** Unset: any provider that could take such a deal, whatever the piece's onboarding so far. */
+  pieceCid?: string
   transferSize: number
   duration: number
   storagePricePerEpoch: string

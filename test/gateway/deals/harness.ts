@@ -11,7 +11,8 @@ import { openDatabase, type Db } from '../../../server/shared/db.ts'
 import { startServer, type RunningServer } from '../../../server/shared/http.ts'
 import { EPOCH_SECONDS } from '../../../server/shared/epochs.ts'
 
-export const silent = pino({ level: 'silent' })
+// TEST_LOG_LEVEL=info shows the stack's log when a test needs debugging.
+export const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' })
 const GENESIS = 1704067200
 export const API_KEY = 'fgs_test-key-for-the-deal-engine-0001'
 
@@ -45,6 +46,10 @@ export interface DealStackOptions {
   /** Wraps the deal service client (to make it fail). */
   service?: (client: DealServiceClient) => DealServiceClient
   retrievalCheckMs?: number
+  /** Attofil per GiB per epoch offered (default 0: few simulated providers take free deals of small pieces). */
+  price?: string
+  /** Deals ending within this many days are renewed (default 30). */
+  renewBeforeDays?: number
 }
 
 /**
@@ -75,7 +80,7 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
       {
         host: '127.0.0.1', port: 0, dataDir: join(dir, 'gateway'), groupSize: 1 << 20, groupIdleSeconds: 3600,
         serviceUrl: serviceServer.url, serviceApiKey: API_KEY, clientAddress,
-        deals: { durationDays: 540, price: '0', verified: true, startOffsetEpochs: 5760, copies: o.copies ?? 2, tickSeconds: 3600, retrievalCheckSeconds: (o.retrievalCheckMs ?? 3_600_000) / 1000 },
+        deals: { durationDays: 540, price: o.price ?? '0', verified: true, startOffsetEpochs: 5760, copies: o.copies ?? 2, tickSeconds: 3600, retrievalCheckSeconds: (o.retrievalCheckMs ?? 3_600_000) / 1000, renewBeforeDays: o.renewBeforeDays },
       },
       { logger: silent, db, providers: simnetProviderPort(simnet, sim), service: o.service ? o.service(client) : client, now, dealTimeouts: { callMs: 300, reloadMs: 2000 } },
     )

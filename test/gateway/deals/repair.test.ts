@@ -1,0 +1,160 @@
+import { randomBytes } from 'node:crypto'
+import { existsSync, readdirSync } from 'node:fs'
+import { join } from 'node:path'
+import { afterEach, describe, expect, it } from 'vitest'
+import { EPOCHS_PER_DAY } from '../../../server/shared/epochs.ts'
+import { startDealStack, type DealStack } from './harness.ts'
+
+let stack: DealStack | undefined
+afterEach(async () => {
+  await stack?.close()
+  stack = undefined
+})
+
+interface ShownDeal {
+  provider: string
+  state: string
+  dealId: number
+  endEpoch: number
+  isRetrievable: boolean
+}
+
+const details = async (s: DealStack, path: string) => (await s.fileInfo(path)).result.file.details
+const groupFiles = (s: DealStack) => readdirSync(join(s.dir, 'gateway', 'groups'))
+const providerHasPiece = (s: DealStack, provider: string, pieceCid: string) => existsSync(join(s.dir, 'simnet', 'providers', provider, `${pieceCid}.car`))
+
+async function offloadedFile(s: DealStack, path: string, size = 300_000): Promise<Buffer> {
+  const bytes = randomBytes(size)
+  expect((await s.put(path, bytes)).status).toBe(201)
+  await s.seal()
+  expect(await s.runUntil(async () => (await details(s, path)).state === 'offloaded')).toBe(true)
+  expect(groupFiles(s)).toEqual([])
+  return bytes
+}
+
+async function readBack(s: DealStack, path: string): Promise<Buffer> {
+  const res = await s.get(path)
+  expect(res.status).toBe(200)
+  return Buffer.from(await res.arrayBuffer())
+}
+
+describe('repair of offloaded groups', () => {
+  it('a provider loses the data, later deals expire: each time the group is reloaded from a remaining copy, a new provider fetches its CAR, and it is offloaded again', async () => {
+    // A tiny renewal window, so that only real expiry counts here.
+    const s = (stack = await startDealStack({ copies: 2, price: '5000000', retrievalCheckMs: 60_000, renewBeforeDays: 0.001 }))
+    const bytes = await offloadedFile(s, '/lost.bin')
+    const before = (await details(s, '/lost.bin')).groups[0]
+    const loser = before.deals[0].provider
+    s.sim.setFault(loser, 'lose')
+    s.clock.now += 120_000
+
+    const groupStates = new Set<string>()
+    const newcomers = (d: any) => d.groups[0].deals.filter((x: ShownDeal) => x.isRetrievable && !before.deals.some((b: ShownDeal) => b.provider === x.provider))
+    const repaired = await s.runUntil(async () => {
+      const d = await details(s, '/lost.bin')
+      groupStates.add(d.groups[0].state)
+      return d.groups[0].state === 'offloaded' && newcomers(d).length >= 1
+    })
+    expect(repaired).toBe(true)
+    // It came back to disk to be sent (reload), then left again.
+    expect(groupStates).toContain('reload')
+    expect(groupFiles(s)).toEqual([])
+
+    const d = await details(s, '/lost.bin')
+    expect(d.state).toBe('offloaded')
+    expect(d.retrievableCopies).toBe(2)
+    // The lost copy is still shown, honestly, as not retrievable.
+    expect(d.groups[0].deals.find((x: ShownDeal) => x.provider === loser).isRetrievable).toBe(false)
+    // The new provider really fetched the CAR (same piece CID) over HTTP.
+    for (const x of newcomers(d)) expect(providerHasPiece(s, x.provider, before.pieceCid)).toBe(true)
+    expect((await readBack(s, '/lost.bin')).equals(bytes)).toBe(true)
+
+    // The two first deals end together; the repaired copy, made later, ends later and is what is left.
+    const firstEnd = Math.max(...before.deals.map((x: ShownDeal) => x.endEpoch))
+    const survivor = newcomers(d)[0] as ShownDeal
+    expect(survivor.endEpoch).toBeGreaterThan(firstEnd)
+    s.advance(firstEnd - s.simnet.headEpoch() + 1)
+    expect(
+      await s.runUntil(async () => {
+        const now = await details(s, '/lost.bin')
+        return now.groups[0].state === 'offloaded' && now.retrievableCopies === 2 && now.groups[0].deals.every((x: ShownDeal) => x.endEpoch > firstEnd)
+      }),
+    ).toBe(true)
+    const ended = s.gateway.dealStore.ofGroup(1).filter((x) => before.deals.some((b: ShownDeal) => b.dealId === x.dealId))
+    expect(ended.map((x) => x.state)).toEqual(['ended', 'ended'])
+    expect(ended.map((x) => x.reason)).toEqual(['EXPIRED', 'EXPIRED'])
+    expect(groupFiles(s)).toEqual([])
+    expect((await readBack(s, '/lost.bin')).equals(bytes)).toBe(true)
+  })
+
+  it('a group held for repair goes back to offloaded on restart and is repaired after it', async () => {
+    const s = (stack = await startDealStack({ copies: 2, price: '5000000', retrievalCheckMs: 60_000 }))
+    const bytes = await offloadedFile(s, '/restart.bin')
+    const first = (await details(s, '/restart.bin')).groups[0]
+    s.sim.setFault(first.deals[1].provider, 'lose')
+    s.clock.now += 120_000
+    expect(await s.runUntil(async () => (await details(s, '/restart.bin')).groups[0].state === 'reload', { epochsPerTick: 1 })).toBe(true)
+
+    await s.restartGateway()
+    expect((await details(s, '/restart.bin')).groups[0].state).toBe('offloaded')
+    expect(groupFiles(s)).toEqual([])
+    expect(
+      await s.runUntil(async () => {
+        const d = await details(s, '/restart.bin')
+        return d.groups[0].state === 'offloaded' && d.retrievableCopies === 2 && d.groups[0].deals.length === 3
+      }),
+    ).toBe(true)
+    expect((await readBack(s, '/restart.bin')).equals(bytes)).toBe(true)
+  })
+
+  it('no provider can serve the data: nothing is proposed, the group stays offloaded and honest', async () => {
+    const s = (stack = await startDealStack({ copies: 2, price: '5000000', retrievalCheckMs: 60_000 }))
+    await offloadedFile(s, '/gone.bin')
+    for (const x of (await details(s, '/gone.bin')).groups[0].deals) s.sim.setFault(x.provider, 'lose')
+    s.clock.now += 120_000
+    // A few ticks of failed reload attempts (in the background), then one that has settled.
+    let ticks = 0
+    expect(await s.runUntil(async () => ++ticks > 5 && (await details(s, '/gone.bin')).groups[0].state === 'offloaded')).toBe(true)
+    const d = await details(s, '/gone.bin')
+    expect(d.groups[0].state).toBe('offloaded')
+    expect(d.retrievableCopies).toBe(0)
+    expect(d.groups[0].deals).toHaveLength(2)
+    expect(s.gateway.dealStore.ofGroup(1).filter((x) => x.state !== 'active')).toEqual([])
+  })
+})
+
+describe('renewal', () => {
+  it('deals approaching their end get replacements for an offloaded group, which then outlive the old ones', async () => {
+    const s = (stack = await startDealStack({ copies: 2, price: '5000000', retrievalCheckMs: 60_000, renewBeforeDays: 30 }))
+    const bytes = await offloadedFile(s, '/renew.bin')
+    const old = (await details(s, '/renew.bin')).groups[0].deals as ShownDeal[]
+    const oldEnd = Math.max(...old.map((x) => x.endEpoch))
+    // 20 days before the old deals end: inside the 30-day renewal window.
+    s.advance(Math.min(...old.map((x) => x.endEpoch)) - 20 * EPOCHS_PER_DAY - s.simnet.headEpoch())
+    expect((await details(s, '/renew.bin')).state).toBe('offloaded')
+
+    const groupStates = new Set<string>()
+    const renewed = await s.runUntil(async () => {
+      const d = await details(s, '/renew.bin')
+      groupStates.add(d.groups[0].state)
+      const fresh = d.groups[0].deals.filter((x: ShownDeal) => x.endEpoch > oldEnd && x.isRetrievable)
+      return d.groups[0].state === 'offloaded' && fresh.length >= 2
+    }, { epochsPerTick: 30 })
+    expect(renewed).toBe(true)
+    expect(groupStates).toContain('reload')
+    expect(groupFiles(s)).toEqual([])
+    // The old deals still run until their end, beside the new ones.
+    expect((await details(s, '/renew.bin')).groups[0].deals.filter((x: ShownDeal) => old.some((o) => o.dealId === x.dealId))).toHaveLength(2)
+
+    // Past the old end: the expired deals are no longer shown; the new copies carry the file.
+    s.advance(oldEnd - s.simnet.headEpoch() + 1)
+    expect(
+      await s.runUntil(async () => (await details(s, '/renew.bin')).groups[0].deals.every((x: ShownDeal) => x.endEpoch > oldEnd), { max: 5 }),
+    ).toBe(true)
+    const d = await details(s, '/renew.bin')
+    expect(d.state).toBe('offloaded')
+    expect(d.retrievableCopies).toBe(2)
+    expect((await readBack(s, '/renew.bin')).equals(bytes)).toBe(true)
+  })
+
+})
