@@ -5,6 +5,7 @@ import { openDatabase, type Db } from '../shared/db.ts'
 import { EPOCHS_PER_DAY } from '../shared/epochs.ts'
 import type { GatewayConfig } from '../shared/config.ts'
 import type { Logger } from '../shared/logger.ts'
+import { requestLogger } from '../shared/request-log.ts'
 import { createNamespace, type Namespace } from './namespace.ts'
 import { createContentStore, testPauseHook, type ContentStore } from './content/index.ts'
 import { createDealEngine, createDealServiceClient, createDealStore, createTransferRouter, type DealEngine, type DealServiceClient, type DealStore, type StorageProviderPort } from './deals/index.ts'
@@ -90,6 +91,7 @@ export function createGateway(config: GatewayConfig, deps: GatewayDeps): Gateway
   const app = express()
   app.disable('x-powered-by')
   app.set('etag', false)
+  app.use(requestLogger(logger))
   // Before basic auth: storage providers fetch CARs with a per-deal token, not the service account.
   app.use(createTransferRouter({ deals: dealStore, content }))
   if (config.user && config.password) app.use(requireBasicAuth(config.user, config.password))
