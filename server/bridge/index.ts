@@ -71,6 +71,8 @@ export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Prom
 
   const app = express()
   app.disable('x-powered-by')
+  // API answers change with every poll; hashing each body for an ETag is work no client uses.
+  app.set('etag', false)
   // Behind a reverse proxy: the client address (throttle, logs) and https (Secure cookies) from its X-Forwarded-* headers.
   app.set('trust proxy', config.trustProxy ?? false)
   app.use(requestLogger(logger, (_req, res) => ({ user: res.locals.user?.id })))
