@@ -170,12 +170,20 @@ async function fileInfo(gateway: string, filePath: string) {
   return (await res.json()) as { success: boolean; result?: { file: { details: { groups: { state: string }[] } } } }
 }
 
-interface Throughput { rps: number; p50: number; p99: number }
+interface Throughput {
+  rps: number
+  p50: number
+  p99: number
+  /** CPU time per request of each watched process, in µs: steadier than req/s on a shared 2-core box. */
+  cpuMicros: number[]
+}
 
-async function load(title: string, url: string, headers: Record<string, string>, body: string): Promise<Throughput> {
+async function load(title: string, url: string, headers: Record<string, string>, body: string, watched: (number | undefined)[]): Promise<Throughput> {
+  const before = watched.map(cpuSeconds)
   const result = await autocannon({ url, method: 'POST', headers, body, connections, duration })
   if (result.non2xx || result.errors) throw new Error(`${title}: ${result.non2xx} non-2xx, ${result.errors} errors`)
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99 }
+  const cpuMicros = watched.map((pid, i) => ((cpuSeconds(pid) - before[i]) * 1e6) / result.requests.total)
+  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, cpuMicros }
 }
 
 /** The sections that need a running gateway and app surface. */
@@ -204,10 +212,10 @@ async function benchStack() {
       for (let round = 0; round < rounds; round++) {
         directRuns.push(await load('direct', `${gateway.url}/file-info`,
           { authorization: basic(GATEWAY_USER, GATEWAY_PASSWORD), 'content-type': 'application/json' },
-          JSON.stringify({ filePath: `/${USER}/bench-metadata.bin`, verbose: true })))
+          JSON.stringify({ filePath: `/${USER}/bench-metadata.bin`, verbose: true }), [gateway.child.pid]))
         bridgedRuns.push(await load('bridge', `${app.url}/ocs/v2.php/apps/gateway/get-file-metadata`,
           { authorization: userAuth, 'content-type': 'application/json', 'ocs-apirequest': 'true' },
-          JSON.stringify({ filePath: '/bench-metadata.bin' })))
+          JSON.stringify({ filePath: '/bench-metadata.bin' }), [gateway.child.pid, app.child.pid]))
       }
       const summary = (runs: Throughput[]) =>
         `${median(runs.map((r) => r.rps)).toFixed(0)} req/s, p50 ${median(runs.map((r) => r.p50))} ms, p99 ${median(runs.map((r) => r.p99))} ms`
@@ -215,6 +223,8 @@ async function benchStack() {
       console.log(`get-file-metadata (bridge) vs /file-info (gateway direct), median of ${rounds} alternating rounds`)
       console.log(`  gateway direct : ${summary(directRuns)}`)
       console.log(`  through bridge : ${summary(bridgedRuns)}`)
+      const cpu = (runs: Throughput[], i: number) => median(runs.map((r) => r.cpuMicros[i])).toFixed(0)
+      console.log(`  CPU per request: gateway ${cpu(directRuns, 0)} µs direct; gateway ${cpu(bridgedRuns, 0)} µs + bridge ${cpu(bridgedRuns, 1)} µs through the bridge`)
       console.log(`  ratio bridge/direct throughput: ${median(ratios).toFixed(2)} (rounds: ${ratios.map((r) => r.toFixed(2)).join(', ')}; target >= 0.70)\n`)
     }
 
