@@ -25,6 +25,7 @@ import { gzipSync } from 'node:zlib'
 import autocannon from 'autocannon'
 import Database from 'better-sqlite3'
 import { ensureBundle, hasChromium, launchChromium } from '../test/helpers/browser.ts'
+import { initialJs } from './lib/bundle-size.ts'
 
 const HELP = `Usage: npm run bench -- [options]
 
@@ -292,20 +293,6 @@ const median = (values: number[]) => {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
 }
 
-/** Gzipped bytes of an entry and every chunk it imports statically: what a Files page loads before the tab exists. */
-function initialJs(jsDir: string, entry: string): { files: string[]; gzipBytes: number } {
-  const seen = new Set<string>()
-  const visit = (file: string) => {
-    if (seen.has(file)) return
-    seen.add(file)
-    const code = readFileSync(join(jsDir, file), 'utf8')
-    // Static imports only; `import("./x")` and OC.filePath(...) chunks load lazily.
-    for (const m of code.matchAll(/(?:\bfrom\s*|\bimport\s*)["']\.\/([^"']+\.mjs)["']/g)) visit(m[1])
-  }
-  visit(entry)
-  const files = [...seen]
-  return { files, gzipBytes: files.reduce((sum, f) => sum + gzipSync(readFileSync(join(jsDir, f)), { level: 9 }).length, 0) }
-}
 
 /** The tab's budgets: initial JS (≤ 200 KB gzipped) and opening the tab to the record shown. */
 async function benchUi(appUrl: string, auth: string) {

@@ -12,8 +12,9 @@ import { dirname, join, posix, relative, resolve, sep } from 'node:path'
 import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { parseArgs } from 'node:util'
-import { createGzip, gzipSync } from 'node:zlib'
+import { createGzip } from 'node:zlib'
 import { storagePath } from '../plugin-ui/icons.ts'
+import { initialJs } from './lib/bundle-size.ts'
 
 const HELP = `Usage: npm run package:app -- [options]
 
@@ -147,21 +148,6 @@ function readVersions(): { pkg: string, info: string } {
   return { pkg, info }
 }
 
-/** Bytes, gzipped, of an entry module and every chunk it imports statically (what a page must load before the tab exists). */
-function measureInitialJs(jsDir: string, entry: string): { files: string[], gzipBytes: number } {
-  const seen = new Set<string>()
-  const visit = (file: string) => {
-    if (seen.has(file)) return
-    seen.add(file)
-    const code = readFileSync(join(jsDir, file), 'utf8')
-    // Static imports only: `import{..}from"./x.mjs"` or `import"./x.mjs"`; dynamic import("./x") is lazy.
-    for (const m of code.matchAll(/(?:\bfrom\s*|\bimport\s*)["']\.\/([^"']+\.mjs)["']/g)) visit(m[1])
-  }
-  visit(entry)
-  const files = [...seen]
-  const gzipBytes = files.reduce((sum, f) => sum + gzipSync(readFileSync(join(jsDir, f)), { level: 9 }).length, 0)
-  return { files, gzipBytes }
-}
 
 async function main() {
   const { values } = parseArgs({
@@ -194,7 +180,7 @@ async function main() {
     throw new Error('js/gateway-main.mjs or js/gateway-admin.mjs is missing: run without --skip-build')
   }
 
-  const initial = measureInitialJs(jsDir, `${APP_ID}-main.mjs`)
+  const initial = initialJs(jsDir, `${APP_ID}-main.mjs`)
   const entries = collect()
   const archive = resolve(ROOT, values.out!, `${APP_ID}-${pkg}.tar.gz`)
   await mkdir(dirname(archive), { recursive: true })

@@ -43,7 +43,7 @@ const themeSelect = document.getElementById('preview-theme')
 if (themeSelect) {
   themeSelect.value = document.documentElement.dataset.theme || 'auto'
   themeSelect.addEventListener('change', () => {
-    document.documentElement.dataset.theme = themeSelect.value
+    window.applyPreviewTheme(themeSelect.value)
     try {
       localStorage.setItem('gateway-preview-theme', themeSelect.value)
     } catch {
