@@ -33,9 +33,12 @@ const PolicyAnswer = z.object({
 })
 
 /** The deal service over HTTP with the tenant's X-API-KEY. Every failure is a DealServiceUnavailable. */
-export function createDealServiceClient(o: { url: string; apiKey: string; timeoutMs?: number; fetch?: typeof fetch }): DealServiceClient {
+export function createDealServiceClient(o: { url: string; apiKey: string; timeoutMs?: number; policyTtlMs?: number; fetch?: typeof fetch }): DealServiceClient {
   const doFetch = o.fetch ?? fetch
   const timeoutMs = o.timeoutMs ?? 10_000
+  // The engine ticks every few seconds; the policy changes rarely. A change reaches the gateway within this time.
+  const policyTtlMs = o.policyTtlMs ?? 60_000
+  let policy: { copies: number; at: number } | undefined
 
   async function post<T>(path: string, body: unknown, schema: z.ZodType<T>): Promise<T> {
     let res: Response
@@ -68,8 +71,11 @@ export function createDealServiceClient(o: { url: string; apiKey: string; timeou
       return answer.result
     },
     async requiredCopies() {
+      if (policy && Date.now() - policy.at < policyTtlMs) return policy.copies
       const answer = await post('/private/v1/onboarding-policy/export', {}, PolicyAnswer)
-      return answer.result.mixGroup.numberOfCopies + answer.result.groups.reduce((n, g) => n + g.numberOfCopies, 0)
+      const copies = answer.result.mixGroup.numberOfCopies + answer.result.groups.reduce((n, g) => n + g.numberOfCopies, 0)
+      policy = { copies, at: Date.now() }
+      return copies
     },
   }
 }
