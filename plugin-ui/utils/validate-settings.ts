@@ -19,6 +19,25 @@ export interface LinkForm {
 
 export type LinkFormErrors = Partial<Record<keyof LinkForm, string>>
 
+/** One row of the External Storage mount list: the Nextcloud folder and the gateway folder behind it. */
+export interface MountRow {
+  mountPoint: string
+  gatewayPath: string
+}
+
+export type MountRowErrors = Partial<Record<keyof MountRow, string>>
+
+export interface MountListErrors {
+  /** Same order and length as the rows checked. */
+  rows: MountRowErrors[]
+  /** About the list as a whole (too many rows). */
+  list?: string
+}
+
+/** The bridge refuses more (server/bridge/link-settings-input.ts). */
+export const MAX_MOUNTS = 50
+const MAX_PATH_LENGTH = 1024
+
 export const NETWORKS: readonly Network[] = ['simnet', 'mainnet', 'calibration']
 
 function httpUrlProblem(value: string): 'invalid' | 'credentials' | undefined {
@@ -32,6 +51,71 @@ function httpUrlProblem(value: string): 'invalid' | 'credentials' | undefined {
   if (url.username || url.password) return 'credentials'
   return undefined
 }
+
+type PathProblem = 'start' | 'unsafe' | 'placeholder' | 'long'
+
+/** The path mapping rules, shared by the path mapping and each mount's gateway path. */
+function pathMapProblem(value: string): PathProblem | undefined {
+  const segments = value.split('/')
+  const placeholders = value.match(/\{[^}]*\}/g) ?? []
+  if (!value.startsWith('/')) return 'start'
+  if (segments.some((s) => s === '.' || s === '..') || /[\\\0]/.test(value) || value.includes('//')) return 'unsafe'
+  if (placeholders.some((p) => p !== '{user}') || /[{}]/.test(value.replaceAll('{user}', ''))) return 'placeholder'
+  if (value.length > MAX_PATH_LENGTH) return 'long'
+  return undefined
+}
+
+/** As the bridge stores a mount point: trimmed, without trailing slashes. */
+export const normalizeMountPoint = (value: string) => value.trim().replace(/\/+$/, '')
+
+function mountPointProblem(value: string): string | undefined {
+  const bare = value.replace(/\/+$/, '')
+  if (!value.startsWith('/')) return t('gateway', 'The mount point must start with "/", for example /Filecoin.')
+  if (bare === '') return t('gateway', 'The mount point must name a folder, not the root of the user\'s files.')
+  if (/[\\\x00-\x1f\x7f]/.test(value) || bare.includes('//') || value.split('/').some((s) => s === '.' || s === '..')) {
+    return t('gateway', 'The mount point cannot contain ".", "..", "//", backslashes or control characters.')
+  }
+  if (value.length > MAX_PATH_LENGTH) return t('gateway', 'The mount point is too long.')
+  return undefined
+}
+
+function gatewayPathProblem(value: string): string | undefined {
+  switch (pathMapProblem(value)) {
+    case 'start': return t('gateway', 'The gateway path must start with "/", for example /{user} or /shared.')
+    case 'unsafe': return t('gateway', 'The gateway path cannot contain ".", "..", "//" or backslashes.')
+    case 'placeholder': return t('gateway', 'The only placeholder allowed is {user}.')
+    case 'long': return t('gateway', 'The gateway path is too long.')
+    default: return undefined
+  }
+}
+
+/**
+ * Checks the External Storage mount list. An empty list is valid: the path
+ * mapping then applies to every path.
+ */
+export function validateMounts(mounts: readonly MountRow[]): MountListErrors {
+  const seen = new Set<string>()
+  const rows = mounts.map((mount): MountRowErrors => {
+    const errors: MountRowErrors = {}
+    const mountPoint = mount.mountPoint.trim()
+    const pointProblem = mountPointProblem(mountPoint)
+    if (pointProblem) {
+      errors.mountPoint = pointProblem
+    } else if (seen.has(normalizeMountPoint(mountPoint))) {
+      errors.mountPoint = t('gateway', 'This mount point is already in the list.')
+    }
+    seen.add(normalizeMountPoint(mountPoint))
+    const pathProblem = gatewayPathProblem(mount.gatewayPath.trim())
+    if (pathProblem) errors.gatewayPath = pathProblem
+    return errors
+  })
+  const result: MountListErrors = { rows }
+  if (mounts.length > MAX_MOUNTS) result.list = t('gateway', 'At most {max} mounts can be mapped.', { max: MAX_MOUNTS })
+  return result
+}
+
+export const hasMountErrors = (errors: MountListErrors) =>
+  Boolean(errors.list) || errors.rows.some((row) => Object.keys(row).length > 0)
 
 export function validateLinkForm(form: LinkForm): LinkFormErrors {
   const errors: LinkFormErrors = {}
@@ -53,15 +137,11 @@ export function validateLinkForm(form: LinkForm): LinkFormErrors {
     errors.gatewayPassword = t('gateway', 'The password is too long.')
   }
 
-  const pathMap = form.pathMap.trim()
-  const segments = pathMap.split('/')
-  const placeholders = pathMap.match(/\{[^}]*\}/g) ?? []
-  if (!pathMap.startsWith('/')) {
-    errors.pathMap = t('gateway', 'The path mapping must start with "/", for example /{user}.')
-  } else if (segments.some((s) => s === '.' || s === '..') || /[\\\0]/.test(pathMap) || pathMap.includes('//')) {
-    errors.pathMap = t('gateway', 'The path mapping cannot contain ".", "..", "//" or backslashes.')
-  } else if (placeholders.some((p) => p !== '{user}') || /[{}]/.test(pathMap.replaceAll('{user}', ''))) {
-    errors.pathMap = t('gateway', 'The only placeholder allowed is {user}.')
+  switch (pathMapProblem(form.pathMap.trim())) {
+    case 'start': errors.pathMap = t('gateway', 'The path mapping must start with "/", for example /{user}.'); break
+    case 'unsafe': errors.pathMap = t('gateway', 'The path mapping cannot contain ".", "..", "//" or backslashes.'); break
+    case 'placeholder': errors.pathMap = t('gateway', 'The only placeholder allowed is {user}.'); break
+    case 'long': errors.pathMap = t('gateway', 'The path mapping is too long.'); break
   }
 
   if (!NETWORKS.includes(form.network as Network)) {
