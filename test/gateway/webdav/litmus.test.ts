@@ -27,6 +27,8 @@ interface Summary {
 function runLitmus(url: string, credentials: string[]): Promise<{ output: string; summaries: Map<string, Summary> }> {
   return new Promise((resolve, reject) => {
     const child = spawn(LITMUS, ['--keep-going', url, ...credentials], {
+      // litmus writes debug.log and child.log into its working directory.
+      cwd: mkdtempSync(join(tmpdir(), 'litmus-')),
       env: { ...process.env, TESTS: SUITES.join(' ') },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
