@@ -25,10 +25,11 @@ interface Summary {
 
 /** Runs the suites; resolves with litmus's output and one summary per suite it reported. */
 function runLitmus(url: string, credentials: string[]): Promise<{ output: string; summaries: Map<string, Summary> }> {
+  // litmus writes debug.log and child.log (megabytes) into its working directory.
+  const cwd = mkdtempSync(join(tmpdir(), 'litmus-'))
   return new Promise((resolve, reject) => {
     const child = spawn(LITMUS, ['--keep-going', url, ...credentials], {
-      // litmus writes debug.log and child.log into its working directory.
-      cwd: mkdtempSync(join(tmpdir(), 'litmus-')),
+      cwd,
       env: { ...process.env, TESTS: SUITES.join(' ') },
       stdio: ['ignore', 'pipe', 'pipe'],
     })
@@ -37,6 +38,7 @@ function runLitmus(url: string, credentials: string[]): Promise<{ output: string
     child.stderr.on('data', (c: Buffer) => (output += c.toString()))
     child.on('error', reject)
     child.on('close', () => {
+      rmSync(cwd, { recursive: true, force: true })
       // e.g. "<- summary for `props': of 30 tests run: 30 passed, 0 failed. 100.0%"
       const summaries = new Map<string, Summary>()
       for (const m of output.matchAll(/<- summary for `(\w+)': of (\d+) tests run: (\d+) passed, (\d+) failed/g)) {
