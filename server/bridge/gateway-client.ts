@@ -90,10 +90,11 @@ export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
       } catch {
         throw gatewayBadResponse(`The gateway answered ${res.status} with a body that is not JSON`)
       }
-      const failure = FileInfoFailureSchema.safeParse(body)
-      if (failure.success && NOT_FOUND_TEXT.test(failure.data.error ?? '')) throw notFound()
+      // Only an answer that says it failed is read as a failure: the common case skips a failing parse.
+      const failure = (body as { success?: unknown } | null)?.success === false ? FileInfoFailureSchema.safeParse(body) : undefined
+      if (failure?.success && NOT_FOUND_TEXT.test(failure.data.error ?? '')) throw notFound()
       if (res.status !== 200) throw gatewayBadResponse(`The gateway answered ${res.status}`)
-      if (failure.success) throw gatewayBadResponse(`The gateway reported a failure: ${failure.data.error ?? 'no reason given'}`)
+      if (failure?.success) throw gatewayBadResponse(`The gateway reported a failure: ${failure.data.error ?? 'no reason given'}`)
       const ok = FileInfoSuccessSchema.safeParse(body)
       if (!ok.success) throw gatewayBadResponse('The gateway\'s file record has an unexpected shape')
       return ok.data.result.file
