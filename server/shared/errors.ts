@@ -32,6 +32,8 @@ export function describeParserError(err: unknown): { status: number; code: strin
     case 'encoding.unsupported':
     case 'charset.unsupported':
       return { status: 415, code: 'UNSUPPORTED_ENCODING', message: 'Request body encoding is not supported' }
+    case 'encoding.invalid':
+      return { status: 400, code: 'INVALID_ENCODING', message: 'Request body is not valid UTF-8' }
     case 'request.aborted':
       return { status: 400, code: 'REQUEST_ABORTED', message: 'Request was aborted by the client' }
     case 'entity.verify.failed':
