@@ -1,5 +1,7 @@
-import type { ErrorRequestHandler, Request } from 'express'
+import type { ErrorRequestHandler } from 'express'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { HttpError, describeParserError } from '../shared/errors.ts'
+import { sendJson, sendText } from '../shared/json-response.ts'
 import type { Logger } from '../shared/logger.ts'
 import { renderOcs } from './ocs.ts'
 
@@ -28,13 +30,13 @@ export class CsrfError extends BridgeError {
   }
 }
 
-export function setSurface(req: Request, surface: Surface): void {
-  ;(req as Request & { bridgeSurface?: Surface }).bridgeSurface = surface
+type WithSurface = IncomingMessage & { bridgeSurface?: Surface }
+
+export function setSurface(req: IncomingMessage, surface: Surface): void {
+  ;(req as WithSurface).bridgeSurface = surface
 }
 
-function surfaceOf(req: Request): Surface {
-  return (req as Request & { bridgeSurface?: Surface }).bridgeSurface ?? 'app'
-}
+const surfaceOf = (req: IncomingMessage): Surface => (req as WithSurface).bridgeSurface ?? 'app'
 
 const xmlEscape = (s: string) => s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(0)};`)
 
@@ -44,40 +46,41 @@ function davErrorBody(err: BridgeError): string {
     `<s:exception>${xmlEscape(err.code)}</s:exception><s:message>${xmlEscape(err.message)}</s:message></d:error>\n`
 }
 
-/** The one place bridge errors become responses: `{ success: false, error }`, Sabre XML or an OCS envelope. */
-export function bridgeErrorHandler(logger: Logger): ErrorRequestHandler {
-  return (err, req, res, _next) => {
-    let error: BridgeError
-    if (err instanceof BridgeError) {
-      error = err
+/**
+ * The one place bridge errors become responses: `{ success: false, error }`,
+ * Sabre XML or an OCS envelope. Plain node types, for the Express error
+ * handler and the fast lane alike.
+ */
+export function sendBridgeError(logger: Logger, err: unknown, req: IncomingMessage, res: ServerResponse): void {
+  let error: BridgeError
+  if (err instanceof BridgeError) {
+    error = err
+  } else {
+    const parsed = describeParserError(err)
+    if (parsed) {
+      error = new BridgeError(parsed.status, parsed.code, parsed.message)
     } else {
-      const parsed = describeParserError(err)
-      if (parsed) {
-        error = new BridgeError(parsed.status, parsed.code, parsed.message)
-      } else {
-        logger.error({ err }, 'unexpected bridge error')
-        error = new BridgeError(500, 'INTERNAL', 'Internal error')
-      }
-    }
-    if (res.headersSent) {
-      // A proxied body already started: all we can do is cut the connection.
-      res.destroy()
-      return
-    }
-    res.status(error.status).set(error.headers)
-    if (error instanceof CsrfError) {
-      res.json({ message: 'CSRF check failed' })
-      return
-    }
-    switch (surfaceOf(req)) {
-      case 'dav':
-        res.type('application/xml; charset=utf-8').send(davErrorBody(error))
-        return
-      case 'ocs':
-        renderOcs(req, res, { status: error.status, message: error.message, data: [] })
-        return
-      default:
-        res.json({ success: false, error: error.message })
+      logger.error({ err }, 'unexpected bridge error')
+      error = new BridgeError(500, 'INTERNAL', 'Internal error')
     }
   }
+  if (res.headersSent) {
+    // A proxied body already started: all we can do is cut the connection.
+    res.destroy()
+    return
+  }
+  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value)
+  if (error instanceof CsrfError) return sendJson(res, error.status, { message: 'CSRF check failed' })
+  switch (surfaceOf(req)) {
+    case 'dav':
+      return sendText(res, error.status, 'application/xml; charset=utf-8', davErrorBody(error))
+    case 'ocs':
+      return renderOcs(req, res, { status: error.status, message: error.message, data: [] })
+    default:
+      return sendJson(res, error.status, { success: false, error: error.message })
+  }
+}
+
+export function bridgeErrorHandler(logger: Logger): ErrorRequestHandler {
+  return (err, req, res, _next) => sendBridgeError(logger, err, req, res)
 }

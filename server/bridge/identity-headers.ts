@@ -1,4 +1,5 @@
 import type { RequestHandler } from 'express'
+import type { IncomingHttpHeaders } from 'node:http'
 import type { Logger } from '../shared/logger.ts'
 import { BridgeError } from './errors.ts'
 
@@ -13,14 +14,18 @@ export const IDENTITY_HEADERS = [
   'php-auth-user', 'php-auth-pw', 'auth-user',
 ]
 
+/** Throws 400 when a request names its user in a header. */
+export function checkIdentityHeaders(headers: IncomingHttpHeaders, address: string | undefined, logger: Logger): void {
+  const found = IDENTITY_HEADERS.find((h) => headers[h] !== undefined)
+  if (!found) return
+  // The header's name, never its value.
+  logger.warn({ header: found, address }, 'request with an identity header refused')
+  throw new BridgeError(400, 'IDENTITY_HEADER_REFUSED', `The ${found} header is not accepted: the user comes from the login only`)
+}
+
 export function refuseIdentityHeaders(logger: Logger): RequestHandler {
   return (req, _res, next) => {
-    const found = IDENTITY_HEADERS.find((h) => req.headers[h] !== undefined)
-    if (found) {
-      // The header's name, never its value.
-      logger.warn({ header: found, address: req.ip }, 'request with an identity header refused')
-      throw new BridgeError(400, 'IDENTITY_HEADER_REFUSED', `The ${found} header is not accepted: the user comes from the login only`)
-    }
+    checkIdentityHeaders(req.headers, req.ip, logger)
     next()
   }
 }

@@ -1,4 +1,5 @@
 import express, { type Express } from 'express'
+import type { RequestListener } from 'node:http'
 import { join } from 'node:path'
 import type { BridgeConfig } from '../shared/config.ts'
 import { openDatabase, type Db } from '../shared/db.ts'
@@ -10,13 +11,14 @@ import { embeddedAuthBackend, nextcloudAuthBackend } from './auth/auth-backend.t
 import { createLoginThrottle, type LoginThrottle, type ThrottleOptions } from './auth/throttle.ts'
 import { clientErrorHandler } from './client-errors.ts'
 import { BridgeError, bridgeErrorHandler } from './errors.ts'
+import { createBridgeListener } from './fast-lane.ts'
 import { refuseIdentityHeaders } from './identity-headers.ts'
 import { createLiveLink } from './live-link.ts'
 import { bridgeOpenApi, OPENAPI_ROUTE } from './openapi.ts'
 import { createAdminSettingsRouter } from './routes/admin-settings.ts'
 import { createChunkedUploadRouter } from './routes/chunked-upload.ts'
 import { createDavProxy } from './routes/dav-proxy.ts'
-import { createFileMetadataRouter } from './routes/file-metadata.ts'
+import { createFileMetadataRoute, type FileMetadataRoute } from './routes/file-metadata.ts'
 import { createNextcloudStatusRouter } from './routes/nextcloud-status.ts'
 import { createPreviewRouter } from './routes/preview.ts'
 import { createTabConfigRouter } from './routes/tab-config.ts'
@@ -29,7 +31,8 @@ import { createUserStore, type UserStore } from './users.ts'
 import type { LiveLink } from './live-link.ts'
 
 export interface Bridge {
-  app: Express
+  /** What the HTTP server serves: the metadata route's fast lane, then the Express app for everything else. */
+  listener: RequestListener
   /** Embedded users; empty and unused with FILESYNC=nextcloud. */
   users: UserStore
   /** Attach to the HTTP server's `clientError`: logs and answers what Node refuses before routing (431, 400). */
@@ -75,26 +78,27 @@ export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Prom
   app.set('etag', false)
   // Behind a reverse proxy: the client address (throttle, logs) and https (Secure cookies) from its X-Forwarded-* headers.
   app.set('trust proxy', config.trustProxy ?? false)
-  app.use(requestLogger(logger, (_req, res) => ({ user: res.locals.user?.id })))
+  app.use(requestLogger(logger, (_req, res) => ({ user: res.locals.caller?.user.id })))
   app.use(refuseIdentityHeaders(logger))
   // The OCS routes' description, readable without login in either mode.
   app.get(OPENAPI_ROUTE, (_req, res) => {
     res.json(bridgeOpenApi(VERSION))
   })
 
+  let fileMetadata: FileMetadataRoute
   if (mode === 'embedded') {
     await ensureAdminUser(users, {
       dataDir: config.dataDir,
       adminPassword: config.adminPassword,
       print: deps.print ?? ((line) => process.stdout.write(line + '\n')),
     })
-    mountEmbeddedRoutes(app, { config, deps, db, users, settings, link, throttle, logger })
+    fileMetadata = mountEmbeddedRoutes(app, { config, deps, db, users, settings, link, throttle, logger })
   } else {
     // Nextcloud owns users, sessions, files, status.php and capabilities: only the app's OCS routes are here.
     const client = createNextcloudClient({ url: config.nextcloudUrl!, timeoutMs: config.nextcloudTimeoutMs ?? 5_000 })
-    const { auth } = nextcloudAuthBackend({ client, throttle, logger, cacheTtlMs: deps.nextcloudCacheMs })
+    const { auth, authenticate } = nextcloudAuthBackend({ client, throttle, logger, cacheTtlMs: deps.nextcloudCacheMs })
     const { gateway, pathMap, clock, mounts } = link
-    app.use(createFileMetadataRouter({ auth, gateway, pathMap, clock, toGatewayPath: nextcloudGatewayPath({ mounts, client, logger }) }))
+    fileMetadata = createFileMetadataRoute({ authenticate, gateway, pathMap, clock, toGatewayPath: nextcloudGatewayPath({ mounts, client, logger }) })
     app.use(createTabConfigRouter({ auth, settings, simnetGenesis: config.simnetGenesis }))
     app.use(createAdminSettingsRouter({ auth, settings }))
   }
@@ -104,7 +108,7 @@ export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Prom
   app.use(bridgeErrorHandler(logger))
 
   return {
-    app,
+    listener: createBridgeListener(app, fileMetadata, logger),
     users,
     onClientError: clientErrorHandler(logger),
     async close() {
@@ -125,13 +129,16 @@ interface EmbeddedParts {
   logger: Logger
 }
 
-/** The embedded default: users, the WebDAV files area, status endpoints and the preview page, besides the OCS routes. */
-function mountEmbeddedRoutes(app: Express, p: EmbeddedParts): void {
+/**
+ * The embedded default: users, the WebDAV files area, status endpoints and the
+ * preview page, besides the OCS routes. Returns the metadata route, served
+ * outside Express (fast-lane.ts).
+ */
+function mountEmbeddedRoutes(app: Express, p: EmbeddedParts): FileMetadataRoute {
   const { gateway, pathMap, clock } = p.link
   const sessions = createSessionStore(p.db)
-  const { auth, davAuth, optionalAuth } = embeddedAuthBackend({ users: p.users, sessions, throttle: p.throttle })
+  const { authenticate, auth, davAuth, optionalAuth } = embeddedAuthBackend({ users: p.users, sessions, throttle: p.throttle })
   app.use(createNextcloudStatusRouter({ auth, optionalAuth }))
-  app.use(createFileMetadataRouter({ auth, gateway, pathMap, clock }))
   app.use(createTabConfigRouter({ auth, settings: p.settings, simnetGenesis: p.config.simnetGenesis }))
   app.use(createAdminSettingsRouter({ auth, settings: p.settings }))
   const uploads = createUploadStore(join(p.config.dataDir, 'uploads'))
@@ -143,4 +150,5 @@ function mountEmbeddedRoutes(app: Express, p: EmbeddedParts): void {
     throttle: p.throttle,
     bundleDir: p.deps.bundleDir ?? p.config.bundleDir ?? join(import.meta.dirname, '..', '..', 'js'),
   }))
+  return createFileMetadataRoute({ authenticate, gateway, pathMap, clock })
 }

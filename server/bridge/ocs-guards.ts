@@ -1,5 +1,6 @@
 import type { RequestHandler } from 'express'
-import { currentUser } from './auth/basic-auth.ts'
+import type { IncomingHttpHeaders } from 'node:http'
+import { currentUser } from './auth/caller.ts'
 import { CsrfError, badRequest, forbidden, setSurface } from './errors.ts'
 
 /** The app's own OCS routes answer bare `{ success, ... }` JSON, not the OCS envelope. */
@@ -12,8 +13,12 @@ export const appSurface: RequestHandler = (req, _res, next) => {
  * Nextcloud's CSRF rule for API calls: `OCS-APIRequest: true`. A browser
  * session has passed its requesttoken check already (see session-auth.ts).
  */
+export function checkOcsApiRequest(headers: IncomingHttpHeaders): void {
+  if (String(headers['ocs-apirequest'] ?? '').toLowerCase() !== 'true') throw new CsrfError()
+}
+
 export const requireOcsApiRequest: RequestHandler = (req, _res, next) => {
-  if (String(req.headers['ocs-apirequest'] ?? '').toLowerCase() !== 'true') throw new CsrfError()
+  checkOcsApiRequest(req.headers)
   next()
 }
 

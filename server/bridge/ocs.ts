@@ -1,4 +1,6 @@
-import type { Request, Response } from 'express'
+import type { Request } from 'express'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { sendJson, sendText } from '../shared/json-response.ts'
 
 /** What an OCS endpoint answers; `renderOcs` wraps it in `{ ocs: { meta, data } }`. */
 export interface OcsAnswer {
@@ -7,12 +9,15 @@ export interface OcsAnswer {
   data: unknown
 }
 
-const isV1 = (req: Request) => req.originalUrl.startsWith('/ocs/v1.php')
+// Express rewrites req.url inside mounted routers; originalUrl is what the client asked.
+const urlOf = (req: IncomingMessage) => (req as Partial<Request>).originalUrl ?? req.url ?? '/'
 
 /** JSON when asked for (`?format=json` or an Accept naming json), XML otherwise, as Nextcloud does. */
-function wantsJson(req: Request): boolean {
-  const format = typeof req.query.format === 'string' ? req.query.format.toLowerCase() : undefined
-  if (format) return format === 'json'
+function wantsJson(req: IncomingMessage): boolean {
+  const url = urlOf(req)
+  const query = url.indexOf('?')
+  const format = query === -1 ? null : new URLSearchParams(url.slice(query + 1)).get('format')
+  if (format) return format.toLowerCase() === 'json'
   return /\bjson\b/i.test(req.headers.accept ?? '')
 }
 
@@ -20,21 +25,17 @@ function wantsJson(req: Request): boolean {
 // these are the codes Nextcloud uses for the failures a client can meet here.
 const V1_CODES: Record<number, number> = { 401: 997, 403: 997, 404: 998 }
 
-export function renderOcs(req: Request, res: Response, answer: OcsAnswer): void {
+export function renderOcs(req: IncomingMessage, res: ServerResponse, answer: OcsAnswer): void {
   const ok = answer.status < 300
-  const v1 = isV1(req)
+  const v1 = urlOf(req).startsWith('/ocs/v1.php')
   const statuscode = ok ? (v1 ? 100 : 200) : v1 ? (V1_CODES[answer.status] ?? answer.status) : answer.status
   const httpStatus = v1 && ![401, 403, 429].includes(answer.status) ? 200 : answer.status
   const ocs = {
     meta: { status: ok ? 'ok' : 'failure', statuscode, message: answer.message ?? (ok ? 'OK' : ''), totalitems: '', itemsperpage: '' },
     data: answer.data,
   }
-  res.status(httpStatus)
-  if (wantsJson(req)) {
-    res.json({ ocs })
-    return
-  }
-  res.type('text/xml; charset=UTF-8').send(`<?xml version="1.0"?>\n${toXml('ocs', ocs)}\n`)
+  if (wantsJson(req)) return sendJson(res, httpStatus, { ocs })
+  sendText(res, httpStatus, 'text/xml; charset=UTF-8', `<?xml version="1.0"?>\n${toXml('ocs', ocs)}\n`)
 }
 
 const escapeXml = (s: string) => s.replace(/[<>&]/g, (c) => (c === '<' ? '&lt;' : c === '>' ? '&gt;' : '&amp;'))

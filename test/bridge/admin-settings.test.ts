@@ -210,7 +210,7 @@ describe('saved settings across a restart', () => {
     try {
       for (const round of [1, 2]) {
         const bridge = await createBridge(config, { logger, print: () => {} })
-        const server = await startServer(bridge.app, 0)
+        const server = await startServer(bridge.listener, 0)
         try {
           if (round === 1) {
             const res = await call(server.url, SETTINGS, { method: 'PUT', body: { gatewayUrl: 'https://gw.example.org', gatewayUser: 'svc', gatewayPassword: 'pw-123456', pathMap: '/mounts/{user}', network: 'calibration', ipfsGateway: '' } })

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { basic, ALICE, postMetadata, RECORDED_FILE_INFO, startBridge, startFakeGateway, type TestBridge } from './helpers.ts'
+import { aliceAuth, basic, ALICE, postMetadata, RECORDED_FILE_INFO, startBridge, startFakeGateway, type TestBridge } from './helpers.ts'
 
 type Fake = Awaited<ReturnType<typeof startFakeGateway>>
 
@@ -154,6 +154,25 @@ describe('POST /ocs/v2.php/apps/gateway/get-file-metadata', () => {
       expect(res.body).toMatchObject({ success: false })
     })
 
+    it('answers 415 in the envelope for a compressed body or a charset other than UTF-8', async () => {
+      const gzipped = await postMetadata({ url: t.url, headers: { 'content-encoding': 'gzip' } })
+      expect(gzipped.status).toBe(415)
+      expect(gzipped.body).toMatchObject({ success: false, error: 'Request body encoding is not supported' })
+      const latin1 = await postMetadata({ url: t.url, headers: { 'content-type': 'application/json; charset=iso-8859-1' } })
+      expect(latin1.status).toBe(415)
+      expect(latin1.body).toMatchObject({ success: false })
+    })
+
+    it('answers 400 for a body that is not valid UTF-8', async () => {
+      const res = await fetch(`${t.url}/ocs/v2.php/apps/gateway/get-file-metadata`, {
+        method: 'POST',
+        headers: { authorization: aliceAuth, 'ocs-apirequest': 'true', 'content-type': 'application/json' },
+        body: Buffer.concat([Buffer.from('{"filePath":"/docs/'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')]),
+      })
+      expect(res.status).toBe(400)
+      expect(await res.json()).toEqual({ success: false, error: 'Request body is not valid UTF-8' })
+    })
+
     it('answers 413 in the envelope above 1 MiB', async () => {
       const raw = JSON.stringify({ filePath: '/a', pad: 'x'.repeat(1024 * 1024 + 10) })
       const res = await postMetadata({ url: t.url, raw })
@@ -166,6 +185,28 @@ describe('POST /ocs/v2.php/apps/gateway/get-file-metadata', () => {
     const res = await fetch(`${t.url}/ocs/v2.php/apps/gateway/nope`, { method: 'POST' })
     expect(res.status).toBe(404)
     expect(await res.json()).toMatchObject({ success: false })
+  })
+
+  it('serves the route with a query string, as OCS clients add ?format=json', async () => {
+    const res = await fetch(`${t.url}/ocs/v2.php/apps/gateway/get-file-metadata?format=json`, {
+      method: 'POST',
+      headers: { authorization: aliceAuth, 'ocs-apirequest': 'true', 'content-type': 'application/json' },
+      body: JSON.stringify({ filePath: '/docs/report.pdf' }),
+    })
+    expect(res.status).toBe(200)
+    expect((await res.json()).metadata.file.file).toBe('report.pdf')
+  })
+
+  it('answers other methods on the route with the 404 envelope', async () => {
+    const res = await fetch(`${t.url}/ocs/v2.php/apps/gateway/get-file-metadata`, { headers: { authorization: aliceAuth, 'ocs-apirequest': 'true' } })
+    expect(res.status).toBe(404)
+    expect(await res.json()).toEqual({ success: false, error: 'No such endpoint' })
+  })
+
+  it('refuses a header naming the user, before anything else', async () => {
+    const res = await postMetadata({ url: t.url, auth: null, headers: { 'x-remote-user': 'alice' } })
+    expect(res.status).toBe(400)
+    expect(res.body).toMatchObject({ success: false, error: expect.stringContaining('x-remote-user') })
   })
 
   it('logs no x-powered-by header', async () => {

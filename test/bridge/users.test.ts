@@ -27,7 +27,7 @@ const config = (dataDir: string, extra: Partial<BridgeConfig> = {}): BridgeConfi
 /** Answers whether `user:password` gets in, using an endpoint that needs no gateway. */
 async function canLogIn(dataDir: string, user: string, password: string): Promise<number> {
   const bridge = await createBridge(config(dataDir), { logger, print: () => {} })
-  const server = await startServer(bridge.app, 0)
+  const server = await startServer(bridge.listener, 0)
   try {
     const res = await fetch(`${server.url}/ocs/v2.php/cloud/user?format=json`, { headers: { authorization: basic(user, password) } })
     return res.status

@@ -4,6 +4,7 @@ import type { NextcloudClient } from '../nextcloud/nextcloud-client.ts'
 import type { SessionStore } from '../sessions.ts'
 import type { User, UserStore } from '../users.ts'
 import { basicAuth } from './basic-auth.ts'
+import { authMiddleware, type Authenticate } from './caller.ts'
 import { createCredentialCache } from './credential-cache.ts'
 import { nextcloudAuth } from './nextcloud-auth.ts'
 import { sessionOrBasicAuth } from './session-auth.ts'
@@ -11,12 +12,14 @@ import type { LoginThrottle } from './throttle.ts'
 
 /**
  * Who the callers of the app's OCS routes are, chosen once at start by
- * FILESYNC. Either adapter leaves the caller in `res.locals.user` (admin
- * rights in `isAdmin`) or throws 401/412/429 (and 503 for Nextcloud).
+ * FILESYNC. Either adapter resolves the caller (admin rights in
+ * `user.isAdmin`) or throws 401/412/429 (and 503 for Nextcloud).
  */
 export interface AuthBackend {
   readonly kind: 'embedded' | 'nextcloud'
   /** For the OCS routes (metadata, config, admin settings). */
+  authenticate: Authenticate
+  /** `authenticate` as Express middleware: the caller lands in `res.locals.caller`. */
   auth: RequestHandler
 }
 
@@ -32,11 +35,13 @@ export interface EmbeddedAuthBackend extends AuthBackend {
 export function embeddedAuthBackend(deps: { users: UserStore; sessions: SessionStore; throttle: LoginThrottle }): EmbeddedAuthBackend {
   const authOptions = { users: deps.users, throttle: deps.throttle, cache: createCredentialCache<User>() }
   const basic = basicAuth(authOptions)
+  const authenticate = sessionOrBasicAuth({ sessions: deps.sessions, users: deps.users, basic })
   return {
     kind: 'embedded',
-    auth: sessionOrBasicAuth({ sessions: deps.sessions, users: deps.users, basic }),
-    davAuth: sessionOrBasicAuth({ sessions: deps.sessions, users: deps.users, basic, exemptSafeMethods: true }),
-    optionalAuth: basicAuth({ ...authOptions, optional: true }),
+    authenticate,
+    auth: authMiddleware(authenticate),
+    davAuth: authMiddleware(sessionOrBasicAuth({ sessions: deps.sessions, users: deps.users, basic, exemptSafeMethods: true })),
+    optionalAuth: authMiddleware(basicAuth({ ...authOptions, optional: true })),
   }
 }
 
@@ -51,5 +56,6 @@ export interface NextcloudAuthBackendOptions {
 /** A real Nextcloud: every caller is checked through its `cloud/user` API. */
 export function nextcloudAuthBackend(opts: NextcloudAuthBackendOptions): AuthBackend {
   const cache = createCredentialCache<User>({ ttlMs: opts.cacheTtlMs ?? 30_000 })
-  return { kind: 'nextcloud', auth: nextcloudAuth({ client: opts.client, throttle: opts.throttle, cache, logger: opts.logger }) }
+  const authenticate = nextcloudAuth({ client: opts.client, throttle: opts.throttle, cache, logger: opts.logger })
+  return { kind: 'nextcloud', authenticate, auth: authMiddleware(authenticate) }
 }

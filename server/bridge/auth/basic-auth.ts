@@ -1,5 +1,5 @@
-import type { Request, RequestHandler, Response } from 'express'
 import type { User, UserStore } from '../users.ts'
+import type { Authenticate } from './caller.ts'
 import type { LoginThrottle } from './throttle.ts'
 import type { CredentialCache } from './credential-cache.ts'
 import { tooManyAttempts, unauthorized } from '../errors.ts'
@@ -22,39 +22,28 @@ export function parseBasicAuth(header: string | undefined): Credentials | undefi
   return { login: decoded.slice(0, colon), secret: decoded.slice(colon + 1) }
 }
 
-/** The user a request was authenticated as; only valid after `basicAuth` ran. */
-export function currentUser(res: Response): User {
-  const user = res.locals.user as User | undefined
-  if (!user) throw unauthorized()
-  return user
-}
-
-export const hasUser = (res: Response) => res.locals.user !== undefined
-
 /**
  * Basic auth against the embedded users (password or app password).
  * Order: no credentials → 401; too many recent failures → 429 before any
  * verification; wrong credentials → 401 and a recorded failure.
  * With `optional`, a request without credentials passes anonymously (Nextcloud's public pages).
  */
-export function basicAuth(opts: BasicAuthOptions & { optional?: boolean }): RequestHandler {
-  return async (req: Request, res: Response, next) => {
+export function basicAuth(opts: BasicAuthOptions & { optional?: boolean }): Authenticate {
+  return async (req) => {
     const header = req.headers.authorization
     const creds = parseBasicAuth(header)
     if (!creds) {
-      if (opts.optional && header === undefined) return next()
+      if (opts.optional && header === undefined) return undefined
       throw unauthorized()
     }
-    const address = req.ip ?? req.socket.remoteAddress ?? 'unknown'
-    const wait = opts.throttle.retryAfter(creds.login, address)
+    const wait = opts.throttle.retryAfter(creds.login, req.address)
     if (wait > 0) throw tooManyAttempts(wait)
     const user = await opts.cache.getOrVerify(creds.login, creds.secret, () => opts.users.verify(creds.login, creds.secret))
     if (!user) {
-      opts.throttle.recordFailure(creds.login, address)
+      opts.throttle.recordFailure(creds.login, req.address)
       throw unauthorized('Wrong user name or password')
     }
-    opts.throttle.recordSuccess(creds.login, address)
-    res.locals.user = user
-    next()
+    opts.throttle.recordSuccess(creds.login, req.address)
+    return { user }
   }
 }

@@ -1,16 +1,16 @@
-import type { Request, RequestHandler, Response } from 'express'
 import type { Logger } from '../../shared/logger.ts'
 import { BridgeError, CsrfError, forbidden, tooManyAttempts, unauthorized } from '../errors.ts'
 import type { NextcloudClient, NextcloudCredentials, NextcloudUser } from '../nextcloud/nextcloud-client.ts'
 import type { User } from '../users.ts'
 import { parseBasicAuth } from './basic-auth.ts'
+import type { Authenticate } from './caller.ts'
 import type { CredentialCache } from './credential-cache.ts'
 import type { LoginThrottle } from './throttle.ts'
 
 export interface NextcloudAuthOptions {
   client: NextcloudClient
   throttle: LoginThrottle
-  /** Successes only, keyed by an HMAC of the forwarded credentials (credential-cache.ts). */
+  /** Successes only, keyed by a keyed hash of the forwarded credentials (credential-cache.ts). */
   cache: CredentialCache<User>
   logger: Logger
 }
@@ -18,13 +18,6 @@ export interface NextcloudAuthOptions {
 // Nextcloud's own rule for user ids (letters, digits, space, _ . @ - '), minus what could move a gateway path.
 const NEXTCLOUD_USER_ID = /^[A-Za-z0-9 _.@'-]{1,64}$/
 const AUTHORIZATION = /^(Basic|Bearer)\s+\S+$/i
-
-/** The credentials res.locals carries after `nextcloudAuth`, for calls made on the caller's behalf. */
-export function nextcloudCredentialsOf(res: Response): NextcloudCredentials {
-  const creds = res.locals.nextcloudCredentials as NextcloudCredentials | undefined
-  if (!creds) throw unauthorized()
-  return creds
-}
 
 const sessionUnauthorized = (message: string) => new BridgeError(401, 'UNAUTHORIZED', message)
 
@@ -38,10 +31,10 @@ const toUser = (u: NextcloudUser): User => ({ id: u.id, displayName: u.displayNa
  * Throttled like the embedded logins; a Nextcloud that cannot answer is a
  * 503, never a 401.
  */
-export function nextcloudAuth(opts: NextcloudAuthOptions): RequestHandler {
+export function nextcloudAuth(opts: NextcloudAuthOptions): Authenticate {
   const log = opts.logger
-  return async (req: Request, res: Response, next) => {
-    const address = req.ip ?? req.socket.remoteAddress ?? 'unknown'
+  return async (req) => {
+    const { address } = req
     const { authorization, cookie } = req.headers
     const requestToken = typeof req.headers.requesttoken === 'string' ? req.headers.requesttoken : undefined
     let creds: NextcloudCredentials
@@ -91,8 +84,6 @@ export function nextcloudAuth(opts: NextcloudAuthOptions): RequestHandler {
         : sessionUnauthorized('Your Nextcloud session is not valid (expired or logged out); log in again')
     }
     opts.throttle.recordSuccess(throttleKey, address)
-    res.locals.user = user
-    res.locals.nextcloudCredentials = creds
-    next()
+    return { user, nextcloud: creds }
   }
 }

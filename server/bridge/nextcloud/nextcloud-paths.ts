@@ -1,7 +1,6 @@
-import type { Response } from 'express'
 import type { Logger } from '../../shared/logger.ts'
-import { nextcloudCredentialsOf } from '../auth/nextcloud-auth.ts'
-import { CsrfError, BridgeError, notFound } from '../errors.ts'
+import type { Caller } from '../auth/caller.ts'
+import { CsrfError, BridgeError, notFound, unauthorized } from '../errors.ts'
 import type { MountMap } from '../mount-map.ts'
 import type { NextcloudClient } from './nextcloud-client.ts'
 
@@ -15,10 +14,12 @@ export const notOnMount = () =>
  * in this user's tree, so nobody reads metadata of a mount they cannot see.
  */
 export function nextcloudGatewayPath(deps: { mounts: MountMap; client: NextcloudClient; logger: Logger }) {
-  return async (res: Response, userId: string, userPath: string): Promise<string> => {
+  return async (caller: Caller, userPath: string): Promise<string> => {
+    const userId = caller.user.id
+    if (!caller.nextcloud) throw unauthorized()
     const gatewayPath = deps.mounts.toGateway(userId, userPath)
     if (gatewayPath === undefined) throw notOnMount()
-    const seen = await deps.client.exists(nextcloudCredentialsOf(res), userId, userPath)
+    const seen = await deps.client.exists(caller.nextcloud, userId, userPath)
     if (seen === 'csrf') throw new CsrfError()
     if (seen === 'refused') {
       // The login passed cloud/user but Nextcloud's WebDAV refused it: a bad requesttoken, typically.

@@ -1,7 +1,7 @@
 import { Router, type Request, type RequestHandler, type Response } from 'express'
 import type { OutgoingHttpHeaders } from 'node:http'
 import type { Logger } from '../../shared/logger.ts'
-import { currentUser } from '../auth/basic-auth.ts'
+import { currentUser } from '../auth/caller.ts'
 import { createDavUrlMapper, DAV_FILES_PREFIX } from '../dav-urls.ts'
 import { BridgeError, badRequest, forbidden, notFound, setSurface } from '../errors.ts'
 import type { GatewayClient } from '../gateway-client.ts'

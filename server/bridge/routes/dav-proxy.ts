@@ -3,7 +3,7 @@ import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage,
 import { request as httpsRequest } from 'node:https'
 import { pipeline, type Readable } from 'node:stream'
 import type { Logger } from '../../shared/logger.ts'
-import { currentUser } from '../auth/basic-auth.ts'
+import { currentUser } from '../auth/caller.ts'
 import { createDavUrlMapper, parseClientDavPath, rewriteHrefs, rewriteIfHeader, type DavUrlMapper } from '../dav-urls.ts'
 import { BridgeError, forbidden, gatewayBadResponse, gatewayTimeout, gatewayUnreachable, notFound, setSurface } from '../errors.ts'
 import type { GatewayClient } from '../gateway-client.ts'

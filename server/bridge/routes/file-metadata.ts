@@ -1,71 +1,66 @@
-import express, { Router, type RequestHandler, type Response } from 'express'
+import type { IncomingMessage, ServerResponse } from 'node:http'
 import { z } from 'zod'
 import type { NetworkClock } from '../../shared/epochs.ts'
-import { currentUser } from '../auth/basic-auth.ts'
+import { isJsonContentType, readJsonBody } from '../../shared/json-body.ts'
+import { sendJson } from '../../shared/json-response.ts'
+import type { Authenticate, Caller } from '../auth/caller.ts'
 import { toMetadataFile } from '../convert.ts'
-import { CsrfError, badRequest, setSurface } from '../errors.ts'
+import { badRequest, unauthorized } from '../errors.ts'
 import type { GatewayClient } from '../gateway-client.ts'
+import { checkOcsApiRequest } from '../ocs-guards.ts'
 import type { PathMap } from '../path-map.ts'
 import { MAX_PATH_LENGTH, normaliseUserPath } from '../user-path.ts'
 
 export const FILE_METADATA_ROUTE = '/ocs/v2.php/apps/gateway/get-file-metadata'
-const BODY_LIMIT = '1mb'
+const BODY_LIMIT = 1024 * 1024
 
 export const MetadataRequestSchema = z.strictObject({
   filePath: z.string().min(1).max(MAX_PATH_LENGTH),
 })
 
 export interface FileMetadataDeps {
-  auth: RequestHandler
+  authenticate: Authenticate
   gateway: GatewayClient
   pathMap: PathMap
   clock: NetworkClock
   /**
-   * Where a user's path lives on the gateway; throws (404) for a path the
-   * user may not ask about. Default: the path map over the whole tree.
+   * Where a caller's path lives on the gateway; throws (404) for a path the
+   * caller may not ask about. Default: the path map over the whole tree.
    */
-  toGatewayPath?: (res: Response, userId: string, userPath: string) => Promise<string>
+  toGatewayPath?: (caller: Caller, userPath: string) => Promise<string>
 }
 
-/** Nextcloud's CSRF rule for API clients without a session: they must say `OCS-APIRequest: true`. */
-const requireOcsApiRequest: RequestHandler = (req, _res, next) => {
-  if (String(req.headers['ocs-apirequest'] ?? '').toLowerCase() !== 'true') throw new CsrfError()
-  next()
+/** What the fast lane knows of a request beyond node's own objects. */
+export interface RequestContext {
+  /** The client's address, after the trusted proxies. */
+  address: string
+  /** Set once authentication succeeded, for the request log. */
+  caller?: Caller
 }
 
-const requireJson: RequestHandler = (req, _res, next) => {
-  if (!req.is('application/json')) throw badRequest('Content-Type must be application/json')
-  next()
-}
+export type FileMetadataRoute = (req: IncomingMessage, res: ServerResponse, ctx: RequestContext) => Promise<void>
 
 /**
  * `POST /ocs/v2.php/apps/gateway/get-file-metadata`: checks in the order
  * auth → throttle → CSRF → body → path, then reads the gateway's record
  * and answers it converted, bare (no OCS envelope), as the real app does.
+ * Served on node's own request and response (see fast-lane.ts); failures
+ * are thrown as BridgeErrors for the one error writer.
  */
-export function createFileMetadataRouter(deps: FileMetadataDeps): Router {
-  const router = Router()
-  router.post(
-    FILE_METADATA_ROUTE,
-    (req, _res, next) => {
-      setSurface(req, 'app')
-      next()
-    },
-    deps.auth,
-    requireOcsApiRequest,
-    requireJson,
-    express.json({ limit: BODY_LIMIT }),
-    async (req, res) => {
-      const body = MetadataRequestSchema.safeParse(req.body)
-      if (!body.success) throw badRequest(describeBodyProblem(body.error))
-      const user = currentUser(res)
-      const userPath = normaliseUserPath(body.data.filePath, { decode: 'lenient', userId: user.id })
-      const gatewayPath = deps.toGatewayPath ? await deps.toGatewayPath(res, user.id, userPath) : deps.pathMap.toGateway(user.id, userPath)
-      const record = await deps.gateway.fileInfo(gatewayPath)
-      res.json({ success: true, metadata: { file: toMetadataFile(record, userPath, deps.clock) } })
-    },
-  )
-  return router
+export function createFileMetadataRoute(deps: FileMetadataDeps): FileMetadataRoute {
+  const toGatewayPath = deps.toGatewayPath ?? (async (caller: Caller, userPath: string) => deps.pathMap.toGateway(caller.user.id, userPath))
+  return async (req, res, ctx) => {
+    const caller = await deps.authenticate({ method: req.method ?? 'POST', headers: req.headers, address: ctx.address })
+    if (!caller) throw unauthorized()
+    ctx.caller = caller
+    checkOcsApiRequest(req.headers)
+    if (!isJsonContentType(req.headers['content-type'])) throw badRequest('Content-Type must be application/json')
+    const body = MetadataRequestSchema.safeParse(await readJsonBody(req, { limit: BODY_LIMIT }))
+    if (!body.success) throw badRequest(describeBodyProblem(body.error))
+    const userPath = normaliseUserPath(body.data.filePath, { decode: 'lenient', userId: caller.user.id })
+    const record = await deps.gateway.fileInfo(await toGatewayPath(caller, userPath))
+    sendJson(res, 200, { success: true, metadata: { file: toMetadataFile(record, userPath, deps.clock) } })
+  }
 }
 
 /** A short, fixed message per problem: never raw zod text. */

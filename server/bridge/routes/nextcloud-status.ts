@@ -1,5 +1,5 @@
 import { Router, type RequestHandler } from 'express'
-import { currentUser, hasUser } from '../auth/basic-auth.ts'
+import { currentUser, hasUser } from '../auth/caller.ts'
 import { setSurface } from '../errors.ts'
 import { renderOcs } from '../ocs.ts'
 
