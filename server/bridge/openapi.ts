@@ -32,10 +32,11 @@ const operations: Operation[] = [
     body: MetadataRequestSchema,
     responses: {
       200: { description: 'The record', schema: MetadataResponseSchema },
-      400: failure('Missing, malformed or hostile filePath, unknown fields, not JSON'),
+      400: failure('Missing, malformed or hostile filePath, unknown fields, not JSON, not valid UTF-8, a header naming the user'),
       ...common,
       404: failure('No such file or folder for this user'),
       413: failure('Body over 1 MiB'),
+      415: failure('Compressed body (Content-Encoding) or a charset other than UTF-8'),
       502: failure('Gateway unreachable or its answer is broken'),
       504: failure('Gateway did not answer in time'),
     },
