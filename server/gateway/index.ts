@@ -42,7 +42,7 @@ export interface GatewayDeps {
   dealTimeouts?: { callMs?: number; reloadMs?: number; retryAfterMs?: number }
 }
 
-const DEFAULT_DEALS = { durationDays: 540, price: '0', verified: true, startOffsetEpochs: 5760, tickSeconds: 5, retrievalCheckSeconds: 600, renewBeforeDays: 30 }
+const DEFAULT_DEALS = { durationDays: 540, price: '0', verified: true, startOffsetEpochs: 5760, tickSeconds: 5, retrievalCheckSeconds: 600, renewBeforeDays: 30, repairHoldDays: 3 }
 
 /** Builds a gateway over `config.dataDir`: SQLite metadata plus block and CAR files. */
 export function createGateway(config: GatewayConfig, deps: GatewayDeps): Gateway {
@@ -80,6 +80,7 @@ export function createGateway(config: GatewayConfig, deps: GatewayDeps): Gateway
       retryAfterMs: deps.dealTimeouts?.retryAfterMs ?? 60 * 60_000,
       // Deals ending within this window are renewed by new ones.
       renewBeforeEpochs: Math.round((terms.renewBeforeDays ?? DEFAULT_DEALS.renewBeforeDays) * EPOCHS_PER_DAY),
+      repairHoldEpochs: Math.round((terms.repairHoldDays ?? DEFAULT_DEALS.repairHoldDays) * EPOCHS_PER_DAY),
       logger: logger.child({ module: 'deals' }),
       now: deps.now,
     })

@@ -46,6 +46,7 @@ const EnvSchema = z.object({
   DEAL_TICK_SECONDS: z.coerce.number().positive().max(3600).default(5),
   RETRIEVAL_CHECK_SECONDS: z.coerce.number().positive().max(7 * 86_400).default(600),
   DEAL_RENEW_BEFORE_DAYS: z.coerce.number().positive().max(1000).default(30),
+  DEAL_REPAIR_HOLD_DAYS: z.coerce.number().positive().max(365).default(3),
   // Crash tests only: the gateway stops at this point and waits to be killed.
   GATEWAY_TEST_PAUSE_AT: z.enum(['car-writing', 'offload', 'reload']).optional(),
   // Deal service
@@ -114,6 +115,8 @@ export interface GatewayConfig {
     retrievalCheckSeconds: number
     /** Deals ending within this many days are replaced by new ones (default 30). */
     renewBeforeDays?: number
+    /** Longest an offloaded group stays reloaded for repair before its local bytes are removed again (default 3). */
+    repairHoldDays?: number
   }
   /** Crash tests only (GATEWAY_TEST_PAUSE_AT): stop and wait to be killed at this point. */
   testPauseAt?: 'car-writing' | 'offload' | 'reload'
@@ -214,6 +217,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         tickSeconds: e.DEAL_TICK_SECONDS,
         retrievalCheckSeconds: e.RETRIEVAL_CHECK_SECONDS,
         renewBeforeDays: e.DEAL_RENEW_BEFORE_DAYS,
+        repairHoldDays: e.DEAL_REPAIR_HOLD_DAYS,
       },
       testPauseAt: e.GATEWAY_TEST_PAUSE_AT,
     },

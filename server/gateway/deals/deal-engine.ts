@@ -45,6 +45,12 @@ export interface DealEngineOptions {
   retryAfterMs: number
   /** Deals ending within this many epochs no longer count: new ones are made (renewal), offloaded groups are reloaded for it. */
   renewBeforeEpochs: number
+  /**
+   * Longest a group reloaded for repair is held with its bytes on disk while
+   * its copies are not back (no provider takes it, deals keep failing): then
+   * it is released to offloaded, and a new reload waits `retryAfterMs`.
+   */
+  repairHoldEpochs: number
   logger: Logger
   now?: () => number
 }
@@ -60,6 +66,8 @@ export interface TickReport {
   repairing: number
   /** Repaired groups that went back to offloaded. */
   repaired: number
+  /** Groups held past `repairHoldEpochs` without their copies, released to offloaded to try again later. */
+  repairsGivenUp: number
   serviceError?: string
 }
 
@@ -253,6 +261,7 @@ export function createDealEngine(o: DealEngineOptions) {
         .holdForDeals(g.id)
         .then((release) => {
           repair.release = release
+          repair.heldSince = head
           logger.info({ groupId: g.id }, 'group reloaded for new deals')
         })
         .catch((err) => {
@@ -266,21 +275,36 @@ export function createDealEngine(o: DealEngineOptions) {
     }
   }
 
-  /** A held group goes back to offloaded once enough lasting copies are retrievable again. */
+  /**
+   * A held group goes back to offloaded once enough lasting copies are
+   * retrievable again, or, so that its bytes do not stay on disk for ever,
+   * once it has been held `repairHoldEpochs` (never while a provider is still
+   * fetching its CAR); the next reload then waits `retryAfterMs`.
+   */
   async function finishRepairs(head: number, r: TickReport) {
     for (const [groupId, repair] of repairs) {
-      if (!repair.release) continue
-      if (lastingRetrievable(groupId, head) < copies || transferPending(groupId)) continue
-      repairs.delete(groupId)
-      await repair.release()
-      r.repaired++
-      logger.info({ groupId, retrievableCopies: lastingRetrievable(groupId, head) }, 'group repaired: back to offloaded')
+      if (!repair.release || transferPending(groupId)) continue
+      const release = repair.release
+      if (lastingRetrievable(groupId, head) >= copies) {
+        repairs.delete(groupId)
+        await release()
+        r.repaired++
+        logger.info({ groupId, retrievableCopies: lastingRetrievable(groupId, head) }, 'group repaired: back to offloaded')
+      } else if (head - repair.heldSince! >= o.repairHoldEpochs) {
+        repair.release = undefined
+        repair.failedAt = head
+        await release()
+        r.repairsGivenUp++
+        logger.warn({ groupId, retrievableCopies: lastingRetrievable(groupId, head), required: copies }, 'group held for repair too long without its copies: local bytes removed again, retrying later')
+      }
     }
   }
 
   interface Repair {
     /** Set once the group is local with its CAR. */
     release?: () => Promise<void>
+    /** Chain head when the group became local. */
+    heldSince?: number
     pending?: Promise<void>
     /** Chain head when the reload failed. */
     failedAt?: number
@@ -292,7 +316,7 @@ export function createDealEngine(o: DealEngineOptions) {
   let timer: NodeJS.Timeout | undefined
 
   async function tickOnce(): Promise<TickReport> {
-    const r: TickReport = { proposed: 0, published: 0, activated: 0, failed: 0, checked: 0, offloaded: 0, repairing: 0, repaired: 0 }
+    const r: TickReport = { proposed: 0, published: 0, activated: 0, failed: 0, checked: 0, offloaded: 0, repairing: 0, repaired: 0, repairsGivenUp: 0 }
     const head = await providers.chainHead()
     await followProposals(head, r)
     await followChain(head, r)

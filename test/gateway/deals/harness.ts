@@ -50,6 +50,8 @@ export interface DealStackOptions {
   price?: string
   /** Deals ending within this many days are renewed (default 30). */
   renewBeforeDays?: number
+  /** Longest a group is held for repair without its copies (default 3 days). */
+  repairHoldDays?: number
 }
 
 /**
@@ -80,7 +82,7 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
       {
         host: '127.0.0.1', port: 0, dataDir: join(dir, 'gateway'), groupSize: 1 << 20, groupIdleSeconds: 3600,
         serviceUrl: serviceServer.url, serviceApiKey: API_KEY, clientAddress,
-        deals: { durationDays: 540, price: o.price ?? '0', verified: true, startOffsetEpochs: 5760, copies: o.copies ?? 2, tickSeconds: 3600, retrievalCheckSeconds: (o.retrievalCheckMs ?? 3_600_000) / 1000, renewBeforeDays: o.renewBeforeDays },
+        deals: { durationDays: 540, price: o.price ?? '0', verified: true, startOffsetEpochs: 5760, copies: o.copies ?? 2, tickSeconds: 3600, retrievalCheckSeconds: (o.retrievalCheckMs ?? 3_600_000) / 1000, renewBeforeDays: o.renewBeforeDays, repairHoldDays: o.repairHoldDays },
       },
       { logger: silent, db, providers: simnetProviderPort(simnet, sim), service: o.service ? o.service(client) : client, now, dealTimeouts: { callMs: 300, reloadMs: 2000 } },
     )

@@ -107,6 +107,40 @@ describe('repair of offloaded groups', () => {
     expect((await readBack(s, '/restart.bin')).equals(bytes)).toBe(true)
   })
 
+  it('no provider takes new deals: the held group gives its disk back after DEAL_REPAIR_HOLD_DAYS and is reloaded again later', async () => {
+    let refuse = false
+    const s = (stack = await startDealStack({
+      copies: 2, price: '5000000', retrievalCheckMs: 60_000, repairHoldDays: 1,
+      // The deal service finds no provider for the repair: the reloaded group can get no new copy.
+      service: (client) => ({ ...client, bestProviders: async (q) => (refuse ? { providers: [], reason: 'NO_PROVIDER_AVAILABLE' } : client.bestProviders(q)) }),
+    }))
+    const bytes = await offloadedFile(s, '/held.bin')
+    refuse = true
+    s.sim.setFault((await details(s, '/held.bin')).groups[0].deals[0].provider, 'lose')
+    s.clock.now += 120_000
+    expect(await s.runUntil(async () => (await details(s, '/held.bin')).groups[0].state === 'reload', { epochsPerTick: 1 })).toBe(true)
+    expect(groupFiles(s).length).toBeGreaterThan(0)
+
+    // Held for less than a day (2880 epochs) of chain time: still on disk, waiting for providers.
+    expect(await s.runUntil(async () => false, { max: 20, epochsPerTick: 120 })).toBe(false)
+    expect((await details(s, '/held.bin')).groups[0].state).toBe('reload')
+    // Past the hold: released to offloaded, its local bytes gone again, the copy count still honest.
+    expect(await s.runUntil(async () => (await details(s, '/held.bin')).groups[0].state === 'offloaded', { max: 10, epochsPerTick: 120 })).toBe(true)
+    expect(groupFiles(s)).toEqual([])
+    expect((await details(s, '/held.bin')).retrievableCopies).toBe(1)
+
+    // Providers are back: after the retry wait the group is reloaded and repaired for good.
+    refuse = false
+    expect(
+      await s.runUntil(async () => {
+        const d = await details(s, '/held.bin')
+        return d.groups[0].state === 'offloaded' && d.retrievableCopies === 2
+      }),
+    ).toBe(true)
+    expect(groupFiles(s)).toEqual([])
+    expect((await readBack(s, '/held.bin')).equals(bytes)).toBe(true)
+  })
+
   it('no provider can serve the data: nothing is proposed, the group stays offloaded and honest', async () => {
     const s = (stack = await startDealStack({ copies: 2, price: '5000000', retrievalCheckMs: 60_000 }))
     await offloadedFile(s, '/gone.bin')
@@ -124,6 +158,36 @@ describe('repair of offloaded groups', () => {
 })
 
 describe('renewal', () => {
+  it('a group still ready for deals (its CAR on disk) gets replacements for deals about to end, without a reload', async () => {
+    const s = (stack = await startDealStack({ copies: 2, price: '5000000', retrievalCheckMs: 60_000, renewBeforeDays: 30 }))
+    const bytes = randomBytes(300_000)
+    expect((await s.put('/ready.bin', bytes)).status).toBe(201)
+    await s.seal()
+    const published = async () => (await details(s, '/ready.bin')).groups[0].deals.filter((x: ShownDeal) => x.state === 'published')
+    expect(await s.runUntil(async () => (await published()).length === 2, { epochsPerTick: 1 })).toBe(true)
+    const old = await published()
+    const oldEnd = Math.max(...old.map((x: ShownDeal) => x.endEpoch))
+    // The chain moves on while the gateway is not looking: when it next sees these deals they are
+    // active but end in 20 days, inside the 30-day renewal window, so they never count for offload.
+    s.advance(Math.min(...old.map((x: ShownDeal) => x.endEpoch)) - 20 * EPOCHS_PER_DAY - s.simnet.headEpoch())
+
+    const groupStates = new Set<string>()
+    const renewed = await s.runUntil(async () => {
+      const d = await details(s, '/ready.bin')
+      groupStates.add(d.groups[0].state)
+      const fresh = d.groups[0].deals.filter((x: ShownDeal) => x.endEpoch > oldEnd && x.isRetrievable)
+      return d.groups[0].state === 'offloaded' && fresh.length >= 2
+    }, { epochsPerTick: 30 })
+    expect(renewed).toBe(true)
+    // The new providers fetched the CAR the group still had: it was never reloaded.
+    expect([...groupStates]).toEqual(expect.arrayContaining(['ready_for_deals', 'offloaded']))
+    expect(groupStates).not.toContain('reload')
+    const d = await details(s, '/ready.bin')
+    expect(d.groups[0].deals.filter((x: ShownDeal) => old.some((o: ShownDeal) => o.dealId === x.dealId)).map((x: ShownDeal) => x.state)).toEqual(['active', 'active'])
+    expect(groupFiles(s)).toEqual([])
+    expect((await readBack(s, '/ready.bin')).equals(bytes)).toBe(true)
+  })
+
   it('deals approaching their end get replacements for an offloaded group, which then outlive the old ones', async () => {
     const s = (stack = await startDealStack({ copies: 2, price: '5000000', retrievalCheckMs: 60_000, renewBeforeDays: 30 }))
     const bytes = await offloadedFile(s, '/renew.bin')
