@@ -1,16 +1,5 @@
 import type { IncomingMessage } from 'node:http'
 
-/**
- * A JSON request body reader for hot routes, where body-parser's generality
- * (inflation, any charset, type-is) costs more than the route itself.
- * It fails with body-parser's error contract (`status`, `type`, `limit`), so
- * `describeParserError` maps its failures like body-parser's.
- *
- * It accepts `application/json` (charset absent or UTF-8, as RFC 8259 requires)
- * in identity encoding only: a compressed or non-UTF-8 body is refused with
- * 415, not inflated, since no Nextcloud client sends one.
- * Invalid UTF-8 is refused (400), not silently replaced.
- */
 export interface JsonBodyOptions {
   /** Largest body in bytes. */
   limit: number
@@ -22,7 +11,7 @@ function parserError(status: number, type: string, message: string, extra: Recor
   return Object.assign(new Error(message), { status, type, expose: true, ...extra })
 }
 
-/** True for `application/json` with no charset or a UTF-8 one; throws 415 for another charset. */
+/** True for `application/json` with no charset or a UTF-8 one (RFC 8259); throws 415 for another charset. */
 export function isJsonContentType(header: string | undefined): boolean {
   if (!header) return false
   const semicolon = header.indexOf(';')
@@ -36,7 +25,14 @@ export function isJsonContentType(header: string | undefined): boolean {
 }
 
 /**
- * Reads and parses the whole body. The caller has checked the content type
+ * Reads and parses a JSON request body, for hot routes where body-parser's
+ * generality (inflation, any charset, type-is) costs more than the route
+ * itself. It fails with body-parser's error contract (`status`, `type`,
+ * `limit`), so `describeParserError` maps its failures like body-parser's.
+ *
+ * Identity encoding only: a compressed body is refused with 415, not
+ * inflated, since no Nextcloud client sends one. Invalid UTF-8 is refused
+ * (400), not silently replaced. The caller has checked the content type
  * (`isJsonContentType`). An empty body reads as `undefined`.
  */
 export function readJsonBody(req: IncomingMessage, opts: JsonBodyOptions): Promise<unknown> {
