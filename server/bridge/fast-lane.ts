@@ -3,7 +3,7 @@ import type { RequestListener } from 'node:http'
 import proxyaddr from 'proxy-addr'
 import type { Logger } from '../shared/logger.ts'
 import { logWhenDone } from '../shared/request-log.ts'
-import { sendBridgeError, setSurface } from './errors.ts'
+import { sendBridgeError } from './errors.ts'
 import { checkIdentityHeaders } from './identity-headers.ts'
 import { FILE_METADATA_ROUTE, type FileMetadataRoute, type RequestContext } from './routes/file-metadata.ts'
 
@@ -26,7 +26,7 @@ export function createBridgeListener(app: Express, fileMetadata: FileMetadataRou
     if (req.method !== 'POST' || pathOf(req.url) !== FILE_METADATA_ROUTE) return void app(req, res)
     const ctx: RequestContext = { address: proxyaddr(req, trust) }
     logWhenDone(logger, req, res, () => ({ user: ctx.caller?.user.id }))
-    setSurface(req, 'app')
+    // Failures answer in the app's `{ success: false, error }` envelope: the error writer's default surface.
     try {
       checkIdentityHeaders(req.headers, ctx.address, logger)
       fileMetadata(req, res, ctx).catch((err: unknown) => sendBridgeError(logger, err, req, res))

@@ -1,6 +1,6 @@
-import type { Request } from 'express'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { sendJson, sendText } from '../shared/json-response.ts'
+import { requestedUrl } from '../shared/request-log.ts'
 
 /** What an OCS endpoint answers; `renderOcs` wraps it in `{ ocs: { meta, data } }`. */
 export interface OcsAnswer {
@@ -9,12 +9,9 @@ export interface OcsAnswer {
   data: unknown
 }
 
-// Express rewrites req.url inside mounted routers; originalUrl is what the client asked.
-const urlOf = (req: IncomingMessage) => (req as Partial<Request>).originalUrl ?? req.url ?? '/'
-
 /** JSON when asked for (`?format=json` or an Accept naming json), XML otherwise, as Nextcloud does. */
 function wantsJson(req: IncomingMessage): boolean {
-  const url = urlOf(req)
+  const url = requestedUrl(req)
   const query = url.indexOf('?')
   const format = query === -1 ? null : new URLSearchParams(url.slice(query + 1)).get('format')
   if (format) return format.toLowerCase() === 'json'
@@ -27,7 +24,7 @@ const V1_CODES: Record<number, number> = { 401: 997, 403: 997, 404: 998 }
 
 export function renderOcs(req: IncomingMessage, res: ServerResponse, answer: OcsAnswer): void {
   const ok = answer.status < 300
-  const v1 = urlOf(req).startsWith('/ocs/v1.php')
+  const v1 = requestedUrl(req).startsWith('/ocs/v1.php')
   const statuscode = ok ? (v1 ? 100 : 200) : v1 ? (V1_CODES[answer.status] ?? answer.status) : answer.status
   const httpStatus = v1 && ![401, 403, 429].includes(answer.status) ? 200 : answer.status
   const ocs = {

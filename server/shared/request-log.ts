@@ -2,6 +2,9 @@ import type { Request, RequestHandler, Response } from 'express'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { Logger } from './logger.ts'
 
+/** The URL the client asked for: Express rewrites `req.url` inside mounted routers, not `originalUrl`. */
+export const requestedUrl = (req: IncomingMessage): string => (req as Partial<Request>).originalUrl ?? req.url ?? '/'
+
 /**
  * One log line per finished request: method, URL, status, time, plus what
  * `fields` adds (the user, a request id) — never headers, which carry
@@ -15,8 +18,7 @@ export function logWhenDone(logger: Logger, req: IncomingMessage, res: ServerRes
     const level = status >= 500 ? 'error' : !res.writableFinished ? 'warn' : 'info'
     if (!logger.isLevelEnabled(level)) return
     logger[level]({
-      // Express rewrites req.url inside mounted routers; originalUrl is what the client asked.
-      req: { method: req.method, url: (req as Partial<Request>).originalUrl ?? req.url, remoteAddress: req.socket.remoteAddress },
+      req: { method: req.method, url: requestedUrl(req), remoteAddress: req.socket.remoteAddress },
       res: { statusCode: status },
       ...fields(),
       responseTime: Math.round(performance.now() - started),
