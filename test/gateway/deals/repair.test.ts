@@ -38,6 +38,22 @@ async function readBack(s: DealStack, path: string): Promise<Buffer> {
   return Buffer.from(await res.arrayBuffer())
 }
 
+/**
+ * Runs the engine until the file's group is offloaded with two retrievable deals
+ * ending after `oldEnd`; returns every state the group went through.
+ */
+async function renewal(s: DealStack, path: string, oldEnd: number): Promise<Set<string>> {
+  const groupStates = new Set<string>()
+  const renewed = await s.runUntil(async () => {
+    const d = await details(s, path)
+    groupStates.add(d.groups[0].state)
+    const fresh = d.groups[0].deals.filter((x: ShownDeal) => x.endEpoch > oldEnd && x.isRetrievable)
+    return d.groups[0].state === 'offloaded' && fresh.length >= 2
+  }, { epochsPerTick: 30 })
+  expect(renewed).toBe(true)
+  return groupStates
+}
+
 describe('repair of offloaded groups', () => {
   it('a provider loses the data, later deals expire: each time the group is reloaded from a remaining copy, a new provider fetches its CAR, and it is offloaded again', async () => {
     // A tiny renewal window, so that only real expiry counts here.
@@ -171,14 +187,7 @@ describe('renewal', () => {
     // active but end in 20 days, inside the 30-day renewal window, so they never count for offload.
     s.advance(Math.min(...old.map((x: ShownDeal) => x.endEpoch)) - 20 * EPOCHS_PER_DAY - s.simnet.headEpoch())
 
-    const groupStates = new Set<string>()
-    const renewed = await s.runUntil(async () => {
-      const d = await details(s, '/ready.bin')
-      groupStates.add(d.groups[0].state)
-      const fresh = d.groups[0].deals.filter((x: ShownDeal) => x.endEpoch > oldEnd && x.isRetrievable)
-      return d.groups[0].state === 'offloaded' && fresh.length >= 2
-    }, { epochsPerTick: 30 })
-    expect(renewed).toBe(true)
+    const groupStates = await renewal(s, '/ready.bin', oldEnd)
     // The new providers fetched the CAR the group still had: it was never reloaded.
     expect([...groupStates]).toEqual(expect.arrayContaining(['ready_for_deals', 'offloaded']))
     expect(groupStates).not.toContain('reload')
@@ -197,14 +206,7 @@ describe('renewal', () => {
     s.advance(Math.min(...old.map((x) => x.endEpoch)) - 20 * EPOCHS_PER_DAY - s.simnet.headEpoch())
     expect((await details(s, '/renew.bin')).state).toBe('offloaded')
 
-    const groupStates = new Set<string>()
-    const renewed = await s.runUntil(async () => {
-      const d = await details(s, '/renew.bin')
-      groupStates.add(d.groups[0].state)
-      const fresh = d.groups[0].deals.filter((x: ShownDeal) => x.endEpoch > oldEnd && x.isRetrievable)
-      return d.groups[0].state === 'offloaded' && fresh.length >= 2
-    }, { epochsPerTick: 30 })
-    expect(renewed).toBe(true)
+    const groupStates = await renewal(s, '/renew.bin', oldEnd)
     expect(groupStates).toContain('reload')
     expect(groupFiles(s)).toEqual([])
     // The old deals still run until their end, beside the new ones.
