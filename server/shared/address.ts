@@ -1,4 +1,4 @@
-import { blake2b } from '@noble/hashes/blake2b'
+import { blake2b } from '@noble/hashes/blake2.js'
 
 /**
  * Filecoin addresses (go-address / FIP-0048): `<network><protocol><payload>`.
