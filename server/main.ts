@@ -1,9 +1,11 @@
 import { parseArgs } from 'node:util'
+import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadConfig, ConfigError, type Config } from './shared/config.ts'
 import { createLogger, type Logger } from './shared/logger.ts'
 import { startServer, type RunningServer } from './shared/http.ts'
 import { loadOrCreateSecretFile, randomSecret } from './shared/secrets.ts'
+import { watchDiskSpace } from './shared/disk.ts'
 import { createGateway } from './gateway/index.ts'
 import { createBridge } from './bridge/index.ts'
 import { createDealService, type DealService } from './service/index.ts'
@@ -56,8 +58,11 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel)
   if (role === 'all') linkEmbeddedGateway(config)
 
+  mkdirSync(config.dataDir, { recursive: true })
+  const disk = watchDiskSpace({ dir: config.dataDir, warnBelowBytes: config.diskWarnBelowBytes, logger })
   const parts: Part[] = []
   const stop = async (signal: string) => {
+    disk.stop()
     logger.info({ signal }, 'shutting down: finishing in-flight requests')
     // Close the front first so nothing new reaches the gateway while it drains.
     for (const part of [...parts].reverse()) {

@@ -1,5 +1,6 @@
 import type { ErrorRequestHandler } from 'express'
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { isDiskFull } from '../shared/disk.ts'
 import { HttpError, describeParserError } from '../shared/errors.ts'
 import { sendJson, sendText } from '../shared/json-response.ts'
 import type { Logger } from '../shared/logger.ts'
@@ -59,6 +60,12 @@ export function sendBridgeError(logger: Logger, err: unknown, req: IncomingMessa
     const parsed = describeParserError(err)
     if (parsed) {
       error = new BridgeError(parsed.status, parsed.code, parsed.message)
+    } else if (isDiskFull(err)) {
+      // WebDAV clients know 507 (Sabre's InsufficientStorage); other routes get a plain "try again later".
+      error = surfaceOf(req) === 'dav'
+        ? new BridgeError(507, 'INSUFFICIENT_STORAGE', 'The server\'s disk is full; nothing was stored. Try again once space is freed.', { 'Retry-After': '60' })
+        : new BridgeError(503, 'STORAGE_FULL', 'The server\'s disk is full; try again once space is freed', { 'Retry-After': '60' })
+      logger.warn({ url: req.url, status: error.status }, 'disk full: request refused')
     } else {
       logger.error({ err }, 'unexpected bridge error')
       error = new BridgeError(500, 'INTERNAL', 'Internal error')

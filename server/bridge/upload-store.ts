@@ -2,7 +2,6 @@ import { createReadStream, createWriteStream } from 'node:fs'
 import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises'
 import { join } from 'node:path'
 import { Readable } from 'node:stream'
-import { pipeline } from 'node:stream/promises'
 import { randomBytes } from 'node:crypto'
 
 /**
@@ -45,7 +44,7 @@ export function createUploadStore(dir: string): UploadStore {
       // Write aside and rename, so an interrupted chunk never looks complete.
       const temp = join(folder(userId, uploadId), `.part-${randomBytes(6).toString('hex')}`)
       try {
-        await pipeline(body, createWriteStream(temp, { flags: 'wx' }))
+        await writeWithoutDestroying(body, temp)
         await rename(temp, target)
       } catch (err) {
         await rm(temp, { force: true })
@@ -78,4 +77,30 @@ export function createUploadStore(dir: string): UploadStore {
       }
     },
   }
+}
+
+/**
+ * Streams `body` into a new file. Unlike `pipeline`, a failed write (a full
+ * disk) leaves the request alone instead of destroying it, so the error can
+ * still be answered on its connection.
+ */
+function writeWithoutDestroying(body: Readable, file: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    const out = createWriteStream(file, { flags: 'wx' })
+    const onBodyError = (err: Error) => {
+      out.destroy()
+      reject(err)
+    }
+    body.once('error', onBodyError)
+    out.once('error', (err) => {
+      body.unpipe(out)
+      body.off('error', onBodyError)
+      reject(err)
+    })
+    out.once('finish', () => {
+      body.off('error', onBodyError)
+      resolve()
+    })
+    body.pipe(out)
+  })
 }

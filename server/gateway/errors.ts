@@ -1,4 +1,5 @@
 import type { ErrorRequestHandler } from 'express'
+import { isDiskFull } from '../shared/disk.ts'
 import { HttpError, describeParserError } from '../shared/errors.ts'
 import type { Logger } from '../shared/logger.ts'
 
@@ -18,6 +19,10 @@ export function gatewayErrorHandler(logger: Logger): ErrorRequestHandler {
     const parsed = describeParserError(err)
     if (parsed) {
       res.status(parsed.status).json({ success: false, error: parsed.message })
+      return
+    }
+    if (isDiskFull(err)) {
+      res.status(503).set('Retry-After', '60').json({ success: false, error: 'The gateway\'s disk is full; try again once space is freed' })
       return
     }
     logger.error({ err }, 'unexpected gateway error')

@@ -12,6 +12,8 @@ const EnvSchema = z.object({
   GATEWAY_PORT: port(9011),
   DATA_DIR: z.string().min(1).default('./data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // A warning is logged when less than this many MiB are free under DATA_DIR.
+  DISK_FREE_WARNING_MB: z.coerce.number().int().min(0).max(1 << 30).default(1024),
   NETWORK: z.enum(['simnet', 'mainnet', 'calibration']).default('simnet'),
   SIMNET_GENESIS: z.coerce.number().int().min(0).default(SIMNET_DEFAULT_GENESIS),
   // App surface (bridge)
@@ -144,6 +146,8 @@ export interface ServiceConfig {
 export interface Config {
   logLevel: string
   dataDir: string
+  /** Free bytes under `dataDir` below which a warning is logged. */
+  diskWarnBelowBytes: number
   bridge: BridgeConfig
   gateway: GatewayConfig
   service: ServiceConfig
@@ -177,6 +181,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     logLevel: e.LOG_LEVEL,
     dataDir,
+    diskWarnBelowBytes: e.DISK_FREE_WARNING_MB * 1024 * 1024,
     bridge: {
       host: e.HOST,
       port: e.PORT,

@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs'
 import { unlink } from 'node:fs/promises'
+import { createBackoff } from '../../shared/disk.ts'
 import type { Logger } from '../../shared/logger.ts'
 import type { BlockFiles } from './block-files.ts'
 import { carIsIntact, writeGroupCar } from './group-car.ts'
@@ -18,6 +19,8 @@ export interface GroupLifecycleOptions {
   groupIdleMs: number
   logger: Logger
   pause?: PauseHook
+  /** First and longest wait before a failed close or seal is tried again (a full disk, say). */
+  retryMs?: { first: number; max: number }
 }
 
 /**
@@ -36,35 +39,49 @@ export function createGroupLifecycle(o: GroupLifecycleOptions) {
   let idleTimer: NodeJS.Timeout | undefined
   let closing = false
   const idleWaiters: (() => void)[] = []
+  const retry = o.retryMs ?? { first: 1_000, max: 5 * 60_000 }
+  const closeBackoff = createBackoff(retry.first, retry.max)
+  const sealBackoff = createBackoff(retry.first, retry.max)
+  let sealRetry: NodeJS.Timeout | undefined
 
   const clearIdle = () => {
     if (idleTimer) clearTimeout(idleTimer)
     idleTimer = undefined
   }
 
-  const armIdle = () => {
+  const armIdle = (delayMs = o.groupIdleMs) => {
     clearIdle()
     if (closing || !current) return
-    idleTimer = setTimeout(onIdle, o.groupIdleMs)
+    idleTimer = setTimeout(onIdle, delayMs)
     idleTimer.unref()
   }
 
+  // A timer must never throw: a failed close (the disk is full, SQLite cannot
+  // write) is logged once and tried again later, and the group stays writable.
   function onIdle() {
     idleTimer = undefined
     if (!current) return
-    const g = repo.group(current.id)
-    if (g && g.size > 0) closeCurrent()
-    // Nothing committed yet but an ingest is still going: look again later.
-    else if ((writers.get(current.id) ?? 0) > 0) armIdle()
+    try {
+      const g = repo.group(current.id)
+      if (g && g.size > 0) closeCurrent()
+      // Nothing committed yet but an ingest is still going: look again later.
+      else if ((writers.get(current.id) ?? 0) > 0) armIdle()
+      if (closeBackoff.failures > 0) logger.info({ failures: closeBackoff.failures }, 'closing the idle group works again')
+      closeBackoff.reset()
+    } catch (err) {
+      const delayMs = closeBackoff.fail()
+      if (closeBackoff.failures === 1) logger.error({ err, groupId: current?.id, retryInMs: delayMs }, 'closing the idle group failed; retrying with back-off')
+      armIdle(delayMs)
+    }
   }
 
-  /** Writable → full for the current group; sealing follows once its writers are done. */
+  /** Writable → full for the current group; sealing follows once its writers are done. Throws (and keeps the group current) when the state cannot be written. */
   const closeCurrent = () => {
     if (!current) return
     const id = current.id
+    repo.transition(id, 'seal')
     current = undefined
     clearIdle()
-    repo.transition(id, 'seal')
     logger.debug({ groupId: id }, 'group full')
     if ((writers.get(id) ?? 0) === 0) enqueue(id)
   }
@@ -75,17 +92,46 @@ export function createGroupLifecycle(o: GroupLifecycleOptions) {
   }
 
   async function work(): Promise<void> {
+    const failed: number[] = []
     while (queue.length > 0 && !closing) {
       const id = queue.shift()!
       try {
         await finishGroup(id)
+        if (sealBackoff.failures > 0) logger.info({ groupId: id, failures: sealBackoff.failures }, 'sealing works again')
+        sealBackoff.reset()
       } catch (err) {
-        // Left in its state; the next start retries it.
-        logger.error({ err, groupId: id }, 'sealing group failed')
+        // Left in its state (a full disk, say) and tried again after a back-off; a restart retries it too.
+        failed.push(id)
+        if (sealBackoff.failures === 0) logger.error({ err, groupId: id }, 'sealing group failed; retrying with back-off')
       }
     }
     running = undefined
+    if (failed.length > 0 && !closing) {
+      const delayMs = sealBackoff.fail()
+      sealRetry = setTimeout(() => {
+        sealRetry = undefined
+        for (const id of failed) enqueue(id)
+      }, delayMs)
+      sealRetry.unref()
+    }
     if (queue.length === 0) idleWaiters.splice(0).forEach((resolve) => resolve())
+  }
+
+  /** Seals writable groups left by an interrupted roll-over; one that cannot be written yet (full disk) is tried again later. */
+  function sealStale(ids: number[]): void {
+    const left = ids.filter((id) => {
+      try {
+        repo.transition(id, 'seal')
+        enqueue(id)
+        return false
+      } catch (err) {
+        if (closeBackoff.failures === 0) logger.error({ err, groupId: id }, 'closing a stale writable group failed; retrying with back-off')
+        return true
+      }
+    })
+    if (left.length === 0 || closing) return
+    const timer = setTimeout(() => sealStale(left), closeBackoff.fail())
+    timer.unref()
   }
 
   /** full → VRCARDone → ready_for_deals, resuming wherever a previous run stopped. */
@@ -151,7 +197,7 @@ export function createGroupLifecycle(o: GroupLifecycleOptions) {
       const writable = repo.groupsInState('writable')
       const last = writable.pop()
       // Only one group is ever writable; more means an interrupted roll-over.
-      for (const g of writable) repo.transition(g.id, 'seal')
+      sealStale(writable.map((g) => g.id))
       if (last) {
         const reserved = statSync(files.blockPath(last.id), { throwIfNoEntry: false })?.size ?? 0
         current = { id: last.id, reserved }
@@ -168,6 +214,7 @@ export function createGroupLifecycle(o: GroupLifecycleOptions) {
     async close() {
       closing = true
       clearIdle()
+      clearTimeout(sealRetry)
       await running
       idleWaiters.splice(0).forEach((resolve) => resolve())
     },

@@ -1,11 +1,12 @@
 import type { Request, RequestHandler, Response } from 'express'
 import type { Db } from '../../shared/db.ts'
+import { isDiskFull } from '../../shared/disk.ts'
 import type { Logger } from '../../shared/logger.ts'
 import { GatewayError } from '../errors.ts'
 import type { Namespace } from '../namespace.ts'
 import type { ContentSource, DavContext, MethodHandler } from './context.ts'
 import { createDeadProps } from './dead-props.ts'
-import { DavError, sendDavError } from './errors.ts'
+import { DavError, insufficientStorage, sendDavError } from './errors.ts'
 import { createLockStore } from './locks.ts'
 import { copy, move } from './methods/copy-move.ts'
 import { remove } from './methods/delete.ts'
@@ -84,6 +85,12 @@ function fail(req: Request, res: Response, ctx: DavContext, err: unknown): void 
   for (const name of res.getHeaderNames()) res.removeHeader(name)
   if (err instanceof GatewayError) {
     sendDavError(res, err, head)
+    return
+  }
+  if (isDiskFull(err)) {
+    // As Apache mod_dav and sabre/dav answer; nothing of the request was named in the namespace.
+    ctx.logger.warn({ method: req.method, url: req.originalUrl }, 'disk full: request refused with 507')
+    sendDavError(res, insufficientStorage(), head)
     return
   }
   if (isConstraintError(err)) {

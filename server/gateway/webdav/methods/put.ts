@@ -1,4 +1,5 @@
 import type { Request } from 'express'
+import { isDiskFull } from '../../../shared/disk.ts'
 import { parentOf, nameOf } from '../../namespace.ts'
 import { stallGuard } from '../body.ts'
 import type { MethodHandler } from '../context.ts'
@@ -45,6 +46,8 @@ export const put: MethodHandler = async (req, res, ctx) => {
   try {
     stored = await ctx.content.ingest(body(), { signal: controller.signal })
   } catch (err) {
+    // A full disk fails the write before the body has arrived: that is the server's fault, not an interrupted upload.
+    if (isDiskFull(err)) throw err
     if (controller.signal.aborted || !req.complete) throw new DavError(400, 'UPLOAD_ABORTED', 'The upload was interrupted; nothing was stored')
     throw err
   } finally {

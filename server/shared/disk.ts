@@ -1,0 +1,83 @@
+import { statfs } from 'node:fs/promises'
+import type { Logger } from './logger.ts'
+
+/**
+ * Whether `err` (or an error it wraps) says the disk is full: a file write
+ * (ENOSPC, or EDQUOT over a quota) or SQLite (SQLITE_FULL).
+ */
+export function isDiskFull(err: unknown): boolean {
+  for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code
+    if (code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL') return true
+  }
+  return false
+}
+
+export interface DiskSpaceWatchOptions {
+  dir: string
+  /** Warn when fewer bytes than this are free under `dir`. */
+  warnBelowBytes: number
+  intervalMs?: number
+  logger: Logger
+  /** Free bytes under `dir` (tests inject it). */
+  freeBytes?: (dir: string) => Promise<number>
+}
+
+export interface DiskSpaceWatch {
+  /** Reads the free space now, logging when it crosses the threshold either way. */
+  check(): Promise<number>
+  stop(): void
+}
+
+const statfsFree = async (dir: string) => {
+  const s = await statfs(dir)
+  return s.bavail * s.bsize
+}
+
+/**
+ * Watches the free space under the data folder: one warning when it drops
+ * below the threshold, one info line when it is back above, nothing in
+ * between (a full disk must not flood the log it cannot write).
+ */
+export function watchDiskSpace(o: DiskSpaceWatchOptions): DiskSpaceWatch {
+  const freeBytes = o.freeBytes ?? statfsFree
+  let low = false
+  const check = async () => {
+    const free = await freeBytes(o.dir)
+    const isLow = free < o.warnBelowBytes
+    if (isLow && !low) o.logger.warn({ dir: o.dir, freeBytes: free, warnBelowBytes: o.warnBelowBytes }, 'disk space is low: uploads will be refused with 507 once it is full')
+    else if (!isLow && low) o.logger.info({ dir: o.dir, freeBytes: free }, 'disk space is back above the warning threshold')
+    low = isLow
+    return free
+  }
+  const timer = setInterval(() => void check().catch((err) => o.logger.debug({ err }, 'reading free disk space failed')), o.intervalMs ?? 60_000)
+  timer.unref()
+  void check().catch((err) => o.logger.warn({ err, dir: o.dir }, 'cannot read free disk space'))
+  return { check, stop: () => clearInterval(timer) }
+}
+
+export interface Backoff {
+  /** Delay before the next attempt after one more failure. */
+  fail(): number
+  /** Back to the first delay. */
+  reset(): void
+  /** Failures in a row so far. */
+  readonly failures: number
+}
+
+/** Exponential back-off between `firstMs` and `maxMs`, doubling per failure. */
+export function createBackoff(firstMs: number, maxMs: number): Backoff {
+  let failures = 0
+  return {
+    fail() {
+      failures++
+      return Math.min(maxMs, firstMs * 2 ** (failures - 1))
+    },
+    reset() {
+      failures = 0
+    },
+    get failures() {
+      return failures
+    },
+  }
+}

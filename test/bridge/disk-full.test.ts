@@ -1,0 +1,45 @@
+/**
+ * The bridge's own disk (chunks of Nextcloud chunked uploads) really full:
+ * a small tmpfs (root only; skipped elsewhere, with the reason). A chunk that
+ * cannot be written is a 507 in Sabre's error format, leaves no partial
+ * chunk behind, and the same upload goes on once space is freed.
+ */
+import { randomBytes } from 'node:crypto'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { mountSmallDisk, tmpfsUnavailable, type SmallDisk } from '../helpers/tmpfs.ts'
+import { aliceAuth, startBridgeOnRealGateway } from './helpers.ts'
+
+const UPLOADS = '/remote.php/dav/uploads/alice'
+
+describe.skipIf(tmpfsUnavailable)(`chunked uploads on a full disk${tmpfsUnavailable ? ` (skipped: ${tmpfsUnavailable})` : ''}`, () => {
+  let disk: SmallDisk
+  let t: Awaited<ReturnType<typeof startBridgeOnRealGateway>>
+  const dav = (path: string, init: RequestInit & { headers?: Record<string, string> } = {}) =>
+    fetch(`${t.url}${path}`, { ...init, headers: { authorization: aliceAuth, ...init.headers } })
+
+  beforeAll(async () => {
+    disk = mountSmallDisk(16 * 1024 * 1024)
+    t = await startBridgeOnRealGateway({ dataDir: disk.dir })
+  })
+  afterAll(async () => {
+    disk?.free()
+    await t?.close()
+    disk?.unmount()
+  })
+
+  it('answers 507 for a chunk that does not fit, keeps no part of it, and takes it once space is freed', async () => {
+    expect((await dav(`${UPLOADS}/upload-1`, { method: 'MKCOL' })).status).toBe(201)
+    disk.fill()
+    const chunk = randomBytes(2 * 1024 * 1024)
+    const refused = await dav(`${UPLOADS}/upload-1/1`, { method: 'PUT', body: chunk })
+    expect(refused.status).toBe(507)
+    expect(await refused.text()).toContain('<s:exception>INSUFFICIENT_STORAGE</s:exception>')
+    const listing = await (await dav(`${UPLOADS}/upload-1`, { method: 'PROPFIND', headers: { depth: '1' } })).text()
+    expect(listing).not.toContain(`${UPLOADS}/upload-1/1<`)
+
+    disk.free()
+    expect((await dav(`${UPLOADS}/upload-1/1`, { method: 'PUT', body: chunk })).status).toBe(201)
+    const after = await (await dav(`${UPLOADS}/upload-1`, { method: 'PROPFIND', headers: { depth: '1' } })).text()
+    expect(after).toContain(`<d:getcontentlength>${chunk.length}</d:getcontentlength>`)
+  })
+})
