@@ -1,0 +1,134 @@
+import { spawn, type ChildProcess } from 'node:child_process'
+import { createInterface } from 'node:readline'
+import { createBackoff } from './shared/disk.ts'
+import type { Logger } from './shared/logger.ts'
+
+/** What a part tells its supervisor once it listens (over the IPC channel). */
+export interface PartReady {
+  url: string
+  [detail: string]: unknown
+}
+
+export interface PartSpec {
+  name: string
+  /** Arguments after the entry script, e.g. `['--role', 'gateway']`. */
+  args: string[]
+  /** Environment of the child on each (re)start, from what the parts before it announced. */
+  env(ready: ReadonlyMap<string, PartReady>): Record<string, string>
+}
+
+export interface SupervisorOptions {
+  /** The script each part runs (server/main.ts), started as `node --import tsx <entry> ...args`. */
+  entry: string
+  parts: PartSpec[]
+  logger: Logger
+  /** Where the children's log lines go, one line at a time (the supervisor's stdout). */
+  output(line: string): void
+  /** Longest a part may take to announce itself. */
+  readyTimeoutMs?: number
+  /** Longest a part may take to stop after SIGTERM before it is killed. */
+  stopGraceMs?: number
+  /** Waits before restarting a part that died: first, longest; reset once it has run `stableMs`. */
+  restart?: { firstMs: number; maxMs: number; stableMs: number }
+}
+
+export interface Supervisor {
+  /** Starts the parts in order, each once the one before has announced itself. */
+  start(): Promise<ReadonlyMap<string, PartReady>>
+  /** The running child of a part (tests kill it to see it come back). */
+  child(name: string): ChildProcess | undefined
+  /** Stops the parts in reverse order; resolves when all have exited. */
+  stop(): Promise<void>
+}
+
+/** Sent by a part to its supervisor once it listens; nothing happens when it runs on its own. */
+export function announceReady(info: PartReady): void {
+  process.send?.({ type: 'ready', ...info })
+}
+
+/**
+ * Runs each part of the stack as its own process, so that one part's CPU
+ * storm or crash does not take the others down: starts them in order, passes
+ * on where each listens, merges their logs into one stream, restarts a part
+ * that dies (with back-off), and stops them in reverse order.
+ */
+export function createSupervisor(o: SupervisorOptions): Supervisor {
+  const readyTimeoutMs = o.readyTimeoutMs ?? 60_000
+  const stopGraceMs = o.stopGraceMs ?? 15_000
+  const restart = o.restart ?? { firstMs: 1_000, maxMs: 30_000, stableMs: 60_000 }
+  const ready = new Map<string, PartReady>()
+  const running = new Map<string, ChildProcess>()
+  let stopping = false
+
+  /** Spawns one part and resolves with its announcement, or rejects when it exits first. */
+  function spawnPart(spec: PartSpec): Promise<PartReady> {
+    const child = spawn(process.execPath, ['--import', 'tsx', o.entry, ...spec.args], {
+      env: { ...process.env, ...spec.env(ready) },
+      stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    })
+    running.set(spec.name, child)
+    const startedAt = Date.now()
+    createInterface({ input: child.stdout! }).on('line', o.output)
+    createInterface({ input: child.stderr! }).on('line', (line) => o.logger.warn({ part: spec.name, stderr: line }, 'part wrote to stderr'))
+    o.logger.debug({ part: spec.name, pid: child.pid }, 'part started')
+
+    const announced = new Promise<PartReady>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`${spec.name} did not start within ${readyTimeoutMs} ms`)), readyTimeoutMs)
+      child.on('message', (m: { type?: string } & PartReady) => {
+        if (m?.type !== 'ready') return
+        clearTimeout(timer)
+        const { type: _type, ...info } = m
+        ready.set(spec.name, info)
+        resolve(info)
+      })
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer)
+        reject(new Error(`${spec.name} exited before it was ready (${signal ?? `code ${code}`})`))
+      })
+    })
+    child.once('exit', (code, signal) => {
+      if (running.get(spec.name) === child) running.delete(spec.name)
+      if (stopping) return
+      const backoff = backoffs.get(spec.name)!
+      if (Date.now() - startedAt >= restart.stableMs) backoff.reset()
+      const delayMs = backoff.fail()
+      o.logger.error({ part: spec.name, pid: child.pid, code, signal, restartInMs: delayMs }, 'part died; restarting it')
+      setTimeout(() => {
+        if (stopping) return
+        spawnPart(spec).then(
+          (info) => o.logger.info({ part: spec.name, url: info.url }, 'part restarted'),
+          (err) => o.logger.error({ part: spec.name, err: (err as Error).message }, 'restarting the part failed; trying again'),
+        )
+      }, delayMs).unref()
+    })
+    return announced
+  }
+
+  const backoffs = new Map(o.parts.map((p) => [p.name, createBackoff(restart.firstMs, restart.maxMs)]))
+
+  async function stopChild(name: string): Promise<void> {
+    const child = running.get(name)
+    if (!child || child.exitCode !== null || child.signalCode !== null) return
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+    child.kill('SIGTERM')
+    const force = setTimeout(() => child.kill('SIGKILL'), stopGraceMs)
+    await exited
+    clearTimeout(force)
+  }
+
+  return {
+    async start() {
+      for (const spec of o.parts) {
+        if (stopping) break
+        await spawnPart(spec)
+      }
+      return ready
+    },
+    child: (name) => running.get(name),
+    async stop() {
+      stopping = true
+      // Front first, so nothing new reaches a part that is draining.
+      for (const spec of [...o.parts].reverse()) await stopChild(spec.name)
+    },
+  }
+}
