@@ -91,9 +91,12 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
       cid = entry.cid ?? ''
       groups = entry.cid ? content.groupsOf(entry.cid) : []
     } else {
-      cid = (await folderDag(namespace, path)).cid
-      // A folder aggregates every file below it: the union of their groups.
-      const byId = new Map<number, GroupRecord>()
+      const dag = await folderDag(namespace, path)
+      cid = dag.cid
+      // The CID we report must be fetchable from the network: its directory nodes go into groups too.
+      await content.storeDirectory(dag).catch((err) => deps.logger.warn({ err, path, cid }, 'storing the folder\'s directory nodes failed; tried again on the next request'))
+      // A folder aggregates every file below it, and its own directory nodes: the union of their groups.
+      const byId = new Map<number, GroupRecord>(content.groupsOf(cid).map((g) => [g.id, g]))
       const seen = new Set<string>()
       for (const e of namespace.descendants(path)) {
         if (e.kind !== 'file' || !e.cid || seen.has(e.cid)) continue

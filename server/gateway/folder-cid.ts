@@ -29,11 +29,16 @@ export interface DirectoryLink {
   dagSize: number
 }
 
-export interface DirectoryDag {
+export interface DirectoryNode {
   cid: string
+  bytes: Uint8Array
+}
+
+export interface DirectoryDag extends DirectoryNode {
   /** Serialized node size plus the Tsize of every link. */
   dagSize: number
-  bytes: Uint8Array
+  /** Every directory node of the DAG (this one, HAMT shards, sub-folders), never file blocks. */
+  nodes: DirectoryNode[]
 }
 
 const utf8 = new TextEncoder()
@@ -44,15 +49,16 @@ const utf8 = new TextEncoder()
  * mode or mtime: a basic dag-pb directory, or a HAMT shard once its links
  * reach `HAMT_SHARDING_THRESHOLD`.
  */
-export async function directoryDag(links: DirectoryLink[], opts: DirectoryOptions = {}): Promise<DirectoryDag> {
+export async function directoryDag(links: DirectoryLink[], opts: DirectoryOptions = {}, subfolders: DirectoryNode[] = []): Promise<DirectoryDag> {
   const entries = links.map((l) => ({ ...l, nameBytes: utf8.encode(l.name), hash: CID.parse(l.cid) }))
   const estimate = entries.reduce((sum, e) => sum + e.nameBytes.length + e.hash.bytes.length, 0)
   const threshold = opts.shardThreshold ?? HAMT_SHARDING_THRESHOLD
   if (entries.length > 0 && estimate >= threshold) {
     const hashed = await Promise.all(entries.map(async (e) => ({ ...e, slots: await murmur364.encode(e.nameBytes) })))
-    return shardNode(hashed, 0, opts.cidVersion ?? 1)
+    const shard = await shardNode(hashed, 0, opts.cidVersion ?? 1)
+    return { ...shard, nodes: [...shard.nodes, ...subfolders] }
   }
-  return encodeNode(new UnixFS({ type: 'directory' }), entries.map((e) => ({ Name: e.name, Hash: e.hash, Tsize: e.dagSize })), opts.cidVersion ?? 1)
+  return encodeNode(new UnixFS({ type: 'directory' }), entries.map((e) => ({ Name: e.name, Hash: e.hash, Tsize: e.dagSize })), opts.cidVersion ?? 1, subfolders)
 }
 
 interface ShardEntry extends DirectoryLink {
@@ -78,6 +84,7 @@ async function shardNode(entries: ShardEntry[], depth: number, cidVersion: 0 | 1
   }
   const bitfield = new Uint8Array(HAMT_FANOUT / 8)
   const links: dagPb.PBLink[] = []
+  const below: DirectoryNode[] = []
   for (const slot of [...bySlot.keys()].sort((a, b) => a - b)) {
     bitfield[bitfield.length - 1 - (slot >> 3)] |= 1 << (slot & 7)
     const prefix = slot.toString(16).toUpperCase().padStart(2, '0')
@@ -87,19 +94,20 @@ async function shardNode(entries: ShardEntry[], depth: number, cidVersion: 0 | 1
     } else {
       const child = await shardNode(inSlot, depth + 1, cidVersion)
       links.push({ Name: prefix, Hash: CID.parse(child.cid), Tsize: child.dagSize })
+      below.push(...child.nodes)
     }
   }
   const firstUsed = bitfield.findIndex((byte) => byte !== 0)
   const data = new UnixFS({ type: 'hamt-sharded-directory', data: bitfield.subarray(firstUsed), fanout: BigInt(HAMT_FANOUT), hashType: MURMUR3_X64_64 })
-  return encodeNode(data, links, cidVersion)
+  return encodeNode(data, links, cidVersion, below)
 }
 
-async function encodeNode(data: UnixFS, links: dagPb.PBLink[], cidVersion: 0 | 1): Promise<DirectoryDag> {
+async function encodeNode(data: UnixFS, links: dagPb.PBLink[], cidVersion: 0 | 1, below: DirectoryNode[] = []): Promise<DirectoryDag> {
   // prepare() sorts links by name bytes, as the dag-pb spec (and kubo) require; HAMT names sort by slot.
   const bytes = dagPb.encode(dagPb.prepare({ Data: data.marshal(), Links: links }))
   const digest = await sha256.digest(bytes)
-  const cid = cidVersion === 0 ? CID.createV0(digest) : CID.createV1(dagPb.code, digest)
-  return { cid: cid.toString(), bytes, dagSize: links.reduce((sum, l) => sum + (l.Tsize ?? 0), bytes.length) }
+  const cid = (cidVersion === 0 ? CID.createV0(digest) : CID.createV1(dagPb.code, digest)).toString()
+  return { cid, bytes, dagSize: links.reduce((sum, l) => sum + (l.Tsize ?? 0), bytes.length), nodes: [{ cid, bytes }, ...below] }
 }
 
 /**
@@ -108,14 +116,16 @@ async function encodeNode(data: UnixFS, links: dagPb.PBLink[], cidVersion: 0 | 1
  */
 export async function folderDag(namespace: Namespace, path: string): Promise<DirectoryDag> {
   const links: DirectoryLink[] = []
+  const subfolders: DirectoryNode[] = []
   for (const child of namespace.children(path)) {
     const name = child.path.slice(child.path.lastIndexOf('/') + 1)
     if (child.kind === 'dir') {
       const sub = await folderDag(namespace, child.path)
       links.push({ name, cid: sub.cid, dagSize: sub.dagSize })
+      subfolders.push(...sub.nodes)
     } else if (child.cid) {
       links.push({ name, cid: child.cid, dagSize: child.dagSize })
     }
   }
-  return directoryDag(links)
+  return directoryDag(links, {}, subfolders)
 }

@@ -128,4 +128,24 @@ describe('large folders: HAMT-sharded like kubo', () => {
     expect(await kind(at)).toBe('hamt-sharded-directory')
     expect(await kind(below)).toBe('directory')
   })
+
+  it('hands out every directory node of a sharded folder (root, sub-shards, sub-folders) so all can be stored', async () => {
+    const links = await Promise.all(seq(2000).map((i) => rawFile(`file${i}`, `${i}\n`)))
+    const sub = await directoryDag([links[0]])
+    const dag = await directoryDag([...links, { name: 'sub', cid: sub.cid, dagSize: sub.dagSize }], { shardThreshold: 0 }, sub.nodes)
+    const stored = new Map(dag.nodes.map((n) => [n.cid, n.bytes]))
+    expect(stored.get(dag.cid)).toEqual(dag.bytes)
+    // Walk the DAG from the root through the stored nodes alone: every link is a stored node or a file.
+    const fileCids = new Set(links.map((l) => l.cid))
+    const walk = (cid: string): number => {
+      const bytes = stored.get(cid)
+      if (!bytes) {
+        expect(fileCids.has(cid)).toBe(true)
+        return 1
+      }
+      return dagPb.decode(bytes).Links.reduce((n, l) => n + walk(l.Hash.toString()), 0)
+    }
+    expect(walk(dag.cid)).toBe(2001)
+    expect(dag.nodes.length).toBeGreaterThan(2)
+  })
 })

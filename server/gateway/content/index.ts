@@ -3,7 +3,7 @@ import type { Db } from '../../shared/db.ts'
 import type { Logger } from '../../shared/logger.ts'
 import { createBlockFiles } from './block-files.ts'
 import { createGroupLifecycle } from './group-lifecycle.ts'
-import { ingestFile } from './ingest.ts'
+import { ingestFile, storeDirectory } from './ingest.ts'
 import { createLocalBytes } from './local-bytes.ts'
 import { readContent } from './read-content.ts'
 import { createRepository } from './repository.ts'
@@ -61,6 +61,16 @@ export function createContentStore(options: ContentStoreOptions): ContentStore {
       inFlight.add(run)
       try {
         return await run
+      } finally {
+        inFlight.delete(run)
+      }
+    },
+    async storeDirectory(root) {
+      if (closed) throw new Error('Content store is closed')
+      const run = storeDirectory({ repo, files, lifecycle, pending }, root, root.nodes)
+      inFlight.add(run)
+      try {
+        await run
       } finally {
         inFlight.delete(run)
       }

@@ -22,23 +22,19 @@ export interface IngestDeps {
 }
 
 /**
- * One ingest: builds the file's DAG while the bytes stream in, writes each new
- * block at an offset reserved in the writable group, then fsyncs the touched
- * groups and records blocks, content and leaves in one transaction. Until that
- * transaction nothing refers to the new bytes, so a failure leaves only
- * orphan bytes behind.
+ * Writes blocks into the writable group for one ingest (or one folder's
+ * directory nodes): each new block at an offset reserved in the current
+ * group, deduplicated against stored blocks and against blocks other
+ * ingests are writing right now. `commit` waits for the bytes, fsyncs the
+ * touched groups and records everything in one transaction; `finish` always
+ * runs after, whatever happened, so no group seals under a write in flight.
  */
-export async function ingestFile(deps: IngestDeps, source: AsyncIterable<Uint8Array>, options: IngestOptions = {}): Promise<IngestResult> {
+function createBlockWriter(deps: IngestDeps) {
   const { repo, files, lifecycle, pending } = deps
-  const { signal } = options
-  signal?.throwIfAborted()
-
   const located = new Map<string, BlockLocation>()
-  const nodes = new Map<string, Uint8Array>()
   const touched = new Set<number>()
   const owned: string[] = []
   const writes: Promise<void>[] = []
-  let size = 0
 
   const touch = (groupId: number) => {
     if (touched.has(groupId)) return
@@ -46,10 +42,10 @@ export async function ingestFile(deps: IngestDeps, source: AsyncIterable<Uint8Ar
     lifecycle.retain(groupId)
   }
 
-  const blockstore = {
+  return {
+    located,
     async put(cid: CID, bytes: Uint8Array): Promise<CID> {
       const key = cid.toString()
-      if (cid.code === dagPb.code) nodes.set(key, bytes)
       if (located.has(key)) return cid
       const stored = repo.block(key)
       if (stored) {
@@ -61,7 +57,7 @@ export async function ingestFile(deps: IngestDeps, source: AsyncIterable<Uint8Ar
         const r = lifecycle.reserve(bytes.length)
         touch(r.groupId)
         const written = files.write(r.groupId, r.offset, bytes)
-        // Awaited below and in `finally`; never an unhandled rejection.
+        // Awaited below and in `finish`; never an unhandled rejection.
         written.catch(() => {})
         p = { groupId: r.groupId, offset: r.offset, length: bytes.length, written }
         pending.set(key, p)
@@ -75,6 +71,38 @@ export async function ingestFile(deps: IngestDeps, source: AsyncIterable<Uint8Ar
       await p.written
       return cid
     },
+    async commit(content: { cid: string; size: number; dagSize: number; leaves: { cid: string; length: number }[] }): Promise<void> {
+      await Promise.all(writes)
+      await Promise.all([...touched].map((g) => files.sync(g)))
+      const blocks: StoredBlock[] = [...located].map(([cid, loc]) => ({ cid, ...loc }))
+      repo.commitContent({ ...content, blocks })
+    },
+    async finish(): Promise<void> {
+      await Promise.allSettled(writes)
+      for (const key of owned) pending.delete(key)
+      for (const g of touched) lifecycle.release(g)
+    },
+  }
+}
+
+/**
+ * One ingest: builds the file's DAG while the bytes stream in, writes each new
+ * block at an offset reserved in the writable group, then fsyncs the touched
+ * groups and records blocks, content and leaves in one transaction. Until that
+ * transaction nothing refers to the new bytes, so a failure leaves only
+ * orphan bytes behind.
+ */
+export async function ingestFile(deps: IngestDeps, source: AsyncIterable<Uint8Array>, options: IngestOptions = {}): Promise<IngestResult> {
+  const { signal } = options
+  signal?.throwIfAborted()
+  const writer = createBlockWriter(deps)
+  const nodes = new Map<string, Uint8Array>()
+  let size = 0
+  const blockstore = {
+    put(cid: CID, bytes: Uint8Array): Promise<CID> {
+      if (cid.code === dagPb.code) nodes.set(cid.toString(), bytes)
+      return writer.put(cid, bytes)
+    },
   }
 
   async function* counted(): AsyncGenerator<Uint8Array> {
@@ -87,17 +115,27 @@ export async function ingestFile(deps: IngestDeps, source: AsyncIterable<Uint8Ar
   try {
     const dag = await buildFileDag(counted(), blockstore, deps.profile)
     signal?.throwIfAborted()
-    await Promise.all(writes)
-    await Promise.all([...touched].map((g) => files.sync(g)))
-    const blocks: StoredBlock[] = [...located].map(([cid, loc]) => ({ cid, ...loc }))
-    const leaves = orderedLeaves(dag.cid, nodes, located)
-    repo.commitContent({ cid: dag.cid, size, dagSize: dag.dagSize, blocks, leaves })
+    await writer.commit({ cid: dag.cid, size, dagSize: dag.dagSize, leaves: orderedLeaves(dag.cid, nodes, writer.located) })
     return { cid: dag.cid, size, dagSize: dag.dagSize }
   } finally {
-    // Never let a group seal while one of our writes is still in flight.
-    await Promise.allSettled(writes)
-    for (const key of owned) pending.delete(key)
-    for (const g of touched) lifecycle.release(g)
+    await writer.finish()
+  }
+}
+
+/**
+ * Stores a folder's directory nodes (and HAMT shards) as blocks, like a
+ * file's, so the folder's CID can be fetched from the network once its
+ * groups are offloaded. A folder already stored under this CID is left alone.
+ */
+export async function storeDirectory(deps: IngestDeps, root: { cid: string; dagSize: number }, nodes: Iterable<{ cid: string; bytes: Uint8Array }>): Promise<void> {
+  if (deps.repo.content(root.cid)) return
+  const writer = createBlockWriter(deps)
+  try {
+    for (const node of nodes) await writer.put(CID.parse(node.cid), node.bytes)
+    // A folder has no bytes of its own to read: size 0, no leaves.
+    await writer.commit({ cid: root.cid, size: 0, dagSize: root.dagSize, leaves: [] })
+  } finally {
+    await writer.finish()
   }
 }
 

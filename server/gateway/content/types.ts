@@ -45,6 +45,11 @@ export interface ContentStore {
    * failed ingest leaves no visible trace besides orphan bytes.
    */
   ingest(source: AsyncIterable<Uint8Array>, options?: IngestOptions): Promise<IngestResult>
+  /**
+   * Stores a folder's directory nodes as blocks (once per folder CID), so
+   * every CID the gateway reports can be fetched back from providers.
+   */
+  storeDirectory(root: { cid: string; dagSize: number; nodes: Iterable<{ cid: string; bytes: Uint8Array }> }): Promise<void>
   /** Whether content with this root CID is fully stored here. */
   has(cid: string): boolean
   /** Streams a file's bytes, or the inclusive byte range [start, end]. Throws GatewayError 404 for unknown content. */

@@ -62,8 +62,12 @@ describe('deal engine', () => {
     expect(d.groups[0].deals.every((x: { isRetrievable: boolean }) => x.isRetrievable)).toBe(true)
     // Local CAR and blocks are gone.
     expect(groupFiles(s)).toEqual([])
-    // The folder aggregates the same way.
-    expect((await details(s, '/docs')).state).toBe('offloaded')
+    // The folder's own CID is stored the first time it is reported: its directory node goes into a new
+    // group, so the folder is offloaded only once that group is too.
+    expect((await details(s, '/docs')).state).toBe('staging')
+    await s.seal()
+    expect(await s.runUntil(async () => (await details(s, '/docs')).state === 'offloaded')).toBe(true)
+    expect(groupFiles(s)).toEqual([])
 
     const res = await s.get('/docs/b.bin')
     expect(res.status).toBe(200)
