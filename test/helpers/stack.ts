@@ -4,6 +4,8 @@ export interface RunningStack {
   child: ChildProcess
   appUrl: string
   gatewayUrl: string
+  /** The deal service's URL (`--role all`). */
+  serviceUrl?: string
   /** Everything the process wrote to stdout so far. */
   output(): string
   /** Sends a signal and resolves with the exit code. */
@@ -29,6 +31,7 @@ export function startStack(env: Record<string, string>, args: string[] = []): Pr
     const check = () => {
       const app = out.match(/"url":"(http:[^"]+)"[^\n]*app surface listening/)
       const gateway = out.match(/"url":"(http:[^"]+)"[^\n]*gateway listening/)
+      const service = out.match(/"url":"(http:[^"]+)"[^\n]*deal service listening/)
       if (!app || !gateway) return
       clearTimeout(timer)
       child.stdout!.off('data', check)
@@ -36,6 +39,7 @@ export function startStack(env: Record<string, string>, args: string[] = []): Pr
         child,
         appUrl: app[1],
         gatewayUrl: gateway[1],
+        serviceUrl: service?.[1],
         output: () => out,
         stop: (signal = 'SIGTERM') => {
           child.kill(signal)
