@@ -1,0 +1,33 @@
+export type Dialect = 'sqlite' | 'postgres'
+
+export interface RunResult {
+  /** Rows inserted, updated or deleted. */
+  changes: number
+}
+
+/**
+ * One query layer for both stores: SQL written once, with `?` placeholders,
+ * in the subset SQLite and PostgreSQL share (INSERT … ON CONFLICT,
+ * RETURNING, row values, integer booleans). Each part gets its own: a SQLite
+ * file, or its own schema in a PostgreSQL database.
+ */
+export interface Sql {
+  readonly dialect: Dialect
+  all<T = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<T[]>
+  /** The first row, or undefined. */
+  get<T = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<T | undefined>
+  run(text: string, params?: readonly unknown[]): Promise<RunResult>
+  /** Runs statements without parameters, several at once (migrations). */
+  exec(text: string): Promise<void>
+  /**
+   * Runs `fn` in one transaction: committed when it resolves, rolled back when
+   * it throws. Inside, use the `tx` handed in; the outer handle waits until
+   * the transaction is over, so nothing else runs inside it by accident.
+   */
+  transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>
+  close(): Promise<void>
+}
+
+export class SqlError extends Error {
+  override name = 'SqlError'
+}
