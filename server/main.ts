@@ -129,7 +129,7 @@ async function linkEmbeddedService(config: Config, service: DealService, service
 
 async function runGateway(config: Config, logger: Logger, sim?: SimParts): Promise<Part> {
   const gateway = createGateway(config.gateway, { logger, providers: sim?.port })
-  const server = await startServer(gateway.app, config.gateway.port, config.gateway.host)
+  const server = await startServer(gateway.app, config.gateway.port, config.gateway.host, { idleTimeoutMs: config.idleTimeoutMs })
   gateway.startDeals(server.url)
   logger.info({ url: server.url, dataDir: config.gateway.dataDir, deals: gateway.deals !== undefined }, 'gateway listening (WebDAV and POST /file-info)')
   return {
@@ -148,7 +148,7 @@ async function runService(config: Config, logger: Logger, network?: Simnet): Pro
     // Shown once; only its hash is stored (the file beside it is mode 0600).
     process.stdout.write(`\nDeal service API key of tenant "default" (also in ${join(config.service.dataDir, 'api-key')}):\n  ${service.createdApiKey}\n\n`)
   }
-  const server = await startServer(service.app, config.service.port, config.service.host)
+  const server = await startServer(service.app, config.service.port, config.service.host, { idleTimeoutMs: config.idleTimeoutMs })
   logger.info({ url: server.url, network: service.network.kind }, 'deal service listening (/public/v1, /private/v1, /openapi.json)')
   return { name: 'service', server, service, close: () => service.close() }
 }
@@ -156,7 +156,7 @@ async function runService(config: Config, logger: Logger, network?: Simnet): Pro
 async function runBridge(config: Config, logger: Logger): Promise<Part> {
   if (!config.bridge.gatewayUrl) throw new ConfigError('--role app needs GATEWAY_URL')
   const bridge = await createBridge(config.bridge, { logger })
-  const server = await startServer(bridge.listener, config.bridge.port, config.bridge.host)
+  const server = await startServer(bridge.listener, config.bridge.port, config.bridge.host, { idleTimeoutMs: config.idleTimeoutMs })
   server.server.on('clientError', bridge.onClientError)
   const mode = config.bridge.filesync === 'nextcloud' ? `beside Nextcloud at ${config.bridge.nextcloudUrl} (OCS routes only)` : 'WebDAV files, OCS'
   logger.info({ url: server.url, gateway: config.bridge.gatewayUrl }, `app surface listening (${mode})`)

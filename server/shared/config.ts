@@ -14,6 +14,8 @@ const EnvSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   // A warning is logged when less than this many MiB are free under DATA_DIR.
   DISK_FREE_WARNING_MB: z.coerce.number().int().min(0).max(1 << 30).default(1024),
+  // Every part closes a connection that sends nothing for this long while its headers or body are due.
+  IDLE_TIMEOUT_SECONDS: z.coerce.number().positive().max(3600).default(30),
   NETWORK: z.enum(['simnet', 'mainnet', 'calibration']).default('simnet'),
   SIMNET_GENESIS: z.coerce.number().int().min(0).default(SIMNET_DEFAULT_GENESIS),
   // App surface (bridge)
@@ -148,6 +150,8 @@ export interface Config {
   dataDir: string
   /** Free bytes under `dataDir` below which a warning is logged. */
   diskWarnBelowBytes: number
+  /** A client sending nothing for this long while its request is due is cut (all parts). */
+  idleTimeoutMs: number
   bridge: BridgeConfig
   gateway: GatewayConfig
   service: ServiceConfig
@@ -182,6 +186,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: e.LOG_LEVEL,
     dataDir,
     diskWarnBelowBytes: e.DISK_FREE_WARNING_MB * 1024 * 1024,
+    idleTimeoutMs: e.IDLE_TIMEOUT_SECONDS * 1000,
     bridge: {
       host: e.HOST,
       port: e.PORT,

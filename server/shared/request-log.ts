@@ -13,12 +13,14 @@ export const requestedUrl = (req: IncomingMessage): string => (req as Partial<Re
  */
 export function logWhenDone(logger: Logger, req: IncomingMessage, res: ServerResponse, fields: () => Record<string, unknown>): void {
   const started = performance.now()
+  // Node sets `req.socket` to null once a body reader fails half-way: read it now, not at 'close'.
+  const remoteAddress = req.socket?.remoteAddress
   res.once('close', () => {
     const status = res.statusCode
     const level = status >= 500 ? 'error' : !res.writableFinished ? 'warn' : 'info'
     if (!logger.isLevelEnabled(level)) return
     logger[level]({
-      req: { method: req.method, url: requestedUrl(req), remoteAddress: req.socket.remoteAddress },
+      req: { method: req.method, url: requestedUrl(req), remoteAddress },
       res: { statusCode: status },
       ...fields(),
       responseTime: Math.round(performance.now() - started),

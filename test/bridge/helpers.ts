@@ -149,9 +149,9 @@ export async function startRealGateway(): Promise<{ url: string; user: string; p
 }
 
 /** A bridge in front of a real gateway. */
-export async function startBridgeOnRealGateway(config: Partial<BridgeConfig> = {}) {
+export async function startBridgeOnRealGateway(config: Partial<BridgeConfig> = {}, deps: Partial<BridgeDeps> = {}) {
   const gateway = await startRealGateway()
-  const t = await startBridge(gateway.url, { gatewayUser: gateway.user, gatewayPassword: gateway.password, ...config })
+  const t = await startBridge(gateway.url, { gatewayUser: gateway.user, gatewayPassword: gateway.password, ...config }, deps)
   return {
     ...t,
     gateway,

@@ -1,57 +1,79 @@
 import { describe, expect, it } from 'vitest'
-import { createLoginThrottle } from '../../server/bridge/auth/throttle.ts'
+import { createLoginThrottle, throttleKey } from '../../server/bridge/auth/throttle.ts'
 import { createCredentialCache } from '../../server/bridge/auth/credential-cache.ts'
 
 const T0 = 1_000_000
 
 describe('login throttle', () => {
-  it('allows up to the limit and then asks to wait until the window slides', () => {
-    const t = createLoginThrottle({ maxFailures: 3, windowMs: 60_000 })
+  const noDelay = { firstDelayMs: 0 }
+
+  it('allows up to the limit from one address and then asks to wait until the window slides', async () => {
+    const t = createLoginThrottle({ maxFailures: 3, windowMs: 60_000, ...noDelay })
     for (let i = 0; i < 3; i++) {
-      expect(t.retryAfter('alice', '10.0.0.1', T0 + i)).toBe(0)
-      t.recordFailure('alice', '10.0.0.1', T0 + i * 1000)
+      expect(await t.admit('10.0.0.1', T0 + i)).toBe(0)
+      t.recordFailure('10.0.0.1', T0 + i * 1000)
     }
     // The oldest of the 3 failures (T0) leaves the window at T0 + 60 s.
-    expect(t.retryAfter('alice', '10.0.0.1', T0 + 10_000)).toBe(50)
-    expect(t.retryAfter('alice', '10.0.0.1', T0 + 60_001)).toBe(0)
+    expect(await t.admit('10.0.0.1', T0 + 10_000)).toBe(50)
+    expect(await t.admit('10.0.0.1', T0 + 60_001)).toBe(0)
   })
 
-  it('throttles a user from every address and an address for every user', () => {
-    const t = createLoginThrottle({ maxFailures: 2, windowMs: 60_000 })
-    t.recordFailure('alice', '10.0.0.1', T0)
-    t.recordFailure('alice', '10.0.0.2', T0)
-    expect(t.retryAfter('alice', '10.0.0.3', T0)).toBeGreaterThan(0)
-    expect(t.retryAfter('bob', '10.0.0.3', T0)).toBe(0)
-
-    t.recordFailure('carol', '10.0.0.9', T0)
-    t.recordFailure('dave', '10.0.0.9', T0)
-    expect(t.retryAfter('erin', '10.0.0.9', T0)).toBeGreaterThan(0)
+  it('never throttles one address for another address\'s failures', async () => {
+    const t = createLoginThrottle({ maxFailures: 2, windowMs: 60_000, ...noDelay })
+    t.recordFailure('10.0.0.1', T0)
+    t.recordFailure('10.0.0.1', T0)
+    expect(await t.admit('10.0.0.1', T0)).toBeGreaterThan(0)
+    expect(await t.admit('10.0.0.2', T0)).toBe(0)
   })
 
-  it('forgets on success only the failures of that user from that address', () => {
-    const t = createLoginThrottle({ maxFailures: 2, windowMs: 60_000 })
-    t.recordFailure('alice', '10.0.0.1', T0)
-    t.recordFailure('alice', '10.0.0.2', T0)
-    t.recordFailure('alice', '10.0.0.2', T0)
-    t.recordSuccess('alice', '10.0.0.1')
+  it('counts an IPv6 client by its /64, and an IPv4-mapped address as IPv4', async () => {
+    const t = createLoginThrottle({ maxFailures: 2, windowMs: 60_000, ...noDelay })
+    t.recordFailure('2001:db8:1:2::1', T0)
+    t.recordFailure('2001:0db8:0001:0002:ffff:1:2:3', T0)
+    expect(await t.admit('2001:db8:1:2:abcd::9', T0)).toBeGreaterThan(0)
+    expect(await t.admit('2001:db8:1:3::1', T0)).toBe(0)
+    t.recordFailure('::ffff:192.0.2.7', T0)
+    t.recordFailure('192.0.2.7', T0)
+    expect(await t.admit('192.0.2.7', T0)).toBeGreaterThan(0)
+    expect(throttleKey('::1')).toBe('0:0:0:0::/64')
+    expect(throttleKey('fe80::1%eth0')).toBe('fe80:0:0:0::/64')
+  })
+
+  it('waits longer before each further attempt from a failing address, and not at all from a clean one', async () => {
+    const t = createLoginThrottle({ maxFailures: 10, windowMs: 60_000, firstDelayMs: 40 })
+    const timed = async (address: string) => {
+      const started = performance.now()
+      await t.admit(address)
+      return performance.now() - started
+    }
+    expect(await timed('10.0.0.1')).toBeLessThan(20)
+    t.recordFailure('10.0.0.1')
+    expect(await timed('10.0.0.1')).toBeGreaterThanOrEqual(35)
+    t.recordFailure('10.0.0.1')
+    t.recordFailure('10.0.0.1')
+    expect(await timed('10.0.0.1')).toBeGreaterThanOrEqual(150)
+    expect(await timed('10.0.0.2')).toBeLessThan(20)
+  })
+
+  it('forgets an address\'s failures after a success from it', async () => {
+    const t = createLoginThrottle({ maxFailures: 2, windowMs: 60_000, ...noDelay })
+    t.recordFailure('10.0.0.1', T0)
+    t.recordFailure('10.0.0.2', T0)
+    t.recordFailure('10.0.0.2', T0)
+    t.recordSuccess('10.0.0.1')
+    t.recordFailure('10.0.0.1', T0)
+    expect(await t.admit('10.0.0.1', T0)).toBe(0)
     // 10.0.0.2's two failures still count.
-    expect(t.retryAfter('bob', '10.0.0.2', T0)).toBeGreaterThan(0)
-    expect(t.retryAfter('alice', '10.0.0.1', T0)).toBeGreaterThan(0)
+    expect(await t.admit('10.0.0.2', T0)).toBeGreaterThan(0)
   })
 
-  it('does not let a success for one user clear an address spraying others', () => {
-    const t = createLoginThrottle({ maxFailures: 2, windowMs: 60_000 })
-    t.recordFailure('bob', '10.0.0.5', T0)
-    t.recordFailure('carol', '10.0.0.5', T0)
-    t.recordSuccess('mallory', '10.0.0.5')
-    expect(t.retryAfter('mallory', '10.0.0.5', T0)).toBeGreaterThan(0)
-  })
-
-  it('bounds its memory', () => {
-    const t = createLoginThrottle({ maxFailures: 2, windowMs: 60_000, maxKeys: 100 })
-    for (let i = 0; i < 1000; i++) t.recordFailure(`user${i}`, '10.0.0.1', T0)
-    // The address still counts every failure.
-    expect(t.retryAfter('anyone', '10.0.0.1', T0)).toBeGreaterThan(0)
+  it('bounds its memory', async () => {
+    const t = createLoginThrottle({ maxFailures: 2, windowMs: 60_000, maxKeys: 100, ...noDelay })
+    for (let i = 0; i < 1000; i++) t.recordFailure(`10.1.${i >> 8}.${i & 255}`, T0)
+    t.recordFailure('10.0.0.1', T0)
+    t.recordFailure('10.0.0.1', T0)
+    // The newest addresses still count.
+    expect(await t.admit('10.0.0.1', T0)).toBeGreaterThan(0)
   })
 })
 

@@ -24,8 +24,8 @@ export function parseBasicAuth(header: string | undefined): Credentials | undefi
 
 /**
  * Basic auth against the embedded users (password or app password).
- * Order: no credentials → 401; too many recent failures → 429 before any
- * verification; wrong credentials → 401 and a recorded failure.
+ * Order: no credentials → 401; too many recent failures from the address →
+ * 429 before any verification (fewer: a growing delay); wrong credentials → 401 and a recorded failure.
  * With `optional`, a request without credentials passes anonymously (Nextcloud's public pages).
  */
 export function basicAuth(opts: BasicAuthOptions & { optional?: boolean }): Authenticate {
@@ -36,14 +36,14 @@ export function basicAuth(opts: BasicAuthOptions & { optional?: boolean }): Auth
       if (opts.optional && header === undefined) return undefined
       throw unauthorized()
     }
-    const wait = opts.throttle.retryAfter(creds.login, req.address)
+    const wait = await opts.throttle.admit(req.address)
     if (wait > 0) throw tooManyAttempts(wait)
     const user = await opts.cache.getOrVerify(creds.login, creds.secret, () => opts.users.verify(creds.login, creds.secret))
     if (!user) {
-      opts.throttle.recordFailure(creds.login, req.address)
+      opts.throttle.recordFailure(req.address)
       throw unauthorized('Wrong user name or password')
     }
-    opts.throttle.recordSuccess(creds.login, req.address)
+    opts.throttle.recordSuccess(req.address)
     return { user }
   }
 }

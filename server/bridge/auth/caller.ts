@@ -31,7 +31,7 @@ export type Authenticate = (req: AuthRequest) => Promise<Caller | undefined>
 /** An authenticator as Express middleware: the caller lands in `res.locals.caller`. */
 export function authMiddleware(authenticate: Authenticate): RequestHandler {
   return async (req: Request, res: Response, next) => {
-    const caller = await authenticate({ method: req.method, headers: req.headers, address: req.ip ?? req.socket.remoteAddress ?? 'unknown' })
+    const caller = await authenticate({ method: req.method, headers: req.headers, address: req.ip ?? 'unknown' })
     if (caller) res.locals.caller = caller
     next()
   }

@@ -2,7 +2,6 @@ import type { Logger } from '../../shared/logger.ts'
 import { BridgeError, CsrfError, forbidden, tooManyAttempts, unauthorized } from '../errors.ts'
 import type { NextcloudClient, NextcloudCredentials, NextcloudUser } from '../nextcloud/nextcloud-client.ts'
 import type { User } from '../users.ts'
-import { parseBasicAuth } from './basic-auth.ts'
 import type { Authenticate } from './caller.ts'
 import type { CredentialCache } from './credential-cache.ts'
 import type { LoginThrottle } from './throttle.ts'
@@ -38,13 +37,11 @@ export function nextcloudAuth(opts: NextcloudAuthOptions): Authenticate {
     const { authorization, cookie } = req.headers
     const requestToken = typeof req.headers.requesttoken === 'string' ? req.headers.requesttoken : undefined
     let creds: NextcloudCredentials
-    let throttleKey: string
     let cacheKind: string
     let cacheSecret: string
     if (authorization !== undefined) {
       if (!AUTHORIZATION.test(authorization)) throw unauthorized()
       creds = { kind: 'authorization', authorization }
-      throttleKey = parseBasicAuth(authorization)?.login ?? 'bearer'
       cacheKind = 'authorization'
       cacheSecret = authorization
     } else if (cookie !== undefined && cookie !== '') {
@@ -53,8 +50,6 @@ export function nextcloudAuth(opts: NextcloudAuthOptions): Authenticate {
         throw new CsrfError()
       }
       creds = { kind: 'session', cookie, requestToken }
-      // Sessions have no login name: throttle them per address only, so forged cookies cannot lock out everyone.
-      throttleKey = `session@${address}`
       cacheKind = 'session'
       cacheSecret = `${cookie}\0${requestToken}`
     } else if (requestToken !== undefined) {
@@ -64,7 +59,7 @@ export function nextcloudAuth(opts: NextcloudAuthOptions): Authenticate {
       throw unauthorized()
     }
 
-    const wait = opts.throttle.retryAfter(throttleKey, address)
+    const wait = await opts.throttle.admit(address)
     if (wait > 0) throw tooManyAttempts(wait)
     const user = await opts.cache.getOrVerify(cacheKind, cacheSecret, async () => {
       const answer = await opts.client.currentUser(creds)
@@ -77,13 +72,13 @@ export function nextcloudAuth(opts: NextcloudAuthOptions): Authenticate {
       return toUser(answer)
     })
     if (!user) {
-      opts.throttle.recordFailure(throttleKey, address)
+      opts.throttle.recordFailure(address)
       log.warn({ address, kind: creds.kind }, 'Nextcloud refused the credentials')
       throw creds.kind === 'authorization'
         ? unauthorized('Nextcloud did not accept these credentials')
         : sessionUnauthorized('Your Nextcloud session is not valid (expired or logged out); log in again')
     }
-    opts.throttle.recordSuccess(throttleKey, address)
+    opts.throttle.recordSuccess(address)
     return { user, nextcloud: creds }
   }
 }

@@ -64,7 +64,7 @@ export function createPreviewRouter(deps: PreviewDeps): Router {
   router.post('/login', form, async (req, res) => {
     // A login form posted from another site is refused (login CSRF).
     const origin = req.headers.origin
-    if (origin && origin !== 'null' && new URL(origin).host !== req.headers.host) {
+    if (origin && origin !== 'null' && originHost(origin) !== req.headers.host) {
       return sendPage(res, 403, messagePage('Access denied', 'This login form was sent from another site.'))
     }
     const body = (req.body ?? {}) as Record<string, unknown>
@@ -74,18 +74,18 @@ export function createPreviewRouter(deps: PreviewDeps): Router {
     if (!login || !password || login.length > 256 || password.length > 1024) {
       return sendPage(res, 400, loginPage({ error: 'Enter your user name and password.', user: login.slice(0, 256), redirect }))
     }
-    const address = req.ip ?? req.socket.remoteAddress ?? 'unknown'
-    const wait = deps.throttle.retryAfter(login, address)
+    const address = req.ip ?? 'unknown'
+    const wait = await deps.throttle.admit(address)
     if (wait > 0) {
       res.set('Retry-After', String(wait))
       return sendPage(res, 429, loginPage({ error: `Too many failed logins; try again in ${wait} s.`, user: login, redirect }))
     }
     const user = await deps.users.verify(login, password)
     if (!user) {
-      deps.throttle.recordFailure(login, address)
+      deps.throttle.recordFailure(address)
       return sendPage(res, 401, loginPage({ error: 'Wrong user name or password.', user: login, redirect }))
     }
-    deps.throttle.recordSuccess(login, address)
+    deps.throttle.recordSuccess(address)
     const { id, session } = deps.sessions.create(user.id)
     res.cookie(SESSION_COOKIE, id, { ...cookie(req), expires: new Date(session.expiresMs) })
     res.redirect(303, redirect)
@@ -112,4 +112,9 @@ export function createPreviewRouter(deps: PreviewDeps): Router {
   })
 
   return router
+}
+
+/** The host of an `Origin` header; undefined when it is not a URL (a hostile or broken client). */
+function originHost(origin: string): string | undefined {
+  return URL.canParse(origin) ? new URL(origin).host : undefined
 }

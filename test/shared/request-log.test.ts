@@ -1,0 +1,53 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { request } from 'node:http'
+import { pipeline, Writable } from 'node:stream'
+import { pino } from 'pino'
+import { startServer, type RunningServer } from '../../server/shared/http.ts'
+import { logWhenDone } from '../../server/shared/request-log.ts'
+
+/**
+ * A body reader that fails half-way (a block write that fails, an upload
+ * folder deleted under a chunk PUT) destroys the request, and Node then sets
+ * `req.socket` to null. The request log and the server's own bookkeeping run
+ * after that and must not read it (it once ended the whole process).
+ */
+describe('request log when a body reader fails half-way', () => {
+  const lines: Record<string, any>[] = []
+  const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) })
+  let server: RunningServer
+  beforeAll(async () => {
+    server = await startServer((req, res) => {
+      logWhenDone(logger, req, res, () => ({}))
+      let chunks = 0
+      const failingStore = new Writable({ write: (_chunk, _enc, done) => done(++chunks > 1 ? new Error('disk write failed') : null) })
+      pipeline(req, failingStore, () => {
+        res.writeHead(500, { 'content-type': 'text/plain' }).end('write failed')
+      })
+    }, 0)
+  })
+  afterAll(() => server.close(100))
+
+  const put = () =>
+    new Promise<number>((resolve, reject) => {
+      const req = request({ port: server.port, host: '127.0.0.1', method: 'PUT', path: '/upload' }, (res) => {
+        res.resume()
+        resolve(res.statusCode ?? 0)
+      })
+      req.on('error', reject)
+      let sent = 0
+      const pump = () => {
+        while (sent++ < 8) if (!req.write(Buffer.alloc(64 * 1024))) return void req.once('drain', pump)
+        req.end()
+      }
+      pump()
+    })
+
+  it('answers, logs the client address, and keeps serving', async () => {
+    expect(await put()).toBe(500)
+    expect(await put()).toBe(500)
+    await new Promise((r) => setTimeout(r, 50))
+    const logged = lines.filter((l) => l.req?.url === '/upload')
+    expect(logged.length).toBe(2)
+    expect(logged[0].req.remoteAddress).toBe('127.0.0.1')
+  })
+})
