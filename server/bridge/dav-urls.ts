@@ -49,7 +49,7 @@ export function parseClientDavPath(rawPath: string, userId: string): ClientDavPa
   } else {
     return undefined
   }
-  const userPath = normaliseUserPath(rest || '/', { decode: 'strict' })
+  const userPath = normaliseUserPath(rest || '/', { encoding: 'url' })
   return { base, userPath, trailingSlash: rest.endsWith('/') }
 }
 

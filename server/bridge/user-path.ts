@@ -4,10 +4,11 @@ export const MAX_PATH_LENGTH = 4096
 
 export interface NormaliseOptions {
   /**
-   * `strict` for URL paths (a malformed escape is a 400); `lenient` for JSON
-   * bodies, where a name like `100%.txt` is a legitimate, already decoded path.
+   * `url` for URL paths: decoded once, a malformed escape is a 400. `literal`
+   * for JSON bodies, where the Files app sends the path as Nextcloud shows it:
+   * `100%41.txt` is that name, never `100A.txt`.
    */
-  decode: 'strict' | 'lenient'
+  encoding: 'url' | 'literal'
   /** The authenticated user, to strip `/remote.php/dav/files/<user>` a client may send. */
   userId?: string
 }
@@ -19,21 +20,24 @@ const ENCODED_HOSTILE = /%(?:00|5c)/i
 
 /**
  * Turns a path as a user's client sends it into the canonical form of the
- * user's files tree: decoded once, leading slash, no doubled or trailing
- * slashes. Anything that could step outside (`..`, `%2e%2e`, backslashes,
- * NUL and other control characters) is a 400, never silently fixed.
+ * user's files tree: decoded once when it comes from a URL, leading slash, no
+ * doubled or trailing slashes, Unicode in NFC as Nextcloud stores names (a
+ * Mac sends NFD). Anything that could step outside (`..`, `%2e%2e`,
+ * backslashes, NUL and other control characters) is a 400, never silently fixed.
  *
- * @example normaliseUserPath('/Photos//2024%20trip/', { decode: 'strict' }) // '/Photos/2024 trip'
+ * @example normaliseUserPath('/Photos//2024%20trip/', { encoding: 'url' }) // '/Photos/2024 trip'
  */
 export function normaliseUserPath(raw: string, opts: NormaliseOptions): string {
   if (raw.length > MAX_PATH_LENGTH) throw badRequest(`Path is longer than ${MAX_PATH_LENGTH} characters`)
-  let path: string
-  try {
-    path = decodeURIComponent(raw)
-  } catch {
-    if (opts.decode === 'strict') throw badRequest('Path has a malformed percent-encoding')
-    path = raw
+  let path = raw
+  if (opts.encoding === 'url') {
+    try {
+      path = decodeURIComponent(raw)
+    } catch {
+      throw badRequest('Path has a malformed percent-encoding')
+    }
   }
+  path = path.normalize('NFC')
   if (path.includes('\\') || CONTROL.test(path) || ENCODED_HOSTILE.test(path)) {
     throw badRequest('Path contains a forbidden character')
   }

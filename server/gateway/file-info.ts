@@ -24,15 +24,16 @@ export const FileInfoBody = z.strictObject({
 })
 
 /**
- * Turns a client path into a namespace path: absolute, `.` and doubled
- * slashes dropped, no trailing slash. `..`, NUL and backslashes are refused
+ * Turns a client path into a namespace path: taken literally (never
+ * URL-decoded), in NFC as WebDAV stores names, `.` and doubled slashes
+ * dropped, no trailing slash. `..`, NUL and backslashes are refused
  * rather than resolved, so a path can never name anything outside the tree.
  */
 export function normaliseFilePath(input: string): string {
   if (input.length === 0 || input.length > MAX_PATH_LENGTH) throw badRequest(`filePath must be 1 to ${MAX_PATH_LENGTH} characters`)
   if (!input.startsWith('/')) throw badRequest('filePath must start with "/"')
   if (input.includes('\0') || input.includes('\\')) throw badRequest('filePath must not contain NUL or backslash characters')
-  const parts = input.split('/').filter((p) => p !== '' && p !== '.')
+  const parts = input.normalize('NFC').split('/').filter((p) => p !== '' && p !== '.')
   if (parts.includes('..')) throw badRequest('filePath must not contain ".." segments')
   return '/' + parts.join('/')
 }

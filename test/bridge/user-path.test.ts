@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { BridgeError } from '../../server/bridge/errors.ts'
 import { normaliseUserPath, splitPath } from '../../server/bridge/user-path.ts'
 
-const strict = (p: string) => normaliseUserPath(p, { decode: 'strict' })
-const body = (p: string) => normaliseUserPath(p, { decode: 'lenient', userId: 'alice' })
+const strict = (p: string) => normaliseUserPath(p, { encoding: 'url' })
+const body = (p: string) => normaliseUserPath(p, { encoding: 'literal', userId: 'alice' })
 
 function statusOf(fn: () => unknown): number | undefined {
   try {
@@ -52,16 +52,30 @@ describe('normaliseUserPath', () => {
     '/a%2500b',
   ])('refuses %j with 400', (raw) => {
     expect(statusOf(() => strict(raw))).toBe(400)
-    expect(statusOf(() => body(raw))).toBe(400)
+    if (!LITERAL_NAMES.includes(raw)) expect(statusOf(() => body(raw))).toBe(400)
+  })
+
+  // Harmless names when taken literally, as a JSON body's path is: never decoded, so never `..` or a control character.
+  const LITERAL_NAMES = ['/%252e%252e/bob', '/a%0ab', '/a%7fb', '/a%2500b']
+  it.each(LITERAL_NAMES)('takes %j literally in a JSON body', (raw) => {
+    expect(body(raw)).toBe(raw)
   })
 
   it('refuses over-long paths', () => {
     expect(statusOf(() => strict('/' + 'a'.repeat(5000)))).toBe(400)
   })
 
-  it('is strict about broken escapes in URLs but keeps a literal % in a JSON body', () => {
+  it('is strict about broken escapes in URLs but takes a JSON body\'s path literally', () => {
     expect(statusOf(() => strict('/100%.txt'))).toBe(400)
     expect(body('/100%.txt')).toBe('/100%.txt')
+    expect(body('/100%41.txt')).toBe('/100%41.txt')
+    expect(body('/a%2Fb/c%2520d+e #1?.txt')).toBe('/a%2Fb/c%2520d+e #1?.txt')
+  })
+
+  it('gives names in NFC, as Nextcloud stores them, whichever form the client sent', () => {
+    const nfd = '/Re\u0301sume\u0301.txt'
+    expect(body(nfd)).toBe('/R\u00e9sum\u00e9.txt')
+    expect(strict(encodeURI(nfd))).toBe('/R\u00e9sum\u00e9.txt')
   })
 
   it('decodes only once', () => {
@@ -71,7 +85,7 @@ describe('normaliseUserPath', () => {
   it('strips the WebDAV prefix of the user\'s own files', () => {
     expect(body('/remote.php/dav/files/alice/docs/a.txt')).toBe('/docs/a.txt')
     expect(body('/remote.php/dav/files/alice')).toBe('/')
-    expect(body('/remote.php/dav/files/alice/My%20Docs/a.txt')).toBe('/My Docs/a.txt')
+    expect(body('/remote.php/dav/files/alice/My Docs/a.txt')).toBe('/My Docs/a.txt')
     expect(body('/remote.php/webdav/docs/a.txt')).toBe('/docs/a.txt')
   })
 

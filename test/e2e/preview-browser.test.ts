@@ -152,6 +152,29 @@ describe.skipIf(!hasChromium())('preview page in chromium', () => {
     expect(await tab.isHidden()).toBe(true)
   }, 60_000)
 
+  it('shows a file named with a percent escape its own record, not the file the escape spells', async () => {
+    expect(await davPut(stack, '/100%2541.txt', 'the file named 100%41.txt')).toBe(201)
+    expect(await davPut(stack, '/100A.txt', 'the file named 100A.txt')).toBe(201)
+    expect(await davPut(stack, `/${encodeURIComponent('Cafe\u0301.txt')}`, 'a name sent in NFD')).toBe(201)
+    const cidOf = async (filePath: string) => {
+      const res = await fetch(`${stack.appUrl}/ocs/v2.php/apps/gateway/get-file-metadata`, {
+        method: 'POST',
+        headers: { authorization: auth, 'ocs-apirequest': 'true', 'content-type': 'application/json' },
+        body: JSON.stringify({ filePath }),
+      })
+      return (await res.json()).metadata.file.cid as string
+    }
+    const tab = page.locator('#app-sidebar')
+    const ownCid = await cidOf('/100%41.txt')
+    expect(ownCid).not.toBe(await cidOf('/100A.txt'))
+    await openFile(page, '100%41.txt')
+    await expect.poll(() => tab.getByTestId('cid-full').textContent()).toBe(ownCid)
+    // Listed in NFC, as Nextcloud stores names.
+    const cafeCid = await cidOf('/Caf\u00e9.txt')
+    await openFile(page, 'Caf\u00e9.txt')
+    await expect.poll(() => tab.getByTestId('cid-full').textContent()).toBe(cafeCid)
+  }, 60_000)
+
   it('saves a gateway link on the admin page and shows the test result', async () => {
     await page.goto(`${stack.appUrl}/settings/admin/gateway`)
     await page.getByTestId('form').waitFor()

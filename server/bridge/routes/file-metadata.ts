@@ -57,7 +57,7 @@ export function createFileMetadataRoute(deps: FileMetadataDeps): FileMetadataRou
     if (!isJsonContentType(req.headers['content-type'])) throw badRequest('Content-Type must be application/json')
     const body = MetadataRequestSchema.safeParse(await readJsonBody(req, { limit: BODY_LIMIT }))
     if (!body.success) throw badRequest(describeBodyProblem(body.error))
-    const userPath = normaliseUserPath(body.data.filePath, { decode: 'lenient', userId: caller.user.id })
+    const userPath = normaliseUserPath(body.data.filePath, { encoding: 'literal', userId: caller.user.id })
     const record = await deps.gateway.fileInfo(await toGatewayPath(caller, userPath))
     sendJson(res, 200, { success: true, metadata: { file: toMetadataFile(record, userPath, deps.clock) } })
   }

@@ -27,7 +27,8 @@ export function decodePath(raw: string): DavPath {
     if (segment === '') continue
     let name: string
     try {
-      name = decodeURIComponent(segment)
+      // NFC, as Nextcloud stores names: a Mac's NFD upload and an NFC lookup meet.
+      name = decodeURIComponent(segment).normalize('NFC')
     } catch {
       throw badPath('Path has bad percent-encoding')
     }
