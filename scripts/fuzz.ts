@@ -4,7 +4,7 @@
  * with malformed, oversized and hostile requests; exits 1 when any request
  * got a 5xx, no answer, or a reset before its answer.
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
@@ -17,6 +17,7 @@ const HELP = `Usage: npm run fuzz -- [options]
   --seed <text>       seed of the cases; the same seed sends the same requests (default "fuzz")
   --concurrency <n>   requests in flight at once (default 8)
   --timeout-ms <n>    longest wait for an answer before a request counts as a hang (default 15000)
+  --stack-log <file>  write the stack's own log there, to see why a request failed
   -h, --help          this text
 
 Starts the whole stack (app surface, gateway, deal service on the simulated
@@ -32,6 +33,7 @@ const { values } = parseArgs({
     seed: { type: 'string', default: 'fuzz' },
     concurrency: { type: 'string', default: '8' },
     'timeout-ms': { type: 'string', default: '15000' },
+    'stack-log': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   },
   strict: true,
@@ -73,6 +75,7 @@ try {
   process.stdout.write(report.failures.length === 0 ? 'no 5xx, no hang, no reset\n' : `${report.failures.length} failures\n`)
   process.exitCode = report.failures.length === 0 ? 0 : 1
 } finally {
+  if (values['stack-log']) writeFileSync(values['stack-log'], stack.output())
   await stack.stop()
   rmSync(dataDir, { recursive: true, force: true })
 }

@@ -89,7 +89,7 @@ describe('POST /file-info', () => {
     }
   })
 
-  it('reports a folder with its UnixFS directory CID and the union of the groups below it', async () => {
+  it('reports a folder with its UnixFS directory CID, the groups below it and the group of its directory nodes', async () => {
     const r = await postJson({ filePath: '/docs/', verbose: true })
     expect(r.status).toBe(200)
     const sub = await directoryDag([{ name: 'big.bin', ...files['/docs/sub/big.bin'] }])
@@ -99,14 +99,18 @@ describe('POST /file-info', () => {
     expect(r.body.result.file.file).toBe('docs')
     const groupsOfA = t.store.groupsOf(files['/docs/a.txt'].cid).map((g) => g.pieceCid)
     const groupsOfBig = t.store.groupsOf(files['/docs/sub/big.bin'].cid).map((g) => g.pieceCid)
-    const expected = [...new Set([...groupsOfA, ...groupsOfBig])].sort()
-    expect(r.body.result.file.details.groups.map((g: any) => g.pieceCid).sort()).toEqual(expected)
+    // The folder's own directory nodes are stored as it is reported, in a group still open.
+    const groupsOfFolder = t.store.groupsOf(docs.cid)
+    expect(groupsOfFolder.length).toBe(1)
+    expect(groupsOfFolder[0].state).toBe('writable')
+    const reported = r.body.result.file.details.groups.map((g: any) => g.pieceCid ?? g.state).sort()
+    expect(reported).toEqual([...new Set([...groupsOfA, ...groupsOfBig])].concat('writable').sort())
   })
 
-  it('reports an empty folder as staging with no groups', async () => {
+  it('reports an empty folder as staging, in the group that holds its one directory node', async () => {
     const r = await postJson({ filePath: '/empty', verbose: true })
     expect(r.body.result.file.cid).toBe('bafybeiczsscdsbs7ffqz55asqdf3smv6klcw3gofszvwlyarci47bgf354')
-    expect(r.body.result.file.details).toEqual({ state: 'staging', retrievableCopies: 0, groups: [] })
+    expect(r.body.result.file.details).toMatchObject({ state: 'staging', retrievableCopies: 0, groups: [{ state: 'writable', retrievableCopies: 0 }] })
   })
 
   it('normalises doubled slashes and dot segments', async () => {
