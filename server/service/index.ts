@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { createNetwork } from '../network/index.ts'
 import type { Simnet } from '../network/simnet/index.ts'
 import type { NetworkPort } from '../network/types.ts'
-import { formatAddress } from '../shared/address.ts'
+import { addressNetworkOf, formatAddress } from '../shared/address.ts'
 import type { ServiceConfig } from '../shared/config.ts'
 import { openDatabase, type Db } from '../shared/db.ts'
 import type { Logger } from '../shared/logger.ts'
@@ -94,8 +94,9 @@ export async function createDealService(config: ServiceConfig, deps: DealService
   for (const e of ENDPOINTS) if (e.plans) app.use(e.path, requirePlan(e.plans))
   app.use(createEpochsRouter({ clock: network.clock }))
   app.use(createDealsRouter({ deals }))
-  app.use(createProvidersRouter({ network, tenants, policies, availability, picker }))
-  app.use(createPolicyRouter({ policies, tenants, network, networkLetter: config.network === 'calibration' ? 't' : 'f' }))
+  const addressNetwork = addressNetworkOf(config.network)
+  app.use(createProvidersRouter({ network, tenants, policies, availability, picker, addressNetwork }))
+  app.use(createPolicyRouter({ policies, tenants, network, addressNetwork }))
   app.use((_req, _res, next) => next(notFound()))
   app.use(serviceErrorHandler(logger))
 
@@ -121,18 +122,21 @@ export async function createDealService(config: ServiceConfig, deps: DealService
 }
 
 /**
- * First start: a Clients premium tenant whose key is API_KEY or random, saved
- * (0600) in the data dir. On the simulated network it also gets a client
+ * First start: a Clients premium tenant whose key is API_KEY or, without it,
+ * a random one saved (0600) in the data dir. On the simulated network it also gets a client
  * address with some demo deals, so get-on-chain-deals has something to show.
  */
 async function bootstrapTenant(config: ServiceConfig, tenants: TenantStore, network: NetworkPort, demoDeals: number): Promise<string | undefined> {
-  const keyFile = loadOrCreateSecretFile(join(config.dataDir, 'api-key'), () => config.apiKey ?? `fgs_${randomSecret(24)}`)
   let tenant = tenants.byName('default')
   let created: string | undefined
   if (!tenant) {
     tenant = tenants.create('default', 'clients-premium')
-    tenants.createKey(tenant.id, 'first start', keyFile.value)
-    created = keyFile.value
+    // Only a generated key is shown (once): the operator already knows theirs, and a log is no place for it.
+    if (!config.apiKey) {
+      const keyFile = loadOrCreateSecretFile(join(config.dataDir, 'api-key'), () => `fgs_${randomSecret(24)}`)
+      tenants.createKey(tenant.id, 'first start', keyFile.value)
+      created = keyFile.value
+    }
     if (network.kind === 'simnet') {
       const payload = createHash('sha256').update(`client:${config.simnetSeed}`).digest().subarray(0, 20)
       tenants.addClientAddress(tenant.id, formatAddress('mainnet', 1, payload))

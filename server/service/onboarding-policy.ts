@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { parseAddress } from '../shared/address.ts'
+import { parseAddressOn, type AddressNetwork } from '../shared/address.ts'
 import type { Db } from '../shared/db.ts'
 import type { NetworkPort } from '../network/types.ts'
 import { badRequest } from './errors.ts'
@@ -23,15 +23,19 @@ export type ImportCode = (typeof IMPORT_CODES)[number]
 export const MAX_GROUPS = 10
 export const DEFAULT_MIX_COPIES = 3
 
-/** The import/export document. Shape errors are plain 400s; the rules with codes are checked after. */
+/**
+ * The import/export document. Shape errors are plain 400s; the rules with
+ * codes are checked after, and only then the bounds of `numberOfCopies`
+ * (so a group with no providers and 0 copies gets its code).
+ */
 export const PolicyDocumentSchema = z.strictObject({
   settings: z.strictObject({ priority: z.enum(['policy_respected', 'number_of_copies']) }),
-  mixGroup: z.strictObject({ numberOfCopies: z.number().int().min(0).max(100) }),
+  mixGroup: z.strictObject({ numberOfCopies: z.number().int().min(0).max(1000) }),
   groups: z
     .array(
       z.strictObject({
         name: z.string().trim().min(1).max(100),
-        numberOfCopies: z.number().int().min(1).max(100),
+        numberOfCopies: z.number().int().min(0).max(1000),
         // Empty lists are allowed here so that the import code can name the problem.
         providers: z.array(z.strictObject({ addressId: z.string().max(200), comment: z.string().max(1000).default('') })).max(1000),
       }),
@@ -43,7 +47,7 @@ export type PolicyDocument = z.infer<typeof PolicyDocumentSchema>
 export interface PolicyStore {
   export(tenantId: number): PolicyDocument
   /** Validates against every rule, then writes all of it or nothing. */
-  import(tenantId: number, doc: PolicyDocument, options: { replace: boolean; blacklist: string[]; network: NetworkPort; networkLetter: 'f' | 't' }): Promise<void>
+  import(tenantId: number, doc: PolicyDocument, options: { replace: boolean; blacklist: string[]; network: NetworkPort; addressNetwork: AddressNetwork }): Promise<void>
 }
 
 const importError = (code: ImportCode) => badRequest(code, code)
@@ -103,14 +107,22 @@ export function createPolicyStore(db: Db): PolicyStore {
         names.add(key)
         if (g.providers.length === 0) throw importError('GROUP_MUST_CONTAINS_AT_LEAST_ONE_PROVIDER')
         for (const p of g.providers) {
-          const parsed = parseAddress(p.addressId)
-          if (!parsed.ok || p.addressId[0] !== options.networkLetter) throw importError('INVALID_PROVIDER_ADDRESS')
+          const parsed = parseAddressOn(p.addressId, options.addressNetwork)
+          if (!parsed.ok) throw importError('INVALID_PROVIDER_ADDRESS')
           if (parsed.address.protocol !== 0) throw importError('NOT_SHORT_ADDRESS')
           if (seenProviders.has(p.addressId)) throw importError('PROVIDER_DUPLICATED_IN_OTHER_GROUP')
           seenProviders.add(p.addressId)
         }
         if (g.numberOfCopies > g.providers.length) throw importError('NUMBER_OF_COPIES_GREATER_THAN_PROVIDERS')
+        if (g.numberOfCopies < 1) throw badRequest(`groups "${g.name}": numberOfCopies must be at least 1`)
       }
+      // The mix group's copies go to providers outside the groups: at most as many as the network
+      // has (a plain Lotus node lists none: no upper bound then), and 0 only when groups ask for copies.
+      const mixCopies = doc.mixGroup.numberOfCopies
+      const known = (await options.network.listProviders()).filter((p) => !seenProviders.has(p)).length
+      if (known > 0 && mixCopies > known) throw importError('NUMBER_OF_COPIES_GREATER_THAN_PROVIDERS')
+      const groupsAfter = options.replace ? groups.length : groups.length + exportDoc(tenantId).groups.length
+      if (mixCopies < 1 && groupsAfter === 0) throw badRequest('mixGroup.numberOfCopies: must be at least 1 when no group asks for copies')
       const blacklist = new Set(options.blacklist)
       if ([...seenProviders].some((p) => blacklist.has(p))) throw importError('PROVIDER_BLACKLISTED')
       if (!options.replace) {

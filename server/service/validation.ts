@@ -43,8 +43,12 @@ const INT64_MAX = 9223372036854775807n
 /** A non-negative integer that fits JSON's exact range (larger int64 values cannot arrive intact). */
 export const epochNumber = z.number().int('must be an integer').min(0, 'must not be negative').max(Number.MAX_SAFE_INTEGER, 'is too large')
 
-/** Attofil amounts: decimal strings of a non-negative int64-sized integer. */
+/**
+ * Attofil amounts: decimal strings of a non-negative int64-sized integer.
+ * `abort` on the pattern: zod 4 runs later checks after a failed one, and
+ * `BigInt("abc")` would throw (a 500) instead of the pattern's 400.
+ */
 export const attoAmount = z
   .string()
-  .regex(/^(0|[1-9][0-9]*)$/, 'must be a non-negative integer in a decimal string')
+  .regex(/^(0|[1-9][0-9]*)$/, { message: 'must be a non-negative integer in a decimal string', abort: true })
   .refine((s) => s.length <= 40 && BigInt(s) <= INT64_MAX * 10n ** 18n, 'is too large')

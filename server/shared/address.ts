@@ -75,6 +75,23 @@ export function parseAddress(input: string): AddressParseResult {
   return ok({ network, protocol, text: input, payload })
 }
 
+/**
+ * The one rule for which addresses a service takes: `t…` on a testnet
+ * (calibration), `f…` on mainnet and on the simulated network; the reason
+ * names the mismatch, since a copied address from the other network is the
+ * usual mistake.
+ */
+export function parseAddressOn(input: string, network: AddressNetwork): AddressParseResult {
+  const r = parseAddress(input)
+  if (!r.ok || r.address.network === network) return r
+  return network === 'mainnet'
+    ? fail('a testnet address (t…), but this service runs on mainnet: use the f… address')
+    : fail('a mainnet address (f…), but this service runs on a testnet: use the t… address')
+}
+
+/** Which addresses a network uses: `t…` on calibration, `f…` on mainnet and the simulated network. */
+export const addressNetworkOf = (network: 'simnet' | 'mainnet' | 'calibration'): AddressNetwork => (network === 'calibration' ? 'testnet' : 'mainnet')
+
 /** True for a valid address of any protocol. */
 export function isFilecoinAddress(input: string): boolean {
   return parseAddress(input).ok

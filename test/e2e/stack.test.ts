@@ -38,6 +38,7 @@ describe.skipIf(!hasRclone)('npm start, rclone and the OCS route end to end', ()
       },
     })
 
+  const OPERATOR_API_KEY = 'operator-chosen-key-0123456789'
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'e2e-data-'))
     localDir = mkdtempSync(join(tmpdir(), 'e2e-local-'))
@@ -46,7 +47,7 @@ describe.skipIf(!hasRclone)('npm start, rclone and the OCS route end to end', ()
     writeFileSync(join(localDir, 'big.bin'), randomBytes(600 * 1024))
     mkdirSync(join(localDir, 'été'))
     writeFileSync(join(localDir, 'été', 'Привет мир.txt'), 'unicode names survive\n')
-    stack = await startStack({ DATA_DIR: dataDir, ADMIN_PASSWORD: PASSWORD, GROUP_IDLE_SECONDS: '1' })
+    stack = await startStack({ DATA_DIR: dataDir, ADMIN_PASSWORD: PASSWORD, API_KEY: OPERATOR_API_KEY, GROUP_IDLE_SECONDS: '1' })
   })
 
   afterAll(async () => {
@@ -97,6 +98,17 @@ describe.skipIf(!hasRclone)('npm start, rclone and the OCS route end to end', ()
     }
     expect(record.details.retrievableCopies).toBe(0)
     expect(record.details.expirationEpoch).toBeUndefined()
+  })
+
+  it('opens the deal service with the operator\'s API_KEY and never prints it or ADMIN_PASSWORD', async () => {
+    const res = await fetch(`${stack.serviceUrl}/private/v1/get-network-epoch-duration-from-days`, {
+      method: 'POST',
+      headers: { 'x-api-key': OPERATOR_API_KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({ duration: 1 }),
+    })
+    expect(res.status).toBe(200)
+    expect(stack.output()).not.toContain(OPERATOR_API_KEY)
+    expect(stack.output()).not.toContain(PASSWORD)
   })
 
   it('stops cleanly on SIGTERM and keeps everything across a restart', async () => {

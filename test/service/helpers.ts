@@ -53,7 +53,7 @@ export async function startTestService(options: { deps?: Partial<DealServiceDeps
     ...options.deps,
   })
   const server = await startServer(service.app, 0)
-  const key = service.createdApiKey!
+  const key = options.config?.apiKey ?? service.createdApiKey!
   const post = async (path: string, body?: unknown, headers: Record<string, string> = {}) => {
     const init: RequestInit = { method: 'POST', headers: { 'x-api-key': key, ...headers } }
     if (body !== undefined) {

@@ -74,8 +74,26 @@ describe('onboarding policy import/export', () => {
     await expectCode(doc([group('h1', [sp[10]]), group('h2', [sp[11]]), group('h3', [sp[12]])]), 'NUMBER_OF_GROUP_LIMIT_EXCEEDED')
   })
 
-  it('GROUP_MUST_CONTAINS_AT_LEAST_ONE_PROVIDER', async () => {
+  it('GROUP_MUST_CONTAINS_AT_LEAST_ONE_PROVIDER, whatever numberOfCopies says', async () => {
     await expectCode(doc([{ name: 'empty', numberOfCopies: 1, providers: [] }]), 'GROUP_MUST_CONTAINS_AT_LEAST_ONE_PROVIDER')
+    await expectCode(doc([{ name: 'empty', numberOfCopies: 0, providers: [] }]), 'GROUP_MUST_CONTAINS_AT_LEAST_ONE_PROVIDER')
+  })
+
+  it('refuses a group asking for 0 copies, and a policy asking for none at all, naming the field', async () => {
+    for (const body of [doc([group('a', [sp[0]], 0)]), doc([], 0)]) {
+      const r = await t.post(`${importPath}?mode=replace`, body)
+      expect(r.status).toBe(400)
+      expect(r.json.error.message).toMatch(/numberOfCopies:? must be at least 1/)
+    }
+    // No copies beyond the groups' own is a policy.
+    expect((await t.post(importPath, doc([group('a', [sp[0]])], 0))).status).toBe(200)
+  })
+
+  it('NUMBER_OF_COPIES_GREATER_THAN_PROVIDERS for a mix group asking more copies than the network has providers', async () => {
+    const known = (await t.simnet.listProviders()).length
+    await expectCode(doc([group('a', [sp[0]])], known + 1), 'NUMBER_OF_COPIES_GREATER_THAN_PROVIDERS')
+    await expectCode(doc([], 100), 'NUMBER_OF_COPIES_GREATER_THAN_PROVIDERS')
+    expect((await t.post(importPath, doc([], known))).status).toBe(200)
   })
 
   it('GROUP_NAME_MUST_BE_UNIQUE within the import', async () => {
@@ -104,8 +122,13 @@ describe('onboarding policy import/export', () => {
     await expectCode(doc([group('a', ['not-an-address'])]), 'INVALID_PROVIDER_ADDRESS')
   })
 
-  it('INVALID_PROVIDER_ADDRESS for a testnet address on a mainnet-style network', async () => {
+  it('INVALID_PROVIDER_ADDRESS for a testnet address on a mainnet-style network, as availability refuses it', async () => {
     await expectCode(doc([group('a', ['t01234'])]), 'INVALID_PROVIDER_ADDRESS')
+    const availability = await t.post('/private/v1/get-provider-availability', {
+      providerAddressId: 't01234', duration: 518400, storagePricePerEpoch: '0', verifiedDeal: true, transferSize: 1000, transferType: 'http', removeUnsealedCopy: false,
+    })
+    expect(availability.status).toBe(400)
+    expect(availability.json.error.message).toContain('testnet address (t…), but this service runs on mainnet')
   })
 
   it('NOT_SHORT_ADDRESS for a valid robust address', async () => {

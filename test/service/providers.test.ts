@@ -204,6 +204,19 @@ describe('get-best-available-providers', () => {
     expect(r.json).toEqual({ error: null, result: { providers: [], reason: 'NO_PROVIDERS_AVAILABLE' } })
   })
 
+  // zod 4 ran the size check after a failed pattern, and BigInt('abc') answered 500.
+  it.each([
+    ['storagePricePerEpoch', 'abc'], ['storagePricePerEpoch', '1.5'], ['storagePricePerEpoch', ''], ['storagePricePerEpoch', '1e400'],
+    ['providerCollateral', 'abc'], ['providerCollateral', '0x10'], ['providerCollateral', ' 1'],
+  ])('400 naming the field for %s %j, on both endpoints', async (field, value) => {
+    for (const [path, extra] of [[best, {}], [availability, { providerAddressId: 'f01000' }]] as const) {
+      const r = await t.post(path, deal({ ...extra, [field]: value }))
+      expect(r.status).toBe(400)
+      expectErrorEnvelope(r.json)
+      expect(JSON.stringify(r.json)).toContain(field)
+    }
+  })
+
   it('400 with both startEpoch and startEpochHeadOffset, and for missing required fields', async () => {
     for (const body of [deal({ startEpoch: 10, startEpochHeadOffset: 5 }), { duration: 518400 }, deal({ duration: 100 })]) {
       const r = await t.post(best, body)

@@ -3,6 +3,8 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { startServer, type RunningServer } from '../../server/shared/http.ts'
 import { EXCHANGES } from '../../server/service/ticker/exchanges.ts'
+import { createTicker } from '../../server/service/ticker/index.ts'
+import { pino } from 'pino'
 import { expectErrorEnvelope, startTestService, T0, type TestService } from './helpers.ts'
 
 /**
@@ -112,5 +114,28 @@ describe('ticker', () => {
     const r = await t.post('/public/v1/ticker/get-latest-by-pair', body)
     expect(r.status).toBe(400)
     expectErrorEnvelope(r.json)
+  })
+
+  it('warns once when an exchange starts failing and says once when it is back, at the default level', async () => {
+    const lines: { level: number; exchange?: string; msg: string }[] = []
+    const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) })
+    const baseUrls = Object.fromEntries(EXCHANGES.map((e) => [e.name, `${exchanges.url}/${e.name}`]))
+    const ticker = createTicker({ now: () => T0, logger, baseUrls })
+    try {
+      for (const e of EXCHANGES) broken.add(e.name)
+      for (let i = 0; i < 3; i++) await ticker.pollOnce()
+      const warnings = lines.filter((l) => l.level === 40)
+      expect(warnings.map((l) => l.exchange).sort()).toEqual(EXCHANGES.map((e) => e.name).sort())
+      expect(warnings[0].msg).toMatch(/unreachable/)
+
+      broken.clear()
+      await ticker.pollOnce()
+      await ticker.pollOnce()
+      const recovered = lines.filter((l) => l.level === 30 && /again/.test(l.msg))
+      expect(recovered.map((l) => l.exchange).sort()).toEqual(EXCHANGES.map((e) => e.name).sort())
+    } finally {
+      broken.clear()
+      await ticker.stop()
+    }
   })
 })

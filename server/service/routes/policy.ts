@@ -1,5 +1,6 @@
 import { Router } from 'express'
 import type { NetworkPort } from '../../network/types.ts'
+import type { AddressNetwork } from '../../shared/address.ts'
 import { currentTenant } from '../auth.ts'
 import { badRequest } from '../errors.ts'
 import { PolicyDocumentSchema, type PolicyStore } from '../onboarding-policy.ts'
@@ -12,7 +13,7 @@ import { parseBody } from '../validation.ts'
  * added (names and providers must be new to the tenant). `?mode=replace`
  * swaps the whole policy instead.
  */
-export function createPolicyRouter(deps: { policies: PolicyStore; tenants: TenantStore; network: NetworkPort; networkLetter: 'f' | 't' }): Router {
+export function createPolicyRouter(deps: { policies: PolicyStore; tenants: TenantStore; network: NetworkPort; addressNetwork: AddressNetwork }): Router {
   const router = Router()
   router.post('/private/v1/onboarding-policy/export', (req, res) => {
     parseBody(req, EmptyBody, { optional: true })
@@ -27,7 +28,7 @@ export function createPolicyRouter(deps: { policies: PolicyStore; tenants: Tenan
       replace: mode === 'replace',
       blacklist: deps.tenants.blacklist(tenant.id),
       network: deps.network,
-      networkLetter: deps.networkLetter,
+      addressNetwork: deps.addressNetwork,
     })
     res.status(200).end()
   })

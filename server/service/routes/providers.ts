@@ -1,6 +1,6 @@
 import { Router } from 'express'
 import type { NetworkPort, TransferType } from '../../network/types.ts'
-import { parseAddress } from '../../shared/address.ts'
+import { parseAddressOn, type AddressNetwork } from '../../shared/address.ts'
 import { currentTenant } from '../auth.ts'
 import type { AvailabilityChecker, DealRequest } from '../availability.ts'
 import type { ProviderPicker } from '../best-providers.ts'
@@ -16,6 +16,7 @@ interface Deps {
   policies: PolicyStore
   availability: AvailabilityChecker
   picker: ProviderPicker
+  addressNetwork: AddressNetwork
 }
 
 type Body = {
@@ -47,7 +48,7 @@ export function createProvidersRouter(deps: Deps): Router {
   const router = Router()
   router.post('/private/v1/get-provider-availability', async (req, res) => {
     const body = parseBody(req, ProviderAvailabilityBody)
-    const parsed = parseAddress(body.providerAddressId)
+    const parsed = parseAddressOn(body.providerAddressId, deps.addressNetwork)
     if (!parsed.ok) throw badRequest(`providerAddressId: ${parsed.reason}`)
     const head = (await deps.network.chainHead()).epoch
     const result = await deps.availability.check(currentTenant(res), body.providerAddressId, dealRequest(body, head), head)

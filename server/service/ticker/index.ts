@@ -40,6 +40,8 @@ export function createTicker(options: TickerOptions): Ticker {
   const doFetch = options.fetch ?? fetch
   const timeoutMs = options.timeoutMs ?? 10_000
   const last = new Map<string, TickerEntry>()
+  /** Exchanges whose last poll failed: a warning when one starts failing, a line when it is back, nothing in between. */
+  const failing = new Set<string>()
   let timer: NodeJS.Timeout | undefined
   let inFlight: Promise<void> | undefined
   const abort = new AbortController()
@@ -59,8 +61,15 @@ export function createTicker(options: TickerOptions): Ticker {
         try {
           const data = await a.fetchPairs(getJson, options.baseUrls?.[a.name] ?? a.defaultBaseUrl)
           last.set(a.name, { exchange: a.name, fetchedAt: options.now(), data })
+          if (failing.delete(a.name)) options.logger.info({ exchange: a.name }, 'ticker: exchange answers again')
         } catch (err) {
-          options.logger.debug({ exchange: a.name, err: (err as Error).message }, 'ticker fetch failed; keeping the last success')
+          if (abort.signal.aborted) return
+          const message = (err as Error).message
+          if (failing.has(a.name)) options.logger.debug({ exchange: a.name, err: message }, 'ticker fetch failed again; keeping the last success')
+          else {
+            failing.add(a.name)
+            options.logger.warn({ exchange: a.name, err: message }, 'ticker: exchange unreachable; its prices drop out once stale, until it answers again')
+          }
         }
       }),
     )
