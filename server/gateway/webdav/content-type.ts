@@ -29,3 +29,25 @@ export function contentTypeFor(name: string, given: string | undefined): string 
   if (clean && clean.length <= 255 && /^[\w.+-]+\/[\w.+-]+/.test(clean) && !MEANINGLESS.some((m) => clean.startsWith(m))) return clean
   return TYPES[extname(name).toLowerCase()] ?? null
 }
+
+/** Types a browser runs or renders with scripts: never shown inline from the app's origin. */
+const ACTIVE = /^(text\/html|application\/xhtml\+xml|image\/svg\+xml|text\/xml|application\/xml|[\w.-]+\/[\w.-]+\+xml|text\/javascript|application\/(x-)?javascript|application\/ecmascript|text\/xsl|application\/x-shockwave-flash|multipart\/x-mixed-replace)\s*(;|$)/i
+
+/**
+ * What Nextcloud sends with WebDAV downloads, so an uploaded page cannot run
+ * on the origin that serves it: no sniffing, a policy that forbids scripts
+ * (sandbox), and a download instead of a page for active types, by stored
+ * type or by name.
+ */
+export function downloadHeaders(name: string, contentType: string): Record<string, string> {
+  const headers: Record<string, string> = {
+    'X-Content-Type-Options': 'nosniff',
+    'Content-Security-Policy': "default-src 'none'; sandbox",
+  }
+  // The name counts too: a browser saving `evil.html` served as text/plain would still open it as a page.
+  if (ACTIVE.test(contentType) || ACTIVE.test(TYPES[extname(name).toLowerCase()] ?? '')) {
+    const ascii = name.replace(/[^\x20-\x7e]|["\\]/g, '_')
+    headers['Content-Disposition'] = `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(name)}`
+  }
+  return headers
+}

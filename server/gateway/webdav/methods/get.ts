@@ -3,7 +3,7 @@ import { Readable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { nameOf, type Entry } from '../../namespace.ts'
 import type { DavContext, MethodHandler } from '../context.ts'
-import { contentTypeFor, DEFAULT_TYPE } from '../content-type.ts'
+import { contentTypeFor, DEFAULT_TYPE, downloadHeaders } from '../content-type.ts'
 import { DavError, notFound } from '../errors.ts'
 import { requestPath } from '../paths.ts'
 import { checkConditions, quoteEtag } from '../preconditions.ts'
@@ -24,15 +24,13 @@ export const get: MethodHandler = async (req, res, ctx) => {
 
   if (entry.kind === 'dir') {
     const body = ctx.namespace.children(path).map((c) => nameOf(c.path) + (c.kind === 'dir' ? '/' : '')).join('\n') + '\n'
-    res.status(200).set({ 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': String(Buffer.byteLength(body)) })
+    res.status(200).set({ 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': String(Buffer.byteLength(body)), ...downloadHeaders(nameOf(path), 'text/plain') })
     res.end(head ? undefined : body)
     return
   }
 
-  res.set({
-    'Content-Type': entry.contentType ?? contentTypeFor(entry.path, undefined) ?? DEFAULT_TYPE,
-    'Accept-Ranges': 'bytes',
-  })
+  const contentType = entry.contentType ?? contentTypeFor(entry.path, undefined) ?? DEFAULT_TYPE
+  res.set({ 'Content-Type': contentType, 'Accept-Ranges': 'bytes', ...downloadHeaders(nameOf(entry.path), contentType) })
   if (entry.cid) res.set('X-Content-CID', entry.cid)
 
   const ifRange = req.headers['if-range']
