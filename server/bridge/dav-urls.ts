@@ -1,4 +1,4 @@
-import { badRequest, forbidden } from './errors.ts'
+import { badRequest, BridgeError, forbidden } from './errors.ts'
 import type { PathMap } from './path-map.ts'
 import { encodePath, normaliseUserPath } from './user-path.ts'
 
@@ -112,8 +112,47 @@ export function rewriteHrefs(xml: string, toClient: (href: string) => string | u
   })
 }
 
-/** Rewrites the tagged URLs of an `If` header; lock tokens (`<opaquelocktoken:…>`, `<urn:uuid:…>`) stay. */
-export function rewriteIfHeader(value: string, toGateway: (url: string) => string): string {
-  return value.replace(/<([^>]*)>/g, (whole, inner: string) =>
-    /^(?:https?:\/\/|\/)/i.test(inner.trim()) ? `<${toGateway(inner.trim())}>` : whole)
+/**
+ * Rewrites the resource tags of an `If` header (the `<url>` before a list, RFC
+ * 4918 §10.4.2) to gateway URLs; lock tokens and entity tags inside the lists
+ * stay. A tag that names no resource of the caller's own area (another
+ * scheme or host, another user's files, not a URL) is a 412: that condition
+ * cannot hold for this caller, and the gateway must never evaluate it.
+ */
+export function rewriteIfHeader(value: string, toGateway: (url: string) => string, ownHost: string | undefined): string {
+  let out = ''
+  let depth = 0
+  for (let i = 0; i < value.length; i++) {
+    const c = value[i]
+    if (c === '(') depth++
+    else if (c === ')') depth = Math.max(0, depth - 1)
+    else if (c === '<' && depth === 0) {
+      const end = value.indexOf('>', i)
+      if (end < 0) throw foreignTag()
+      out += `<${mapTag(value.slice(i + 1, end).trim(), toGateway, ownHost)}>`
+      i = end
+      continue
+    }
+    out += c
+  }
+  return out
+}
+
+const foreignTag = () => new BridgeError(412, 'PRECONDITION_FAILED', 'An If header tag names a resource outside your own files area')
+
+/** The gateway URL of a tag that is a path or an http(s) URL of this host, in the caller's area; 412 otherwise. */
+function mapTag(tag: string, toGateway: (url: string) => string, ownHost: string | undefined): string {
+  if (/[\s<]/.test(tag)) throw foreignTag()
+  const isPath = tag.startsWith('/') && !tag.startsWith('//')
+  if (!isPath) {
+    if (!/^https?:\/\//i.test(tag) || !URL.canParse(tag)) throw foreignTag()
+    if (ownHost === undefined || new URL(tag).host.toLowerCase() !== ownHost.toLowerCase()) throw foreignTag()
+  }
+  try {
+    return toGateway(tag)
+  } catch (err) {
+    // A hostile path stays a 400; another user's area is just as foreign as another host.
+    if (err instanceof BridgeError && err.status === 400) throw err
+    throw foreignTag()
+  }
 }

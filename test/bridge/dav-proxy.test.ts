@@ -102,6 +102,12 @@ describe('WebDAV files area over the real gateway', () => {
     expect((await dav(`${FILES}/locked.txt`, { method: 'PUT', body: 'v2' })).status).toBe(423)
     const tagged = await dav(`${FILES}/locked.txt`, { method: 'PUT', body: 'v2', headers: { if: `<${t.url}${FILES}/locked.txt> (${token})` } })
     expect([200, 201, 204]).toContain(tagged.status)
+    // Tags the bridge cannot map into alice's own area are refused, never handed to the gateway.
+    for (const tag of [`http://evil.example${FILES}/locked.txt`, 'file:///etc/passwd', '/remote.php/dav/files/bob/locked.txt']) {
+      const foreign = await dav(`${FILES}/locked.txt`, { method: 'PUT', body: 'v3', headers: { if: `<${tag}> (${token})` } })
+      expect(foreign.status, tag).toBe(412)
+    }
+    expect(await (await dav(`${FILES}/locked.txt`)).text()).toBe('v2')
     expect((await dav(`${FILES}/locked.txt`, { method: 'UNLOCK', headers: { 'lock-token': token! } })).status).toBe(204)
   })
 

@@ -64,9 +64,27 @@ describe('DAV URL mapper', () => {
     expect(out).toContain('<href>/remote.php/dav/files/alice/x%26y</href>')
   })
 
-  it('rewrites tagged URLs of an If header but not lock tokens', () => {
-    const value = '<http://h/remote.php/dav/files/alice/a> (<opaquelocktoken:1234> ["etag"]) (Not <urn:uuid:5>)'
-    expect(rewriteIfHeader(value, (u) => mapper.clientUrlToGateway(u).url))
-      .toBe('<http://127.0.0.1:9011/alice/a> (<opaquelocktoken:1234> ["etag"]) (Not <urn:uuid:5>)')
+  const toGateway = (u: string) => mapper.clientUrlToGateway(u).url
+  it('rewrites the resource tags of an If header but not lock tokens', () => {
+    const value = '<http://h/remote.php/dav/files/alice/a> (<opaquelocktoken:1234> ["etag"]) (Not <urn:uuid:5>) </remote.php/dav/files/alice/b> (<urn:uuid:6>)'
+    expect(rewriteIfHeader(value, toGateway, 'h'))
+      .toBe('<http://127.0.0.1:9011/alice/a> (<opaquelocktoken:1234> ["etag"]) (Not <urn:uuid:5>) <http://127.0.0.1:9011/alice/b> (<urn:uuid:6>)')
+  })
+
+  it.each([
+    ['another host', '<http://evil.example/remote.php/dav/files/alice/a> (<urn:uuid:1>)'],
+    ['another scheme', '<file:///etc/passwd> (<urn:uuid:1>)'],
+    ['a URN as a resource tag', '<urn:x> (<urn:uuid:1>)'],
+    ['another user\'s area', '</remote.php/dav/files/bob/secret.txt> (<urn:uuid:1>)'],
+    ['a network-path reference', '<//evil.example/remote.php/dav/files/alice/a> (<urn:uuid:1>)'],
+    ['an unclosed tag', '<http://h/remote.php/dav/files/alice/a (<urn:uuid:1>)'],
+  ])('refuses a resource tag naming %s with 412', (_why, value) => {
+    let status: number | undefined
+    try {
+      rewriteIfHeader(value, toGateway, 'h')
+    } catch (err) {
+      status = (err as { status?: number }).status
+    }
+    expect(status).toBe(412)
   })
 })

@@ -66,7 +66,7 @@ function forwardHeaders(incoming: IncomingHttpHeaders, mapper: DavUrlMapper, met
     if (value === undefined || DROP_REQUEST.has(name) || listed.has(name)) continue
     out[name] = value
   }
-  if (typeof out.if === 'string') out.if = rewriteIfHeader(out.if, (url) => mapper.clientUrlToGateway(url).url)
+  if (typeof out.if === 'string') out.if = rewriteIfHeader(out.if, (url) => mapper.clientUrlToGateway(url).url, incoming.host)
   // XML answers are rewritten, which needs them uncompressed.
   if (method !== 'GET' && method !== 'HEAD') delete out['accept-encoding']
   return out
