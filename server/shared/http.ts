@@ -72,9 +72,55 @@ function watchRequest(req: IncomingMessage, res: ServerResponse, idleTimeoutMs: 
   } as ServerResponse['writeHead']
 }
 
+/** RFC 9110 §9.2.1: the methods that change nothing, which pipelined requests may run side by side. */
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS', 'TRACE', 'PROPFIND', 'REPORT', 'SEARCH'])
+
+interface Connection {
+  running: number
+  unsafeRunning: boolean
+  waiting: { safe: boolean; run: () => void }[]
+}
+
+/**
+ * Node hands every pipelined request to the handler as soon as it is parsed,
+ * so a PUT and the GET behind it on one connection ran at once and the GET
+ * missed the PUT. RFC 9112 §9.3.2 lets only safe methods run in parallel:
+ * a request waits while an unsafe one before it runs, and an unsafe one waits
+ * for everything before it.
+ */
+function createPipelineOrder(): (req: IncomingMessage, res: ServerResponse, run: () => void) => void {
+  const connections = new WeakMap<Socket, Connection>()
+  const canStart = (c: Connection, safe: boolean) => c.running === 0 || (safe && !c.unsafeRunning)
+  const drain = (c: Connection) => {
+    while (c.waiting.length > 0 && canStart(c, c.waiting[0].safe)) c.waiting.shift()!.run()
+  }
+  return (req, res, run) => {
+    const socket = req.socket
+    let c = connections.get(socket)
+    if (!c) connections.set(socket, (c = { running: 0, unsafeRunning: false, waiting: [] }))
+    const conn = c
+    const safe = SAFE_METHODS.has(req.method ?? '')
+    const start = () => {
+      // The client left while this request waited: nothing to answer.
+      if (socket.destroyed) return
+      conn.running++
+      if (!safe) conn.unsafeRunning = true
+      res.once('close', () => {
+        conn.running--
+        if (!safe) conn.unsafeRunning = false
+        drain(conn)
+      })
+      run()
+    }
+    if (conn.waiting.length === 0 && canStart(conn, safe)) start()
+    else conn.waiting.push({ safe, run: start })
+  }
+}
+
 /** Starts an HTTP server on host:port (port 0 picks a free one). */
 export async function startServer(handler: RequestListener, port: number, host = '127.0.0.1', options: ServerOptions = {}): Promise<RunningServer> {
   const idleTimeoutMs = options.idleTimeoutMs ?? 30_000
+  const inOrder = createPipelineOrder()
   const server = createServer({
     // Large WebDAV uploads may take long: no limit on the whole request, only on idleness.
     requestTimeout: 0,
@@ -82,8 +128,11 @@ export async function startServer(handler: RequestListener, port: number, host =
     // How often Node checks `headersTimeout` (its default, 30 s, would double the limit).
     connectionsCheckingInterval: Math.min(1_000, idleTimeoutMs),
   }, (req, res) => {
-    watchRequest(req, res, idleTimeoutMs)
-    handler(req, res)
+    // The idle limit starts with the request's turn: a body waiting behind another request is not idle.
+    inOrder(req, res, () => {
+      watchRequest(req, res, idleTimeoutMs)
+      handler(req, res)
+    })
   })
   server.keepAliveTimeout = 5_000
   await new Promise<void>((resolve, reject) => {
