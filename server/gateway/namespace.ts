@@ -18,6 +18,10 @@ export interface Entry {
   etag: string
   createdMs: number
   modifiedMs: number
+  /** Stable id (Nextcloud's `fileid`): kept by a move or rename, new for a copy or a new file. */
+  fileId: number
+  /** A checksum the client sent and we verified (`SHA1:…`, Nextcloud's `OC-Checksum` form); null when none. */
+  checksum: string | null
 }
 
 export interface FileContent {
@@ -26,6 +30,7 @@ export interface FileContent {
   dagSize: number
   contentType?: string | null
   modifiedMs?: number
+  checksum?: string | null
 }
 
 export interface Namespace {
@@ -44,6 +49,10 @@ export interface Namespace {
   /** Moves `from` and everything below to `to`, which must not exist. */
   move(from: string, to: string): void
   setModified(path: string, modifiedMs: number): void
+  /** Total size of the files below a folder (Nextcloud's `oc:size` of a folder). */
+  folderSize(path: string): number
+  /** This gateway's instance id, the suffix of Nextcloud-style `oc:id`s. */
+  readonly instanceId: string
   /** Runs `fn` atomically. */
   transaction<T>(fn: () => T): T
 }
@@ -75,6 +84,15 @@ const SCHEMA = [
    CREATE INDEX entries_cid ON entries (cid);
    INSERT INTO entries (path, parent, kind, etag, created_ms, modified_ms)
      VALUES ('/', NULL, 'dir', 'root', CAST(unixepoch('subsec') * 1000 AS INTEGER), CAST(unixepoch('subsec') * 1000 AS INTEGER));`,
+  // Stable file ids for sync clients: never reused (AUTOINCREMENT), carried along by moves.
+  `CREATE TABLE file_ids (id INTEGER PRIMARY KEY AUTOINCREMENT);
+   CREATE TABLE namespace_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+   INSERT INTO namespace_meta (key, value) VALUES ('instance_id', 'oc' || lower(hex(randomblob(5))));
+   ALTER TABLE entries ADD COLUMN file_id INTEGER;
+   ALTER TABLE entries ADD COLUMN checksum TEXT;
+   INSERT INTO file_ids (id) SELECT rowid FROM entries ORDER BY rowid;
+   UPDATE entries SET file_id = rowid;
+   CREATE UNIQUE INDEX entries_file_id ON entries (file_id);`,
 ]
 
 interface Row {
@@ -87,6 +105,8 @@ interface Row {
   etag: string
   created_ms: number
   modified_ms: number
+  file_id: number
+  checksum: string | null
 }
 
 const toEntry = (r: Row): Entry => ({
@@ -99,6 +119,8 @@ const toEntry = (r: Row): Entry => ({
   etag: r.etag,
   createdMs: r.created_ms,
   modifiedMs: r.modified_ms,
+  fileId: r.file_id,
+  checksum: r.checksum,
 })
 
 const newEtag = () => randomBytes(9).toString('base64url')
@@ -114,23 +136,41 @@ export function createNamespace(db: Db): Namespace {
     below: db.prepare('SELECT * FROM entries WHERE path > ? AND path < ? ORDER BY path'),
     removeBelow: db.prepare('DELETE FROM entries WHERE path > ? AND path < ?'),
     remove: db.prepare('DELETE FROM entries WHERE path = ?'),
-    upsertFile: db.prepare(`INSERT INTO entries (path, parent, kind, cid, size, dag_size, content_type, etag, created_ms, modified_ms)
-      VALUES (@path, @parent, 'file', @cid, @size, @dagSize, @contentType, @etag, @now, @modified)
+    upsertFile: db.prepare(`INSERT INTO entries (path, parent, kind, cid, size, dag_size, content_type, etag, created_ms, modified_ms, file_id, checksum)
+      VALUES (@path, @parent, 'file', @cid, @size, @dagSize, @contentType, @etag, @now, @modified, @fileId, @checksum)
       ON CONFLICT(path) DO UPDATE SET cid = excluded.cid, size = excluded.size, dag_size = excluded.dag_size,
-        content_type = excluded.content_type, etag = excluded.etag, modified_ms = excluded.modified_ms`),
-    insert: db.prepare(`INSERT INTO entries (path, parent, kind, cid, size, dag_size, content_type, etag, created_ms, modified_ms)
-      VALUES (@path, @parent, @kind, @cid, @size, @dagSize, @contentType, @etag, @createdMs, @modifiedMs)`),
+        content_type = excluded.content_type, etag = excluded.etag, modified_ms = excluded.modified_ms, checksum = excluded.checksum`),
+    insert: db.prepare(`INSERT INTO entries (path, parent, kind, cid, size, dag_size, content_type, etag, created_ms, modified_ms, file_id, checksum)
+      VALUES (@path, @parent, @kind, @cid, @size, @dagSize, @contentType, @etag, @createdMs, @modifiedMs, @fileId, @checksum)`),
     touch: db.prepare('UPDATE entries SET modified_ms = ?, etag = ? WHERE path = ?'),
+    touchEtag: db.prepare('UPDATE entries SET etag = ? WHERE path = ?'),
+    nextFileId: db.prepare('INSERT INTO file_ids DEFAULT VALUES'),
+    folderSize: db.prepare("SELECT coalesce(sum(size), 0) FROM entries WHERE kind = 'file' AND path > ? AND path < ?").pluck(),
+    instanceId: db.prepare("SELECT value FROM namespace_meta WHERE key = 'instance_id'").pluck(),
   }
+  const nextFileId = () => Number(q.nextFileId.run().lastInsertRowid)
+  const instanceId = q.instanceId.get() as string
 
   const get = (path: string) => {
     const row = q.get.get(path) as Row | undefined
     return row && toEntry(row)
   }
   const descendants = (path: string) => (q.below.all(...belowRange(path)) as Row[]).map(toEntry)
-  const touchParent = (path: string, now: number) => q.touch.run(now, newEtag(), parentOf(path))
+  /**
+   * A change below a folder changes the etag of every folder above it, up to
+   * the root, as in Nextcloud: a sync client compares the root's etag to know
+   * whether anything changed at all. Only the direct parent's mtime moves.
+   */
+  const touchParent = (path: string, now: number) => {
+    const parent = parentOf(path)
+    q.touch.run(now, newEtag(), parent)
+    for (let p = parent; p !== '/'; ) {
+      p = parentOf(p)
+      q.touchEtag.run(newEtag(), p)
+    }
+  }
   const insertCopy = (e: Entry, path: string, now: number) =>
-    q.insert.run({ ...e, path, parent: parentOf(path), etag: newEtag(), createdMs: now, modifiedMs: e.modifiedMs })
+    q.insert.run({ ...e, path, parent: parentOf(path), etag: newEtag(), createdMs: now, modifiedMs: e.modifiedMs, fileId: nextFileId() })
 
   const ns: Namespace = {
     get,
@@ -142,13 +182,14 @@ export function createNamespace(db: Db): Namespace {
       q.upsertFile.run({
         path, parent: parentOf(path), cid: c.cid, size: c.size, dagSize: c.dagSize,
         contentType: c.contentType ?? null, etag: newEtag(), now, modified: c.modifiedMs ?? now,
+        fileId: created ? nextFileId() : null, checksum: c.checksum ?? null,
       })
       touchParent(path, now)
       return { created }
     },
     makeDir(path) {
       const now = Date.now()
-      q.insert.run({ path, parent: parentOf(path), kind: 'dir', cid: null, size: 0, dagSize: 0, contentType: null, etag: newEtag(), createdMs: now, modifiedMs: now })
+      q.insert.run({ path, parent: parentOf(path), kind: 'dir', cid: null, size: 0, dagSize: 0, contentType: null, etag: newEtag(), createdMs: now, modifiedMs: now, fileId: nextFileId(), checksum: null })
       touchParent(path, now)
     },
     remove(path) {
@@ -187,6 +228,8 @@ export function createNamespace(db: Db): Namespace {
     setModified(path, modifiedMs) {
       db.prepare('UPDATE entries SET modified_ms = ? WHERE path = ?').run(modifiedMs, path)
     },
+    folderSize: (path) => q.folderSize.get(...belowRange(path)) as number,
+    instanceId,
     transaction: (fn) => db.transaction(fn)(),
   }
   return ns

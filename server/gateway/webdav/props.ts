@@ -5,7 +5,7 @@ import { contentTypeFor, DEFAULT_TYPE } from './content-type.ts'
 import type { Lock } from './locks.ts'
 import { hrefOf } from './paths.ts'
 import { quoteEtag } from './preconditions.ts'
-import { DAV, GW, dav, el, type XmlElement, type XmlNode } from './xml.ts'
+import { DAV, GW, OC, dav, el, type XmlElement, type XmlNode } from './xml.ts'
 
 /** Live properties: computed from the namespace and lock store, never stored, never writable. */
 interface LiveProp {
@@ -13,6 +13,8 @@ interface LiveProp {
   local: string
   /** The value's children, or undefined when the resource has no such property. */
   value(entry: Entry, req: Request, ctx: DavContext): XmlNode[] | undefined
+  /** Only when asked by name (not in `allprop`), as Nextcloud does for its own properties. */
+  named?: true
 }
 
 const file = (entry: Entry, v: () => XmlNode[]) => (entry.kind === 'file' ? v() : undefined)
@@ -28,7 +30,28 @@ const LIVE: LiveProp[] = [
   { ns: DAV, local: 'supportedlock', value: () => (['exclusive', 'shared'] as const).map(lockEntry) },
   { ns: DAV, local: 'lockdiscovery', value: (e, req, ctx) => ctx.locks.covering(e.path).map((l) => activeLock(req, ctx, l)) },
   { ns: GW, local: 'cid', value: (e) => (e.cid ? [e.cid] : undefined) },
+  // What the Nextcloud desktop and mobile clients read to sync: ids that survive renames,
+  // permission letters, sizes of folders too, and the checksum the client uploaded with.
+  { ns: OC, local: 'id', named: true, value: (e, _req, ctx) => [ocId(e.fileId, ctx.namespace.instanceId)] },
+  { ns: OC, local: 'fileid', named: true, value: (e) => [String(e.fileId)] },
+  { ns: OC, local: 'permissions', named: true, value: (e) => [permissionsOf(e)] },
+  { ns: OC, local: 'size', named: true, value: (e, _req, ctx) => [String(e.kind === 'dir' ? ctx.namespace.folderSize(e.path) : e.size)] },
+  { ns: OC, local: 'checksums', named: true, value: (e) => file(e, () => (e.checksum ? [el(OC, 'checksum', [e.checksum])] : [])) },
 ]
+
+/** Nextcloud's `oc:id`: the file id zero-padded to 8 digits, then the instance id. */
+export const ocId = (fileId: number, instanceId: string) => `${String(fileId).padStart(8, '0')}${instanceId}`
+
+/**
+ * Nextcloud's permission letters for one's own files: G readable, D
+ * deletable, N renameable, V movable, W writable (files), C and K can create
+ * files and folders inside (folders). The root of the tree cannot be deleted,
+ * renamed or moved.
+ */
+function permissionsOf(e: Entry): string {
+  if (e.path === '/') return 'GCK'
+  return e.kind === 'dir' ? 'GDNVCK' : 'GDNVW'
+}
 
 const liveByKey = new Map(LIVE.map((p) => [`${p.ns} ${p.local}`, p]))
 
@@ -85,7 +108,7 @@ export function describe(req: Request, ctx: DavContext, entry: Entry, what: Prop
     const wanted =
       what.kind === 'prop'
         ? what.names
-        : [...LIVE.map((p) => el(p.ns, p.local)), ...dead.map((d) => el(d.ns, d.local)), ...what.include]
+        : [...LIVE.filter((p) => !p.named).map((p) => el(p.ns, p.local)), ...dead.map((d) => el(d.ns, d.local)), ...what.include]
     const seen = new Set<string>()
     for (const name of wanted) {
       const key = `${name.ns} ${name.local}`

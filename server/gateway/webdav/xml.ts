@@ -9,6 +9,9 @@ import { XMLParser, XMLValidator } from 'fast-xml-parser'
 export const DAV = 'DAV:'
 /** Our own namespace, for the read-only `cid` live property. */
 export const GW = 'https://filecoin-gateway/ns'
+/** ownCloud's and Nextcloud's namespaces: the properties their sync clients read (`oc:fileid`, `oc:permissions`…). */
+export const OC = 'http://owncloud.org/ns'
+export const NC = 'http://nextcloud.org/ns'
 
 export interface XmlElement {
   ns: string
@@ -152,9 +155,9 @@ const isXmlChar = (c: number) =>
 // --- serializing -----------------------------------------------------------
 
 /** Prefixes declared once on the root of every document we write. */
-const FIXED: ReadonlyMap<string, string> = new Map([[DAV, 'd'], [GW, 'g']])
+const FIXED: ReadonlyMap<string, string> = new Map([[DAV, 'd'], [GW, 'g'], [OC, 'oc'], [NC, 'nc']])
 
-/** Serializes a whole document with `d:` (DAV:) and `g:` (ours) declared on the root. */
+/** Serializes a whole document with `d:` (DAV:), `g:` (ours), `oc:` and `nc:` declared on the root. */
 export function toXmlDocument(root: XmlElement): string {
   const decls = [...FIXED].map(([ns, p]) => ` xmlns:${p}="${escapeAttr(ns)}"`).join('')
   return `<?xml version="1.0" encoding="utf-8"?>\n${write(root, '', decls)}`
