@@ -3,7 +3,8 @@ import { parentOf } from '../../namespace.ts'
 import type { MethodHandler } from '../context.ts'
 import { badRequest, conflict, forbidden, notFound, preconditionFailed } from '../errors.ts'
 import { headerPath, isWithin, requestPath } from '../paths.ts'
-import { checkConditions, guardingLocks, requireTokens } from '../preconditions.ts'
+import { checkConditions, guardingLocks, quoteEtag, requireTokens } from '../preconditions.ts'
+import { ocId } from '../props.ts'
 import { header } from '../header.ts'
 
 /**
@@ -53,7 +54,8 @@ function transfer(kind: 'COPY' | 'MOVE'): MethodHandler {
         ctx.locks.removeTree(from)
       }
     })
-    res.status(existing ? 204 : 201).set('Content-Length', '0').end()
+    const moved = ctx.namespace.get(to)
+    res.status(existing ? 204 : 201).set({ 'Content-Length': '0', ...(moved ? { 'OC-FileId': ocId(moved.fileId, ctx.namespace.instanceId), ETag: quoteEtag(moved.etag) } : {}) }).end()
   }
 }
 

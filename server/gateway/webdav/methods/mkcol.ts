@@ -4,6 +4,7 @@ import type { MethodHandler } from '../context.ts'
 import { conflict, DavError } from '../errors.ts'
 import { requestPath } from '../paths.ts'
 import { checkWrite, guardingLocks, requireTokens } from '../preconditions.ts'
+import { ocId } from '../props.ts'
 
 const exists = () => new DavError(405, 'ALREADY_EXISTS', 'Something already exists at this path')
 
@@ -20,5 +21,6 @@ export const mkcol: MethodHandler = async (req, res, ctx) => {
     requireTokens(req, ctx, guardingLocks(ctx, path, 'bind'), tokens)
     ctx.namespace.makeDir(path)
   })
-  res.status(201).set('Content-Length', '0').end()
+  // Sync clients record the new folder's id from this header, as with Nextcloud.
+  res.status(201).set({ 'Content-Length': '0', 'OC-FileId': ocId(ctx.namespace.get(path)!.fileId, ctx.namespace.instanceId) }).end()
 }

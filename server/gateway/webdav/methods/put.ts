@@ -8,6 +8,7 @@ import { contentTypeFor } from '../content-type.ts'
 import { badPath, badRequest, conflict, DavError } from '../errors.ts'
 import { requestPath } from '../paths.ts'
 import { checkWrite, guardingLocks, quoteEtag, requireTokens } from '../preconditions.ts'
+import { ocId } from '../props.ts'
 
 const notAFile = () => new DavError(405, 'IS_A_FOLDER', 'A folder cannot be replaced by PUT', undefined, { Allow: 'OPTIONS, GET, HEAD, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, LOCK, UNLOCK' })
 
@@ -76,8 +77,10 @@ export const put: MethodHandler = async (req, res, ctx) => {
       checksum: checksum?.value ?? null,
     })
   })
-  const etag = quoteEtag(ctx.namespace.get(path)!.etag)
-  res.status(created ? 201 : 204).set({ ETag: etag, 'OC-ETag': etag, 'Content-Length': '0' })
+  const entry = ctx.namespace.get(path)!
+  const etag = quoteEtag(entry.etag)
+  // Nextcloud's answer headers: sync clients record the etag and the file's id from them.
+  res.status(created ? 201 : 204).set({ ETag: etag, 'OC-ETag': etag, 'OC-FileId': ocId(entry.fileId, ctx.namespace.instanceId), 'Content-Length': '0' })
   if (modifiedMs !== undefined) res.set('X-OC-MTime', 'accepted')
   res.end()
 }
