@@ -156,8 +156,7 @@ async function runService(config: Config, logger: Logger, network?: Simnet): Pro
 async function runBridge(config: Config, logger: Logger): Promise<Part> {
   if (!config.bridge.gatewayUrl) throw new ConfigError('--role app needs GATEWAY_URL')
   const bridge = await createBridge(config.bridge, { logger })
-  const server = await startServer(bridge.listener, config.bridge.port, config.bridge.host, { idleTimeoutMs: config.idleTimeoutMs })
-  server.server.on('clientError', bridge.onClientError)
+  const server = await startServer(bridge.listener, config.bridge.port, config.bridge.host, { idleTimeoutMs: config.idleTimeoutMs, onClientError: bridge.onClientError })
   const mode = config.bridge.filesync === 'nextcloud' ? `beside Nextcloud at ${config.bridge.nextcloudUrl} (OCS routes only)` : 'WebDAV files, OCS'
   logger.info({ url: server.url, gateway: config.bridge.gatewayUrl }, `app surface listening (${mode})`)
   return { name: 'app', server, close: () => bridge.close() }

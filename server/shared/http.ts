@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
+import type { Duplex } from 'node:stream'
 
 export interface RunningServer {
   server: Server
@@ -15,7 +16,24 @@ const LINGER_MS = 2_000
 /** A body up to this size that arrives after its answer is read and dropped, keeping the connection. */
 const SMALL_BODY_BYTES = 64 * 1024
 
+/**
+ * Answers what Node refuses before any handler runs (a malformed request
+ * line → 400, headers over 16 KiB → 431) and closes gently, so a client still
+ * sending its body reads the answer instead of a reset.
+ */
+export function answerClientError(err: Error & { code?: string }, socket: Duplex, body = (tooLarge: boolean) => ({ type: 'text/plain; charset=utf-8', text: tooLarge ? 'Request headers are too large\n' : 'Malformed request\n' })): void {
+  // Node's parser, once failed, reports each further chunk of the body as another error.
+  if (closing.has(socket)) return
+  if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy()
+  const tooLarge = err.code === 'HPE_HEADER_OVERFLOW'
+  const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'
+  const { type, text } = body(tooLarge)
+  closeGently(socket, `HTTP/1.1 ${status}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`)
+}
+
 export interface ServerOptions {
+  /** Answers requests Node refuses before routing; `answerClientError` by default. */
+  onClientError?: (err: Error & { code?: string }, socket: Duplex) => void
   /**
    * A connection that sends nothing for this long while its headers or its
    * body are due is closed; a slow but moving upload is never cut. Default 30 s.
@@ -30,6 +48,9 @@ function bodyStillComing(req: IncomingMessage): boolean {
   return Number(req.headers['content-length'] ?? 0) > SMALL_BODY_BYTES
 }
 
+/** Sockets in their lingering close: what they still send is dropped, whatever the parser makes of it. */
+const closing = new WeakSet<Socket | Duplex>()
+
 /**
  * Apache's lingering close. Closing a socket while the client's data sits
  * unread makes the kernel answer with a reset, and the client loses the
@@ -37,9 +58,11 @@ function bodyStillComing(req: IncomingMessage): boolean {
  * read and drop what still comes, and close once the client has stopped or
  * after `LINGER_MS`.
  */
-function closeGently(socket: Socket): void {
-  if (socket.destroyed) return
-  socket.end()
+function closeGently(socket: Socket | Duplex, lastWords?: string): void {
+  if (socket.destroyed || closing.has(socket)) return
+  closing.add(socket)
+  if (lastWords === undefined) socket.end()
+  else socket.end(lastWords)
   socket.resume()
   const cut = setTimeout(() => socket.destroy(), LINGER_MS).unref()
   socket.once('close', () => clearTimeout(cut))
@@ -135,6 +158,7 @@ export async function startServer(handler: RequestListener, port: number, host =
     })
   })
   server.keepAliveTimeout = 5_000
+  server.on('clientError', options.onClientError ?? answerClientError)
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(port, host, () => {

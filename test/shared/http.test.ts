@@ -174,6 +174,11 @@ describe('answers sent before the body was read', () => {
     }
   })
 
+  it('answers a malformed request line with 400, not a reset, while its body is still coming', async () => {
+    const answer = await uploadThenRead('LOCK /a/with space HTTP/1.1\r\nHost: x\r\nContent-Length: 4194304\r\n\r\n', megabytes(4))
+    expect(answer).toMatch(/^HTTP\/1\.1 400 Bad Request\r\n/)
+  })
+
   it('does the same for a chunked upload, and closes the connection after the answer', async () => {
     const chunks = megabytes(4).map((c) => Buffer.concat([Buffer.from(`${c.length.toString(16)}\r\n`), c, Buffer.from('\r\n')]))
     const answer = await uploadThenRead('PUT /big.bin HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n', [...chunks, Buffer.from('0\r\n\r\n')])
