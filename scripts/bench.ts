@@ -33,7 +33,9 @@ const HELP = `Usage: npm run bench -- [options]
   --rounds <n>        alternating direct/bridge rounds, medians reported (default 3)
   --connections <n>   concurrent connections for throughput runs (default 32)
   --ingest-mib <n>    size of the ingest upload in MiB (default 256)
-  --only <what>       metadata | ingest | ui | service | deals (default: all)
+  --only <what>       metadata | ingest | ui | storm | service | deals (default: all)
+  --storm-clients <n> concurrent PROPFIND Depth: 1 clients of the storm section
+                      (default 200), over a folder of --storm-files files (1000)
   --deals <n>         deals loaded for the service section (default 1000000)
   --deal-files <list> file counts of the deals section's small-file runs
                       (default 1,100,10000)
@@ -69,6 +71,8 @@ const { values: opts } = parseArgs({
     'deal-large-mib': { type: 'string', default: '256' },
     'deal-speed': { type: 'string', default: '10000' },
     'cpu-prof': { type: 'string' },
+    'storm-clients': { type: 'string', default: '200' },
+    'storm-files': { type: 'string', default: '1000' },
     help: { type: 'boolean', short: 'h' },
   },
 })
@@ -82,7 +86,7 @@ const rounds = Number(opts.rounds)
 const connections = Number(opts.connections)
 const ingestMiB = Number(opts['ingest-mib'])
 const uiRuns = Number(opts['ui-runs'])
-const SECTIONS = ['metadata', 'ingest', 'ui', 'service', 'deals']
+const SECTIONS = ['metadata', 'ingest', 'ui', 'storm', 'service', 'deals']
 if (opts.only !== undefined && !SECTIONS.includes(opts.only)) {
   process.stderr.write(`--only must be one of ${SECTIONS.join(', ')}\n`)
   process.exit(2)
@@ -281,6 +285,7 @@ async function benchStack() {
     }
 
     if (wants('ui')) await benchUi(app.url, userAuth)
+    if (wants('storm')) await benchStorm(app.url, userAuth)
   } finally {
     app.child.kill('SIGTERM')
     gateway.child.kill('SIGTERM')
@@ -298,9 +303,72 @@ async function benchService() {
 }
 
 async function main() {
-  if (['metadata', 'ingest', 'ui'].some(wants)) await benchStack()
+  if (['metadata', 'ingest', 'ui', 'storm'].some(wants)) await benchStack()
   if (wants('service')) await benchService()
   if (wants('deals')) await benchDeals()
+}
+
+/**
+ * Storm section: while `--storm-clients` clients list a folder of
+ * `--storm-files` files through the app surface without pause, one probe at a
+ * time asks status.php and the metadata route; their p99 is what a user of
+ * the rest of the stack feels during someone else's big listing.
+ */
+async function benchStorm(appUrl: string, auth: string) {
+  const clients = Number(opts['storm-clients'])
+  const files = Number(opts['storm-files'])
+  const folder = `${appUrl}/remote.php/dav/files/${USER}/storm`
+  await fetch(folder, { method: 'MKCOL', headers: { authorization: auth } })
+  for (let i = 0; i < files; i += 16) {
+    await Promise.all(Array.from({ length: Math.min(16, files - i) }, (_, k) =>
+      fetch(`${folder}/file-${i + k}.txt`, { method: 'PUT', headers: { authorization: auth }, body: `storm file ${i + k}\n` }).then((r) => r.arrayBuffer())))
+  }
+  const probes = {
+    'status.php': () => fetch(`${appUrl}/status.php`),
+    'metadata route': () => fetch(`${appUrl}/ocs/v2.php/apps/gateway/get-file-metadata`, {
+      method: 'POST',
+      headers: { authorization: auth, 'content-type': 'application/json', 'ocs-apirequest': 'true' },
+      body: JSON.stringify({ filePath: '/storm/file-1.txt' }),
+    }),
+  }
+  const probeFor = async (ms: number) => {
+    const times: Record<string, number[]> = Object.fromEntries(Object.keys(probes).map((k) => [k, []]))
+    const until = performance.now() + ms
+    while (performance.now() < until) {
+      for (const [name, probe] of Object.entries(probes)) {
+        const started = performance.now()
+        const res = await probe()
+        await res.arrayBuffer()
+        if (!res.ok) throw new Error(`${name} answered ${res.status} during the storm`)
+        times[name].push(performance.now() - started)
+      }
+      await new Promise((r) => setTimeout(r, 20))
+    }
+    return times
+  }
+  const quiet = await probeFor(3_000)
+  let storming = true
+  let listings = 0
+  const listing = async () => {
+    while (storming) {
+      const res = await fetch(`${folder}/`, { method: 'PROPFIND', headers: { authorization: auth, depth: '1' } })
+      await res.arrayBuffer()
+      if (res.status !== 207) throw new Error(`PROPFIND answered ${res.status}`)
+      listings++
+    }
+  }
+  const stormStart = performance.now()
+  const storm = Array.from({ length: clients }, listing)
+  const stormy = await probeFor(duration * 2_000)
+  storming = false
+  await Promise.all(storm)
+  const seconds = (performance.now() - stormStart) / 1000
+  const p = (values: number[], q: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * q))]
+  console.log(`\nstorm: ${clients} clients listing ${files} files (PROPFIND Depth: 1) through the app surface, ${(listings / seconds).toFixed(1)} listings/s`)
+  for (const name of Object.keys(probes)) {
+    console.log(`  ${name.padEnd(15)}: quiet p50 ${p(quiet[name], 0.5).toFixed(1)} ms, p99 ${p(quiet[name], 0.99).toFixed(1)} ms; ` +
+      `during the storm p50 ${p(stormy[name], 0.5).toFixed(1)} ms, p99 ${p(stormy[name], 0.99).toFixed(1)} ms (${stormy[name].length} probes; target p99 < 200 ms)`)
+  }
 }
 
 const median = (values: number[]) => {

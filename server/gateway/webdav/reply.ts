@@ -1,5 +1,6 @@
 import type { Response } from 'express'
-import { dav, toXmlDocument, type XmlElement } from './xml.ts'
+import { setImmediate as yieldToOthers } from 'node:timers/promises'
+import { DAV, dav, openXmlDocument, toXmlDocument, toXmlFragment, type XmlElement } from './xml.ts'
 
 /** Sends an XML document (207 multistatus, LOCK answers). */
 export function sendXml(res: Response, status: number, root: XmlElement, headers: Record<string, string> = {}): void {
@@ -8,3 +9,40 @@ export function sendXml(res: Response, status: number, root: XmlElement, headers
 }
 
 export const sendMultistatus = (res: Response, responses: XmlElement[]) => sendXml(res, 207, dav('multistatus', responses))
+
+/** Responses described between two yields to the event loop. */
+const BATCH = 64
+
+/**
+ * A 207 multistatus written as it is described, a batch at a time, yielding
+ * to the event loop between batches and waiting for a slow reader: a folder
+ * of thousands of files never holds the process for long, and many such
+ * listings at once share it with every other request.
+ */
+export async function streamMultistatus<T>(res: Response, items: readonly T[], describe: (item: T) => XmlElement): Promise<void> {
+  const { open, close } = openXmlDocument(DAV, 'multistatus')
+  res.status(207).set('Content-Type', 'application/xml; charset=utf-8')
+  let chunk = open
+  for (let i = 0; i < items.length; i++) {
+    chunk += toXmlFragment(describe(items[i]))
+    if ((i + 1) % BATCH !== 0) continue
+    if (!res.write(chunk)) await drainedOrClosed(res)
+    chunk = ''
+    await yieldToOthers()
+    if (res.destroyed) return
+  }
+  res.end(chunk + close)
+}
+
+/** Resolves when a slow reader has taken what was written, or has gone; leaves no listener behind. */
+function drainedOrClosed(res: Response): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done)
+      res.off('close', done)
+      resolve()
+    }
+    res.on('drain', done)
+    res.on('close', done)
+  })
+}

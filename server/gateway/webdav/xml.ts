@@ -163,6 +163,16 @@ export function toXmlDocument(root: XmlElement): string {
   return `<?xml version="1.0" encoding="utf-8"?>\n${write(root, '', decls)}`
 }
 
+/** The XML declaration and the opening tag of a document's root (with the fixed prefixes), for documents written in parts. */
+export function openXmlDocument(ns: string, local: string): { open: string; close: string } {
+  const decls = [...FIXED].map(([uri, p]) => ` xmlns:${p}="${escapeAttr(uri)}"`).join('')
+  const name = `${FIXED.get(ns)}:${local}`
+  return { open: `<?xml version="1.0" encoding="utf-8"?>\n<${name}${decls}>`, close: `</${name}>` }
+}
+
+/** One element inside a document opened by `openXmlDocument`. */
+export const toXmlFragment = (e: XmlElement): string => write(e, '')
+
 /**
  * Writes an element. Namespaces other than the fixed ones become a default
  * namespace declaration on the element that needs it (including `xmlns=""`

@@ -3,7 +3,7 @@ import type { MethodHandler } from '../context.ts'
 import { badRequest, forbidden, notFound } from '../errors.ts'
 import { requestPath } from '../paths.ts'
 import { describe, type PropRequest } from '../props.ts'
-import { sendMultistatus } from '../reply.ts'
+import { streamMultistatus } from '../reply.ts'
 import { DAV, dav, elements, findChild, type XmlElement } from '../xml.ts'
 import { header } from '../header.ts'
 
@@ -22,7 +22,7 @@ export const propfind: MethodHandler = async (req, res, ctx) => {
   if (!entry || (slash && entry.kind === 'file')) throw notFound()
 
   const entries = depth === '1' && entry.kind === 'dir' ? [entry, ...ctx.namespace.children(path)] : [entry]
-  sendMultistatus(res, entries.map((e) => describe(req, ctx, e, what)))
+  await streamMultistatus(res, entries, (e) => describe(req, ctx, e, what))
 }
 
 /** An empty body means allprop (RFC 4918 §9.1); unknown elements are ignored. */
