@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import { fileURLToPath } from 'node:url'
 import { mkdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadConfig, ConfigError, type Config } from './shared/config.ts'
@@ -6,6 +7,7 @@ import { createLogger, type Logger } from './shared/logger.ts'
 import { startServer, type RunningServer } from './shared/http.ts'
 import { loadOrCreateSecretFile, randomSecret } from './shared/secrets.ts'
 import { watchDiskSpace } from './shared/disk.ts'
+import { announceReady, createSupervisor } from './supervisor.ts'
 import { createGateway } from './gateway/index.ts'
 import { createBridge } from './bridge/index.ts'
 import { createDealService, type DealService } from './service/index.ts'
@@ -13,12 +15,15 @@ import { simnetProviderPort, type StorageProviderPort } from './gateway/deals/in
 import { createSimnet, type Simnet } from './network/simnet/index.ts'
 import { createSimulatedProviders, type SimulatedProviders } from './network/simnet/sim-providers.ts'
 
-const HELP = `Usage: npm start -- [--role all|app|gateway|service]
+const HELP = `Usage: npm start -- [--role all|app|backend|gateway|service]
 
 Runs the Nextcloud/Filecoin stack on loopback.
-  --role all      app surface (bridge), gateway and deal service in one process
-                  (default), talking to each other over HTTP
+  --role all      the whole stack (default): the app surface and the backend as
+                  two supervised processes talking over HTTP, each restarted
+                  if it dies, with one combined log
   --role app      only the app surface; point it at a gateway with GATEWAY_URL
+  --role backend  the gateway and the deal service in one process, sharing the
+                  embedded simulated network
   --role gateway  only the gateway
   --role service  only the deal service (ticker, /private/v1/*, /openapi.json)
   -h, --help      this text
@@ -34,7 +39,8 @@ DEAL_TICK_SECONDS, RETRIEVAL_CHECK_SECONDS, DEAL_RENEW_BEFORE_DAYS,
 FILESYNC (embedded|nextcloud), NEXTCLOUD_URL, NEXTCLOUD_TIMEOUT_MS, TRUST_PROXY.
 `
 
-type Role = 'all' | 'app' | 'gateway' | 'service'
+type Role = 'all' | 'app' | 'backend' | 'gateway' | 'service'
+const ROLES: Role[] = ['all', 'app', 'backend', 'gateway', 'service']
 
 interface Part {
   name: string
@@ -52,17 +58,19 @@ async function main(): Promise<void> {
     return
   }
   const role = values.role as Role
-  if (!['all', 'app', 'gateway', 'service'].includes(role)) throw new ConfigError(`Unknown --role "${role}" (all, app, gateway or service)`)
+  if (!ROLES.includes(role)) throw new ConfigError(`Unknown --role "${role}" (${ROLES.join(', ')})`)
 
   const config = loadConfig()
   const logger = createLogger(config.logLevel)
-  if (role === 'all') linkEmbeddedGateway(config)
-
   mkdirSync(config.dataDir, { recursive: true })
-  const disk = watchDiskSpace({ dir: config.dataDir, warnBelowBytes: config.diskWarnBelowBytes, logger })
+  if (role === 'all') return superviseStack(config, logger)
+  if (role === 'backend') linkEmbeddedGateway(config)
+
+  const withGateway = role === 'backend' || role === 'gateway'
+  const disk = withGateway ? watchDiskSpace({ dir: config.dataDir, warnBelowBytes: config.diskWarnBelowBytes, logger }) : undefined
   const parts: Part[] = []
   const stop = async (signal: string) => {
-    disk.stop()
+    disk?.stop()
     logger.info({ signal }, 'shutting down: finishing in-flight requests')
     // Close the front first so nothing new reaches the gateway while it drains.
     for (const part of [...parts].reverse()) {
@@ -74,24 +82,77 @@ async function main(): Promise<void> {
   }
   process.once('SIGINT', () => void stop('SIGINT'))
   process.once('SIGTERM', () => void stop('SIGTERM'))
+  // Under a supervisor: when it is gone (even killed outright), this part stops too.
+  if (process.connected) process.once('disconnect', () => void stop('supervisor gone'))
 
   // One simulated network (chain and providers) shared by the service and the gateway, kept under DATA_DIR.
   const sim = role !== 'app' && !config.service.lotusUrl ? startSimnet(config) : undefined
-  let service: DealService | undefined
-  if (role === 'all' || role === 'service') {
-    const part = await runService(config, logger, sim?.simnet)
-    service = part.service
-    parts.push(part)
+  let service: (Part & { service: DealService }) | undefined
+  if (role === 'backend' || role === 'service') {
+    service = await runService(config, logger, sim?.simnet)
+    parts.push(service)
   }
-  if (role === 'service') return
-  if (role !== 'app') {
-    if (role === 'all' && service) await linkEmbeddedService(config, service, parts[parts.length - 1].server.url)
-    const gateway = await runGateway(config, logger, sim)
+  let gateway: Part | undefined
+  if (withGateway) {
+    if (role === 'backend' && service) await linkEmbeddedService(config, service.service, service.server.url)
+    gateway = await runGateway(config, logger, sim)
     parts.push(gateway)
-    // The gateway may have been given port 0: link the bridge to where it really listens.
-    if (role === 'all') config.bridge.gatewayUrl ??= gateway.server.url
   }
-  if (role !== 'gateway') parts.push(await runBridge(config, logger))
+  if (role === 'app') parts.push(await runBridge(config, logger))
+  // Under `--role all`, the supervisor passes these on to the parts started after this one.
+  announceReady({ url: parts[parts.length - 1].server.url, gatewayUrl: gateway?.server.url, serviceUrl: service?.server.url })
+}
+
+/**
+ * `--role all`: the backend (gateway and deal service, which share the
+ * embedded simulated network) and the app surface as two processes, so a CPU
+ * storm or a crash in one does not stall or end the other. A part that dies is
+ * restarted on the port it had; the parts' log lines come out as one stream.
+ */
+async function superviseStack(config: Config, logger: Logger): Promise<void> {
+  linkEmbeddedGateway(config)
+  const account = { GATEWAY_USER: config.gateway.user!, GATEWAY_PASSWORD: config.gateway.password! }
+  // A restarted part keeps the port it announced, so the other part's links stay valid.
+  const portOf = (url: unknown) => (typeof url === 'string' ? new URL(url).port : '')
+  const supervisor = createSupervisor({
+    entry: fileURLToPath(import.meta.url),
+    logger,
+    output: (line) => process.stdout.write(line + '\n'),
+    parts: [
+      {
+        name: 'backend',
+        args: ['--role', 'backend'],
+        env: (ready) => {
+          const previous = ready.get('backend')
+          return { ...account, ...(previous ? { GATEWAY_PORT: portOf(previous.gatewayUrl), SERVICE_PORT: portOf(previous.serviceUrl) } : {}) }
+        },
+      },
+      {
+        name: 'app',
+        args: ['--role', 'app'],
+        env: (ready) => {
+          const previous = ready.get('app')
+          return { ...account, GATEWAY_URL: String(ready.get('backend')!.gatewayUrl), ...(previous ? { PORT: portOf(previous.url) } : {}) }
+        },
+      },
+    ],
+  })
+  let stopping = false
+  const stop = async (signal: string) => {
+    if (stopping) return
+    stopping = true
+    logger.info({ signal }, 'shutting down: stopping the app surface, then the backend')
+    await supervisor.stop()
+    process.exit(0)
+  }
+  process.once('SIGINT', () => void stop('SIGINT'))
+  process.once('SIGTERM', () => void stop('SIGTERM'))
+  try {
+    await supervisor.start()
+  } catch (err) {
+    await supervisor.stop()
+    throw new ConfigError(`The stack did not start: ${(err as Error).message}`)
+  }
 }
 
 /** In the all-in-one default the bridge talks to its own gateway with a service account saved in the data dir. */
