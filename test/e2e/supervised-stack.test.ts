@@ -1,0 +1,65 @@
+/**
+ * `npm start` as users run it: the app surface and the backend (gateway and
+ * deal service) are separate processes under one supervisor. Killing one
+ * outright leaves the other answering, and the supervisor brings it back on
+ * the same port.
+ */
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { basicAuth, startStack, type RunningStack } from '../helpers/stack.ts'
+
+const PASSWORD = 'supervised-admin-password'
+
+describe('the supervised stack', () => {
+  let stack: RunningStack
+  let dataDir: string
+  const auth = basicAuth('admin', PASSWORD)
+  const metadata = () =>
+    fetch(`${stack.appUrl}/ocs/v2.php/apps/gateway/get-file-metadata`, {
+      method: 'POST',
+      headers: { authorization: auth, 'ocs-apirequest': 'true', 'content-type': 'application/json' },
+      body: JSON.stringify({ filePath: '/kept.txt' }),
+    })
+  /** The pid a part logged its "listening" line with. */
+  const pidOf = (message: RegExp) => {
+    const line = stack.output().split('\n').reverse().find((l) => message.test(l))
+    return Number(JSON.parse(line!).pid)
+  }
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'e2e-supervised-'))
+    stack = await startStack({ DATA_DIR: dataDir, ADMIN_PASSWORD: PASSWORD })
+    const put = await fetch(`${stack.appUrl}/remote.php/dav/files/admin/kept.txt`, { method: 'PUT', headers: { authorization: auth }, body: 'still here' })
+    expect(put.status).toBe(201)
+  })
+  afterAll(async () => {
+    await stack?.stop()
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+
+  it('runs the app surface and the backend in two processes besides the supervisor', () => {
+    const pids = new Set([stack.child.pid, pidOf(/app surface listening/), pidOf(/gateway listening/)])
+    expect(pids.size).toBe(3)
+    expect(pidOf(/deal service listening/)).toBe(pidOf(/gateway listening/))
+  })
+
+  it('keeps the app surface answering while the backend is killed, and brings the backend back on its port', async () => {
+    const backend = pidOf(/gateway listening/)
+    process.kill(backend, 'SIGKILL')
+    // The app surface itself never went away; the gateway behind it is missing for a moment.
+    expect((await fetch(`${stack.appUrl}/status.php`)).status).toBe(200)
+    await expect.poll(async () => (await metadata()).status, { timeout: 30_000, interval: 200 }).toBe(200)
+    expect(pidOf(/gateway listening/)).not.toBe(backend)
+    expect((await (await metadata()).json()).metadata.file.cid).toMatch(/^baf/)
+  }, 60_000)
+
+  it('restarts a killed app surface on the same address', async () => {
+    const app = pidOf(/app surface listening/)
+    process.kill(app, 'SIGKILL')
+    await expect.poll(async () => (await fetch(`${stack.appUrl}/status.php`).catch(() => undefined))?.status, { timeout: 30_000, interval: 200 }).toBe(200)
+    expect(pidOf(/app surface listening/)).not.toBe(app)
+    expect((await metadata()).status).toBe(200)
+  }, 60_000)
+})
