@@ -105,4 +105,29 @@ describe('simulated storage providers', () => {
     expect(await b.getDeal(r.dealId)).toEqual(before)
     await b.close()
   })
+
+  it('shows one chain to two processes over one state file: deals one proposes, the other sees; demo deals never collide', async () => {
+    const clock = { now: T0 }
+    const file = join(dir, 'shared-chain.sqlite')
+    const gatewaySide = createSimnet({ seed: 'sp', genesis: GENESIS, now: () => clock.now, speed: 100, stateFile: file })
+    const serviceSide = createSimnet({ seed: 'sp', genesis: GENESIS, now: () => clock.now, speed: 100, stateFile: file })
+    try {
+      const client = (await serviceSide.lookupId('f1abjxfbp274xpdqcpuaykwkfb43omjotacm2p3za'))!
+      await serviceSide.seedClientDeals(client, 5)
+      const provider = await onlineHttpProvider(gatewaySide)
+      const p = piece()
+      const r = await gatewaySide.proposeDeal({ ...proposal(provider, p.pieceCid, p.pieceSize, gatewaySide.headEpoch()), Client: client })
+      if (!r.accepted) throw new Error('refused')
+      clock.now += 3_600_000
+      expect(serviceSide.headEpoch()).toBe(gatewaySide.headEpoch())
+      expect(await serviceSide.getDeal(r.dealId)).toEqual(await gatewaySide.getDeal(r.dealId))
+      const ids: number[] = []
+      for await (const d of serviceSide.dealsByClients([client])) ids.push(d.dealId)
+      expect(ids).toContain(r.dealId)
+      expect(new Set(ids).size).toBe(ids.length)
+    } finally {
+      await gatewaySide.close()
+      await serviceSide.close()
+    }
+  })
 })

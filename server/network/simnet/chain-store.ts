@@ -2,8 +2,10 @@ import { migrate, openDatabase, type Db } from '../../shared/db.ts'
 import type { DealProposal } from '../types.ts'
 
 /**
- * What the simulated chain must remember across restarts: when its clock was
- * anchored (so the head does not jump back) and the deals proposed to it.
+ * What the simulated chain must remember across restarts, and share between
+ * the processes that look at it (the gateway proposes, the deal service
+ * reads): when its clock was anchored (so the head does not jump back, and
+ * every process sees the same head) and the deals proposed to it.
  * Everything else about a deal (publish delay, fate) is derived from the seed
  * and its id, so those three columns are enough to rebuild it.
  */
@@ -11,7 +13,8 @@ export interface SimChainStore {
   /** The first anchor ever saved, or `fallback` saved now. */
   anchorMs(fallback: number): number
   saveDeal(dealId: number, proposal: DealProposal, proposedEpoch: number): void
-  deals(): { dealId: number; proposal: DealProposal; proposedEpoch: number }[]
+  /** The saved deals with an id above `afterId`, in id order (all of them by default). */
+  deals(afterId?: number): { dealId: number; proposal: DealProposal; proposedEpoch: number }[]
   close(): void
 }
 
@@ -26,7 +29,7 @@ export function openSimChainStore(file: string): SimChainStore {
   const getMeta = db.prepare('SELECT value FROM simnet_meta WHERE key = ?').pluck()
   const setMeta = db.prepare('INSERT OR IGNORE INTO simnet_meta (key, value) VALUES (?, ?)')
   const insert = db.prepare('INSERT OR REPLACE INTO simnet_deals (deal_id, proposal, proposed_epoch) VALUES (?, ?, ?)')
-  const all = db.prepare('SELECT deal_id, proposal, proposed_epoch FROM simnet_deals ORDER BY deal_id')
+  const after = db.prepare('SELECT deal_id, proposal, proposed_epoch FROM simnet_deals WHERE deal_id > ? ORDER BY deal_id')
   return {
     anchorMs(fallback) {
       setMeta.run('anchor_ms', String(fallback))
@@ -35,8 +38,8 @@ export function openSimChainStore(file: string): SimChainStore {
     saveDeal(dealId, proposal, proposedEpoch) {
       insert.run(dealId, JSON.stringify(proposal), proposedEpoch)
     },
-    deals: () =>
-      (all.all() as { deal_id: number; proposal: string; proposed_epoch: number }[]).map((r) => ({
+    deals: (afterId = -1) =>
+      (after.all(afterId) as { deal_id: number; proposal: string; proposed_epoch: number }[]).map((r) => ({
         dealId: r.deal_id,
         proposal: JSON.parse(r.proposal) as DealProposal,
         proposedEpoch: r.proposed_epoch,

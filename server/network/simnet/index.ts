@@ -60,6 +60,8 @@ export function createSimnet(options: SimnetOptions): Simnet {
   const deals = new Map<number, SimDeal>()
   const byClient = new Map<string, number[]>()
   let nextDealId = 1_000_000 + between(rand('first-deal-id'), 0, 1_000_000)
+  // Demo deals live in their own id range: each process seeds its own, and they must never meet real ones.
+  let nextDemoDealId = 900_000_000 + between(rand('first-demo-deal-id'), 0, 1_000_000)
 
   const headEpoch = () => {
     const simMs = anchorMs + (now() - anchorMs) * speed
@@ -81,7 +83,7 @@ export function createSimnet(options: SimnetOptions): Simnet {
 
   /** `persist` false: demo deals, re-seeded on every start, stay out of the saved chain. */
   const addDeal = (proposal: DealProposal, proposedEpoch: number, restoredId?: number, persist = true): SimDeal => {
-    const dealId = restoredId ?? nextDealId++
+    const dealId = restoredId ?? (persist ? nextDealId++ : nextDemoDealId++)
     const r = (label: string) => rand('deal', dealId, label)
     const publishedEpoch = proposedEpoch + between(r('publish'), 2, 40)
     const fate = r('fate')
@@ -98,10 +100,21 @@ export function createSimnet(options: SimnetOptions): Simnet {
     return deal
   }
 
-  for (const saved of chainStore?.deals() ?? []) {
-    addDeal(saved.proposal, saved.proposedEpoch, saved.dealId)
-    nextDealId = Math.max(nextDealId, saved.dealId + 1)
+  /**
+   * Takes in deals another process saved (the deal service reads what the
+   * gateway's providers accepted), so every process over one state file sees
+   * one chain. Cheap when nothing is new: one indexed query.
+   */
+  let lastSavedId = -1
+  const catchUp = () => {
+    for (const saved of chainStore?.deals(lastSavedId) ?? []) {
+      lastSavedId = saved.dealId
+      if (deals.has(saved.dealId)) continue
+      addDeal(saved.proposal, saved.proposedEpoch, saved.dealId)
+      nextDealId = Math.max(nextDealId, saved.dealId + 1)
+    }
   }
+  catchUp()
 
   const terms = (p: SimProvider, head: number): ProviderTerms => {
     const day = Math.floor(head / EPOCHS_PER_DAY)
@@ -138,10 +151,12 @@ export function createSimnet(options: SimnetOptions): Simnet {
       return { id: p.id, owner: p.id, worker: p.id, peerId: null, sectorSize: 32 * 1024 ** 3 }
     },
     async getDeal(dealId) {
+      catchUp()
       const d = deals.get(dealId)
       return d ? view(d, headEpoch()) : null
     },
     async *dealsByClients(clientIds) {
+      catchUp()
       const head = headEpoch()
       const ids = clientIds.flatMap((c) => byClient.get(c) ?? []).sort((a, b) => a - b)
       for (const id of ids) {
@@ -161,6 +176,7 @@ export function createSimnet(options: SimnetOptions): Simnet {
       if (!p) return { accepted: false, reason: 'PROVIDER_NOT_FOUND' }
       if (!p.terms.online) return { accepted: false, reason: 'SERVICE_UNAVAILABLE' }
       const head = headEpoch()
+      catchUp()
       const deal = addDeal(proposal, head)
       return { accepted: true, dealId: deal.dealId, deal: view(deal, head) }
     },
