@@ -54,7 +54,8 @@ Starts its own gateway and app surface on free loopback ports with a
 temporary DATA_DIR, and removes it afterwards. The ui section builds js/
 first when it is missing and needs /usr/bin/chromium (skipped without it).
 The deals section runs \`npm start\` (--role all) once per run, each with a
-fresh DATA_DIR, and reads the process's CPU time and VmHWM from /proc (Linux).
+fresh DATA_DIR, and reads the gateway process's CPU time and VmHWM from /proc
+(Linux).
 `
 
 const { values: opts } = parseArgs({
@@ -467,6 +468,14 @@ async function startAllInOne(dataDir: string): Promise<Role> {
   }
 }
 
+/** The pid of the child of `parent` started with `--role <role>` (Linux /proc). */
+function childWithRole(parent: number, role: string): number {
+  const children = readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8').trim().split(/\s+/).map(Number)
+  const found = children.find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0').join(' ').includes(`--role ${role}`))
+  if (!found) throw new Error(`npm start has no --role ${role} process`)
+  return found
+}
+
 interface DealRun {
   label: string
   files: number
@@ -483,7 +492,8 @@ async function dealRun(label: string, files: number, size: number): Promise<Deal
   const run = await startAllInOne(dataDir)
   const auth = basic(GATEWAY_USER, GATEWAY_PASSWORD)
   try {
-    const pid = run.child.pid
+    // npm start supervises one process per part: what onboarding costs is the gateway's.
+    const pid = childWithRole(run.child.pid!, 'gateway')
     const idleRssMiB = Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+)/)![1]) / 1024
     const cpuBefore = cpuSeconds(pid)
     const started = performance.now()

@@ -1,13 +1,13 @@
 import { parseArgs } from 'node:util'
 import { fileURLToPath } from 'node:url'
-import { mkdirSync } from 'node:fs'
+import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadConfig, ConfigError, type Config } from './shared/config.ts'
 import { createLogger, type Logger } from './shared/logger.ts'
 import { startServer, type RunningServer } from './shared/http.ts'
 import { loadOrCreateSecretFile, randomSecret } from './shared/secrets.ts'
 import { watchDiskSpace } from './shared/disk.ts'
-import { announceReady, createSupervisor } from './supervisor.ts'
+import { announceReady, createSupervisor, type PartReady } from './supervisor.ts'
 import { createGateway } from './gateway/index.ts'
 import { createBridge } from './bridge/index.ts'
 import { createDealService, type DealService } from './service/index.ts'
@@ -15,15 +15,13 @@ import { simnetProviderPort, type StorageProviderPort } from './gateway/deals/in
 import { createSimnet, type Simnet } from './network/simnet/index.ts'
 import { createSimulatedProviders, type SimulatedProviders } from './network/simnet/sim-providers.ts'
 
-const HELP = `Usage: npm start -- [--role all|app|backend|gateway|service]
+const HELP = `Usage: npm start -- [--role all|app|gateway|service]
 
 Runs the Nextcloud/Filecoin stack on loopback.
-  --role all      the whole stack (default): the app surface and the backend as
-                  two supervised processes talking over HTTP, each restarted
-                  if it dies, with one combined log
+  --role all      the whole stack (default): the deal service, the gateway and
+                  the app surface as three supervised processes talking over
+                  HTTP, each restarted if it dies, with one combined log
   --role app      only the app surface; point it at a gateway with GATEWAY_URL
-  --role backend  the gateway and the deal service in one process, sharing the
-                  embedded simulated network
   --role gateway  only the gateway
   --role service  only the deal service (ticker, /private/v1/*, /openapi.json)
   -h, --help      this text
@@ -39,8 +37,8 @@ DEAL_TICK_SECONDS, RETRIEVAL_CHECK_SECONDS, DEAL_RENEW_BEFORE_DAYS,
 FILESYNC (embedded|nextcloud), NEXTCLOUD_URL, NEXTCLOUD_TIMEOUT_MS, TRUST_PROXY.
 `
 
-type Role = 'all' | 'app' | 'backend' | 'gateway' | 'service'
-const ROLES: Role[] = ['all', 'app', 'backend', 'gateway', 'service']
+type Role = 'all' | 'app' | 'gateway' | 'service'
+const ROLES: Role[] = ['all', 'app', 'gateway', 'service']
 
 interface Part {
   name: string
@@ -64,16 +62,13 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel)
   mkdirSync(config.dataDir, { recursive: true })
   if (role === 'all') return superviseStack(config, logger)
-  if (role === 'backend') linkEmbeddedGateway(config)
 
-  const withGateway = role === 'backend' || role === 'gateway'
-  const disk = withGateway ? watchDiskSpace({ dir: config.dataDir, warnBelowBytes: config.diskWarnBelowBytes, logger }) : undefined
-  const parts: Part[] = []
+  const disk = role === 'gateway' ? watchDiskSpace({ dir: config.dataDir, warnBelowBytes: config.diskWarnBelowBytes, logger }) : undefined
+  let part: Part | undefined
   const stop = async (signal: string) => {
     disk?.stop()
     logger.info({ signal }, 'shutting down: finishing in-flight requests')
-    // Close the front first so nothing new reaches the gateway while it drains.
-    for (const part of [...parts].reverse()) {
+    if (part) {
       await part.server.close()
       await part.close()
       logger.info({ part: part.name }, 'stopped')
@@ -85,55 +80,64 @@ async function main(): Promise<void> {
   // Under a supervisor: when it is gone (even killed outright), this part stops too.
   if (process.connected) process.once('disconnect', () => void stop('supervisor gone'))
 
-  // One simulated network (chain and providers) shared by the service and the gateway, kept under DATA_DIR.
-  const sim = role !== 'app' && !config.service.lotusUrl ? startSimnet(config) : undefined
-  let service: (Part & { service: DealService }) | undefined
-  if (role === 'backend' || role === 'service') {
-    service = await runService(config, logger, sim?.simnet)
-    parts.push(service)
+  // The embedded simulated network: one chain under DATA_DIR for every process; the gateway also runs its providers.
+  const simnet = role !== 'app' && !config.service.lotusUrl ? openSimnet(config) : undefined
+  const ready: Record<string, unknown> = {}
+  if (role === 'service') {
+    const service = await runService(config, logger, simnet)
+    ready.clientAddress = service.service.tenants.byName('default')?.clientAddresses[0]
+    part = service
+  } else if (role === 'gateway') {
+    part = await runGateway(config, logger, simnet && simulatedProviders(config, simnet))
+  } else {
+    part = await runBridge(config, logger)
   }
-  let gateway: Part | undefined
-  if (withGateway) {
-    if (role === 'backend' && service) await linkEmbeddedService(config, service.service, service.server.url)
-    gateway = await runGateway(config, logger, sim)
-    parts.push(gateway)
-  }
-  if (role === 'app') parts.push(await runBridge(config, logger))
-  // Under `--role all`, the supervisor passes these on to the parts started after this one.
-  announceReady({ url: parts[parts.length - 1].server.url, gatewayUrl: gateway?.server.url, serviceUrl: service?.server.url })
+  // Under `--role all`, the supervisor passes this on to the parts started after this one.
+  announceReady({ url: part.server.url, ...ready })
 }
 
 /**
- * `--role all`: the backend (gateway and deal service, which share the
- * embedded simulated network) and the app surface as two processes, so a CPU
- * storm or a crash in one does not stall or end the other. A part that dies is
- * restarted on the port it had; the parts' log lines come out as one stream.
+ * `--role all`: the deal service, the gateway and the app surface as three
+ * processes, so a CPU storm or a crash in one does not stall or end another.
+ * A part that dies is restarted on the port it had; the parts' log lines come
+ * out as one stream. The gateway is linked to the deal service with the
+ * default tenant's key and client address, the app to the gateway with a
+ * service account, all kept in DATA_DIR.
  */
 async function superviseStack(config: Config, logger: Logger): Promise<void> {
   linkEmbeddedGateway(config)
   const account = { GATEWAY_USER: config.gateway.user!, GATEWAY_PASSWORD: config.gateway.password! }
-  // A restarted part keeps the port it announced, so the other part's links stay valid.
-  const portOf = (url: unknown) => (typeof url === 'string' ? new URL(url).port : '')
+  // A restarted part keeps the port it announced, so the other parts' links stay valid.
+  const samePort = (name: string, ready: ReadonlyMap<string, PartReady>): Record<string, string> => {
+    const previous = ready.get(name)
+    return previous ? { [PORT_VARIABLE[name]]: new URL(previous.url).port } : {}
+  }
   const supervisor = createSupervisor({
     entry: fileURLToPath(import.meta.url),
     logger,
     output: (line) => process.stdout.write(line + '\n'),
     parts: [
+      { name: 'service', args: ['--role', 'service'], env: (ready) => samePort('service', ready) },
       {
-        name: 'backend',
-        args: ['--role', 'backend'],
+        name: 'gateway',
+        args: ['--role', 'gateway'],
         env: (ready) => {
-          const previous = ready.get('backend')
-          return { ...account, ...(previous ? { GATEWAY_PORT: portOf(previous.gatewayUrl), SERVICE_PORT: portOf(previous.serviceUrl) } : {}) }
+          const service = ready.get('service')!
+          const clientAddress = config.gateway.clientAddress ?? service.clientAddress
+          return {
+            ...account,
+            ...samePort('gateway', ready),
+            SERVICE_URL: config.gateway.serviceUrl ?? service.url,
+            // The key the deal service created at its first start (or API_KEY), read once it exists.
+            SERVICE_API_KEY: config.gateway.serviceApiKey ?? config.service.apiKey ?? readFileSync(join(config.service.dataDir, 'api-key'), 'utf8').trim(),
+            ...(typeof clientAddress === 'string' ? { DEAL_CLIENT_ADDRESS: clientAddress } : {}),
+          }
         },
       },
       {
         name: 'app',
         args: ['--role', 'app'],
-        env: (ready) => {
-          const previous = ready.get('app')
-          return { ...account, GATEWAY_URL: String(ready.get('backend')!.gatewayUrl), ...(previous ? { PORT: portOf(previous.url) } : {}) }
-        },
+        env: (ready) => ({ ...account, ...samePort('app', ready), GATEWAY_URL: config.bridge.gatewayUrl ?? ready.get('gateway')!.url }),
       },
     ],
   })
@@ -141,7 +145,7 @@ async function superviseStack(config: Config, logger: Logger): Promise<void> {
   const stop = async (signal: string) => {
     if (stopping) return
     stopping = true
-    logger.info({ signal }, 'shutting down: stopping the app surface, then the backend')
+    logger.info({ signal }, 'shutting down: the app surface, then the gateway, then the deal service')
     await supervisor.stop()
     process.exit(0)
   }
@@ -154,6 +158,8 @@ async function superviseStack(config: Config, logger: Logger): Promise<void> {
     throw new ConfigError(`The stack did not start: ${(err as Error).message}`)
   }
 }
+
+const PORT_VARIABLE: Record<string, string> = { service: 'SERVICE_PORT', gateway: 'GATEWAY_PORT', app: 'PORT' }
 
 /** In the all-in-one default the bridge talks to its own gateway with a service account saved in the data dir. */
 function linkEmbeddedGateway(config: Config): void {
@@ -172,20 +178,16 @@ interface SimParts {
   port: StorageProviderPort
 }
 
-/** The embedded simulated network: its chain in `<DATA_DIR>/simnet/chain.sqlite`, providers' bytes in `<DATA_DIR>/simnet/providers/`. */
-function startSimnet(config: Config): SimParts {
+/** The embedded simulated chain, in `<DATA_DIR>/simnet/chain.sqlite`, shared by every process that opens it. */
+function openSimnet(config: Config): Simnet {
   const s = config.service
-  const simnet = createSimnet({ seed: s.simnetSeed, speed: s.simnetSpeed, genesis: s.simnetGenesis, stateFile: join(config.dataDir, 'simnet', 'chain.sqlite') })
-  const providers = createSimulatedProviders({ simnet, dir: join(config.dataDir, 'simnet', 'providers') })
-  return { simnet, providers, port: simnetProviderPort(simnet, providers) }
+  return createSimnet({ seed: s.simnetSeed, speed: s.simnetSpeed, genesis: s.simnetGenesis, stateFile: join(config.dataDir, 'simnet', 'chain.sqlite') })
 }
 
-/** In the all-in-one default the gateway asks its own deal service, with the default tenant's key and client address. */
-async function linkEmbeddedService(config: Config, service: DealService, serviceUrl: string): Promise<void> {
-  const g = config.gateway
-  g.serviceUrl ??= serviceUrl
-  g.serviceApiKey ??= config.service.apiKey ?? loadOrCreateSecretFile(join(config.service.dataDir, 'api-key'), () => randomSecret()).value
-  g.clientAddress ??= service.tenants.byName('default')?.clientAddresses[0]
+/** The simulated storage providers the gateway deals with; their bytes under `<DATA_DIR>/simnet/providers/`. */
+function simulatedProviders(config: Config, simnet: Simnet): SimParts {
+  const providers = createSimulatedProviders({ simnet, dir: join(config.dataDir, 'simnet', 'providers') })
+  return { simnet, providers, port: simnetProviderPort(simnet, providers) }
 }
 
 async function runGateway(config: Config, logger: Logger, sim?: SimParts): Promise<Part> {
@@ -199,6 +201,7 @@ async function runGateway(config: Config, logger: Logger, sim?: SimParts): Promi
     async close() {
       await sim?.providers.close()
       await gateway.close()
+      await sim?.simnet.close()
     },
   }
 }

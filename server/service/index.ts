@@ -128,19 +128,21 @@ export async function createDealService(config: ServiceConfig, deps: DealService
  */
 async function bootstrapTenant(config: ServiceConfig, tenants: TenantStore, network: NetworkPort, demoDeals: number): Promise<string | undefined> {
   let tenant = tenants.byName('default')
-  let created: string | undefined
   if (!tenant) {
     tenant = tenants.create('default', 'clients-premium')
-    // Only a generated key is shown (once): the operator already knows theirs, and a log is no place for it.
-    if (!config.apiKey) {
-      const keyFile = loadOrCreateSecretFile(join(config.dataDir, 'api-key'), () => `fgs_${randomSecret(24)}`)
-      tenants.createKey(tenant.id, 'first start', keyFile.value)
-      created = keyFile.value
-    }
     if (network.kind === 'simnet') {
       const payload = createHash('sha256').update(`client:${config.simnetSeed}`).digest().subarray(0, 20)
       tenants.addClientAddress(tenant.id, formatAddress('mainnet', 1, payload))
     }
+  }
+  // Without API_KEY the tenant's key is a generated one kept in the data dir (made on
+  // the first start without API_KEY), which the embedded gateway reads. Only a
+  // generated key is shown, once: the operator already knows theirs, and a log is no place for it.
+  let created: string | undefined
+  if (!config.apiKey) {
+    const keyFile = loadOrCreateSecretFile(join(config.dataDir, 'api-key'), () => `fgs_${randomSecret(24)}`)
+    if (!tenants.byKey(keyFile.value)) tenants.createKey(tenant.id, 'generated', keyFile.value)
+    if (keyFile.created) created = keyFile.value
   }
   // API_KEY set later (or changed) still opens the default tenant.
   if (config.apiKey && !tenants.byKey(config.apiKey)) tenants.createKey(tenant.id, 'API_KEY', config.apiKey)

@@ -1,8 +1,8 @@
 /**
- * `npm start` as users run it: the app surface and the backend (gateway and
- * deal service) are separate processes under one supervisor. Killing one
- * outright leaves the other answering, and the supervisor brings it back on
- * the same port.
+ * `npm start` as users run it: the app surface, the gateway and the deal
+ * service are separate processes under one supervisor. Killing one outright
+ * leaves the others answering, and the supervisor brings it back on the same
+ * port.
  */
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -39,13 +39,12 @@ describe('the supervised stack', () => {
     rmSync(dataDir, { recursive: true, force: true })
   })
 
-  it('runs the app surface and the backend in two processes besides the supervisor', () => {
-    const pids = new Set([stack.child.pid, pidOf(/app surface listening/), pidOf(/gateway listening/)])
-    expect(pids.size).toBe(3)
-    expect(pidOf(/deal service listening/)).toBe(pidOf(/gateway listening/))
+  it('runs the app surface, the gateway and the deal service in three processes besides the supervisor', () => {
+    const pids = new Set([stack.child.pid, pidOf(/app surface listening/), pidOf(/gateway listening/), pidOf(/deal service listening/)])
+    expect(pids.size).toBe(4)
   })
 
-  it('keeps the app surface answering while the backend is killed, and brings the backend back on its port', async () => {
+  it('keeps the app surface answering while the gateway is killed, and brings the gateway back on its port', async () => {
     const backend = pidOf(/gateway listening/)
     process.kill(backend, 'SIGKILL')
     // The app surface itself never went away; the gateway behind it is missing for a moment.
@@ -53,6 +52,15 @@ describe('the supervised stack', () => {
     await expect.poll(async () => (await metadata()).status, { timeout: 30_000, interval: 200 }).toBe(200)
     expect(pidOf(/gateway listening/)).not.toBe(backend)
     expect((await (await metadata()).json()).metadata.file.cid).toMatch(/^baf/)
+  }, 60_000)
+
+  it('keeps the gateway and the app answering while the deal service is killed, and brings it back', async () => {
+    const service = pidOf(/deal service listening/)
+    process.kill(service, 'SIGKILL')
+    expect((await metadata()).status).toBe(200)
+    await expect.poll(() => pidOf(/deal service listening/), { timeout: 30_000, interval: 200 }).not.toBe(service)
+    const ticker = await fetch(`${stack.serviceUrl}/public/v1/ticker/get-latest`, { method: 'POST' })
+    expect(ticker.status).toBe(200)
   }, 60_000)
 
   it('restarts a killed app surface on the same address', async () => {
