@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url'
 import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadConfig, ConfigError, type Config } from './shared/config.ts'
-import { createLogger, type Logger } from './shared/logger.ts'
+import { createLinePrettifier, createLogger, logFormatFor, type Logger } from './shared/logger.ts'
 import { startServer, type RunningServer } from './shared/http.ts'
 import { loadOrCreateSecretFile, randomSecret } from './shared/secrets.ts'
 import { watchDiskSpace } from './shared/disk.ts'
@@ -59,7 +59,7 @@ async function main(): Promise<void> {
   if (!ROLES.includes(role)) throw new ConfigError(`Unknown --role "${role}" (${ROLES.join(', ')})`)
 
   const config = loadConfig()
-  const logger = createLogger(config.logLevel)
+  const logger = createLogger(config.logLevel, logFormatFor(config.logFormat))
   mkdirSync(config.dataDir, { recursive: true })
   if (role === 'all') return superviseStack(config, logger)
 
@@ -112,12 +112,14 @@ async function superviseStack(config: Config, logger: Logger): Promise<void> {
     const previous = ready.get(name)
     return previous ? { [PORT_VARIABLE[name]]: new URL(previous.url).port } : {}
   }
+  // The parts log JSON lines to the supervisor, which shows them as they are or pretty for a person.
+  const prettify = logFormatFor(config.logFormat) === 'pretty' ? createLinePrettifier() : (line: string) => line + '\n'
   const supervisor = createSupervisor({
     entry: fileURLToPath(import.meta.url),
     logger,
-    output: (line) => process.stdout.write(line + '\n'),
+    output: (line) => process.stdout.write(prettify(line)),
     parts: [
-      { name: 'service', args: ['--role', 'service'], env: (ready) => samePort('service', ready) },
+      { name: 'service', args: ['--role', 'service'], env: (ready) => ({ ...samePort('service', ready), LOG_FORMAT: 'json' }) },
       {
         name: 'gateway',
         args: ['--role', 'gateway'],
@@ -127,6 +129,7 @@ async function superviseStack(config: Config, logger: Logger): Promise<void> {
           return {
             ...account,
             ...samePort('gateway', ready),
+            LOG_FORMAT: 'json',
             SERVICE_URL: config.gateway.serviceUrl ?? service.url,
             // The key the deal service created at its first start (or API_KEY), read once it exists.
             SERVICE_API_KEY: config.gateway.serviceApiKey ?? config.service.apiKey ?? readFileSync(join(config.service.dataDir, 'api-key'), 'utf8').trim(),
@@ -137,7 +140,7 @@ async function superviseStack(config: Config, logger: Logger): Promise<void> {
       {
         name: 'app',
         args: ['--role', 'app'],
-        env: (ready) => ({ ...account, ...samePort('app', ready), GATEWAY_URL: config.bridge.gatewayUrl ?? ready.get('gateway')!.url }),
+        env: (ready) => ({ ...account, ...samePort('app', ready), LOG_FORMAT: 'json', GATEWAY_URL: config.bridge.gatewayUrl ?? ready.get('gateway')!.url }),
       },
     ],
   })
@@ -151,12 +154,37 @@ async function superviseStack(config: Config, logger: Logger): Promise<void> {
   }
   process.once('SIGINT', () => void stop('SIGINT'))
   process.once('SIGTERM', () => void stop('SIGTERM'))
+  let ready: ReadonlyMap<string, PartReady>
   try {
-    await supervisor.start()
+    ready = await supervisor.start()
   } catch (err) {
     await supervisor.stop()
     throw new ConfigError(`The stack did not start: ${(err as Error).message}`)
   }
+  process.stdout.write(startBanner(config, ready))
+}
+
+/** What a person needs after `npm start`: where to go, how to log in, how to sync, how to stop. */
+function startBanner(config: Config, ready: ReadonlyMap<string, PartReady>): string {
+  const app = ready.get('app')!.url
+  const password = config.bridge.adminPassword ? 'the one in ADMIN_PASSWORD' : `in ${join(config.bridge.dataDir, 'admin-password')}`
+  const network = config.service.lotusUrl
+    ? `${config.service.network}, through ${new URL(config.service.lotusUrl).host}`
+    : `simulated network${config.service.simnetSpeed === 1 ? ', in real time' : `, ${config.service.simnetSpeed}× real time`}`
+  return [
+    '',
+    `  Filecoin storage for Nextcloud is running (${network}).`,
+    '',
+    `  Files and the sidebar tab:  ${app}/`,
+    `  Log in as:                  admin, password ${password}`,
+    `  WebDAV (rclone, desktop):   ${app}/remote.php/dav/files/admin/`,
+    `  Gateway:                    ${ready.get('gateway')!.url}`,
+    `  Deal service:               ${ready.get('service')!.url}/openapi.json`,
+    '',
+    '  Stop with Ctrl-C.',
+    '',
+    '',
+  ].join('\n')
 }
 
 const PORT_VARIABLE: Record<string, string> = { service: 'SERVICE_PORT', gateway: 'GATEWAY_PORT', app: 'PORT' }

@@ -12,6 +12,8 @@ const EnvSchema = z.object({
   GATEWAY_PORT: port(9011),
   DATA_DIR: z.string().min(1).default('./data'),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  // Unset: readable lines on a terminal, JSON lines otherwise.
+  LOG_FORMAT: z.enum(['pretty', 'json']).optional(),
   // A warning is logged when less than this many MiB are free under DATA_DIR.
   DISK_FREE_WARNING_MB: z.coerce.number().int().min(0).max(1 << 30).default(1024),
   // Every part closes a connection that sends nothing for this long while its headers or body are due.
@@ -147,6 +149,8 @@ export interface ServiceConfig {
 
 export interface Config {
   logLevel: string
+  /** Unset: pretty on a terminal, JSON otherwise (see `logFormatFor`). */
+  logFormat?: 'pretty' | 'json'
   dataDir: string
   /** Free bytes under `dataDir` below which a warning is logged. */
   diskWarnBelowBytes: number
@@ -184,6 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const dataDir = resolve(e.DATA_DIR)
   return {
     logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
     dataDir,
     diskWarnBelowBytes: e.DISK_FREE_WARNING_MB * 1024 * 1024,
     idleTimeoutMs: e.IDLE_TIMEOUT_SECONDS * 1000,

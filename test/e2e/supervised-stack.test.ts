@@ -44,6 +44,14 @@ describe('the supervised stack', () => {
     expect(pids.size).toBe(4)
   })
 
+  it('says where to go, how to log in and how to stop once everything listens', () => {
+    const banner = stack.output().slice(stack.output().indexOf('is running'))
+    expect(banner).toContain(`Files and the sidebar tab:  ${stack.appUrl}/`)
+    expect(banner).toContain('admin, password the one in ADMIN_PASSWORD')
+    expect(banner).toContain(`${stack.appUrl}/remote.php/dav/files/admin/`)
+    expect(banner).toContain('Stop with Ctrl-C')
+  })
+
   it('keeps the app surface answering while the gateway is killed, and brings the gateway back on its port', async () => {
     const backend = pidOf(/gateway listening/)
     process.kill(backend, 'SIGKILL')
