@@ -24,6 +24,8 @@ export interface Group {
   pieceCid?: string
   retrievableCopies: number
   deals?: Deal[]
+  /** The gateway's plain-words answer to "why not further yet?"; optional (not every gateway says). */
+  reason?: string
 }
 
 export interface FileDetails {

@@ -56,6 +56,7 @@ function toGroup(g: GatewayGroup): MetadataGroup {
   }
   if (g.pieceCid) group.pieceCid = g.pieceCid
   if (g.deals) group.deals = g.deals.map(toDeal)
+  if (g.reason) group.reason = g.reason
   return group
 }
 

@@ -21,6 +21,8 @@ export const GatewayGroupSchema = z.object({
   pieceCid: z.string().optional(),
   retrievableCopies: count.optional(),
   deals: z.array(GatewayDealSchema).nullish(),
+  // Our gateway's plain-words progress; optional, and dropped rather than failing the record when odd.
+  reason: z.string().max(2000).optional().catch(undefined),
 })
 
 export const GatewayDetailsSchema = z.object({

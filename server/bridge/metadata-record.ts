@@ -20,6 +20,7 @@ export const MetadataGroupSchema = z.object({
   pieceCid: z.string().optional().describe('Piece CID (v1, baga6ea4seaq…) once the group\'s CAR is written'),
   retrievableCopies: z.number().int().min(0),
   deals: z.array(MetadataDealSchema).optional(),
+  reason: z.string().optional().describe('Why the group is not further along yet, in plain words, when the gateway says (ours does; CIDgravity\'s gateway does not)'),
 })
 
 export const MetadataDetailsSchema = z.object({

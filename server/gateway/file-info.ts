@@ -11,6 +11,8 @@ export interface FileInfoDeps {
   namespace: Namespace
   content: ContentStore
   logger: Logger
+  /** Why a group is not further along yet (see group-reason.ts); no `reason` without it. */
+  reasonOf?: (g: GroupRecord) => string | undefined
 }
 
 const MAX_PATH_LENGTH = 4096
@@ -43,14 +45,16 @@ interface GroupView {
   pieceCid?: string
   retrievableCopies: number
   deals?: GroupRecord['deals']
+  reason?: string
 }
 
-const groupView = (g: GroupRecord): GroupView => ({
+const groupView = (g: GroupRecord, reason: string | undefined): GroupView => ({
   state: g.state,
   ...(g.pieceCid ? { pieceCid: g.pieceCid } : {}),
   retrievableCopies: g.retrievableCopies,
   // Deals only for states that can have them (spec: "returned only if the group is in a state that can have deals").
   ...(canHaveDeals(g.state) ? { deals: g.deals } : {}),
+  ...(reason ? { reason } : {}),
 })
 
 /**
@@ -112,7 +116,7 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
       file.details = {
         state: fileState(groups),
         retrievableCopies: retrievableCopies(groups),
-        groups: groups.map(groupView),
+        groups: groups.map((g) => groupView(g, deps.reasonOf?.(g))),
       }
     }
     return { success: true, result: { file } }

@@ -10,6 +10,7 @@ import { createNamespace, type Namespace } from './namespace.ts'
 import { createContentStore, testPauseHook, type ContentStore } from './content/index.ts'
 import { createDealEngine, createDealServiceClient, createDealStore, createTransferRouter, type DealEngine, type DealServiceClient, type DealStore, type StorageProviderPort } from './deals/index.ts'
 import { createFileInfoRouter } from './file-info.ts'
+import { groupReason } from './group-reason.ts'
 import { createWebDav } from './webdav/index.ts'
 import { gatewayErrorHandler } from './errors.ts'
 
@@ -96,7 +97,8 @@ export function createGateway(config: GatewayConfig, deps: GatewayDeps): Gateway
   // Before basic auth: storage providers fetch CARs with a per-deal token, not the service account.
   app.use(createTransferRouter({ deals: dealStore, content }))
   if (config.user && config.password) app.use(requireBasicAuth(config.user, config.password))
-  app.use(createFileInfoRouter({ namespace, content, logger }))
+  const reasonContext = { groupSize: config.groupSize, groupIdleSeconds: config.groupIdleSeconds, progress: deals && ((id: number) => deals!.progress(id)) }
+  app.use(createFileInfoRouter({ namespace, content, logger, reasonOf: (g) => groupReason(g, reasonContext) }))
   app.use(createWebDav({ namespace, content, db, logger }))
   app.use(gatewayErrorHandler(logger))
 

@@ -15,6 +15,7 @@ const GroupSchema = z.object({
   pieceCid: z.string().optional(),
   retrievableCopies: z.number().int().min(0),
   deals: z.array(DealSchema).optional().describe('Only for states that can have deals'),
+  reason: z.string().optional().describe('Optional, additive: why the group is not further along yet, in plain words (e.g. "waiting for more data: 4 MiB of 64 MiB…", "2 providers are fetching the data"); absent once offloaded. Other gateways may not send it.'),
 })
 export const FileInfoResponseSchema = z.object({
   success: z.literal(true),

@@ -32,6 +32,8 @@ describe('WebDAV files area over the real gateway', () => {
     expect(file.cid).toMatch(/^baf/)
     expect(file.details.state).toBe('Staging')
     expect(Array.isArray(file.details.groups)).toBe(true)
+    // The gateway's plain-words progress passes through to the tab.
+    expect(file.details.groups[0].reason).toMatch(/^waiting for more data: 13 bytes of /)
 
     const folder = await postMetadata({ url: t.url, body: { filePath: '/Reports' } })
     expect(folder.status).toBe(200)

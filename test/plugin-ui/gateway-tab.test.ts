@@ -97,6 +97,14 @@ describe('GatewayTab states', () => {
 })
 
 describe('GatewayTab details', () => {
+  it('says under a group why it is not further along, when the gateway says, and nothing when it does not', async () => {
+    const reason = 'waiting for more data: 4.0 MiB of 64 MiB; the group closes when full or after 20 s without new data'
+    http.on('POST', METADATA, ok(fileRecord({ groups: [{ state: 'writable', retrievableCopies: 0, reason }, { state: 'offloaded', retrievableCopies: 2, pieceCid: PIECE_CID }] })))
+    const w = await showTab()
+    const shown = w.findAll('[data-test="group-reason"]')
+    expect(shown.map((r) => r.text())).toEqual([reason])
+  })
+
   it('shows the expiration as a local date and a relative time', async () => {
     const expirationTimestamp = Math.floor(Date.now() / 1000) + 200 * 86400
     http.on('POST', METADATA, ok(fileRecord({ state: 'Offloaded', retrievableCopies: 2, expirationEpoch: 5_000_000, expirationTimestamp })))

@@ -18,6 +18,19 @@ export interface DealTerms {
   startOffsetEpochs: number
 }
 
+/** A group's deal progress as the engine last saw it. */
+export interface DealProgress {
+  /** Chain head of the engine's last pass (undefined before the first). */
+  head?: number
+  copies: number
+  deals: GroupDeal[]
+  /** The deal service's reason when the last search found no provider for the group. */
+  noProviders?: string
+  /** Set while the deal service cannot be reached. */
+  serviceError?: string
+  retryAfterEpochs: number
+}
+
 export interface DealEngineOptions {
   deals: DealStore
   content: ContentStore
@@ -163,6 +176,9 @@ export function createDealEngine(o: DealEngineOptions) {
     deals.liveOfGroup(groupId).filter((d) => d.state === 'active' && d.retrievable && !endsSoon(d, head)).length
   const transferPending = (groupId: number) => deals.liveOfGroup(groupId).some((d) => d.state === 'proposing' || d.state === 'proposed')
 
+  /** Why the last search for providers for a group found none (the service's reason code). */
+  const noProviders = new Map<number, string>()
+
   async function placeDeals(head: number, r: TickReport) {
     for (const g of content.groups()) {
       // Only groups whose CAR is on disk can be sent: ready_for_deals, or offloaded ones reloaded for repair.
@@ -191,6 +207,8 @@ export function createDealEngine(o: DealEngineOptions) {
         answer = await o.service.bestProviders({ ...query, pieceCid: undefined })
       }
       const chosen = answer.providers.filter((p) => !busy.has(p) && !recentlyFailed.has(p)).slice(0, missing)
+      if (chosen.length === 0) noProviders.set(g.id, answer.reason ?? (recentlyFailed.size > 0 ? 'RECENTLY_FAILED' : 'NO_PROVIDERS_AVAILABLE'))
+      else noProviders.delete(g.id)
       for (const provider of chosen) await propose(g, provider, head, r)
     }
   }
@@ -314,10 +332,14 @@ export function createDealEngine(o: DealEngineOptions) {
 
   let running: Promise<TickReport> | undefined
   let timer: NodeJS.Timeout | undefined
+  /** The chain head of the last pass, and why the last search for providers found none, per group: for `reason`. */
+  let lastHead: number | undefined
+  let serviceError: string | undefined
 
   async function tickOnce(): Promise<TickReport> {
     const r: TickReport = { proposed: 0, published: 0, activated: 0, failed: 0, checked: 0, offloaded: 0, repairing: 0, repaired: 0, repairsGivenUp: 0 }
     const head = await providers.chainHead()
+    lastHead = head
     await followProposals(head, r)
     await followChain(head, r)
     await checkRetrievals(r)
@@ -326,9 +348,11 @@ export function createDealEngine(o: DealEngineOptions) {
       await placeDeals(head, r)
       // Only with the deal service up: a reload is pointless when nothing can be proposed.
       startRepairs(head, r)
+      serviceError = undefined
     } catch (err) {
       // Deal service down: nothing new is proposed, everything already placed goes on.
       r.serviceError = (err as Error).message
+      serviceError = r.serviceError
     }
     await finishRepairs(head, r)
     await offloadGroups(head, r)
@@ -357,6 +381,17 @@ export function createDealEngine(o: DealEngineOptions) {
     },
     /** The copies currently required per group. */
     requiredCopies: () => copies,
+    /** What the engine knows of a group's progress, for the `reason` /file-info gives. */
+    progress(groupId: number): DealProgress {
+      return {
+        head: lastHead,
+        copies,
+        deals: deals.ofGroup(groupId),
+        noProviders: noProviders.get(groupId),
+        serviceError,
+        retryAfterEpochs,
+      }
+    },
     start(intervalMs: number) {
       const loop = () => {
         tick()

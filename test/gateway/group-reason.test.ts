@@ -1,0 +1,48 @@
+import { describe, expect, it } from 'vitest'
+import type { GroupRecord } from '../../server/gateway/content/index.ts'
+import type { DealProgress } from '../../server/gateway/deals/deal-engine.ts'
+import type { GroupDeal } from '../../server/gateway/deals/deal-store.ts'
+import { groupReason } from '../../server/gateway/group-reason.ts'
+
+const group = (state: GroupRecord['state'], size = 4 * 1024 * 1024): GroupRecord => ({ id: 7, state, size, retrievableCopies: 0, deals: [], createdMs: 0, updatedMs: 0 })
+const deal = (state: GroupDeal['state'], extra: Partial<GroupDeal> = {}): GroupDeal => ({
+  id: 1, groupId: 7, provider: 'f01000', pieceCid: 'baga', state, startEpoch: 10_000, endEpoch: 2_000_000, retrievable: false, createdMs: 0, updatedMs: 0, ...extra,
+})
+const progress = (p: Partial<DealProgress>): DealProgress => ({ head: 10_000 - 5760, copies: 3, deals: [], retryAfterEpochs: 120, ...p })
+const ctx = (p?: Partial<DealProgress>) => ({ groupSize: 64 * 1024 * 1024, groupIdleSeconds: 20, progress: p && (() => progress(p)) })
+
+describe('why a group is not further along', () => {
+  it('says how full an open group is and when it closes', () => {
+    expect(groupReason(group('writable'), ctx())).toBe('waiting for more data: 4.0 MiB of 64 MiB; the group closes when full or after 20 s without new data')
+  })
+
+  it('names sealing and reloading', () => {
+    expect(groupReason(group('full'), ctx())).toMatch(/^sealing: writing the CAR/)
+    expect(groupReason(group('VRCARDone'), ctx())).toMatch(/^sealing: checking/)
+    expect(groupReason(group('reload'), ctx())).toMatch(/reloading/)
+  })
+
+  it('says nothing once offloaded', () => {
+    expect(groupReason(group('offloaded'), ctx({}))).toBeUndefined()
+  })
+
+  it('says plainly when this gateway makes no deals at all', () => {
+    expect(groupReason(group('ready_for_deals'), ctx())).toMatch(/no deal service/)
+  })
+
+  it('counts providers fetching, copies stored and deals waiting to be sealed, with the start epoch in chain time', () => {
+    const p = { deals: [deal('proposed'), deal('proposing'), deal('published', { startEpoch: 10_000 }), deal('active', { retrievable: true })] }
+    expect(groupReason(group('ready_for_deals'), ctx(p))).toBe(
+      '1 of 3 copies stored; 2 providers are fetching the data; waiting for the provider to seal: the deal starts at epoch 10000, in about 2 days of chain time',
+    )
+  })
+
+  it('says why no provider takes the piece, with the earlier failures, and that it keeps asking', () => {
+    const p = { noProviders: 'NO_PROVIDERS_AVAILABLE', deals: [deal('failed', { reason: 'PRICE_TOO_LOW' }), deal('failed', { reason: 'PRICE_TOO_LOW' })] }
+    expect(groupReason(group('ready_for_deals'), ctx(p))).toBe('no provider takes this piece right now: NO_PROVIDERS_AVAILABLE (2 earlier deals failed: PRICE_TOO_LOW); asking again on every pass')
+  })
+
+  it('says when the deal service cannot be reached', () => {
+    expect(groupReason(group('ready_for_deals'), ctx({ serviceError: 'ECONNREFUSED' }))).toMatch(/deal service, which cannot be reached/)
+  })
+})
