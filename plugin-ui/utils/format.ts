@@ -1,4 +1,4 @@
-import { getCanonicalLocale, getLanguage } from '@nextcloud/l10n'
+import { formatRelativeTime, getCanonicalLocale, getLanguage } from '@nextcloud/l10n'
 
 /** `bafybeigdyr…hk3u`: enough to recognise, short enough for a sidebar. */
 export function shortenCid(cid: string, head = 10, tail = 6): string {
@@ -11,27 +11,19 @@ export function formatLocalDate(unixSeconds: number, locale = getCanonicalLocale
     .format(new Date(unixSeconds * 1000))
 }
 
-const UNITS: Array<[Intl.RelativeTimeFormatUnit, number]> = [
-  ['year', 365.25 * 86400],
-  ['month', 30.44 * 86400],
-  ['week', 7 * 86400],
-  ['day', 86400],
-  ['hour', 3600],
-  ['minute', 60],
-]
+/** Nextcloud's `formatRelativeTime` turns to a calendar date from here on; the tab already shows the date. */
+const RELATIVE_LIMIT_SECONDS = 27.5 * 86400
 
 /**
- * "in 3 months", "2 years ago", "tomorrow": the largest whole unit, through
- * Intl.RelativeTimeFormat in the user's language. (Storage ends years away,
- * so years and months matter more than seconds here.)
+ * "in 3 days", "2 weeks ago", "tomorrow": Nextcloud's own relative time
+ * (`formatRelativeTime` of @nextcloud/l10n, as NcDateTime shows it), only
+ * while it is a relative phrase. Further away Nextcloud shows a date, which
+ * the tab already gives beside it, so this answers undefined: no
+ * "(next year)" for a date 18 months away.
  */
-export function formatRelative(unixSeconds: number, nowMs = Date.now(), language = getLanguage()): string {
-  const diff = unixSeconds - nowMs / 1000
-  const format = new Intl.RelativeTimeFormat(language || undefined, { numeric: 'auto' })
-  for (const [unit, seconds] of UNITS) {
-    if (Math.abs(diff) >= seconds) return format.format(Math.round(diff / seconds), unit)
-  }
-  return format.format(Math.round(diff), 'second')
+export function relativeTime(unixSeconds: number, language = getLanguage()): string | undefined {
+  if (Math.abs(unixSeconds - Date.now() / 1000) >= RELATIVE_LIMIT_SECONDS) return undefined
+  return formatRelativeTime(unixSeconds * 1000, { language })
 }
 
 /** For `<time datetime>`: machine-readable, so assistive tech and tests can rely on it. */

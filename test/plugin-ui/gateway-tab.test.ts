@@ -105,8 +105,16 @@ describe('GatewayTab details', () => {
     expect(shown.map((r) => r.text())).toEqual([reason])
   })
 
-  it('shows the expiration as a local date and a relative time', async () => {
-    const expirationTimestamp = Math.floor(Date.now() / 1000) + 200 * 86400
+  it('shows a far expiration as a local date alone, as Nextcloud would', async () => {
+    const expirationTimestamp = Math.floor(Date.now() / 1000) + 540 * 86400
+    http.on('POST', METADATA, ok(fileRecord({ state: 'Offloaded', retrievableCopies: 2, expirationEpoch: 5_000_000, expirationTimestamp })))
+    const w = await showTab()
+    const local = new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(expirationTimestamp * 1000))
+    expect(text(w, 'expiration')).toBe(local)
+  })
+
+  it('shows a near expiration as a local date and a relative time', async () => {
+    const expirationTimestamp = Math.floor(Date.now() / 1000) + 3 * 86400
     http.on('POST', METADATA, ok(fileRecord({ state: 'Offloaded', retrievableCopies: 2, expirationEpoch: 5_000_000, expirationTimestamp })))
     const w = await showTab()
     const time = w.get('[data-test="expiration"] time')

@@ -1,9 +1,9 @@
 // @vitest-environment happy-dom
 import { AxiosError } from 'axios'
-import { describe, expect, it } from 'vitest'
+import { afterEach, describe, expect, it, vi } from 'vitest'
 import { toApiError } from '../../plugin-ui/services/errors.ts'
 import { toFileTarget } from '../../plugin-ui/utils/file-target.ts'
-import { formatRelative, shortenCid } from '../../plugin-ui/utils/format.ts'
+import { relativeTime, shortenCid } from '../../plugin-ui/utils/format.ts'
 import { dealExplorerUrl, epochToUnix, ipfsUrl, providerExplorerUrl } from '../../plugin-ui/utils/network.ts'
 import { validateLinkForm, type LinkForm } from '../../plugin-ui/utils/validate-settings.ts'
 
@@ -104,18 +104,30 @@ describe('toApiError', () => {
   })
 })
 
-describe('formatRelative', () => {
-  const now = Date.UTC(2026, 0, 1) // ms
-  const at = (deltaSeconds: number) => now / 1000 + deltaSeconds
+describe('relativeTime (Nextcloud\'s rules)', () => {
+  afterEach(() => vi.useRealTimers())
+  const at = (iso: string) => Date.parse(iso) / 1000
 
   it.each([
-    [2 * 365.25 * 86400, 'in 2 years'],
-    [3 * 30.44 * 86400, 'in 3 months'],
-    [-2 * 7 * 86400, '2 weeks ago'],
-    [86400, 'tomorrow'],
-    [-5 * 3600, '5 hours ago'],
-    [30, 'in 30 seconds'],
-  ])('%d s from now reads "%s"', (delta, expected) => {
-    expect(formatRelative(at(delta), now, 'en')).toBe(expected)
+    // Across a month end and a year end, a few days stay a few days.
+    ['2026-11-29T12:00:00Z', '2026-12-02T12:00:00Z', 'in 3 days'],
+    ['2026-12-30T12:00:00Z', '2027-01-02T12:00:00Z', 'in 3 days'],
+    ['2027-01-02T12:00:00Z', '2026-12-30T12:00:00Z', '3 days ago'],
+    ['2026-11-23T12:00:00Z', '2026-11-24T12:00:00Z', 'tomorrow'],
+    ['2026-11-23T12:00:00Z', '2026-12-07T12:00:00Z', 'in 2 weeks'],
+    ['2026-11-23T12:00:00Z', '2026-11-23T07:00:00Z', '5 hours ago'],
+  ])('from %s, %s reads "%s"', (now, then, expected) => {
+    vi.useFakeTimers({ now: Date.parse(now) })
+    expect(relativeTime(at(then), 'en')).toBe(expected)
+  })
+
+  it.each([
+    // The reported case: May 2028 seen in November 2026 is not "next year".
+    ['2026-11-23T12:00:00Z', '2028-05-15T12:00:00Z'],
+    ['2026-11-23T12:00:00Z', '2027-01-05T12:00:00Z'],
+    ['2026-12-31T12:00:00Z', '2026-11-30T12:00:00Z'],
+  ])('from %s gives no relative phrase for %s: the date beside it says it', (now, then) => {
+    vi.useFakeTimers({ now: Date.parse(now) })
+    expect(relativeTime(at(then), 'en')).toBeUndefined()
   })
 })
