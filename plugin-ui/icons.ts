@@ -10,3 +10,6 @@ export const copyPath = 'M9 2h10a2 2 0 0 1 2 2v12a2 2 0 0 1-2 2h-2v-2h2V4H9v1H7V
 
 /** A circular arrow: reload. */
 export const refreshPath = 'M12 4a8 8 0 0 1 7.4 5H22l-3.5 4L15 9h2.2A6 6 0 1 0 18 15h2.1A8 8 0 1 1 12 4z'
+
+/** A check mark: done (shown on the copy button once it copied). */
+export const checkPath = 'M9 16.2 4.8 12l-1.4 1.4L9 19 21 7l-1.4-1.4L9 16.2z'

@@ -124,6 +124,9 @@ describe.skipIf(!hasChromium())('preview page in chromium', () => {
     })
     expect(cid).toMatch(/^baf[a-z2-7]{50,}$/)
     expect(cid).toBe((await api.json()).metadata.file.cid)
+    // Nextcloud's clickable size: the copy button is at least 34 px each way.
+    const copyBox = await tab.getByTestId('copy').first().boundingBox()
+    expect(Math.min(copyBox!.width, copyBox!.height)).toBeGreaterThanOrEqual(34)
     await tab.screenshot({ path: join(ARTIFACTS, 'gateway-tab-staging.png') })
 
     // Let the group go idle: it is sealed, gets its CAR and piece CID and is ready for deals.

@@ -218,7 +218,24 @@ describe('GatewayTab details', () => {
     await button.trigger('click')
     await flushPromises()
     expect(writeText).toHaveBeenCalledWith(FILE_CID)
-    expect(text(w, 'copy-status')).toMatch(/copied/)
+    // Seen, not only announced: the text shows and the icon turns into a check mark, for a few seconds.
+    const status = w.get('[data-test="copy-status"]')
+    expect(status.text()).toMatch(/copied/)
+    expect(status.classes()).not.toContain('gateway-sr-only')
+    expect(w.get('[data-test="copy-icon"]').html()).toContain('M9 16.2')
+  })
+
+  it('copies the whole CID when the shortened one is selected and copied with the mouse', async () => {
+    http.on('POST', METADATA, ok(fileRecord()))
+    const w = await showTab()
+    const value = w.get('[data-test="cid-value"]')
+    expect(value.text()).toContain('…')
+    const data = new Map<string, string>()
+    const event = new Event('copy', { bubbles: true, cancelable: true }) as ClipboardEvent
+    Object.defineProperty(event, 'clipboardData', { value: { setData: (type: string, v: string) => data.set(type, v) } })
+    value.element.dispatchEvent(event)
+    expect(data.get('text/plain')).toBe(FILE_CID)
+    expect(event.defaultPrevented).toBe(true)
   })
 })
 
