@@ -135,6 +135,11 @@ describe.skipIf(!hasChromium())('preview page in chromium', () => {
     await expect.poll(() => tab.getByTestId('state-label').textContent(), { timeout: 45_000, interval: 500 }).not.toBe('Staging')
     expect(['Offloading', 'Partially offloaded', 'Offloaded']).toContain(await tab.getByTestId('state-label').textContent())
     await expect.poll(() => tab.getByTestId('group').count()).toBeGreaterThan(0)
+    // Each group is one summary line until clicked; then its piece CID shows.
+    const firstGroup = tab.getByTestId('group').first()
+    expect(await firstGroup.locator('[data-test="group-copies"]').isVisible()).toBe(false)
+    await firstGroup.getByTestId('group-summary').click()
+    await expect.poll(() => firstGroup.locator('[data-test="group-copies"]').isVisible()).toBe(true)
 
     for (const colorScheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme })

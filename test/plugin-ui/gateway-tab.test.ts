@@ -171,6 +171,18 @@ describe('GatewayTab details', () => {
     expect(deals[0].get('[data-test="deal-end"] time').attributes('datetime')).toBe(new Date((1598306400 + 4_000_000 * 30) * 1000).toISOString())
   })
 
+  it('keeps each group to one summary line, and says when its deals are under way', async () => {
+    const deal = (state: 'active' | 'published', dealId: number) => ({ provider: 'f01234', dealId, endEpoch: 4_000_000, isRetrievable: state === 'active', state })
+    http.on('POST', METADATA, ok(fileRecord({
+      state: 'Partially offloaded',
+      groups: [{ state: 'ready for deals', retrievableCopies: 1, pieceCid: PIECE_CID, deals: [deal('active', 1), deal('published', 2)] }],
+    })))
+    const w = await showTab()
+    expect(text(w, 'group-state')).toBe('deals in progress: 1 active, 1 published')
+    // Closed by default (the browser test opens one with a click).
+    expect((w.get('[data-test="group"] details').element as HTMLDetailsElement).open).toBe(false)
+  })
+
   it('links to the calibration explorer on calibration', async () => {
     http.on('GET', CONFIG, tabConfig('calibration'))
     http.on('POST', METADATA, ok(offloaded()))
