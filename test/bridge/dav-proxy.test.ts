@@ -79,6 +79,21 @@ describe('WebDAV files area over the real gateway', () => {
     for (const m of legacy.matchAll(/<d:href>([^<]*)<\/d:href>/g)) expect(m[1].startsWith('/remote.php/webdav/')).toBe(true)
   })
 
+  it('rewrites every href of a listing too large for one chunk, as it streams', async () => {
+    expect((await dav(`${FILES}/many`, { method: 'MKCOL' })).status).toBe(201)
+    for (let i = 0; i < 400; i += 20) {
+      await Promise.all(Array.from({ length: 20 }, (_, k) => dav(`${FILES}/many/file-${i + k}-é.txt`, { method: 'PUT', body: 'x' })))
+    }
+    const res = await dav(`${FILES}/many/`, { method: 'PROPFIND', headers: { depth: '1' } })
+    expect(res.status).toBe(207)
+    const xml = await res.text()
+    const hrefs = [...xml.matchAll(/<d:href>([^<]*)<\/d:href>/g)].map((m) => m[1])
+    expect(hrefs).toHaveLength(401)
+    expect(hrefs.every((h) => h.startsWith(`${FILES}/many/`))).toBe(true)
+    expect(new Set(hrefs).size).toBe(401)
+    expect(xml.trimEnd().endsWith('</d:multistatus>')).toBe(true)
+  })
+
   it('maps Destination for MOVE and COPY inside the user\'s area', async () => {
     await dav(`${FILES}/a.txt`, { method: 'PUT', body: 'a' })
     const copy = await dav(`${FILES}/a.txt`, { method: 'COPY', headers: { destination: `${t.url}${FILES}/b.txt` } })

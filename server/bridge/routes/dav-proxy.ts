@@ -2,6 +2,7 @@ import { Router, type NextFunction, type Request, type RequestHandler, type Resp
 import { request as httpRequest, type IncomingHttpHeaders, type IncomingMessage, type OutgoingHttpHeaders } from 'node:http'
 import { request as httpsRequest } from 'node:https'
 import { pipeline, type Readable } from 'node:stream'
+import { StringDecoder } from 'node:string_decoder'
 import type { Logger } from '../../shared/logger.ts'
 import { currentUser } from '../auth/caller.ts'
 import { createDavUrlMapper, parseClientDavPath, rewriteHrefs, rewriteIfHeader, type DavUrlMapper } from '../dav-urls.ts'
@@ -20,7 +21,8 @@ export interface DavProxyDeps {
 const DROP_REQUEST = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'authorization', 'cookie', 'expect'])
 const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'www-authenticate', 'set-cookie'])
 // Multistatus and lock bodies are small metadata; a cap keeps a runaway answer from filling memory.
-const MAX_REWRITE_BYTES = 64 * 1024 * 1024
+/** The most of an XML answer held while waiting for the end of a <response> (a broken gateway). */
+const MAX_REWRITE_BYTES = 16 * 1024 * 1024
 
 /**
  * The user's WebDAV files area (`/remote.php/dav/files/<user>/…` and legacy
@@ -196,22 +198,33 @@ function respond(method: string, up: IncomingMessage, res: Response, mapper: Dav
     })
     return
   }
-  const chunks: Buffer[] = []
-  let size = 0
+  // Rewritten as it streams, up to the last complete <response>: a listing of thousands of
+  // files never sits whole in memory nor in one synchronous rewrite.
+  delete headers['content-length']
+  res.writeHead(status, headers)
+  const decoder = new StringDecoder('utf8')
+  let pending = ''
+  const flush = (text: string) => rewriteHrefs(text, mapper.gatewayToClient)
   up.on('data', (chunk: Buffer) => {
-    size += chunk.length
-    if (size > MAX_REWRITE_BYTES) {
+    pending += decoder.write(chunk)
+    const cut = lastResponseEnd(pending)
+    if (cut > 0) {
+      res.write(flush(pending.slice(0, cut)))
+      pending = pending.slice(cut)
+    }
+    if (pending.length > MAX_REWRITE_BYTES) {
       up.destroy()
       res.destroy()
-      return
     }
-    chunks.push(chunk)
   })
   up.on('error', () => res.destroy())
-  up.on('end', () => {
-    const body = Buffer.from(rewriteHrefs(Buffer.concat(chunks).toString('utf8'), mapper.gatewayToClient))
-    headers['content-length'] = String(body.length)
-    res.writeHead(status, headers)
-    res.end(body)
-  })
+  up.on('end', () => res.end(flush(pending + decoder.end())))
 }
+
+/** Where the last complete `</response>` (any prefix) of `text` ends; 0 when there is none. */
+function lastResponseEnd(text: string): number {
+  let end = 0
+  for (const m of text.matchAll(RESPONSE_END)) end = m.index + m[0].length
+  return end
+}
+const RESPONSE_END = /<\/(?:[A-Za-z_][\w.-]*:)?response\s*>/g

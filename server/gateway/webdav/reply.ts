@@ -1,5 +1,4 @@
 import type { Response } from 'express'
-import { setImmediate as yieldToOthers } from 'node:timers/promises'
 import { DAV, dav, openXmlDocument, toXmlDocument, toXmlFragment, type XmlElement } from './xml.ts'
 
 /** Sends an XML document (207 multistatus, LOCK answers). */
@@ -14,10 +13,34 @@ export const sendMultistatus = (res: Response, responses: XmlElement[]) => sendX
 const BATCH = 64
 
 /**
- * A 207 multistatus written as it is described, a batch at a time, yielding
- * to the event loop between batches and waiting for a slow reader: a folder
- * of thousands of files never holds the process for long, and many such
- * listings at once share it with every other request.
+ * One batch of one listing per turn of the event loop, whatever the number
+ * of listings under way. Yielding with setImmediate alone is not enough:
+ * Node runs every queued immediate before it looks at the network again, so
+ * 200 listings ran 200 batches between two other requests. The event loop is
+ * the process's, so is this queue.
+ */
+const waitingBatches: (() => void)[] = []
+let pumping = false
+function pumpBatches(): void {
+  waitingBatches.shift()?.()
+  if (waitingBatches.length > 0) setImmediate(pumpBatches)
+  else pumping = false
+}
+function nextTurn(): Promise<void> {
+  return new Promise((resolve) => {
+    waitingBatches.push(resolve)
+    if (!pumping) {
+      pumping = true
+      setImmediate(pumpBatches)
+    }
+  })
+}
+
+/**
+ * A 207 multistatus written as it is described, a batch at a time, taking
+ * turns with every other listing and waiting for a slow reader: a folder of
+ * thousands of files never holds the process for long, and many such
+ * listings at once leave room for every other request.
  */
 export async function streamMultistatus<T>(res: Response, items: readonly T[], describe: (item: T) => XmlElement): Promise<void> {
   const { open, close } = openXmlDocument(DAV, 'multistatus')
@@ -28,7 +51,7 @@ export async function streamMultistatus<T>(res: Response, items: readonly T[], d
     if ((i + 1) % BATCH !== 0) continue
     if (!res.write(chunk)) await drainedOrClosed(res)
     chunk = ''
-    await yieldToOthers()
+    await nextTurn()
     if (res.destroyed) return
   }
   res.end(chunk + close)
