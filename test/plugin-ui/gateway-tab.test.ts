@@ -199,6 +199,8 @@ describe('GatewayTab details', () => {
     const deal = w.get('[data-test="deal"]')
     expect(deal.find('a').exists()).toBe(false)
     expect(deal.get('[data-test="provider"]').text()).toBe('f01234')
+    // Offloaded, yet no "Open on IPFS": nothing on the simulated network is published.
+    expect(w.find('[data-test="ipfs-link"]').exists()).toBe(false)
     expect(deal.get('[data-test="deal-end"] time').attributes('datetime')).toBe(new Date((1_700_000_000 + 4_000_000 * 30) * 1000).toISOString())
   })
 
