@@ -383,6 +383,24 @@ describe('GatewayTab auto-refresh', () => {
   })
 })
 
+describe('GatewayTab words explained', () => {
+  it('gives CID, piece CID, group, provider and deal a one-sentence tooltip, translated', async () => {
+    register('gateway', { 'Deal: a contract on the Filecoin chain in which a storage provider promises to keep a piece for a given time.': 'Deal: ein Vertrag …' })
+    http.on('POST', METADATA, ok(fileRecord({
+      state: 'Offloaded',
+      groups: [{ state: 'offloaded', retrievableCopies: 1, pieceCid: PIECE_CID, deals: [{ provider: 'f01234', dealId: 7, endEpoch: 4_000_000, isRetrievable: true, state: 'active' }] }],
+    })))
+    const w = await showTab()
+    const labels = w.findAll('[data-test="cid-label"]').map((l) => l.attributes('title'))
+    expect(labels[0]).toMatch(/^Content ID: a fingerprint/)
+    expect(labels[1]).toMatch(/^Piece CID: /)
+    expect(w.get('[data-test="group-summary"] span').attributes('title')).toMatch(/^Group: files are packed/)
+    const terms = w.findAll('[data-test="deal"] dt').map((d) => d.attributes('title')).filter(Boolean)
+    expect(terms[0]).toMatch(/^Storage provider: /)
+    expect(terms[1]).toBe('Deal: ein Vertrag …')
+  })
+})
+
 describe('GatewayTab translations', () => {
   it('translates its strings through the gateway app id', async () => {
     register('gateway', {
