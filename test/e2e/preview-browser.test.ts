@@ -146,6 +146,8 @@ describe.skipIf(!hasChromium())('preview page in chromium', () => {
       await tab.screenshot({ path: join(ARTIFACTS, `gateway-tab-${colorScheme}.png`) })
       await page.screenshot({ path: join(ARTIFACTS, `preview-page-${colorScheme}.png`) })
     }
+    // The README's picture of the tab: `UPDATE_DOCS_SCREENSHOT=1 npx vitest run test/e2e/preview-browser.test.ts` renews it.
+    if (process.env.UPDATE_DOCS_SCREENSHOT) cpSync(join(ARTIFACTS, 'preview-page-light.png'), join(ROOT, 'docs', 'preview-page.png'))
     await page.emulateMedia({ colorScheme: 'light' })
     expect(consoleErrors).toEqual([])
   }, 120_000)
