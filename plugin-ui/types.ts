@@ -35,6 +35,8 @@ export interface FileDetails {
   /** Unix seconds. */
   expirationTimestamp?: number
   groups: Group[]
+  /** Folders, when the gateway says: how many files below are in each state. */
+  fileCounts?: Partial<Record<FileState, number>>
 }
 
 export interface FileRecord {

@@ -69,6 +69,14 @@ function toDetails(d: GatewayDetails | null | undefined, clock: NetworkClock): M
     retrievableCopies: d?.retrievableCopies ?? (converted.length ? Math.min(...converted.map((g) => g.retrievableCopies)) : 0),
     groups: converted,
   }
+  if (d?.fileCounts) {
+    const counts: NonNullable<MetadataDetails['fileCounts']> = {}
+    for (const [state, count] of Object.entries(d.fileCounts)) {
+      const label = fileStateLabel(state)
+      counts[label] = (counts[label] ?? 0) + count
+    }
+    details.fileCounts = counts
+  }
   // With groups we compute it ourselves; without, trust what a gateway said (under either spelling).
   const epoch = d?.groups ? expirationEpochOf(groups) : (d?.expirationEpoch ?? d?.expriationEpoch ?? undefined)
   if (epoch !== undefined) {

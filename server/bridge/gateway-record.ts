@@ -29,6 +29,8 @@ export const GatewayDetailsSchema = z.object({
   state: z.string().nullish(),
   retrievableCopies: count.nullish(),
   groups: z.array(GatewayGroupSchema).nullish(),
+  // Our gateway's per-state file counts of a folder; optional, dropped rather than failing the record when odd.
+  fileCounts: z.record(z.string().max(64), count).optional().catch(undefined),
   expirationEpoch: integer.nullish(),
   expriationEpoch: integer.nullish(),
   expirationTimestamp: integer.nullish(),

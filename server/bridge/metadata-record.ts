@@ -29,6 +29,8 @@ export const MetadataDetailsSchema = z.object({
   expirationEpoch: z.number().int().optional().describe('Absent while no copy is retrievable'),
   expirationTimestamp: z.number().int().optional().describe('expirationEpoch as unix seconds for the configured network'),
   groups: z.array(MetadataGroupSchema),
+  fileCounts: z.partialRecord(z.enum(FILE_STATE_LABELS), z.number().int().min(0)).optional()
+    .describe('Folders, when the gateway says: how many files below are in each state ("Offloaded": 5, "Staging": 1)'),
 })
 
 export const MetadataFileSchema = z.object({

@@ -4,7 +4,7 @@ import type { Logger } from '../shared/logger.ts'
 import { canHaveDeals, type ContentStore, type GroupRecord } from './content/index.ts'
 import { badRequest, notFound } from './errors.ts'
 import { folderDag } from './folder-cid.ts'
-import { fileState, retrievableCopies } from './file-state.ts'
+import { fileState, retrievableCopies, type FileState } from './file-state.ts'
 import { nameOf, parentOf, type Namespace } from './namespace.ts'
 
 export interface FileInfoDeps {
@@ -92,6 +92,8 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
 
     let cid: string
     let groups: GroupRecord[]
+    // For a folder: how many of the files below it are in each state.
+    let fileCounts: Partial<Record<FileState, number>> | undefined
     if (entry.kind === 'file') {
       cid = entry.cid ?? ''
       groups = entry.cid ? content.groupsOf(entry.cid) : []
@@ -102,11 +104,19 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
       await content.storeDirectory(dag).catch((err) => deps.logger.warn({ err, path, cid }, 'storing the folder\'s directory nodes failed; tried again on the next request'))
       // A folder aggregates every file below it, and its own directory nodes: the union of their groups.
       const byId = new Map<number, GroupRecord>(content.groupsOf(cid).map((g) => [g.id, g]))
-      const seen = new Set<string>()
+      const stateOfContent = new Map<string, FileState>()
+      fileCounts = {}
       for (const e of namespace.descendants(path)) {
-        if (e.kind !== 'file' || !e.cid || seen.has(e.cid)) continue
-        seen.add(e.cid)
-        for (const g of content.groupsOf(e.cid)) byId.set(g.id, g)
+        if (e.kind !== 'file') continue
+        // Each file counts; content shared by several files is looked up once.
+        let state = e.cid ? stateOfContent.get(e.cid) : 'staging'
+        if (state === undefined) {
+          const fileGroups = content.groupsOf(e.cid!)
+          for (const g of fileGroups) byId.set(g.id, g)
+          state = fileState(fileGroups)
+          stateOfContent.set(e.cid!, state)
+        }
+        fileCounts[state] = (fileCounts[state] ?? 0) + 1
       }
       groups = [...byId.values()].sort((a, b) => a.id - b.id)
     }
@@ -117,6 +127,7 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
         state: fileState(groups),
         retrievableCopies: retrievableCopies(groups),
         groups: groups.map((g) => groupView(g, deps.reasonOf?.(g))),
+        ...(fileCounts ? { fileCounts } : {}),
       }
     }
     return { success: true, result: { file } }

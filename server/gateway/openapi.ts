@@ -28,6 +28,8 @@ export const FileInfoResponseSchema = z.object({
         state: z.enum(['staging', 'offloading', 'partially_offloaded', 'offloaded']),
         retrievableCopies: z.number().int().min(0),
         groups: z.array(GroupSchema),
+        fileCounts: z.partialRecord(z.enum(['staging', 'offloading', 'partially_offloaded', 'offloaded']), z.number().int().min(0)).optional()
+          .describe('Folders only, optional and additive: how many files below the folder are in each state'),
       }).optional().describe('Only with verbose: true'),
     }),
   }),

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { networkClock } from '../../server/shared/epochs.ts'
 import { expirationEpochOf, fileStateLabel, groupStateLabel, toMetadataFile } from '../../server/bridge/convert.ts'
-import type { GatewayFile, GatewayGroup } from '../../server/bridge/gateway-record.ts'
+import { GatewayFileSchema, type GatewayFile, type GatewayGroup } from '../../server/bridge/gateway-record.ts'
 
 const mainnet = networkClock('mainnet')
 const deal = (endEpoch: number, isRetrievable = true, dealId = 1) =>
@@ -76,6 +76,23 @@ describe('toMetadataFile', () => {
     expect(file.cid).toBe('bafkreiexample')
     expect(file.path).toBe('/docs')
     expect(file.file).toBe('a.txt')
+  })
+
+  it('passes a folder\'s per-state file counts through under the display labels, and the groups\' reasons', () => {
+    const file = toMetadataFile(record({
+      state: 'staging', retrievableCopies: 0,
+      groups: [{ state: 'writable', retrievableCopies: 0, reason: 'waiting for more data' }],
+      fileCounts: { offloaded: 5, staging: 1 },
+    }), '/Photos', mainnet)
+    expect(file.details.fileCounts).toEqual({ Offloaded: 5, Staging: 1 })
+    expect(file.details.groups[0].reason).toBe('waiting for more data')
+  })
+
+  it('drops an odd reason or odd counts from another gateway instead of failing the record', () => {
+    const parsed = GatewayFileSchema.safeParse({ cid: 'bafkreiexample', path: '/', file: 'a', details: { state: 'staging', groups: [{ state: 'writable', reason: 42 }], fileCounts: 'many' } })
+    expect(parsed.success).toBe(true)
+    expect(parsed.data!.details!.groups![0].reason).toBeUndefined()
+    expect(parsed.data!.details!.fileCounts).toBeUndefined()
   })
 
   it('handles top-level files, folders and the root', () => {

@@ -105,6 +105,10 @@ describe('POST /file-info', () => {
     expect(groupsOfFolder[0].state).toBe('writable')
     const reported = r.body.result.file.details.groups.map((g: any) => g.pieceCid ?? g.state).sort()
     expect(reported).toEqual([...new Set([...groupsOfA, ...groupsOfBig])].concat('writable').sort())
+    // Where its two files are, one count per state.
+    const counts = r.body.result.file.details.fileCounts as Record<string, number>
+    expect(Object.values(counts).reduce((a, b) => a + b, 0)).toBe(2)
+    expect(Object.keys(counts).every((k) => ['staging', 'offloading', 'partially_offloaded', 'offloaded'].includes(k))).toBe(true)
   })
 
   it('reports an empty folder as staging, in the group that holds its one directory node', async () => {

@@ -383,6 +383,20 @@ describe('GatewayTab auto-refresh', () => {
   })
 })
 
+describe('GatewayTab folders', () => {
+  it('says where the folder\'s files are, not only an aggregate state', async () => {
+    http.on('POST', METADATA, ok(fileRecord({ state: 'Staging', fileCounts: { Offloaded: 5, Staging: 1 } })))
+    const w = await showTab(legacyFolder())
+    expect(text(w, 'file-counts')).toBe('5 of 6 files offloaded, 1 staging')
+  })
+
+  it('shows no counts for a file, or from a gateway that does not send them', async () => {
+    http.on('POST', METADATA, ok(fileRecord({ state: 'Staging' })))
+    const w = await showTab(legacyFolder())
+    expect(w.find('[data-test="file-counts"]').exists()).toBe(false)
+  })
+})
+
 describe('GatewayTab words explained', () => {
   it('gives CID, piece CID, group, provider and deal a one-sentence tooltip, translated', async () => {
     register('gateway', { 'Deal: a contract on the Filecoin chain in which a storage provider promises to keep a piece for a given time.': 'Deal: ein Vertrag …' })
@@ -394,7 +408,7 @@ describe('GatewayTab words explained', () => {
     const labels = w.findAll('[data-test="cid-label"]').map((l) => l.attributes('title'))
     expect(labels[0]).toMatch(/^Content ID: a fingerprint/)
     expect(labels[1]).toMatch(/^Piece CID: /)
-    expect(w.get('[data-test="group-summary"] span').attributes('title')).toMatch(/^Group: files are packed/)
+    expect(w.get('[data-test="group-name"]').attributes('title')).toMatch(/^Group: files are packed/)
     const terms = w.findAll('[data-test="deal"] dt').map((d) => d.attributes('title')).filter(Boolean)
     expect(terms[0]).toMatch(/^Storage provider: /)
     expect(terms[1]).toBe('Deal: ein Vertrag …')
