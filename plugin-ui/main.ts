@@ -1,12 +1,17 @@
 /**
- * Entry `main` → js/gateway-main.mjs, added to Files pages by the
- * LoadSidebar listener. Kept tiny: the view itself is a lazy chunk.
+ * Entry `main` → js/gateway-main.mjs, added to every Files page by the
+ * LoadSidebar listener, opened tab or not: it only registers the tab. The
+ * view, Vue and the logger are lazy chunks, and so is @nextcloud/files,
+ * needed only to register on Nextcloud 33.
  */
-import { registerSidebarTab } from '@nextcloud/files'
+import type { ISidebarTab } from '@nextcloud/files'
+
 import { detectSidebarHost, registerGatewayTab } from './sidebar.ts'
 
+const registerOnFiles4 = (tab: ISidebarTab) => import('@nextcloud/files').then(({ registerSidebarTab }) => registerSidebarTab(tab))
+
 function start() {
-  registerGatewayTab(detectSidebarHost(window as never, registerSidebarTab))
+  registerGatewayTab(detectSidebarHost(window as never, registerOnFiles4))
 }
 
 // Nextcloud 29–32 create OCA.Files.Sidebar while the Files app boots, so wait for the page.

@@ -7,11 +7,56 @@
  */
 import type { ISidebarTab } from '@nextcloud/files'
 
-import { t } from '@nextcloud/l10n'
 import { storageSvg } from './icons.ts'
-import { logger } from './logger.ts'
-import { loadView, TabHost } from './tab-host.ts'
 import { toFileTarget } from './utils/file-target.ts'
+
+/**
+ * Everything but the registration loads when the tab is first shown: this
+ * module is part of the script every Files page runs (Vue, the view and the
+ * logger are not).
+ */
+const loadHost = () => import('./tab-host.ts')
+const logError = (message: string, err: unknown) => void import('./logger.ts').then(({ logger }) => logger.error(message, { err }))
+
+/** A TabHost that loads itself (and Vue) on first mount; until then it keeps what it was told. */
+class LazyTabHost {
+  #loading: Promise<TabHostInstance> | undefined
+  #host: TabHostInstance | undefined
+  #active = true
+  #destroyed = false
+  #info: unknown
+
+  async mount(el: Element, fileInfo?: unknown): Promise<void> {
+    this.#destroyed = false
+    this.#info = fileInfo
+    this.#loading ??= loadHost().then(({ TabHost }) => {
+      this.#host = new TabHost()
+      this.#host.setActive(this.#active)
+      return this.#host
+    })
+    const host = await this.#loading
+    // destroy() ran while the chunk was loading: nothing to show.
+    if (!this.#destroyed) await host.mount(el, this.#info)
+  }
+
+  update(fileInfo: unknown): void {
+    // Before the view has loaded, the latest file is what mount() will show.
+    this.#info = fileInfo
+    this.#host?.update(fileInfo)
+  }
+
+  setActive(active: boolean): void {
+    this.#active = active
+    this.#host?.setActive(active)
+  }
+
+  destroy(): void {
+    this.#destroyed = true
+    this.#host?.destroy()
+  }
+}
+
+type TabHostInstance = InstanceType<Awaited<ReturnType<typeof loadHost>>['TabHost']>
 
 export const TAB_ID = 'gateway'
 /** Nextcloud 33 wants the tag to start with the app id. */
@@ -35,7 +80,7 @@ export interface LegacySidebar {
 
 export type SidebarHost =
   | { kind: 'legacy', sidebar: LegacySidebar }
-  | { kind: 'files4', registerSidebarTab: (tab: ISidebarTab) => void }
+  | { kind: 'files4', registerSidebarTab: (tab: ISidebarTab) => void | Promise<void> }
 
 interface HostWindow {
   OC?: { config?: { version?: string } }
@@ -51,7 +96,7 @@ function serverMajorVersion(win: HostWindow): number | undefined {
  * Which sidebar API this page offers. Nextcloud 33+ is recognised by its
  * version or its sidebar entry point; older servers by `OCA.Files.Sidebar`.
  */
-export function detectSidebarHost(win: HostWindow, registerSidebarTab?: (tab: ISidebarTab) => void): SidebarHost | null {
+export function detectSidebarHost(win: HostWindow, registerSidebarTab?: (tab: ISidebarTab) => void | Promise<void>): SidebarHost | null {
   const major = serverMajorVersion(win)
   const files4 = (major !== undefined && major >= 33) || typeof win.OCA?.Files?._sidebar === 'function'
   if (files4 && typeof registerSidebarTab === 'function') {
@@ -64,11 +109,21 @@ export function detectSidebarHost(win: HostWindow, registerSidebarTab?: (tab: IS
   return null
 }
 
-const tabName = () => t('gateway', 'Filecoin')
+/**
+ * The tab's name in the user's language, read from the registry Nextcloud's
+ * l10n keeps for the app (what `t('gateway', 'Filecoin')` reads). Not `t`
+ * itself: it brings a 13 KB HTML sanitizer into every Files page for one
+ * plain word.
+ */
+function tabName(): string {
+  const registry = (globalThis as { _oc_l10n_registry_translations?: Record<string, Record<string, string | string[]>> })._oc_l10n_registry_translations
+  const translated = registry?.gateway?.Filecoin
+  return (Array.isArray(translated) ? translated[0] : translated) || 'Filecoin'
+}
 const isShowable = (info: unknown) => toFileTarget(info) !== null
 
 function registerLegacy(sidebar: LegacySidebar): void {
-  const host = new TabHost()
+  const host = new LazyTabHost()
   sidebar.registerTab(new sidebar.Tab({
     id: TAB_ID,
     name: tabName(),
@@ -88,7 +143,7 @@ function registerLegacy(sidebar: LegacySidebar): void {
 export function defineTabElement(registry: CustomElementRegistry = window.customElements): void {
   if (registry.get(TAB_TAG_NAME)) return
   class GatewaySidebarTabElement extends HTMLElement {
-    #host = new TabHost()
+    #host = new LazyTabHost()
     #node: unknown = undefined
     #active = true
 
@@ -106,7 +161,7 @@ export function defineTabElement(registry: CustomElementRegistry = window.custom
 
     connectedCallback() {
       this.#host.setActive(this.#active)
-      this.#host.mount(this, this.#node).catch((err) => logger.error('Could not show the Filecoin tab', { err }))
+      this.#host.mount(this, this.#node).catch((err) => logError('Could not show the Filecoin tab', err))
     }
 
     disconnectedCallback() {
@@ -116,8 +171,8 @@ export function defineTabElement(registry: CustomElementRegistry = window.custom
   registry.define(TAB_TAG_NAME, GatewaySidebarTabElement)
 }
 
-function registerFiles4(registerSidebarTab: (tab: ISidebarTab) => void): void {
-  registerSidebarTab({
+function registerFiles4(registerSidebarTab: (tab: ISidebarTab) => void | Promise<void>): void {
+  const registered = registerSidebarTab({
     id: TAB_ID,
     order: 90,
     displayName: tabName(),
@@ -126,17 +181,16 @@ function registerFiles4(registerSidebarTab: (tab: ISidebarTab) => void): void {
     enabled: ({ node }) => isShowable(node),
     async onInit() {
       defineTabElement()
-      await loadView()
+      await (await loadHost()).loadView()
     },
   })
+  void Promise.resolve(registered).catch((err) => logError('Could not register the Filecoin tab', err))
 }
 
 /** Registers the tab on the detected host; returns which one, or null when there is none. */
 export function registerGatewayTab(host: SidebarHost | null): SidebarHost['kind'] | null {
-  if (!host) {
-    logger.debug('No Files sidebar on this page; the Filecoin tab is not registered')
-    return null
-  }
+  // No Files sidebar on this page (e.g. a page without the Files app): nothing to register.
+  if (!host) return null
   if (host.kind === 'legacy') registerLegacy(host.sidebar)
   else registerFiles4(host.registerSidebarTab)
   return host.kind

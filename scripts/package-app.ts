@@ -25,7 +25,7 @@ js, css, img, README.md).
 Options:
   --out <dir>        where to write the archive (default: dist)
   --skip-build       package the js/ already built instead of running vite build
-  --budget-kb <n>    fail when the initial sidebar JS exceeds n KB gzipped (default: 200)
+  --budget-kb <n>    fail when the script every Files page loads exceeds n KB gzipped (default: 15)
   --json             print a JSON summary instead of text
   -h, --help         show this help
 `
@@ -154,7 +154,7 @@ async function main() {
     options: {
       'out': { type: 'string', default: 'dist' },
       'skip-build': { type: 'boolean', default: false },
-      'budget-kb': { type: 'string', default: '200' },
+      'budget-kb': { type: 'string', default: '15' },
       'json': { type: 'boolean', default: false },
       'help': { type: 'boolean', short: 'h', default: false },
     },
