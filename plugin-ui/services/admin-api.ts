@@ -88,11 +88,11 @@ export async function saveAdminSettings(update: GatewayLinkUpdate): Promise<Gate
   }
 }
 
-/** Asks the bridge to call the gateway with the saved settings and report what it answered. */
-export async function testGatewayLink(): Promise<LinkTestResult> {
+/** Asks the bridge to call the gateway with `link` (what the form holds, over the saved settings) and report what it answered. */
+export async function testGatewayLink(link: Partial<GatewayLinkUpdate> = {}): Promise<LinkTestResult> {
   let data: unknown
   try {
-    data = (await axios.post(testLinkUrl(), {}, { headers: OCS_HEADERS })).data
+    data = (await axios.post(testLinkUrl(), link, { headers: OCS_HEADERS })).data
   } catch (err) {
     throw toApiError(err)
   }

@@ -58,7 +58,7 @@ export async function testGatewayLink(link: EffectiveLink): Promise<LinkTestResu
   if (!envelope || (status !== 200 && status !== 404)) {
     return { success: false, status, message: `Not a gateway: POST /file-info answered ${status} without a file-info envelope`, latencyMs }
   }
-  return { success: true, status, message: 'POST /file-info works and the credentials were accepted (a 404 for the probe path is expected)', latencyMs }
+  return { success: true, status, message: 'The gateway answered and accepted the credentials', latencyMs }
 }
 
 async function readCapped(res: Response): Promise<string> {
