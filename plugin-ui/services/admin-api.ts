@@ -45,6 +45,8 @@ export interface LinkTestResult {
   status: number
   message: string
   latencyMs: number
+  /** The link works, but the gateway serves another network than the form names. */
+  warning?: string
 }
 
 export const adminSettingsUrl = () => generateOcsUrl('apps/gateway/admin/settings')
@@ -102,5 +104,6 @@ export async function testGatewayLink(link: Partial<GatewayLinkUpdate> = {}): Pr
     status: typeof data.status === 'number' ? data.status : 0,
     message: typeof data.message === 'string' ? data.message : (typeof data.error === 'string' ? data.error : ''),
     latencyMs: typeof data.latencyMs === 'number' ? data.latencyMs : 0,
+    ...(typeof data.warning === 'string' ? { warning: data.warning } : {}),
   }
 }

@@ -7,6 +7,8 @@ export interface LinkTestResult {
   status: number
   message: string
   latencyMs: number
+  /** Set when the link works but the gateway says it serves another network than the settings name. */
+  warning?: string
 }
 
 // A path nobody stores: a cheap question every gateway answers with "not found"
@@ -58,7 +60,12 @@ export async function testGatewayLink(link: EffectiveLink): Promise<LinkTestResu
   if (!envelope || (status !== 200 && status !== 404)) {
     return { success: false, status, message: `Not a gateway: POST /file-info answered ${status} without a file-info envelope`, latencyMs }
   }
-  return { success: true, status, message: 'The gateway answered and accepted the credentials', latencyMs }
+  // A gateway that says which network it serves is checked against the settings; one that does not is trusted.
+  const served = res.headers.get('filecoin-network')
+  const warning = served && served !== link.network
+    ? `The gateway serves the ${served} network, but these settings say ${link.network}: dates and explorer links would be wrong`
+    : undefined
+  return { success: true, status, message: 'The gateway answered and accepted the credentials', latencyMs, ...(warning ? { warning } : {}) }
 }
 
 async function readCapped(res: Response): Promise<string> {

@@ -22,7 +22,13 @@ const TabConfigSchema = z.object({
   success: z.literal(true),
   config: z.object({ network: z.enum(['simnet', 'mainnet', 'calibration']), ipfsGateway: z.string(), genesisTimestamp: z.number().int() }),
 })
-const LinkTestResultSchema = z.object({ success: z.boolean(), status: z.number().int(), message: z.string(), latencyMs: z.number() })
+const LinkTestResultSchema = z.object({
+  success: z.boolean(),
+  status: z.number().int(),
+  message: z.string(),
+  latencyMs: z.number(),
+  warning: z.string().optional().describe('The link works, but the gateway says (Filecoin-Network header) it serves another network than the settings name'),
+})
 
 const operations: Operation[] = [
   {

@@ -13,7 +13,12 @@ export interface FileInfoDeps {
   logger: Logger
   /** Why a group is not further along yet (see group-reason.ts); no `reason` without it. */
   reasonOf?: (g: GroupRecord) => string | undefined
+  /** Said in the `Filecoin-Network` header, so that whoever links to this gateway can check it is the network they meant. */
+  network?: string
 }
+
+/** Header naming the network a gateway's deals are on (ours sends it; CIDgravity's does not). */
+export const NETWORK_HEADER = 'Filecoin-Network'
 
 const MAX_PATH_LENGTH = 4096
 
@@ -71,6 +76,7 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
   const parseJson = express.json({ limit: '1mb', strict: true, type: () => true })
 
   router.post('/file-info', parseJson, (req: Request, res: Response, next: NextFunction) => {
+    if (deps.network) res.set(NETWORK_HEADER, deps.network)
     handle(req)
       .then((body) => res.status(200).json(body))
       .catch(next)

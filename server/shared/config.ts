@@ -96,6 +96,8 @@ export interface GatewayConfig {
   host: string
   port: number
   dataDir: string
+  /** The network the gateway's deals are on; said in every /file-info answer so a linked app can check it. */
+  network?: NetworkName
   /** When both are set the gateway requires HTTP basic auth. */
   user?: string
   password?: string
@@ -214,6 +216,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     gateway: {
       host: e.HOST,
       port: e.GATEWAY_PORT,
+      network: e.NETWORK,
       dataDir: resolve(dataDir, 'gateway'),
       user: e.GATEWAY_USER,
       password: e.GATEWAY_PASSWORD,

@@ -173,6 +173,14 @@ describe('admin settings and the tab config (live gateway link)', () => {
     expect(res.status).toBe(200)
     expect(res.body).toMatchObject({ success: true, status: expect.any(Number), message: expect.any(String), latencyMs: expect.any(Number) })
     expect(res.body.latencyMs).toBeGreaterThanOrEqual(0)
+    // The gateway says it serves mainnet, as the settings do.
+    expect(res.body.warning).toBeUndefined()
+  })
+
+  it('warns when the gateway serves another network than the form names, and tests the form without saving it', async () => {
+    const res = await call(t.url, TEST_LINK, { method: 'POST', body: { network: 'calibration' } })
+    expect(res.body).toMatchObject({ success: true, warning: 'The gateway serves the mainnet network, but these settings say calibration: dates and explorer links would be wrong' })
+    expect((await call(t.url, SETTINGS)).body.settings.network).toBe('mainnet')
   })
 
   it('reports a dead gateway, wrong credentials and a non-gateway as failed tests, with HTTP 200', async () => {

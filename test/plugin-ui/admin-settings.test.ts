@@ -122,6 +122,15 @@ describe('AdminSettings', () => {
     expect(result).not.toMatch(/HTTP|404/)
   })
 
+  it('warns when the gateway serves another network than the form names', async () => {
+    const warning = 'The gateway serves the calibration network, but these settings say mainnet: dates and explorer links would be wrong'
+    http.on('POST', TEST_LINK, { status: 200, data: { success: true, status: 404, message: 'The gateway answered and accepted the credentials', latencyMs: 3, warning } })
+    const w = await open()
+    await w.get('[data-test="test-link"]').trigger('click')
+    await flushPromises()
+    expect(w.get('[data-test="test-warning"]').text()).toBe(warning)
+  })
+
   it('shows a failed link test with the gateway status', async () => {
     http.on('POST', TEST_LINK, { status: 200, data: { success: false, status: 401, message: 'Unauthorized', latencyMs: 5 } })
     const w = await open()
