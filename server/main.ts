@@ -77,8 +77,14 @@ async function main(): Promise<void> {
   }
   process.once('SIGINT', () => void stop('SIGINT'))
   process.once('SIGTERM', () => void stop('SIGTERM'))
-  // Under a supervisor: when it is gone (even killed outright), this part stops too.
-  if (process.connected) process.once('disconnect', () => void stop('supervisor gone'))
+  // Under a supervisor: when it is gone (even killed outright), this part stops too. Its
+  // stdout was the supervisor's pipe: writing there now fails, so the part stops silently.
+  if (process.connected) {
+    process.once('disconnect', () => {
+      logger.level = 'silent'
+      void stop('supervisor gone')
+    })
+  }
 
   // The embedded simulated network: one chain under DATA_DIR for every process; the gateway also runs its providers.
   const simnet = role !== 'app' && !config.service.lotusUrl ? openSimnet(config) : undefined

@@ -78,4 +78,19 @@ describe('the supervised stack', () => {
     expect(pidOf(/app surface listening/)).not.toBe(app)
     expect((await metadata()).status).toBe(200)
   }, 60_000)
+
+  // Last: it ends the stack.
+  it('stops every part when npm start itself is killed outright, leaving no orphan behind', async () => {
+    const parts = [pidOf(/app surface listening/), pidOf(/gateway listening/), pidOf(/deal service listening/)]
+    const alive = (pid: number) => {
+      try {
+        process.kill(pid, 0)
+        return true
+      } catch {
+        return false
+      }
+    }
+    process.kill(stack.child.pid!, 'SIGKILL')
+    await expect.poll(() => parts.filter(alive), { timeout: 30_000, interval: 200 }).toEqual([])
+  }, 60_000)
 })
