@@ -65,7 +65,11 @@ async function main(): Promise<void> {
 
   const disk = role === 'gateway' ? watchDiskSpace({ dir: config.dataDir, warnBelowBytes: config.diskWarnBelowBytes, logger }) : undefined
   let part: Part | undefined
+  let stopping = false
   const stop = async (signal: string) => {
+    // Ctrl-C reaches a supervised part twice: SIGINT from the terminal, then SIGTERM from npm start.
+    if (stopping) return
+    stopping = true
     disk?.stop()
     logger.info({ signal }, 'shutting down: finishing in-flight requests')
     if (part) {
