@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { request as httpRequest } from 'node:http'
 import { connect, type Socket } from 'node:net'
 import { startServer, type RunningServer } from '../../server/shared/http.ts'
 
