@@ -55,6 +55,10 @@ export interface TabConfig {
   ipfsGateway: string
   /** Unix seconds of epoch 0, to turn deal end epochs into dates; absent when unknown. */
   genesisTimestamp?: number
+  /** Wall-clock seconds per epoch: 30, or less on a sped-up simulated network. */
+  epochSeconds?: number
+  /** A sped-up simulated network's pace in words ("1 minute ≈ 5 hours"); absent in real time. */
+  speed?: string
 }
 
 /** The file or folder the sidebar shows, whichever host API handed it over. */

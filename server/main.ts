@@ -13,6 +13,8 @@ import { createBridge } from './bridge/index.ts'
 import { createDealService, type DealService } from './service/index.ts'
 import { simnetProviderPort, type StorageProviderPort } from './gateway/deals/index.ts'
 import { createSimnet, type Simnet } from './network/simnet/index.ts'
+import { openSimChainStore } from './network/simnet/chain-store.ts'
+import { speedInWords, spedUpClock, type NetworkClock } from './shared/epochs.ts'
 import { createSimulatedProviders, type SimulatedProviders } from './network/simnet/sim-providers.ts'
 
 const HELP = `Usage: npm start -- [--role all|app|gateway|service]
@@ -180,7 +182,7 @@ function startBanner(config: Config, ready: ReadonlyMap<string, PartReady>): str
   const password = config.bridge.adminPassword ? 'the one in ADMIN_PASSWORD' : `in ${join(config.bridge.dataDir, 'admin-password')}`
   const network = config.service.lotusUrl
     ? `${config.service.network}, through ${new URL(config.service.lotusUrl).host}`
-    : `simulated network${config.service.simnetSpeed === 1 ? ', in real time' : `, ${config.service.simnetSpeed}× real time`}`
+    : `simulated network, ${speedInWords(spedUpClock(config.service.simnetGenesis, config.service.simnetSpeed, Date.now() / 1000)) ?? 'in real time'}`
   return [
     '',
     `  Filecoin storage for Nextcloud is running (${network}).`,
@@ -216,10 +218,23 @@ interface SimParts {
   port: StorageProviderPort
 }
 
+const simChainFile = (config: Config) => join(config.dataDir, 'simnet', 'chain.sqlite')
+
 /** The embedded simulated chain, in `<DATA_DIR>/simnet/chain.sqlite`, shared by every process that opens it. */
 function openSimnet(config: Config): Simnet {
   const s = config.service
-  return createSimnet({ seed: s.simnetSeed, speed: s.simnetSpeed, genesis: s.simnetGenesis, stateFile: join(config.dataDir, 'simnet', 'chain.sqlite') })
+  return createSimnet({ seed: s.simnetSeed, speed: s.simnetSpeed, genesis: s.simnetGenesis, stateFile: simChainFile(config) })
+}
+
+/** The simulated chain's clock as saved there, so that the app surface's dates follow the same (sped-up) head. */
+function savedSimnetClock(config: Config): NetworkClock | undefined {
+  if (config.service.lotusUrl) return undefined
+  const store = openSimChainStore(simChainFile(config))
+  try {
+    return store.clock(config.service.simnetGenesis, config.service.simnetSpeed, Date.now())
+  } finally {
+    store.close()
+  }
 }
 
 /** The simulated storage providers the gateway deals with; their bytes under `<DATA_DIR>/simnet/providers/`. */
@@ -257,7 +272,7 @@ async function runService(config: Config, logger: Logger, network?: Simnet): Pro
 
 async function runBridge(config: Config, logger: Logger): Promise<Part> {
   if (!config.bridge.gatewayUrl) throw new ConfigError('--role app needs GATEWAY_URL')
-  const bridge = await createBridge(config.bridge, { logger })
+  const bridge = await createBridge(config.bridge, { logger, simnetClock: savedSimnetClock(config) })
   const server = await startServer(bridge.listener, config.bridge.port, config.bridge.host, { idleTimeoutMs: config.idleTimeoutMs, onClientError: bridge.onClientError })
   const mode = config.bridge.filesync === 'nextcloud' ? `beside Nextcloud at ${config.bridge.nextcloudUrl} (OCS routes only)` : 'WebDAV files, OCS'
   logger.info({ url: server.url, gateway: config.bridge.gatewayUrl }, `app surface listening (${mode})`)

@@ -66,7 +66,9 @@ export async function getTabConfig(options: RequestOptions = {}): Promise<TabCon
     const network = NETWORKS.includes(config.network as Network) ? config.network as Network : DEFAULT_TAB_CONFIG.network
     const ipfsGateway = typeof config.ipfsGateway === 'string' ? config.ipfsGateway.replace(/\/+$/, '') : ''
     const genesisTimestamp = typeof config.genesisTimestamp === 'number' ? config.genesisTimestamp : undefined
-    return { network, ipfsGateway, genesisTimestamp }
+    const epochSeconds = typeof config.epochSeconds === 'number' && config.epochSeconds > 0 ? config.epochSeconds : undefined
+    const speed = network === 'simnet' && typeof config.speed === 'string' ? config.speed.slice(0, 80) : undefined
+    return { network, ipfsGateway, genesisTimestamp, epochSeconds, speed }
   } catch (err) {
     const error = toApiError(err)
     if (error.code === 'aborted') throw error

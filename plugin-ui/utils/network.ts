@@ -26,10 +26,10 @@ export function dealExplorerUrl(network: Network, dealId: number | string): stri
   return base ? `${base}/deal/${encodeURIComponent(String(dealId))}` : undefined
 }
 
-/** Unix seconds of an epoch; undefined when the genesis is not known. */
-export function epochToUnix(epoch: number, network: Network, genesisTimestamp?: number): number | undefined {
+/** Unix seconds of an epoch; undefined when the genesis is not known. A sped-up simulated network has shorter epochs. */
+export function epochToUnix(epoch: number, network: Network, genesisTimestamp?: number, epochSeconds = EPOCH_SECONDS): number | undefined {
   const genesis = genesisTimestamp ?? GENESIS[network]
-  return genesis === undefined ? undefined : genesis + epoch * EPOCH_SECONDS
+  return genesis === undefined ? undefined : Math.floor(genesis + epoch * epochSeconds)
 }
 
 /** `https://ipfs.io/ipfs/<cid>`, or undefined when no IPFS gateway is configured. */

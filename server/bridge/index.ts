@@ -2,6 +2,7 @@ import express, { type Express } from 'express'
 import type { RequestListener } from 'node:http'
 import { join } from 'node:path'
 import type { BridgeConfig } from '../shared/config.ts'
+import { networkClock, type NetworkClock } from '../shared/epochs.ts'
 import { openDatabase, type Db } from '../shared/db.ts'
 import type { Logger } from '../shared/logger.ts'
 import { requestLogger } from '../shared/request-log.ts'
@@ -52,6 +53,8 @@ export interface BridgeDeps {
   bundleDir?: string
   /** FILESYNC=nextcloud: how long a login Nextcloud accepted is reused (default 30 s; 0 asks every time). */
   nextcloudCacheMs?: number
+  /** The embedded simulated network's clock (sped up or not); real time from SIMNET_GENESIS by default. */
+  simnetClock?: NetworkClock
 }
 
 /**
@@ -69,7 +72,8 @@ export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Prom
 
   // Admin-saved gateway link settings override the environment's, live.
   const settings = createSettingsStore(db, config)
-  const link = createLiveLink(settings, config.simnetGenesis)
+  const simnetClock = deps.simnetClock ?? networkClock('simnet', config.simnetGenesis)
+  const link = createLiveLink(settings, simnetClock)
   const throttle = createLoginThrottle(deps.throttle)
 
   const app = express()
@@ -99,7 +103,7 @@ export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Prom
     const { auth, authenticate } = nextcloudAuthBackend({ client, throttle, logger, cacheTtlMs: deps.nextcloudCacheMs })
     const { gateway, pathMap, clock, mounts } = link
     fileMetadata = createFileMetadataRoute({ authenticate, gateway, pathMap, clock, toGatewayPath: nextcloudGatewayPath({ mounts, client, logger }) })
-    app.use(createTabConfigRouter({ auth, settings, simnetGenesis: config.simnetGenesis }))
+    app.use(createTabConfigRouter({ auth, settings, simnetClock }))
     app.use(createAdminSettingsRouter({ auth, settings }))
   }
   app.use(() => {
@@ -139,7 +143,7 @@ function mountEmbeddedRoutes(app: Express, p: EmbeddedParts): FileMetadataRoute 
   const sessions = createSessionStore(p.db)
   const { authenticate, auth, davAuth, optionalAuth } = embeddedAuthBackend({ users: p.users, sessions, throttle: p.throttle })
   app.use(createNextcloudStatusRouter({ auth, optionalAuth }))
-  app.use(createTabConfigRouter({ auth, settings: p.settings, simnetGenesis: p.config.simnetGenesis }))
+  app.use(createTabConfigRouter({ auth, settings: p.settings, simnetClock: p.link.simnetClock }))
   app.use(createAdminSettingsRouter({ auth, settings: p.settings }))
   const uploads = createUploadStore(join(p.config.dataDir, 'uploads'))
   app.use(createChunkedUploadRouter({ auth: davAuth, gateway, pathMap, uploads, logger: p.logger }))

@@ -15,6 +15,8 @@ export interface LiveLink {
   pathMap: PathMap
   mounts: MountMap
   clock: NetworkClock
+  /** The simulated network's clock, whichever network the link names now. */
+  simnetClock: NetworkClock
   close(): void
 }
 
@@ -27,7 +29,8 @@ interface Built {
   clock: NetworkClock
 }
 
-export function createLiveLink(settings: SettingsStore, simnetGenesis: number): LiveLink {
+/** `simnetClock`: the embedded simulated network's clock, used when the link names `simnet`. */
+export function createLiveLink(settings: SettingsStore, simnetClock: NetworkClock): LiveLink {
   const build = (): Built => {
     const link = settings.effective()
     return {
@@ -36,7 +39,7 @@ export function createLiveLink(settings: SettingsStore, simnetGenesis: number): 
       gateway: createGatewayClient({ url: link.url, user: link.user, password: link.password, timeoutMs: link.timeoutMs }),
       pathMap: createPathMap(link.pathMap),
       mounts: createMountMap(link.mounts),
-      clock: networkClock(link.network, simnetGenesis),
+      clock: clockOf(link.network, simnetClock),
     }
   }
   let built = build()
@@ -70,6 +73,12 @@ export function createLiveLink(settings: SettingsStore, simnetGenesis: number): 
   const clock: NetworkClock = {
     get name() { return current().clock.name },
     get genesis() { return current().clock.genesis },
+    get epochSeconds() { return current().clock.epochSeconds },
   }
-  return { gateway, pathMap, mounts, clock, close: () => built.gateway.close() }
+  return { gateway, pathMap, mounts, clock, simnetClock, close: () => built.gateway.close() }
+}
+
+/** The clock of the network a link names: the simulated network's own, or a real network's. */
+export function clockOf(network: NetworkClock['name'], simnetClock: NetworkClock): NetworkClock {
+  return network === 'simnet' ? simnetClock : networkClock(network)
 }

@@ -1,4 +1,3 @@
-import { EPOCH_SECONDS } from '../shared/epochs.ts'
 import type { GroupRecord } from './content/index.ts'
 import type { DealProgress } from './deals/deal-engine.ts'
 
@@ -42,7 +41,7 @@ function dealReason(p: DealProgress): string {
   if (fetching > 0) parts.push(`${fetching} ${fetching === 1 ? 'provider is' : 'providers are'} fetching the data`)
   if (published.length > 0) {
     const start = Math.min(...published.map((d) => d.startEpoch))
-    const wait = p.head === undefined ? '' : `, ${inChainTime(start - p.head)}`
+    const wait = p.head === undefined ? '' : `, ${inWallTime(start - p.head, p.epochSeconds)}`
     parts.push(`waiting for ${published.length === 1 ? 'the provider' : `${published.length} providers`} to seal: the deal starts at epoch ${start}${wait}`)
   }
   if (parts.length > 0) return parts.join('; ')
@@ -66,11 +65,11 @@ const bytes = (n: number) => {
   return i === 0 ? `${n} bytes` : `${v < 10 ? v.toFixed(1) : Math.round(v)} ${units[i]}`
 }
 
-/** Epochs from now as chain time ("in about 2 days"); the simulated network may run it faster than the clock. */
-function inChainTime(epochs: number): string {
+/** Epochs from now in wall-clock time ("in about 2 days"; minutes on a sped-up simulated network). */
+function inWallTime(epochs: number, epochSeconds: number): string {
   if (epochs <= 0) return 'any moment now'
-  const seconds = epochs * EPOCH_SECONDS
-  const [value, unit] = seconds < 3600 ? [seconds / 60, 'minute'] : seconds < 2 * 86_400 ? [seconds / 3600, 'hour'] : [seconds / 86_400, 'day']
+  const seconds = epochs * epochSeconds
+  const [value, unit] = seconds < 90 ? [seconds, 'second'] : seconds < 3600 ? [seconds / 60, 'minute'] : seconds < 2 * 86_400 ? [seconds / 3600, 'hour'] : [seconds / 86_400, 'day']
   const n = Math.max(1, Math.round(value))
-  return `in about ${n} ${unit}${n === 1 ? '' : 's'} of chain time`
+  return `in about ${n} ${unit}${n === 1 ? '' : 's'}`
 }

@@ -19,7 +19,7 @@ export const AVAILABILITY_REASONS = {
   PIECE_CID_DUPLICATED: 'The provider already stores or is storing this piece for you',
   UNSUPPORTED_TRANSFER_PROTOCOL: 'The provider does not support this transfer type',
   PROVIDER_NOT_FOUND: 'No storage provider with this address exists on chain',
-  PIECE_SIZE_NOT_ACCEPTED: 'The piece size is outside the sizes the provider accepts',
+  PIECE_SIZE_NOT_ACCEPTED: 'The piece is bigger than the provider accepts',
   DURATION_NOT_ACCEPTED: 'The deal duration is outside the durations the provider accepts',
 } as const
 
@@ -62,8 +62,9 @@ export function createAvailabilityChecker(deps: { network: NetworkPort; deals: D
       if (!terms.transferTypes.includes(request.transferType)) return no('UNSUPPORTED_TRANSFER_PROTOCOL')
       if (request.verifiedDeal ? !terms.acceptsVerified : !terms.acceptsUnverified) return no('DEAL_TYPE_NOT_ACCEPTED')
       if (request.startEpoch < head + terms.minStartLead) return no('START_EPOCH_TOO_EARLY')
-      const pieceSize = paddedPieceSize(request.transferSize)
-      if (pieceSize < terms.minPieceSize || pieceSize > terms.maxPieceSize) return no('PIECE_SIZE_NOT_ACCEPTED')
+      // A piece below the provider's minimum is padded up to it by the client (as Lotus clients do); only too big is a no.
+      const pieceSize = Math.max(paddedPieceSize(request.transferSize), terms.minPieceSize)
+      if (pieceSize > terms.maxPieceSize) return no('PIECE_SIZE_NOT_ACCEPTED')
       if (request.duration < terms.minDuration || request.duration > terms.maxDuration) return no('DURATION_NOT_ACCEPTED')
       const ask = BigInt(request.verifiedDeal ? terms.verifiedPrice : terms.unverifiedPrice)
       if (request.storagePricePerEpoch < ask) return no('PRICE_TOO_LOW')

@@ -59,7 +59,9 @@ const EnvSchema = z.object({
   SERVICE_PORT: port(8090),
   API_KEY: z.string().min(16).max(200).regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces').optional(),
   SIMNET_SEED: z.string().min(1).max(200).default('filecoin-simnet'),
-  SIMNET_SPEED: z.coerce.number().positive().max(100_000).default(1),
+  // The demo's pace: 1 minute of wall-clock time ≈ 5 hours of simulated chain time, so a file reaches
+  // Offloaded (sealed by simulated providers) within minutes. Only the simulated network has a speed.
+  SIMNET_SPEED: z.coerce.number().positive().max(100_000).default(300),
   LOTUS_URL: z.url({ protocol: /^(https?|wss?)$/ }).optional(),
   LOTUS_TOKEN: z.string().optional(),
   TICKER_POLL_SECONDS: positiveInt(60),

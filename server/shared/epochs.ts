@@ -17,22 +17,50 @@ export const GENESIS: Record<Exclude<NetworkName, 'simnet'>, number> = {
  */
 export const SIMNET_DEFAULT_GENESIS = 1704067200
 
+/**
+ * How a network's epochs map to wall-clock time: epoch e starts at
+ * `genesis + e · epochSeconds` (unix seconds). Real networks: their genesis
+ * and 30 s. A sped-up simulated network is the same line with shorter epochs
+ * and the genesis moved so that the head is the epoch running now: one
+ * clock for its chain head, the deal service's converters and the tab's dates.
+ */
 export interface NetworkClock {
   name: NetworkName
   genesis: number
+  epochSeconds: number
 }
 
 export function networkClock(name: NetworkName, simnetGenesis = SIMNET_DEFAULT_GENESIS): NetworkClock {
-  return { name, genesis: name === 'simnet' ? simnetGenesis : GENESIS[name] }
+  return { name, genesis: name === 'simnet' ? simnetGenesis : GENESIS[name], epochSeconds: EPOCH_SECONDS }
 }
 
-/** Unix seconds at the start of `epoch`. */
+/**
+ * The simulated network run `speed` times faster than the wall clock from
+ * `anchorSeconds` on: at that instant its head is the epoch a real-time
+ * network with `genesis` would be at, then it runs `speed` epochs per 30 s.
+ */
+export function spedUpClock(genesis: number, speed: number, anchorSeconds: number): NetworkClock {
+  return { name: 'simnet', genesis: anchorSeconds - (anchorSeconds - genesis) / speed, epochSeconds: EPOCH_SECONDS / speed }
+}
+
+/** Unix seconds at the start of `epoch` (whole seconds). */
 export function epochToTimestamp(clock: NetworkClock, epoch: number): number {
-  return clock.genesis + epoch * EPOCH_SECONDS
+  return Math.floor(clock.genesis + epoch * clock.epochSeconds)
 }
 
 /** The epoch running at unix second `seconds` (floor), or -1 before genesis. */
 export function timestampToEpoch(clock: NetworkClock, seconds: number): number {
   if (seconds < clock.genesis) return -1
-  return Math.floor((seconds - clock.genesis) / EPOCH_SECONDS)
+  // The tiny bias keeps an epoch's own start in that epoch despite binary fractions (0.1 s epochs).
+  return Math.floor((seconds - clock.genesis) / clock.epochSeconds + 1e-9)
+}
+
+/** Simulated time per minute of wall-clock time, in words ("5 hours"); undefined in real time. */
+export function speedInWords(clock: NetworkClock): string | undefined {
+  const speed = EPOCH_SECONDS / clock.epochSeconds
+  if (speed <= 1.0001) return undefined
+  const minutes = speed
+  const [value, unit] = minutes < 60 ? [minutes, 'minute'] : minutes < 2 * 1440 ? [minutes / 60, 'hour'] : [minutes / 1440, 'day']
+  const n = Number(value.toPrecision(2))
+  return `1 minute ≈ ${n} ${unit}${n === 1 ? '' : 's'}`
 }

@@ -8,7 +8,7 @@ const group = (state: GroupRecord['state'], size = 4 * 1024 * 1024): GroupRecord
 const deal = (state: GroupDeal['state'], extra: Partial<GroupDeal> = {}): GroupDeal => ({
   id: 1, groupId: 7, provider: 'f01000', pieceCid: 'baga', state, startEpoch: 10_000, endEpoch: 2_000_000, retrievable: false, createdMs: 0, updatedMs: 0, ...extra,
 })
-const progress = (p: Partial<DealProgress>): DealProgress => ({ head: 10_000 - 5760, copies: 3, deals: [], retryAfterEpochs: 120, ...p })
+const progress = (p: Partial<DealProgress>): DealProgress => ({ head: 10_000 - 5760, copies: 3, deals: [], retryAfterEpochs: 120, epochSeconds: 30, ...p })
 const ctx = (p?: Partial<DealProgress>) => ({ groupSize: 64 * 1024 * 1024, groupIdleSeconds: 20, progress: p && (() => progress(p)) })
 
 describe('why a group is not further along', () => {
@@ -30,11 +30,16 @@ describe('why a group is not further along', () => {
     expect(groupReason(group('ready_for_deals'), ctx())).toMatch(/no deal service/)
   })
 
-  it('counts providers fetching, copies stored and deals waiting to be sealed, with the start epoch in chain time', () => {
+  it('counts providers fetching, copies stored and deals waiting to be sealed, with when the deal starts', () => {
     const p = { deals: [deal('proposed'), deal('proposing'), deal('published', { startEpoch: 10_000 }), deal('active', { retrievable: true })] }
     expect(groupReason(group('ready_for_deals'), ctx(p))).toBe(
-      '1 of 3 copies stored; 2 providers are fetching the data; waiting for the provider to seal: the deal starts at epoch 10000, in about 2 days of chain time',
+      '1 of 3 copies stored; 2 providers are fetching the data; waiting for the provider to seal: the deal starts at epoch 10000, in about 2 days',
     )
+  })
+
+  it('says when a deal starts in wall-clock time on a sped-up simulated network (1 minute ≈ 5 hours)', () => {
+    const p = { epochSeconds: 0.1, deals: [deal('published', { startEpoch: 10_000 })] }
+    expect(groupReason(group('ready_for_deals'), ctx(p))).toBe('waiting for the provider to seal: the deal starts at epoch 10000, in about 10 minutes')
   })
 
   it('says why no provider takes the piece, with the earlier failures, and that it keeps asking', () => {

@@ -207,3 +207,21 @@ export function createPieceHasher(): PieceHasher {
     },
   }
 }
+
+/**
+ * The piece CID of a piece padded with zeros up to `targetSize`, as a client
+ * proposes it to a provider whose minimum piece size is larger (Lotus's
+ * `commp.PadCommP`): the root is folded with all-zero subtrees, level by
+ * level, so nothing is re-read. The provider pads the same bytes the same way.
+ */
+export function padPieceCid(pieceCid: string, pieceSize: number, targetSize: number): string {
+  if (!isPowerOfTwo(pieceSize) || !isPowerOfTwo(targetSize) || pieceSize < 128) throw new RangeError('piece sizes are powers of two of at least 128 bytes')
+  if (targetSize < pieceSize) throw new RangeError(`cannot pad a ${pieceSize}-byte piece down to ${targetSize} bytes`)
+  const cid = CID.parse(pieceCid)
+  if (cid.code !== PIECE_CID_CODEC || cid.multihash.code !== PIECE_MULTIHASH) throw new RangeError(`not a piece CID: ${pieceCid}`)
+  let root: Uint8Array = new Uint8Array(cid.multihash.digest)
+  for (let level = Math.log2(pieceSize / 32); 32 * 2 ** level < targetSize; level++) root = hashTwo(root, ZERO[level])
+  return CID.create(1, PIECE_CID_CODEC, Digest.create(PIECE_MULTIHASH, root)).toString()
+}
+
+const isPowerOfTwo = (n: number) => Number.isSafeInteger(n) && n > 0 && 2 ** Math.round(Math.log2(n)) === n

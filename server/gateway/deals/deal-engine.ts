@@ -3,6 +3,7 @@ import type { Logger } from '../../shared/logger.ts'
 import { randomSecret, sha256Hex } from '../../shared/secrets.ts'
 import type { ContentStore, GroupRecord, RemoteSource } from '../content/index.ts'
 import { blockMatchesCid } from '../content/verify-block.ts'
+import { padPieceCid } from '../content/piece-cid.ts'
 import type { DealStore, GroupDeal } from './deal-store.ts'
 import type { StorageProviderPort } from './provider-port.ts'
 import type { DealServiceClient } from './service-client.ts'
@@ -29,6 +30,8 @@ export interface DealProgress {
   /** Set while the deal service cannot be reached. */
   serviceError?: string
   retryAfterEpochs: number
+  /** Wall-clock seconds per epoch, to say when a deal starts. */
+  epochSeconds: number
 }
 
 export interface DealEngineOptions {
@@ -122,6 +125,12 @@ export function createDealEngine(o: DealEngineOptions) {
   }
 
   async function followChain(head: number, r: TickReport) {
+    // A published deal whose provider reports that sealing failed will never start: ask another provider now.
+    for (const d of deals.inState('published')) {
+      if (!d.proposalId) continue
+      const s = await withTimeout((signal) => providers.proposalState(d.provider, d.proposalId!, { signal })).catch(() => undefined)
+      if (s?.state === 'failed') fail(d, s.reason, r)
+    }
     for (const d of [...deals.inState('published'), ...deals.inState('active')]) {
       const chain = await providers.dealOnChain(d.dealId!, head).catch(() => undefined)
       if (chain === undefined) continue
@@ -213,20 +222,33 @@ export function createDealEngine(o: DealEngineOptions) {
     }
   }
 
+  /**
+   * The piece as this provider takes it: padded with zeros up to its minimum
+   * piece size (as Lotus clients do), so a 15-byte file can be stored too.
+   * Without an ask (no answer) the piece goes as it is.
+   */
+  async function pieceFor(g: GroupRecord, provider: string): Promise<{ pieceCid: string; pieceSize: number }> {
+    const ask = await withTimeout((signal) => providers.ask(provider, { signal })).catch(() => null)
+    let pieceSize = g.pieceSize!
+    while (ask && pieceSize < ask.minPieceSize) pieceSize *= 2
+    return { pieceCid: pieceSize === g.pieceSize ? g.pieceCid! : padPieceCid(g.pieceCid!, g.pieceSize!, pieceSize), pieceSize }
+  }
+
   async function propose(g: GroupRecord, provider: string, head: number, r: TickReport) {
     const token = randomSecret(32)
     const startEpoch = head + o.terms.startOffsetEpochs
+    const piece = await pieceFor(g, provider)
     const deal = deals.create({
       groupId: g.id,
       provider,
-      pieceCid: g.pieceCid!,
+      pieceCid: piece.pieceCid,
       startEpoch,
       endEpoch: startEpoch + o.terms.durationEpochs,
       tokenHash: sha256Hex(token),
     })
     const proposal = {
-      PieceCID: { '/': g.pieceCid! },
-      PieceSize: g.pieceSize!,
+      PieceCID: { '/': piece.pieceCid },
+      PieceSize: piece.pieceSize,
       VerifiedDeal: o.terms.verified,
       Client: o.clientAddress,
       Provider: provider,
@@ -243,7 +265,7 @@ export function createDealEngine(o: DealEngineOptions) {
       if (answer.accepted) {
         deals.markAccepted(deal.id, answer.proposalId)
         r.proposed++
-        logger.info({ groupId: g.id, provider, pieceCid: g.pieceCid }, 'deal proposed')
+        logger.info({ groupId: g.id, provider, pieceCid: piece.pieceCid, pieceSize: piece.pieceSize }, 'deal proposed')
       } else fail(deal, answer.reason, r)
     } catch {
       fail(deal, 'PROPOSAL_TIMEOUT', r)
@@ -390,6 +412,7 @@ export function createDealEngine(o: DealEngineOptions) {
         noProviders: noProviders.get(groupId),
         serviceError,
         retryAfterEpochs,
+        epochSeconds: providers.epochSeconds,
       }
     },
     start(intervalMs: number) {

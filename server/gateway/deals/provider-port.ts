@@ -4,10 +4,14 @@ import type { DealProposal } from '../../network/types.ts'
 /**
  * How the gateway reaches storage providers and the chain they publish on.
  * The simulated network implements it (simnet-provider-port.ts); a real
- * Boost/Lotus adapter would implement the same five calls (not built).
+ * Boost/Lotus adapter would implement the same calls (not built).
  */
 export interface StorageProviderPort {
+  /** Wall-clock seconds per epoch of the chain the providers publish on: 30, less on a sped-up simulated network. */
+  readonly epochSeconds: number
   chainHead(): Promise<number>
+  /** The provider's storage ask (what Boost's `/fil/storage/ask/1.1.0` answers); null when it has none. */
+  ask(provider: string, options?: PortOptions): Promise<StorageAsk | null>
   /** Sends a proposal; the provider then fetches the CAR from `transfer.url` with `transfer.headers`. */
   propose(proposal: DealProposal, transfer: CarTransfer, options?: PortOptions): Promise<ProposalAnswer>
   /** Where a proposal accepted earlier stands at the provider. */
@@ -22,6 +26,12 @@ export interface StorageProviderPort {
 
 export interface PortOptions {
   signal?: AbortSignal
+}
+
+export interface StorageAsk {
+  /** Padded piece sizes the provider takes; a smaller piece is padded up to `minPieceSize` by the client. */
+  minPieceSize: number
+  maxPieceSize: number
 }
 
 export interface CarTransfer {

@@ -6,7 +6,12 @@ import type { StorageProviderPort } from './provider-port.ts'
 /** The provider port over the embedded simulated network and its simulated providers. */
 export function simnetProviderPort(simnet: Simnet, providers: SimulatedProviders): StorageProviderPort {
   return {
+    epochSeconds: simnet.clock.epochSeconds,
     chainHead: async () => simnet.headEpoch(),
+    async ask(provider) {
+      const terms = await simnet.providerTerms(provider)
+      return terms && { minPieceSize: terms.minPieceSize, maxPieceSize: terms.maxPieceSize }
+    },
     propose: (proposal, transfer, options) => providers.propose(proposal, transfer, options),
     proposalState: async (provider, proposalId) => providers.proposalState(provider, proposalId),
     async dealOnChain(dealId, head) {

@@ -1,5 +1,5 @@
 import { parseAddress } from '../../shared/address.ts'
-import type { NetworkClock } from '../../shared/epochs.ts'
+import { epochToTimestamp, type NetworkClock } from '../../shared/epochs.ts'
 import type { DealProposal, MarketDeal, MinerInfo, NetworkPort } from '../types.ts'
 import { createJsonRpc, JsonRpcError, type JsonRpcCall } from './json-rpc.ts'
 
@@ -54,7 +54,7 @@ export function createLotusNetwork(options: LotusOptions): NetworkPort {
     clock: options.clock,
     async chainHead() {
       const head = await call<{ Height: number }>('Filecoin.ChainHead', [])
-      return { epoch: head.Height, timestamp: options.clock.genesis + head.Height * 30 }
+      return { epoch: head.Height, timestamp: epochToTimestamp(options.clock, head.Height) }
     },
     lookupId,
     async minerInfo(address): Promise<MinerInfo | null> {

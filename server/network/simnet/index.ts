@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto'
 import { CID } from 'multiformats/cid'
 import * as Digest from 'multiformats/hashes/digest'
 import { parseAddress } from '../../shared/address.ts'
-import { EPOCH_SECONDS, EPOCHS_PER_DAY, networkClock, type NetworkClock } from '../../shared/epochs.ts'
+import { EPOCHS_PER_DAY, epochToTimestamp, SIMNET_DEFAULT_GENESIS, spedUpClock, timestampToEpoch, type NetworkClock } from '../../shared/epochs.ts'
 import type { ChainHead, DealProposal, MarketDeal, MinerInfo, NetworkPort, ProviderTerms } from '../types.ts'
 import { generateProviders, isBusyDay, type SimProvider } from './providers.ts'
 import { openSimChainStore } from './chain-store.ts'
@@ -10,7 +10,7 @@ import { between, seededRandom } from './random.ts'
 
 export interface SimnetOptions {
   seed: string
-  /** Simulated seconds per real second; 1 keeps the head on the wall clock. */
+  /** Simulated seconds per real second; 1 keeps the head on the wall clock. Kept in `stateFile` once chosen. */
   speed?: number
   genesis?: number
   /** Injected clock (unix ms) so tests control time. */
@@ -34,6 +34,11 @@ export interface Simnet extends NetworkPort {
   seedClientDeals(clientId: string, count: number): Promise<void>
   /** The head epoch without a promise, for the simulation's own bookkeeping. */
   headEpoch(): number
+  /**
+   * The epoch at which the provider of a deal finds that sealing it failed
+   * (and reports it, as Boost's deal status does), or null if it seals.
+   */
+  sealingFailsAt(dealId: number): number | null
 }
 
 interface SimDeal {
@@ -43,6 +48,8 @@ interface SimDeal {
   publishedEpoch: number
   /** Epoch the sector with the deal is proven, or -1 if never. */
   sectorStart: number
+  /** Epoch the sealing would have ended; for a deal never sealed, when its provider learns it failed. */
+  sealedAt: number
   slashAt: number
 }
 
@@ -51,10 +58,10 @@ export function createSimnet(options: SimnetOptions): Simnet {
   const rand = seededRandom(options.seed)
   const now = options.now ?? Date.now
   const speed = options.speed ?? 1
-  const clock: NetworkClock = networkClock('simnet', options.genesis)
   const chainStore = options.stateFile ? openSimChainStore(options.stateFile) : undefined
-  // A persisted anchor keeps the head moving forward across restarts, even when sped up.
-  const anchorMs = chainStore ? chainStore.anchorMs(now()) : now()
+  const genesis = options.genesis ?? SIMNET_DEFAULT_GENESIS
+  // A saved clock keeps the head moving forward across restarts, even when sped up.
+  const clock: NetworkClock = chainStore ? chainStore.clock(genesis, speed, now()) : spedUpClock(genesis, speed, now() / 1000)
   const providers = generateProviders(rand, options.providerCount ?? 24)
   const byId = new Map<string, SimProvider>(providers.map((p) => [p.id, p]))
   const deals = new Map<number, SimDeal>()
@@ -63,10 +70,7 @@ export function createSimnet(options: SimnetOptions): Simnet {
   // Demo deals live in their own id range: each process seeds its own, and they must never meet real ones.
   let nextDemoDealId = 900_000_000 + between(rand('first-demo-deal-id'), 0, 1_000_000)
 
-  const headEpoch = () => {
-    const simMs = anchorMs + (now() - anchorMs) * speed
-    return Math.max(0, Math.floor((simMs / 1000 - clock.genesis) / EPOCH_SECONDS))
-  }
+  const headEpoch = () => Math.max(0, timestampToEpoch(clock, now() / 1000))
 
   const view = (d: SimDeal, head: number): MarketDeal | null => {
     if (head < d.publishedEpoch) return null
@@ -87,11 +91,12 @@ export function createSimnet(options: SimnetOptions): Simnet {
     const r = (label: string) => rand('deal', dealId, label)
     const publishedEpoch = proposedEpoch + between(r('publish'), 2, 40)
     const fate = r('fate')
-    // About 8 % never get sealed in time and 3 % are slashed later: real networks fail too.
-    const sealedAt = Math.min(proposal.StartEpoch, publishedEpoch + between(r('seal'), 60, 2000))
+    // Sealing a sector takes 1 to 6 hours. About 8 % never get sealed and 3 % are slashed later:
+    // real networks fail too.
+    const sealedAt = Math.min(proposal.StartEpoch, publishedEpoch + between(r('seal'), 120, 720))
     const sectorStart = fate < 0.08 ? -1 : sealedAt
     const slashAt = fate >= 0.08 && fate < 0.11 ? sealedAt + between(r('slash'), 10, 30 * EPOCHS_PER_DAY) : -1
-    const deal: SimDeal = { dealId, proposal, proposedEpoch, publishedEpoch, sectorStart, slashAt }
+    const deal: SimDeal = { dealId, proposal, proposedEpoch, publishedEpoch, sectorStart, sealedAt, slashAt }
     deals.set(dealId, deal)
     const list = byClient.get(proposal.Client) ?? []
     list.push(dealId)
@@ -139,10 +144,15 @@ export function createSimnet(options: SimnetOptions): Simnet {
     headEpoch,
     async chainHead(): Promise<ChainHead> {
       const epoch = headEpoch()
-      return { epoch, timestamp: clock.genesis + epoch * EPOCH_SECONDS }
+      return { epoch, timestamp: epochToTimestamp(clock, epoch) }
     },
     async lookupId(address) {
       return lookupIdSync(address)
+    },
+    sealingFailsAt(dealId) {
+      catchUp()
+      const d = deals.get(dealId)
+      return d && d.sectorStart < 0 ? d.sealedAt : null
     },
     async minerInfo(address): Promise<MinerInfo | null> {
       const id = lookupIdSync(address)

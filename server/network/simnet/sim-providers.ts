@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { createPieceHasher } from '../../gateway/content/piece-cid.ts'
+import { createPieceHasher, padPieceCid } from '../../gateway/content/piece-cid.ts'
 import type { DealProposal } from '../types.ts'
 import type { Simnet } from './index.ts'
 
@@ -122,8 +122,11 @@ export function createSimulatedProviders(options: SimProvidersOptions): Simulate
       }
       if (size !== transfer.size) throw new TransferFailure('TRANSFER_SIZE_MISMATCH')
       const piece = hasher.digest()
-      // The check a real provider makes before it seals: the bytes must be the piece it was offered.
-      if (piece.pieceCid !== pieceCid || piece.pieceSize !== proposal.PieceSize) throw new TransferFailure('PIECE_CID_MISMATCH')
+      // The check a real provider makes before it seals: the bytes, padded with zeros to the
+      // proposal's piece size as Boost does, must be the piece it was offered.
+      if (piece.pieceSize > proposal.PieceSize || padPieceCid(piece.pieceCid, piece.pieceSize, proposal.PieceSize) !== pieceCid) {
+        throw new TransferFailure('PIECE_CID_MISMATCH')
+      }
       await rename(temp, target)
       await writeFile(indexFile(providerId, pieceCid), JSON.stringify(await indexCar(target)))
       const client = (await simnet.lookupId(proposal.Client)) ?? proposal.Client
@@ -159,13 +162,20 @@ export function createSimulatedProviders(options: SimProvidersOptions): Simulate
       if (!terms) return { accepted: false, reason: 'PROVIDER_NOT_FOUND' }
       if (!terms.online) return { accepted: false, reason: 'SERVICE_UNAVAILABLE' }
       if (!terms.transferTypes.includes('http')) return { accepted: false, reason: 'UNSUPPORTED_TRANSFER_PROTOCOL' }
+      if (proposal.PieceSize < terms.minPieceSize || proposal.PieceSize > terms.maxPieceSize) return { accepted: false, reason: 'PIECE_SIZE_NOT_ACCEPTED' }
       if (proposal.StartEpoch <= simnet.headEpoch()) return { accepted: false, reason: 'START_EPOCH_TOO_EARLY' }
       const proposalId = randomUUID()
       proposals.set(proposalId, { state: 'transferring' })
       void transferAndPublish(proposalId, proposal, transfer)
       return { accepted: true, proposalId }
     },
-    proposalState: (_providerId, proposalId) => proposals.get(proposalId) ?? { state: 'unknown' },
+    proposalState(_providerId, proposalId) {
+      const state = proposals.get(proposalId) ?? { state: 'unknown' }
+      // After publishing, the status still tells the client when sealing failed (Boost's deal status carries the error).
+      if (state.state !== 'published') return state
+      const failsAt = simnet.sealingFailsAt(state.dealId)
+      return failsAt !== null && simnet.headEpoch() >= failsAt ? { state: 'failed', reason: 'SEALING_FAILED' } : state
+    },
     retrievePiece(providerId, pieceCid, opts = {}) {
       const fault = faults.get(providerId)
       return (async function* () {

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
 import { CID } from 'multiformats/cid'
 import { Piece } from '@web3-storage/data-segment'
-import { createPieceHasher, paddedPieceSize } from '../../../server/gateway/content/piece-cid.ts'
+import { createPieceHasher, padPieceCid, paddedPieceSize } from '../../../server/gateway/content/piece-cid.ts'
 
 const pieceOf = (data: Uint8Array, chunk = data.length || 1) => {
   const h = createPieceHasher()
@@ -70,5 +70,24 @@ describe('piece CID (CommP)', () => {
 
   it('refuses payloads shorter than 65 bytes', () => {
     expect(() => pieceOf(new Uint8Array(64))).toThrow(RangeError)
+  })
+
+  it('pads a piece CID up to a provider\'s minimum size as if the payload went on in zeros', () => {
+    // Padding folds the root with zero subtrees; hashing the payload followed by zeros
+    // (zero bytes stay zero through fr32) up to the bigger piece must give the same CID.
+    for (const [payload, target] of [[100, 256], [300, 1024 ** 2], [200_000, 2 * 1024 ** 2]] as const) {
+      const data = sample(payload)
+      const small = pieceOf(data)
+      const padded = new Uint8Array((target / 128) * 127)
+      padded.set(data)
+      const whole = pieceOf(padded, 65_536)
+      expect(whole.pieceSize).toBe(target)
+      expect(padPieceCid(small.pieceCid, small.pieceSize, target)).toBe(whole.pieceCid)
+    }
+    const { pieceCid, pieceSize } = pieceOf(sample(200))
+    expect(padPieceCid(pieceCid, pieceSize, pieceSize)).toBe(pieceCid)
+    expect(() => padPieceCid(pieceCid, pieceSize, 128)).toThrow(/cannot pad/)
+    expect(() => padPieceCid(pieceCid, pieceSize, 1000)).toThrow(/powers of two/)
+    expect(() => padPieceCid('bafkqaaa', 128, 256)).toThrow(/not a piece CID/)
   })
 })
