@@ -20,12 +20,16 @@ export interface Deal {
 }
 
 export interface Group {
+  /** The gateway's number of the group, the same in every view; optional (not every gateway says). */
+  groupId?: number
   state: GroupState
   pieceCid?: string
   retrievableCopies: number
   deals?: Deal[]
   /** The gateway's plain-words answer to "why not further yet?"; optional (not every gateway says). */
   reason?: string
+  /** Folders: how many of the folder's files have data in this group; optional. */
+  fileCount?: number
 }
 
 export interface FileDetails {

@@ -69,6 +69,7 @@ function pathMapProblem(value: string): PathProblem | undefined {
 export const normalizeMountPoint = (value: string) => value.trim().replace(/\/+$/, '')
 
 function mountPointProblem(value: string): string | undefined {
+  if (value === '') return t('gateway', 'Required: the folder users see, for example /Filecoin.')
   const bare = value.replace(/\/+$/, '')
   if (!value.startsWith('/')) return t('gateway', 'The mount point must start with "/", for example /Filecoin.')
   if (bare === '') return t('gateway', 'The mount point must name a folder, not the root of the user\'s files.')
@@ -80,6 +81,7 @@ function mountPointProblem(value: string): string | undefined {
 }
 
 function gatewayPathProblem(value: string): string | undefined {
+  if (value === '') return t('gateway', 'Required: the gateway folder behind the mount, for example /{user}.')
   switch (pathMapProblem(value)) {
     case 'start': return t('gateway', 'The gateway path must start with "/", for example /{user} or /shared.')
     case 'unsafe': return t('gateway', 'The gateway path cannot contain ".", "..", "//" or backslashes.')
@@ -137,7 +139,8 @@ export function validateLinkForm(form: LinkForm): LinkFormErrors {
     errors.gatewayPassword = t('gateway', 'The password is too long.')
   }
 
-  switch (pathMapProblem(form.pathMap.trim())) {
+  if (form.pathMap.trim() === '') errors.pathMap = t('gateway', 'Required: the gateway folder of each user, for example /{user}.')
+  else switch (pathMapProblem(form.pathMap.trim())) {
     case 'start': errors.pathMap = t('gateway', 'The path mapping must start with "/", for example /{user}.'); break
     case 'unsafe': errors.pathMap = t('gateway', 'The path mapping cannot contain ".", "..", "//" or backslashes.'); break
     case 'placeholder': errors.pathMap = t('gateway', 'The only placeholder allowed is {user}.'); break

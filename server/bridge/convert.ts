@@ -51,12 +51,14 @@ const toDeal = (d: GatewayDeal): MetadataDeal => ({
 
 function toGroup(g: GatewayGroup): MetadataGroup {
   const group: MetadataGroup = {
+    ...(g.groupId !== undefined ? { groupId: g.groupId } : {}),
     state: groupStateLabel(g.state),
     retrievableCopies: g.retrievableCopies ?? retrievableDeals(g).length,
   }
   if (g.pieceCid) group.pieceCid = g.pieceCid
   if (g.deals) group.deals = g.deals.map(toDeal)
   if (g.reason) group.reason = g.reason
+  if (g.fileCount !== undefined) group.fileCount = g.fileCount
   return group
 }
 

@@ -17,6 +17,9 @@ export const GatewayDealSchema = z.object({
 })
 
 export const GatewayGroupSchema = z.object({
+  // Our gateway's optional additions: dropped rather than failing the record when odd.
+  groupId: count.optional().catch(undefined),
+  fileCount: count.optional().catch(undefined),
   state: z.string(),
   pieceCid: z.string().optional(),
   retrievableCopies: count.optional(),

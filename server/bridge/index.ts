@@ -22,6 +22,7 @@ import { createDavProxy } from './routes/dav-proxy.ts'
 import { createFileMetadataRoute, type FileMetadataRoute } from './routes/file-metadata.ts'
 import { createNextcloudStatusRouter } from './routes/nextcloud-status.ts'
 import { createPreviewRouter } from './routes/preview.ts'
+import { networkLabel } from './preview/page.ts'
 import { createTabConfigRouter } from './routes/tab-config.ts'
 import { createSessionStore } from './sessions.ts'
 import { createNextcloudClient } from './nextcloud/nextcloud-client.ts'
@@ -153,6 +154,7 @@ function mountEmbeddedRoutes(app: Express, p: EmbeddedParts): FileMetadataRoute 
     sessions,
     throttle: p.throttle,
     bundleDir: p.deps.bundleDir ?? p.config.bundleDir ?? join(import.meta.dirname, '..', '..', 'js'),
+    network: () => networkLabel(clock),
   }))
   return createFileMetadataRoute({ authenticate, gateway, pathMap, clock })
 }

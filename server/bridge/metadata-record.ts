@@ -16,11 +16,13 @@ export const MetadataDealSchema = z.object({
 })
 
 export const MetadataGroupSchema = z.object({
+  groupId: z.number().int().optional().describe('The gateway\'s number of the group, the same for every file and folder that shows it, when the gateway says (ours does)'),
   state: z.string().describe('writable, full, VRCARDone, ready for deals, offloaded or reload'),
   pieceCid: z.string().optional().describe('Piece CID (v1, baga6ea4seaq…) once the group\'s CAR is written'),
   retrievableCopies: z.number().int().min(0),
   deals: z.array(MetadataDealSchema).optional(),
   reason: z.string().optional().describe('Why the group is not further along yet, in plain words, when the gateway says (ours does; CIDgravity\'s gateway does not)'),
+  fileCount: z.number().int().min(0).optional().describe('Folders, when the gateway says: how many files below the folder have data in this group'),
 })
 
 export const MetadataDetailsSchema = z.object({

@@ -46,20 +46,24 @@ export function normaliseFilePath(input: string): string {
 }
 
 interface GroupView {
+  groupId: number
   state: string
   pieceCid?: string
   retrievableCopies: number
   deals?: GroupRecord['deals']
   reason?: string
+  fileCount?: number
 }
 
-const groupView = (g: GroupRecord, reason: string | undefined): GroupView => ({
+const groupView = (g: GroupRecord, reason: string | undefined, fileCount: number | undefined): GroupView => ({
+  groupId: g.id,
   state: g.state,
   ...(g.pieceCid ? { pieceCid: g.pieceCid } : {}),
   retrievableCopies: g.retrievableCopies,
   // Deals only for states that can have them (spec: "returned only if the group is in a state that can have deals").
   ...(canHaveDeals(g.state) ? { deals: g.deals } : {}),
   ...(reason ? { reason } : {}),
+  ...(fileCount !== undefined ? { fileCount } : {}),
 })
 
 /**
@@ -98,8 +102,9 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
 
     let cid: string
     let groups: GroupRecord[]
-    // For a folder: how many of the files below it are in each state.
+    // For a folder: how many of the files below it are in each state, and in each group.
     let fileCounts: Partial<Record<FileState, number>> | undefined
+    let filesPerGroup: Map<number, number> | undefined
     if (entry.kind === 'file') {
       cid = entry.cid ?? ''
       groups = entry.cid ? content.groupsOf(entry.cid) : []
@@ -110,19 +115,21 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
       await content.storeDirectory(dag).catch((err) => deps.logger.warn({ err, path, cid }, 'storing the folder\'s directory nodes failed; tried again on the next request'))
       // A folder aggregates every file below it, and its own directory nodes: the union of their groups.
       const byId = new Map<number, GroupRecord>(content.groupsOf(cid).map((g) => [g.id, g]))
-      const stateOfContent = new Map<string, FileState>()
+      const ofContent = new Map<string, { state: FileState; groupIds: number[] }>()
       fileCounts = {}
+      filesPerGroup = new Map([...byId.keys()].map((id) => [id, 0]))
       for (const e of namespace.descendants(path)) {
         if (e.kind !== 'file') continue
         // Each file counts; content shared by several files is looked up once.
-        let state = e.cid ? stateOfContent.get(e.cid) : 'staging'
-        if (state === undefined) {
+        let seen = e.cid ? ofContent.get(e.cid) : { state: 'staging' as const, groupIds: [] }
+        if (seen === undefined) {
           const fileGroups = content.groupsOf(e.cid!)
           for (const g of fileGroups) byId.set(g.id, g)
-          state = fileState(fileGroups)
-          stateOfContent.set(e.cid!, state)
+          seen = { state: fileState(fileGroups), groupIds: fileGroups.map((g) => g.id) }
+          ofContent.set(e.cid!, seen)
         }
-        fileCounts[state] = (fileCounts[state] ?? 0) + 1
+        fileCounts[seen.state] = (fileCounts[seen.state] ?? 0) + 1
+        for (const id of seen.groupIds) filesPerGroup.set(id, (filesPerGroup.get(id) ?? 0) + 1)
       }
       groups = [...byId.values()].sort((a, b) => a.id - b.id)
     }
@@ -132,7 +139,7 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
       file.details = {
         state: fileState(groups),
         retrievableCopies: retrievableCopies(groups),
-        groups: groups.map((g) => groupView(g, deps.reasonOf?.(g))),
+        groups: groups.map((g) => groupView(g, deps.reasonOf?.(g), filesPerGroup?.get(g.id))),
         ...(fileCounts ? { fileCounts } : {}),
       }
     }

@@ -11,11 +11,13 @@ const DealSchema = z.object({
   isRetrievable: z.boolean(),
 })
 const GroupSchema = z.object({
+  groupId: z.number().int().min(1).optional().describe('Optional, additive: the gateway\'s number of the group, the same in every record that shows it'),
   state: z.enum(['writable', 'full', 'VRCARDone', 'ready_for_deals', 'offloaded', 'reload']),
   pieceCid: z.string().optional(),
   retrievableCopies: z.number().int().min(0),
   deals: z.array(DealSchema).optional().describe('Only for states that can have deals'),
   reason: z.string().optional().describe('Optional, additive: why the group is not further along yet, in plain words (e.g. "waiting for more data: 4 MiB of 64 MiB…", "2 providers are fetching the data"); absent once offloaded. Other gateways may not send it.'),
+  fileCount: z.number().int().min(0).optional().describe('Folders only, optional and additive: how many files below the folder have data in this group (0: it holds only the folder\'s own directory nodes)'),
 })
 export const FileInfoResponseSchema = z.object({
   success: z.literal(true),

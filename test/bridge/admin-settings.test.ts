@@ -160,10 +160,10 @@ describe('admin settings and the tab config (live gateway link)', () => {
   it('tells any logged-in user the network, IPFS gateway and genesis, following the saved network', async () => {
     const before = await call(t.url, CONFIG, { auth: aliceAuth })
     expect(before.status).toBe(200)
-    expect(before.body).toEqual({ success: true, config: { network: 'mainnet', ipfsGateway: 'https://ipfs.io', genesisTimestamp: 1598306400 } })
+    expect(before.body).toEqual({ success: true, config: { network: 'mainnet', ipfsGateway: 'https://ipfs.io', genesisTimestamp: 1598306400, epochSeconds: 30 } })
     await call(t.url, SETTINGS, { method: 'PUT', body: { ...valid, network: 'calibration', ipfsGateway: 'https://dweb.link/' } })
     const after = await call(t.url, CONFIG, { auth: aliceAuth })
-    expect(after.body.config).toEqual({ network: 'calibration', ipfsGateway: 'https://dweb.link', genesisTimestamp: 1667326380 })
+    expect(after.body.config).toEqual({ network: 'calibration', ipfsGateway: 'https://dweb.link', genesisTimestamp: 1667326380, epochSeconds: 30 })
     expect((await call(t.url, CONFIG, { auth: null })).status).toBe(401)
     await call(t.url, SETTINGS, { method: 'PUT', body: valid })
   })

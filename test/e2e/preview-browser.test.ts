@@ -3,12 +3,12 @@
  * against the whole stack (`server/main.ts`), through the preview page that
  * hosts the same built bundle Nextcloud loads.
  */
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ensureBundle, hasChromium, launchChromium } from '../helpers/browser.ts'
+import { copyBundle, ensureBundle, hasChromium, launchChromium } from '../helpers/browser.ts'
 import { basicAuth, startStack, type RunningStack } from '../helpers/stack.ts'
 
 const ROOT = join(import.meta.dirname, '..', '..')
@@ -17,32 +17,6 @@ const ADMIN_PASSWORD = 'e2e-admin-password'
 const auth = basicAuth('admin', ADMIN_PASSWORD)
 
 if (!hasChromium()) console.warn('Skipping browser tests: /usr/bin/chromium is missing (Debian package "chromium"; .ci/run installs it)')
-
-/**
- * A private copy of the built bundle, so that a rebuild of js/ by another test
- * (package-app) cannot pull files from under the page. Retries while a build
- * elsewhere has left js/ half written.
- */
-async function copyBundle(to: string): Promise<void> {
-  const from = join(ROOT, 'js')
-  for (let attempt = 0; attempt < 60; attempt++) {
-    try {
-      rmSync(to, { recursive: true, force: true })
-      cpSync(from, to, { recursive: true })
-      const files = new Set(readdirSync(to))
-      const complete = ['gateway-main.mjs', 'gateway-admin.mjs'].every((entry) => {
-        if (!files.has(entry)) return false
-        const code = readFileSync(join(to, entry), 'utf8')
-        return [...code.matchAll(/["'](?:\.\/|js\/)([\w.-]+\.mjs)["']/g)].every((m) => files.has(m[1]))
-      })
-      if (complete) return
-    } catch {
-      // js/ changed while copying: try again.
-    }
-    await new Promise((r) => setTimeout(r, 500))
-  }
-  throw new Error('js/ stayed incomplete; run npm run build')
-}
 
 async function davPut(stack: RunningStack, path: string, body: string): Promise<number> {
   const res = await fetch(`${stack.appUrl}/remote.php/dav/files/admin${path}`, { method: 'PUT', headers: { authorization: auth }, body })
@@ -188,6 +162,38 @@ describe.skipIf(!hasChromium())('preview page in chromium', () => {
   it('saves a gateway link on the admin page and shows the test result', async () => {
     await page.goto(`${stack.appUrl}/settings/admin/gateway`)
     await page.getByTestId('form').waitFor()
+    // At 400 px wide nothing of the form is cut off: no field, label, help text or button runs out of
+    // the page or hides its text behind an ellipsis; the network select has the text fields' height.
+    await page.setViewportSize({ width: 400, height: 1400 })
+    const cut = await page.evaluate(() => {
+      const width = document.documentElement.clientWidth
+      return [...document.querySelectorAll('[data-test="form"] *')].filter((el) => {
+        const box = el.getBoundingClientRect()
+        if (box.width === 0 || el.closest('.hidden-visually')) return false
+        return box.right > width + 0.5 || (el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX === 'hidden')
+      }).map((el) => `${el.tagName.toLowerCase()}.${el.className}: ${el.textContent?.trim().slice(0, 40)}`)
+    })
+    expect(cut).toEqual([])
+    const heights = await page.evaluate(() => ({
+      select: document.querySelector('select[data-test="network"]')!.getBoundingClientRect().height,
+      selectWidth: document.querySelector('select[data-test="network"]')!.getBoundingClientRect().width,
+      textWidth: document.querySelector('[data-test="gatewayUrl"] input, input[data-test="gatewayUrl"]')!.getBoundingClientRect().width,
+      text: document.querySelector('[data-test="gatewayUrl"] input, input[data-test="gatewayUrl"]')!.getBoundingClientRect().height,
+    }))
+    expect(heights.select).toBeCloseTo(heights.text, 0)
+    expect(heights.selectWidth).toBeCloseTo(heights.textWidth, 0)
+    // A select shows its text without an ellipsis only if every option fits its inner width.
+    const optionsFit = await page.evaluate(() => {
+      const select = document.querySelector<HTMLSelectElement>('select[data-test="network"]')!
+      const style = getComputedStyle(select)
+      const context = document.createElement('canvas').getContext('2d')!
+      context.font = style.font
+      const inner = select.clientWidth - parseFloat(style.paddingLeft) - parseFloat(style.paddingRight)
+      return [...select.options].every((o) => context.measureText(o.text).width <= inner)
+    })
+    expect(optionsFit).toBe(true)
+    await page.locator('main').screenshot({ path: join(ARTIFACTS, 'gateway-admin-400px.png') })
+    await page.setViewportSize({ width: 1280, height: 1100 })
     const gatewayPassword = readFileSync(join(dataDir, 'data', 'gateway-password'), 'utf8').trim()
     await page.getByLabel('Gateway URL').fill(stack.gatewayUrl)
     await page.getByLabel('Gateway user').fill('bridge')

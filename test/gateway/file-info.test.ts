@@ -109,6 +109,15 @@ describe('POST /file-info', () => {
     const counts = r.body.result.file.details.fileCounts as Record<string, number>
     expect(Object.values(counts).reduce((a, b) => a + b, 0)).toBe(2)
     expect(Object.keys(counts).every((k) => ['staging', 'offloading', 'partially_offloaded', 'offloaded'].includes(k))).toBe(true)
+    // Each group says how many of the folder's files it holds data of (0: only the folder's own nodes),
+    // under the gateway's group number, the same number the file's own record shows.
+    const byId = new Map<number, any>(r.body.result.file.details.groups.map((g: any) => [g.groupId, g]))
+    const holding = (cid: string) => t.store.groupsOf(cid).map((g) => g.id)
+    for (const id of holding(files['/docs/sub/big.bin'].cid)) expect(byId.get(id).fileCount).toBe(holding(files['/docs/a.txt'].cid).includes(id) ? 2 : 1)
+    expect(byId.get(groupsOfFolder[0].id).fileCount).toBe(holding(files['/docs/a.txt'].cid).includes(groupsOfFolder[0].id) ? 1 : 0)
+    const fileRecord = await postJson({ filePath: '/docs/a.txt', verbose: true })
+    expect(fileRecord.body.result.file.details.groups.map((g: any) => g.groupId)).toEqual(holding(files['/docs/a.txt'].cid))
+    expect(fileRecord.body.result.file.details.groups.every((g: any) => g.fileCount === undefined)).toBe(true)
   })
 
   it('reports an empty folder as staging, in the group that holds its one directory node', async () => {

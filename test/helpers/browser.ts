@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { existsSync } from 'node:fs'
+import { cpSync, existsSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import type { Browser } from 'playwright-core'
 
@@ -22,4 +22,30 @@ const ROOT = join(import.meta.dirname, '..', '..')
 export function ensureBundle(): void {
   if (existsSync(join(ROOT, 'js', 'gateway-main.mjs')) && existsSync(join(ROOT, 'js', 'gateway-admin.mjs'))) return
   execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'ignore' })
+}
+
+/**
+ * A private copy of the built bundle, so that a rebuild of js/ by another test
+ * (package-app) cannot pull files from under the page. Retries while a build
+ * elsewhere has left js/ half written.
+ */
+export async function copyBundle(to: string): Promise<void> {
+  const from = join(ROOT, 'js')
+  for (let attempt = 0; attempt < 60; attempt++) {
+    try {
+      rmSync(to, { recursive: true, force: true })
+      cpSync(from, to, { recursive: true })
+      const files = new Set(readdirSync(to))
+      const complete = ['gateway-main.mjs', 'gateway-admin.mjs'].every((entry) => {
+        if (!files.has(entry)) return false
+        const code = readFileSync(join(to, entry), 'utf8')
+        return [...code.matchAll(/["'](?:\.\/|js\/)([\w.-]+\.mjs)["']/g)].every((m) => files.has(m[1]))
+      })
+      if (complete) return
+    } catch {
+      // js/ changed while copying: try again.
+    }
+    await new Promise((r) => setTimeout(r, 500))
+  }
+  throw new Error('js/ stayed incomplete; run npm run build')
 }

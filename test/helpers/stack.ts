@@ -14,11 +14,13 @@ export interface RunningStack {
 
 /**
  * Starts `npm start`'s entry point (server/main.ts) as its own process on free
- * ports and resolves once both parts log that they listen.
+ * ports and resolves once both parts log that they listen. A variable given
+ * as undefined is left unset (the stack's own default).
  */
-export function startStack(env: Record<string, string>, args: string[] = []): Promise<RunningStack> {
+export function startStack(env: Record<string, string | undefined>, args: string[] = []): Promise<RunningStack> {
+  const merged: Record<string, string | undefined> = { ...process.env, PORT: '0', GATEWAY_PORT: '0', SERVICE_PORT: '0', TICKER_ENABLED: 'false', LOG_LEVEL: 'info', ...env }
   const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', ...args], {
-    env: { ...process.env, PORT: '0', GATEWAY_PORT: '0', SERVICE_PORT: '0', TICKER_ENABLED: 'false', LOG_LEVEL: 'info', ...env },
+    env: Object.fromEntries(Object.entries(merged).filter((e): e is [string, string] => e[1] !== undefined)),
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let out = ''

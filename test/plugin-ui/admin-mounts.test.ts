@@ -177,6 +177,9 @@ describe('AdminSettings: External Storage mounts', () => {
     await submit(w)
     expect(http.callsTo('PUT', ADMIN_SETTINGS)).toHaveLength(0)
     expect(field(rows(w)[2], 'mountPoint').attributes('aria-invalid')).toBe('true')
+    // An empty field says it is required, not that its (missing) value is malformed.
+    expect(rows(w)[2].text()).toContain('Required: the folder users see, for example /Filecoin.')
+    expect(field(rows(w)[2], 'mountPoint').attributes('required')).toBeDefined()
   })
 
   it('leaves mounts out of the save when the bridge predates them', async () => {

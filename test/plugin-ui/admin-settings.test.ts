@@ -73,6 +73,26 @@ describe('AdminSettings', () => {
     expect(input(w, 'gatewayUser').attributes('aria-invalid')).not.toBe('true')
   })
 
+  it('says "Required" under an empty required field, and marks it required', async () => {
+    const w = await open()
+    expect(input(w, 'pathMap').attributes('required')).toBeDefined()
+    expect(input(w, 'gatewayUrl').attributes('required')).toBeUndefined()
+    await input(w, 'pathMap').setValue('  ')
+    await submit(w)
+    expect(http.callsTo('PUT', ADMIN_SETTINGS)).toHaveLength(0)
+    expect(input(w, 'pathMap').attributes('aria-invalid')).toBe('true')
+    const describedBy = (input(w, 'pathMap').attributes('aria-describedby') ?? '').split(' ')
+    expect(describedBy.map((id) => document.getElementById(id)?.textContent?.trim()).join(' ')).toContain('Required: the gateway folder of each user, for example /{user}.')
+  })
+
+  it('gives the network field a label and help text under it, like every other field', async () => {
+    const w = await open()
+    const select = w.get('select[data-test="network"]')
+    expect(w.get(`label[for="${select.attributes('id')}"]`).text()).toBe('Network')
+    expect(select.attributes('aria-describedby')).toBe(w.get('[data-test="network-help"]').attributes('id'))
+    expect(w.get('[data-test="network-help"]').text()).toMatch(/^The network the gateway stores on/)
+  })
+
   it('saves without the password when none was typed', async () => {
     http.on('PUT', ADMIN_SETTINGS, (req) => ({ status: 200, data: { success: true, settings: { ...saved, ...(req.data as object), gatewayPasswordSet: true } } }))
     const w = await open()

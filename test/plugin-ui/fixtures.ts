@@ -22,8 +22,8 @@ export function fail(status: number, error: string): MockResponse {
   return { status, data: { success: false, error } }
 }
 
-export function tabConfig(network: string, ipfsGateway = 'https://ipfs.example.org', genesisTimestamp?: number): MockResponse {
-  return { status: 200, data: { success: true, config: { network, ipfsGateway, genesisTimestamp } } }
+export function tabConfig(network: string, ipfsGateway = 'https://ipfs.example.org', genesisTimestamp?: number, clock: { epochSeconds?: number; speed?: string } = {}): MockResponse {
+  return { status: 200, data: { success: true, config: { network, ipfsGateway, genesisTimestamp, ...clock } } }
 }
 
 /** What Nextcloud 29–32 hand to a tab: `path` is the parent folder. */

@@ -121,7 +121,8 @@ describe('GatewayTab details', () => {
     expect(time.attributes('datetime')).toBe(new Date(expirationTimestamp * 1000).toISOString())
     const local = new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(expirationTimestamp * 1000))
     expect(time.text()).toBe(local)
-    expect(text(w, 'expiration')).toMatch(/\(.+\)/)
+    // The date, a space, then the relative time.
+    expect(text(w, 'expiration')).toBe(`${local} (in 3 days)`)
     expect(text(w, 'copies')).toBe('2 copies')
   })
 
@@ -202,6 +203,21 @@ describe('GatewayTab details', () => {
     // Offloaded, yet no "Open on IPFS": nothing on the simulated network is published.
     expect(w.find('[data-test="ipfs-link"]').exists()).toBe(false)
     expect(deal.get('[data-test="deal-end"] time').attributes('datetime')).toBe(new Date((1_700_000_000 + 4_000_000 * 30) * 1000).toISOString())
+  })
+
+  it('on a sped-up simulated network, says its pace and dates deal ends on its shorter epochs', async () => {
+    // 1 minute ≈ 5 hours: 0.1 s per epoch from a genesis moved close to now.
+    http.on('GET', CONFIG, tabConfig('simnet', '', 1_795_000_000, { epochSeconds: 0.1, speed: '1 minute ≈ 5 hours' }))
+    http.on('POST', METADATA, ok(offloaded()))
+    const w = await showTab()
+    expect(text(w, 'simnet-note')).toBe('Simulated network, 1 minute ≈ 5 hours: these deals are not on Filecoin.')
+    expect(w.get('[data-test="deal-end"] time').attributes('datetime')).toBe(new Date((1_795_000_000 + 400_000) * 1000).toISOString())
+  })
+
+  it('says nothing of a simulated network on a real one', async () => {
+    http.on('POST', METADATA, ok(offloaded()))
+    const w = await showTab()
+    expect(w.find('[data-test="simnet-note"]').exists()).toBe(false)
   })
 
   it('links the CID to the IPFS gateway only once the data is on the network', async () => {
@@ -388,6 +404,26 @@ describe('GatewayTab folders', () => {
     http.on('POST', METADATA, ok(fileRecord({ state: 'Staging', fileCounts: { Offloaded: 5, Staging: 1 } })))
     const w = await showTab(legacyFolder())
     expect(text(w, 'file-counts')).toBe('5 of 6 files offloaded, 1 staging')
+  })
+
+  it('says how many of the folder\'s files each group holds, under the gateway\'s own group numbers', async () => {
+    http.on('POST', METADATA, ok(fileRecord({
+      state: 'Staging',
+      groups: [
+        { groupId: 4, state: 'offloaded', retrievableCopies: 3, pieceCid: PIECE_CID, fileCount: 5 },
+        { groupId: 9, state: 'writable', retrievableCopies: 0, fileCount: 0 },
+      ],
+    })))
+    const w = await showTab(legacyFolder())
+    expect(w.findAll('[data-test="group-name"]').map((g) => g.text())).toEqual(['Group 4', 'Group 9'])
+    expect(w.findAll('[data-test="group-files"]').map((g) => g.text())).toEqual(['Holds data of 5 files of this folder', 'Holds this folder\'s own listing'])
+  })
+
+  it('numbers groups by position when the gateway gives no numbers, and says nothing of files for a file', async () => {
+    http.on('POST', METADATA, ok(fileRecord({ state: 'Staging', groups: [{ state: 'writable', retrievableCopies: 0 }, { state: 'full', retrievableCopies: 0 }] })))
+    const w = await showTab()
+    expect(w.findAll('[data-test="group-name"]').map((g) => g.text())).toEqual(['Group 1', 'Group 2'])
+    expect(w.find('[data-test="group-files"]').exists()).toBe(false)
   })
 
   it('shows no counts for a file, or from a gateway that does not send them', async () => {

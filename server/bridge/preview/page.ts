@@ -3,6 +3,7 @@
  * app's built bundle. Plain server-rendered HTML; the little JS it needs is
  * in assets/host.js.
  */
+import { speedInWords, type NetworkClock } from '../../shared/epochs.ts'
 import type { User } from '../users.ts'
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
@@ -11,15 +12,23 @@ const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt
 export const PREVIEW_ASSETS = '/preview-assets'
 export const APP_ASSETS = '/apps/gateway'
 
+/** What the header says of the network the app is linked to: a simulated one always says so, and its pace. */
+export function networkLabel(clock: NetworkClock): string {
+  if (clock.name === 'simnet') return `Simulated network, ${speedInWords(clock) ?? 'in real time'}`
+  return clock.name === 'mainnet' ? 'Filecoin mainnet' : 'Filecoin calibration network'
+}
+
 interface Shell {
   title: string
   body: string
+  /** `networkLabel` of the linked network, shown in the header of logged-in pages. */
+  network?: string
   user?: User
   requestToken?: string
   scripts?: string[]
 }
 
-function shell({ title, body, user, requestToken, scripts = [] }: Shell): string {
+function shell({ title, body, network, user, requestToken, scripts = [] }: Shell): string {
   // Nextcloud puts the request token and user on <head>; @nextcloud/auth reads them there.
   const headData = user && requestToken
     ? ` data-requesttoken="${escapeHtml(requestToken)}" data-user="${escapeHtml(user.id)}" data-user-displayname="${escapeHtml(user.displayName)}"`
@@ -39,6 +48,7 @@ ${scripts.map((src) => `<script type="module" src="${escapeHtml(src)}"></script>
 <body>
 <header class="preview-header">
   <span class="preview-header__title">Filecoin gateway <small>preview</small></span>
+  ${network ? `<span class="preview-header__network" data-test="network">${escapeHtml(network)}</span>` : ''}
   ${user ? userMenu(user, requestToken ?? '') : ''}
 </header>
 ${body}
@@ -86,9 +96,10 @@ const missingBundle = `<p class="preview-error" role="alert" data-test="bundle-m
   The app's front end is not built: run <code>npm run build</code> and reload this page.
 </p>`
 
-export function filesPage(opts: { user: User; requestToken: string; bundleBuilt: boolean }): string {
+export function filesPage(opts: { user: User; requestToken: string; bundleBuilt: boolean; network: string }): string {
   return shell({
     title: 'Files',
+    network: opts.network,
     user: opts.user,
     requestToken: opts.requestToken,
     // The host first: it provides OC/OCA before the bundle registers its tab.
@@ -119,9 +130,10 @@ export function filesPage(opts: { user: User; requestToken: string; bundleBuilt:
   })
 }
 
-export function adminPage(opts: { user: User; requestToken: string; bundleBuilt: boolean }): string {
+export function adminPage(opts: { user: User; requestToken: string; bundleBuilt: boolean; network: string }): string {
   return shell({
     title: 'Administration settings',
+    network: opts.network,
     user: opts.user,
     requestToken: opts.requestToken,
     scripts: opts.bundleBuilt ? [`${PREVIEW_ASSETS}/host.js`, `${APP_ASSETS}/js/gateway-admin.mjs`] : [`${PREVIEW_ASSETS}/host.js`],

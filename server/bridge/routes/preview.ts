@@ -13,6 +13,8 @@ export interface PreviewDeps {
   throttle: LoginThrottle
   /** The app's built front end (`npm run build` → js/). */
   bundleDir: string
+  /** The linked network as the header names it (`networkLabel`). */
+  network: () => string
 }
 
 const ASSETS_DIR = join(import.meta.dirname, '..', 'preview', 'assets')
@@ -51,14 +53,14 @@ export function createPreviewRouter(deps: PreviewDeps): Router {
   router.get('/', (req, res) => {
     const login = loggedIn(req)
     if (!login) return sendPage(res, 200, loginPage({}))
-    sendPage(res, 200, filesPage({ user: login.user, requestToken: login.requestToken, bundleBuilt: bundleBuilt() }))
+    sendPage(res, 200, filesPage({ user: login.user, requestToken: login.requestToken, bundleBuilt: bundleBuilt(), network: deps.network() }))
   })
 
   router.get('/settings/admin/gateway', (req, res) => {
     const login = loggedIn(req)
     if (!login) return sendPage(res, 200, loginPage({ redirect: '/settings/admin/gateway' }))
     if (!login.user.isAdmin) return sendPage(res, 403, messagePage('Access denied', 'Only administrators can see these settings.'))
-    sendPage(res, 200, adminPage({ user: login.user, requestToken: login.requestToken, bundleBuilt: bundleBuilt() }))
+    sendPage(res, 200, adminPage({ user: login.user, requestToken: login.requestToken, bundleBuilt: bundleBuilt(), network: deps.network() }))
   })
 
   router.post('/login', form, async (req, res) => {
