@@ -40,13 +40,16 @@ describe('OpenAPI description of the app surface and the gateway', () => {
   })
 
   it('matches what the gateway\'s /file-info really answers', async () => {
-    const res = await fetch(`${t.gateway.url}/file-info`, {
-      method: 'POST',
-      headers: { authorization: basic(t.gateway.user, t.gateway.password), 'content-type': 'application/json' },
-      body: JSON.stringify({ filePath: '/alice/report.pdf', verbose: true }),
-    })
-    const body = await res.json()
-    expect(res.status).toBe(200)
-    expect(FileInfoResponseSchema.parse(body)).toEqual(body)
+    // A file, and a folder (with its per-state and per-group file counts).
+    for (const filePath of ['/alice/report.pdf', '/alice']) {
+      const res = await fetch(`${t.gateway.url}/file-info`, {
+        method: 'POST',
+        headers: { authorization: basic(t.gateway.user, t.gateway.password), 'content-type': 'application/json' },
+        body: JSON.stringify({ filePath, verbose: true }),
+      })
+      const body = await res.json()
+      expect(res.status).toBe(200)
+      expect(FileInfoResponseSchema.parse(body)).toEqual(body)
+    }
   })
 })
