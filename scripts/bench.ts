@@ -33,7 +33,8 @@ const HELP = `Usage: npm run bench -- [options]
   --rounds <n>        alternating direct/bridge rounds, medians reported (default 3)
   --connections <n>   concurrent connections for throughput runs (default 32)
   --ingest-mib <n>    size of the ingest upload in MiB (default 256)
-  --only <what>       metadata | ingest | ui | storm | service | deals (default: all)
+  --only <what>       metadata | ingest | ui | storm | service | deals | first-run
+                      (default: all)
   --storm-clients <n> concurrent PROPFIND Depth: 1 clients of the storm section
                       (default 200), over a folder of --storm-files files (1000)
   --deals <n>         deals loaded for the service section (default 1000000)
@@ -46,6 +47,8 @@ const HELP = `Usage: npm run bench -- [options]
                       epochs between proposal and deal start are 17 s, time
                       enough to move a 64 MiB CAR on a busy machine)
   --ui-runs <n>       tab openings measured on the preview page (default 7)
+  --first-run-mib <n> size of the first-run section's large file in MiB (default
+                      200; 0 skips it)
   --cpu-prof <dir>    write V8 CPU profiles of the gateway and app processes
                       into <dir> (open them in Chrome DevTools)
   -h, --help          this text
@@ -66,6 +69,7 @@ const { values: opts } = parseArgs({
     'ingest-mib': { type: 'string', default: '256' },
     only: { type: 'string' },
     'ui-runs': { type: 'string', default: '7' },
+    'first-run-mib': { type: 'string', default: '200' },
     deals: { type: 'string', default: '1000000' },
     'deal-files': { type: 'string', default: '1,100,10000' },
     'deal-file-kib': { type: 'string', default: '16' },
@@ -87,7 +91,7 @@ const rounds = Number(opts.rounds)
 const connections = Number(opts.connections)
 const ingestMiB = Number(opts['ingest-mib'])
 const uiRuns = Number(opts['ui-runs'])
-const SECTIONS = ['metadata', 'ingest', 'ui', 'storm', 'service', 'deals']
+const SECTIONS = ['metadata', 'ingest', 'ui', 'storm', 'service', 'deals', 'first-run']
 if (opts.only !== undefined && !SECTIONS.includes(opts.only)) {
   process.stderr.write(`--only must be one of ${SECTIONS.join(', ')}\n`)
   process.exit(2)
@@ -307,6 +311,7 @@ async function main() {
   if (['metadata', 'ingest', 'ui', 'storm'].some(wants)) await benchStack()
   if (wants('service')) await benchService()
   if (wants('deals')) await benchDeals()
+  if (wants('first-run')) await benchFirstRun()
 }
 
 /**
@@ -442,16 +447,18 @@ function cpuSeconds(pid: number | undefined): number {
   return (Number(fields[11]) + Number(fields[12])) / 100
 }
 
-/** `npm start` (--role all) on free ports with a sped-up simulated network; resolves once the gateway answers. */
-async function startAllInOne(dataDir: string): Promise<Role> {
+/** The deals section's settings: quick ticks and checks, two copies, at `--deal-speed`. */
+const dealEnv = () => ({ SIMNET_SPEED: opts['deal-speed']!, DEAL_COPIES: '2', DEAL_TICK_SECONDS: '0.2', RETRIEVAL_CHECK_SECONDS: '1', GROUP_IDLE_SECONDS: '1' })
+
+/** `npm start` (--role all) on free ports, with `env` on top of its defaults; resolves once the gateway answers. */
+async function startAllInOne(dataDir: string, env: Record<string, string>): Promise<Role> {
   const [appPort, gatewayPort, servicePort] = [await freePort(), await freePort(), await freePort()]
   const url = `http://127.0.0.1:${gatewayPort}`
   const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', '--role', 'all'], {
     env: {
       ...process.env, LOG_LEVEL: 'warn', HOST: '127.0.0.1', DATA_DIR: dataDir,
       PORT: String(appPort), GATEWAY_PORT: String(gatewayPort), SERVICE_PORT: String(servicePort),
-      GATEWAY_USER, GATEWAY_PASSWORD, ADMIN_PASSWORD: PASSWORD, TICKER_ENABLED: 'false',
-      SIMNET_SPEED: opts['deal-speed'], DEAL_COPIES: '2', DEAL_TICK_SECONDS: '0.2', RETRIEVAL_CHECK_SECONDS: '1', GROUP_IDLE_SECONDS: '1',
+      GATEWAY_USER, GATEWAY_PASSWORD, ADMIN_PASSWORD: PASSWORD, TICKER_ENABLED: 'false', ...env,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   })
@@ -489,7 +496,7 @@ interface DealRun {
 /** Uploads `files` files of `size` bytes (16 at a time) and waits until the folder is offloaded. */
 async function dealRun(label: string, files: number, size: number): Promise<DealRun> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-deals-'))
-  const run = await startAllInOne(dataDir)
+  const run = await startAllInOne(dataDir, dealEnv())
   const auth = basic(GATEWAY_USER, GATEWAY_PASSWORD)
   try {
     // npm start supervises one process per part: what onboarding costs is the gateway's.
@@ -561,6 +568,57 @@ async function benchDeals() {
       `  ${r.label.padEnd(16)} ${(r.bytes / 2 ** 20).toFixed(1).padStart(8)} MiB ${r.seconds.toFixed(1).padStart(7)} ${r.cpu.toFixed(2).padStart(8)} ` +
         `${(r.cpu / gib).toFixed(1).padStart(11)} ${((r.cpu * 1000) / r.files).toFixed(1).padStart(13)}   ${r.idleRssMiB.toFixed(0)} → ${r.peakRssMiB.toFixed(0)} MiB`,
     )
+  }
+}
+
+/**
+ * First-run section: what a newcomer waits for. `npm start` with its own
+ * defaults (1 minute ≈ 5 hours, three copies, 20 s group idle, 5 s ticks),
+ * one file uploaded through the app surface, and the wall time until the
+ * metadata route says `Offloaded` (the issue's target: 5 minutes).
+ */
+async function benchFirstRun() {
+  const largeMiB = Number(opts['first-run-mib'])
+  console.log('\nfirst run: upload → Offloaded on npm start defaults (target under 300 s)')
+  const cases: [string, Buffer][] = [['15 B (hello.txt)', Buffer.from('hello filecoin\n')]]
+  if (largeMiB > 0) cases.push([`${largeMiB} MiB`, randomFillSync(Buffer.alloc(largeMiB * 2 ** 20))])
+  for (const [label, body] of cases) {
+    const dataDir = mkdtempSync(join(tmpdir(), 'bench-first-run-'))
+    const appPort = await freePort()
+    const run = await startAllInOne(dataDir, { PORT: String(appPort) })
+    const app = `http://127.0.0.1:${appPort}`
+    const auth = basic(USER, PASSWORD)
+    try {
+      // The app surface starts last: wait for it too.
+      while ((await fetch(`${app}/status.php`).catch(() => undefined))?.status !== 200) await new Promise((r) => setTimeout(r, 100))
+      const started = performance.now()
+      const uploaded = await put(`${app}/remote.php/dav/files/${USER}/first.bin`, auth, body)
+      if (uploaded.status !== 201) throw new Error(`upload answered ${uploaded.status}`)
+      const seen: string[] = []
+      let last = ''
+      for (;;) {
+        if (run.child.exitCode !== null) throw new Error('npm start exited during the run')
+        const res = await fetch(`${app}/ocs/v2.php/apps/gateway/get-file-metadata`, {
+          method: 'POST',
+          headers: { authorization: auth, 'OCS-APIRequest': 'true', 'content-type': 'application/json' },
+          body: JSON.stringify({ filePath: '/first.bin' }),
+        })
+        const state = ((await res.json()) as { metadata?: { file: { details: { state: string } } } }).metadata?.file.details.state ?? '?'
+        if (state !== last) seen.push(`${state} ${((performance.now() - started) / 1000).toFixed(0)} s`)
+        last = state
+        if (state === 'Offloaded') break
+        await new Promise((r) => setTimeout(r, 1000))
+      }
+      const seconds = (performance.now() - started) / 1000
+      console.log(`  ${label.padEnd(18)} Offloaded after ${seconds.toFixed(0).padStart(3)} s (ratio to target ${(seconds / 300).toFixed(2)}): ${seen.join(' → ')}`)
+    } finally {
+      if (run.child.exitCode === null && run.child.signalCode === null) {
+        const exited = once(run.child, 'exit')
+        run.child.kill('SIGTERM')
+        await exited
+      }
+      rmSync(dataDir, { recursive: true, force: true })
+    }
   }
 }
 
