@@ -57,8 +57,8 @@ export function fileStateInfo(state: FileState, isFolder = false): StateInfo {
       return {
         label: t('gateway', 'Offloaded'),
         explanation: isFolder
-          ? t('gateway', 'Everything in this folder is stored on the Filecoin network; opening a file fetches it back.')
-          : t('gateway', 'Stored on the Filecoin network; opening the file fetches it back from a provider.'),
+          ? t('gateway', 'Everything in this folder is kept by storage providers; opening a file fetches it back.')
+          : t('gateway', 'Kept by storage providers, the local copy freed; opening the file fetches it back from one.'),
         tone: 'done',
       }
     default:

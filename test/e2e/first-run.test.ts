@@ -87,6 +87,15 @@ describe.skipIf(!hasChromium())('first run (npm start defaults) in chromium', ()
     // Offloaded means copies a user can count on: three retrievable ones, an expiry in the (simulated) future.
     expect(await tab.getByTestId('copies').textContent()).toContain('3 copies')
     expect(await tab.getByTestId('expiration').locator('time').count()).toBe(1)
+    // Three copies fit a 750 px high window without scrolling, the sidebar or the page: groups and deals are one line each.
+    await page.setViewportSize({ width: 1280, height: 750 })
+    const fits = await tab.evaluate((sidebar) => ({
+      sidebar: sidebar.scrollHeight <= sidebar.clientHeight + 1 && sidebar.getBoundingClientRect().bottom <= 751,
+      page: document.documentElement.scrollHeight <= 751,
+    }))
+    expect(fits).toEqual({ sidebar: true, page: true })
+    await tab.screenshot({ path: join(ARTIFACTS, 'first-run-offloaded-750px.png') })
+
     // The bytes now come back from the simulated providers.
     const read = await fetch(`${stack.appUrl}/remote.php/dav/files/admin/hello.txt`, { headers: { authorization: basicAuth('admin', password) } })
     expect(await read.text()).toBe('hello filecoin\n')
