@@ -22,8 +22,3 @@ export function dealStatus(deal: MarketDeal, head: number): OnChainDealState {
   return { ...base, status: 'unknown', onChainEndEpoch: -1 }
 }
 
-/** Padded piece size of a CAR of `bytes` bytes: ceil(n/127)·128 rounded up to a power of two (min 128). */
-export function paddedPieceSize(bytes: number): number {
-  const padded = Math.max(128, Math.ceil(bytes / 127) * 128)
-  return 2 ** Math.ceil(Math.log2(padded))
-}

@@ -1,4 +1,4 @@
-import { paddedPieceSize } from '../network/deal-status.ts'
+import { paddedPieceSize } from '../shared/piece.ts'
 import type { NetworkPort, TransferType } from '../network/types.ts'
 import { parseAddress } from '../shared/address.ts'
 import type { DealStore } from './deal-store.ts'

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { createSimnet } from '../../server/network/simnet/index.ts'
-import { dealStatus, paddedPieceSize } from '../../server/network/deal-status.ts'
+import { dealStatus } from '../../server/network/deal-status.ts'
+import { paddedPieceSize } from '../../server/shared/piece.ts'
 import type { MarketDeal } from '../../server/network/types.ts'
 
 const GENESIS = 1704067200

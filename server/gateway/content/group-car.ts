@@ -4,7 +4,7 @@ import { open, rename, stat, unlink } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import type { BlockFiles } from './block-files.ts'
 import { readExactly } from './block-files.ts'
-import { createPieceHasher, type PieceInfo } from './piece-cid.ts'
+import { createPieceHasher, type PieceInfo } from '../../shared/piece.ts'
 import type { Repository } from './repository.ts'
 import { noPause, type PauseHook } from './test-pause.ts'
 

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { createPieceHasher, padPieceCid } from '../../gateway/content/piece-cid.ts'
+import { createPieceHasher, padPieceCid } from '../../shared/piece.ts'
 import type { DealProposal } from '../types.ts'
 import type { Simnet } from './index.ts'
 

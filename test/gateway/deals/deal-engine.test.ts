@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { padPieceCid } from '../../../server/gateway/content/piece-cid.ts'
+import { padPieceCid } from '../../../server/shared/piece.ts'
 import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'

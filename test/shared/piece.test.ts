@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
 import { CID } from 'multiformats/cid'
 import { Piece } from '@web3-storage/data-segment'
-import { createPieceHasher, padPieceCid, paddedPieceSize } from '../../../server/gateway/content/piece-cid.ts'
+import { createPieceHasher, padPieceCid, paddedPieceSize } from '../../server/shared/piece.ts'
 
 const pieceOf = (data: Uint8Array, chunk = data.length || 1) => {
   const h = createPieceHasher()
