@@ -15,6 +15,7 @@ export interface Reservation {
 export interface GroupLifecycleOptions {
   repo: Repository
   files: BlockFiles
+  /** The piece size a group aims for: it closes while its CAR still fits the piece (127/128 of it, fr32). */
   groupSize: number
   groupIdleMs: number
   logger: Logger
@@ -24,15 +25,34 @@ export interface GroupLifecycleOptions {
 }
 
 /**
+ * CAR bytes a block may cost beyond its own: the section's length varint (≤ 4
+ * bytes), its CID (36 for the CIDv1 sha2-256 blocks we store), and, should it
+ * be a file's root, that CID again in the header's roots (41 in dag-cbor).
+ * Counted for every block, so the estimate never falls short.
+ */
+export const CAR_BYTES_PER_BLOCK = 96
+/** The CAR header without its roots: `{roots: [], version: 1}` and its length varint. */
+const CAR_HEADER_BYTES = 32
+
+/** The most CAR bytes a piece of `pieceSize` holds: fr32 spreads 127 bytes over 128. */
+export const carCapacity = (pieceSize: number) => Math.floor((pieceSize * 127) / 128)
+
+/**
  * Moves groups through their states: hands out byte ranges in the writable
- * group, closes it when it reaches `groupSize` or has sat idle with data for
+ * group, closes it when its CAR would no longer fit a piece of `groupSize`
+ * (the blocks plus their CAR framing) or has sat idle with data for
  * `groupIdleMs`, and seals full groups (CAR + piece CID) one at a time, only
  * once no ingest still writes into them. State changes themselves go through
  * the transition table (group-state.ts) via the repository.
  */
 export function createGroupLifecycle(o: GroupLifecycleOptions) {
   const { repo, files, logger } = o
-  let current: { id: number; reserved: number } | undefined
+  /** The writable group: bytes reserved for its blocks, and how many blocks. */
+  let current: { id: number; reserved: number; blocks: number } | undefined
+  const capacity = carCapacity(o.groupSize)
+  /** The CAR the writable group would write, with `extra` more bytes in one more block, at most. */
+  const carEstimate = (c: { reserved: number; blocks: number }, extra = 0, blocks = 0) =>
+    CAR_HEADER_BYTES + c.reserved + extra + (c.blocks + blocks) * CAR_BYTES_PER_BLOCK
   const writers = new Map<number, number>()
   const queue: number[] = []
   let running: Promise<void> | undefined
@@ -76,14 +96,15 @@ export function createGroupLifecycle(o: GroupLifecycleOptions) {
   }
 
   /** Writable → full for the current group; sealing follows once its writers are done. Throws (and keeps the group current) when the state cannot be written. */
-  const closeCurrent = () => {
+  /** `awaitWriter`: the caller is about to write into it; its `release` queues the group for sealing. */
+  const closeCurrent = (awaitWriter = false) => {
     if (!current) return
     const id = current.id
     repo.transition(id, 'seal')
     current = undefined
     clearIdle()
     logger.debug({ groupId: id }, 'group full')
-    if ((writers.get(id) ?? 0) === 0) enqueue(id)
+    if (!awaitWriter && (writers.get(id) ?? 0) === 0) enqueue(id)
   }
 
   const enqueue = (id: number) => {
@@ -165,12 +186,14 @@ export function createGroupLifecycle(o: GroupLifecycleOptions) {
   return {
     /** Reserves `length` bytes for a new block; synchronous, so concurrent ingests never overlap. */
     reserve(length: number): Reservation {
-      if (current && current.reserved > 0 && current.reserved + length > o.groupSize) closeCurrent()
-      if (!current) current = { id: repo.createGroup(), reserved: 0 }
+      if (current && current.blocks > 0 && carEstimate(current, length, 1) > capacity) closeCurrent()
+      if (!current) current = { id: repo.createGroup(), reserved: 0, blocks: 0 }
       const r = { groupId: current.id, offset: current.reserved }
       current.reserved += length
+      current.blocks++
       armIdle()
-      if (current.reserved >= o.groupSize) closeCurrent()
+      // Full once not even an empty block would fit any more; sealed once the block just reserved is written.
+      if (carEstimate(current, 0, 1) >= capacity) closeCurrent(true)
       return r
     },
     /** An ingest starts writing into (or depending on pending bytes of) this group. */
@@ -200,9 +223,10 @@ export function createGroupLifecycle(o: GroupLifecycleOptions) {
       sealStale(writable.map((g) => g.id))
       if (last) {
         const reserved = statSync(files.blockPath(last.id), { throwIfNoEntry: false })?.size ?? 0
-        current = { id: last.id, reserved }
+        // Reserved bytes whose block never committed count as one block more: an overestimate is safe.
+        current = { id: last.id, reserved, blocks: repo.groupBlockCount(last.id) + 1 }
         if (last.size > 0) armIdle()
-        if (reserved >= o.groupSize) closeCurrent()
+        if (carEstimate(current, 0, 1) >= capacity) closeCurrent()
       }
       for (const g of [...repo.groupsInState('full'), ...repo.groupsInState('VRCARDone')]) enqueue(g.id)
     },

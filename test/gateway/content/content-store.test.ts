@@ -144,6 +144,29 @@ describe('content store: groups', () => {
     expect((await collect(t.store.read(cid))).equals(data)).toBe(true)
   })
 
+  it('closes a group while its CAR still fits the piece GROUP_SIZE names, for big files and for many small ones', async () => {
+    const pieceSize = 1024 * 1024
+    t = makeStore({ groupSize: pieceSize })
+    // Big files in 256 KiB leaves (four of them would not fit with their framing), then 6 000 files of
+    // 100 bytes, for which the CAR framing outweighs the data.
+    for (let i = 0; i < 4; i++) await t.store.ingest(chunksOf(randomBytes(2_000_000)))
+    for (let i = 0; i < 6_000; i++) await t.store.ingest(chunksOf(randomBytes(100)))
+    t.store.sealWritable()
+    await t.store.settled()
+    const groups = t.store.groups()
+    expect(groups.length).toBeGreaterThan(10)
+    for (const [i, g] of groups.entries()) {
+      // Never a piece twice the size with half of it padding: the CAR fits 127/128 of the named piece
+      // (the last group, closed early, may take a smaller one).
+      if (i < groups.length - 1) expect(g.pieceSize).toBe(pieceSize)
+      expect(g.pieceSize).toBeLessThanOrEqual(pieceSize)
+      expect(g.carSize!).toBeLessThanOrEqual((pieceSize * 127) / 128)
+    }
+    // And groups are not closed needlessly early: all but the last carry most of a piece.
+    const fill = groups.slice(0, -1).map((g) => g.carSize! / ((pieceSize * 127) / 128))
+    expect(Math.min(...fill)).toBeGreaterThan(0.45)
+  })
+
   it('seals a group with data once it has been idle', async () => {
     t = makeStore({ groupIdleMs: 20 })
     const { cid } = await t.store.ingest(chunksOf(randomBytes(1000)))
