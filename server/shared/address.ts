@@ -109,6 +109,11 @@ export function formatAddress(network: AddressNetwork, protocol: 1 | 2 | 3, payl
   return `${network === 'mainnet' ? 'f' : 't'}${protocol}${base32Encode(concat(payload, sum))}`
 }
 
+/** An address as the chain's CBOR carries it: protocol byte ‖ payload. */
+export function addressBytes(address: FilecoinAddress): Uint8Array {
+  return concat(Uint8Array.of(address.protocol), address.payload)
+}
+
 function ok(address: FilecoinAddress): AddressParseResult {
   return { ok: true, address }
 }
