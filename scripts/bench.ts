@@ -26,6 +26,7 @@ import autocannon from 'autocannon'
 import Database from 'better-sqlite3'
 import { ensureBundle, hasChromium, launchChromium } from '../test/helpers/browser.ts'
 import { initialJs } from './lib/bundle-size.ts'
+import { benchSealing } from './lib/seal-bench.ts'
 
 const HELP = `Usage: npm run bench -- [options]
 
@@ -287,6 +288,7 @@ async function benchStack() {
       console.log(`  ratio to sha-256 (CID)   : ${(shaSeconds / putSeconds).toFixed(2)}`)
       console.log(`  ratio to sha-256 (piece) : ${(shaSeconds / totalSeconds).toFixed(2)}`)
       console.log(`  gateway peak RSS         : ${peakRssMiB(gateway.child.pid).toFixed(0)} MiB`)
+      await benchSealing(ingestMiB)
     }
 
     if (wants('ui')) await benchUi(app.url, userAuth)

@@ -59,6 +59,7 @@ export function createGateway(config: GatewayConfig, deps: GatewayDeps): Gateway
     logger,
     dealView: (groupId) => dealStore.view(groupId),
     pause: testPauseHook(config.testPauseAt, logger),
+    sealThreads: config.sealThreads,
   })
 
   const terms = { ...DEFAULT_DEALS, ...config.deals }

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import { z } from 'zod'
 import { SIMNET_DEFAULT_GENESIS, type NetworkName } from './epochs.ts'
@@ -39,6 +40,8 @@ const EnvSchema = z.object({
   // Gateway
   GROUP_SIZE: positiveInt(64 * 1024 * 1024),
   GROUP_IDLE_SECONDS: positiveInt(20),
+  // Threads writing CARs and piece CIDs; 0 seals on the main thread. Default: one per core.
+  SEAL_THREADS: z.coerce.number().int().min(0).max(64).optional(),
   // Gateway deal engine (deals need SERVICE_URL and SERVICE_API_KEY; `--role all` links them itself)
   SERVICE_URL: z.url({ protocol: /^https?$/ }).optional(),
   SERVICE_API_KEY: z.string().min(1).max(200).optional(),
@@ -105,6 +108,8 @@ export interface GatewayConfig {
   password?: string
   groupSize: number
   groupIdleSeconds: number
+  /** Worker threads sealing groups (CAR + piece CID); 0: on the main thread. */
+  sealThreads?: number
   /** The deal service the gateway asks for providers; no deals are made without it and a key. */
   serviceUrl?: string
   serviceApiKey?: string
@@ -224,6 +229,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       password: e.GATEWAY_PASSWORD,
       groupSize: e.GROUP_SIZE,
       groupIdleSeconds: e.GROUP_IDLE_SECONDS,
+      sealThreads: e.SEAL_THREADS ?? availableParallelism(),
       serviceUrl: e.SERVICE_URL?.replace(/\/+$/, ''),
       serviceApiKey: e.SERVICE_API_KEY,
       publicUrl: e.GATEWAY_PUBLIC_URL?.replace(/\/+$/, ''),

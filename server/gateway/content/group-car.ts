@@ -12,28 +12,54 @@ export interface GroupCar extends PieceInfo {
   carSize: number
 }
 
-/**
- * Streams every block of a group into a CARv1 file (`<id>.car`) and computes
- * its piece CID from the same bytes, so the CAR is read once and never held
- * in memory. The roots are the files whose root block lives in this group (or
- * the group's first block when none does: Lotus refuses a CAR without roots).
- * Writes to a temp file, fsyncs, then renames, so a crash never leaves a
- * half-written CAR under the final name.
- */
-export async function writeGroupCar(groupId: number, repo: Repository, files: BlockFiles, pause: PauseHook = noPause): Promise<GroupCar> {
-  const blocks = [...repo.groupBlocks(groupId)]
-  if (blocks.length === 0) throw new Error(`Group ${groupId} has no blocks`)
-  const rootCids = repo.groupRoots(groupId)
-  const roots = (rootCids.length > 0 ? rootCids : [blocks[0].cid]).map((c) => CID.parse(c))
+/** Everything writing one group's CAR needs, as plain data, so that a worker thread can do it. */
+export interface CarJob {
+  groupId: number
+  /** The group's blocks in CAR order: CID and where they are in the block file. */
+  blocks: { cid: string; offset: number; length: number }[]
+  roots: string[]
+  blockPath: string
+  carPath: string
+}
 
-  const target = files.carPath(groupId)
-  const temp = `${target}.tmp`
+/** Runs CAR jobs somewhere (a worker pool); without one they run on the calling thread. */
+export interface CarSealer {
+  seal(job: CarJob, pause: PauseHook): Promise<GroupCar>
+}
+
+/**
+ * The CAR job of a group: its blocks, and as roots the files whose root block
+ * lives in this group (or the group's first block when none does: Lotus
+ * refuses a CAR without roots).
+ */
+export function carJobOf(groupId: number, repo: Repository, files: BlockFiles): CarJob {
+  const blocks = [...repo.groupBlocks(groupId)].map((b) => ({ cid: b.cid, offset: b.offset, length: b.length }))
+  if (blocks.length === 0) throw new Error(`Group ${groupId} has no blocks`)
+  const roots = repo.groupRoots(groupId)
+  return { groupId, blocks, roots: roots.length > 0 ? roots : [blocks[0].cid], blockPath: files.blockPath(groupId), carPath: files.carPath(groupId) }
+}
+
+/** Writes the group's CAR and computes its piece CID, on `sealer` when given. */
+export function writeGroupCar(groupId: number, repo: Repository, files: BlockFiles, pause: PauseHook = noPause, sealer?: CarSealer): Promise<GroupCar> {
+  const job = carJobOf(groupId, repo, files)
+  return sealer ? sealer.seal(job, pause) : writeCarFile(job, () => pause('car-writing', { groupId }))
+}
+
+/**
+ * Streams every block of a group into a CARv1 file and computes its piece CID
+ * from the same bytes, so the CAR is read once and never held in memory.
+ * Writes to a temp file, fsyncs, then renames, so a crash never leaves a
+ * half-written CAR under the final name. `afterFirstBlock` is where crash
+ * tests stop (a half-written temp CAR on disk).
+ */
+export async function writeCarFile(job: CarJob, afterFirstBlock: () => Promise<void> = async () => {}): Promise<GroupCar> {
+  const temp = `${job.carPath}.tmp`
   const out = await open(temp, 'w', 0o600)
-  const reader = await files.openReader(groupId)
+  const reader = await open(job.blockPath, 'r')
   const hasher = createPieceHasher()
   let carSize = 0
   try {
-    const { writer, out: carBytes } = CarWriter.create(roots)
+    const { writer, out: carBytes } = CarWriter.create(job.roots.map((c) => CID.parse(c)))
     const drain = (async () => {
       for await (const chunk of carBytes) {
         hasher.update(chunk)
@@ -44,11 +70,10 @@ export async function writeGroupCar(groupId: number, repo: Repository, files: Bl
     })()
     const feed = (async () => {
       try {
-        for (const [i, b] of blocks.entries()) {
+        for (const [i, b] of job.blocks.entries()) {
           const bytes = await readExactly(reader, b.offset, b.length)
           await writer.put({ cid: CID.parse(b.cid), bytes })
-          // Crash tests stop here: a half-written temp CAR on disk.
-          if (i === 0) await pause('car-writing', { groupId })
+          if (i === 0) await afterFirstBlock()
         }
       } finally {
         await writer.close()
@@ -64,8 +89,8 @@ export async function writeGroupCar(groupId: number, repo: Repository, files: Bl
     await reader.close().catch(() => {})
   }
   await out.close()
-  await rename(temp, target)
-  await syncDir(dirname(target))
+  await rename(temp, job.carPath)
+  await syncDir(dirname(job.carPath))
   return { ...hasher.digest(), carSize }
 }
 

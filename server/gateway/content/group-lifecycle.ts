@@ -3,7 +3,7 @@ import { unlink } from 'node:fs/promises'
 import { createBackoff } from '../../shared/disk.ts'
 import type { Logger } from '../../shared/logger.ts'
 import type { BlockFiles } from './block-files.ts'
-import { carIsIntact, writeGroupCar } from './group-car.ts'
+import { carIsIntact, writeGroupCar, type CarSealer } from './group-car.ts'
 import type { Repository } from './repository.ts'
 import type { PauseHook } from './test-pause.ts'
 
@@ -20,6 +20,10 @@ export interface GroupLifecycleOptions {
   groupIdleMs: number
   logger: Logger
   pause?: PauseHook
+  /** Where CARs are written and piece CIDs computed (a worker pool); on this thread when absent. */
+  sealer?: CarSealer
+  /** Groups sealed at once (the pool's size); 1 without a pool. */
+  sealConcurrency?: number
   /** First and longest wait before a failed close or seal is tried again (a full disk, say). */
   retryMs?: { first: number; max: number }
 }
@@ -41,8 +45,8 @@ export const carCapacity = (pieceSize: number) => Math.floor((pieceSize * 127) /
  * Moves groups through their states: hands out byte ranges in the writable
  * group, closes it when its CAR would no longer fit a piece of `groupSize`
  * (the blocks plus their CAR framing) or has sat idle with data for
- * `groupIdleMs`, and seals full groups (CAR + piece CID) one at a time, only
- * once no ingest still writes into them. State changes themselves go through
+ * `groupIdleMs`, and seals full groups (CAR + piece CID), up to
+ * `sealConcurrency` at once, only once no ingest still writes into them. State changes themselves go through
  * the transition table (group-state.ts) via the repository.
  */
 export function createGroupLifecycle(o: GroupLifecycleOptions) {
@@ -55,7 +59,11 @@ export function createGroupLifecycle(o: GroupLifecycleOptions) {
     CAR_HEADER_BYTES + c.reserved + extra + (c.blocks + blocks) * CAR_BYTES_PER_BLOCK
   const writers = new Map<number, number>()
   const queue: number[] = []
-  let running: Promise<void> | undefined
+  /** Groups being sealed now. */
+  const sealing = new Set<Promise<void>>()
+  const sealConcurrency = Math.max(1, o.sealConcurrency ?? 1)
+  /** Groups whose sealing failed in this round: tried again together after a back-off. */
+  let failed: number[] = []
   let idleTimer: NodeJS.Timeout | undefined
   let closing = false
   const idleWaiters: (() => void)[] = []
@@ -95,8 +103,11 @@ export function createGroupLifecycle(o: GroupLifecycleOptions) {
     }
   }
 
-  /** Writable → full for the current group; sealing follows once its writers are done. Throws (and keeps the group current) when the state cannot be written. */
-  /** `awaitWriter`: the caller is about to write into it; its `release` queues the group for sealing. */
+  /**
+   * Writable → full for the current group; sealing follows once its writers are done. Throws (and keeps
+   * the group current) when the state cannot be written. `awaitWriter`: the caller is about to write
+   * into it, and its `release` queues the group for sealing.
+   */
   const closeCurrent = (awaitWriter = false) => {
     if (!current) return
     const id = current.id
@@ -109,29 +120,41 @@ export function createGroupLifecycle(o: GroupLifecycleOptions) {
 
   const enqueue = (id: number) => {
     if (!queue.includes(id)) queue.push(id)
-    if (!running && !closing) running = work()
+    pump()
   }
 
-  async function work(): Promise<void> {
-    const failed: number[] = []
-    while (queue.length > 0 && !closing) {
+  /** Starts sealing queued groups while fewer than `sealConcurrency` are under way. */
+  function pump(): void {
+    while (sealing.size < sealConcurrency && queue.length > 0 && !closing) {
       const id = queue.shift()!
-      try {
-        await finishGroup(id)
-        if (sealBackoff.failures > 0) logger.info({ groupId: id, failures: sealBackoff.failures }, 'sealing works again')
-        sealBackoff.reset()
-      } catch (err) {
-        // Left in its state (a full disk, say) and tried again after a back-off; a restart retries it too.
-        failed.push(id)
-        if (sealBackoff.failures === 0) logger.error({ err, groupId: id }, 'sealing group failed; retrying with back-off')
-      }
+      const job: Promise<void> = finishGroup(id)
+        .then(() => {
+          if (sealBackoff.failures > 0) logger.info({ groupId: id, failures: sealBackoff.failures }, 'sealing works again')
+          sealBackoff.reset()
+        })
+        .catch((err) => {
+          // Left in its state (a full disk, say) and tried again after a back-off; a restart retries it too.
+          failed.push(id)
+          if (sealBackoff.failures === 0) logger.error({ err, groupId: id }, 'sealing group failed; retrying with back-off')
+        })
+        .finally(() => {
+          sealing.delete(job)
+          pump()
+          if (sealing.size === 0) roundDone()
+        })
+      sealing.add(job)
     }
-    running = undefined
+  }
+
+  /** Nothing is being sealed: schedule the failed groups again, or wake whoever waits for quiet. */
+  function roundDone(): void {
     if (failed.length > 0 && !closing) {
+      const retryIds = failed
+      failed = []
       const delayMs = sealBackoff.fail()
       sealRetry = setTimeout(() => {
         sealRetry = undefined
-        for (const id of failed) enqueue(id)
+        for (const id of retryIds) enqueue(id)
       }, delayMs)
       sealRetry.unref()
     }
@@ -167,7 +190,7 @@ export function createGroupLifecycle(o: GroupLifecycleOptions) {
         await unlink(files.blockPath(id)).catch(() => {})
         return
       }
-      const car = await writeGroupCar(id, repo, files, o.pause)
+      const car = await writeGroupCar(id, repo, files, o.pause, o.sealer)
       repo.recordPiece(id, car)
       logger.info({ groupId: id, pieceCid: car.pieceCid, pieceSize: car.pieceSize, carSize: car.carSize }, 'group CAR written')
       g = repo.group(id)!
@@ -175,7 +198,7 @@ export function createGroupLifecycle(o: GroupLifecycleOptions) {
     if (g.state === 'VRCARDone') {
       if (!(await carIsIntact(files.carPath(id), g.carSize))) {
         // Same blocks give the same CAR and the same piece CID.
-        const car = await writeGroupCar(id, repo, files, o.pause)
+        const car = await writeGroupCar(id, repo, files, o.pause, o.sealer)
         if (car.pieceCid !== g.pieceCid) throw new Error(`Rebuilt CAR of group ${id} has a different piece CID`)
       }
       repo.transition(id, 'verified')
@@ -232,14 +255,14 @@ export function createGroupLifecycle(o: GroupLifecycleOptions) {
     },
     /** Resolves when no sealing work is queued or running. */
     settled(): Promise<void> {
-      if (!running && queue.length === 0) return Promise.resolve()
+      if (sealing.size === 0 && queue.length === 0) return Promise.resolve()
       return new Promise((resolve) => idleWaiters.push(resolve))
     },
     async close() {
       closing = true
       clearIdle()
       clearTimeout(sealRetry)
-      await running
+      await Promise.all(sealing)
       idleWaiters.splice(0).forEach((resolve) => resolve())
     },
   }

@@ -1,4 +1,5 @@
 import { join } from 'node:path'
+import { createSealPool } from './seal-pool.ts'
 import type { Db } from '../../shared/db.ts'
 import type { Logger } from '../../shared/logger.ts'
 import { createBlockFiles } from './block-files.ts'
@@ -30,6 +31,8 @@ export interface ContentStoreOptions {
   dealView?: (groupId: number) => { deals: Deal[]; retrievableCopies: number }
   /** Crash tests only: where to stop and wait to be killed (see test-pause.ts). */
   pause?: PauseHook
+  /** Worker threads that seal groups, that many at once; 0 or absent: on this thread, one at a time. */
+  sealThreads?: number
 }
 
 /**
@@ -44,7 +47,8 @@ export function createContentStore(options: ContentStoreOptions): ContentStore {
   const repo = createRepository(options.db)
   const files = createBlockFiles(join(options.dir, 'groups'))
   const pause = options.pause ?? noPause
-  const lifecycle = createGroupLifecycle({ repo, files, groupSize: options.groupSize, groupIdleMs: options.groupIdleMs, logger, pause })
+  const sealer = options.sealThreads ? createSealPool({ size: options.sealThreads, logger }) : undefined
+  const lifecycle = createGroupLifecycle({ repo, files, groupSize: options.groupSize, groupIdleMs: options.groupIdleMs, logger, pause, sealer, sealConcurrency: sealer?.size })
   const pending = new Map()
   const inFlight = new Set<Promise<unknown>>()
   let closed = false
@@ -107,6 +111,7 @@ export function createContentStore(options: ContentStoreOptions): ContentStore {
       // Let running ingests finish (or fail) so nothing writes after we close the files.
       await Promise.allSettled([...inFlight])
       await lifecycle.close()
+      await sealer?.close()
       await recovered.catch(() => {})
       await files.close()
     },

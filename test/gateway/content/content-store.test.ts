@@ -167,6 +167,29 @@ describe('content store: groups', () => {
     expect(Math.min(...fill)).toBeGreaterThan(0.45)
   })
 
+  it('seals groups on worker threads, two at once, with the same CARs and piece CIDs as the main thread', async () => {
+    const data = randomBytes(3_000_000)
+    const sealed = async (sealThreads: number) => {
+      t = makeStore({ groupSize: 1024 * 1024, sealThreads })
+      const { cid } = await t.store.ingest(chunksOf(data))
+      t.store.sealWritable()
+      await t.store.settled()
+      const groups = t.store.groupsOf(cid).map((g) => ({ state: g.state, pieceCid: g.pieceCid, pieceSize: g.pieceSize, carSize: g.carSize }))
+      const car = readFileSync(join(t.dir, 'groups', `${t.store.groupsOf(cid)[0].id}.car`))
+      // Read back after sealing, from the block files the threads read too.
+      expect((await collect(t.store.read(cid))).equals(data)).toBe(true)
+      await t.cleanup()
+      t = undefined
+      return { groups, reference: Piece.fromPayload(car).toInfo().link.toString() }
+    }
+    const onThreads = await sealed(2)
+    const onMain = await sealed(0)
+    expect(onThreads.groups.length).toBeGreaterThanOrEqual(3)
+    expect(onThreads.groups.every((g) => g.state === 'ready_for_deals')).toBe(true)
+    expect(onThreads.groups).toEqual(onMain.groups)
+    expect(onThreads.groups[0].pieceCid).toBe(onThreads.reference)
+  })
+
   it('seals a group with data once it has been idle', async () => {
     t = makeStore({ groupIdleMs: 20 })
     const { cid } = await t.store.ingest(chunksOf(randomBytes(1000)))

@@ -41,11 +41,11 @@ export interface TestStore {
 }
 
 /** A content store on a fresh temp dir with a real SQLite file. */
-export function makeStore(options: { groupSize?: number; groupIdleMs?: number } = {}): TestStore {
+export function makeStore(options: { groupSize?: number; groupIdleMs?: number; sealThreads?: number } = {}): TestStore {
   const dir = mkdtempSync(join(tmpdir(), 'content-store-'))
   let db = openDatabase(join(dir, 'gateway.sqlite'))
-  const make = (o: { groupSize?: number; groupIdleMs?: number }) =>
-    createContentStore({ db, dir, groupSize: o.groupSize ?? 64 * 1024 * 1024, groupIdleMs: o.groupIdleMs ?? 60_000, logger: silentLogger })
+  const make = (o: { groupSize?: number; groupIdleMs?: number; sealThreads?: number }) =>
+    createContentStore({ db, dir, groupSize: o.groupSize ?? 64 * 1024 * 1024, groupIdleMs: o.groupIdleMs ?? 60_000, logger: silentLogger, sealThreads: o.sealThreads })
   const t: TestStore = {
     dir,
     db,
