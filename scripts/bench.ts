@@ -477,6 +477,17 @@ async function startAllInOne(dataDir: string, env: Record<string, string>): Prom
   }
 }
 
+/** Stops an `npm start` run and removes its data dir. */
+async function stopAllInOne(run: Role, dataDir: string): Promise<void> {
+  // Waiting for an exit that already happened would leave nothing for node to do: it would quit silently.
+  if (run.child.exitCode === null && run.child.signalCode === null) {
+    const exited = once(run.child, 'exit')
+    run.child.kill('SIGTERM')
+    await exited
+  }
+  rmSync(dataDir, { recursive: true, force: true })
+}
+
 /** The pid of the child of `parent` started with `--role <role>` (Linux /proc). */
 function childWithRole(parent: number, role: string): number {
   const children = readFileSync(`/proc/${parent}/task/${parent}/children`, 'utf8').trim().split(/\s+/).map(Number)
@@ -542,13 +553,7 @@ async function dealRun(label: string, files: number, size: number): Promise<Deal
     if (state !== 'offloaded') throw new Error(`/file-info says ${state}, not offloaded`)
     return { label, files, bytes: files * size, seconds, cpu, idleRssMiB, peakRssMiB: peak }
   } finally {
-    // Waiting for an exit that already happened would leave nothing for node to do: it would quit silently.
-    if (run.child.exitCode === null && run.child.signalCode === null) {
-      const exited = once(run.child, 'exit')
-      run.child.kill('SIGTERM')
-      await exited
-    }
-    rmSync(dataDir, { recursive: true, force: true })
+    await stopAllInOne(run, dataDir)
   }
 }
 
@@ -614,12 +619,7 @@ async function benchFirstRun() {
       const seconds = (performance.now() - started) / 1000
       console.log(`  ${label.padEnd(18)} Offloaded after ${seconds.toFixed(0).padStart(3)} s (ratio to target ${(seconds / 300).toFixed(2)}): ${seen.join(' → ')}`)
     } finally {
-      if (run.child.exitCode === null && run.child.signalCode === null) {
-        const exited = once(run.child, 'exit')
-        run.child.kill('SIGTERM')
-        await exited
-      }
-      rmSync(dataDir, { recursive: true, force: true })
+      await stopAllInOne(run, dataDir)
     }
   }
 }
