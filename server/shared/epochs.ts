@@ -51,8 +51,9 @@ export function epochToTimestamp(clock: NetworkClock, epoch: number): number {
 /** The epoch running at unix second `seconds` (floor), or -1 before genesis. */
 export function timestampToEpoch(clock: NetworkClock, seconds: number): number {
   if (seconds < clock.genesis) return -1
-  // The tiny bias keeps an epoch's own start in that epoch despite binary fractions (0.1 s epochs).
-  return Math.floor((seconds - clock.genesis) / clock.epochSeconds + 1e-9)
+  // A small bias (a millionth of an epoch) keeps an epoch's own start in that epoch despite binary
+  // fractions: a sped-up clock's genesis and 0.1 s epochs are not exact in floating point.
+  return Math.floor((seconds - clock.genesis) / clock.epochSeconds + 1e-6)
 }
 
 /** Simulated time per minute of wall-clock time, in words ("5 hours"); undefined in real time. */

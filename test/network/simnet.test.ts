@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { createSimnet } from '../../server/network/simnet/index.ts'
 import { dealStatus } from '../../server/network/deal-status.ts'
@@ -23,6 +26,38 @@ describe('simulated network', () => {
     const head = net.headEpoch()
     clock.now += 30_000
     expect(net.headEpoch()).toBe(head + 10)
+  })
+
+  it('keeps one clock in its state file: every process sees the same head, and a new speed continues from it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'simnet-clock-'))
+    const stateFile = join(dir, 'chain.sqlite')
+    const clock = { now: T0 }
+    const open = (speed: number) => createSimnet({ seed: 's', genesis: GENESIS, now: () => clock.now, speed, stateFile })
+    try {
+      const first = open(300)
+      clock.now += 60_000
+      // Another process on the same file, started later, sees the same head as the first.
+      const second = open(300)
+      expect(second.headEpoch()).toBe(first.headEpoch())
+      expect(second.clock).toEqual(first.clock)
+      const before = second.headEpoch()
+      await first.close()
+      await second.close()
+      // Restarted in real time: the head carries on from where it was, then moves 1 epoch per 30 s.
+      const slow = open(1)
+      expect(slow.headEpoch()).toBe(before)
+      clock.now += 30_000
+      expect(slow.headEpoch()).toBe(before + 1)
+      await slow.close()
+      // And sped up again, never back.
+      const fast = open(300)
+      expect(fast.headEpoch()).toBe(before + 1)
+      clock.now += 1_000
+      expect(fast.headEpoch()).toBe(before + 11)
+      await fast.close()
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it('is deterministic under a seed, and another seed gives another network', async () => {
