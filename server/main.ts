@@ -14,6 +14,8 @@ import { createDealService, type DealService } from './service/index.ts'
 import { simnetProviderPort, type StorageProviderPort } from './gateway/deals/index.ts'
 import { createSimnet, type Simnet } from './network/simnet/index.ts'
 import { openSimChainStore } from './network/simnet/chain-store.ts'
+import { SIMNET_RPC_PATH, simnetRpcListener } from './network/simnet/rpc-server.ts'
+import { createLotusNetwork } from './network/lotus/index.ts'
 import { speedInWords, spedUpClock, type NetworkClock } from './shared/epochs.ts'
 import { createSimulatedProviders, type SimulatedProviders } from './network/simnet/sim-providers.ts'
 
@@ -98,6 +100,7 @@ async function main(): Promise<void> {
   if (role === 'service') {
     const service = await runService(config, logger, simnet)
     ready.clientAddress = service.service.tenants.byName('default')?.clientAddresses[0]
+    ready.rpcUrl = service.rpcUrl
     part = service
   } else if (role === 'gateway') {
     part = await runGateway(config, logger, simnet && simulatedProviders(config, simnet))
@@ -131,7 +134,15 @@ async function superviseStack(config: Config, logger: Logger): Promise<void> {
     logger,
     output: (line) => process.stdout.write(prettify(line)),
     parts: [
-      { name: 'service', args: ['--role', 'service'], env: (ready) => ({ ...samePort('service', ready), LOG_FORMAT: 'json' }) },
+      {
+        name: 'service',
+        args: ['--role', 'service'],
+        env: (ready) => {
+          // A restarted service serves the simulated chain's RPC where the gateway already reads it.
+          const rpcUrl = ready.get('service')?.rpcUrl
+          return { ...samePort('service', ready), ...(typeof rpcUrl === 'string' ? { SIMNET_RPC_PORT: new URL(rpcUrl).port } : {}), LOG_FORMAT: 'json' }
+        },
+      },
       {
         name: 'gateway',
         args: ['--role', 'gateway'],
@@ -146,6 +157,7 @@ async function superviseStack(config: Config, logger: Logger): Promise<void> {
             // The key the deal service created at its first start (or API_KEY), read once it exists.
             SERVICE_API_KEY: config.gateway.serviceApiKey ?? config.service.apiKey ?? readFileSync(join(config.service.dataDir, 'api-key'), 'utf8').trim(),
             ...(typeof clientAddress === 'string' ? { DEAL_CLIENT_ADDRESS: clientAddress } : {}),
+            ...(typeof service.rpcUrl === 'string' ? { SIMNET_RPC_URL: service.rpcUrl } : {}),
           }
         },
       },
@@ -192,6 +204,7 @@ function startBanner(config: Config, ready: ReadonlyMap<string, PartReady>): str
     `  WebDAV (rclone, desktop):   ${app}/remote.php/dav/files/admin/`,
     `  Gateway:                    ${ready.get('gateway')!.url}`,
     `  Deal service:               ${ready.get('service')!.url}/openapi.json`,
+    ...(typeof ready.get('service')!.rpcUrl === 'string' ? [`  Simulated chain (Lotus RPC): ${ready.get('service')!.rpcUrl}`] : []),
     '',
     '  Stop with Ctrl-C.',
     '',
@@ -237,17 +250,23 @@ function savedSimnetClock(config: Config): NetworkClock | undefined {
   }
 }
 
-/** The simulated storage providers the gateway deals with; their bytes under `<DATA_DIR>/simnet/providers/`. */
+/**
+ * The simulated storage providers the gateway deals with (their bytes under
+ * `<DATA_DIR>/simnet/providers/`); the chain read through the Lotus adapter
+ * at SIMNET_RPC_URL when npm start gives one, as on a real network.
+ */
 function simulatedProviders(config: Config, simnet: Simnet): SimParts {
   const providers = createSimulatedProviders({ simnet, dir: join(config.dataDir, 'simnet', 'providers') })
-  return { simnet, providers, port: simnetProviderPort(simnet, providers) }
+  const rpcUrl = config.gateway.simnetRpcUrl
+  const chain = rpcUrl ? createLotusNetwork({ url: rpcUrl, clock: simnet.clock, timeoutMs: 10_000 }) : simnet
+  return { simnet, providers, port: simnetProviderPort(simnet, providers, chain) }
 }
 
 async function runGateway(config: Config, logger: Logger, sim?: SimParts): Promise<Part> {
   const gateway = createGateway(config.gateway, { logger, providers: sim?.port })
   const server = await startServer(gateway.app, config.gateway.port, config.gateway.host, { idleTimeoutMs: config.idleTimeoutMs })
   gateway.startDeals(server.url)
-  logger.info({ url: server.url, dataDir: config.gateway.dataDir, deals: gateway.deals !== undefined }, 'gateway listening (WebDAV and POST /file-info)')
+  logger.info({ url: server.url, dataDir: config.gateway.dataDir, deals: gateway.deals !== undefined, chain: config.gateway.simnetRpcUrl }, 'gateway listening (WebDAV and POST /file-info)')
   return {
     name: 'gateway',
     server,
@@ -259,7 +278,11 @@ async function runGateway(config: Config, logger: Logger, sim?: SimParts): Promi
   }
 }
 
-async function runService(config: Config, logger: Logger, network?: Simnet): Promise<Part & { service: DealService }> {
+/**
+ * The deal service, and beside it the simulated chain served as Lotus
+ * JSON-RPC (SIMNET_RPC_PORT), which the gateway and any Lotus client read.
+ */
+async function runService(config: Config, logger: Logger, network?: Simnet): Promise<Part & { service: DealService; rpcUrl?: string }> {
   const service = await createDealService(config.service, { logger, network })
   if (service.createdApiKey) {
     // Shown once; only its hash is stored (the file beside it is mode 0600).
@@ -267,7 +290,19 @@ async function runService(config: Config, logger: Logger, network?: Simnet): Pro
   }
   const server = await startServer(service.app, config.service.port, config.service.host, { idleTimeoutMs: config.idleTimeoutMs })
   logger.info({ url: server.url, network: service.network.kind }, 'deal service listening (/public/v1, /private/v1, /openapi.json)')
-  return { name: 'service', server, service, close: () => service.close() }
+  const rpc = network && (await startServer(simnetRpcListener(network), config.service.simnetRpcPort ?? 1234, config.service.host, { idleTimeoutMs: config.idleTimeoutMs }))
+  const rpcUrl = rpc && `${rpc.url}${SIMNET_RPC_PATH}`
+  if (rpcUrl) logger.info({ url: rpcUrl }, 'simulated chain serving Lotus JSON-RPC')
+  return {
+    name: 'service',
+    server,
+    service,
+    rpcUrl,
+    async close() {
+      await rpc?.close()
+      await service.close()
+    },
+  }
 }
 
 async function runBridge(config: Config, logger: Logger): Promise<Part> {

@@ -62,6 +62,10 @@ const EnvSchema = z.object({
   SERVICE_PORT: port(8090),
   API_KEY: z.string().min(16).max(200).regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces').optional(),
   SIMNET_SEED: z.string().min(1).max(200).default('filecoin-simnet'),
+  // Where the deal service serves the simulated chain as Lotus JSON-RPC (0: a free port).
+  SIMNET_RPC_PORT: port(1234),
+  // The simulated chain's JSON-RPC URL the gateway reads deals through (set by npm start).
+  SIMNET_RPC_URL: z.url({ protocol: /^https?$/ }).optional(),
   // The demo's pace: 1 minute of wall-clock time ≈ 5 hours of simulated chain time, so a file reaches
   // Offloaded (sealed by simulated providers) within minutes. Only the simulated network has a speed.
   SIMNET_SPEED: z.coerce.number().positive().max(100_000).default(300),
@@ -115,6 +119,8 @@ export interface GatewayConfig {
   serviceApiKey?: string
   /** The gateway's URL as storage providers reach it (CAR transfers); defaults to where it listens. */
   publicUrl?: string
+  /** The simulated chain's Lotus JSON-RPC, read through the one chain adapter; unset: the simulated chain in this process. */
+  simnetRpcUrl?: string
   /** The client (wallet) address of proposals; `--role all` uses the default tenant's. */
   clientAddress?: string
   /** Deal terms and pace; unset (older callers): the defaults above. */
@@ -146,6 +152,8 @@ export interface ServiceConfig {
   /** Key of the first tenant; random (and printed once) when unset. */
   apiKey?: string
   simnetSeed: string
+  /** Port of the simulated chain's Lotus JSON-RPC, served beside the deal service by `npm start`. */
+  simnetRpcPort?: number
   /** How many simulated seconds pass per real second (demos). */
   simnetSpeed: number
   /** Set: read the chain from this Lotus/Forest JSON-RPC endpoint instead of the simulated network. */
@@ -233,6 +241,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       serviceUrl: e.SERVICE_URL?.replace(/\/+$/, ''),
       serviceApiKey: e.SERVICE_API_KEY,
       publicUrl: e.GATEWAY_PUBLIC_URL?.replace(/\/+$/, ''),
+      simnetRpcUrl: e.SIMNET_RPC_URL,
       clientAddress: e.DEAL_CLIENT_ADDRESS,
       deals: {
         durationDays: e.DEAL_DURATION_DAYS,
@@ -255,6 +264,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       simnetGenesis: e.SIMNET_GENESIS,
       apiKey: e.API_KEY,
       simnetSeed: e.SIMNET_SEED,
+      simnetRpcPort: e.SIMNET_RPC_PORT,
       simnetSpeed: e.SIMNET_SPEED,
       lotusUrl: e.LOTUS_URL?.replace(/\/+$/, ''),
       lotusToken: e.LOTUS_TOKEN,

@@ -52,6 +52,19 @@ describe('the supervised stack', () => {
     expect(banner).toContain('Stop with Ctrl-C')
   })
 
+  const rpcUrl = () => /Simulated chain \(Lotus RPC\): (http:\S+)/.exec(stack.output())![1]
+  const chainHead = async () => {
+    const res = await fetch(rpcUrl(), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'Filecoin.ChainHead', params: [] }) })
+    return ((await res.json()) as { result: { Height: number } }).result.Height
+  }
+
+  it('serves the simulated chain as Lotus JSON-RPC, where the gateway reads its deals', async () => {
+    expect(await chainHead()).toBeGreaterThan(0)
+    // The gateway reads the chain at that very URL (SIMNET_RPC_URL), as it would read a Lotus node.
+    const gatewayLine = stack.output().split('\n').find((l) => l.includes('gateway listening'))!
+    expect(JSON.parse(gatewayLine).chain).toBe(rpcUrl())
+  })
+
   it('keeps the app surface answering while the gateway is killed, and brings the gateway back on its port', async () => {
     const backend = pidOf(/gateway listening/)
     process.kill(backend, 'SIGKILL')
@@ -69,6 +82,8 @@ describe('the supervised stack', () => {
     await expect.poll(() => pidOf(/deal service listening/), { timeout: 30_000, interval: 200 }).not.toBe(service)
     const ticker = await fetch(`${stack.serviceUrl}/public/v1/ticker/get-latest`, { method: 'POST' })
     expect(ticker.status).toBe(200)
+    // The chain's RPC came back where the gateway reads it.
+    await expect.poll(() => chainHead().catch(() => 0), { timeout: 10_000, interval: 200 }).toBeGreaterThan(0)
   }, 60_000)
 
   it('restarts a killed app surface on the same address', async () => {

@@ -18,7 +18,7 @@ export interface RunningStack {
  * as undefined is left unset (the stack's own default).
  */
 export function startStack(env: Record<string, string | undefined>, args: string[] = []): Promise<RunningStack> {
-  const merged: Record<string, string | undefined> = { ...process.env, PORT: '0', GATEWAY_PORT: '0', SERVICE_PORT: '0', TICKER_ENABLED: 'false', LOG_LEVEL: 'info', ...env }
+  const merged: Record<string, string | undefined> = { ...process.env, PORT: '0', GATEWAY_PORT: '0', SERVICE_PORT: '0', SIMNET_RPC_PORT: '0', TICKER_ENABLED: 'false', LOG_LEVEL: 'info', ...env }
   const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', ...args], {
     env: Object.fromEntries(Object.entries(merged).filter((e): e is [string, string] => e[1] !== undefined)),
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -39,6 +39,8 @@ export interface Simnet extends NetworkPort {
    * (and reports it, as Boost's deal status does), or null if it seals.
    */
   sealingFailsAt(dealId: number): number | null
+  /** Every deal on the simulated chain at the head, in deal id order (what Lotus's StateMarketDeals lists). */
+  marketDeals(): MarketDeal[]
 }
 
 interface SimDeal {
@@ -148,6 +150,11 @@ export function createSimnet(options: SimnetOptions): Simnet {
     },
     async lookupId(address) {
       return lookupIdSync(address)
+    },
+    marketDeals() {
+      catchUp()
+      const head = headEpoch()
+      return [...deals.keys()].sort((a, b) => a - b).flatMap((id) => view(deals.get(id)!, head) ?? [])
     },
     sealingFailsAt(dealId) {
       catchUp()

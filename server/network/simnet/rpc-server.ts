@@ -1,0 +1,119 @@
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
+import * as dagCbor from '@ipld/dag-cbor'
+import { parseAddress } from '../../shared/address.ts'
+import { chainCid } from '../wallet/message.ts'
+import type { MarketDeal } from '../types.ts'
+import type { Simnet } from './index.ts'
+
+export const SIMNET_RPC_PATH = '/rpc/v1'
+const MAX_BODY_BYTES = 64 * 1024
+
+// JSON-RPC 2.0 error codes, and the code Lotus answers "not found" with.
+const PARSE_ERROR = -32700
+const INVALID_REQUEST = -32600
+const METHOD_NOT_FOUND = -32601
+const INVALID_PARAMS = -32602
+const LOTUS_ERROR = 1
+
+class RpcError extends Error {
+  constructor(readonly code: number, message: string) {
+    super(message)
+  }
+}
+
+/** A deal as Lotus's StateMarketStorageDeal/StateMarketDeals put it. */
+const lotusDeal = (d: MarketDeal) => ({ Proposal: d.proposal, State: { ...d.state, SectorNumber: d.state.SectorStartEpoch >= 0 ? d.dealId % 100_000 : 0 } })
+
+/**
+ * The simulated chain as a Lotus node serves it: JSON-RPC 2.0 over HTTP POST
+ * on `/rpc/v1`, the read methods the gateway and the deal service use, with
+ * Lotus's field names and errors. The chain adapter (server/network/lotus)
+ * talks to it exactly as to Lotus or Forest; only what the chain holds is
+ * simulated.
+ */
+export function simnetRpcListener(simnet: Simnet): RequestListener {
+  const address = (value: unknown): string => {
+    if (typeof value !== 'string' || !parseAddress(value).ok) throw new RpcError(INVALID_PARAMS, 'expected a Filecoin address as the first parameter')
+    return value
+  }
+  const methods: Record<string, (params: unknown[]) => Promise<unknown>> = {
+    async 'Filecoin.ChainHead'() {
+      const head = await simnet.chainHead()
+      const cid = { '/': chainCid(dagCbor.encode(['simnet tipset', head.epoch])).toString() }
+      return { Cids: [cid], Blocks: [{ Miner: 'f01000', Height: head.epoch, Timestamp: head.timestamp, ParentBaseFee: '100' }], Height: head.epoch }
+    },
+    async 'Filecoin.StateGetNetworkParams'() {
+      return { NetworkName: 'simnet', BlockDelaySecs: 30, ConsensusMinerMinPower: '0', SupportedProofTypes: [3, 4], PreCommitChallengeDelay: 150 }
+    },
+    async 'Filecoin.StateLookupID'([a]) {
+      const id = await simnet.lookupId(address(a))
+      if (!id) throw new RpcError(LOTUS_ERROR, `resolution lookup failed (${a}): actor not found`)
+      return id
+    },
+    async 'Filecoin.StateMinerInfo'([a]) {
+      const info = await simnet.minerInfo(address(a))
+      if (!info) throw new RpcError(LOTUS_ERROR, `failed to load miner actor: actor not found (${a})`)
+      return {
+        Owner: info.owner, Worker: info.worker, NewWorker: '<empty>', ControlAddresses: [], WorkerChangeEpoch: -1,
+        PeerId: info.peerId, Multiaddrs: null, WindowPoStProofType: 8, SectorSize: info.sectorSize,
+        WindowPoStPartitionSectors: 2349, ConsensusFaultElapsed: -1, Beneficiary: info.owner,
+      }
+    },
+    async 'Filecoin.StateListMiners'() {
+      return simnet.listProviders()
+    },
+    async 'Filecoin.StateMarketStorageDeal'([id]) {
+      if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0) throw new RpcError(INVALID_PARAMS, 'expected a deal id as the first parameter')
+      const deal = await simnet.getDeal(id)
+      if (!deal) throw new RpcError(LOTUS_ERROR, `deal ${id} not found`)
+      return lotusDeal(deal)
+    },
+    async 'Filecoin.StateMarketDeals'() {
+      return Object.fromEntries(simnet.marketDeals().map((d) => [String(d.dealId), lotusDeal(d)]))
+    },
+  }
+
+  const answer = (res: ServerResponse, id: unknown, body: { result: unknown } | { error: { code: number; message: string } }) => {
+    res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: id ?? null, ...body }))
+  }
+
+  return (req: IncomingMessage, res: ServerResponse) => {
+    if (req.url !== SIMNET_RPC_PATH || req.method !== 'POST') {
+      res.writeHead(req.url === SIMNET_RPC_PATH ? 405 : 404, { 'content-type': 'text/plain', ...(req.url === SIMNET_RPC_PATH ? { allow: 'POST' } : {}) })
+      res.end(req.url === SIMNET_RPC_PATH ? 'POST JSON-RPC 2.0 here\n' : 'not found\n')
+      return
+    }
+    const chunks: Buffer[] = []
+    let size = 0
+    let refused = false
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length
+      if (size > MAX_BODY_BYTES && !refused) {
+        refused = true
+        res.writeHead(413, { 'content-type': 'text/plain', connection: 'close' }).end('request too large\n')
+        req.resume()
+      } else if (!refused) chunks.push(chunk)
+    })
+    req.on('error', () => res.destroy())
+    req.on('end', () => {
+      if (refused) return
+      let call: { id?: unknown; method?: unknown; params?: unknown }
+      try {
+        call = JSON.parse(Buffer.concat(chunks).toString('utf8'))
+      } catch {
+        return answer(res, null, { error: { code: PARSE_ERROR, message: 'parse error' } })
+      }
+      if (!call || typeof call !== 'object' || Array.isArray(call) || typeof call.method !== 'string') {
+        return answer(res, null, { error: { code: INVALID_REQUEST, message: 'invalid request: expected {jsonrpc, method, params, id}' } })
+      }
+      const method = methods[call.method]
+      if (!method || !Object.hasOwn(methods, call.method)) return answer(res, call.id, { error: { code: METHOD_NOT_FOUND, message: `method '${call.method.slice(0, 100)}' not found` } })
+      const params = call.params === undefined ? [] : call.params
+      if (!Array.isArray(params)) return answer(res, call.id, { error: { code: INVALID_PARAMS, message: 'params must be an array' } })
+      method(params).then(
+        (result) => answer(res, call.id, { result }),
+        (err: unknown) => answer(res, call.id, { error: err instanceof RpcError ? { code: err.code, message: err.message } : { code: LOTUS_ERROR, message: 'internal error' } }),
+      )
+    })
+  }
+}

@@ -1,0 +1,73 @@
+/**
+ * The simulated chain over Lotus JSON-RPC: the one chain adapter
+ * (server/network/lotus), pointed at it, must read exactly what the simulated
+ * network holds, as it would read a Lotus node.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createLotusNetwork, lotusNetworkParams } from '../../server/network/lotus/index.ts'
+import { createJsonRpc } from '../../server/network/lotus/json-rpc.ts'
+import { createSimnet } from '../../server/network/simnet/index.ts'
+import { SIMNET_RPC_PATH, simnetRpcListener } from '../../server/network/simnet/rpc-server.ts'
+import type { MarketDeal } from '../../server/network/types.ts'
+import { startServer, type RunningServer } from '../../server/shared/http.ts'
+
+const clock = { now: Date.UTC(2025, 0, 15) }
+const simnet = createSimnet({ seed: 'rpc', genesis: 1704067200, now: () => clock.now, speed: 300 })
+const CLIENT = 'f01306860'
+let node: RunningServer
+let dealId: number
+
+beforeAll(async () => {
+  node = await startServer(simnetRpcListener(simnet), 0, '127.0.0.1')
+  await simnet.seedClientDeals(CLIENT, 25)
+  let provider = ''
+  for (const p of await simnet.listProviders()) if (!provider && (await simnet.providerTerms(p))?.online) provider = p
+  const head = simnet.headEpoch()
+  const proposed = await simnet.proposeDeal({
+    PieceCID: { '/': 'baga6ea4seaqhfbebmrwupbasfztnnpzcefylrn5ewc6kmxnbjcx7fp4bbxgf6cq' }, PieceSize: 2048, VerifiedDeal: true,
+    Client: CLIENT, Provider: provider, Label: 'group-1', StartEpoch: head + 5760, EndEpoch: head + 5760 + 518_400,
+    StoragePricePerEpoch: '0', ProviderCollateral: '0', ClientCollateral: '0',
+  })
+  if (!proposed.accepted) throw new Error(proposed.reason)
+  dealId = proposed.dealId
+  clock.now += 60_000 // the deal is published and maybe sealed by now
+})
+afterAll(() => node.close(100))
+
+const lotus = () => createLotusNetwork({ url: `${node.url}${SIMNET_RPC_PATH}`, clock: simnet.clock })
+const rpc = (body: string) => fetch(`${node.url}${SIMNET_RPC_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
+
+describe('simulated chain over Lotus JSON-RPC', () => {
+  it('gives the chain adapter the same head, deals, actors and miners as the simulated network itself', async () => {
+    const chain = lotus()
+    expect(await chain.chainHead()).toEqual(await simnet.chainHead())
+    expect(await chain.getDeal(dealId)).toEqual({ ...(await simnet.getDeal(dealId))!, publishedEpoch: -1 })
+    expect(await chain.getDeal(1)).toBeNull()
+    const viaRpc: MarketDeal[] = []
+    for await (const d of chain.dealsByClients([CLIENT])) viaRpc.push(d)
+    const direct: MarketDeal[] = []
+    for await (const d of simnet.dealsByClients([CLIENT])) direct.push({ ...d, publishedEpoch: -1 })
+    expect(viaRpc.length).toBeGreaterThan(1)
+    expect(viaRpc).toEqual(direct)
+    const provider = (await simnet.listProviders())[0]
+    expect(await chain.minerInfo(provider)).toEqual(await simnet.minerInfo(provider))
+    expect(await chain.minerInfo('f099999999')).toBeNull()
+    expect(await chain.lookupId('f17uoq6tp427uzv7fztkbsnn64iwotfrristwpryy')).toBe(await simnet.lookupId('f17uoq6tp427uzv7fztkbsnn64iwotfrristwpryy'))
+    expect(await lotusNetworkParams(createJsonRpc({ url: `${node.url}${SIMNET_RPC_PATH}` }))).toEqual({ networkName: 'simnet', blockDelaySecs: 30 })
+  })
+
+  it('answers bad calls with JSON-RPC errors, never a crash', async () => {
+    expect((await (await rpc('{not json')).json()).error.code).toBe(-32700)
+    expect((await (await rpc('[1, 2]')).json()).error.code).toBe(-32600)
+    expect((await (await rpc(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'Filecoin.WalletSign', params: [] }))).json()).error.code).toBe(-32601)
+    expect((await (await rpc(JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'toString', params: [] }))).json()).error.code).toBe(-32601)
+    expect((await (await rpc(JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'Filecoin.StateLookupID', params: ['../../etc/passwd'] }))).json()).error.code).toBe(-32602)
+    expect((await (await rpc(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'Filecoin.StateMarketStorageDeal', params: ['1'] }))).json()).error.code).toBe(-32602)
+    expect((await (await rpc(JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'Filecoin.ChainHead', params: {} }))).json()).error.code).toBe(-32602)
+    expect((await rpc('x'.repeat(100_000))).status).toBe(413)
+    expect((await fetch(`${node.url}${SIMNET_RPC_PATH}`)).status).toBe(405)
+    expect((await fetch(`${node.url}/other`, { method: 'POST' })).status).toBe(404)
+    // Still serving.
+    expect((await (await rpc(JSON.stringify({ jsonrpc: '2.0', id: 6, method: 'Filecoin.ChainHead', params: [] }))).json()).result.Height).toBe(simnet.headEpoch())
+  })
+})
