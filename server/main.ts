@@ -16,6 +16,7 @@ import { createSimnet, type Simnet } from './network/simnet/index.ts'
 import { openSimChainStore } from './network/simnet/chain-store.ts'
 import { SIMNET_RPC_PATH, simnetRpcListener } from './network/simnet/rpc-server.ts'
 import { createLotusNetwork } from './network/lotus/index.ts'
+import { simnetOverRpc } from './network/index.ts'
 import { speedInWords, spedUpClock, type NetworkClock } from './shared/epochs.ts'
 import { createSimulatedProviders, type SimulatedProviders } from './network/simnet/sim-providers.ts'
 
@@ -282,25 +283,27 @@ async function runGateway(config: Config, logger: Logger, sim?: SimParts): Promi
  * The deal service, and beside it the simulated chain served as Lotus
  * JSON-RPC (SIMNET_RPC_PORT), which the gateway and any Lotus client read.
  */
-async function runService(config: Config, logger: Logger, network?: Simnet): Promise<Part & { service: DealService; rpcUrl?: string }> {
-  const service = await createDealService(config.service, { logger, network })
+async function runService(config: Config, logger: Logger, simnet?: Simnet): Promise<Part & { service: DealService; rpcUrl?: string }> {
+  // The chain's RPC first: the service reads the chain through it from its first query on.
+  const rpc = simnet && (await startServer(simnetRpcListener(simnet), config.service.simnetRpcPort ?? 1234, config.service.host, { idleTimeoutMs: config.idleTimeoutMs }))
+  const rpcUrl = rpc && `${rpc.url}${SIMNET_RPC_PATH}`
+  if (rpcUrl) logger.info({ url: rpcUrl }, 'simulated chain serving Lotus JSON-RPC')
+  const service = await createDealService(config.service, { logger, network: simnet && rpcUrl ? simnetOverRpc(simnet, rpcUrl) : undefined })
   if (service.createdApiKey) {
     // Shown once; only its hash is stored (the file beside it is mode 0600).
     process.stdout.write(`\nDeal service API key of tenant "default" (also in ${join(config.service.dataDir, 'api-key')}):\n  ${service.createdApiKey}\n\n`)
   }
   const server = await startServer(service.app, config.service.port, config.service.host, { idleTimeoutMs: config.idleTimeoutMs })
   logger.info({ url: server.url, network: service.network.kind }, 'deal service listening (/public/v1, /private/v1, /openapi.json)')
-  const rpc = network && (await startServer(simnetRpcListener(network), config.service.simnetRpcPort ?? 1234, config.service.host, { idleTimeoutMs: config.idleTimeoutMs }))
-  const rpcUrl = rpc && `${rpc.url}${SIMNET_RPC_PATH}`
-  if (rpcUrl) logger.info({ url: rpcUrl }, 'simulated chain serving Lotus JSON-RPC')
   return {
     name: 'service',
     server,
     service,
     rpcUrl,
     async close() {
-      await rpc?.close()
       await service.close()
+      await rpc?.close()
+      await simnet?.close()
     },
   }
 }

@@ -1,7 +1,7 @@
 import type { ServiceConfig } from '../shared/config.ts'
 import { networkClock } from '../shared/epochs.ts'
 import { createLotusNetwork } from './lotus/index.ts'
-import { createSimnet } from './simnet/index.ts'
+import { createSimnet, type Simnet } from './simnet/index.ts'
 import type { NetworkPort } from './types.ts'
 
 /** The simulated network by default; a Lotus/Forest node when LOTUS_URL is set. */
@@ -11,4 +11,22 @@ export function createNetwork(config: ServiceConfig, deps: { now?: () => number;
     return createLotusNetwork({ url: config.lotusUrl, token: config.lotusToken, clock, fetch: deps.fetch })
   }
   return createSimnet({ seed: config.simnetSeed, speed: config.simnetSpeed, genesis: config.simnetGenesis, now: deps.now })
+}
+
+/**
+ * The simulated network as a process other than its host sees it: the chain
+ * through the Lotus JSON-RPC adapter at `rpcUrl` (the code path of a real
+ * network), and what providers offer from the simulated network itself, since
+ * their asks are not on chain and the libp2p ask protocol is not built yet.
+ * Demo deals are still seeded into the simulated chain behind the RPC.
+ */
+export function simnetOverRpc(simnet: Simnet, rpcUrl: string): NetworkPort & Pick<Simnet, 'seedClientDeals'> {
+  const chain = createLotusNetwork({ url: rpcUrl, clock: simnet.clock, timeoutMs: 10_000 })
+  return {
+    ...chain,
+    kind: 'simnet',
+    listProviders: () => simnet.listProviders(),
+    providerTerms: (providerId) => simnet.providerTerms(providerId),
+    seedClientDeals: (clientId, count) => simnet.seedClientDeals(clientId, count),
+  }
 }
