@@ -11,14 +11,18 @@ import { announceReady, createSupervisor, type PartReady } from './supervisor.ts
 import { createGateway } from './gateway/index.ts'
 import { createBridge } from './bridge/index.ts'
 import { createDealService, type DealService } from './service/index.ts'
-import { simnetProviderPort, type StorageProviderPort } from './gateway/deals/index.ts'
+import { boostProviderPort, type StorageProviderPort } from './gateway/deals/index.ts'
+import { chainDirectory, createProviderClient, type ProviderClient } from './network/boost/client.ts'
+import { startProviderHosts, type ProviderHosts } from './network/simnet/provider-hosts.ts'
+import { openKeystore } from './network/wallet/keystore.ts'
+import { addressNetworkOf } from './shared/address.ts'
 import { createSimnet, type Simnet } from './network/simnet/index.ts'
 import { openSimChainStore } from './network/simnet/chain-store.ts'
 import { SIMNET_RPC_PATH, simnetRpcListener } from './network/simnet/rpc-server.ts'
 import { createLotusNetwork } from './network/lotus/index.ts'
 import { simnetOverRpc } from './network/index.ts'
-import { speedInWords, spedUpClock, type NetworkClock } from './shared/epochs.ts'
-import { createSimulatedProviders, type SimulatedProviders } from './network/simnet/sim-providers.ts'
+import { networkClock, speedInWords, spedUpClock, type NetworkClock } from './shared/epochs.ts'
+import { createSimulatedProviders } from './network/simnet/sim-providers.ts'
 
 const HELP = `Usage: npm start -- [--role all|app|gateway|service]
 
@@ -95,16 +99,14 @@ async function main(): Promise<void> {
     })
   }
 
-  // The embedded simulated network: one chain under DATA_DIR for every process; the gateway also runs its providers.
-  const simnet = role !== 'app' && !config.service.lotusUrl ? openSimnet(config) : undefined
   const ready: Record<string, unknown> = {}
   if (role === 'service') {
-    const service = await runService(config, logger, simnet)
-    ready.clientAddress = service.service.tenants.byName('default')?.clientAddresses[0]
+    // The embedded simulated network runs beside the deal service: its chain, its providers.
+    const service = await runService(config, logger, config.service.lotusUrl ? undefined : openSimnet(config))
     ready.rpcUrl = service.rpcUrl
     part = service
   } else if (role === 'gateway') {
-    part = await runGateway(config, logger, simnet && simulatedProviders(config, simnet))
+    part = await runGateway(config, logger)
   } else {
     part = await runBridge(config, logger)
   }
@@ -122,6 +124,9 @@ async function main(): Promise<void> {
  */
 async function superviseStack(config: Config, logger: Logger): Promise<void> {
   linkEmbeddedGateway(config)
+  // The gateway's wallet key, made at the first start on the simulated network; the deal service
+  // learns its address so that the gateway's deals are the default tenant's.
+  const clientAddress = walletSigner(config)?.address
   const account = { GATEWAY_USER: config.gateway.user!, GATEWAY_PASSWORD: config.gateway.password! }
   // A restarted part keeps the port it announced, so the other parts' links stay valid.
   const samePort = (name: string, ready: ReadonlyMap<string, PartReady>): Record<string, string> => {
@@ -141,7 +146,12 @@ async function superviseStack(config: Config, logger: Logger): Promise<void> {
         env: (ready) => {
           // A restarted service serves the simulated chain's RPC where the gateway already reads it.
           const rpcUrl = ready.get('service')?.rpcUrl
-          return { ...samePort('service', ready), ...(typeof rpcUrl === 'string' ? { SIMNET_RPC_PORT: new URL(rpcUrl).port } : {}), LOG_FORMAT: 'json' }
+          return {
+            ...samePort('service', ready),
+            ...(typeof rpcUrl === 'string' ? { SIMNET_RPC_PORT: new URL(rpcUrl).port } : {}),
+            ...(clientAddress ? { DEAL_CLIENT_ADDRESS: clientAddress } : {}),
+            LOG_FORMAT: 'json',
+          }
         },
       },
       {
@@ -149,7 +159,6 @@ async function superviseStack(config: Config, logger: Logger): Promise<void> {
         args: ['--role', 'gateway'],
         env: (ready) => {
           const service = ready.get('service')!
-          const clientAddress = config.gateway.clientAddress ?? service.clientAddress
           return {
             ...account,
             ...samePort('gateway', ready),
@@ -157,7 +166,6 @@ async function superviseStack(config: Config, logger: Logger): Promise<void> {
             SERVICE_URL: config.gateway.serviceUrl ?? service.url,
             // The key the deal service created at its first start (or API_KEY), read once it exists.
             SERVICE_API_KEY: config.gateway.serviceApiKey ?? config.service.apiKey ?? readFileSync(join(config.service.dataDir, 'api-key'), 'utf8').trim(),
-            ...(typeof clientAddress === 'string' ? { DEAL_CLIENT_ADDRESS: clientAddress } : {}),
             ...(typeof service.rpcUrl === 'string' ? { SIMNET_RPC_URL: service.rpcUrl } : {}),
           }
         },
@@ -226,12 +234,6 @@ function linkEmbeddedGateway(config: Config): void {
   config.bridge.gatewayPassword = g.password
 }
 
-interface SimParts {
-  simnet: Simnet
-  providers: SimulatedProviders
-  port: StorageProviderPort
-}
-
 const simChainFile = (config: Config) => join(config.dataDir, 'simnet', 'chain.sqlite')
 
 /** The embedded simulated chain, in `<DATA_DIR>/simnet/chain.sqlite`, shared by every process that opens it. */
@@ -252,19 +254,45 @@ function savedSimnetClock(config: Config): NetworkClock | undefined {
 }
 
 /**
- * The simulated storage providers the gateway deals with (their bytes under
- * `<DATA_DIR>/simnet/providers/`); the chain read through the Lotus adapter
- * at SIMNET_RPC_URL when npm start gives one, as on a real network.
+ * The wallet key that signs the gateway's deals (WALLET, else the default key
+ * of `<DATA_DIR>/wallet`). On the simulated network one is made at the first
+ * start; on a real one the operator brings it (`npm run wallet`).
  */
-function simulatedProviders(config: Config, simnet: Simnet): SimParts {
-  const providers = createSimulatedProviders({ simnet, dir: join(config.dataDir, 'simnet', 'providers') })
-  const rpcUrl = config.gateway.simnetRpcUrl
-  const chain = rpcUrl ? createLotusNetwork({ url: rpcUrl, clock: simnet.clock, timeoutMs: 10_000 }) : simnet
-  return { simnet, providers, port: simnetProviderPort(simnet, providers, chain) }
+function walletSigner(config: Config) {
+  const simulated = !config.service.lotusUrl && !config.gateway.lotusUrl
+  const keystore = openKeystore(join(config.dataDir, 'wallet'), addressNetworkOf(config.service.network))
+  if (keystore.list().length === 0) {
+    if (!simulated) return undefined
+    keystore.create()
+  }
+  return keystore.signer(config.gateway.wallet)
 }
 
-async function runGateway(config: Config, logger: Logger, sim?: SimParts): Promise<Part> {
-  const gateway = createGateway(config.gateway, { logger, providers: sim?.port })
+/**
+ * How the gateway reaches the network: the chain through Lotus JSON-RPC (the
+ * simulated chain's, SIMNET_RPC_URL, or LOTUS_URL) and providers through the
+ * Boost protocols, signing with its wallet key. Undefined (no deals) without
+ * a chain or a key, which the log says.
+ */
+async function networkAccess(config: Config, logger: Logger): Promise<{ port: StorageProviderPort; client: ProviderClient; clientAddress: string } | undefined> {
+  const g = config.gateway
+  const url = g.simnetRpcUrl ?? g.lotusUrl
+  if (!url) return undefined
+  const signer = walletSigner(config)
+  if (!signer) {
+    logger.error('no wallet key: deals are off until one is made or imported (npm run wallet -- new | import)')
+    return undefined
+  }
+  const clock = g.simnetRpcUrl ? savedSimnetClock(config)! : networkClock(config.service.network)
+  const chain = createLotusNetwork({ url, token: g.simnetRpcUrl ? undefined : g.lotusToken, clock, timeoutMs: 10_000 })
+  const client = await createProviderClient({ directory: chainDirectory(chain), signer, network: addressNetworkOf(config.service.network) })
+  logger.info({ clientAddress: signer.address, chain: url }, 'deals are signed by the wallet key')
+  return { port: boostProviderPort({ chain, client }), client, clientAddress: signer.address }
+}
+
+async function runGateway(config: Config, logger: Logger): Promise<Part> {
+  const access = await networkAccess(config, logger)
+  const gateway = createGateway({ ...config.gateway, clientAddress: access?.clientAddress }, { logger, providers: access?.port })
   const server = await startServer(gateway.app, config.gateway.port, config.gateway.host, { idleTimeoutMs: config.idleTimeoutMs })
   gateway.startDeals(server.url)
   logger.info({ url: server.url, dataDir: config.gateway.dataDir, deals: gateway.deals !== undefined, chain: config.gateway.simnetRpcUrl }, 'gateway listening (WebDAV and POST /file-info)')
@@ -272,22 +300,45 @@ async function runGateway(config: Config, logger: Logger, sim?: SimParts): Promi
     name: 'gateway',
     server,
     async close() {
-      await sim?.providers.close()
       await gateway.close()
-      await sim?.simnet.close()
+      await access?.client.close()
     },
   }
 }
 
 /**
- * The deal service, and beside it the simulated chain served as Lotus
- * JSON-RPC (SIMNET_RPC_PORT), which the gateway and any Lotus client read.
+ * The simulated network on loopback: its chain served as Lotus JSON-RPC
+ * (SIMNET_RPC_PORT), its storage providers as libp2p hosts with HTTP
+ * retrieval, their bytes under `<DATA_DIR>/simnet/providers/`.
  */
+async function startSimulatedNetwork(config: Config, logger: Logger, simnet: Simnet) {
+  const rpc = await startServer(simnetRpcListener(simnet), config.service.simnetRpcPort ?? 1234, config.service.host, { idleTimeoutMs: config.idleTimeoutMs })
+  const providers = createSimulatedProviders({ simnet, dir: join(config.dataDir, 'simnet', 'providers') })
+  let hosts: ProviderHosts
+  try {
+    hosts = await startProviderHosts({ simnet, providers, seed: config.service.simnetSeed, host: config.service.host })
+  } catch (err) {
+    await rpc.close()
+    throw err
+  }
+  const rpcUrl = `${rpc.url}${SIMNET_RPC_PATH}`
+  logger.info({ url: rpcUrl, providers: hosts.endpoints.size }, 'simulated network: chain serving Lotus JSON-RPC, providers as libp2p hosts on loopback')
+  return {
+    rpcUrl,
+    async close() {
+      await providers.close()
+      await hosts.close()
+      await rpc.close()
+      await simnet.close()
+    },
+  }
+}
+
+/** The deal service, and beside it the simulated network when no real chain is configured. */
 async function runService(config: Config, logger: Logger, simnet?: Simnet): Promise<Part & { service: DealService; rpcUrl?: string }> {
-  // The chain's RPC first: the service reads the chain through it from its first query on.
-  const rpc = simnet && (await startServer(simnetRpcListener(simnet), config.service.simnetRpcPort ?? 1234, config.service.host, { idleTimeoutMs: config.idleTimeoutMs }))
-  const rpcUrl = rpc && `${rpc.url}${SIMNET_RPC_PATH}`
-  if (rpcUrl) logger.info({ url: rpcUrl }, 'simulated chain serving Lotus JSON-RPC')
+  // The network first: the service reads the chain through its RPC from its first query on.
+  const network = simnet && (await startSimulatedNetwork(config, logger, simnet))
+  const rpcUrl = network?.rpcUrl
   const service = await createDealService(config.service, { logger, network: simnet && rpcUrl ? simnetOverRpc(simnet, rpcUrl) : undefined })
   if (service.createdApiKey) {
     // Shown once; only its hash is stored (the file beside it is mode 0600).
@@ -302,8 +353,7 @@ async function runService(config: Config, logger: Logger, simnet?: Simnet): Prom
     rpcUrl,
     async close() {
       await service.close()
-      await rpc?.close()
-      await simnet?.close()
+      await network?.close()
     },
   }
 }

@@ -46,6 +46,8 @@ export interface MinerInfo {
   owner: string
   worker: string
   peerId: string | null
+  /** Where its libp2p peer listens, as multiaddr strings (StateMinerInfo's Multiaddrs, base64 bytes on the wire). */
+  multiaddrs: string[]
   sectorSize: number
 }
 

@@ -4,7 +4,7 @@ import { join } from 'node:path'
 import { createNetwork } from '../network/index.ts'
 import type { Simnet } from '../network/simnet/index.ts'
 import type { NetworkPort } from '../network/types.ts'
-import { addressNetworkOf, formatAddress } from '../shared/address.ts'
+import { addressNetworkOf, formatAddress, parseAddress } from '../shared/address.ts'
 import type { ServiceConfig } from '../shared/config.ts'
 import { openDatabase, type Db } from '../shared/db.ts'
 import type { Logger } from '../shared/logger.ts'
@@ -134,6 +134,10 @@ async function bootstrapTenant(config: ServiceConfig, tenants: TenantStore, netw
       const payload = createHash('sha256').update(`client:${config.simnetSeed}`).digest().subarray(0, 20)
       tenants.addClientAddress(tenant.id, formatAddress('mainnet', 1, payload))
     }
+  }
+  // The gateway's wallet address (npm start passes it): its deals are the tenant's.
+  if (config.clientAddress && parseAddress(config.clientAddress).ok && !tenants.get(tenant.id)!.clientAddresses.includes(config.clientAddress)) {
+    tenants.addClientAddress(tenant.id, config.clientAddress)
   }
   // Without API_KEY the tenant's key is a generated one kept in the data dir (made on
   // the first start without API_KEY), which the embedded gateway reads. Only a

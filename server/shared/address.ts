@@ -114,6 +114,26 @@ export function addressBytes(address: FilecoinAddress): Uint8Array {
   return concat(Uint8Array.of(address.protocol), address.payload)
 }
 
+/** The string of an address read from the chain's CBOR (protocol byte ‖ payload); null when the bytes are not one. */
+export function addressFromBytes(bytes: Uint8Array, network: AddressNetwork): string | null {
+  const protocol = bytes[0]
+  const payload = bytes.subarray(1)
+  const prefix = network === 'mainnet' ? 'f' : 't'
+  if (protocol === 0) {
+    let id = 0n
+    let shift = 0n
+    for (const [i, byte] of payload.entries()) {
+      id |= BigInt(byte & 0x7f) << shift
+      shift += 7n
+      if (!(byte & 0x80)) return i === payload.length - 1 && id <= MAX_ID ? `${prefix}0${id}` : null
+    }
+    return null
+  }
+  if ((protocol === 1 || protocol === 2) && payload.length === 20) return formatAddress(network, protocol, payload)
+  if (protocol === 3 && payload.length === 48) return formatAddress(network, protocol, payload)
+  return null
+}
+
 function ok(address: FilecoinAddress): AddressParseResult {
   return { ok: true, address }
 }

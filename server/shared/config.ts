@@ -47,6 +47,8 @@ const EnvSchema = z.object({
   SERVICE_API_KEY: z.string().min(1).max(200).optional(),
   GATEWAY_PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
   DEAL_CLIENT_ADDRESS: z.string().min(3).max(200).optional(),
+  /** Which wallet key (address) signs deals; the wallet's default key when unset. */
+  WALLET: z.string().min(3).max(200).optional(),
   DEAL_DURATION_DAYS: z.coerce.number().int().min(180).max(1278).default(540),
   DEAL_PRICE: z.string().regex(/^(0|[1-9][0-9]{0,30})$/, 'attofil per GiB per epoch, a whole number').default('0'),
   DEAL_VERIFIED: z.enum(['true', 'false', '1', '0']).default('true'),
@@ -121,8 +123,13 @@ export interface GatewayConfig {
   publicUrl?: string
   /** The simulated chain's Lotus JSON-RPC, read through the one chain adapter; unset: the simulated chain in this process. */
   simnetRpcUrl?: string
-  /** The client (wallet) address of proposals; `--role all` uses the default tenant's. */
+  /** The client address the deal service knows the gateway's deals by: its wallet key's (`--role all` passes it). */
   clientAddress?: string
+  /** The wallet key that signs proposals (WALLET); the default key of `<DATA_DIR>/wallet` when unset. */
+  wallet?: string
+  /** A real network's Lotus JSON-RPC (LOTUS_URL), read for the chain when no simulated chain is given. */
+  lotusUrl?: string
+  lotusToken?: string
   /** Deal terms and pace; unset (older callers): the defaults above. */
   deals?: {
     durationDays: number
@@ -154,6 +161,8 @@ export interface ServiceConfig {
   simnetSeed: string
   /** Port of the simulated chain's Lotus JSON-RPC, served beside the deal service by `npm start`. */
   simnetRpcPort?: number
+  /** A client address the default tenant gets at bootstrap (DEAL_CLIENT_ADDRESS: the gateway's wallet key under `npm start`). */
+  clientAddress?: string
   /** How many simulated seconds pass per real second (demos). */
   simnetSpeed: number
   /** Set: read the chain from this Lotus/Forest JSON-RPC endpoint instead of the simulated network. */
@@ -243,6 +252,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       publicUrl: e.GATEWAY_PUBLIC_URL?.replace(/\/+$/, ''),
       simnetRpcUrl: e.SIMNET_RPC_URL,
       clientAddress: e.DEAL_CLIENT_ADDRESS,
+      wallet: e.WALLET,
+      lotusUrl: e.LOTUS_URL?.replace(/\/+$/, ''),
+      lotusToken: e.LOTUS_TOKEN,
       deals: {
         durationDays: e.DEAL_DURATION_DAYS,
         price: e.DEAL_PRICE,
@@ -265,6 +277,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       apiKey: e.API_KEY,
       simnetSeed: e.SIMNET_SEED,
       simnetRpcPort: e.SIMNET_RPC_PORT,
+      clientAddress: e.DEAL_CLIENT_ADDRESS,
       simnetSpeed: e.SIMNET_SPEED,
       lotusUrl: e.LOTUS_URL?.replace(/\/+$/, ''),
       lotusToken: e.LOTUS_TOKEN,

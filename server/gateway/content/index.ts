@@ -94,6 +94,15 @@ export function createContentStore(options: ContentStoreOptions): ContentStore {
     // A group held for repair is in `reload` with its CAR rebuilt on disk.
     carFile: (id) => (['ready_for_deals', 'reload'].includes(repo.group(id)?.state ?? '') ? files.carPath(id) : undefined),
     sampleBlock: (id) => repo.sampleBlock(id),
+    carRoot(id) {
+      // As the CAR's header has it (group-car.ts): the files rooted here, else the first block.
+      const root = repo.groupRoots(id)[0]
+      if (root) return root
+      const blocks = repo.groupBlocks(id)
+      const first = blocks.next().value
+      blocks.return?.()
+      return first?.cid
+    },
     async offload(id) {
       await recovered
       return local.offload(id)

@@ -65,6 +65,8 @@ export interface ContentStore {
   carFile(id: number): string | undefined
   /** A random block CID of the group, for retrieval checks. */
   sampleBlock(id: number): string | undefined
+  /** The first root of the group's CAR: the deal's data root (Boost's DealDataRoot). */
+  carRoot(id: number): string | undefined
   /**
    * ready_for_deals → offloaded: removes the group's CAR and block file. False
    * (nothing done) while a read holds the group.

@@ -259,7 +259,7 @@ export function createDealEngine(o: DealEngineOptions) {
       ProviderCollateral: '0',
       ClientCollateral: '0',
     }
-    const transfer = { url: `${o.publicUrl()}${TRANSFER_PATH}/${deal.id}`, headers: { Authorization: `Bearer ${token}` }, size: g.carSize! }
+    const transfer = { dataRoot: content.carRoot(g.id)!, url: `${o.publicUrl()}${TRANSFER_PATH}/${deal.id}`, headers: { Authorization: `Bearer ${token}` }, size: g.carSize! }
     try {
       const answer = await withTimeout((signal) => providers.propose(proposal, transfer, { signal }))
       if (answer.accepted) {
@@ -396,7 +396,7 @@ export function createDealEngine(o: DealEngineOptions) {
           return active.map((d) => ({
             provider: d.provider,
             // Shutdown aborts reloads too, so that it never waits out a slow provider.
-            fetch: () => providers.retrievePiece(d.provider, d.pieceCid, { signal: AbortSignal.any([AbortSignal.timeout(o.reloadTimeoutMs), stopping.signal]) }),
+            fetch: () => providers.retrievePiece(d.provider, d.pieceCid, group.carSize!, { signal: AbortSignal.any([AbortSignal.timeout(o.reloadTimeoutMs), stopping.signal]) }),
           }))
         },
       }

@@ -3,8 +3,9 @@ import type { DealProposal } from '../../network/types.ts'
 
 /**
  * How the gateway reaches storage providers and the chain they publish on.
- * The simulated network implements it (simnet-provider-port.ts); a real
- * Boost/Lotus adapter would implement the same calls (not built).
+ * One implementation (boost-provider-port.ts): Lotus JSON-RPC for the chain,
+ * the Boost protocols over libp2p and HTTP for providers, on the simulated
+ * network and on a real one alike.
  */
 export interface StorageProviderPort {
   /** Wall-clock seconds per epoch of the chain the providers publish on: 30, less on a sped-up simulated network. */
@@ -20,8 +21,8 @@ export interface StorageProviderPort {
   dealOnChain(dealId: number, head: number): Promise<OnChainDealState | null>
   /** One block of a stored piece (the retrieval check); throws when the provider cannot serve it. */
   retrieveBlock(provider: string, pieceCid: string, blockCid: string, options?: PortOptions): Promise<Uint8Array>
-  /** The whole piece (CAR bytes), to reload offloaded data. */
-  retrievePiece(provider: string, pieceCid: string, options?: PortOptions): AsyncIterable<Uint8Array>
+  /** The whole piece's data, cut at `carSize` (a provider serves it padded with zeros), to reload offloaded data. */
+  retrievePiece(provider: string, pieceCid: string, carSize: number, options?: PortOptions): AsyncIterable<Uint8Array>
 }
 
 export interface PortOptions {
@@ -35,6 +36,8 @@ export interface StorageAsk {
 }
 
 export interface CarTransfer {
+  /** The CAR's root: the deal's data root. */
+  dataRoot: string
   url: string
   headers: Record<string, string>
   size: number

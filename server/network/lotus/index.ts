@@ -1,3 +1,4 @@
+import { multiaddr } from '@multiformats/multiaddr'
 import { parseAddress } from '../../shared/address.ts'
 import { epochToTimestamp, type NetworkClock } from '../../shared/epochs.ts'
 import type { DealProposal, MarketDeal, MinerInfo, NetworkPort } from '../types.ts'
@@ -61,9 +62,9 @@ export function createLotusNetwork(options: LotusOptions): NetworkPort {
       const id = await lookupId(address)
       if (!id) return null
       const info = await orNull(
-        call<{ Owner: string; Worker: string; PeerId: string | null; SectorSize: number }>('Filecoin.StateMinerInfo', [id, null]),
+        call<{ Owner: string; Worker: string; PeerId: string | null; Multiaddrs: string[] | null; SectorSize: number }>('Filecoin.StateMinerInfo', [id, null]),
       )
-      return info && { id, owner: info.Owner, worker: info.Worker, peerId: info.PeerId ?? null, sectorSize: info.SectorSize }
+      return info && { id, owner: info.Owner, worker: info.Worker, peerId: info.PeerId ?? null, multiaddrs: multiaddrsOf(info.Multiaddrs), sectorSize: info.SectorSize }
     },
     async getDeal(dealId) {
       const d = await orNull(call<LotusMarketDeal>('Filecoin.StateMarketStorageDeal', [dealId, null]))
@@ -94,4 +95,15 @@ export function createLotusNetwork(options: LotusOptions): NetworkPort {
 export async function lotusNetworkParams(call: JsonRpcCall): Promise<{ networkName: string; blockDelaySecs: number }> {
   const p = await call<{ NetworkName: string; BlockDelaySecs: number }>('Filecoin.StateGetNetworkParams', [])
   return { networkName: p.NetworkName, blockDelaySecs: p.BlockDelaySecs }
+}
+
+/** StateMinerInfo's Multiaddrs: base64 of multiaddr bytes; ones that do not parse are left out. */
+function multiaddrsOf(encoded: string[] | null): string[] {
+  return (encoded ?? []).flatMap((b64) => {
+    try {
+      return [multiaddr(Buffer.from(b64, 'base64')).toString()]
+    } catch {
+      return []
+    }
+  })
 }

@@ -41,6 +41,8 @@ export interface Simnet extends NetworkPort {
   sealingFailsAt(dealId: number): number | null
   /** Every deal on the simulated chain at the head, in deal id order (what Lotus's StateMarketDeals lists). */
   marketDeals(): MarketDeal[]
+  /** Publishes where a provider's libp2p peer listens (its miner info), as a provider does with `lotus-miner actor set-addrs`. */
+  publishPeer(providerId: string, peer: { peerId: string; multiaddrs: string[] } | null): void
 }
 
 interface SimDeal {
@@ -132,6 +134,8 @@ export function createSimnet(options: SimnetOptions): Simnet {
     return { ...p.terms, busy }
   }
 
+  const peers = new Map<string, { peerId: string; multiaddrs: string[] }>()
+
   const lookupIdSync = (address: string): string | null => {
     const parsed = parseAddress(address)
     if (!parsed.ok) return null
@@ -165,7 +169,12 @@ export function createSimnet(options: SimnetOptions): Simnet {
       const id = lookupIdSync(address)
       const p = id ? byId.get(id) : undefined
       if (!p) return null
-      return { id: p.id, owner: p.id, worker: p.id, peerId: null, sectorSize: 32 * 1024 ** 3 }
+      const peer = peers.get(p.id)
+      return { id: p.id, owner: p.id, worker: p.id, peerId: peer?.peerId ?? null, multiaddrs: peer?.multiaddrs ?? [], sectorSize: 32 * 1024 ** 3 }
+    },
+    publishPeer(providerId, peer) {
+      if (peer) peers.set(providerId, peer)
+      else peers.delete(providerId)
     },
     async getDeal(dealId) {
       catchUp()

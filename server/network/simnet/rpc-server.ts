@@ -1,3 +1,4 @@
+import { multiaddr } from '@multiformats/multiaddr'
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
 import * as dagCbor from '@ipld/dag-cbor'
 import { parseAddress } from '../../shared/address.ts'
@@ -55,7 +56,7 @@ export function simnetRpcListener(simnet: Simnet): RequestListener {
       if (!info) throw new RpcError(LOTUS_ERROR, `failed to load miner actor: actor not found (${a})`)
       return {
         Owner: info.owner, Worker: info.worker, NewWorker: '<empty>', ControlAddresses: [], WorkerChangeEpoch: -1,
-        PeerId: info.peerId, Multiaddrs: null, WindowPoStProofType: 8, SectorSize: info.sectorSize,
+        PeerId: info.peerId, Multiaddrs: info.multiaddrs.length > 0 ? info.multiaddrs.map((m) => Buffer.from(multiaddr(m).bytes).toString('base64')) : null, WindowPoStProofType: 8, SectorSize: info.sectorSize,
         WindowPoStPartitionSectors: 2349, ConsensusFaultElapsed: -1, Beneficiary: info.owner,
       }
     },

@@ -1,7 +1,7 @@
 import { CarIndexer } from '@ipld/car/indexer'
 import { randomUUID } from 'node:crypto'
 import { createReadStream } from 'node:fs'
-import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises'
+import { mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
 import { createPieceHasher, padPieceCid } from '../../shared/piece.ts'
 import type { DealProposal } from '../types.ts'
@@ -43,12 +43,15 @@ export interface SimRequestOptions {
  * `<dir>/<providerId>/` and serve them back (whole piece or one block).
  */
 export interface SimulatedProviders {
-  propose(proposal: DealProposal, transfer: SimTransfer, options?: SimRequestOptions): Promise<SimProposalResult>
+  /** `proposalId`: the client's deal UUID (Boost's DealParams.DealUUID); a new one when not given. */
+  propose(proposal: DealProposal, transfer: SimTransfer, options?: SimRequestOptions & { proposalId?: string }): Promise<SimProposalResult>
   proposalState(providerId: string, proposalId: string): SimProposalState
   /** The stored piece (CAR bytes). Throws SimRetrievalError when the provider does not have it. */
   retrievePiece(providerId: string, pieceCid: string, options?: SimRequestOptions): AsyncIterable<Uint8Array>
   /** One block of a stored piece, as a trustless gateway would serve `?format=raw`. */
   retrieveBlock(providerId: string, pieceCid: string, blockCid: string, options?: SimRequestOptions): Promise<Uint8Array>
+  /** The piece holding a block, as a provider's index answers `/ipfs/<cid>`; null when none of its pieces has it. */
+  pieceOfBlock(providerId: string, blockCid: string): Promise<string | null>
   setFault(providerId: string, fault: ProviderFault | null): void
   /** Aborts running transfers. */
   close(): Promise<void>
@@ -164,7 +167,8 @@ export function createSimulatedProviders(options: SimProvidersOptions): Simulate
       if (!terms.transferTypes.includes('http')) return { accepted: false, reason: 'UNSUPPORTED_TRANSFER_PROTOCOL' }
       if (proposal.PieceSize < terms.minPieceSize || proposal.PieceSize > terms.maxPieceSize) return { accepted: false, reason: 'PIECE_SIZE_NOT_ACCEPTED' }
       if (proposal.StartEpoch <= simnet.headEpoch()) return { accepted: false, reason: 'START_EPOCH_TOO_EARLY' }
-      const proposalId = randomUUID()
+      const proposalId = opts.proposalId ?? randomUUID()
+      if (proposals.has(proposalId)) return { accepted: false, reason: 'DEAL_UUID_ALREADY_USED' }
       proposals.set(proposalId, { state: 'transferring' })
       void transferAndPublish(proposalId, proposal, transfer)
       return { accepted: true, proposalId }
@@ -201,6 +205,15 @@ export function createSimulatedProviders(options: SimProvidersOptions): Simulate
       } finally {
         await fh.close()
       }
+    },
+    async pieceOfBlock(providerId, blockCid) {
+      const names = await readdir(pieceDir(providerId)).catch(() => [] as string[])
+      for (const name of names) {
+        if (!name.endsWith('.index.json')) continue
+        const pieceCid = name.slice(0, -'.index.json'.length)
+        if ((await readIndex(providerId, pieceCid).catch(() => ({}) as BlockIndex))[blockCid]) return pieceCid
+      }
+      return null
     },
     setFault(providerId, fault) {
       if (fault) faults.set(providerId, fault)

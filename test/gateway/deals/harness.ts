@@ -3,7 +3,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pino } from 'pino'
 import { createGateway, type Gateway } from '../../../server/gateway/index.ts'
-import { createDealServiceClient, simnetProviderPort, type DealServiceClient } from '../../../server/gateway/deals/index.ts'
+import { boostProviderPort, createDealServiceClient, type DealServiceClient } from '../../../server/gateway/deals/index.ts'
+import { chainDirectory, createProviderClient, type ProviderClient } from '../../../server/network/boost/client.ts'
+import { startProviderHosts, type ProviderHosts } from '../../../server/network/simnet/provider-hosts.ts'
+import { createSigner, newPrivateKey } from '../../../server/network/wallet/keys.ts'
 import { createSimnet, type Simnet } from '../../../server/network/simnet/index.ts'
 import { createSimulatedProviders, type SimulatedProviders } from '../../../server/network/simnet/sim-providers.ts'
 import { createDealService, type DealService } from '../../../server/service/index.ts'
@@ -21,6 +24,8 @@ export interface DealStack {
   clock: { now: number }
   simnet: Simnet
   sim: SimulatedProviders
+  hosts: ProviderHosts
+  providerClient: ProviderClient
   service: DealService
   serviceServer: RunningServer
   gateway: Gateway
@@ -70,7 +75,13 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
     { logger: silent, network: simnet, now, background: false, demoDeals: 0 },
   )
   const serviceServer = await startServer(service.app, 0, '127.0.0.1')
-  const clientAddress = service.tenants.byName('default')!.clientAddresses[0]
+  // The gateway's wallet key, registered with the tenant as its client address.
+  const signer = createSigner(newPrivateKey(), 'mainnet')
+  const clientAddress = signer.address
+  service.tenants.addClientAddress(service.tenants.byName('default')!.id, clientAddress)
+  // Providers as libp2p hosts and HTTP servers on loopback; the gateway reaches them as it would real ones.
+  const hosts = await startProviderHosts({ simnet, providers: sim, seed: o.seed ?? 'deal-engine-tests' })
+  const providerClient = await createProviderClient({ directory: chainDirectory(simnet), signer, network: 'mainnet' })
 
   let db: Db
   let gateway: Gateway
@@ -84,7 +95,7 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
         serviceUrl: serviceServer.url, serviceApiKey: API_KEY, clientAddress,
         deals: { durationDays: 540, price: o.price ?? '0', verified: true, startOffsetEpochs: 5760, copies: o.copies ?? 2, tickSeconds: 3600, retrievalCheckSeconds: (o.retrievalCheckMs ?? 3_600_000) / 1000, renewBeforeDays: o.renewBeforeDays, repairHoldDays: o.repairHoldDays },
       },
-      { logger: silent, db, providers: simnetProviderPort(simnet, sim), service: o.service ? o.service(client) : client, now, dealTimeouts: { callMs: 300, reloadMs: 2000 } },
+      { logger: silent, db, providers: boostProviderPort({ chain: simnet, client: providerClient }), service: o.service ? o.service(client) : client, now, dealTimeouts: { callMs: 1000, reloadMs: 3000 } },
     )
     gatewayServer = await startServer(gateway.app, 0, '127.0.0.1')
     // Ticks are driven by the test: set the transfer URL without starting the timer.
@@ -97,6 +108,8 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
     clock,
     simnet,
     sim,
+    hosts,
+    providerClient,
     service,
     serviceServer,
     get gateway() {
@@ -137,6 +150,8 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
     },
     async close() {
       await sim.close()
+      await providerClient.close()
+      await hosts.close()
       await gatewayServer.close()
       await gateway.close()
       db.close()

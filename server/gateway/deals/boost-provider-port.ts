@@ -1,0 +1,93 @@
+import { randomUUID } from 'node:crypto'
+import type { ProviderClient } from '../../network/boost/client.ts'
+import { dealStatus } from '../../network/deal-status.ts'
+import type { NetworkPort } from '../../network/types.ts'
+import type { ProposalState, StorageProviderPort } from './provider-port.ts'
+
+/** A block is at most 2 MiB in any CAR we write or read back (UnixFS chunks are 1 MiB). */
+const MAX_BLOCK_BYTES = 2 * 1024 * 1024
+const DEFAULT_CALL_MS = 30_000
+
+/**
+ * The provider port as a Boost client: the chain through the Lotus JSON-RPC
+ * adapter, providers through the storage market protocols over libp2p
+ * (proposals, status) and their HTTP retrieval endpoint (retrieval checks,
+ * reloads). Nothing here knows whether the network is simulated.
+ */
+export function boostProviderPort(o: { chain: NetworkPort; client: ProviderClient; fetch?: typeof fetch }): StorageProviderPort {
+  const { chain, client } = o
+  const doFetch = o.fetch ?? fetch
+  const signalOf = (options?: { signal?: AbortSignal }) => options?.signal ?? AbortSignal.timeout(DEFAULT_CALL_MS)
+
+  async function get(provider: string, path: string, accept: string, signal: AbortSignal): Promise<Response> {
+    const base = await client.retrievalUrl(provider, signal)
+    if (!base) throw new Error(`provider ${provider} serves no HTTP retrieval`)
+    const res = await doFetch(`${base}${path}`, { headers: { Accept: accept }, signal })
+    if (res.status !== 200 || !res.body) {
+      await res.body?.cancel()
+      throw new Error(`provider ${provider} answered ${res.status} for ${path}`)
+    }
+    return res
+  }
+
+  return {
+    epochSeconds: chain.clock.epochSeconds,
+    chainHead: async () => (await chain.chainHead()).epoch,
+    async ask(provider, options) {
+      const ask = await client.ask(provider, signalOf(options))
+      return ask && { minPieceSize: ask.minPieceSize, maxPieceSize: ask.maxPieceSize }
+    },
+    async propose(proposal, transfer, options) {
+      const dealUuid = randomUUID()
+      const answer = await client.propose(
+        {
+          dealUuid,
+          proposal,
+          dataRoot: transfer.dataRoot,
+          transfer: { url: transfer.url, headers: transfer.headers, size: transfer.size, clientId: dealUuid },
+          removeUnsealedCopy: false,
+          skipIpniAnnounce: false,
+        },
+        signalOf(options),
+      )
+      return answer.accepted ? { accepted: true, proposalId: dealUuid } : { accepted: false, reason: answer.message || 'REJECTED' }
+    },
+    async proposalState(provider, dealUuid, options): Promise<ProposalState> {
+      const answer = await client.status(provider, dealUuid, signalOf(options))
+      const s = answer.status
+      if (!s) return { state: 'unknown' }
+      if (s.error) return { state: 'failed', reason: s.error }
+      if (s.chainDealId > 0) return { state: 'published', dealId: s.chainDealId }
+      return { state: 'transferring' }
+    },
+    async dealOnChain(dealId, head) {
+      const deal = await chain.getDeal(dealId)
+      return deal ? dealStatus(deal, head) : null
+    },
+    async retrieveBlock(provider, _pieceCid, blockCid, options) {
+      const res = await get(provider, `/ipfs/${blockCid}`, 'application/vnd.ipld.raw', signalOf(options))
+      const chunks: Uint8Array[] = []
+      let size = 0
+      for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+        size += chunk.length
+        if (size > MAX_BLOCK_BYTES) throw new Error(`provider ${provider} sent more than a block for ${blockCid}`)
+        chunks.push(chunk)
+      }
+      return new Uint8Array(Buffer.concat(chunks))
+    },
+    retrievePiece(provider, pieceCid, carSize, options) {
+      return (async function* () {
+        const res = await get(provider, `/piece/${pieceCid}`, 'application/octet-stream', signalOf(options))
+        // The unsealed piece ends in zero padding: the CAR is its first carSize bytes.
+        let left = carSize
+        for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+          if (left <= 0) break
+          const take = chunk.length <= left ? chunk : chunk.subarray(0, left)
+          left -= take.length
+          yield take
+        }
+        if (left > 0) throw new Error(`provider ${provider} ended piece ${pieceCid} early`)
+      })()
+    },
+  }
+}

@@ -1,0 +1,124 @@
+import { noise } from '@chainsafe/libp2p-noise'
+import { yamux } from '@chainsafe/libp2p-yamux'
+import { generateKeyPairFromSeed } from '@libp2p/crypto/keys'
+import type { Stream } from '@libp2p/interface'
+import { mplex } from '@libp2p/mplex'
+import { tcp } from '@libp2p/tcp'
+import * as dagCbor from '@ipld/dag-cbor'
+import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
+import { decodeFirst } from 'cborg'
+import { createLibp2p, type Libp2p, type Libp2pOptions } from 'libp2p'
+import { WireError } from './wire.ts'
+
+/**
+ * libp2p as Boost and Curio speak it: TCP, noise, yamux or mplex; one CBOR
+ * message each way per stream (go-cbor-util's WriteCborRPC/ReadCborRPC, no
+ * length prefix), the answering side closing the stream after its reply.
+ */
+
+/** A message is a few kilobytes; a peer sending more is not speaking the protocol. */
+const MAX_MESSAGE_BYTES = 1024 * 1024
+const SERVE_READ_TIMEOUT_MS = 30_000
+
+export type { Libp2p }
+
+/** A libp2p node; `identitySeed` (32 bytes) gives it a stable Ed25519 peer id, else a new one. */
+export async function createHost(options: { identitySeed?: Uint8Array; listen?: string[] } = {}): Promise<Libp2p> {
+  // @libp2p/crypto is typed against a newer @libp2p/interface than libp2p 2 uses; the key is the same object.
+  const privateKey = options.identitySeed && ((await generateKeyPairFromSeed('Ed25519', options.identitySeed)) as unknown as Libp2pOptions['privateKey'])
+  return createLibp2p({
+    ...(privateKey ? { privateKey } : {}),
+    addresses: { listen: options.listen ?? [] },
+    transports: [tcp()],
+    connectionEncrypters: [noise()],
+    streamMuxers: [yamux(), mplex()],
+  })
+}
+
+/** A provider as the chain publishes it (StateMinerInfo's PeerId and Multiaddrs). */
+export interface PeerAddress {
+  peerId: string
+  multiaddrs: string[]
+}
+
+/** Opens a stream to the peer on the first of `protocols` it speaks, sends `message`, reads its one reply. */
+export async function request(
+  node: Libp2p,
+  peer: PeerAddress,
+  protocols: readonly string[],
+  message: Uint8Array,
+  signal: AbortSignal,
+): Promise<{ protocol: string; reply: unknown }> {
+  const targets: Multiaddr[] = peer.multiaddrs.map((a) => {
+    const m = multiaddr(a)
+    return m.getPeerId() ? m : m.encapsulate(`/p2p/${peer.peerId}`)
+  })
+  if (targets.length === 0) throw new WireError(`provider peer ${peer.peerId} publishes no address`)
+  const stream = await node.dialProtocol(targets, [...protocols], { signal })
+  try {
+    await stream.sink([message])
+    return { protocol: stream.protocol ?? protocols[0], reply: await readMessage(stream, signal) }
+  } finally {
+    await stream.close().catch(() => stream.abort(new Error('closed')))
+  }
+}
+
+/** Serves `protocol`: reads one message, answers with what `answer` returns, closes the stream. */
+export async function serve(node: Libp2p, protocol: string, answer: (message: unknown, remotePeer: string) => Promise<Uint8Array | null>): Promise<void> {
+  await node.handle(protocol, async ({ stream, connection }) => {
+    const signal = AbortSignal.timeout(SERVE_READ_TIMEOUT_MS)
+    try {
+      const reply = await answer(await readMessage(stream, signal), connection.remotePeer.toString())
+      if (reply) await stream.sink([reply])
+      await stream.close()
+    } catch (err) {
+      stream.abort(err instanceof Error ? err : new Error(String(err)))
+    }
+  })
+}
+
+/** Serves a protocol whose answer needs no request (the transports query). */
+export async function serveAnswer(node: Libp2p, protocol: string, answer: () => Uint8Array): Promise<void> {
+  await node.handle(protocol, async ({ stream }) => {
+    try {
+      await stream.sink([answer()])
+      await stream.close()
+    } catch (err) {
+      stream.abort(err instanceof Error ? err : new Error(String(err)))
+    }
+  })
+}
+
+/** Reads until the stream holds one whole CBOR value (DAG-CBOR, tag 42 as CIDs). */
+export async function readMessage(stream: Stream, signal: AbortSignal): Promise<unknown> {
+  const onAbort = () => stream.abort(signal.reason instanceof Error ? signal.reason : new Error('aborted'))
+  if (signal.aborted) onAbort()
+  signal.addEventListener('abort', onAbort, { once: true })
+  let buffered = new Uint8Array(0)
+  try {
+    for await (const chunk of stream.source) {
+      const next = new Uint8Array(buffered.length + chunk.byteLength)
+      next.set(buffered, 0)
+      next.set(chunk.subarray(), buffered.length)
+      buffered = next
+      if (buffered.length > MAX_MESSAGE_BYTES) throw new WireError('message too large')
+      const decoded = tryDecode(buffered)
+      if (decoded !== INCOMPLETE) return decoded
+    }
+  } finally {
+    signal.removeEventListener('abort', onAbort)
+  }
+  if (signal.aborted) throw signal.reason
+  throw new WireError(buffered.length === 0 ? 'the peer closed the stream without answering' : 'the peer sent a truncated message')
+}
+
+const INCOMPLETE = Symbol('incomplete')
+
+function tryDecode(bytes: Uint8Array): unknown {
+  try {
+    return decodeFirst(bytes, dagCbor.decodeOptions)[0]
+  } catch (err) {
+    if (err instanceof Error && /unexpected end|not enough data/i.test(err.message)) return INCOMPLETE
+    throw new WireError(`not CBOR: ${err instanceof Error ? err.message : String(err)}`)
+  }
+}
