@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto'
 import type { ProviderClient } from '../../network/boost/client.ts'
 import { dealStatus } from '../../network/deal-status.ts'
 import type { NetworkPort } from '../../network/types.ts'
+import { chainCid } from '../../network/wallet/message.ts'
 import type { ProposalState, StorageProviderPort } from './provider-port.ts'
 
 /** A block is at most 2 MiB in any CAR we write or read back (UnixFS chunks are 1 MiB). */
@@ -50,7 +51,8 @@ export function boostProviderPort(o: { chain: NetworkPort; client: ProviderClien
         },
         signalOf(options),
       )
-      return answer.accepted ? { accepted: true, proposalId: dealUuid } : { accepted: false, reason: answer.message || 'REJECTED' }
+      const sent = { signedProposal: answer.signedProposal, proposalCid: chainCid(answer.signedProposal).toString() }
+      return answer.accepted ? { accepted: true, proposalId: dealUuid, ...sent } : { accepted: false, reason: answer.message || 'REJECTED', ...sent }
     },
     async proposalState(provider, dealUuid, options): Promise<ProposalState> {
       const answer = await client.status(provider, dealUuid, signalOf(options))

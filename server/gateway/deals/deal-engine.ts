@@ -199,7 +199,8 @@ export function createDealEngine(o: DealEngineOptions) {
       if (missing <= 0) continue
       // A provider with any live deal for this piece (even one about to end or failing checks) is not asked again.
       const busy = new Set(deals.liveOfGroup(g.id).map((d) => d.provider))
-      const proposedAt = (d: GroupDeal) => d.startEpoch - o.terms.startOffsetEpochs
+      // Deals recorded before the proposal epoch was kept: reconstructed from the start epoch.
+      const proposedAt = (d: GroupDeal) => d.proposalEpoch ?? d.startEpoch - o.terms.startOffsetEpochs
       const recentlyFailed = new Set(history.filter((d) => d.state === 'failed' && head - proposedAt(d) < retryAfterEpochs).map((d) => d.provider))
       const query = {
         pieceCid: g.pieceCid,
@@ -245,6 +246,7 @@ export function createDealEngine(o: DealEngineOptions) {
       startEpoch,
       endEpoch: startEpoch + o.terms.durationEpochs,
       tokenHash: sha256Hex(token),
+      proposalEpoch: head,
     })
     const proposal = {
       PieceCID: { '/': piece.pieceCid },
@@ -262,6 +264,7 @@ export function createDealEngine(o: DealEngineOptions) {
     const transfer = { dataRoot: content.carRoot(g.id)!, url: `${o.publicUrl()}${TRANSFER_PATH}/${deal.id}`, headers: { Authorization: `Bearer ${token}` }, size: g.carSize! }
     try {
       const answer = await withTimeout((signal) => providers.propose(proposal, transfer, { signal }))
+      deals.recordSent(deal.id, { signedProposal: answer.signedProposal, proposalCid: answer.proposalCid, answer: answer.accepted ? 'accepted' : answer.reason })
       if (answer.accepted) {
         deals.markAccepted(deal.id, answer.proposalId)
         r.proposed++

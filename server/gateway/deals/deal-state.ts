@@ -17,3 +17,13 @@ export function shownState(state: GatewayDealState): ShownDealState | undefined 
   if (state === 'proposing') return 'proposed'
   return state === 'proposed' || state === 'published' || state === 'active' ? state : undefined
 }
+
+/** Every move a deal may make; anything else is a stale or out-of-order update and changes nothing. */
+export const DEAL_TRANSITIONS: Readonly<Record<GatewayDealState, readonly GatewayDealState[]>> = {
+  proposing: ['proposed', 'failed'],
+  proposed: ['published', 'failed'],
+  published: ['active', 'failed', 'ended'],
+  active: ['ended', 'failed'],
+  failed: [],
+  ended: [],
+}

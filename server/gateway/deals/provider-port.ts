@@ -43,7 +43,11 @@ export interface CarTransfer {
   size: number
 }
 
-export type ProposalAnswer = { accepted: true; proposalId: string } | { accepted: false; reason: string }
+export type ProposalAnswer = ({ accepted: true; proposalId: string } | { accepted: false; reason: string }) & {
+  /** What was sent, for the audit trail: the signed proposal's CBOR and its CID. */
+  signedProposal?: Uint8Array
+  proposalCid?: string
+}
 
 export type ProposalState =
   | { state: 'transferring' }

@@ -20,6 +20,18 @@ const STEPS = [
    );
    CREATE INDEX group_deals_group ON group_deals (group_id);
    CREATE INDEX group_deals_state ON group_deals (state);`,
+  // The audit trail: what was signed and sent, what the provider answered, every state change.
+  `ALTER TABLE group_deals ADD COLUMN proposal_epoch INTEGER;
+   ALTER TABLE group_deals ADD COLUMN signed_proposal BLOB;
+   ALTER TABLE group_deals ADD COLUMN proposal_cid TEXT;
+   ALTER TABLE group_deals ADD COLUMN provider_answer TEXT;
+   CREATE TABLE group_deal_events (
+     deal_id INTEGER NOT NULL,
+     state TEXT NOT NULL,
+     reason TEXT,
+     at_ms INTEGER NOT NULL
+   );
+   CREATE INDEX group_deal_events_deal ON group_deal_events (deal_id);`,
 ]
 
 /** Creates or upgrades the deal engine's tables (same SQLite file as the content store). */

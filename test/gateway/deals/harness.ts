@@ -26,6 +26,8 @@ export interface DealStack {
   sim: SimulatedProviders
   hosts: ProviderHosts
   providerClient: ProviderClient
+  /** The gateway's wallet address, which signs its proposals. */
+  clientAddress: string
   service: DealService
   serviceServer: RunningServer
   gateway: Gateway
@@ -110,6 +112,7 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
     sim,
     hosts,
     providerClient,
+    clientAddress,
     service,
     serviceServer,
     get gateway() {
