@@ -12,6 +12,7 @@ import { createGateway } from './gateway/index.ts'
 import { createBridge } from './bridge/index.ts'
 import { createDealService, type DealService } from './service/index.ts'
 import { boostProviderPort, type StorageProviderPort } from './gateway/deals/index.ts'
+import { whyNotPublic } from './gateway/deals/public-url.ts'
 import { chainDirectory, createProviderClient, type ProviderClient } from './network/boost/client.ts'
 import { startProviderHosts, type ProviderHosts } from './network/simnet/provider-hosts.ts'
 import { openKeystore } from './network/wallet/keystore.ts'
@@ -278,6 +279,12 @@ async function networkAccess(config: Config, logger: Logger): Promise<{ port: St
   const g = config.gateway
   const url = g.simnetRpcUrl ?? g.lotusUrl
   if (!url) return undefined
+  // Real providers fetch CARs from GATEWAY_PUBLIC_URL: a loopback or private one would make every deal fail.
+  const notPublic = g.simnetRpcUrl ? null : whyNotPublic(g.publicUrl)
+  if (notPublic) {
+    logger.error(`deals are off: ${notPublic}; storage providers on ${config.service.network} must be able to fetch CARs from it (set it to this gateway's public https URL)`)
+    return undefined
+  }
   const signer = walletSigner(config)
   if (!signer) {
     logger.error('no wallet key: deals are off until one is made or imported (npm run wallet -- new | import)')

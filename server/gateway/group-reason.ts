@@ -45,6 +45,7 @@ function dealReason(p: DealProgress): string {
     parts.push(`waiting for ${published.length === 1 ? 'the provider' : `${published.length} providers`} to seal: the deal starts at epoch ${start}${wait}`)
   }
   if (parts.length > 0) return parts.join('; ')
+  if (p.fundsError) return `waiting for funds: ${p.fundsError}`
   if (p.serviceError) return 'waiting for the deal service, which cannot be reached right now'
   const failed = p.deals.filter((d) => d.state === 'failed')
   if (p.noProviders) {

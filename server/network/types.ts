@@ -98,6 +98,10 @@ export interface NetworkPort {
   getDeal(dealId: number): Promise<MarketDeal | null>
   /** Every deal whose client is one of `clientIds` (ID addresses), in deal id order. */
   dealsByClients(clientIds: string[]): AsyncIterable<MarketDeal>
+  /** The client's DataCap in bytes (StateVerifiedClientStatus); null when it is not a verified client. */
+  dataCap(address: string): Promise<bigint | null>
+  /** The address's storage market escrow (StateMarketBalance), attoFIL. */
+  marketBalance(address: string): Promise<{ escrow: bigint; locked: bigint }>
   /** Storage providers the adapter knows how to offer deals to. */
   listProviders(): Promise<string[]>
   /** Null when the terms are not known (e.g. a plain Lotus node). */

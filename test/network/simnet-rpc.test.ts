@@ -54,6 +54,20 @@ describe('simulated chain over Lotus JSON-RPC', () => {
     expect(await chain.minerInfo('f099999999')).toBeNull()
     expect(await chain.lookupId('f17uoq6tp427uzv7fztkbsnn64iwotfrristwpryy')).toBe(await simnet.lookupId('f17uoq6tp427uzv7fztkbsnn64iwotfrristwpryy'))
     expect(await lotusNetworkParams(createJsonRpc({ url: `${node.url}${SIMNET_RPC_PATH}` }))).toEqual({ networkName: 'simnet', blockDelaySecs: 30 })
+    // Every simulated client is verified with 1 PiB of DataCap and no escrow (StateVerifiedClientStatus, StateMarketBalance).
+    expect(await chain.dataCap(CLIENT)).toBe(2n ** 50n)
+    expect(await chain.marketBalance(CLIENT)).toEqual({ escrow: 0n, locked: 0n })
+  })
+
+  it('publishes a provider’s libp2p peer and addresses in StateMinerInfo, as base64 multiaddr bytes', async () => {
+    const provider = (await simnet.listProviders())[1]
+    simnet.publishPeer(provider, { peerId: '12D3KooWRawPbxPtP1eZaJpumGnyWX2DcUyd3RQnydr3eAto4Az7', multiaddrs: ['/ip4/127.0.0.1/tcp/43497'] })
+    const raw = await (await rpc(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'Filecoin.StateMinerInfo', params: [provider, null] }))).json()
+    expect(raw.result.PeerId).toBe('12D3KooWRawPbxPtP1eZaJpumGnyWX2DcUyd3RQnydr3eAto4Az7')
+    // /ip4 (0x04) 127.0.0.1, /tcp (0x06) 43497 (0xa9e9).
+    expect(Buffer.from(raw.result.Multiaddrs[0], 'base64').toString('hex')).toBe('047f00000106a9e9')
+    expect((await lotus().minerInfo(provider))?.multiaddrs).toEqual(['/ip4/127.0.0.1/tcp/43497'])
+    simnet.publishPeer(provider, null)
   })
 
   it('answers bad calls with JSON-RPC errors, never a crash', async () => {

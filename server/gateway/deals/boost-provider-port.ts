@@ -62,6 +62,10 @@ export function boostProviderPort(o: { chain: NetworkPort; client: ProviderClien
       if (s.chainDealId > 0) return { state: 'published', dealId: s.chainDealId }
       return { state: 'transferring' }
     },
+    async clientFunds(client) {
+      const [dataCap, balance] = await Promise.all([chain.dataCap(client), chain.marketBalance(client)])
+      return { dataCap, ...balance }
+    },
     async dealOnChain(dealId, head) {
       const deal = await chain.getDeal(dealId)
       return deal ? dealStatus(deal, head) : null

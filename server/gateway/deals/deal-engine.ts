@@ -5,7 +5,7 @@ import type { ContentStore, GroupRecord, RemoteSource } from '../content/index.t
 import { blockMatchesCid } from '../content/verify-block.ts'
 import { padPieceCid } from '../../shared/piece.ts'
 import type { DealStore, GroupDeal } from './deal-store.ts'
-import type { StorageProviderPort } from './provider-port.ts'
+import type { ClientFunds, StorageProviderPort } from './provider-port.ts'
 import type { DealServiceClient } from './service-client.ts'
 import { TRANSFER_PATH } from './transfer-route.ts'
 
@@ -29,6 +29,8 @@ export interface DealProgress {
   noProviders?: string
   /** Set while the deal service cannot be reached. */
   serviceError?: string
+  /** Set while the client address lacks the DataCap or escrow its deals need (nothing is proposed then). */
+  fundsError?: string
   retryAfterEpochs: number
   /** Wall-clock seconds per epoch, to say when a deal starts. */
   epochSeconds: number
@@ -188,11 +190,48 @@ export function createDealEngine(o: DealEngineOptions) {
   /** Why the last search for providers for a group found none (the service's reason code). */
   const noProviders = new Map<number, string>()
 
+  /**
+   * Whether the client address can pay for the deals it would propose: a
+   * verified deal needs DataCap (a provider refuses it otherwise, or it fails
+   * at publish), a paid one free market escrow. Checked on every pass, said
+   * once in the log when it changes, and shown as the groups' reason.
+   */
+  let funds: ClientFunds | undefined
+  let fundsError: string | undefined
+  async function checkFunds(): Promise<void> {
+    try {
+      funds = await providers.clientFunds(o.clientAddress)
+    } catch {
+      return // The chain did not answer: keep what we knew.
+    }
+    const address = o.clientAddress
+    const problem = o.terms.verified
+      ? funds.dataCap === null
+        ? `${address} has no DataCap: it is not a verified client, so its verified deals would be refused (get DataCap from an allocator, or set DEAL_VERIFIED=false and fund escrow)`
+        : funds.dataCap === 0n
+          ? `the DataCap of ${address} is used up`
+          : undefined
+      : BigInt(o.terms.pricePerEpoch) > 0n && funds.escrow - funds.locked <= 0n
+        ? `${address} has no free storage market escrow for paid deals (add funds with MarketAddBalance)`
+        : undefined
+    if (problem !== fundsError) {
+      if (problem) logger.error({ clientAddress: address }, `no deals are proposed: ${problem}`)
+      else logger.info({ clientAddress: address }, 'the client address can pay for deals again')
+    }
+    fundsError = problem
+  }
+
   async function placeDeals(head: number, r: TickReport) {
+    await checkFunds()
+    if (fundsError) return
     for (const g of content.groups()) {
       // Only groups whose CAR is on disk can be sent: ready_for_deals, or offloaded ones reloaded for repair.
       const sendable = g.state === 'ready_for_deals' || (g.state === 'reload' && repairs.get(g.id)?.release !== undefined)
       if (!sendable || !g.pieceCid || !g.pieceSize || !g.carSize) continue
+      if (o.terms.verified && funds?.dataCap != null && funds.dataCap < BigInt(g.pieceSize)) {
+        noProviders.set(g.id, `DATACAP_TOO_LOW (${funds.dataCap} bytes left, the piece is ${g.pieceSize})`)
+        continue
+      }
       const history = deals.ofGroup(g.id)
       const live = counting(g.id, head)
       const missing = copies - live.length
@@ -414,6 +453,7 @@ export function createDealEngine(o: DealEngineOptions) {
         deals: deals.ofGroup(groupId),
         noProviders: noProviders.get(groupId),
         serviceError,
+        fundsError,
         retryAfterEpochs,
         epochSeconds: providers.epochSeconds,
       }

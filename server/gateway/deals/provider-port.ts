@@ -17,12 +17,20 @@ export interface StorageProviderPort {
   propose(proposal: DealProposal, transfer: CarTransfer, options?: PortOptions): Promise<ProposalAnswer>
   /** Where a proposal accepted earlier stands at the provider. */
   proposalState(provider: string, proposalId: string, options?: PortOptions): Promise<ProposalState>
+  /** What the client address may spend: DataCap (null: not a verified client) and market escrow, from the chain. */
+  clientFunds(client: string): Promise<ClientFunds>
   /** The deal's state on chain, or null when the chain does not show it (yet). */
   dealOnChain(dealId: number, head: number): Promise<OnChainDealState | null>
   /** One block of a stored piece (the retrieval check); throws when the provider cannot serve it. */
   retrieveBlock(provider: string, pieceCid: string, blockCid: string, options?: PortOptions): Promise<Uint8Array>
   /** The whole piece's data, cut at `carSize` (a provider serves it padded with zeros), to reload offloaded data. */
   retrievePiece(provider: string, pieceCid: string, carSize: number, options?: PortOptions): AsyncIterable<Uint8Array>
+}
+
+export interface ClientFunds {
+  dataCap: bigint | null
+  escrow: bigint
+  locked: bigint
 }
 
 export interface PortOptions {

@@ -58,6 +58,14 @@ export function createLotusNetwork(options: LotusOptions): NetworkPort {
       return { epoch: head.Height, timestamp: epochToTimestamp(options.clock, head.Height) }
     },
     lookupId,
+    async dataCap(address) {
+      const cap = await call<string | null>('Filecoin.StateVerifiedClientStatus', [address, null])
+      return cap === null ? null : BigInt(cap)
+    },
+    async marketBalance(address) {
+      const b = await call<{ Escrow: string; Locked: string }>('Filecoin.StateMarketBalance', [address, null])
+      return { escrow: BigInt(b.Escrow), locked: BigInt(b.Locked) }
+    },
     async minerInfo(address): Promise<MinerInfo | null> {
       const id = await lookupId(address)
       if (!id) return null

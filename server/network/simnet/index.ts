@@ -57,6 +57,9 @@ interface SimDeal {
   slashAt: number
 }
 
+/** 1 PiB: what every simulated client may store in verified deals. */
+const SIMULATED_DATACAP = 2n ** 50n
+
 /** Creates the embedded simulated network; deterministic under `seed` for a given clock. */
 export function createSimnet(options: SimnetOptions): Simnet {
   const rand = seededRandom(options.seed)
@@ -154,6 +157,14 @@ export function createSimnet(options: SimnetOptions): Simnet {
     },
     async lookupId(address) {
       return lookupIdSync(address)
+    },
+    // Every client of the simulated network is a verified client with ample DataCap, and holds no escrow:
+    // verified deals at price 0, the default, need nothing more.
+    async dataCap(address) {
+      return lookupIdSync(address) ? SIMULATED_DATACAP : null
+    },
+    async marketBalance() {
+      return { escrow: 0n, locked: 0n }
     },
     marketDeals() {
       catchUp()

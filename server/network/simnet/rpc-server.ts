@@ -51,6 +51,14 @@ export function simnetRpcListener(simnet: Simnet): RequestListener {
       if (!id) throw new RpcError(LOTUS_ERROR, `resolution lookup failed (${a}): actor not found`)
       return id
     },
+    async 'Filecoin.StateVerifiedClientStatus'([a]) {
+      const cap = await simnet.dataCap(address(a))
+      return cap === null ? null : cap.toString()
+    },
+    async 'Filecoin.StateMarketBalance'([a]) {
+      const b = await simnet.marketBalance(address(a))
+      return { Escrow: b.escrow.toString(), Locked: b.locked.toString() }
+    },
     async 'Filecoin.StateMinerInfo'([a]) {
       const info = await simnet.minerInfo(address(a))
       if (!info) throw new RpcError(LOTUS_ERROR, `failed to load miner actor: actor not found (${a})`)

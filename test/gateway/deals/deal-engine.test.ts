@@ -251,3 +251,20 @@ async function sealingFailureSeed(): Promise<string> {
   }
   throw new Error('no seed with a failing first deal')
 }
+
+describe('deal engine and the client’s funds', () => {
+  it('proposes nothing while the wallet has no DataCap, says why in the group reason, and goes on once it has', async () => {
+    let verified = false
+    const s = (stack = await startDealStack({
+      copies: 1,
+      providers: (port) => ({ ...port, clientFunds: async (c) => ({ ...(await port.clientFunds(c)), ...(verified ? {} : { dataCap: null }) }) }),
+    }))
+    await upload(s, '/funds.bin')
+    await s.runUntil(() => false, { max: 5 })
+    const info = await details(s, '/funds.bin')
+    expect(info.groups[0].deals).toEqual([])
+    expect((await s.fileInfo('/funds.bin')).result.file.details.groups[0].reason).toMatch(/^waiting for funds: f1\w+ has no DataCap/)
+    verified = true
+    expect(await s.runUntil(async () => (await details(s, '/funds.bin')).groups[0].deals.length > 0)).toBe(true)
+  })
+})

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pino } from 'pino'
 import { createGateway, type Gateway } from '../../../server/gateway/index.ts'
-import { boostProviderPort, createDealServiceClient, type DealServiceClient } from '../../../server/gateway/deals/index.ts'
+import { boostProviderPort, createDealServiceClient, type DealServiceClient, type StorageProviderPort } from '../../../server/gateway/deals/index.ts'
 import { chainDirectory, createProviderClient, type ProviderClient } from '../../../server/network/boost/client.ts'
 import { startProviderHosts, type ProviderHosts } from '../../../server/network/simnet/provider-hosts.ts'
 import { createSigner, newPrivateKey } from '../../../server/network/wallet/keys.ts'
@@ -50,6 +50,8 @@ export interface DealStack {
 export interface DealStackOptions {
   seed?: string
   copies?: number
+  /** Wraps the provider port (to change what the chain or providers say). */
+  providers?: (port: StorageProviderPort) => StorageProviderPort
   /** Wraps the deal service client (to make it fail). */
   service?: (client: DealServiceClient) => DealServiceClient
   retrievalCheckMs?: number
@@ -97,7 +99,7 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
         serviceUrl: serviceServer.url, serviceApiKey: API_KEY, clientAddress,
         deals: { durationDays: 540, price: o.price ?? '0', verified: true, startOffsetEpochs: 5760, copies: o.copies ?? 2, tickSeconds: 3600, retrievalCheckSeconds: (o.retrievalCheckMs ?? 3_600_000) / 1000, renewBeforeDays: o.renewBeforeDays, repairHoldDays: o.repairHoldDays },
       },
-      { logger: silent, db, providers: boostProviderPort({ chain: simnet, client: providerClient }), service: o.service ? o.service(client) : client, now, dealTimeouts: { callMs: 1000, reloadMs: 3000 } },
+      { logger: silent, db, providers: (o.providers ?? ((p) => p))(boostProviderPort({ chain: simnet, client: providerClient })), service: o.service ? o.service(client) : client, now, dealTimeouts: { callMs: 1000, reloadMs: 3000 } },
     )
     gatewayServer = await startServer(gateway.app, 0, '127.0.0.1')
     // Ticks are driven by the test: set the transfer URL without starting the timer.
