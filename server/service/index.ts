@@ -2,6 +2,8 @@ import express, { type Express } from 'express'
 import { createHash, randomUUID } from 'node:crypto'
 import { join } from 'node:path'
 import { createNetwork } from '../network/index.ts'
+import { chainDirectory, createProviderClient } from '../network/boost/client.ts'
+import { withProviderAsks } from '../network/provider-asks.ts'
 import type { Simnet } from '../network/simnet/index.ts'
 import type { NetworkPort } from '../network/types.ts'
 import { addressNetworkOf, formatAddress, parseAddress } from '../shared/address.ts'
@@ -65,7 +67,10 @@ export async function createDealService(config: ServiceConfig, deps: DealService
   const now = deps.now ?? Date.now
   const db = deps.db ?? openDatabase(join(config.dataDir, 'service.sqlite'))
   migrateService(db)
-  const network = deps.network ?? createNetwork(config, { now, fetch: deps.fetch })
+  const chain = deps.network ?? createNetwork(config, { now, fetch: deps.fetch })
+  // On a real network, providers' terms come from their storage asks over libp2p.
+  const asks = chain.kind === 'lotus' ? await createProviderClient({ directory: chainDirectory(chain), network: addressNetworkOf(config.network) }) : undefined
+  const network = asks ? withProviderAsks(chain, asks) : chain
   const tenants = createTenantStore(db)
   const deals = createDealStore(db)
   const policies = createPolicyStore(db)
@@ -116,6 +121,7 @@ export async function createDealService(config: ServiceConfig, deps: DealService
     async close() {
       await Promise.all([sync.stop(), ticker.stop()])
       await network.close()
+      await asks?.close()
       if (!deps.db) db.close()
     },
   }

@@ -73,7 +73,7 @@ describe('Lotus JSON-RPC adapter', () => {
 
   it('reads miner info; a non-miner is null (NOT_FOUND_ON_CHAIN upstream)', async () => {
     expect(await lotus().minerInfo('f02182')).toEqual({
-      id: 'f02182', owner: 'f0115238', worker: 'f0143858', peerId: '12D3KooWHAABU9s6fTQt3wHzZB5xsxhP3Ss7AXhGjjavRSfbAMu1', sectorSize: 34359738368,
+      id: 'f02182', owner: 'f0115238', worker: 'f0143858', peerId: '12D3KooWHAABU9s6fTQt3wHzZB5xsxhP3Ss7AXhGjjavRSfbAMu1', multiaddrs: [], sectorSize: 34359738368,
     })
     expect(await lotus().minerInfo('f099999999')).toBeNull()
   })

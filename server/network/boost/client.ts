@@ -44,7 +44,12 @@ export function chainDirectory(chain: Pick<NetworkPort, 'minerInfo'>): ProviderD
 
 const PEER_TTL_MS = 60_000
 
-export async function createProviderClient(o: { directory: ProviderDirectory; signer: Signer; network: AddressNetwork; host?: Libp2p }): Promise<ProviderClient> {
+/** Without a signer the client only reads (ask, transports): proposals and status need the wallet key. */
+export async function createProviderClient(o: { directory: ProviderDirectory; signer?: Signer; network: AddressNetwork; host?: Libp2p }): Promise<ProviderClient> {
+  const signerOf = (): Signer => {
+    if (!o.signer) throw new WireError('this client has no wallet key: it can ask, not propose')
+    return o.signer
+  }
   const node = o.host ?? (await createHost())
   const peers = new Map<string, { at: number; peer: Promise<PeerAddress | null> }>()
   const retrieval = new Map<string, { at: number; url: Promise<string | null> }>()
@@ -75,8 +80,9 @@ export async function createProviderClient(o: { directory: ProviderDirectory; si
       return decodeAskResponse((await ask(provider, [PROTOCOL.ask], encodeAskRequest(provider), signal)).reply, o.network)
     },
     async propose(input, signal) {
-      if (input.proposal.Client !== o.signer.address) throw new WireError(`the proposal is from ${input.proposal.Client}, the wallet key is ${o.signer.address}`)
-      const clientSignature = await o.signer.sign(encodeDealProposal(input.proposal))
+      const signer = signerOf()
+      if (input.proposal.Client !== signer.address) throw new WireError(`the proposal is from ${input.proposal.Client}, the wallet key is ${signer.address}`)
+      const clientSignature = await signer.sign(encodeDealProposal(input.proposal))
       const params: DealParams = { ...input, clientSignature }
       // The newest version the provider speaks; the message is written for that one.
       let answer: { protocol: string; reply: unknown } | undefined
@@ -94,7 +100,7 @@ export async function createProviderClient(o: { directory: ProviderDirectory; si
       return { ...decodeDealResponse(answer.reply), protocol: answer.protocol, signedProposal: encodeClientDealProposal(params.proposal, clientSignature) }
     },
     async status(provider, dealUuid, signal) {
-      const signature = await o.signer.sign(uuidBytes(dealUuid))
+      const signature = await signerOf().sign(uuidBytes(dealUuid))
       return decodeDealStatusResponse((await ask(provider, [PROTOCOL.status], encodeDealStatusRequest({ dealUuid, signature }), signal)).reply, o.network)
     },
     retrievalUrl(provider, signal) {

@@ -38,6 +38,8 @@ export async function startProviderHosts(o: { simnet: Simnet; providers: Simulat
   const stops: (() => Promise<void>)[] = []
   try {
     for (const providerId of await o.simnet.listProviders()) {
+      // An offline provider is one nobody can dial: it runs no host and publishes no address.
+      if (!(await o.simnet.providerTerms(providerId))?.online) continue
       const peer = await startOne(o, providerId, listenHost)
       stops.push(peer.stop)
       endpoints.set(providerId, peer.endpoint)

@@ -1,0 +1,59 @@
+import type { ProviderClient } from './boost/client.ts'
+import type { NetworkPort, ProviderTerms } from './types.ts'
+
+/** Deal duration bounds of the market actor (180 to 1278 days of 2880 epochs). */
+const MIN_DURATION = 518_400
+const MAX_DURATION = 3_680_640
+const ASK_TTL_MS = 10 * 60_000
+const UNREACHABLE_TTL_MS = 60_000
+
+/**
+ * A real network's providers' terms as their storage ask tells them
+ * (`/fil/storage/ask/1.1.0` over libp2p, the peer found in StateMinerInfo):
+ * prices and piece sizes. What an ask does not say (capacity, busy days,
+ * which clients) is left open. A provider that does not answer is offline.
+ */
+export function withProviderAsks(network: NetworkPort, client: Pick<ProviderClient, 'ask'>, o: { timeoutMs?: number; now?: () => number } = {}): NetworkPort {
+  const now = o.now ?? Date.now
+  const cache = new Map<string, { until: number; terms: Promise<ProviderTerms | null> }>()
+
+  async function termsOf(providerId: string): Promise<ProviderTerms | null> {
+    const offline: ProviderTerms = {
+      id: providerId, online: false, verifiedPrice: '0', unverifiedPrice: '0', acceptsVerified: false, acceptsUnverified: false,
+      transferTypes: [], minPieceSize: 0, maxPieceSize: 0, minDuration: MIN_DURATION, maxDuration: MAX_DURATION, minStartLead: 0, freeCapacity: 0, busy: [], allowedClients: null,
+    }
+    try {
+      const ask = await client.ask(providerId, AbortSignal.timeout(o.timeoutMs ?? 15_000))
+      if (!ask) return offline
+      return {
+        ...offline,
+        online: true,
+        verifiedPrice: ask.verifiedPrice,
+        unverifiedPrice: ask.price,
+        acceptsVerified: true,
+        acceptsUnverified: true,
+        // Boost and Curio take online deals over HTTP.
+        transferTypes: ['http'],
+        minPieceSize: ask.minPieceSize,
+        maxPieceSize: ask.maxPieceSize,
+        freeCapacity: Number.MAX_SAFE_INTEGER,
+      }
+    } catch {
+      return offline
+    }
+  }
+
+  return {
+    ...network,
+    async providerTerms(providerId) {
+      const hit = cache.get(providerId)
+      if (hit && hit.until > now()) return hit.terms
+      const terms = termsOf(providerId)
+      cache.set(providerId, { until: now() + ASK_TTL_MS, terms })
+      void terms.then((t) => {
+        if (!t?.online) cache.set(providerId, { until: now() + UNREACHABLE_TTL_MS, terms })
+      })
+      return terms
+    },
+  }
+}
