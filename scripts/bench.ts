@@ -26,6 +26,7 @@ import autocannon from 'autocannon'
 import Database from 'better-sqlite3'
 import { ensureBundle, hasChromium, launchChromium } from '../test/helpers/browser.ts'
 import { initialJs } from './lib/bundle-size.ts'
+import { benchProposals } from './lib/proposal-bench.ts'
 import { benchSealing } from './lib/seal-bench.ts'
 
 const HELP = `Usage: npm run bench -- [options]
@@ -44,6 +45,8 @@ const HELP = `Usage: npm run bench -- [options]
   --deal-file-kib <n> size of each small file in KiB (default 16)
   --deal-large-mib <n> size of the deals section's one large file in MiB
                       (default 256; 0 skips it)
+  --deal-proposals <n> proposals per way in the deals section's proposal figures
+                      (default 300)
   --deal-speed <n>    SIMNET_SPEED of the deals section (default 10000: 5760
                       epochs between proposal and deal start are 17 s, time
                       enough to move a 64 MiB CAR on a busy machine)
@@ -71,6 +74,7 @@ const { values: opts } = parseArgs({
     only: { type: 'string' },
     'ui-runs': { type: 'string', default: '7' },
     'first-run-mib': { type: 'string', default: '200' },
+    'deal-proposals': { type: 'string', default: '300' },
     deals: { type: 'string', default: '1000000' },
     'deal-files': { type: 'string', default: '1,100,10000' },
     'deal-file-kib': { type: 'string', default: '16' },
@@ -562,6 +566,11 @@ async function benchDeals() {
   const counts = opts['deal-files'].split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0)
   const smallBytes = Number(opts['deal-file-kib']) * 1024
   const largeBytes = Number(opts['deal-large-mib']) * 1024 * 1024
+  const proposals = await benchProposals(Number(opts['deal-proposals']))
+  console.log(`\ndeals: proposals to a simulated provider (${opts['deal-proposals']} each; client and provider in this process)`)
+  console.log('  how                            proposals/s   CPU ms/proposal')
+  for (const p of proposals) console.log(`  ${p.label.padEnd(30)} ${p.perSecond.toFixed(0).padStart(11)}   ${p.cpuMsPerProposal.toFixed(2).padStart(15)}`)
+  console.log(`  over the wire, one at a time: ${(proposals[1].cpuMsPerProposal / proposals[0].cpuMsPerProposal).toFixed(1)}× the CPU of the in-process call`)
   console.log(`\ndeals: upload → offloaded (npm start, SIMNET_SPEED=${opts['deal-speed']}, DEAL_COPIES=2, GROUP_SIZE 64 MiB)`)
   console.log('  One process holds the gateway, its simulated providers (they fetch, hash and store every CAR),')
   console.log('  the deal service and the app surface. CPU is counted from the first PUT; peak RSS is VmHWM.')
