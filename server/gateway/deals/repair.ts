@@ -1,0 +1,91 @@
+import type { TickReport } from './deal-engine.ts'
+import type { EngineContext } from './engine-context.ts'
+
+interface Repair {
+  /** Set once the group is local with its CAR. */
+  release?: () => Promise<void>
+  /** Chain head when the group became local. */
+  heldSince?: number
+  pending?: Promise<void>
+  /** Chain head when the reload failed. */
+  failedAt?: number
+}
+
+export interface Repairs {
+  /** Reloads offloaded groups short of copies, in the background, to hold them for new deals. */
+  start(head: number, r: TickReport): void
+  /** Releases held groups whose copies are back, or that were held too long. */
+  finish(head: number, r: TickReport): Promise<void>
+  /** Whether the group is held locally, with its CAR, for new deals. */
+  holds(groupId: number): boolean
+  /** Waits for reloads under way and releases every held group (they resume on the next start). */
+  stop(): Promise<void>
+}
+
+/**
+ * Offloaded groups short of copies (deals expired, slashed, ending soon, or
+ * a provider lost the data) are reloaded from a remaining provider, in the
+ * background, and held in `reload` with their CAR so new deals can fetch it.
+ * A held group goes back to offloaded once enough lasting copies are
+ * retrievable again, or, so that its bytes do not stay on disk for ever,
+ * once it has been held `repairHoldEpochs` (never while a provider is still
+ * fetching its CAR); the next reload then waits `retryAfterMs`.
+ */
+export function createRepairs(c: EngineContext): Repairs {
+  const { content, logger } = c.o
+  const repairs = new Map<number, Repair>()
+
+  return {
+    holds: (groupId) => repairs.get(groupId)?.release !== undefined,
+    start(head, r) {
+      for (const g of content.groups()) {
+        if (g.state !== 'offloaded') continue
+        const have = c.counting(g.id, head).length
+        if (have >= c.copies) continue
+        const previous = repairs.get(g.id)
+        if (previous && (previous.failedAt === undefined || head - previous.failedAt < c.retryAfterEpochs)) continue
+        const repair: Repair = {}
+        repair.pending = content
+          .holdForDeals(g.id)
+          .then((release) => {
+            repair.release = release
+            repair.heldSince = head
+            logger.info({ groupId: g.id }, 'group reloaded for new deals')
+          })
+          .catch((err) => {
+            repair.failedAt = head
+            logger.warn({ err, groupId: g.id }, 'group short of copies could not be reloaded; retrying later')
+          })
+          .finally(() => (repair.pending = undefined))
+        repairs.set(g.id, repair)
+        r.repairing++
+        logger.info({ groupId: g.id, copies: have, required: c.copies }, 'offloaded group short of copies: reloading it for new deals')
+      }
+    },
+    async finish(head, r) {
+      for (const [groupId, repair] of repairs) {
+        if (!repair.release || c.transferPending(groupId)) continue
+        const release = repair.release
+        if (c.lastingRetrievable(groupId, head) >= c.copies) {
+          repairs.delete(groupId)
+          await release()
+          r.repaired++
+          logger.info({ groupId, retrievableCopies: c.lastingRetrievable(groupId, head) }, 'group repaired: back to offloaded')
+        } else if (head - repair.heldSince! >= c.o.repairHoldEpochs) {
+          repair.release = undefined
+          repair.failedAt = head
+          await release()
+          r.repairsGivenUp++
+          logger.warn({ groupId, retrievableCopies: c.lastingRetrievable(groupId, head), required: c.copies }, 'group held for repair too long without its copies: local bytes removed again, retrying later')
+        }
+      }
+    },
+    async stop() {
+      await Promise.all([...repairs.values()].map((x) => x.pending))
+      for (const [groupId, repair] of repairs) {
+        repairs.delete(groupId)
+        await repair.release?.().catch((err) => logger.warn({ err, groupId }, 'releasing a held group failed'))
+      }
+    },
+  }
+}
