@@ -4,6 +4,8 @@ import { parseArgs } from 'node:util'
 import { addressNetworkOf } from '../server/shared/address.ts'
 import { loadConfig } from '../server/shared/config.ts'
 import { openKeystore, WalletError, type WalletKey } from '../server/network/wallet/keystore.ts'
+import { createJsonRpc, JsonRpcError } from '../server/network/lotus/json-rpc.ts'
+import { addMarketBalance } from '../server/network/lotus/messages.ts'
 
 const HELP = `Usage: npm run wallet -- <command> [--json]
 
@@ -19,16 +21,23 @@ Commands:
   list                 every key's address, the default first
   show [ADDRESS]       one key (the default without ADDRESS)
   default ADDRESS      make this key the one deals are signed with
+  add-escrow FIL [--for ADDRESS]
+                       add FIL to the storage market escrow of the default key
+                       (or of ADDRESS), paid by the default key: a signed
+                       AddBalance message pushed to the node at LOTUS_URL (or
+                       SIMNET_RPC_URL); prints the message CID. Paid deals
+                       need escrow; verified deals at price 0 do not.
 
 Options:
   --json               print JSON instead of lines
   -h, --help           this text
 
-Environment: DATA_DIR, NETWORK (simnet|mainnet|calibration: f or t addresses).
+Environment: DATA_DIR, NETWORK (simnet|mainnet|calibration: f or t addresses),
+WALLET (the key that pays), LOTUS_URL and LOTUS_TOKEN (or SIMNET_RPC_URL).
 `
 
-function main(): void {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } } })
+async function main(): Promise<void> {
+  const { values, positionals } = parseArgs({ allowPositionals: true, options: { json: { type: 'boolean' }, for: { type: 'string' }, help: { type: 'boolean', short: 'h' } } })
   const [command, arg] = positionals
   if (values.help || !command) {
     process.stdout.write(HELP)
@@ -60,15 +69,33 @@ function main(): void {
       if (!arg) throw new WalletError('default needs an ADDRESS')
       keystore.setDefault(arg)
       return print(keystore.list().filter((k) => k.address === arg), true)
+    case 'add-escrow': {
+      const url = config.gateway.lotusUrl ?? config.gateway.simnetRpcUrl
+      if (!url) throw new WalletError('add-escrow needs a node: set LOTUS_URL (or SIMNET_RPC_URL for the simulated chain)')
+      const amount = attoFil(arg)
+      const call = createJsonRpc({ url, token: config.gateway.lotusUrl ? config.gateway.lotusToken : undefined, timeoutMs: 30_000 })
+      const network = addressNetworkOf(config.service.network)
+      const cid = await addMarketBalance(call, keystore.signer(config.gateway.wallet), amount, network, values.for)
+      if (values.json) process.stdout.write(`${JSON.stringify({ message: cid, attoFil: amount.toString() })}\n`)
+      else process.stdout.write(`AddBalance of ${arg} FIL pushed: message ${cid}\n`)
+      return
+    }
     default:
-      throw new WalletError(`unknown command "${command}" (new, import, list, show, default)`)
+      throw new WalletError(`unknown command "${command}" (new, import, list, show, default, add-escrow)`)
   }
 }
 
-try {
-  main()
-} catch (err) {
-  const known = err instanceof WalletError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') || (err as { name?: string }).name === 'ConfigError'
+/** "1.5" FIL as attoFIL (18 decimals); a WalletError for anything else. */
+function attoFil(text: string | undefined): bigint {
+  const m = /^(\d{1,12})(?:\.(\d{1,18}))?$/.exec(text ?? '')
+  if (!m) throw new WalletError('add-escrow needs an amount in FIL, e.g. 0.5')
+  const amount = BigInt(m[1]) * 10n ** 18n + BigInt((m[2] ?? '').padEnd(18, '0'))
+  if (amount === 0n) throw new WalletError('the amount must be more than zero')
+  return amount
+}
+
+main().catch((err) => {
+  const known = err instanceof WalletError || err instanceof RangeError || err instanceof JsonRpcError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') || (err as { name?: string }).name === 'ConfigError'
   process.stderr.write(`${known ? (err as Error).message : `wallet failed: ${(err as Error).message}`}\n`)
   process.exit(2)
-}
+})

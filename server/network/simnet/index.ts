@@ -41,6 +41,11 @@ export interface Simnet extends NetworkPort {
   sealingFailsAt(dealId: number): number | null
   /** Every deal on the simulated chain at the head, in deal id order (what Lotus's StateMarketDeals lists). */
   marketDeals(): MarketDeal[]
+  /** Credits market escrow to an address (what an AddBalance message does on chain); in memory. */
+  addEscrow(address: string, amount: bigint): void
+  /** The next nonce of an address, and taking it (MpoolGetNonce / an accepted MpoolPush). */
+  nonce(address: string): number
+  useNonce(address: string): void
   /** Publishes where a provider's libp2p peer listens (its miner info), as a provider does with `lotus-miner actor set-addrs`. */
   publishPeer(providerId: string, peer: { peerId: string; multiaddrs: string[] } | null): void
 }
@@ -138,6 +143,9 @@ export function createSimnet(options: SimnetOptions): Simnet {
   }
 
   const peers = new Map<string, { peerId: string; multiaddrs: string[] }>()
+  // Escrow and nonces live in memory: the simulated chain keeps its deals, not its accounts.
+  const escrow = new Map<string, bigint>()
+  const nonces = new Map<string, number>()
 
   const lookupIdSync = (address: string): string | null => {
     const parsed = parseAddress(address)
@@ -158,13 +166,23 @@ export function createSimnet(options: SimnetOptions): Simnet {
     async lookupId(address) {
       return lookupIdSync(address)
     },
-    // Every client of the simulated network is a verified client with ample DataCap, and holds no escrow:
+    // Every client of the simulated network is a verified client with ample DataCap, and holds escrow only once it adds some:
     // verified deals at price 0, the default, need nothing more.
     async dataCap(address) {
       return lookupIdSync(address) ? SIMULATED_DATACAP : null
     },
-    async marketBalance() {
-      return { escrow: 0n, locked: 0n }
+    async marketBalance(address) {
+      const id = lookupIdSync(address)
+      return { escrow: (id && escrow.get(id)) || 0n, locked: 0n }
+    },
+    addEscrow(address, amount) {
+      const id = lookupIdSync(address)
+      if (id) escrow.set(id, (escrow.get(id) ?? 0n) + amount)
+    },
+    nonce: (address) => nonces.get(lookupIdSync(address) ?? address) ?? 0,
+    useNonce(address) {
+      const key = lookupIdSync(address) ?? address
+      nonces.set(key, (nonces.get(key) ?? 0) + 1)
     },
     marketDeals() {
       catchUp()

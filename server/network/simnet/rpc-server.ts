@@ -1,8 +1,10 @@
 import { multiaddr } from '@multiformats/multiaddr'
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
 import * as dagCbor from '@ipld/dag-cbor'
-import { parseAddress } from '../../shared/address.ts'
-import { chainCid } from '../wallet/message.ts'
+import { addressFromBytes, parseAddress } from '../../shared/address.ts'
+import { ADD_BALANCE_METHOD, fromLotusMessage, MARKET_ACTOR_ID, toLotusMessage } from '../lotus/messages.ts'
+import { verifySignature } from '../wallet/keys.ts'
+import { chainCid, encodeMessage } from '../wallet/message.ts'
 import type { MarketDeal } from '../types.ts'
 import type { Simnet } from './index.ts'
 
@@ -33,6 +35,13 @@ const lotusDeal = (d: MarketDeal) => ({ Proposal: d.proposal, State: { ...d.stat
  * simulated.
  */
 export function simnetRpcListener(simnet: Simnet): RequestListener {
+  const readMessage = (value: unknown) => {
+    try {
+      return fromLotusMessage(value)
+    } catch (err) {
+      throw new RpcError(INVALID_PARAMS, `expected a message: ${(err as Error).message}`)
+    }
+  }
   const address = (value: unknown): string => {
     if (typeof value !== 'string' || !parseAddress(value).ok) throw new RpcError(INVALID_PARAMS, 'expected a Filecoin address as the first parameter')
     return value
@@ -58,6 +67,37 @@ export function simnetRpcListener(simnet: Simnet): RequestListener {
     async 'Filecoin.StateMarketBalance'([a]) {
       const b = await simnet.marketBalance(address(a))
       return { Escrow: b.escrow.toString(), Locked: b.locked.toString() }
+    },
+    async 'Filecoin.MpoolGetNonce'([a]) {
+      return simnet.nonce(address(a))
+    },
+    async 'Filecoin.GasEstimateMessageGas'([m]) {
+      const message = readMessage(m)
+      // Fixed, plausible gas: the simulated chain charges none.
+      return toLotusMessage({ ...message, gasLimit: 12_000_000, gasFeeCap: 150_000n, gasPremium: 100_000n })
+    },
+    async 'Filecoin.MpoolPush'([sm]) {
+      const signed = (sm ?? {}) as { Message?: unknown; Signature?: { Type?: unknown; Data?: unknown } }
+      const message = readMessage(signed.Message)
+      const data = typeof signed.Signature?.Data === 'string' ? Uint8Array.from(Buffer.from(signed.Signature.Data, 'base64')) : new Uint8Array(0)
+      const cid = chainCid(encodeMessage(message))
+      if (signed.Signature?.Type !== 1 || !verifySignature(message.from, cid.bytes, { type: 1, data })) throw new RpcError(LOTUS_ERROR, 'message signature is not valid')
+      if (message.nonce !== simnet.nonce(message.from)) throw new RpcError(LOTUS_ERROR, `nonce ${message.nonce} is not the next one (${simnet.nonce(message.from)})`)
+      const to = parseAddress(message.to)
+      if (!to.ok || to.address.protocol !== 0 || to.address.id !== String(MARKET_ACTOR_ID) || message.method !== ADD_BALANCE_METHOD) {
+        throw new RpcError(LOTUS_ERROR, 'the simulated chain takes only AddBalance messages to the storage market actor')
+      }
+      let beneficiary: string | null = null
+      try {
+        const bytes = dagCbor.decode(message.params)
+        if (bytes instanceof Uint8Array) beneficiary = addressFromBytes(bytes, to.address.network)
+      } catch {
+        beneficiary = null
+      }
+      if (!beneficiary) throw new RpcError(LOTUS_ERROR, 'AddBalance params must be an address')
+      simnet.useNonce(message.from)
+      simnet.addEscrow(beneficiary, message.value)
+      return { '/': cid.toString() }
     },
     async 'Filecoin.StateMinerInfo'([a]) {
       const info = await simnet.minerInfo(address(a))
