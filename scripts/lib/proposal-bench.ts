@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { chainDirectory, createProviderClient } from '../../server/network/boost/client.ts'
-import { createSimnet } from '../../server/network/simnet/index.ts'
+import { createSimnet, simulatedCollateralBounds } from '../../server/network/simnet/index.ts'
 import { startProviderHosts } from '../../server/network/simnet/provider-hosts.ts'
 import { createSimulatedProviders } from '../../server/network/simnet/sim-providers.ts'
 import type { DealProposal } from '../../server/network/types.ts'
@@ -46,7 +46,7 @@ export async function benchProposals(count: number): Promise<ProposalFigures[]> 
     const proposal: DealProposal = {
       PieceCID: { '/': 'baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq' }, PieceSize: pieceSize, VerifiedDeal: true,
       Client: signer.address, Provider: provider, Label: 'bench', StartEpoch: head + 10_000, EndEpoch: head + 10_000 + 518_400,
-      StoragePricePerEpoch: '0', ProviderCollateral: '0', ClientCollateral: '0',
+      StoragePricePerEpoch: '0', ProviderCollateral: simulatedCollateralBounds(pieceSize, true).min.toString(), ClientCollateral: '0',
     }
     const transfer = { url: `http://127.0.0.1:${(nothing.address() as AddressInfo).port}/car`, headers: {}, size: 100, clientId: 'bench' }
     const measure = async (label: string, concurrency: number, one: () => Promise<{ accepted: boolean }>): Promise<ProposalFigures> => {

@@ -100,6 +100,8 @@ export interface NetworkPort {
   dealsByClients(clientIds: string[]): AsyncIterable<MarketDeal>
   /** The client's DataCap in bytes (StateVerifiedClientStatus); null when it is not a verified client. */
   dataCap(address: string): Promise<bigint | null>
+  /** The provider collateral a deal of this padded size must carry (StateDealProviderCollateralBounds), attoFIL. */
+  collateralBounds(pieceSize: number, verified: boolean): Promise<{ min: bigint; max: bigint }>
   /** The address's storage market escrow (StateMarketBalance), attoFIL. */
   marketBalance(address: string): Promise<{ escrow: bigint; locked: bigint }>
   /** Storage providers the adapter knows how to offer deals to. */

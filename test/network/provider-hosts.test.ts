@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chainDirectory, createProviderClient, type ProviderClient } from '../../server/network/boost/client.ts'
 import { createHost, serve, type Libp2p } from '../../server/network/boost/libp2p.ts'
 import { decodeDealParams, encodeDealResponse, uuidBytes } from '../../server/network/boost/wire.ts'
-import { createSimnet, type Simnet } from '../../server/network/simnet/index.ts'
+import { createSimnet, simulatedCollateralBounds, type Simnet } from '../../server/network/simnet/index.ts'
 import { startProviderHosts, type ProviderHosts } from '../../server/network/simnet/provider-hosts.ts'
 import { createSimulatedProviders, type SimulatedProviders } from '../../server/network/simnet/sim-providers.ts'
 import type { DealProposal } from '../../server/network/types.ts'
@@ -45,7 +45,7 @@ afterAll(async () => {
 const proposal = (p: Partial<DealProposal> = {}): DealProposal => ({
   PieceCID: { '/': 'baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq' }, PieceSize: 1 << 20, VerifiedDeal: true,
   Client: signer.address, Provider: provider, Label: '', StartEpoch: simnet.headEpoch() + 5760, EndEpoch: simnet.headEpoch() + 5760 + 518_400,
-  StoragePricePerEpoch: '0', ProviderCollateral: '0', ClientCollateral: '0', ...p,
+  StoragePricePerEpoch: '0', ProviderCollateral: simulatedCollateralBounds(1 << 20, true).min.toString(), ClientCollateral: '0', ...p,
 })
 const transfer = { url: 'http://127.0.0.1:9/none', headers: {}, size: 100, clientId: 'x' }
 const signal = () => AbortSignal.timeout(5000)
@@ -97,6 +97,12 @@ describe('simulated providers on the wire', () => {
     } finally {
       await forged.close()
     }
+  })
+
+  it('refuses a proposal whose provider collateral is below the market’s minimum, as Boost does', async () => {
+    const answer = await client.propose({ dealUuid: crypto.randomUUID(), proposal: proposal({ ProviderCollateral: '0' }), dataRoot: 'bafkqaaa', transfer, removeUnsealedCopy: false, skipIpniAnnounce: false }, signal())
+    expect(answer.accepted).toBe(false)
+    expect(answer.message).toMatch(/provider collateral 0 should be between \d+ and \d+/)
   })
 
   it('tells the deal status only to the client that proposed it', async () => {

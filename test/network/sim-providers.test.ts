@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createPieceHasher } from '../../server/shared/piece.ts'
-import { createSimnet } from '../../server/network/simnet/index.ts'
+import { createSimnet, simulatedCollateralBounds } from '../../server/network/simnet/index.ts'
 import { createSimulatedProviders } from '../../server/network/simnet/sim-providers.ts'
 import type { DealProposal } from '../../server/network/types.ts'
 
@@ -46,7 +46,7 @@ async function onlineHttpProvider(net: ReturnType<typeof createSimnet>) {
 
 const proposal = (provider: string, pieceCid: string, pieceSize: number, head: number): DealProposal => ({
   PieceCID: { '/': pieceCid }, PieceSize: pieceSize, VerifiedDeal: true, Client: 'f01000', Provider: provider, Label: '',
-  StartEpoch: head + 5760, EndEpoch: head + 5760 + 518_400, StoragePricePerEpoch: '0', ProviderCollateral: '0', ClientCollateral: '0',
+  StartEpoch: head + 5760, EndEpoch: head + 5760 + 518_400, StoragePricePerEpoch: '0', ProviderCollateral: simulatedCollateralBounds(pieceSize, true).min.toString(), ClientCollateral: '0',
 })
 
 async function settle(sim: ReturnType<typeof createSimulatedProviders>, provider: string, id: string) {

@@ -62,6 +62,12 @@ export function boostProviderPort(o: { chain: NetworkPort; client: ProviderClien
       if (s.chainDealId > 0) return { state: 'published', dealId: s.chainDealId }
       return { state: 'transferring' }
     },
+    async providerCollateral(pieceSize, verified) {
+      // 1.2 × the minimum (Boost's client does the same): the bound moves with the network's power.
+      const { min, max } = await chain.collateralBounds(pieceSize, verified)
+      const withMargin = (min * 6n) / 5n
+      return (withMargin > max ? max : withMargin).toString()
+    },
     async clientFunds(client) {
       const [dataCap, balance] = await Promise.all([chain.dataCap(client), chain.marketBalance(client)])
       return { dataCap, ...balance }

@@ -68,6 +68,9 @@ export function createPlacement(c: EngineContext): Placement {
     const token = randomSecret(32)
     const startEpoch = head + o.terms.startOffsetEpochs
     const piece = await pieceFor(g, provider)
+    const collateral = await providers.providerCollateral(piece.pieceSize, o.terms.verified).catch(() => undefined)
+    // Without the bounds a provider would refuse the proposal anyway: try again on the next pass.
+    if (collateral === undefined) return
     const deal = deals.create({
       groupId: g.id,
       provider,
@@ -87,7 +90,7 @@ export function createPlacement(c: EngineContext): Placement {
       StartEpoch: deal.startEpoch,
       EndEpoch: deal.endEpoch,
       StoragePricePerEpoch: o.terms.pricePerEpoch,
-      ProviderCollateral: '0',
+      ProviderCollateral: collateral,
       ClientCollateral: '0',
     }
     const transfer = { dataRoot: content.carRoot(g.id)!, url: `${o.publicUrl()}${TRANSFER_PATH}/${deal.id}`, headers: { Authorization: `Bearer ${token}` }, size: g.carSize! }

@@ -17,6 +17,8 @@ export interface StorageProviderPort {
   propose(proposal: DealProposal, transfer: CarTransfer, options?: PortOptions): Promise<ProposalAnswer>
   /** Where a proposal accepted earlier stands at the provider. */
   proposalState(provider: string, proposalId: string, options?: PortOptions): Promise<ProposalState>
+  /** The provider collateral to propose for a piece: the market's minimum, with a margin, as Boost's client picks it. */
+  providerCollateral(pieceSize: number, verified: boolean): Promise<string>
   /** What the client address may spend: DataCap (null: not a verified client) and market escrow, from the chain. */
   clientFunds(client: string): Promise<ClientFunds>
   /** The deal's state on chain, or null when the chain does not show it (yet). */

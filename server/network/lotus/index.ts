@@ -62,6 +62,10 @@ export function createLotusNetwork(options: LotusOptions): NetworkPort {
       const cap = await call<string | null>('Filecoin.StateVerifiedClientStatus', [address, null])
       return cap === null ? null : BigInt(cap)
     },
+    async collateralBounds(pieceSize, verified) {
+      const b = await call<{ Min: string; Max: string }>('Filecoin.StateDealProviderCollateralBounds', [pieceSize, verified, null])
+      return { min: BigInt(b.Min), max: BigInt(b.Max) }
+    },
     async marketBalance(address) {
       const b = await call<{ Escrow: string; Locked: string }>('Filecoin.StateMarketBalance', [address, null])
       return { escrow: BigInt(b.Escrow), locked: BigInt(b.Locked) }

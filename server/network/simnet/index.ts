@@ -62,6 +62,16 @@ interface SimDeal {
   slashAt: number
 }
 
+/**
+ * The provider collateral bounds of the simulated market: a minimum that
+ * grows with the piece (verified pieces count ten times, as their power
+ * does), so that a client must ask for them as on a real network.
+ */
+export function simulatedCollateralBounds(pieceSize: number, verified: boolean): { min: bigint; max: bigint } {
+  const min = BigInt(pieceSize) * (verified ? 10n : 1n) * 1_000n
+  return { min, max: min * 1_000_000n }
+}
+
 /** 1 PiB: what every simulated client may store in verified deals. */
 const SIMULATED_DATACAP = 2n ** 50n
 
@@ -170,6 +180,9 @@ export function createSimnet(options: SimnetOptions): Simnet {
     // verified deals at price 0, the default, need nothing more.
     async dataCap(address) {
       return lookupIdSync(address) ? SIMULATED_DATACAP : null
+    },
+    async collateralBounds(pieceSize, verified) {
+      return simulatedCollateralBounds(pieceSize, verified)
     },
     async marketBalance(address) {
       const id = lookupIdSync(address)

@@ -68,6 +68,13 @@ export function simnetRpcListener(simnet: Simnet): RequestListener {
       const b = await simnet.marketBalance(address(a))
       return { Escrow: b.escrow.toString(), Locked: b.locked.toString() }
     },
+    async 'Filecoin.StateDealProviderCollateralBounds'([size, verified]) {
+      if (typeof size !== 'number' || !Number.isSafeInteger(size) || size <= 0 || typeof verified !== 'boolean') {
+        throw new RpcError(INVALID_PARAMS, 'expected a padded piece size and a verified flag')
+      }
+      const b = await simnet.collateralBounds(size, verified)
+      return { Min: b.min.toString(), Max: b.max.toString() }
+    },
     async 'Filecoin.MpoolGetNonce'([a]) {
       return simnet.nonce(address(a))
     },

@@ -167,6 +167,10 @@ export function createSimulatedProviders(options: SimProvidersOptions): Simulate
       if (!terms.transferTypes.includes('http')) return { accepted: false, reason: 'UNSUPPORTED_TRANSFER_PROTOCOL' }
       if (proposal.PieceSize < terms.minPieceSize || proposal.PieceSize > terms.maxPieceSize) return { accepted: false, reason: 'PIECE_SIZE_NOT_ACCEPTED' }
       if (proposal.StartEpoch <= simnet.headEpoch()) return { accepted: false, reason: 'START_EPOCH_TOO_EARLY' }
+      // As Boost does: the provider collateral must lie within the market's bounds for this piece.
+      const bounds = await simnet.collateralBounds(proposal.PieceSize, proposal.VerifiedDeal)
+      const collateral = BigInt(proposal.ProviderCollateral)
+      if (collateral < bounds.min || collateral > bounds.max) return { accepted: false, reason: `proposed provider collateral ${collateral} should be between ${bounds.min} and ${bounds.max}` }
       const proposalId = opts.proposalId ?? randomUUID()
       if (proposals.has(proposalId)) return { accepted: false, reason: 'DEAL_UUID_ALREADY_USED' }
       proposals.set(proposalId, { state: 'transferring' })

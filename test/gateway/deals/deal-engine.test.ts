@@ -4,7 +4,7 @@ import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startDealStack, type DealStack } from './harness.ts'
-import { createSimnet } from '../../../server/network/simnet/index.ts'
+import { createSimnet, simulatedCollateralBounds } from '../../../server/network/simnet/index.ts'
 
 let stack: DealStack | undefined
 afterEach(async () => {
@@ -50,6 +50,8 @@ describe('deal engine', () => {
       const terms = (await s.simnet.providerTerms(deal.provider))!
       expect(proposal.PieceSize).toBe(Math.max(groupPieceSize, terms.minPieceSize))
       expect(proposal.PieceCID['/']).toBe(padPieceCid(group.pieceCid, groupPieceSize, proposal.PieceSize))
+      // Provider collateral as Boost's client picks it: 1.2 × the market's minimum for the piece (StateDealProviderCollateralBounds).
+      expect(BigInt(proposal.ProviderCollateral)).toBe((simulatedCollateralBounds(proposal.PieceSize, true).min * 6n) / 5n)
       // The simulated provider really holds the bytes it fetched, under its own folder.
       expect(existsSync(join(s.dir, 'simnet', 'providers', deal.provider, `${proposal.PieceCID['/']}.car`))).toBe(true)
       // And the deal service sees it on chain.
