@@ -6,7 +6,8 @@ import { multiaddr } from '@multiformats/multiaddr'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { chainDirectory, createProviderClient, type ProviderClient } from '../../server/network/boost/client.ts'
 import { createHost, serve, type Libp2p } from '../../server/network/boost/libp2p.ts'
-import { decodeDealParams, encodeDealResponse, uuidBytes } from '../../server/network/boost/wire.ts'
+import { decodeDealParams, decodeDealResponse, decodeDealStatusResponse, encodeDealResponse, uuidBytes } from '../../server/network/boost/wire.ts'
+import * as dagCbor from '@ipld/dag-cbor'
 import { createSimnet, simulatedCollateralBounds, type Simnet } from '../../server/network/simnet/index.ts'
 import { startProviderHosts, type ProviderHosts } from '../../server/network/simnet/provider-hosts.ts'
 import { createSimulatedProviders, type SimulatedProviders } from '../../server/network/simnet/sim-providers.ts'
@@ -128,6 +129,52 @@ describe('simulated providers on the wire', () => {
     expect((await fetch(`${base}/ipfs/not-a-cid`, { headers: { Accept: 'application/vnd.ipld.raw' } })).status).toBe(400)
     expect((await fetch(`${base}/piece/baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq`)).status).toBe(404)
     expect((await fetch(`${base}/ipfs/bafkqaaa`)).status).toBe(406)
+  })
+})
+
+describe('a simulated provider under hostile input', () => {
+  let rogue: Libp2p
+  beforeAll(async () => {
+    rogue = await createHost()
+  })
+  afterAll(async () => {
+    await rogue?.stop()
+  })
+  const target = async () => {
+    const info = (await simnet.minerInfo(provider))!
+    return multiaddr(`${info.multiaddrs[0]}/p2p/${info.peerId}`)
+  }
+  /** Sends raw bytes on a protocol and returns whatever comes back before the stream ends. */
+  async function send(protocol: string, chunks: Uint8Array[]): Promise<Uint8Array> {
+    const stream = await rogue.dialProtocol(await target(), protocol, { signal: AbortSignal.timeout(5000) })
+    await stream.sink(chunks).catch(() => undefined)
+    const back: Uint8Array[] = []
+    try {
+      for await (const c of stream.source) back.push(c.subarray())
+    } catch {
+      // A reset is a fine answer to garbage.
+    }
+    return new Uint8Array(Buffer.concat(back))
+  }
+
+  it('answers a deal proposal that is not CBOR, or the wrong shape, with a refusal, and keeps serving', async () => {
+    const garbage = await send('/fil/storage/mk/1.2.1', [new Uint8Array([0xff, 0x00, 0x13, 0x37])])
+    expect(garbage.length).toBe(0)
+    const wrongShape = await send('/fil/storage/mk/1.2.1', [dagCbor.encode({ DealUUID: 'not bytes' })])
+    expect(decodeDealResponse(dagCbor.decode(wrongShape))).toMatchObject({ accepted: false, message: expect.stringContaining('invalid deal params') })
+    expect(await client.ask(provider, signal())).toMatchObject({ miner: provider })
+  })
+
+  it('cuts off a message larger than any the protocol has, and keeps serving', async () => {
+    const huge = new Uint8Array(2 * 1024 * 1024)
+    huge.set([0x5a, 0x00, 0x20, 0x00, 0x00]) // a 2 MiB byte string header
+    expect((await send('/fil/storage/status/1.2.0', [huge])).length).toBe(0)
+    expect(await client.ask(provider, signal())).toMatchObject({ miner: provider })
+  })
+
+  it('says no deal for a status request of a stranger with a bad signature', async () => {
+    const back = await send('/fil/storage/status/1.2.0', [dagCbor.encode({ DealUUID: new Uint8Array(16), Signature: new Uint8Array([1, ...new Uint8Array(65)]) })])
+    expect(decodeDealStatusResponse(dagCbor.decode(back), 'mainnet')).toMatchObject({ status: null, error: expect.stringContaining('no deal found') })
   })
 })
 

@@ -102,8 +102,10 @@ export function createPlacement(c: EngineContext): Placement {
         r.proposed++
         logger.info({ groupId: g.id, provider, pieceCid: piece.pieceCid, pieceSize: piece.pieceSize }, 'deal proposed')
       } else c.fail(deal, answer.reason, r)
-    } catch {
-      c.fail(deal, 'PROPOSAL_TIMEOUT', r)
+    } catch (err) {
+      const reason = proposalFailure(err)
+      deals.recordSent(deal.id, { answer: reason })
+      c.fail(deal, reason, r)
     }
   }
 
@@ -148,4 +150,13 @@ export function createPlacement(c: EngineContext): Placement {
       }
     },
   }
+}
+
+/** Why a proposal got no answer, for the deal's record: a timeout, a provider that does not speak the protocol, or one that cannot be reached. */
+function proposalFailure(err: unknown): string {
+  const e = err as { name?: string; message?: string }
+  const message = String(e?.message ?? err).slice(0, 200)
+  if (e?.name === 'AbortError' || e?.name === 'TimeoutError' || /timed out|aborted/i.test(message)) return 'PROPOSAL_TIMEOUT'
+  if (e?.name === 'WireError') return `PROVIDER_PROTOCOL_ERROR: ${message}`
+  return `PROVIDER_UNREACHABLE: ${message}`
 }
