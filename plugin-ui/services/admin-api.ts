@@ -47,6 +47,8 @@ export interface LinkTestResult {
   latencyMs: number
   /** The link works, but the gateway serves another network than the form names. */
   warning?: string
+  /** The link works, but the gateway proposes no deals (its wallet lacks DataCap or escrow). */
+  dealsWarning?: string
 }
 
 export const adminSettingsUrl = () => generateOcsUrl('apps/gateway/admin/settings')
@@ -105,5 +107,6 @@ export async function testGatewayLink(link: Partial<GatewayLinkUpdate> = {}): Pr
     message: typeof data.message === 'string' ? data.message : (typeof data.error === 'string' ? data.error : ''),
     latencyMs: typeof data.latencyMs === 'number' ? data.latencyMs : 0,
     ...(typeof data.warning === 'string' ? { warning: data.warning } : {}),
+    ...(typeof data.dealsWarning === 'string' ? { dealsWarning: data.dealsWarning } : {}),
   }
 }

@@ -9,6 +9,8 @@ export interface LinkTestResult {
   latencyMs: number
   /** Set when the link works but the gateway says it serves another network than the settings name. */
   warning?: string
+  /** Set when the gateway says it proposes no deals right now, and why (no DataCap, no escrow). */
+  dealsWarning?: string
 }
 
 // A path nobody stores: a cheap question every gateway answers with "not found"
@@ -65,7 +67,12 @@ export async function testGatewayLink(link: EffectiveLink): Promise<LinkTestResu
   const warning = served && served !== link.network
     ? `The gateway serves the ${served} network, but these settings say ${link.network}: dates and explorer links would be wrong`
     : undefined
-  return { success: true, status, message: 'The gateway answered and accepted the credentials', latencyMs, ...(warning ? { warning } : {}) }
+  const blocked = res.headers.get('filecoin-deals-blocked')
+  return {
+    success: true, status, message: 'The gateway answered and accepted the credentials', latencyMs,
+    ...(warning ? { warning } : {}),
+    ...(blocked ? { dealsWarning: `The gateway proposes no deals: ${blocked.slice(0, 500)}` } : {}),
+  }
 }
 
 async function readCapped(res: Response): Promise<string> {

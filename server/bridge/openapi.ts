@@ -28,6 +28,7 @@ const LinkTestResultSchema = z.object({
   message: z.string(),
   latencyMs: z.number(),
   warning: z.string().optional().describe('The link works, but the gateway says (Filecoin-Network header) it serves another network than the settings name'),
+  dealsWarning: z.string().optional().describe('The link works, but the gateway says (Filecoin-Deals-Blocked header) it proposes no deals, and why: no DataCap, no escrow'),
 })
 
 const operations: Operation[] = [

@@ -15,10 +15,14 @@ export interface FileInfoDeps {
   reasonOf?: (g: GroupRecord) => string | undefined
   /** Said in the `Filecoin-Network` header, so that whoever links to this gateway can check it is the network they meant. */
   network?: string
+  /** Why no deals are proposed right now (no DataCap, no escrow), said in the `Filecoin-Deals-Blocked` header for the admin's link test. */
+  dealsBlocked?: () => string | undefined
 }
 
 /** Header naming the network a gateway's deals are on (ours sends it; CIDgravity's does not). */
 export const NETWORK_HEADER = 'Filecoin-Network'
+/** Header saying why the gateway proposes no deals right now; absent while it can. */
+export const DEALS_BLOCKED_HEADER = 'Filecoin-Deals-Blocked'
 
 const MAX_PATH_LENGTH = 4096
 
@@ -81,6 +85,9 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
 
   router.post('/file-info', parseJson, (req: Request, res: Response, next: NextFunction) => {
     if (deps.network) res.set(NETWORK_HEADER, deps.network)
+    const blocked = deps.dealsBlocked?.()
+    // A header value is Latin-1 text on one line.
+    if (blocked) res.set(DEALS_BLOCKED_HEADER, blocked.replace(/[^\x20-\x7e]/g, '?').slice(0, 500))
     handle(req)
       .then((body) => res.status(200).json(body))
       .catch(next)

@@ -99,7 +99,7 @@ export function createGateway(config: GatewayConfig, deps: GatewayDeps): Gateway
   app.use(createTransferRouter({ deals: dealStore, content }))
   if (config.user && config.password) app.use(requireBasicAuth(config.user, config.password))
   const reasonContext = { groupSize: config.groupSize, groupIdleSeconds: config.groupIdleSeconds, progress: deals && ((id: number) => deals!.progress(id)) }
-  app.use(createFileInfoRouter({ namespace, content, logger, reasonOf: (g) => groupReason(g, reasonContext), network: config.network }))
+  app.use(createFileInfoRouter({ namespace, content, logger, reasonOf: (g) => groupReason(g, reasonContext), network: config.network, dealsBlocked: () => deals?.fundsProblem() }))
   app.use(createWebDav({ namespace, content, db, logger }))
   app.use(gatewayErrorHandler(logger))
 

@@ -183,6 +183,21 @@ describe('admin settings and the tab config (live gateway link)', () => {
     expect((await call(t.url, SETTINGS)).body.settings.network).toBe('mainnet')
   })
 
+  it('passes on why the gateway proposes no deals (its Filecoin-Deals-Blocked header)', async () => {
+    const reason = 't1abc has no DataCap: it is not a verified client, so its verified deals would be refused'
+    const blocked = await startFakeGateway((app) =>
+      app.post('/file-info', (_req, res) => void res.status(404).set('Filecoin-Deals-Blocked', reason).json({ success: false, error: { code: 'NOT_FOUND', message: 'no such file' } })),
+    )
+    try {
+      const res = await call(t.url, TEST_LINK, { method: 'POST', body: { gatewayUrl: blocked.url } })
+      expect(res.body).toMatchObject({ success: true, dealsWarning: `The gateway proposes no deals: ${reason}` })
+    } finally {
+      await blocked.close()
+    }
+    // The embedded gateway makes deals: no such warning.
+    expect((await call(t.url, TEST_LINK, { method: 'POST' })).body.dealsWarning).toBeUndefined()
+  })
+
   it('reports a dead gateway, wrong credentials and a non-gateway as failed tests, with HTTP 200', async () => {
     const dead = await call(t.url, TEST_LINK, { method: 'POST', body: { gatewayUrl: await deadUrl() } })
     expect(dead.status).toBe(200)

@@ -151,6 +151,16 @@ describe('AdminSettings', () => {
     expect(w.get('[data-test="test-warning"]').text()).toBe(warning)
   })
 
+  it('warns when the gateway proposes no deals, with its reason', async () => {
+    const dealsWarning = 'The gateway proposes no deals: t1abc has no DataCap'
+    http.on('POST', TEST_LINK, { status: 200, data: { success: true, status: 404, message: 'The gateway answered and accepted the credentials', latencyMs: 3, dealsWarning } })
+    const w = await open()
+    await w.get('[data-test="test-link"]').trigger('click')
+    await flushPromises()
+    expect(w.get('[data-test="test-deals-warning"]').text()).toBe(dealsWarning)
+    expect(w.find('[data-test="test-warning"]').exists()).toBe(false)
+  })
+
   it('shows a failed link test with the gateway status', async () => {
     http.on('POST', TEST_LINK, { status: 200, data: { success: false, status: 401, message: 'Unauthorized', latencyMs: 5 } })
     const w = await open()

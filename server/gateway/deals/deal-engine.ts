@@ -99,6 +99,8 @@ export interface DealEngine {
   requiredCopies(): number
   /** What the engine knows of a group's progress, for the `reason` /file-info gives. */
   progress(groupId: number): DealProgress
+  /** Why no deals are proposed at all right now (the client lacks DataCap or escrow); undefined while they can be. */
+  fundsProblem(): string | undefined
   /** Ticks every `intervalMs` until stopped. */
   start(intervalMs: number): void
   /** Stops ticking; held groups go back to offloaded, reloads under way are cut short. */
@@ -175,6 +177,7 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
       }
     },
     requiredCopies: () => c.copies,
+    fundsProblem: () => placement.fundsError(),
     progress(groupId) {
       return {
         head: lastHead,
