@@ -39,7 +39,7 @@ const sorts = opts.sort === 'both' ? ['dealId', 'lastUpdate'] : [opts.sort!]
 const dir = opts.keep ?? mkdtempSync(join(tmpdir(), 'bench-service-'))
 const service = await createDealService(
   { host: '127.0.0.1', port: 0, dataDir: dir, network: 'simnet', simnetGenesis: 1704067200, simnetSeed: 'bench', simnetSpeed: 1, tickerPollSeconds: 60, tickerEnabled: false },
-  { logger: createLogger('silent'), background: false, demoDeals: 0 },
+  { logger: createLogger('silent'), background: false },
 )
 const tenant = service.tenants.byName('default')!
 const have = service.deals.count(tenant.id)

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util'
+import { createHash } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
 import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
@@ -16,7 +17,7 @@ import { whyNotPublic } from './gateway/deals/public-url.ts'
 import { chainDirectory, createProviderClient, type ProviderClient } from './network/boost/client.ts'
 import { startProviderHosts, type ProviderHosts } from './network/simnet/provider-hosts.ts'
 import { openKeystore } from './network/wallet/keystore.ts'
-import { addressNetworkOf } from './shared/address.ts'
+import { addressNetworkOf, formatAddress } from './shared/address.ts'
 import { createSimnet, type Simnet } from './network/simnet/index.ts'
 import { openSimChainStore } from './network/simnet/chain-store.ts'
 import { SIMNET_RPC_PATH, simnetRpcListener } from './network/simnet/rpc-server.ts'
@@ -341,12 +342,29 @@ async function startSimulatedNetwork(config: Config, logger: Logger, simnet: Sim
   }
 }
 
+/**
+ * The simulated network's demo client: an address of the default tenant with
+ * deals seeded over the past year (the same ones under a seed), so that the
+ * deal service's on-chain deal pages have something to show from the start.
+ */
+async function seedDemoClient(service: DealService, simnet: Simnet, seed: string): Promise<void> {
+  const tenant = service.tenants.byName('default')
+  if (!tenant) return
+  const address = formatAddress('mainnet', 1, createHash('sha256').update(`client:${seed}`).digest().subarray(0, 20))
+  if (!tenant.clientAddresses.includes(address)) service.tenants.addClientAddress(tenant.id, address)
+  const id = await simnet.lookupId(address)
+  if (id) await simnet.seedClientDeals(id, DEMO_DEALS)
+}
+
+const DEMO_DEALS = 50
+
 /** The deal service, and beside it the simulated network when no real chain is configured. */
 async function runService(config: Config, logger: Logger, simnet?: Simnet): Promise<Part & { service: DealService; rpcUrl?: string }> {
   // The network first: the service reads the chain through its RPC from its first query on.
   const network = simnet && (await startSimulatedNetwork(config, logger, simnet))
   const rpcUrl = network?.rpcUrl
   const service = await createDealService(config.service, { logger, network: simnet && rpcUrl ? simnetOverRpc(simnet, rpcUrl) : undefined })
+  if (simnet) await seedDemoClient(service, simnet, config.service.simnetSeed)
   if (service.createdApiKey) {
     // Shown once; only its hash is stored (the file beside it is mode 0600).
     process.stdout.write(`\nDeal service API key of tenant "default" (also in ${join(config.service.dataDir, 'api-key')}):\n  ${service.createdApiKey}\n\n`)

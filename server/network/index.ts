@@ -14,19 +14,19 @@ export function createNetwork(config: ServiceConfig, deps: { now?: () => number;
 }
 
 /**
- * The simulated network as a process other than its host sees it: the chain
+ * The simulated network as the deal service beside it sees it: the chain
  * through the Lotus JSON-RPC adapter at `rpcUrl` (the code path of a real
- * network), and what providers offer from the simulated network itself, since
- * their asks are not on chain and the libp2p ask protocol is not built yet.
- * Demo deals are still seeded into the simulated chain behind the RPC.
+ * network), and the provider directory (who the providers are and their full
+ * terms: capacity, busy days, accepted clients and deal types, which no ask
+ * carries) from the simulation, as a real deployment gets it from its
+ * operator's policy or a provider directory service.
  */
-export function simnetOverRpc(simnet: Simnet, rpcUrl: string): NetworkPort & Pick<Simnet, 'seedClientDeals'> {
+export function simnetOverRpc(simnet: Simnet, rpcUrl: string): NetworkPort {
   const chain = createLotusNetwork({ url: rpcUrl, clock: simnet.clock, timeoutMs: 10_000 })
   return {
     ...chain,
     kind: 'simnet',
     listProviders: () => simnet.listProviders(),
     providerTerms: (providerId) => simnet.providerTerms(providerId),
-    seedClientDeals: (clientId, count) => simnet.seedClientDeals(clientId, count),
   }
 }

@@ -1,12 +1,11 @@
 import express, { type Express } from 'express'
-import { createHash, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
 import { createNetwork } from '../network/index.ts'
 import { chainDirectory, createProviderClient } from '../network/boost/client.ts'
 import { withProviderAsks } from '../network/provider-asks.ts'
-import type { Simnet } from '../network/simnet/index.ts'
 import type { NetworkPort } from '../network/types.ts'
-import { addressNetworkOf, formatAddress, parseAddress } from '../shared/address.ts'
+import { addressNetworkOf, parseAddress } from '../shared/address.ts'
 import type { ServiceConfig } from '../shared/config.ts'
 import { openDatabase, type Db } from '../shared/db.ts'
 import type { Logger } from '../shared/logger.ts'
@@ -43,8 +42,6 @@ export interface DealServiceDeps {
   fetch?: typeof fetch
   /** False: no timers (tests drive syncs and polls themselves). Default true. */
   background?: boolean
-  /** Demo deals seeded for the first tenant on the simulated network (default 50). */
-  demoDeals?: number
 }
 
 export interface DealService {
@@ -78,7 +75,7 @@ export async function createDealService(config: ServiceConfig, deps: DealService
   const picker = createProviderPicker({ network, deals, availability })
   const ticker = createTicker({ now, logger, baseUrls: deps.exchangeUrls, fetch: deps.fetch })
   const sync = createDealSync({ network, tenants, deals, now, logger })
-  const createdApiKey = await bootstrapTenant(config, tenants, network, deps.demoDeals ?? 50)
+  const createdApiKey = bootstrapTenant(config, tenants)
 
   const app = express()
   app.disable('x-powered-by')
@@ -129,18 +126,10 @@ export async function createDealService(config: ServiceConfig, deps: DealService
 
 /**
  * First start: a Clients premium tenant whose key is API_KEY or, without it,
- * a random one saved (0600) in the data dir. On the simulated network it also gets a client
- * address with some demo deals, so get-on-chain-deals has something to show.
+ * a random one saved (0600) in the data dir.
  */
-async function bootstrapTenant(config: ServiceConfig, tenants: TenantStore, network: NetworkPort, demoDeals: number): Promise<string | undefined> {
-  let tenant = tenants.byName('default')
-  if (!tenant) {
-    tenant = tenants.create('default', 'clients-premium')
-    if (network.kind === 'simnet') {
-      const payload = createHash('sha256').update(`client:${config.simnetSeed}`).digest().subarray(0, 20)
-      tenants.addClientAddress(tenant.id, formatAddress('mainnet', 1, payload))
-    }
-  }
+function bootstrapTenant(config: ServiceConfig, tenants: TenantStore): string | undefined {
+  const tenant = tenants.byName('default') ?? tenants.create('default', 'clients-premium')
   // The gateway's wallet address (npm start passes it): its deals are the tenant's.
   if (config.clientAddress && parseAddress(config.clientAddress).ok && !tenants.get(tenant.id)!.clientAddresses.includes(config.clientAddress)) {
     tenants.addClientAddress(tenant.id, config.clientAddress)
@@ -156,11 +145,5 @@ async function bootstrapTenant(config: ServiceConfig, tenants: TenantStore, netw
   }
   // API_KEY set later (or changed) still opens the default tenant.
   if (config.apiKey && !tenants.byKey(config.apiKey)) tenants.createKey(tenant.id, 'API_KEY', config.apiKey)
-  if (network.kind === 'simnet' && demoDeals > 0) {
-    for (const address of tenants.get(tenant.id)!.clientAddresses) {
-      const id = await network.lookupId(address)
-      if (id) await (network as Simnet).seedClientDeals(id, demoDeals)
-    }
-  }
   return created
 }

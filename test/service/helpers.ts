@@ -1,7 +1,9 @@
+import { createHash } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createSimnet, type Simnet } from '../../server/network/simnet/index.ts'
+import { formatAddress } from '../../server/shared/address.ts'
 import type { ServiceConfig } from '../../server/shared/config.ts'
 import { createLogger } from '../../server/shared/logger.ts'
 import { startServer, type RunningServer } from '../../server/shared/http.ts'
@@ -23,6 +25,9 @@ export interface TestService {
   close(): Promise<void>
 }
 
+/** The default tenant's client address in these tests (an f1 address made from the seed, as the demo client is). */
+export const TEST_CLIENT = formatAddress('mainnet', 1, createHash('sha256').update('client:test-seed').digest().subarray(0, 20))
+
 export function serviceConfig(dir: string, overrides: Partial<ServiceConfig> = {}): ServiceConfig {
   return {
     host: '127.0.0.1',
@@ -31,6 +36,7 @@ export function serviceConfig(dir: string, overrides: Partial<ServiceConfig> = {
     network: 'simnet',
     simnetGenesis: SIMNET_GENESIS,
     simnetSeed: 'test-seed',
+    clientAddress: TEST_CLIENT,
     simnetSpeed: 1,
     tickerPollSeconds: 60,
     tickerEnabled: false,
@@ -49,7 +55,6 @@ export async function startTestService(options: { deps?: Partial<DealServiceDeps
     network: simnet,
     now,
     background: false,
-    demoDeals: 0,
     ...options.deps,
   })
   const server = await startServer(service.app, 0)

@@ -30,8 +30,6 @@ beforeAll(async () => {
   rpc = await startServer(simnetRpcListener(simnet), 0, '127.0.0.1')
   const lotus = createLotusNetwork({ url: `${rpc.url}${SIMNET_RPC_PATH}`, clock: simnet.clock })
   t = await startTestService({ deps: { network: lotus } })
-  // On a real network the tenant's client address is the operator's (here any f1 address).
-  t.service.tenants.addClientAddress(t.service.tenants.byName('default')!.id, 'f17uoq6tp427uzv7fztkbsnn64iwotfrristwpryy')
   terms = await Promise.all((await simnet.listProviders()).map(async (id) => (await simnet.providerTerms(id))!))
 })
 afterAll(async () => {

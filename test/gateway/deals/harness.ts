@@ -76,7 +76,7 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
   const sim = createSimulatedProviders({ simnet, dir: join(dir, 'simnet', 'providers'), transferTimeoutMs: 20_000 })
   const service = await createDealService(
     { host: '127.0.0.1', port: 0, dataDir: join(dir, 'service'), network: 'simnet', simnetGenesis: GENESIS, apiKey: API_KEY, simnetSeed: 'x', simnetSpeed: 1, tickerPollSeconds: 60, tickerEnabled: false },
-    { logger: silent, network: simnet, now, background: false, demoDeals: 0 },
+    { logger: silent, network: simnet, now, background: false },
   )
   const serviceServer = await startServer(service.app, 0, '127.0.0.1')
   // The gateway's wallet key, registered with the tenant as its client address.
