@@ -123,7 +123,7 @@ export interface GatewayConfig {
   publicUrl?: string
   /** The simulated chain's Lotus JSON-RPC, read through the one chain adapter; unset: the simulated chain in this process. */
   simnetRpcUrl?: string
-  /** The client address the deal service knows the gateway's deals by: its wallet key's (`--role all` passes it). */
+  /** The client address of the gateway's proposals: its wallet key's, set by `npm start` once the key is open. */
   clientAddress?: string
   /** The wallet key that signs proposals (WALLET); the default key of `<DATA_DIR>/wallet` when unset. */
   wallet?: string
@@ -251,7 +251,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       serviceApiKey: e.SERVICE_API_KEY,
       publicUrl: e.GATEWAY_PUBLIC_URL?.replace(/\/+$/, ''),
       simnetRpcUrl: e.SIMNET_RPC_URL,
-      clientAddress: e.DEAL_CLIENT_ADDRESS,
       wallet: e.WALLET,
       lotusUrl: e.LOTUS_URL?.replace(/\/+$/, ''),
       lotusToken: e.LOTUS_TOKEN,

@@ -64,11 +64,11 @@ export async function request(
 }
 
 /** Serves `protocol`: reads one message, answers with what `answer` returns, closes the stream. */
-export async function serve(node: Libp2p, protocol: string, answer: (message: unknown, remotePeer: string) => Promise<Uint8Array | null>): Promise<void> {
-  await node.handle(protocol, async ({ stream, connection }) => {
+export async function serve(node: Libp2p, protocol: string, answer: (message: unknown) => Promise<Uint8Array | null>): Promise<void> {
+  await node.handle(protocol, async ({ stream }) => {
     const signal = AbortSignal.timeout(SERVE_READ_TIMEOUT_MS)
     try {
-      const reply = await answer(await readMessage(stream, signal), connection.remotePeer.toString())
+      const reply = await answer(await readMessage(stream, signal))
       if (reply) await stream.sink([reply])
       await stream.close()
     } catch (err) {

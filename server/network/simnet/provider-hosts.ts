@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { multiaddr } from '@multiformats/multiaddr'
 import { CID } from 'multiformats/cid'
 import { paddedPieceSize } from '../../shared/piece.ts'
 import { createHost, serve, serveAnswer, type Libp2p } from '../boost/libp2p.ts'
@@ -13,7 +14,6 @@ import { chainCid } from '../wallet/message.ts'
 import { createSigner, verifySignature } from '../wallet/keys.ts'
 import type { Simnet } from './index.ts'
 import { SimRetrievalError, type SimulatedProviders } from './sim-providers.ts'
-import { multiaddr } from '@multiformats/multiaddr'
 
 /**
  * Each simulated storage provider as a Boost would run it: a libp2p host on
