@@ -542,7 +542,7 @@ async function dealRun(label: string, files: number, size: number): Promise<Deal
     const pendingGroups = db.prepare(`SELECT COUNT(*) FROM content_groups WHERE state != 'offloaded'`).pluck()
     const stored = db.prepare('SELECT COUNT(*) FROM contents').pluck()
     try {
-      while (stored.get() !== files || pendingGroups.get() !== 0) {
+      while ((stored.get() as number) < files || pendingGroups.get() !== 0) {
         if (run.child.exitCode !== null) throw new Error('npm start exited during the run')
         await new Promise((r) => setTimeout(r, 200))
       }
