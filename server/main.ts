@@ -14,6 +14,7 @@ import { createBridge } from './bridge/index.ts'
 import { createDealService, type DealService } from './service/index.ts'
 import { boostProviderPort, type StorageProviderPort } from './gateway/deals/index.ts'
 import { whyNotPublic } from './gateway/deals/public-url.ts'
+import { acquireDataFolder, DataFolderInUse } from './gateway/data-lock.ts'
 import { chainDirectory, createProviderClient, type ProviderClient } from './network/boost/client.ts'
 import { startProviderHosts, type ProviderHosts } from './network/simnet/provider-hosts.ts'
 import { openKeystore } from './network/wallet/keystore.ts'
@@ -49,6 +50,7 @@ FILESYNC (embedded|nextcloud), NEXTCLOUD_URL, NEXTCLOUD_TIMEOUT_MS, TRUST_PROXY.
 `
 
 type Role = 'all' | 'app' | 'gateway' | 'service'
+const STOP_DEADLINE_MS = 10_000
 const ROLES: Role[] = ['all', 'app', 'gateway', 'service']
 
 interface Part {
@@ -83,6 +85,13 @@ async function main(): Promise<void> {
     stopping = true
     disk?.stop()
     logger.info({ signal }, 'shutting down: finishing in-flight requests')
+    // A part that cannot finish stopping (a stuck transfer, a provider that never answers) goes anyway:
+    // what it stored is safe (SQLite transactions; half-written files are swept at the next start),
+    // and a gateway must free its data folder for the one that replaces it.
+    setTimeout(() => {
+      logger.warn({ afterMs: STOP_DEADLINE_MS }, 'shutdown took too long: exiting now')
+      process.exit(1)
+    }, STOP_DEADLINE_MS).unref()
     if (part) {
       await part.server.close()
       await part.close()
@@ -299,8 +308,9 @@ async function networkAccess(config: Config, logger: Logger): Promise<{ port: St
 }
 
 async function runGateway(config: Config, logger: Logger): Promise<Part> {
+  const dataLock = await acquireDataFolder(config.gateway.dataDir, 15_000, (message) => logger.warn(message))
   const access = await networkAccess(config, logger)
-  const gateway = createGateway({ ...config.gateway, clientAddress: access?.clientAddress }, { logger, providers: access?.port })
+  const gateway = createGateway({ ...config.gateway, clientAddress: access?.clientAddress }, { logger, providers: access?.port, dataLock })
   const server = await startServer(gateway.app, config.gateway.port, config.gateway.host, { idleTimeoutMs: config.idleTimeoutMs })
   gateway.startDeals(server.url)
   logger.info({ url: server.url, dataDir: config.gateway.dataDir, deals: gateway.deals !== undefined, chain: config.gateway.simnetRpcUrl }, 'gateway listening (WebDAV and POST /file-info)')
@@ -395,6 +405,8 @@ async function runBridge(config: Config, logger: Logger): Promise<Part> {
 main().catch((err) => {
   if (err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
     process.stderr.write(`${err.message}\n\nRun with --help for usage.\n`)
+  } else if (err instanceof DataFolderInUse) {
+    process.stderr.write(`${err.message}\n`)
   } else {
     process.stderr.write(`Failed to start: ${err?.stack ?? err}\n`)
   }

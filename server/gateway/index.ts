@@ -1,6 +1,7 @@
 import express, { type Express, type RequestHandler } from 'express'
 import { timingSafeEqual } from 'node:crypto'
 import { join } from 'node:path'
+import { lockDataFolder, type DataFolderLock } from './data-lock.ts'
 import { openDatabase, type Db } from '../shared/db.ts'
 import { EPOCHS_PER_DAY } from '../shared/epochs.ts'
 import type { GatewayConfig } from '../shared/config.ts'
@@ -39,6 +40,8 @@ export interface GatewayDeps {
   /** Tests inject a client; default: HTTP to `config.serviceUrl` with `config.serviceApiKey`. */
   service?: DealServiceClient
   now?: () => number
+  /** The data folder's lock, when the caller took it (waiting for a previous gateway); else taken here. */
+  dataLock?: DataFolderLock
   /** Overrides of the deal engine's waits (tests make them short). */
   dealTimeouts?: { callMs?: number; reloadMs?: number; retryAfterMs?: number }
 }
@@ -48,6 +51,8 @@ const DEFAULT_DEALS = { durationDays: 540, price: '0', verified: true, startOffs
 /** Builds a gateway over `config.dataDir`: SQLite metadata plus block and CAR files. */
 export function createGateway(config: GatewayConfig, deps: GatewayDeps): Gateway {
   const logger = deps.logger.child({ part: 'gateway' })
+  // Before anything touches the folder: a second gateway on it stops here.
+  const lock = deps.dataLock ?? lockDataFolder(config.dataDir)
   const db = deps.db ?? openDatabase(join(config.dataDir, 'gateway.sqlite'))
   const namespace = createNamespace(db)
   const dealStore = createDealStore(db, deps.now)
@@ -120,6 +125,7 @@ export function createGateway(config: GatewayConfig, deps: GatewayDeps): Gateway
       await deals?.stop()
       await content.close()
       if (!deps.db) db.close()
+      lock.release()
     },
   }
 }
