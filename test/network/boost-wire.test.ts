@@ -1,7 +1,7 @@
 import * as dagCbor from '@ipld/dag-cbor'
 import { describe, expect, it } from 'vitest'
 import {
-  decodeAskResponse, decodeDealParams, decodeDealStatusResponse, encodeAskResponse, encodeDealParams, encodeDealProposal,
+  decodeAskResponse, decodeDealParams, decodeDealStatusResponse, encodeAskResponse, encodeClientDealProposal, encodeDealParams, encodeDealProposal,
   encodeDealStatusResponse, encodeStorageAsk, signedProposalCid, WireError, type DealParams,
 } from '../../server/network/boost/wire.ts'
 import { httpUrlOf } from '../../server/network/boost/client.ts'
@@ -42,6 +42,50 @@ async function params(): Promise<DealParams> {
 function mapKeys(bytes: Uint8Array): string[] {
   return Object.keys(dagCbor.decode(bytes) as object)
 }
+
+// go-fil-markets' encoding of a ClientDealProposal (its mk/1.1.0 Proposal carries one), as
+// soramitsu/cpp-filecoin's test/core/markets/storage/mk_protocol_test.cpp records it
+// ("Expected encoded bytes are from go-fil-markets implementation", commit b1a66cfd):
+// the bytes from its 828b tuple through the signature (type 1, 65 zero bytes).
+const GO_CLIENT_DEAL_PROPOSAL =
+  '828bd82a58230012204bf5122f344554c53bde2ebb8cd2b7e3d1600ad631c385a5d7cce23c7785459a190100f555024716b023b7fe84b6e7dcda303c3d754b1a8ff2fc' +
+  '55024716b023b7fe84b6e7dcda303c3d754b1a8ff2fc656c6162656c18651907d24200164300014d4300115c5842' + '01' + '00'.repeat(65)
+
+describe('the market deal proposal (published vector)', () => {
+  const goProposal: DealProposal = {
+    PieceCID: { '/': 'QmTTA2daxGqo5denp6SwLzzkLJm3fuisYEi9CoWsuHpzfb' },
+    PieceSize: 256,
+    VerifiedDeal: true,
+    Client: 't2i4llai5x72clnz643iydyplvjmni74x4vyme7ny',
+    Provider: 't2i4llai5x72clnz643iydyplvjmni74x4vyme7ny',
+    Label: 'label',
+    StartEpoch: 101,
+    EndEpoch: 2002,
+    StoragePricePerEpoch: '22',
+    ProviderCollateral: '333',
+    ClientCollateral: '4444',
+  }
+  const zeroSignature = { type: 1 as const, data: new Uint8Array(65) }
+
+  it('encodes a ClientDealProposal byte for byte as go-fil-markets does', () => {
+    expect(Buffer.from(encodeClientDealProposal(goProposal, zeroSignature)).toString('hex')).toBe(GO_CLIENT_DEAL_PROPOSAL)
+  })
+
+  it('reads go-fil-markets bytes back into the same proposal', () => {
+    const m = dagCbor.decode(encodeDealParams({ ...(paramsOf(goProposal)), clientSignature: zeroSignature })) as any
+    m.ClientDealProposal = dagCbor.decode(Buffer.from(GO_CLIENT_DEAL_PROPOSAL, 'hex'))
+    expect(decodeDealParams(m, 'testnet').proposal).toEqual(goProposal)
+  })
+})
+
+const paramsOf = (p: DealProposal) => ({
+  dealUuid: '0b7c0f4e-2b2a-4d61-9a55-8f6f3e2b1c00',
+  proposal: p,
+  dataRoot: 'bafkqaaa',
+  transfer: { url: 'https://gw.example/deal-car/1', headers: {}, size: 1, clientId: 'x' },
+  removeUnsealedCopy: false,
+  skipIpniAnnounce: false,
+})
 
 describe('Boost storage market messages', () => {
   // Order and header bytes as Boost's generated encoders write them
