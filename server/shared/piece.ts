@@ -75,30 +75,29 @@ for (let i = 1; i < 60; i++) ZERO.push(hashTwo(ZERO[i - 1], ZERO[i - 1]))
  * of every 32-byte quad zero (each quad carries 254 payload bits).
  */
 function fr32Block(src: Uint8Array, s: number, dst: Uint8Array, d: number): void {
-  // Each source byte is loaded once: `prev` carries it into the next output byte (about 20 % faster than two loads).
   for (let k = 0; k < 31; k++) dst[d + k] = src[s + k]
-  let prev = src[s + 31]
-  dst[d + 31] = prev & 0x3f
-  for (let k = 0; k < 32; k++) {
-    const next = src[s + 32 + k]
-    dst[d + 32 + k] = (prev >> 6) | (next << 2)
-    prev = next
-  }
+  dst[d + 31] = src[s + 31] & 0x3f
+  // Quads 2 to 4 start 2, 4 and 6 bits into the input.
+  shiftedCopy(src, s + 31, dst, d + 32, 32, 6)
   dst[d + 63] &= 0x3f
-  prev = src[s + 63]
-  for (let k = 0; k < 32; k++) {
-    const next = src[s + 64 + k]
-    dst[d + 64 + k] = (prev >> 4) | (next << 4)
-    prev = next
-  }
+  shiftedCopy(src, s + 63, dst, d + 64, 32, 4)
   dst[d + 95] &= 0x3f
-  prev = src[s + 95]
-  for (let k = 0; k < 31; k++) {
-    const next = src[s + 96 + k]
-    dst[d + 96 + k] = (prev >> 2) | (next << 6)
+  shiftedCopy(src, s + 95, dst, d + 96, 31, 2)
+  dst[d + 127] = src[s + 126] >> 2
+}
+
+/**
+ * `count` output bytes, each the input shifted right by `shift` bits from
+ * `from` on. Each input byte is loaded once: `prev` carries it into the next
+ * output byte (about 20 % faster than loading both bytes every time).
+ */
+function shiftedCopy(src: Uint8Array, from: number, dst: Uint8Array, to: number, count: number, shift: number): void {
+  let prev = src[from]
+  for (let k = 0; k < count; k++) {
+    const next = src[from + 1 + k]
+    dst[to + k] = (prev >> shift) | (next << (8 - shift))
     prev = next
   }
-  dst[d + 127] = src[s + 126] >> 2
 }
 
 // A segment is 2^SEGMENT_LEVEL leaves (1 MiB of padded data) hashed level by level in batches.
