@@ -114,6 +114,13 @@ export function addressBytes(address: FilecoinAddress): Uint8Array {
   return concat(Uint8Array.of(address.protocol), address.payload)
 }
 
+/** The CBOR bytes of an address given as text; a RangeError saying why when it is not one. */
+export function addressBytesOf(text: string): Uint8Array {
+  const parsed = parseAddress(text)
+  if (!parsed.ok) throw new RangeError(`${text}: ${parsed.reason}`)
+  return addressBytes(parsed.address)
+}
+
 /** The string of an address read from the chain's CBOR (protocol byte ‖ payload); null when the bytes are not one. */
 export function addressFromBytes(bytes: Uint8Array, network: AddressNetwork): string | null {
   const protocol = bytes[0]

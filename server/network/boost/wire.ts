@@ -1,6 +1,6 @@
 import * as dagCbor from '@ipld/dag-cbor'
 import { CID } from 'multiformats/cid'
-import { addressBytes, addressFromBytes, parseAddress, type AddressNetwork } from '../../shared/address.ts'
+import { addressBytesOf, addressFromBytes, type AddressNetwork } from '../../shared/address.ts'
 import type { DealProposal } from '../types.ts'
 import { signatureBytes, type Signature } from '../wallet/keys.ts'
 import { bigIntBytes, chainCid } from '../wallet/message.ts'
@@ -98,12 +98,6 @@ export interface TransportProtocol {
 
 // ---- the market deal proposal -------------------------------------------------
 
-const addr = (text: string): Uint8Array => {
-  const parsed = parseAddress(text)
-  if (!parsed.ok) throw new WireError(`${text}: ${parsed.reason}`)
-  return addressBytes(parsed.address)
-}
-
 const amount = (decimal: string): Uint8Array => {
   if (!/^(0|[1-9][0-9]*)$/.test(decimal)) throw new WireError(`not an amount: ${decimal}`)
   return bigIntBytes(BigInt(decimal))
@@ -111,7 +105,7 @@ const amount = (decimal: string): Uint8Array => {
 
 function proposalTuple(p: DealProposal): unknown[] {
   return [
-    CID.parse(p.PieceCID['/']), p.PieceSize, p.VerifiedDeal, addr(p.Client), addr(p.Provider), p.Label,
+    CID.parse(p.PieceCID['/']), p.PieceSize, p.VerifiedDeal, addressBytesOf(p.Client), addressBytesOf(p.Provider), p.Label,
     p.StartEpoch, p.EndEpoch, amount(p.StoragePricePerEpoch), amount(p.ProviderCollateral), amount(p.ClientCollateral),
   ]
 }
@@ -239,7 +233,7 @@ export function decodeDealStatusResponse(value: unknown, network: AddressNetwork
 
 // ---- ask and transports -------------------------------------------------------
 
-export const encodeAskRequest = (miner: string): Uint8Array => dagCbor.encode({ Miner: addr(miner) })
+export const encodeAskRequest = (miner: string): Uint8Array => dagCbor.encode({ Miner: addressBytesOf(miner) })
 
 export function decodeAskRequest(value: unknown, network: AddressNetwork): string {
   return address(map(value, 'AskRequest').Miner, 'Miner', network)
@@ -247,7 +241,7 @@ export function decodeAskRequest(value: unknown, network: AddressNetwork): strin
 
 const askBody = (ask: StorageAsk) => ({
   Price: amount(ask.price), VerifiedPrice: amount(ask.verifiedPrice), MinPieceSize: ask.minPieceSize, MaxPieceSize: ask.maxPieceSize,
-  Miner: addr(ask.miner), Timestamp: ask.timestamp, Expiry: ask.expiry, SeqNo: ask.seqNo,
+  Miner: addressBytesOf(ask.miner), Timestamp: ask.timestamp, Expiry: ask.expiry, SeqNo: ask.seqNo,
 })
 
 /** The ask's CBOR bytes: what the provider's worker key signs. */

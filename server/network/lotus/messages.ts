@@ -1,5 +1,5 @@
 import * as dagCbor from '@ipld/dag-cbor'
-import { addressBytes, parseAddress, type AddressNetwork } from '../../shared/address.ts'
+import { addressBytesOf, parseAddress, type AddressNetwork } from '../../shared/address.ts'
 import type { Signature, Signer } from '../wallet/keys.ts'
 import { signMessage, type Message } from '../wallet/message.ts'
 import type { JsonRpcCall } from './json-rpc.ts'
@@ -61,12 +61,11 @@ export const ADD_BALANCE_METHOD = 2
  */
 export async function addMarketBalance(call: JsonRpcCall, signer: Signer, amount: bigint, network: AddressNetwork, beneficiary = signer.address): Promise<string> {
   if (amount <= 0n) throw new RangeError('the amount must be more than zero')
-  const target = parseAddress(beneficiary)
-  if (!target.ok) throw new RangeError(`${beneficiary}: ${target.reason}`)
+  const beneficiaryBytes = addressBytesOf(beneficiary)
   const nonce = await call<number>('Filecoin.MpoolGetNonce', [signer.address])
   const draft: Message = {
     to: `${network === 'mainnet' ? 'f' : 't'}0${MARKET_ACTOR_ID}`, from: signer.address, nonce, value: amount,
-    gasLimit: 0, gasFeeCap: 0n, gasPremium: 0n, method: ADD_BALANCE_METHOD, params: dagCbor.encode(addressBytes(target.address)),
+    gasLimit: 0, gasFeeCap: 0n, gasPremium: 0n, method: ADD_BALANCE_METHOD, params: dagCbor.encode(beneficiaryBytes),
   }
   const estimated = fromLotusMessage(await call('Filecoin.GasEstimateMessageGas', [toLotusMessage(draft), { MaxFee: '0' }, null]))
   // The node fills in gas only: anything else changed is not the message we meant to sign.

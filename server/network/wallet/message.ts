@@ -2,7 +2,7 @@ import * as dagCbor from '@ipld/dag-cbor'
 import { blake2b } from '@noble/hashes/blake2.js'
 import { CID } from 'multiformats/cid'
 import * as Digest from 'multiformats/hashes/digest'
-import { addressBytes, parseAddress } from '../../shared/address.ts'
+import { addressBytesOf } from '../../shared/address.ts'
 import { signatureBytes, type Signature, type Signer } from './keys.ts'
 
 /** A Filecoin message, amounts in attoFIL. */
@@ -35,16 +35,11 @@ export function bigIntBytes(value: bigint): Uint8Array {
   return Uint8Array.from(Buffer.from(`00${hex.length % 2 ? '0' : ''}${hex}`, 'hex'))
 }
 
-const address = (text: string) => {
-  const parsed = parseAddress(text)
-  if (!parsed.ok) throw new RangeError(`${text}: ${parsed.reason}`)
-  return addressBytes(parsed.address)
-}
 
 /** The message as a CBOR tuple, in the field order of Lotus's types.Message (version 0). */
 export function encodeMessage(m: Message): Uint8Array {
   return dagCbor.encode([
-    0, address(m.to), address(m.from), m.nonce, bigIntBytes(m.value), m.gasLimit,
+    0, addressBytesOf(m.to), addressBytesOf(m.from), m.nonce, bigIntBytes(m.value), m.gasLimit,
     bigIntBytes(m.gasFeeCap), bigIntBytes(m.gasPremium), m.method, m.params,
   ])
 }
