@@ -1,9 +1,9 @@
+import { EPOCHS_PER_DAY, MAX_DEAL_DAYS, MIN_DEAL_DAYS } from '../shared/epochs.ts'
 import type { ProviderClient } from './boost/client.ts'
 import type { NetworkPort, ProviderTerms } from './types.ts'
 
-/** Deal duration bounds of the market actor (180 to 1278 days of 2880 epochs). */
-const MIN_DURATION = 518_400
-const MAX_DURATION = 3_680_640
+const MIN_DURATION = MIN_DEAL_DAYS * EPOCHS_PER_DAY
+const MAX_DURATION = MAX_DEAL_DAYS * EPOCHS_PER_DAY
 const ASK_TTL_MS = 10 * 60_000
 const UNREACHABLE_TTL_MS = 60_000
 

@@ -1,14 +1,11 @@
 import { z } from 'zod'
 import { CID } from 'multiformats/cid'
 import { TRANSFER_TYPES } from '../network/types.ts'
-import { EPOCHS_PER_DAY } from '../shared/epochs.ts'
+import { EPOCHS_PER_DAY, MAX_DEAL_DAYS, MIN_DEAL_DAYS } from '../shared/epochs.ts'
 import { attoAmount, epochNumber } from './validation.ts'
 import { AVAILABILITY_REASONS } from './availability.ts'
 import { IMPORT_CODES, PolicyDocumentSchema } from './onboarding-policy.ts'
 
-/** Deal duration bounds of the market actor: 180 to 1278 days. */
-export const MIN_DEAL_DAYS = 180
-export const MAX_DEAL_DAYS = 1278
 export const DEFAULT_START_OFFSET = 5760
 /** The largest sector (64 GiB) bounds a piece; a CAR beyond it can never be a deal. */
 const MAX_TRANSFER_SIZE = Math.floor((64 * 1024 ** 3 * 127) / 128)

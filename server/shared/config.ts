@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import { z } from 'zod'
-import { SIMNET_DEFAULT_GENESIS, type NetworkName } from './epochs.ts'
+import { MAX_DEAL_DAYS, MIN_DEAL_DAYS, SIMNET_DEFAULT_GENESIS, type NetworkName } from './epochs.ts'
 
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback)
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback)
@@ -49,7 +49,7 @@ const EnvSchema = z.object({
   DEAL_CLIENT_ADDRESS: z.string().min(3).max(200).optional(),
   /** Which wallet key (address) signs deals; the wallet's default key when unset. */
   WALLET: z.string().min(3).max(200).optional(),
-  DEAL_DURATION_DAYS: z.coerce.number().int().min(180).max(1278).default(540),
+  DEAL_DURATION_DAYS: z.coerce.number().int().min(MIN_DEAL_DAYS).max(MAX_DEAL_DAYS).default(540),
   DEAL_PRICE: z.string().regex(/^(0|[1-9][0-9]{0,30})$/, 'attofil per GiB per epoch, a whole number').default('0'),
   DEAL_VERIFIED: z.enum(['true', 'false', '1', '0']).default('true'),
   DEAL_START_OFFSET: z.coerce.number().int().min(1).max(100_000).default(5760),

@@ -1,6 +1,9 @@
 /** Filecoin time: one epoch every 30 s since the network's genesis. */
 export const EPOCH_SECONDS = 30
 export const EPOCHS_PER_DAY = 2880
+/** Deal duration bounds of the market actor: 180 to 1278 days. */
+export const MIN_DEAL_DAYS = 180
+export const MAX_DEAL_DAYS = 1278
 
 export type NetworkName = 'simnet' | 'mainnet' | 'calibration'
 
