@@ -21,6 +21,8 @@ const EnvSchema = z.object({
   IDLE_TIMEOUT_SECONDS: z.coerce.number().positive().max(3600).default(30),
   NETWORK: z.enum(['simnet', 'mainnet', 'calibration']).default('simnet'),
   SIMNET_GENESIS: z.coerce.number().int().min(0).default(SIMNET_DEFAULT_GENESIS),
+  // Set: every part keeps its state in this PostgreSQL database, each in its own schema; unset: SQLite files under DATA_DIR.
+  DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
   // App surface (bridge)
   GATEWAY_URL: z.url({ protocol: /^https?$/ }).optional(),
   GATEWAY_USER: z.string().optional(),
@@ -77,10 +79,15 @@ const EnvSchema = z.object({
   TICKER_ENABLED: z.enum(['true', 'false', '1', '0']).default('true'),
 })
 
-export interface BridgeConfig {
+/** Where a part keeps its state: PostgreSQL (DATABASE_URL, the part in its own schema), else a SQLite file in its data folder. */
+interface StoredState {
+  dataDir: string
+  databaseUrl?: string
+}
+
+export interface BridgeConfig extends StoredState {
   host: string
   port: number
-  dataDir: string
   network: NetworkName
   simnetGenesis: number
   /** Unset means "the embedded gateway started beside me". */
@@ -103,10 +110,9 @@ export interface BridgeConfig {
   trustProxy?: boolean | number | string
 }
 
-export interface GatewayConfig {
+export interface GatewayConfig extends StoredState {
   host: string
   port: number
-  dataDir: string
   /** The network the gateway's deals are on; said in every /file-info answer so a linked app can check it. */
   network?: NetworkName
   /** When both are set the gateway requires HTTP basic auth. */
@@ -150,10 +156,9 @@ export interface GatewayConfig {
   testPauseAt?: 'car-writing' | 'offload' | 'reload'
 }
 
-export interface ServiceConfig {
+export interface ServiceConfig extends StoredState {
   host: string
   port: number
-  dataDir: string
   network: NetworkName
   simnetGenesis: number
   /** Key of the first tenant; random (and printed once) when unset. */
@@ -222,6 +227,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       host: e.HOST,
       port: e.PORT,
       dataDir: resolve(dataDir, 'app'),
+      databaseUrl: e.DATABASE_URL,
       network: e.NETWORK,
       simnetGenesis: e.SIMNET_GENESIS,
       gatewayUrl: e.GATEWAY_URL?.replace(/\/+$/, ''),
@@ -242,6 +248,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       port: e.GATEWAY_PORT,
       network: e.NETWORK,
       dataDir: resolve(dataDir, 'gateway'),
+      databaseUrl: e.DATABASE_URL,
       user: e.GATEWAY_USER,
       password: e.GATEWAY_PASSWORD,
       groupSize: e.GROUP_SIZE,
@@ -271,6 +278,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       host: e.HOST,
       port: e.SERVICE_PORT,
       dataDir: resolve(dataDir, 'service'),
+      databaseUrl: e.DATABASE_URL,
       network: e.NETWORK,
       simnetGenesis: e.SIMNET_GENESIS,
       apiKey: e.API_KEY,
