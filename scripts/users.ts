@@ -2,7 +2,7 @@ import { parseArgs } from 'node:util'
 import { join } from 'node:path'
 import { createInterface } from 'node:readline'
 import { loadConfig } from '../server/shared/config.ts'
-import { openDatabase } from '../server/shared/db.ts'
+import { openSql } from '../server/shared/sql/index.ts'
 import { randomSecret } from '../server/shared/secrets.ts'
 import { createUserStore, UserStoreError } from '../server/bridge/users.ts'
 
@@ -85,12 +85,12 @@ async function main(): Promise<void> {
   if (needsUser && !userId) fail(`"${command}" needs a user name\n\n${HELP}`, 2)
 
   const config = loadConfig()
-  const db = openDatabase(join(config.bridge.dataDir, 'app.sqlite'))
-  const users = createUserStore(db)
+  const sql = await openSql({ databaseUrl: config.bridge.databaseUrl, file: join(config.bridge.dataDir, 'app.sqlite'), schema: 'bridge' })
+  const users = await createUserStore(sql)
   try {
     switch (command) {
       case 'list':
-        for (const u of users.list()) {
+        for (const u of await users.list()) {
           process.stdout.write(`${u.id}\t${u.displayName}${u.isAdmin ? '\tadmin' : ''}\n`)
         }
         break
@@ -107,23 +107,23 @@ async function main(): Promise<void> {
         break
       }
       case 'delete':
-        users.remove(userId)
+        await users.remove(userId)
         process.stdout.write(`Deleted user ${userId}\n`)
         break
       case 'app-password': {
-        const { token, info } = users.createAppPassword(userId, values.name ?? 'app password')
+        const { token, info } = await users.createAppPassword(userId, values.name ?? 'app password')
         process.stdout.write(`App password #${info.id} "${info.name}" for ${userId} (shown only now):\n${token}\n`)
         break
       }
       case 'app-passwords':
-        for (const a of users.listAppPasswords(userId)) {
+        for (const a of await users.listAppPasswords(userId)) {
           process.stdout.write(`${a.id}\t${a.name}\t${new Date(a.createdMs).toISOString()}\n`)
         }
         break
       case 'revoke': {
         const id = values.id === undefined ? undefined : Number(values.id)
         if (id !== undefined && !Number.isInteger(id)) fail('--id must be a number', 2)
-        const n = users.revokeAppPasswords(userId, id)
+        const n = await users.revokeAppPasswords(userId, id)
         process.stdout.write(`Revoked ${n} app password(s) of ${userId}\n`)
         break
       }
@@ -134,7 +134,7 @@ async function main(): Promise<void> {
     if (err instanceof UserStoreError) fail(err.message)
     throw err
   } finally {
-    db.close()
+    await sql.close()
   }
 }
 

@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import { loadOrCreateSecretFile, randomSecret } from '../shared/secrets.ts'
-import type { UserStore } from './users.ts'
+import { UserStoreError, type UserStore } from './users.ts'
 
 export interface AdminBootstrapOptions {
   dataDir: string
@@ -15,7 +15,7 @@ export interface AdminBootstrapOptions {
  * surface is never open and never locked. Returns whether it did.
  */
 export async function ensureAdminUser(users: UserStore, opts: AdminBootstrapOptions): Promise<boolean> {
-  if (users.count() > 0) return false
+  if ((await users.count()) > 0) return false
   let password = opts.adminPassword
   if (!password) {
     const file = join(opts.dataDir, 'admin-password')
@@ -23,6 +23,12 @@ export async function ensureAdminUser(users: UserStore, opts: AdminBootstrapOpti
     password = secret.value
     if (secret.created) opts.print(`Created user "admin" with password ${password} (saved in ${file})`)
   }
-  await users.add({ id: 'admin', password, displayName: 'Administrator', isAdmin: true })
+  try {
+    await users.add({ id: 'admin', password, displayName: 'Administrator', isAdmin: true })
+  } catch (err) {
+    // Another bridge replica on the same database made it first.
+    if (err instanceof UserStoreError && err.code === 'USER_EXISTS') return false
+    throw err
+  }
   return true
 }

@@ -3,7 +3,7 @@ import type { RequestListener } from 'node:http'
 import { join } from 'node:path'
 import type { BridgeConfig } from '../shared/config.ts'
 import { networkClock, type NetworkClock } from '../shared/epochs.ts'
-import { openDatabase, type Db } from '../shared/db.ts'
+import { openSql, type Sql } from '../shared/sql/index.ts'
 import type { Logger } from '../shared/logger.ts'
 import { requestLogger } from '../shared/request-log.ts'
 import { VERSION } from '../shared/version.ts'
@@ -44,8 +44,8 @@ export interface Bridge {
 
 export interface BridgeDeps {
   logger: Logger
-  /** Defaults to `<dataDir>/app.sqlite`. */
-  db?: Db
+  /** The caller's store (left open on close); defaults to DATABASE_URL's `bridge` schema, else `<dataDir>/app.sqlite`. */
+  sql?: Sql
   /** Where a generated admin password is shown once; stdout by default. */
   print?: (line: string) => void
   /** Failed-login throttle tuning (tests use a small window). */
@@ -68,14 +68,14 @@ export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Prom
   const mode = config.filesync ?? 'embedded'
   if (mode === 'nextcloud' && !config.nextcloudUrl) throw new Error('FILESYNC=nextcloud needs NEXTCLOUD_URL')
   const logger = deps.logger.child({ part: 'bridge' })
-  const db = deps.db ?? openDatabase(join(config.dataDir, 'app.sqlite'))
-  const users = createUserStore(db)
+  const sql = deps.sql ?? (await openSql({ databaseUrl: config.databaseUrl, file: join(config.dataDir, 'app.sqlite'), schema: 'bridge' }))
+  const users = await createUserStore(sql)
 
   // Admin-saved gateway link settings override the environment's, live.
-  const settings = createSettingsStore(db, config)
+  const settings = await createSettingsStore(sql, config)
   const simnetClock = deps.simnetClock ?? networkClock('simnet', config.simnetGenesis)
   const link = createLiveLink(settings, simnetClock)
-  const throttle = createLoginThrottle(deps.throttle)
+  const throttle = await createLoginThrottle(sql, deps.throttle)
 
   const app = express()
   app.disable('x-powered-by')
@@ -97,7 +97,7 @@ export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Prom
       adminPassword: config.adminPassword,
       print: deps.print ?? ((line) => process.stdout.write(line + '\n')),
     })
-    fileMetadata = mountEmbeddedRoutes(app, { config, deps, db, users, settings, link, throttle, logger })
+    fileMetadata = await mountEmbeddedRoutes(app, { config, deps, sql, users, settings, link, throttle, logger })
   } else {
     // Nextcloud owns users, sessions, files, status.php and capabilities: only the app's OCS routes are here.
     const client = createNextcloudClient({ url: config.nextcloudUrl!, timeoutMs: config.nextcloudTimeoutMs ?? 5_000 })
@@ -113,12 +113,12 @@ export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Prom
   app.use(bridgeErrorHandler(logger))
 
   return {
-    listener: createBridgeListener(app, fileMetadata, logger),
+    listener: withFreshSettings(createBridgeListener(app, fileMetadata, logger), settings, logger),
     users,
     onClientError: clientErrorHandler(logger),
     async close() {
       link.close()
-      if (!deps.db) db.close()
+      if (!deps.sql) await sql.close()
     },
   }
 }
@@ -126,7 +126,7 @@ export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Prom
 interface EmbeddedParts {
   config: BridgeConfig
   deps: BridgeDeps
-  db: Db
+  sql: Sql
   users: UserStore
   settings: SettingsStore
   link: LiveLink
@@ -139,9 +139,9 @@ interface EmbeddedParts {
  * preview page, besides the OCS routes. Returns the metadata route, served
  * outside Express (fast-lane.ts).
  */
-function mountEmbeddedRoutes(app: Express, p: EmbeddedParts): FileMetadataRoute {
+async function mountEmbeddedRoutes(app: Express, p: EmbeddedParts): Promise<FileMetadataRoute> {
   const { gateway, pathMap, clock } = p.link
-  const sessions = createSessionStore(p.db)
+  const sessions = await createSessionStore(p.sql)
   const { authenticate, auth, davAuth, optionalAuth } = embeddedAuthBackend({ users: p.users, sessions, throttle: p.throttle })
   app.use(createNextcloudStatusRouter({ auth, optionalAuth }))
   app.use(createTabConfigRouter({ auth, settings: p.settings, simnetClock: p.link.simnetClock }))
@@ -157,4 +157,25 @@ function mountEmbeddedRoutes(app: Express, p: EmbeddedParts): FileMetadataRoute 
     network: () => networkLabel(clock),
   }))
   return createFileMetadataRoute({ authenticate, gateway, pathMap, clock })
+}
+
+/**
+ * Every request first reads the settings' revision, so an admin's save on one
+ * replica is in force on the others from their next request. When the store
+ * cannot be read, requests go on with the settings in use (logged once per outage).
+ */
+function withFreshSettings(listener: RequestListener, settings: SettingsStore, logger: Logger): RequestListener {
+  let failing = false
+  return (req, res) => {
+    settings.refresh().then(
+      () => {
+        if (failing) logger.info('Settings store readable again')
+        failing = false
+      },
+      (err: unknown) => {
+        if (!failing) logger.warn({ err }, 'Cannot read the saved settings; going on with those in use')
+        failing = true
+      },
+    ).finally(() => listener(req, res))
+  }
 }

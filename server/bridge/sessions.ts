@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { migrate, type Db } from '../shared/db.ts'
+import { migrateSql, type Sql } from '../shared/sql/index.ts'
 import { sha256Hex } from '../shared/secrets.ts'
 
 /** A browser login on the preview page, as Nextcloud's session plus its CSRF request token. */
@@ -12,9 +12,9 @@ export interface Session {
 
 export interface SessionStore {
   /** Returns the new session id (for the cookie; only its hash is stored) and the session. */
-  create(userId: string, now?: number): { id: string; session: Session }
-  get(id: string, now?: number): Session | undefined
-  destroy(id: string): void
+  create(userId: string, now?: number): Promise<{ id: string; session: Session }>
+  get(id: string, now?: number): Promise<Session | undefined>
+  destroy(id: string): Promise<void>
 }
 
 export interface SessionStoreOptions {
@@ -32,29 +32,33 @@ const SCHEMA = [
    CREATE INDEX sessions_expiry ON sessions (expires_ms);`,
 ]
 
-/** Sessions in the bridge's SQLite, so they survive a restart; expire after `ttlMs` (12 h). */
-export function createSessionStore(db: Db, opts: SessionStoreOptions = {}): SessionStore {
+/**
+ * Sessions in the bridge's store, so they survive a restart and, on
+ * PostgreSQL, work on every bridge replica; expire after `ttlMs` (12 h).
+ */
+export async function createSessionStore(sql: Sql, opts: SessionStoreOptions = {}): Promise<SessionStore> {
   const ttlMs = opts.ttlMs ?? 12 * 3600_000
-  migrate(db, 'bridge.sessions', SCHEMA)
-  const q = {
-    insert: db.prepare('INSERT INTO sessions (id_hash, user_id, request_token, created_ms, expires_ms) VALUES (?, ?, ?, ?, ?)'),
-    get: db.prepare('SELECT user_id, request_token, expires_ms FROM sessions WHERE id_hash = ?'),
-    remove: db.prepare('DELETE FROM sessions WHERE id_hash = ?'),
-    prune: db.prepare('DELETE FROM sessions WHERE expires_ms <= ?'),
-  }
+  await migrateSql(sql, 'bridge.sessions', SCHEMA)
   return {
-    create(userId, now = Date.now()) {
-      q.prune.run(now)
+    async create(userId, now = Date.now()) {
+      await sql.run('DELETE FROM sessions WHERE expires_ms <= ?', [now])
       const id = randomBytes(32).toString('base64url')
       const session = { userId, requestToken: randomBytes(32).toString('base64url'), expiresMs: now + ttlMs }
-      q.insert.run(sha256Hex(id), userId, session.requestToken, now, session.expiresMs)
+      await sql.run('INSERT INTO sessions (id_hash, user_id, request_token, created_ms, expires_ms) VALUES (?, ?, ?, ?, ?)', [
+        sha256Hex(id), userId, session.requestToken, now, session.expiresMs,
+      ])
       return { id, session }
     },
-    get(id, now = Date.now()) {
-      const row = q.get.get(sha256Hex(id)) as { user_id: string; request_token: string; expires_ms: number } | undefined
+    async get(id, now = Date.now()) {
+      const row = await sql.get<{ user_id: string; request_token: string; expires_ms: number }>(
+        'SELECT user_id, request_token, expires_ms FROM sessions WHERE id_hash = ?',
+        [sha256Hex(id)],
+      )
       if (!row || row.expires_ms <= now) return undefined
       return { userId: row.user_id, requestToken: row.request_token, expiresMs: row.expires_ms }
     },
-    destroy: (id) => void q.remove.run(sha256Hex(id)),
+    async destroy(id) {
+      await sql.run('DELETE FROM sessions WHERE id_hash = ?', [sha256Hex(id)])
+    },
   }
 }

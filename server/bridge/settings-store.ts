@@ -1,5 +1,5 @@
 import type { BridgeConfig } from '../shared/config.ts'
-import { migrate, type Db } from '../shared/db.ts'
+import { migrateSql, type Sql } from '../shared/sql/index.ts'
 import type { NetworkName } from '../shared/epochs.ts'
 import type { MountSetting } from './mount-map.ts'
 
@@ -37,12 +37,14 @@ export interface PublicLinkSettings extends Omit<GatewayLinkSettings, 'gatewayPa
 }
 
 export interface SettingsStore {
-  /** The saved settings, or the defaults taken from the configuration when nothing was saved. */
+  /** The saved settings as last read, or the defaults taken from the configuration when nothing was saved. */
   get(): GatewayLinkSettings
-  /** Saves and notifies listeners; the next request uses the new link. */
-  save(settings: GatewayLinkSettings): void
+  /** Saves; the next request on any replica uses the new link. */
+  save(settings: GatewayLinkSettings): Promise<void>
+  /** Reads the saved revision and reloads when another replica (or this one) saved since: call once per request. */
+  refresh(): Promise<void>
   effective(settings?: GatewayLinkSettings): EffectiveLink
-  /** Counts saves: readers rebuild what they derived when it changes. */
+  /** The saved revision in use: readers rebuild what they derived when it changes. */
   readonly version: number
 }
 
@@ -52,6 +54,8 @@ const SCHEMA = [
      settings TEXT NOT NULL,
      updated_ms INTEGER NOT NULL
    );`,
+  // Counts saves, so that every replica notices one with a cheap read.
+  `ALTER TABLE gateway_link ADD COLUMN revision INTEGER NOT NULL DEFAULT 1;`,
 ]
 
 export function toPublicSettings(s: GatewayLinkSettings, effective: EffectiveLink): PublicLinkSettings {
@@ -67,14 +71,13 @@ export function toPublicSettings(s: GatewayLinkSettings, effective: EffectiveLin
 }
 
 /**
- * Gateway link settings in the bridge's SQLite (one row, JSON). The
+ * Gateway link settings in the bridge's store (one row, JSON). The
  * environment's values (GATEWAY_URL, PATH_MAP, ...) are the defaults until
- * an admin saves; from then on the saved row wins, across restarts too.
+ * an admin saves; from then on the saved row wins, across restarts and, on
+ * PostgreSQL, on every bridge replica from its next request.
  */
-export function createSettingsStore(db: Db, config: BridgeConfig): SettingsStore {
-  migrate(db, 'bridge.settings', SCHEMA)
-  const read = db.prepare('SELECT settings FROM gateway_link WHERE id = 1')
-  const write = db.prepare('INSERT INTO gateway_link (id, settings, updated_ms) VALUES (1, ?, ?) ON CONFLICT(id) DO UPDATE SET settings = excluded.settings, updated_ms = excluded.updated_ms')
+export async function createSettingsStore(sql: Sql, config: BridgeConfig): Promise<SettingsStore> {
+  await migrateSql(sql, 'bridge.settings', SCHEMA)
   const defaults: GatewayLinkSettings = {
     gatewayUrl: '',
     gatewayUser: config.gatewayUser ?? '',
@@ -83,20 +86,31 @@ export function createSettingsStore(db: Db, config: BridgeConfig): SettingsStore
     ipfsGateway: config.ipfsGateway,
     mounts: [],
   }
-  const load = (): GatewayLinkSettings => {
-    const row = read.get() as { settings: string } | undefined
-    return row ? { ...defaults, ...(JSON.parse(row.settings) as Partial<GatewayLinkSettings>) } : { ...defaults }
-  }
-  let current = load()
+  // Revision 0: nothing saved, the defaults.
+  let current = { ...defaults }
   let version = 0
+  // Revisions only grow: a read that lost a race with a save never rolls it back.
+  const apply = (row: { settings: string; revision: number } | undefined) => {
+    if (!row || row.revision <= version) return
+    current = { ...defaults, ...(JSON.parse(row.settings) as Partial<GatewayLinkSettings>) }
+    version = row.revision
+  }
+  const refresh = async () => apply(await sql.get('SELECT settings, revision FROM gateway_link WHERE id = 1'))
+  await refresh()
 
   return {
     get: () => ({ ...current }),
-    save(settings) {
-      write.run(JSON.stringify(settings), Date.now())
-      current = { ...settings }
-      version++
+    async save(settings) {
+      const settingsJson = JSON.stringify(settings)
+      const { revision } = (await sql.get<{ revision: number }>(
+        `INSERT INTO gateway_link (id, settings, updated_ms) VALUES (1, ?, ?)
+         ON CONFLICT (id) DO UPDATE SET settings = excluded.settings, updated_ms = excluded.updated_ms, revision = gateway_link.revision + 1
+         RETURNING revision`,
+        [settingsJson, Date.now()],
+      ))!
+      apply({ settings: settingsJson, revision })
     },
+    refresh,
     effective(s = current) {
       const useDefaultGateway = s.gatewayUrl === ''
       // The configured service account is only ever sent to the configured gateway,

@@ -1,5 +1,5 @@
 import { randomBytes, randomInt } from 'node:crypto'
-import { migrate, type Db } from '../shared/db.ts'
+import { migrateSql, type Sql } from '../shared/sql/index.ts'
 import { hashPassword, sha256Hex, verifyPassword } from '../shared/secrets.ts'
 
 /** An embedded user of the app surface; `id` is the login name and the `{user}` of the path map. */
@@ -18,17 +18,17 @@ export interface AppPasswordInfo {
 }
 
 export interface UserStore {
-  get(id: string): User | undefined
-  list(): User[]
-  count(): number
+  get(id: string): Promise<User | undefined>
+  list(): Promise<User[]>
+  count(): Promise<number>
   add(input: { id: string; password: string; displayName?: string; isAdmin?: boolean }): Promise<User>
   setPassword(id: string, password: string): Promise<void>
-  remove(id: string): void
+  remove(id: string): Promise<void>
   /** Returns the new app password; only its hash is kept, so it can be shown once. */
-  createAppPassword(userId: string, name: string): { token: string; info: AppPasswordInfo }
-  listAppPasswords(userId: string): AppPasswordInfo[]
+  createAppPassword(userId: string, name: string): Promise<{ token: string; info: AppPasswordInfo }>
+  listAppPasswords(userId: string): Promise<AppPasswordInfo[]>
   /** Revokes one app password (by id) or, without an id, all of the user's; returns how many. */
-  revokeAppPasswords(userId: string, id?: number): number
+  revokeAppPasswords(userId: string, id?: number): Promise<number>
   /** Checks a login (user password or app password); undefined when it does not match. */
   verify(login: string, secret: string): Promise<User | undefined>
 }
@@ -78,24 +78,12 @@ export function generateAppPassword(): string {
   return [0, 5, 10, 15, 20].map((i) => chars.slice(i, i + 5).join('')).join('-')
 }
 
-export function createUserStore(db: Db): UserStore {
-  migrate(db, 'bridge.users', SCHEMA)
-  const q = {
-    get: db.prepare('SELECT * FROM users WHERE id = ?'),
-    list: db.prepare('SELECT * FROM users ORDER BY id'),
-    count: db.prepare('SELECT COUNT(*) AS n FROM users'),
-    insert: db.prepare('INSERT INTO users (id, display_name, password_hash, is_admin, created_ms) VALUES (?, ?, ?, ?, ?)'),
-    setHash: db.prepare('UPDATE users SET password_hash = ? WHERE id = ?'),
-    remove: db.prepare('DELETE FROM users WHERE id = ?'),
-    insertApp: db.prepare('INSERT INTO app_passwords (user_id, name, token_hash, created_ms) VALUES (?, ?, ?, ?)'),
-    listApps: db.prepare('SELECT id, user_id, name, created_ms FROM app_passwords WHERE user_id = ? ORDER BY id'),
-    findApp: db.prepare('SELECT id FROM app_passwords WHERE user_id = ? AND token_hash = ?'),
-    revokeOne: db.prepare('DELETE FROM app_passwords WHERE user_id = ? AND id = ?'),
-    revokeAll: db.prepare('DELETE FROM app_passwords WHERE user_id = ?'),
-  }
-  const row = (id: string) => q.get.get(id) as UserRow | undefined
-  const mustExist = (id: string) => {
-    const r = row(id)
+/** Embedded users in the bridge's store (SQLite, or PostgreSQL shared by every bridge replica). */
+export async function createUserStore(sql: Sql): Promise<UserStore> {
+  await migrateSql(sql, 'bridge.users', SCHEMA)
+  const row = (id: string) => sql.get<UserRow>('SELECT * FROM users WHERE id = ?', [id])
+  const mustExist = async (id: string) => {
+    const r = await row(id)
     if (!r) throw new UserStoreError('NO_SUCH_USER', `No user "${id}"`)
     return r
   }
@@ -108,50 +96,62 @@ export function createUserStore(db: Db): UserStore {
   let dummyHash: Promise<string> | undefined
 
   return {
-    get: (id) => {
-      const r = row(id)
+    async get(id) {
+      const r = await row(id)
       return r && toUser(r)
     },
-    list: () => (q.list.all() as UserRow[]).map(toUser),
-    count: () => (q.count.get() as { n: number }).n,
+    list: async () => (await sql.all<UserRow>('SELECT * FROM users ORDER BY id')).map(toUser),
+    count: async () => (await sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM users'))!.n,
     async add({ id, password, displayName, isAdmin = false }) {
       if (!isValidUserId(id)) throw new UserStoreError('INVALID_USER_ID', `Invalid user id "${id}" (letters, digits, _ . @ -; at most 64)`)
       checkPassword(password)
-      if (row(id)) throw new UserStoreError('USER_EXISTS', `User "${id}" already exists`)
+      if (await row(id)) throw new UserStoreError('USER_EXISTS', `User "${id}" already exists`)
       const hash = await hashPassword(password)
-      q.insert.run(id, displayName ?? id, hash, isAdmin ? 1 : 0, Date.now())
-      return toUser(row(id)!)
+      // Another replica may have added the same id while we hashed: the key decides.
+      const added = await sql.get<UserRow>(
+        'INSERT INTO users (id, display_name, password_hash, is_admin, created_ms) VALUES (?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING *',
+        [id, displayName ?? id, hash, isAdmin ? 1 : 0, Date.now()],
+      )
+      if (!added) throw new UserStoreError('USER_EXISTS', `User "${id}" already exists`)
+      return toUser(added)
     },
     async setPassword(id, password) {
-      mustExist(id)
+      await mustExist(id)
       checkPassword(password)
-      q.setHash.run(await hashPassword(password), id)
+      await sql.run('UPDATE users SET password_hash = ? WHERE id = ?', [await hashPassword(password), id])
     },
-    remove(id) {
-      mustExist(id)
-      q.remove.run(id)
+    async remove(id) {
+      await mustExist(id)
+      await sql.run('DELETE FROM users WHERE id = ?', [id])
     },
-    createAppPassword(userId, name) {
-      mustExist(userId)
+    async createAppPassword(userId, name) {
+      await mustExist(userId)
       const token = generateAppPassword()
       const created = Date.now()
-      const { lastInsertRowid } = q.insertApp.run(userId, name, sha256Hex(token), created)
-      return { token, info: { id: Number(lastInsertRowid), userId, name, createdMs: created } }
+      const { id } = (await sql.get<{ id: number }>(
+        'INSERT INTO app_passwords (user_id, name, token_hash, created_ms) VALUES (?, ?, ?, ?) RETURNING id',
+        [userId, name, sha256Hex(token), created],
+      ))!
+      return { token, info: { id, userId, name, createdMs: created } }
     },
-    listAppPasswords: (userId) => (q.listApps.all(userId) as AppRow[]).map(toApp),
-    revokeAppPasswords(userId, id) {
-      mustExist(userId)
-      return (id === undefined ? q.revokeAll.run(userId) : q.revokeOne.run(userId, id)).changes
+    listAppPasswords: async (userId) =>
+      (await sql.all<AppRow>('SELECT id, user_id, name, created_ms FROM app_passwords WHERE user_id = ? ORDER BY id', [userId])).map(toApp),
+    async revokeAppPasswords(userId, id) {
+      await mustExist(userId)
+      const done = id === undefined
+        ? await sql.run('DELETE FROM app_passwords WHERE user_id = ?', [userId])
+        : await sql.run('DELETE FROM app_passwords WHERE user_id = ? AND id = ?', [userId, id])
+      return done.changes
     },
     async verify(login, secret) {
-      const r = isValidUserId(login) ? row(login) : undefined
+      const r = isValidUserId(login) ? await row(login) : undefined
       if (!r) {
         dummyHash ??= hashPassword(randomBytes(16).toString('hex'))
         await verifyPassword(secret, await dummyHash)
         return undefined
       }
       // App passwords are random tokens: a sha256 lookup is enough and much cheaper than scrypt.
-      if (q.findApp.get(r.id, sha256Hex(secret))) return toUser(r)
+      if (await sql.get('SELECT id FROM app_passwords WHERE user_id = ? AND token_hash = ?', [r.id, sha256Hex(secret)])) return toUser(r)
       return (await verifyPassword(secret, r.password_hash)) ? toUser(r) : undefined
     },
   }

@@ -74,10 +74,10 @@ describe('POST /ocs/v2.php/apps/gateway/get-file-metadata', () => {
   })
 
   it('works with an app password', async () => {
-    const { token } = t.bridge.users.createAppPassword('alice', 'sidebar')
+    const { token } = await t.bridge.users.createAppPassword('alice', 'sidebar')
     const res = await postMetadata({ url: t.url, auth: basic('alice', token) })
     expect(res.status).toBe(200)
-    t.bridge.users.revokeAppPasswords('alice')
+    await t.bridge.users.revokeAppPasswords('alice')
   })
 
   it('answers 404 when the gateway does not know the file, in either way it says so', async () => {

@@ -14,7 +14,7 @@ describe('failed-login throttle, on every way in', () => {
   const BOB_AT_HOME = '198.51.100.20'
   beforeAll(async () => {
     t = await startBridgeOnRealGateway({ trustProxy: 'loopback' }, { throttle: { maxFailures: 10, windowMs: 60_000, firstDelayMs: 1 } })
-    appPassword = t.bridge.users.createAppPassword(BOB.user, 'desktop').token
+    appPassword = (await t.bridge.users.createAppPassword(BOB.user, 'desktop')).token
   })
   afterAll(() => t.close())
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { openDatabase, type Db } from '../../server/shared/db.ts'
+import { openSql, type Sql } from '../../server/shared/sql/index.ts'
 import { ALICE, BOB, aliceAuth, rawRequest, startBridge, startRealGateway, type TestBridge } from './helpers.ts'
 
 const METADATA = '/ocs/v2.php/apps/gateway/get-file-metadata'
@@ -36,20 +36,20 @@ function metadata(base: string, headers: Record<string, string>, filePath = '/no
 describe('preview page: login, session cookie and request token', () => {
   let gateway: Awaited<ReturnType<typeof startRealGateway>>
   let t: TestBridge
-  let db: Db
+  let sql: Sql
   let bundleDir: string
 
   beforeAll(async () => {
     gateway = await startRealGateway()
-    db = openDatabase(':memory:')
+    sql = await openSql({ file: ':memory:', schema: 'bridge' })
     bundleDir = mkdtempSync(join(tmpdir(), 'bundle-'))
-    t = await startBridge(gateway.url, { gatewayUser: gateway.user, gatewayPassword: gateway.password }, { db, bundleDir, throttle: { maxFailures: 3, windowMs: 60_000 } })
+    t = await startBridge(gateway.url, { gatewayUser: gateway.user, gatewayPassword: gateway.password }, { sql, bundleDir, throttle: { maxFailures: 3, windowMs: 60_000 } })
     const put = await fetch(`${t.url}/remote.php/dav/files/alice/notes.txt`, { method: 'PUT', headers: { authorization: aliceAuth }, body: 'some notes' })
     expect(put.status).toBe(201)
   })
   afterAll(async () => {
     await t.close()
-    db.close()
+    await sql.close()
     await gateway.close()
     rmSync(bundleDir, { recursive: true, force: true })
   })
@@ -68,7 +68,7 @@ describe('preview page: login, session cookie and request token', () => {
     expect(s.setCookie).toMatch(/HttpOnly/i)
     expect(s.setCookie).toMatch(/SameSite=Lax/i)
     expect(s.sessionId.length).toBeGreaterThanOrEqual(40)
-    const rows = db.prepare('SELECT * FROM sessions').all() as Record<string, unknown>[]
+    const rows = await sql.all('SELECT * FROM sessions')
     expect(rows.length).toBeGreaterThan(0)
     expect(JSON.stringify(rows)).not.toContain(s.sessionId)
     expect(s.token).not.toBe('')

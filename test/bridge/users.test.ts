@@ -51,7 +51,7 @@ describe('first start', () => {
     const dataDir = tempDir()
     const printed: string[] = []
     const first = await createBridge(config(dataDir), { logger, print: (l) => printed.push(l) })
-    expect(first.users.get('admin')).toMatchObject({ isAdmin: true })
+    expect(await first.users.get('admin')).toMatchObject({ isAdmin: true })
     await first.close()
     const file = join(dataDir, 'admin-password')
     const password = readFileSync(file, 'utf8').trim()

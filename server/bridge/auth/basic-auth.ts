@@ -40,10 +40,10 @@ export function basicAuth(opts: BasicAuthOptions & { optional?: boolean }): Auth
     if (wait > 0) throw tooManyAttempts(wait)
     const user = await opts.cache.getOrVerify(creds.login, creds.secret, () => opts.users.verify(creds.login, creds.secret))
     if (!user) {
-      opts.throttle.recordFailure(req.address)
+      await opts.throttle.recordFailure(req.address)
       throw unauthorized('Wrong user name or password')
     }
-    opts.throttle.recordSuccess(req.address)
+    await opts.throttle.recordSuccess(req.address)
     return { user }
   }
 }

@@ -72,13 +72,13 @@ export function nextcloudAuth(opts: NextcloudAuthOptions): Authenticate {
       return toUser(answer)
     })
     if (!user) {
-      opts.throttle.recordFailure(address)
+      await opts.throttle.recordFailure(address)
       log.warn({ address, kind: creds.kind }, 'Nextcloud refused the credentials')
       throw creds.kind === 'authorization'
         ? unauthorized('Nextcloud did not accept these credentials')
         : sessionUnauthorized('Your Nextcloud session is not valid (expired or logged out); log in again')
     }
-    opts.throttle.recordSuccess(address)
+    await opts.throttle.recordSuccess(address)
     return { user, nextcloud: creds }
   }
 }

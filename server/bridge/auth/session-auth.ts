@@ -20,10 +20,10 @@ export function readCookie(req: WithHeaders, name: string): string | undefined {
 }
 
 /** The session a request came with, if its cookie names a live one. */
-export function sessionOf(req: WithHeaders, sessions: SessionStore): { id: string; session: Session } | undefined {
+export async function sessionOf(req: WithHeaders, sessions: SessionStore): Promise<{ id: string; session: Session } | undefined> {
   const id = readCookie(req, SESSION_COOKIE)
   if (!id || id.length > 128) return undefined
-  const session = sessions.get(id)
+  const session = await sessions.get(id)
   return session && { id, session }
 }
 
@@ -52,9 +52,9 @@ const SAFE = new Set(['GET', 'HEAD', 'OPTIONS'])
 export function sessionOrBasicAuth(opts: SessionAuthOptions): Authenticate {
   return async (req) => {
     if (req.headers.authorization !== undefined) return opts.basic(req)
-    const found = sessionOf(req, opts.sessions)
+    const found = await sessionOf(req, opts.sessions)
     if (!found) return opts.basic(req)
-    const user = opts.users.get(found.session.userId)
+    const user = await opts.users.get(found.session.userId)
     if (!user) throw unauthorized()
     if (!(opts.exemptSafeMethods && SAFE.has(req.method)) && !requestTokenMatches(req, found.session)) throw new CsrfError()
     return { user }

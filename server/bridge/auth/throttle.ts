@@ -1,5 +1,6 @@
 import { isIPv6 } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { migrateSql, type Sql } from '../../shared/sql/index.ts'
 
 /**
  * Brute-force protection as Nextcloud does it: failed logins are counted per
@@ -8,7 +9,8 @@ import { setTimeout as sleep } from 'node:timers/promises'
  * recorded failure makes the next attempt from that address wait longer
  * before its credentials are checked; past `maxFailures` the address gets
  * 429 until its oldest failure leaves the window. A success from an address
- * forgets that address's failures.
+ * forgets that address's failures. Failures live in the bridge's store, so
+ * on PostgreSQL every bridge replica counts the same ones.
  */
 export interface LoginThrottle {
   /**
@@ -17,8 +19,8 @@ export interface LoginThrottle {
    * wait before trying again (0: go ahead).
    */
   admit(address: string, now?: number): Promise<number>
-  recordFailure(address: string, now?: number): void
-  recordSuccess(address: string): void
+  recordFailure(address: string, now?: number): Promise<void>
+  recordSuccess(address: string): Promise<void>
 }
 
 export interface ThrottleOptions {
@@ -28,55 +30,54 @@ export interface ThrottleOptions {
   /** Delay after the first failure; it doubles with each further one, up to `maxDelayMs`. */
   firstDelayMs?: number
   maxDelayMs?: number
-  /** Bounds memory under a spray from many addresses. */
-  maxKeys?: number
 }
 
-export function createLoginThrottle(opts: ThrottleOptions = {}): LoginThrottle {
+const SCHEMA = [
+  `CREATE TABLE login_failures (
+     address_key TEXT NOT NULL,
+     at_ms INTEGER NOT NULL
+   );
+   CREATE INDEX login_failures_address ON login_failures (address_key, at_ms);
+   CREATE INDEX login_failures_age ON login_failures (at_ms);`,
+]
+
+// Addresses whose failures this replica saw in `admit`, so that a success costs a write only after failures.
+const MAX_FAILING_KEYS = 10_000
+
+export async function createLoginThrottle(sql: Sql, opts: ThrottleOptions = {}): Promise<LoginThrottle> {
+  await migrateSql(sql, 'bridge.throttle', SCHEMA)
   const max = opts.maxFailures ?? 10
   const windowMs = opts.windowMs ?? 15 * 60_000
   const firstDelayMs = opts.firstDelayMs ?? 100
   const maxDelayMs = opts.maxDelayMs ?? 10_000
-  const maxKeys = opts.maxKeys ?? 100_000
-  /** Failure times per address key, oldest first. */
-  const failures = new Map<string, number[]>()
-
-  const live = (key: string, now: number): number[] => {
-    const list = failures.get(key)
-    if (!list) return []
-    const kept = list.filter((at) => now - at < windowMs)
-    if (kept.length === 0) failures.delete(key)
-    else if (kept.length !== list.length) failures.set(key, kept)
-    return kept
-  }
+  const failing = new Set<string>()
 
   return {
     async admit(address, now = Date.now()) {
-      const list = live(throttleKey(address), now)
-      if (list.length === 0) return 0
-      // The wait lasts until enough of the oldest failures leave the window.
-      if (list.length >= max) return Math.max(1, Math.ceil((list[list.length - max] + windowMs - now) / 1000))
-      const delay = Math.min(maxDelayMs, firstDelayMs * 2 ** (list.length - 1))
+      const key = throttleKey(address)
+      // The newest `max` failures in the window are all the decision needs.
+      const recent = await sql.all<{ at_ms: number }>(
+        'SELECT at_ms FROM login_failures WHERE address_key = ? AND at_ms > ? ORDER BY at_ms DESC LIMIT ?',
+        [key, now - windowMs, max],
+      )
+      if (recent.length === 0) return 0
+      if (failing.size >= MAX_FAILING_KEYS) failing.clear()
+      failing.add(key)
+      // The wait lasts until the oldest of them leaves the window.
+      if (recent.length >= max) return Math.max(1, Math.ceil((recent[recent.length - 1].at_ms + windowMs - now) / 1000))
+      const delay = Math.min(maxDelayMs, firstDelayMs * 2 ** (recent.length - 1))
       if (delay > 0) await sleep(delay)
       return 0
     },
-    recordFailure(address, now = Date.now()) {
-      const key = throttleKey(address)
-      const list = live(key, now)
-      list.push(now)
-      // Only the newest `max` failures matter for the decision.
-      failures.set(key, list.length > max ? list.slice(-max) : list)
-      if (failures.size > maxKeys) {
-        for (const k of [...failures.keys()]) live(k, now)
-        // Still too many: drop the oldest keys (a Map keeps insertion order).
-        for (const k of failures.keys()) {
-          if (failures.size <= maxKeys) break
-          failures.delete(k)
-        }
-      }
+    async recordFailure(address, now = Date.now()) {
+      await sql.run('INSERT INTO login_failures (address_key, at_ms) VALUES (?, ?)', [throttleKey(address), now])
+      // Failures older than the window no longer count anywhere: the table stays as small as the window.
+      await sql.run('DELETE FROM login_failures WHERE at_ms <= ?', [now - windowMs])
     },
-    recordSuccess(address) {
-      failures.delete(throttleKey(address))
+    async recordSuccess(address) {
+      const key = throttleKey(address)
+      if (!failing.delete(key)) return
+      await sql.run('DELETE FROM login_failures WHERE address_key = ?', [key])
     },
   }
 }

@@ -37,11 +37,11 @@ export function createAdminSettingsRouter(deps: AdminSettingsDeps): Router {
     res.json(answer(deps.settings.get()))
   })
 
-  router.put(ADMIN_SETTINGS_ROUTE, ...guards, requireJsonBody, json, (req, res) => {
+  router.put(ADMIN_SETTINGS_ROUTE, ...guards, requireJsonBody, json, async (req, res) => {
     const input = LinkSettingsInput.safeParse(req.body)
     if (!input.success) throw badRequest(describeSettingsProblem(input.error))
     const next = merge(deps.settings.get(), input.data)
-    deps.settings.save(next)
+    await deps.settings.save(next)
     res.json(answer(next))
   })
 

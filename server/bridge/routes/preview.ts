@@ -40,9 +40,9 @@ export function createPreviewRouter(deps: PreviewDeps): Router {
   const bundleBuilt = () => existsSync(join(deps.bundleDir, 'gateway-main.mjs'))
   const form = express.urlencoded({ extended: false, limit: '16kb' })
   const cookie = (req: Request) => ({ httpOnly: true, sameSite: 'lax' as const, secure: req.secure, path: '/' })
-  const loggedIn = (req: Request): { id: string; user: User; requestToken: string } | undefined => {
-    const found = sessionOf(req, deps.sessions)
-    const user = found && deps.users.get(found.session.userId)
+  const loggedIn = async (req: Request): Promise<{ id: string; user: User; requestToken: string } | undefined> => {
+    const found = await sessionOf(req, deps.sessions)
+    const user = found && (await deps.users.get(found.session.userId))
     return found && user ? { id: found.id, user, requestToken: found.session.requestToken } : undefined
   }
 
@@ -50,14 +50,14 @@ export function createPreviewRouter(deps: PreviewDeps): Router {
   router.use(PREVIEW_ASSETS, express.static(ASSETS_DIR, { index: false }))
   router.use(`${APP_ASSETS}/js`, express.static(deps.bundleDir, { index: false }))
 
-  router.get('/', (req, res) => {
-    const login = loggedIn(req)
+  router.get('/', async (req, res) => {
+    const login = await loggedIn(req)
     if (!login) return sendPage(res, 200, loginPage({}))
     sendPage(res, 200, filesPage({ user: login.user, requestToken: login.requestToken, bundleBuilt: bundleBuilt(), network: deps.network() }))
   })
 
-  router.get('/settings/admin/gateway', (req, res) => {
-    const login = loggedIn(req)
+  router.get('/settings/admin/gateway', async (req, res) => {
+    const login = await loggedIn(req)
     if (!login) return sendPage(res, 200, loginPage({ redirect: '/settings/admin/gateway' }))
     if (!login.user.isAdmin) return sendPage(res, 403, messagePage('Access denied', 'Only administrators can see these settings.'))
     sendPage(res, 200, adminPage({ user: login.user, requestToken: login.requestToken, bundleBuilt: bundleBuilt(), network: deps.network() }))
@@ -84,30 +84,30 @@ export function createPreviewRouter(deps: PreviewDeps): Router {
     }
     const user = await deps.users.verify(login, password)
     if (!user) {
-      deps.throttle.recordFailure(address)
+      await deps.throttle.recordFailure(address)
       return sendPage(res, 401, loginPage({ error: 'Wrong user name or password.', user: login, redirect }))
     }
-    deps.throttle.recordSuccess(address)
-    const { id, session } = deps.sessions.create(user.id)
+    await deps.throttle.recordSuccess(address)
+    const { id, session } = await deps.sessions.create(user.id)
     res.cookie(SESSION_COOKIE, id, { ...cookie(req), expires: new Date(session.expiresMs) })
     res.redirect(303, redirect)
   })
 
-  router.post('/logout', form, (req, res) => {
-    const found = sessionOf(req, deps.sessions)
+  router.post('/logout', form, async (req, res) => {
+    const found = await sessionOf(req, deps.sessions)
     const token = (req.body as Record<string, unknown> | undefined)?.requesttoken
     if (found) {
       // The request token (form field or header) proves the page itself asked.
       if (typeof token === 'string') req.headers.requesttoken ??= token
       if (!requestTokenMatches(req, found.session)) return sendPage(res, 412, messagePage('Not logged out', 'CSRF check failed.'))
-      deps.sessions.destroy(found.id)
+      await deps.sessions.destroy(found.id)
     }
     res.clearCookie(SESSION_COOKIE, cookie(req))
     res.redirect(303, '/')
   })
 
-  router.get(['/index.php/csrftoken', '/csrftoken'], (req, res) => {
-    const login = loggedIn(req)
+  router.get(['/index.php/csrftoken', '/csrftoken'], async (req, res) => {
+    const login = await loggedIn(req)
     res.set('Cache-Control', 'no-store')
     if (!login) return void res.status(401).json({ success: false, error: 'Not logged in' })
     res.json({ token: login.requestToken })
