@@ -1,8 +1,9 @@
 /**
  * Deal service paging benchmark: with N deals (default 1 000 000) for one
- * tenant in the service's SQLite, the p50/p99 time to serve one 10 000-deal
- * page of get-on-chain-deals over loopback HTTP, for both sort orders, and the
- * peak RSS of the process while paging through all of them.
+ * tenant in the service's store (its SQLite file, or PostgreSQL with
+ * --database-url), the p50/p99 time to serve one 10 000-deal page of
+ * get-on-chain-deals over loopback HTTP, for both sort orders, and the peak
+ * RSS of the process while paging through all of them.
  */
 import { spawn } from 'node:child_process'
 import { once } from 'node:events'
@@ -21,12 +22,19 @@ const HELP = `Usage: npm run bench:service -- [options]
   --deals <n>      deals to load for one tenant (default 1000000)
   --sort <s>       dealId | lastUpdate | both (default both)
   --keep <dir>     use (and keep) this data dir; reuses deals already loaded
+  --database-url <url>  the store on PostgreSQL (schema service) instead of SQLite
   -h, --help       this text
 
 Targets: p50 under 150 ms per 10 000-deal page, peak RSS under 300 MB.
 `
 const { values: opts } = parseArgs({
-  options: { deals: { type: 'string', default: '1000000' }, sort: { type: 'string', default: 'both' }, keep: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  options: {
+    deals: { type: 'string', default: '1000000' },
+    sort: { type: 'string', default: 'both' },
+    keep: { type: 'string' },
+    'database-url': { type: 'string' },
+    help: { type: 'boolean', short: 'h' },
+  },
 })
 if (opts.help) {
   process.stdout.write(HELP)
@@ -38,11 +46,14 @@ const sorts = opts.sort === 'both' ? ['dealId', 'lastUpdate'] : [opts.sort!]
 
 const dir = opts.keep ?? mkdtempSync(join(tmpdir(), 'bench-service-'))
 const service = await createDealService(
-  { host: '127.0.0.1', port: 0, dataDir: dir, network: 'simnet', simnetGenesis: 1704067200, simnetSeed: 'bench', simnetSpeed: 1, tickerPollSeconds: 60, tickerEnabled: false },
+  {
+    host: '127.0.0.1', port: 0, dataDir: dir, databaseUrl: opts['database-url'], network: 'simnet', simnetGenesis: 1704067200, simnetSeed: 'bench', simnetSpeed: 1,
+    tickerPollSeconds: 60, tickerEnabled: false,
+  },
   { logger: createLogger('silent'), background: false },
 )
-const tenant = service.tenants.byName('default')!
-const have = service.deals.count(tenant.id)
+const tenant = (await service.tenants.byName('default'))!
+const have = await service.deals.count(tenant.id)
 if (have < total) {
   const t0 = performance.now()
   const now = Date.now()
@@ -64,12 +75,13 @@ if (have < total) {
         state: { status, publishedEpoch: 3_990_000 + (i % 100_000), onChainStartEpoch: status === 'published' ? -1 : 4_000_000, onChainEndEpoch: status === 'expired' ? 5_600_000 : -1 },
       })
     }
-    service.deals.insertMany(tenant.id, batch)
+    await service.deals.insertMany(tenant.id, batch)
   }
   process.stdout.write(`loaded ${total - have} deals in ${((performance.now() - t0) / 1000).toFixed(1)} s\n`)
   // Measure in a fresh process: the loader's heap would otherwise count as the service's RSS.
   await service.close()
   const args = [...process.execArgv, process.argv[1], '--deals', String(total), '--sort', opts.sort!, '--keep', dir]
+  if (opts['database-url']) args.push('--database-url', opts['database-url'])
   const child = spawn(process.execPath, args, { stdio: 'inherit' })
   const [code] = (await once(child, 'exit')) as [number | null]
   if (!opts.keep) rmSync(dir, { recursive: true, force: true })
@@ -119,7 +131,7 @@ for (const sortBy of sorts) {
   process.stdout.write(`sortBy=${sortBy}: ${seen} deals in ${times.length} pages; per page p50 ${q(0.5)} ms, p99 ${q(0.99)} ms, max ${q(1)} ms\n`)
 }
 clearInterval(sample)
-process.stdout.write(`peak RSS while paging: ${(peakRss / 1024 / 1024).toFixed(0)} MB (service and client in one process)\n`)
+process.stdout.write(`peak RSS while paging: ${(peakRss / 1024 / 1024).toFixed(0)} MB (service and client in one process${opts['database-url'] ? '; PostgreSQL apart' : ''})\n`)
 await server.close(100)
 await service.close()
 if (!opts.keep) rmSync(dir, { recursive: true, force: true })

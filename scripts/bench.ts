@@ -25,6 +25,7 @@ import { gzipSync } from 'node:zlib'
 import autocannon from 'autocannon'
 import Database from 'better-sqlite3'
 import { ensureBundle, hasChromium, launchChromium } from '../test/helpers/browser.ts'
+import { postgresUnavailable, startPostgres } from '../test/helpers/postgres.ts'
 import { initialJs } from './lib/bundle-size.ts'
 import { benchProposals } from './lib/proposal-bench.ts'
 import { benchSealing } from './lib/seal-bench.ts'
@@ -305,12 +306,29 @@ async function benchStack() {
   }
 }
 
-/** Its own process, so that its peak RSS is the deal service's alone. */
+/**
+ * Its own process, so that its peak RSS is the deal service's alone; on its
+ * SQLite file, then on a throw-away PostgreSQL where Debian's postgresql is installed.
+ */
 async function benchService() {
-  console.log('\ndeal service: paging get-on-chain-deals')
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/bench-service.ts', '--deals', String(opts.deals)], { stdio: 'inherit' })
-  const [code] = await once(child, 'exit')
-  if (code !== 0) throw new Error(`service benchmark exited with ${code}`)
+  const run = async (args: string[] = []) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/bench-service.ts', '--deals', String(opts.deals), ...args], { stdio: 'inherit' })
+    const [code] = await once(child, 'exit')
+    if (code !== 0) throw new Error(`service benchmark exited with ${code}`)
+  }
+  console.log('\ndeal service: paging get-on-chain-deals (SQLite)')
+  await run()
+  if (postgresUnavailable) {
+    console.log(`\ndeal service on PostgreSQL: skipped (${postgresUnavailable})`)
+    return
+  }
+  console.log('\ndeal service: paging get-on-chain-deals (PostgreSQL)')
+  const pg = await startPostgres()
+  try {
+    await run(['--database-url', pg.createDatabase('bench_service')])
+  } finally {
+    pg.stop()
+  }
 }
 
 async function main() {

@@ -1,15 +1,16 @@
 import { parseArgs } from 'node:util'
 import { join } from 'node:path'
 import { loadConfig } from '../server/shared/config.ts'
-import { openDatabase } from '../server/shared/db.ts'
 import { parseAddress } from '../server/shared/address.ts'
+import { openSql } from '../server/shared/sql/index.ts'
 import { migrateService } from '../server/service/schema.ts'
 import { createTenantStore, PLANS, PLAN_LABELS, type Plan } from '../server/service/tenants.ts'
 
 const HELP = `Usage: npm run tenants -- <command> [options]
 
 Manages the deal service's tenants in DATA_DIR/service/service.sqlite
-(DATA_DIR defaults to ./data). Changes apply to a running service at once.
+(DATA_DIR defaults to ./data), or in schema "service" of DATABASE_URL when it
+is set. Changes apply to running services at once.
 
 Commands:
   list                                 tenants with plan and client addresses
@@ -42,18 +43,18 @@ if (values.help || positionals.length === 0) {
 }
 
 const config = loadConfig()
-const db = openDatabase(join(config.service.dataDir, 'service.sqlite'))
-migrateService(db)
-const tenants = createTenantStore(db)
+const sql = await openSql({ databaseUrl: config.service.databaseUrl, file: join(config.service.dataDir, 'service.sqlite'), schema: 'service' })
+await migrateService(sql)
+const tenants = createTenantStore(sql)
 const [command, name, arg] = positionals
 
 const asPlan = (p: string | undefined): Plan => {
   if (!p || !PLANS.includes(p as Plan)) fail(`Plan must be one of: ${PLANS.join(', ')}`)
   return p as Plan
 }
-const tenantNamed = (n: string | undefined) => {
+const tenantNamed = async (n: string | undefined) => {
   if (!n) fail('Give the tenant name')
-  return tenants.byName(n) ?? fail(`No tenant named "${n}"`)
+  return (await tenants.byName(n)) ?? fail(`No tenant named "${n}"`)
 }
 const validAddress = (a: string | undefined, idOnly = false) => {
   const parsed = a ? parseAddress(a) : undefined
@@ -64,38 +65,38 @@ const validAddress = (a: string | undefined, idOnly = false) => {
 
 switch (command) {
   case 'list':
-    for (const t of tenants.list()) process.stdout.write(`${t.name}\t${PLAN_LABELS[t.plan]}\t${t.clientAddresses.join(',') || '-'}\n`)
+    for (const t of await tenants.list()) process.stdout.write(`${t.name}\t${PLAN_LABELS[t.plan]}\t${t.clientAddresses.join(',') || '-'}\n`)
     break
   case 'create': {
     if (!name || !/^[\w.@-]{1,64}$/.test(name)) fail('Tenant names are 1-64 letters, digits, _ . @ -')
-    if (tenants.byName(name)) fail(`Tenant "${name}" exists`)
-    const t = tenants.create(name, asPlan(values.plan ?? 'clients-free'))
-    process.stdout.write(`Created tenant ${t.name} (${PLAN_LABELS[t.plan]}). API key (shown once):\n${tenants.createKey(t.id, 'created')}\n`)
+    if (await tenants.byName(name)) fail(`Tenant "${name}" exists`)
+    const t = await tenants.create(name, asPlan(values.plan ?? 'clients-free'))
+    process.stdout.write(`Created tenant ${t.name} (${PLAN_LABELS[t.plan]}). API key (shown once):\n${await tenants.createKey(t.id, 'created')}\n`)
     break
   }
   case 'key':
-    process.stdout.write(`${tenants.createKey(tenantNamed(name).id, values.label ?? '')}\n`)
+    process.stdout.write(`${await tenants.createKey((await tenantNamed(name)).id, values.label ?? '')}\n`)
     break
   case 'revoke-keys':
-    process.stdout.write(`Revoked ${tenants.revokeKeys(tenantNamed(name).id)} key(s)\n`)
+    process.stdout.write(`Revoked ${await tenants.revokeKeys((await tenantNamed(name)).id)} key(s)\n`)
     break
   case 'plan':
-    tenants.setPlan(tenantNamed(name).id, asPlan(arg))
+    await tenants.setPlan((await tenantNamed(name)).id, asPlan(arg))
     process.stdout.write(`${name} is now on ${PLAN_LABELS[asPlan(arg)]}\n`)
     break
   case 'add-client':
-    tenants.addClientAddress(tenantNamed(name).id, validAddress(arg))
+    await tenants.addClientAddress((await tenantNamed(name)).id, validAddress(arg))
     break
   case 'remove-client':
-    tenants.removeClientAddress(tenantNamed(name).id, validAddress(arg))
+    await tenants.removeClientAddress((await tenantNamed(name)).id, validAddress(arg))
     break
   case 'blacklist':
-    tenants.addToBlacklist(tenantNamed(name).id, validAddress(arg, true))
+    await tenants.addToBlacklist((await tenantNamed(name)).id, validAddress(arg, true))
     break
   case 'unblacklist':
-    tenants.removeFromBlacklist(tenantNamed(name).id, validAddress(arg, true))
+    await tenants.removeFromBlacklist((await tenantNamed(name)).id, validAddress(arg, true))
     break
   default:
     fail(`Unknown command "${command}"\n\n${HELP}`)
 }
-db.close()
+await sql.close()

@@ -9,9 +9,9 @@ export const PREMIUM_PLANS: readonly Plan[] = ['clients-premium']
 
 /** 401 without or with an unknown X-API-KEY; puts the tenant in `res.locals.tenant`. */
 export function requireApiKey(tenants: TenantStore): RequestHandler {
-  return (req, res, next) => {
+  return async (req, res, next) => {
     const key = req.get('x-api-key')
-    const tenant = key ? tenants.byKey(key.trim()) : undefined
+    const tenant = key ? await tenants.byKey(key.trim()) : undefined
     if (!tenant) return next(unauthorized())
     res.locals.tenant = tenant
     next()

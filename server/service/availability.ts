@@ -69,7 +69,7 @@ export function createAvailabilityChecker(deps: { network: NetworkPort; deals: D
       const ask = BigInt(request.verifiedDeal ? terms.verifiedPrice : terms.unverifiedPrice)
       if (request.storagePricePerEpoch < ask) return no('PRICE_TOO_LOW')
       if (request.pieceCid) {
-        const holders = deps.deals.pieceDeals(tenant.id, request.pieceCid)
+        const holders = await deps.deals.pieceDeals(tenant.id, request.pieceCid)
         if (holders.some((d) => d.provider === miner.id && (d.status === 'published' || d.status === 'active'))) return no('PIECE_CID_DUPLICATED')
       }
       const busyNow = terms.busy.some((r) => head >= r.from && head <= r.to)

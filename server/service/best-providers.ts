@@ -28,7 +28,7 @@ export function createProviderPicker(deps: { network: NetworkPort; deals: DealSt
   return {
     async pick(tenant, request, policy, blacklist, head) {
       const banned = new Set(blacklist)
-      const holders = request.pieceCid ? deps.deals.pieceDeals(tenant.id, request.pieceCid) : []
+      const holders = request.pieceCid ? await deps.deals.pieceDeals(tenant.id, request.pieceCid) : []
       const active = new Set(holders.filter((d) => d.status === 'active').map((d) => d.provider))
       const pending = new Set(holders.filter((d) => d.status === 'published').map((d) => d.provider))
       const grouped = new Set(policy.groups.flatMap((g) => g.providers.map((p) => p.addressId)))

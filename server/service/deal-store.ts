@@ -1,4 +1,4 @@
-import type { Db } from '../shared/db.ts'
+import type { Sql } from '../shared/sql/index.ts'
 import type { OnChainDealState, OnChainDealStatus } from '../network/deal-status.ts'
 import type { DealProposal } from '../network/types.ts'
 import { badRequest } from './errors.ts'
@@ -13,6 +13,9 @@ export interface StoredDeal {
   proposal: DealProposal
   state: OnChainDealState
 }
+
+/** A deal as the chain shows it now. */
+export type SyncedDeal = Omit<StoredDeal, 'lastUpdateMs'>
 
 export interface DealPage {
   /** The page's `result` object, already serialised in page order. */
@@ -38,55 +41,76 @@ export interface DealStore {
    * deals each, in page order; returns the `next` cursor (null when empty).
    * Throws a 400 on the first step for a bad cursor.
    */
-  pageChunks(tenantId: number, sort: DealSort, cursor: string | null, pageSize?: number, chunkRows?: number): Generator<string, string | null>
+  pageChunks(tenantId: number, sort: DealSort, cursor: string | null, pageSize?: number, chunkRows?: number): AsyncGenerator<string, string | null>
   /** The whole page at once (small pages, tests). */
-  page(tenantId: number, sort: DealSort, cursor: string | null, pageSize?: number): DealPage
-  /** Writes a deal if it is new or its on-chain state changed; returns whether it did. */
-  upsert(tenantId: number, deal: { dealId: number; proposal: DealProposal; state: OnChainDealState }, nowMs: number): boolean
-  /** Fast bulk load for benchmarks and seeding (no change detection). */
-  insertMany(tenantId: number, deals: StoredDeal[]): void
+  page(tenantId: number, sort: DealSort, cursor: string | null, pageSize?: number): Promise<DealPage>
+  /**
+   * Writes the deals that are new or whose on-chain state changed, with lastUpdate `nowMs`;
+   * returns how many it wrote. Ids distinct within a call.
+   */
+  upsert(tenantId: number, deals: readonly SyncedDeal[], nowMs: number): Promise<number>
+  /** Fast bulk load for benchmarks and seeding (no change detection; ids distinct within a call). */
+  insertMany(tenantId: number, deals: StoredDeal[]): Promise<void>
   /** Providers holding (or about to hold) a piece for a tenant, with the deal status. */
-  pieceDeals(tenantId: number, pieceCid: string): { provider: string; status: OnChainDealStatus }[]
-  count(tenantId: number): number
+  pieceDeals(tenantId: number, pieceCid: string): Promise<{ provider: string; status: OnChainDealStatus }[]>
+  count(tenantId: number): Promise<number>
 }
 
 const MAX_ID = Number.MAX_SAFE_INTEGER
 
-export function createDealStore(db: Db): DealStore {
-  const cols = 'deal_id, last_update_ms, status, published_epoch, start_epoch, end_epoch, proposal'
-  const q = {
-    byId: db.prepare(`SELECT ${cols} FROM deals WHERE tenant_id = ? AND deal_id > ? ORDER BY deal_id LIMIT ?`).raw(true),
-    byUpdate: db
-      .prepare(`SELECT ${cols} FROM deals WHERE tenant_id = ? AND (last_update_ms, deal_id) > (?, ?) ORDER BY last_update_ms, deal_id LIMIT ?`)
-      .raw(true),
-    lastUpdateOf: db.prepare('SELECT last_update_ms FROM deals WHERE tenant_id = ? AND deal_id = ?').pluck(),
-    current: db.prepare('SELECT status, published_epoch, start_epoch, end_epoch FROM deals WHERE tenant_id = ? AND deal_id = ?'),
-    upsert: db.prepare(`INSERT INTO deals (tenant_id, deal_id, last_update_ms, piece_cid, provider, status, published_epoch, start_epoch, end_epoch, proposal)
-      VALUES (@tenantId, @dealId, @lastUpdateMs, @pieceCid, @provider, @status, @publishedEpoch, @startEpoch, @endEpoch, @proposal)
-      ON CONFLICT (tenant_id, deal_id) DO UPDATE SET last_update_ms = excluded.last_update_ms, status = excluded.status,
-        published_epoch = excluded.published_epoch, start_epoch = excluded.start_epoch, end_epoch = excluded.end_epoch`),
-    pieceDeals: db.prepare('SELECT provider, status FROM deals WHERE tenant_id = ? AND piece_cid = ?'),
-    count: db.prepare('SELECT count(*) FROM deals WHERE tenant_id = ?').pluck(),
+const COLUMNS = 'tenant_id, deal_id, last_update_ms, piece_cid, provider, status, published_epoch, start_epoch, end_epoch, proposal'
+const ON_CONFLICT = `ON CONFLICT (tenant_id, deal_id) DO UPDATE SET last_update_ms = excluded.last_update_ms, status = excluded.status,
+  published_epoch = excluded.published_epoch, start_epoch = excluded.start_epoch, end_epoch = excluded.end_epoch`
+// An update only where the on-chain state changed: replicas syncing the same deal at once write (and bump lastUpdate) once.
+const IF_CHANGED = `WHERE deals.status <> excluded.status OR deals.published_epoch <> excluded.published_epoch
+  OR deals.start_epoch <> excluded.start_epoch OR deals.end_epoch <> excluded.end_epoch`
+/** Rows per INSERT: 10 000 parameters, within SQLite's 32 766 and PostgreSQL's 65 535. */
+const INSERT_ROWS = 1000
+const insertTexts = new Map<string, string>()
+const insertText = (rows: number, ifChanged: boolean) => {
+  const key = `${rows}${ifChanged}`
+  let text = insertTexts.get(key)
+  if (!text) {
+    text = `INSERT INTO deals (${COLUMNS}) VALUES ${Array(rows).fill('(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')} ${ON_CONFLICT}${ifChanged ? ` ${IF_CHANGED}` : ''}`
+    insertTexts.set(key, text)
   }
+  return text
+}
 
-  const row = (tenantId: number, d: StoredDeal) => ({
-    tenantId,
-    dealId: d.dealId,
-    lastUpdateMs: d.lastUpdateMs,
-    pieceCid: d.proposal.PieceCID['/'],
-    provider: d.proposal.Provider,
-    status: d.state.status,
-    publishedEpoch: d.state.publishedEpoch,
-    startEpoch: d.state.onChainStartEpoch,
-    endEpoch: d.state.onChainEndEpoch,
-    proposal: JSON.stringify(d.proposal),
-  })
-  const insertMany = db.transaction((tenantId: number, deals: StoredDeal[]) => {
-    for (const d of deals) q.upsert.run(row(tenantId, d))
-  })
+const values = (tenantId: number, d: StoredDeal) => [
+  tenantId,
+  d.dealId,
+  d.lastUpdateMs,
+  d.proposal.PieceCID['/'],
+  d.proposal.Provider,
+  d.state.status,
+  d.state.publishedEpoch,
+  d.state.onChainStartEpoch,
+  d.state.onChainEndEpoch,
+  JSON.stringify(d.proposal),
+]
 
-  return {
-    *pageChunks(tenantId, sort, cursor, pageSize = PAGE_SIZE, chunkRows = CHUNK_ROWS) {
+/**
+ * Multi-row INSERTs: full ones, then the rest in powers of two, so that there are few
+ * statement texts and the prepared-statement caches stay small. Returns the rows written.
+ */
+async function write(sql: Sql, tenantId: number, deals: readonly StoredDeal[], ifChanged: boolean): Promise<number> {
+  let written = 0
+  for (let i = 0; i < deals.length; ) {
+    const left = deals.length - i
+    const rows = left >= INSERT_ROWS ? INSERT_ROWS : 2 ** Math.floor(Math.log2(left))
+    written += (await sql.run(insertText(rows, ifChanged), deals.slice(i, i + rows).flatMap((d) => values(tenantId, d)))).changes
+    i += rows
+  }
+  return written
+}
+
+const PAGE_COLUMNS = 'deal_id, last_update_ms, status, published_epoch, start_epoch, end_epoch, proposal'
+type PageRow = { deal_id: number; last_update_ms: number; status: string; published_epoch: number; start_epoch: number; end_epoch: number; proposal: string }
+
+export function createDealStore(sql: Sql): DealStore {
+  const store: DealStore = {
+    async *pageChunks(tenantId, sort, cursor, pageSize = PAGE_SIZE, chunkRows = CHUNK_ROWS) {
       // Resolve the cursor first, so a bad one fails before anything is sent.
       let after: [number, number]
       if (sort === 'dealId') {
@@ -97,61 +121,61 @@ export function createDealStore(db: Db): DealStore {
         const m = /^([0-9]{1,16})(?:@([0-9]{1,16}))?$/.exec(cursor)
         if (!m) throw badRequest('next: not a cursor returned by this endpoint')
         const dealId = parseDealId(m[1])
-        const ms = m[2] === undefined ? (q.lastUpdateOf.get(tenantId, dealId) as number | undefined) : Number(m[2])
+        const ms =
+          m[2] === undefined
+            ? (await sql.get<{ last_update_ms: number }>('SELECT last_update_ms FROM deals WHERE tenant_id = ? AND deal_id = ?', [tenantId, dealId]))?.last_update_ms
+            : Number(m[2])
         if (ms === undefined) throw badRequest('next: the cursor names no deal of yours')
         after = [ms, dealId]
       }
       let left = pageSize
-      let last: [number, number] | undefined
+      let last: PageRow | undefined
       // Small keyset sub-queries: each finishes before the chunk is handed out, so
       // the connection is never held across the caller's awaits, and no string
       // grows large enough to linger in V8's large-object space.
       while (left > 0) {
         const limit = Math.min(chunkRows, left)
-        const rows = (sort === 'dealId' ? q.byId.all(tenantId, after[1], limit) : q.byUpdate.all(tenantId, after[0], after[1], limit)) as unknown[][]
+        const rows =
+          sort === 'dealId'
+            ? await sql.all<PageRow>(`SELECT ${PAGE_COLUMNS} FROM deals WHERE tenant_id = ? AND deal_id > ? ORDER BY deal_id LIMIT ?`, [tenantId, after[1], limit])
+            : await sql.all<PageRow>(
+                `SELECT ${PAGE_COLUMNS} FROM deals WHERE tenant_id = ? AND (last_update_ms, deal_id) > (?, ?) ORDER BY last_update_ms, deal_id LIMIT ?`,
+                [tenantId, after[0], after[1], limit],
+              )
         if (rows.length === 0) break
         const parts: string[] = []
         for (const r of rows) {
-          const [dealId, ms, status, published, start, end, proposal] = r as [number, number, string, number, number, number, string]
           parts.push(
-            `"${dealId}":{"lastUpdate":${ms / 1000},"proposal":${proposal},"state":{"status":"${status}","publishedEpoch":${published},"onChainStartEpoch":${start},"onChainEndEpoch":${end}}}`,
+            `"${r.deal_id}":{"lastUpdate":${r.last_update_ms / 1000},"proposal":${r.proposal},"state":{"status":"${r.status}","publishedEpoch":${r.published_epoch},"onChainStartEpoch":${r.start_epoch},"onChainEndEpoch":${r.end_epoch}}}`,
           )
         }
-        last = rows.at(-1) as [number, number]
-        after = [last[1], last[0]]
+        last = rows.at(-1)!
+        after = [last.last_update_ms, last.deal_id]
         left -= rows.length
         yield parts.join(',')
         if (rows.length < limit) break
       }
-      return last ? encodeCursor(sort, { dealId: last[0], lastUpdateMs: last[1] }) : null
+      return last ? encodeCursor(sort, { dealId: last.deal_id, lastUpdateMs: last.last_update_ms }) : null
     },
-    page(tenantId, sort, cursor, pageSize = PAGE_SIZE) {
-      const it = this.pageChunks(tenantId, sort, cursor, pageSize)
+    async page(tenantId, sort, cursor, pageSize = PAGE_SIZE) {
+      const it = store.pageChunks(tenantId, sort, cursor, pageSize)
       const chunks: string[] = []
-      let step = it.next()
+      let step = await it.next()
       while (!step.done) {
         chunks.push(step.value)
-        step = it.next()
+        step = await it.next()
       }
       return { resultJson: `{${chunks.join(',')}}`, count: chunks.length, next: step.value }
     },
-    upsert(tenantId, deal, nowMs) {
-      const cur = q.current.get(tenantId, deal.dealId) as
-        | { status: string; published_epoch: number; start_epoch: number; end_epoch: number }
-        | undefined
-      const s = deal.state
-      if (cur && cur.status === s.status && cur.published_epoch === s.publishedEpoch && cur.start_epoch === s.onChainStartEpoch && cur.end_epoch === s.onChainEndEpoch) {
-        return false
-      }
-      q.upsert.run(row(tenantId, { ...deal, lastUpdateMs: nowMs }))
-      return true
+    upsert: (tenantId, deals, nowMs) => write(sql, tenantId, deals.map((d) => ({ ...d, lastUpdateMs: nowMs })), true),
+    async insertMany(tenantId, deals) {
+      await sql.transaction((tx) => write(tx, tenantId, deals, false))
     },
-    insertMany(tenantId, deals) {
-      insertMany(tenantId, deals)
-    },
-    pieceDeals: (tenantId, pieceCid) => q.pieceDeals.all(tenantId, pieceCid) as { provider: string; status: OnChainDealStatus }[],
-    count: (tenantId) => q.count.get(tenantId) as number,
+    pieceDeals: (tenantId, pieceCid) =>
+      sql.all<{ provider: string; status: OnChainDealStatus }>('SELECT provider, status FROM deals WHERE tenant_id = ? AND piece_cid = ?', [tenantId, pieceCid]),
+    count: async (tenantId) => (await sql.get<{ n: number }>('SELECT count(*) AS n FROM deals WHERE tenant_id = ?', [tenantId]))!.n,
   }
+  return store
 }
 
 function parseDealId(text: string): number {

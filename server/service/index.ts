@@ -7,10 +7,10 @@ import { withProviderAsks } from '../network/provider-asks.ts'
 import type { NetworkPort } from '../network/types.ts'
 import { addressNetworkOf, parseAddress } from '../shared/address.ts'
 import type { ServiceConfig } from '../shared/config.ts'
-import { openDatabase, type Db } from '../shared/db.ts'
 import type { Logger } from '../shared/logger.ts'
 import { requestLogger } from '../shared/request-log.ts'
 import { loadOrCreateSecretFile, randomSecret } from '../shared/secrets.ts'
+import { openSql, type Sql } from '../shared/sql/index.ts'
 import { requireApiKey, requirePlan } from './auth.ts'
 import { createAvailabilityChecker } from './availability.ts'
 import { createProviderPicker } from './best-providers.ts'
@@ -31,8 +31,8 @@ import { createTicker, type Ticker } from './ticker/index.ts'
 
 export interface DealServiceDeps {
   logger: Logger
-  /** Defaults to `<dataDir>/service.sqlite`. */
-  db?: Db
+  /** The caller's store (not closed by the service). Defaults to PostgreSQL at `config.databaseUrl`, else `<dataDir>/service.sqlite`. */
+  sql?: Sql
   /** Defaults to the simulated network, or Lotus when `config.lotusUrl` is set. */
   network?: NetworkPort
   /** Unix ms; tests inject a clock. */
@@ -62,20 +62,26 @@ const DEAL_SYNC_MS = 30_000
 export async function createDealService(config: ServiceConfig, deps: DealServiceDeps): Promise<DealService> {
   const logger = deps.logger.child({ part: 'service' })
   const now = deps.now ?? Date.now
-  const db = deps.db ?? openDatabase(join(config.dataDir, 'service.sqlite'))
-  migrateService(db)
+  const sql = deps.sql ?? (await openSql({ databaseUrl: config.databaseUrl, file: join(config.dataDir, 'service.sqlite'), schema: 'service' }))
+  let createdApiKey: string | undefined
+  try {
+    await migrateService(sql)
+    createdApiKey = await bootstrapTenant(config, sql)
+  } catch (err) {
+    if (!deps.sql) await sql.close()
+    throw err
+  }
   const chain = deps.network ?? createNetwork(config, { now, fetch: deps.fetch })
   // On a real network, providers' terms come from their storage asks over libp2p.
   const asks = chain.kind === 'lotus' ? await createProviderClient({ directory: chainDirectory(chain), network: addressNetworkOf(config.network) }) : undefined
   const network = asks ? withProviderAsks(chain, asks) : chain
-  const tenants = createTenantStore(db)
-  const deals = createDealStore(db)
-  const policies = createPolicyStore(db)
+  const tenants = createTenantStore(sql)
+  const deals = createDealStore(sql)
+  const policies = createPolicyStore(sql)
   const availability = createAvailabilityChecker({ network, deals })
   const picker = createProviderPicker({ network, deals, availability })
   const ticker = createTicker({ now, logger, baseUrls: deps.exchangeUrls, fetch: deps.fetch })
-  const sync = createDealSync({ network, tenants, deals, now, logger })
-  const createdApiKey = bootstrapTenant(config, tenants)
+  const sync = createDealSync({ sql, network, tenants, deals, now, logger })
 
   const app = express()
   app.disable('x-powered-by')
@@ -119,31 +125,29 @@ export async function createDealService(config: ServiceConfig, deps: DealService
       await Promise.all([sync.stop(), ticker.stop()])
       await network.close()
       await asks?.close()
-      if (!deps.db) db.close()
+      if (!deps.sql) await sql.close()
     },
   }
 }
 
 /**
  * First start: a Clients premium tenant whose key is API_KEY or, without it,
- * a random one saved (0600) in the data dir.
+ * a random one saved (0600) in the data dir. In one transaction, and safe when
+ * replicas start together: each step leaves what another already wrote.
  */
-function bootstrapTenant(config: ServiceConfig, tenants: TenantStore): string | undefined {
-  const tenant = tenants.byName('default') ?? tenants.create('default', 'clients-premium')
-  // The gateway's wallet address (npm start passes it): its deals are the tenant's.
-  if (config.clientAddress && parseAddress(config.clientAddress).ok && !tenants.get(tenant.id)!.clientAddresses.includes(config.clientAddress)) {
-    tenants.addClientAddress(tenant.id, config.clientAddress)
-  }
+async function bootstrapTenant(config: ServiceConfig, sql: Sql): Promise<string | undefined> {
   // Without API_KEY the tenant's key is a generated one kept in the data dir (made on
   // the first start without API_KEY), which the embedded gateway reads. Only a
   // generated key is shown, once: the operator already knows theirs, and a log is no place for it.
-  let created: string | undefined
-  if (!config.apiKey) {
-    const keyFile = loadOrCreateSecretFile(join(config.dataDir, 'api-key'), () => `fgs_${randomSecret(24)}`)
-    if (!tenants.byKey(keyFile.value)) tenants.createKey(tenant.id, 'generated', keyFile.value)
-    if (keyFile.created) created = keyFile.value
-  }
-  // API_KEY set later (or changed) still opens the default tenant.
-  if (config.apiKey && !tenants.byKey(config.apiKey)) tenants.createKey(tenant.id, 'API_KEY', config.apiKey)
-  return created
+  const keyFile = config.apiKey ? undefined : loadOrCreateSecretFile(join(config.dataDir, 'api-key'), () => `fgs_${randomSecret(24)}`)
+  await sql.transaction(async (tx) => {
+    const tenants = createTenantStore(tx)
+    const tenant = await tenants.ensure('default', 'clients-premium')
+    // The gateway's wallet address (npm start passes it): its deals are the tenant's.
+    if (config.clientAddress && parseAddress(config.clientAddress).ok) await tenants.addClientAddress(tenant.id, config.clientAddress)
+    // A key stored already is left as it is; API_KEY set later (or changed) still opens the default tenant.
+    if (keyFile) await tenants.createKey(tenant.id, 'generated', keyFile.value)
+    if (config.apiKey) await tenants.createKey(tenant.id, 'API_KEY', config.apiKey)
+  })
+  return keyFile?.created ? keyFile.value : undefined
 }

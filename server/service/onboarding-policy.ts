@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { parseAddressOn, type AddressNetwork } from '../shared/address.ts'
-import type { Db } from '../shared/db.ts'
+import { isConstraintViolation, type Sql } from '../shared/sql/index.ts'
 import type { NetworkPort } from '../network/types.ts'
 import { badRequest } from './errors.ts'
 
@@ -45,36 +45,28 @@ export const PolicyDocumentSchema = z.strictObject({
 export type PolicyDocument = z.infer<typeof PolicyDocumentSchema>
 
 export interface PolicyStore {
-  export(tenantId: number): PolicyDocument
+  export(tenantId: number): Promise<PolicyDocument>
   /** Validates against every rule, then writes all of it or nothing. */
   import(tenantId: number, doc: PolicyDocument, options: { replace: boolean; blacklist: string[]; network: NetworkPort; addressNetwork: AddressNetwork }): Promise<void>
 }
 
 const importError = (code: ImportCode) => badRequest(code, code)
 
-export function createPolicyStore(db: Db): PolicyStore {
-  const q = {
-    policy: db.prepare('SELECT priority, mix_copies FROM policies WHERE tenant_id = ?'),
-    groups: db.prepare('SELECT name, number_of_copies FROM policy_groups WHERE tenant_id = ? ORDER BY position'),
-    providers: db.prepare('SELECT group_name, address_id, comment FROM policy_providers WHERE tenant_id = ? ORDER BY position'),
-    upsertPolicy: db.prepare(
-      'INSERT INTO policies (tenant_id, priority, mix_copies) VALUES (?, ?, ?) ON CONFLICT (tenant_id) DO UPDATE SET priority = excluded.priority, mix_copies = excluded.mix_copies',
-    ),
-    deleteGroups: db.prepare('DELETE FROM policy_groups WHERE tenant_id = ?'),
-    insertGroup: db.prepare('INSERT INTO policy_groups (tenant_id, name, position, number_of_copies) VALUES (?, ?, ?, ?)'),
-    insertProvider: db.prepare('INSERT INTO policy_providers (tenant_id, group_name, address_id, comment, position) VALUES (?, ?, ?, ?, ?)'),
-    maxPosition: db.prepare('SELECT coalesce(max(position), -1) FROM policy_groups WHERE tenant_id = ?').pluck(),
-    maxProviderPosition: db.prepare('SELECT coalesce(max(position), -1) FROM policy_providers WHERE tenant_id = ?').pluck(),
-  }
-
-  const exportDoc = (tenantId: number): PolicyDocument => {
-    const p = q.policy.get(tenantId) as { priority: PolicyDocument['settings']['priority']; mix_copies: number } | undefined
-    const providers = q.providers.all(tenantId) as { group_name: string; address_id: string; comment: string }[]
-    const groups = (q.groups.all(tenantId) as { name: string; number_of_copies: number }[]).map((g) => ({
-      name: g.name,
-      numberOfCopies: g.number_of_copies,
-      providers: providers.filter((p) => p.group_name === g.name).map((p) => ({ addressId: p.address_id, comment: p.comment })),
-    }))
+export function createPolicyStore(sql: Sql): PolicyStore {
+  const exportDoc = async (tenantId: number): Promise<PolicyDocument> => {
+    const p = await sql.get<{ priority: PolicyDocument['settings']['priority']; mix_copies: number }>('SELECT priority, mix_copies FROM policies WHERE tenant_id = ?', [tenantId])
+    // Groups and their providers in one statement: one snapshot, even while another replica replaces the policy.
+    const rows = await sql.all<{ name: string; number_of_copies: number; address_id: string | null; comment: string | null }>(
+      `SELECT g.name, g.number_of_copies, pp.address_id, pp.comment
+       FROM policy_groups g LEFT JOIN policy_providers pp ON pp.tenant_id = g.tenant_id AND pp.group_name = g.name
+       WHERE g.tenant_id = ? ORDER BY g.position, pp.position`,
+      [tenantId],
+    )
+    const groups: PolicyDocument['groups'] = []
+    for (const r of rows) {
+      if (groups.at(-1)?.name !== r.name) groups.push({ name: r.name, numberOfCopies: r.number_of_copies, providers: [] })
+      if (r.address_id !== null) groups.at(-1)!.providers.push({ addressId: r.address_id, comment: r.comment! })
+    }
     return {
       settings: { priority: p?.priority ?? 'policy_respected' },
       mixGroup: { numberOfCopies: p?.mix_copies ?? DEFAULT_MIX_COPIES },
@@ -82,16 +74,24 @@ export function createPolicyStore(db: Db): PolicyStore {
     }
   }
 
-  const write = db.transaction((tenantId: number, doc: PolicyDocument, replace: boolean) => {
-    q.upsertPolicy.run(tenantId, doc.settings.priority, doc.mixGroup.numberOfCopies)
-    if (replace) q.deleteGroups.run(tenantId)
-    let position = (q.maxPosition.get(tenantId) as number) + 1
-    let providerPosition = (q.maxProviderPosition.get(tenantId) as number) + 1
-    for (const g of doc.groups) {
-      q.insertGroup.run(tenantId, g.name, position++, g.numberOfCopies)
-      for (const p of g.providers) q.insertProvider.run(tenantId, g.name, p.addressId, p.comment, providerPosition++)
-    }
-  })
+  // All of it or nothing: a replace never leaves the tenant without its old groups and without the new ones.
+  const write = (tenantId: number, doc: PolicyDocument, replace: boolean) =>
+    sql.transaction(async (tx) => {
+      await tx.run(
+        'INSERT INTO policies (tenant_id, priority, mix_copies) VALUES (?, ?, ?) ON CONFLICT (tenant_id) DO UPDATE SET priority = excluded.priority, mix_copies = excluded.mix_copies',
+        [tenantId, doc.settings.priority, doc.mixGroup.numberOfCopies],
+      )
+      if (replace) await tx.run('DELETE FROM policy_groups WHERE tenant_id = ?', [tenantId])
+      const next = async (table: string) => (await tx.get<{ n: number }>(`SELECT coalesce(max(position), -1) + 1 AS n FROM ${table} WHERE tenant_id = ?`, [tenantId]))!.n
+      let position = await next('policy_groups')
+      let providerPosition = await next('policy_providers')
+      for (const g of doc.groups) {
+        await tx.run('INSERT INTO policy_groups (tenant_id, name, position, number_of_copies) VALUES (?, ?, ?, ?)', [tenantId, g.name, position++, g.numberOfCopies])
+        for (const p of g.providers) {
+          await tx.run('INSERT INTO policy_providers (tenant_id, group_name, address_id, comment, position) VALUES (?, ?, ?, ?, ?)', [tenantId, g.name, p.addressId, p.comment, providerPosition++])
+        }
+      }
+    })
 
   return {
     export: exportDoc,
@@ -121,12 +121,12 @@ export function createPolicyStore(db: Db): PolicyStore {
       const mixCopies = doc.mixGroup.numberOfCopies
       const known = (await options.network.listProviders()).filter((p) => !seenProviders.has(p)).length
       if (known > 0 && mixCopies > known) throw importError('NUMBER_OF_COPIES_GREATER_THAN_PROVIDERS')
-      const groupsAfter = options.replace ? groups.length : groups.length + exportDoc(tenantId).groups.length
+      const groupsAfter = options.replace ? groups.length : groups.length + (await exportDoc(tenantId)).groups.length
       if (mixCopies < 1 && groupsAfter === 0) throw badRequest('mixGroup.numberOfCopies: must be at least 1 when no group asks for copies')
       const blacklist = new Set(options.blacklist)
       if ([...seenProviders].some((p) => blacklist.has(p))) throw importError('PROVIDER_BLACKLISTED')
       if (!options.replace) {
-        const current = exportDoc(tenantId)
+        const current = await exportDoc(tenantId)
         if (current.groups.some((g) => names.has(g.name.toLowerCase()))) throw importError('GROUP_NAME_ALREADY_USED')
         if (current.groups.some((g) => g.providers.some((p) => seenProviders.has(p.addressId)))) throw importError('PROVIDER_ALREADY_USED')
         if (current.groups.length + groups.length > MAX_GROUPS) throw importError('NUMBER_OF_GROUP_LIMIT_EXCEEDED')
@@ -136,10 +136,10 @@ export function createPolicyStore(db: Db): PolicyStore {
         if (!(await options.network.minerInfo(p))) throw importError('NOT_FOUND_ON_CHAIN')
       }
       try {
-        write(tenantId, doc, options.replace)
+        await write(tenantId, doc, options.replace)
       } catch (err) {
-        // A concurrent import won the race for a name or provider; the transaction rolled back.
-        if ((err as { code?: string }).code?.startsWith('SQLITE_CONSTRAINT')) throw importError('PROVIDER_ALREADY_USED')
+        // A concurrent import (here or on another replica) won the race for a name or provider; the transaction rolled back.
+        if (isConstraintViolation(err)) throw importError('PROVIDER_ALREADY_USED')
         throw err
       }
     },

@@ -1,6 +1,6 @@
-import { migrate, type Db } from '../shared/db.ts'
+import { migrateSql, type Sql } from '../shared/sql/index.ts'
 
-/** The deal service's tables. Append-only steps (see shared/db.ts). */
+/** The deal service's tables, in SQLite's DDL (ddlFor writes PostgreSQL's). Append-only steps (see shared/sql/migrate.ts). */
 const STEPS = [
   `
   CREATE TABLE tenants (
@@ -67,6 +67,6 @@ const STEPS = [
   `,
 ]
 
-export function migrateService(db: Db): void {
-  migrate(db, 'service', STEPS)
+export async function migrateService(sql: Sql): Promise<void> {
+  await migrateSql(sql, 'service', STEPS)
 }

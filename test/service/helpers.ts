@@ -8,6 +8,7 @@ import type { ServiceConfig } from '../../server/shared/config.ts'
 import { createLogger } from '../../server/shared/logger.ts'
 import { startServer, type RunningServer } from '../../server/shared/http.ts'
 import { createDealService, type DealService, type DealServiceDeps } from '../../server/service/index.ts'
+import { startPostgres } from '../helpers/postgres.ts'
 
 /** A fixed instant well after the simulated genesis (2024-01-01), so head epochs are stable. */
 export const T0 = Date.UTC(2025, 0, 15, 12, 0, 0)
@@ -44,13 +45,22 @@ export function serviceConfig(dir: string, overrides: Partial<ServiceConfig> = {
   }
 }
 
-/** A deal service on 127.0.0.1:0 over a seeded simnet and an injected clock. */
+/** SERVICE_TEST_STORE=postgres: the test services run on PostgreSQL. */
+export const ON_POSTGRES = process.env.SERVICE_TEST_STORE === 'postgres'
+
+/**
+ * A deal service on 127.0.0.1:0 over a seeded simnet and an injected clock; its
+ * store is a SQLite file in a temp dir, or with SERVICE_TEST_STORE=postgres a
+ * throw-away PostgreSQL (the same HTTP tests on the other dialect).
+ */
 export async function startTestService(options: { deps?: Partial<DealServiceDeps>; config?: Partial<ServiceConfig> } = {}): Promise<TestService> {
   const dir = mkdtempSync(join(tmpdir(), 'service-test-'))
   const clock = { now: T0 }
   const now = () => clock.now
   const simnet = createSimnet({ seed: 'test-seed', genesis: SIMNET_GENESIS, now })
-  const service = await createDealService(serviceConfig(dir, options.config), {
+  const pg = ON_POSTGRES && !options.config?.databaseUrl && !options.deps?.sql ? await startPostgres() : undefined
+  const config = serviceConfig(dir, { ...(pg && { databaseUrl: pg.createDatabase('service') }), ...options.config })
+  const service = await createDealService(config, {
     logger: createLogger('silent'),
     network: simnet,
     now,
@@ -87,6 +97,7 @@ export async function startTestService(options: { deps?: Partial<DealServiceDeps
     async close() {
       await server.close(100)
       await service.close()
+      pg?.stop()
       rmSync(dir, { recursive: true, force: true })
     },
   }

@@ -19,8 +19,8 @@ beforeAll(async () => {
   // 25 003 deals: ids 1..25003; lastUpdate cycles over 7 values so many deals share one.
   const deals: StoredDeal[] = []
   for (let i = 1; i <= 25_003; i++) deals.push({ dealId: i, lastUpdateMs: T0 - (i % 7) * 1000, proposal: proposal(i), state })
-  const tenant = t.service.tenants.byName('default')!
-  t.service.deals.insertMany(tenant.id, deals)
+  const tenant = (await t.service.tenants.byName('default'))!
+  await t.service.deals.insertMany(tenant.id, deals)
 })
 afterAll(() => t.close())
 
@@ -88,8 +88,8 @@ describe('get-on-chain-deals', () => {
   })
 
   it('another tenant sees none of these deals', async () => {
-    const other = t.service.tenants.create('other', 'clients-free')
-    const r = await t.post(path, undefined, { 'x-api-key': t.service.tenants.createKey(other.id) })
+    const other = await t.service.tenants.create('other', 'clients-free')
+    const r = await t.post(path, undefined, { 'x-api-key': await t.service.tenants.createKey(other.id) })
     expect(r.json).toEqual({ error: null, next: null, result: {} })
   })
 
@@ -110,9 +110,9 @@ describe('get-on-chain-deals', () => {
 
 describe('deals from the simulated network', () => {
   it('syncs a client\'s deals with statuses derived from chain state, and updates lastUpdate when they move', async () => {
-    const tenant = t.service.tenants.create('sim-client', 'clients-free')
-    const key = t.service.tenants.createKey(tenant.id)
-    t.service.tenants.addClientAddress(tenant.id, 'f17uoq6tp427uzv7fztkbsnn64iwotfrristwpryy')
+    const tenant = await t.service.tenants.create('sim-client', 'clients-free')
+    const key = await t.service.tenants.createKey(tenant.id)
+    await t.service.tenants.addClientAddress(tenant.id, 'f17uoq6tp427uzv7fztkbsnn64iwotfrristwpryy')
     const clientId = (await t.simnet.lookupId('f17uoq6tp427uzv7fztkbsnn64iwotfrristwpryy'))!
     await t.simnet.seedClientDeals(clientId, 200)
     await t.service.sync.syncOnce()

@@ -56,12 +56,12 @@ describe('onboarding policy import/export', () => {
   })
 
   it('PROVIDER_BLACKLISTED', async () => {
-    const tenant = t.service.tenants.byName('default')!
-    t.service.tenants.addToBlacklist(tenant.id, sp[3])
+    const tenant = (await t.service.tenants.byName('default'))!
+    await t.service.tenants.addToBlacklist(tenant.id, sp[3])
     try {
       await expectCode(doc([group('g', [sp[3]])]), 'PROVIDER_BLACKLISTED')
     } finally {
-      t.service.tenants.removeFromBlacklist(tenant.id, sp[3])
+      await t.service.tenants.removeFromBlacklist(tenant.id, sp[3])
     }
   })
 

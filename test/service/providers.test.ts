@@ -57,8 +57,8 @@ describe('get-provider-availability', () => {
   })
 
   it('INVALID_CLIENT_ADDR when the tenant has no client address', async () => {
-    const tenant = t.service.tenants.create('no-address', 'clients-free')
-    const key = t.service.tenants.createKey(tenant.id)
+    const tenant = await t.service.tenants.create('no-address', 'clients-free')
+    const key = await t.service.tenants.createKey(tenant.id)
     expect(await reason(find(usable).id, {}, key)).toMatchObject({ reason: 'INVALID_CLIENT_ADDR' })
   })
 
@@ -89,15 +89,15 @@ describe('get-provider-availability', () => {
 
   it('PIECE_CID_DUPLICATED when the provider already has the piece for us', async () => {
     const p = find(usable)
-    const tenant = t.service.tenants.byName('default')!
-    t.service.deals.upsert(tenant.id, {
+    const tenant = (await t.service.tenants.byName('default'))!
+    await t.service.deals.upsert(tenant.id, [{
       dealId: 42,
       proposal: {
         PieceCID: { '/': PIECE }, PieceSize: 2 ** 30, VerifiedDeal: true, Client: 'f01000', Provider: p.id, Label: '',
         StartEpoch: 1, EndEpoch: 10_000_000, StoragePricePerEpoch: '0', ProviderCollateral: '0', ClientCollateral: '0',
       },
       state: { status: 'active', publishedEpoch: 1, onChainStartEpoch: 1, onChainEndEpoch: -1 },
-    }, T0)
+    }], T0)
     expect(await reason(p.id, { pieceCid: PIECE })).toMatchObject({ reason: 'PIECE_CID_DUPLICATED' })
   })
 
@@ -153,14 +153,14 @@ describe('get-best-available-providers', () => {
   })
 
   it('never proposes a blacklisted provider', async () => {
-    const tenant = t.service.tenants.byName('default')!
+    const tenant = (await t.service.tenants.byName('default'))!
     const all = terms.filter(usable).map((p) => p.id)
-    for (const p of all.slice(0, -1)) t.service.tenants.addToBlacklist(tenant.id, p)
+    for (const p of all.slice(0, -1)) await t.service.tenants.addToBlacklist(tenant.id, p)
     try {
       const r = await t.post(best, deal())
       expect(r.json.result.providers.every((p: string) => !all.slice(0, -1).includes(p))).toBe(true)
     } finally {
-      for (const p of all) t.service.tenants.removeFromBlacklist(tenant.id, p)
+      for (const p of all) await t.service.tenants.removeFromBlacklist(tenant.id, p)
     }
   })
 
@@ -179,23 +179,21 @@ describe('get-best-available-providers', () => {
   })
 
   it('ONBOARDING_COMPLETED / ONBOARDING_IN_PROGRESS by the piece\'s deals against the policy (mix of 3)', async () => {
-    const tenant = t.service.tenants.byName('default')!
+    const tenant = (await t.service.tenants.byName('default'))!
     const piece = 'baga6ea4seaqjtovkwk4myyzj56eztkh5pzsk5upksan6f5outesy62bsvl4dsha'
     const holders = terms.slice(0, 3).map((p) => p.id)
     const put = (status: 'published' | 'active') =>
-      holders.forEach((provider, i) =>
-        t.service.deals.upsert(tenant.id, {
-          dealId: 900 + i,
-          proposal: {
-            PieceCID: { '/': piece }, PieceSize: 2 ** 30, VerifiedDeal: true, Client: 'f01000', Provider: provider, Label: '',
-            StartEpoch: 1, EndEpoch: 10_000_000, StoragePricePerEpoch: '0', ProviderCollateral: '0', ClientCollateral: '0',
-          },
-          state: { status, publishedEpoch: 1, onChainStartEpoch: status === 'active' ? 1 : -1, onChainEndEpoch: -1 },
-        }, t.clock.now),
-      )
-    put('published')
+      t.service.deals.upsert(tenant.id, holders.map((provider, i) => ({
+        dealId: 900 + i,
+        proposal: {
+          PieceCID: { '/': piece }, PieceSize: 2 ** 30, VerifiedDeal: true, Client: 'f01000', Provider: provider, Label: '',
+          StartEpoch: 1, EndEpoch: 10_000_000, StoragePricePerEpoch: '0', ProviderCollateral: '0', ClientCollateral: '0',
+        },
+        state: { status, publishedEpoch: 1, onChainStartEpoch: status === 'active' ? 1 : -1, onChainEndEpoch: -1 },
+      })), t.clock.now)
+    await put('published')
     expect((await t.post(best, deal({ pieceCid: piece }))).json.result).toEqual({ providers: [], reason: 'ONBOARDING_IN_PROGRESS' })
-    put('active')
+    await put('active')
     expect((await t.post(best, deal({ pieceCid: piece }))).json.result).toEqual({ providers: [], reason: 'ONBOARDING_COMPLETED' })
   })
 

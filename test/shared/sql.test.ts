@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ddlFor, migrateSql, openSql, type Sql } from '../../server/shared/sql/index.ts'
+import { ddlFor, isConstraintViolation, migrateSql, openSql, type Sql } from '../../server/shared/sql/index.ts'
 import { toPostgresText } from '../../server/shared/sql/postgres.ts'
 import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.ts'
 
@@ -98,6 +98,27 @@ function storeSuite(name: string, open: () => Promise<Sql>) {
         await tx.run('UPDATE items SET size = ? WHERE name = ?', [row!.size + 1, 'counter'])
       })))
       expect(await sql.get('SELECT size FROM items WHERE name = ?', ['counter'])).toEqual({ size: 20 })
+    })
+
+    it('tells a constraint violation from other errors', async () => {
+      await sql.run('INSERT INTO items (name, created_ms) VALUES (?, 0)', ['once'])
+      expect(isConstraintViolation(await sql.run('INSERT INTO items (name, created_ms) VALUES (?, 0)', ['once']).catch((e: unknown) => e))).toBe(true)
+      expect(isConstraintViolation(await sql.run('INSERT INTO items (name) VALUES (?)', ['no-created']).catch((e: unknown) => e))).toBe(true)
+      expect(isConstraintViolation(await sql.run('INSERT INTO nowhere (name) VALUES (?)', ['x']).catch((e: unknown) => e))).toBe(false)
+    })
+
+    it('runs one caller at a time under a name on PostgreSQL (others skip), every caller on SQLite', async () => {
+      let release!: () => void
+      const gate = new Promise<void>((r) => (release = r))
+      let entered!: () => void
+      const holding = new Promise<void>((r) => (entered = r))
+      const first = sql.exclusively('nightly', async () => (entered(), await gate, 'first'))
+      await holding
+      expect(await sql.exclusively('nightly', async () => 'second')).toBe(sql.dialect === 'postgres' ? undefined : 'second')
+      expect(await sql.exclusively('hourly', async () => 'other name')).toBe('other name')
+      release()
+      expect(await first).toBe('first')
+      expect(await sql.exclusively('nightly', async () => 'after')).toBe('after')
     })
   })
 }

@@ -15,9 +15,9 @@ import { parseBody } from '../validation.ts'
  */
 export function createPolicyRouter(deps: { policies: PolicyStore; tenants: TenantStore; network: NetworkPort; addressNetwork: AddressNetwork }): Router {
   const router = Router()
-  router.post('/private/v1/onboarding-policy/export', (req, res) => {
+  router.post('/private/v1/onboarding-policy/export', async (req, res) => {
     parseBody(req, EmptyBody, { optional: true })
-    res.json({ error: null, result: deps.policies.export(currentTenant(res).id) })
+    res.json({ error: null, result: await deps.policies.export(currentTenant(res).id) })
   })
   router.post('/private/v1/onboarding-policy/import', async (req, res) => {
     const mode = req.query.mode ?? 'merge'
@@ -26,7 +26,7 @@ export function createPolicyRouter(deps: { policies: PolicyStore; tenants: Tenan
     const tenant = currentTenant(res)
     await deps.policies.import(tenant.id, doc, {
       replace: mode === 'replace',
-      blacklist: deps.tenants.blacklist(tenant.id),
+      blacklist: await deps.tenants.blacklist(tenant.id),
       network: deps.network,
       addressNetwork: deps.addressNetwork,
     })

@@ -58,7 +58,8 @@ export function createProvidersRouter(deps: Deps): Router {
     const body = parseBody(req, BestProvidersBody)
     const tenant = currentTenant(res)
     const head = (await deps.network.chainHead()).epoch
-    const result = await deps.picker.pick(tenant, dealRequest(body, head), deps.policies.export(tenant.id), deps.tenants.blacklist(tenant.id), head)
+    const [policy, blacklist] = await Promise.all([deps.policies.export(tenant.id), deps.tenants.blacklist(tenant.id)])
+    const result = await deps.picker.pick(tenant, dealRequest(body, head), policy, blacklist, head)
     res.json({ error: null, result })
   })
   return router

@@ -4,6 +4,7 @@ import { sqliteSql } from './sqlite.ts'
 import type { Sql } from './types.ts'
 
 export type { Dialect, RunResult, Sql } from './types.ts'
+export { isConstraintViolation } from './types.ts'
 export { migrateSql, ddlFor } from './migrate.ts'
 export { sqliteSql } from './sqlite.ts'
 export { postgresSql } from './postgres.ts'

@@ -1,3 +1,4 @@
+import { advisoryLockKey } from './postgres.ts'
 import type { Dialect, Sql } from './types.ts'
 
 /**
@@ -16,18 +17,16 @@ export function ddlFor(dialect: Dialect, ddl: string): string {
     .replace(/\)\s*WITHOUT ROWID/g, ')')
 }
 
-// A stable 31-bit number per module for PostgreSQL's advisory locks.
-const lockKey = (module: string) => [...module].reduce((h, c) => (Math.imul(h, 31) + c.charCodeAt(0)) | 0, 7) & 0x7fffffff
-
 /**
- * Applies the steps of `module` not applied yet, each in its own transaction.
+ * Applies the steps of `module` not applied yet, in one transaction.
  * Steps are append-only: never edit one that has shipped, add a new one.
  * Replicas starting together take turns (an advisory lock on PostgreSQL).
  */
 export async function migrateSql(sql: Sql, module: string, steps: readonly string[]): Promise<void> {
-  await sql.exec('CREATE TABLE IF NOT EXISTS schema_versions (module TEXT PRIMARY KEY, version INTEGER NOT NULL)')
   await sql.transaction(async (tx) => {
-    if (tx.dialect === 'postgres') await tx.get('SELECT pg_advisory_xact_lock(?)', [lockKey(module)])
+    // One lock for every module: creating schema_versions is racy on PostgreSQL even with IF NOT EXISTS.
+    if (tx.dialect === 'postgres') await tx.get('SELECT pg_advisory_xact_lock(?)', [advisoryLockKey('schema_versions')])
+    await tx.exec('CREATE TABLE IF NOT EXISTS schema_versions (module TEXT PRIMARY KEY, version INTEGER NOT NULL)')
     const row = await tx.get<{ version: number }>('SELECT version FROM schema_versions WHERE module = ?', [module])
     for (let i = row?.version ?? 0; i < steps.length; i++) {
       await tx.exec(ddlFor(tx.dialect, steps[i]))

@@ -12,6 +12,9 @@ export interface PostgresOptions {
 
 const placeholders = new Map<string, string>()
 
+/** A stable 31-bit number per name, for PostgreSQL's advisory locks. */
+export const advisoryLockKey = (name: string) => [...name].reduce((h, c) => (Math.imul(h, 31) + c.charCodeAt(0)) | 0, 7) & 0x7fffffff
+
 /** `?` → `$1, $2, …`, leaving quoted strings alone (our SQL is written once, with `?`). */
 export function toPostgresText(text: string): string {
   let converted = placeholders.get(text)
@@ -47,6 +50,8 @@ export async function postgresSql(o: PostgresOptions): Promise<Sql & { pool: pg.
   const setup = new pg.Client({ connectionString: o.url })
   await setup.connect()
   try {
+    // Replicas starting together on a new database: IF NOT EXISTS alone can still collide in the catalog.
+    await setup.query('SELECT pg_advisory_lock($1)', [advisoryLockKey(`schema ${o.schema}`)])
     await setup.query(`CREATE SCHEMA IF NOT EXISTS ${o.schema}`)
   } finally {
     await setup.end()
@@ -55,7 +60,25 @@ export async function postgresSql(o: PostgresOptions): Promise<Sql & { pool: pg.
   // An idle connection the server dropped must not end the process; the pool replaces it.
   pool.on('error', () => {})
 
-  const over = (q: pg.Pool | pg.PoolClient): Omit<Sql, 'transaction' | 'close'> => ({
+  const exclusively: Sql['exclusively'] = async (name, fn) => {
+    const key = advisoryLockKey(name)
+    const client = await pool.connect()
+    let broken: Error | undefined
+    try {
+      const { rows } = await client.query<{ locked: boolean }>('SELECT pg_try_advisory_lock($1) AS locked', [key])
+      if (!rows[0].locked) return undefined
+      try {
+        return await fn()
+      } finally {
+        await client.query('SELECT pg_advisory_unlock($1)', [key]).catch((err: Error) => (broken = err))
+      }
+    } finally {
+      // A connection that could not unlock is closed, which ends its lock with it.
+      client.release(broken)
+    }
+  }
+
+  const over = (q: pg.Pool | pg.PoolClient): Omit<Sql, 'transaction' | 'exclusively' | 'close'> => ({
     dialect: 'postgres',
     async all<T>(text: string, params: readonly unknown[] = []) {
       return (await q.query(toPostgresText(text), params as unknown[])).rows as T[]
@@ -74,9 +97,10 @@ export async function postgresSql(o: PostgresOptions): Promise<Sql & { pool: pg.
   return {
     ...over(pool),
     pool,
+    exclusively,
     async transaction(fn) {
       const client = await pool.connect()
-      const tx: Sql = { ...over(client), transaction: (inner) => inner(tx), close: async () => {} }
+      const tx: Sql = { ...over(client), transaction: (inner) => inner(tx), exclusively, close: async () => {} }
       try {
         await client.query('BEGIN')
         const result = await fn(tx)

@@ -47,6 +47,7 @@ export function sqliteSql(db: Database.Database): Sql {
     exec: async (text) => direct.exec(text),
     // Nested: part of the outer transaction (a savepoint would be more, and nothing needs it).
     transaction: (fn) => fn(inside),
+    exclusively: (_name, fn) => fn(),
     close: async () => {},
   }
 
@@ -92,6 +93,8 @@ export function sqliteSql(db: Database.Database): Sql {
         done()
       }
     },
+    // One process owns a SQLite file: nobody else to keep out.
+    exclusively: (_name, fn) => fn(),
     async close() {
       await queue
       db.close()

@@ -25,9 +25,22 @@ export interface Sql {
    * the transaction is over, so nothing else runs inside it by accident.
    */
   transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>
+  /**
+   * Runs `fn` unless another process on the same database is running under
+   * `name`, and then returns undefined at once (replicas sharing a periodic
+   * job). PostgreSQL: a session advisory lock on a connection of its own.
+   * SQLite: always runs (one process owns the file).
+   */
+  exclusively<T>(name: string, fn: () => Promise<T>): Promise<T | undefined>
   close(): Promise<void>
 }
 
 export class SqlError extends Error {
   override name = 'SqlError'
+}
+
+/** A unique, foreign-key or check constraint refused the write (SQLITE_CONSTRAINT_*, PostgreSQL class 23). */
+export function isConstraintViolation(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code
+  return typeof code === 'string' && (code.startsWith('SQLITE_CONSTRAINT') || /^23[0-9A-Z]{3}$/.test(code))
 }

@@ -41,7 +41,7 @@ describe('deal engine', () => {
     const group = d.groups[0]
     expect(group.deals).toHaveLength(2)
     const groupPieceSize = s.gateway.content.groups()[0].pieceSize!
-    const tenant = s.service.tenants.byName('default')!.id
+    const tenant = (await s.service.tenants.byName('default'))!.id
     for (const deal of group.deals) {
       expect(deal.dealId).toBeGreaterThan(0)
       expect(deal.endEpoch).toBeGreaterThan(s.simnet.headEpoch())
@@ -55,7 +55,7 @@ describe('deal engine', () => {
       // The simulated provider really holds the bytes it fetched, under its own folder.
       expect(existsSync(join(s.dir, 'simnet', 'providers', deal.provider, `${proposal.PieceCID['/']}.car`))).toBe(true)
       // And the deal service sees it on chain.
-      expect(s.service.deals.pieceDeals(tenant, proposal.PieceCID['/']).map((x) => x.provider)).toContain(deal.provider)
+      expect((await s.service.deals.pieceDeals(tenant, proposal.PieceCID['/'])).map((x) => x.provider)).toContain(deal.provider)
     }
   })
 

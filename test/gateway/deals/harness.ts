@@ -82,7 +82,7 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
   // The gateway's wallet key, registered with the tenant as its client address.
   const signer = createSigner(newPrivateKey(), 'mainnet')
   const clientAddress = signer.address
-  service.tenants.addClientAddress(service.tenants.byName('default')!.id, clientAddress)
+  await service.tenants.addClientAddress((await service.tenants.byName('default'))!.id, clientAddress)
   // Providers as libp2p hosts and HTTP servers on loopback; the gateway reaches them as it would real ones.
   const hosts = await startProviderHosts({ simnet, providers: sim, seed: o.seed ?? 'deal-engine-tests' })
   const providerClient = await createProviderClient({ directory: chainDirectory(simnet), signer, network: 'mainnet' })
