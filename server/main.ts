@@ -113,7 +113,10 @@ async function main(): Promise<void> {
   const ready: Record<string, unknown> = {}
   if (role === 'service') {
     // The embedded simulated network runs beside the deal service: its chain, its providers.
-    const service = await runService(config, logger, config.service.lotusUrl ? undefined : openSimnet(config))
+    // A replica (SIMNET_RPC_URL) reads the one another deal service runs.
+    const s = config.service
+    const simnet = s.lotusUrl ? undefined : s.simnetRpcUrl ? openSimnetDirectory(config) : openSimnet(config)
+    const service = await runService(config, logger, simnet)
     ready.rpcUrl = service.rpcUrl
     part = service
   } else if (role === 'gateway') {
@@ -253,6 +256,16 @@ function openSimnet(config: Config): Simnet {
   return createSimnet({ seed: s.simnetSeed, speed: s.simnetSpeed, genesis: s.simnetGenesis, stateFile: simChainFile(config) })
 }
 
+/**
+ * A deal service replica's view of the simulated network another one runs:
+ * the providers and their terms follow from the seed alone, the chain's clock
+ * from its saved state; deals are read over the RPC, never kept here.
+ */
+function openSimnetDirectory(config: Config): Simnet {
+  const s = config.service
+  return createSimnet({ seed: s.simnetSeed, speed: s.simnetSpeed, genesis: s.simnetGenesis, clock: savedSimnetClock(config) })
+}
+
 /** The simulated chain's clock as saved there, so that the app surface's dates follow the same (sped-up) head. */
 function savedSimnetClock(config: Config): NetworkClock | undefined {
   if (config.service.lotusUrl) return undefined
@@ -309,6 +322,8 @@ async function networkAccess(config: Config, logger: Logger): Promise<{ port: St
 
 async function runGateway(config: Config, logger: Logger): Promise<Part> {
   const dataLock = await acquireDataFolder(config.gateway.dataDir, 15_000, (message) => logger.warn(message))
+  // Said rather than implied: DATABASE_URL moves the bridge's and the deal service's state, not yet the gateway's.
+  if (config.gateway.databaseUrl) logger.warn({ dataDir: config.gateway.dataDir }, 'DATABASE_URL is set, but the gateway still keeps its records in SQLite in its data folder')
   const access = await networkAccess(config, logger)
   const gateway = createGateway({ ...config.gateway, clientAddress: access?.clientAddress }, { logger, providers: access?.port, dataLock })
   const server = await startServer(gateway.app, config.gateway.port, config.gateway.host, { idleTimeoutMs: config.idleTimeoutMs })
@@ -358,10 +373,10 @@ async function startSimulatedNetwork(config: Config, logger: Logger, simnet: Sim
  * deal service's on-chain deal pages have something to show from the start.
  */
 async function seedDemoClient(service: DealService, simnet: Simnet, seed: string): Promise<void> {
-  const tenant = service.tenants.byName('default')
+  const tenant = await service.tenants.byName('default')
   if (!tenant) return
   const address = formatAddress('mainnet', 1, createHash('sha256').update(`client:${seed}`).digest().subarray(0, 20))
-  if (!tenant.clientAddresses.includes(address)) service.tenants.addClientAddress(tenant.id, address)
+  if (!tenant.clientAddresses.includes(address)) await service.tenants.addClientAddress(tenant.id, address)
   const id = await simnet.lookupId(address)
   if (id) await simnet.seedClientDeals(id, DEMO_DEALS)
 }
@@ -371,10 +386,11 @@ const DEMO_DEALS = 50
 /** The deal service, and beside it the simulated network when no real chain is configured. */
 async function runService(config: Config, logger: Logger, simnet?: Simnet): Promise<Part & { service: DealService; rpcUrl?: string }> {
   // The network first: the service reads the chain through its RPC from its first query on.
-  const network = simnet && (await startSimulatedNetwork(config, logger, simnet))
-  const rpcUrl = network?.rpcUrl
+  const replica = config.service.simnetRpcUrl
+  const network = simnet && !replica ? await startSimulatedNetwork(config, logger, simnet) : undefined
+  const rpcUrl = network?.rpcUrl ?? replica
   const service = await createDealService(config.service, { logger, network: simnet && rpcUrl ? simnetOverRpc(simnet, rpcUrl) : undefined })
-  if (simnet) await seedDemoClient(service, simnet, config.service.simnetSeed)
+  if (network) await seedDemoClient(service, simnet!, config.service.simnetSeed)
   if (service.createdApiKey) {
     // Shown once; only its hash is stored (the file beside it is mode 0600).
     process.stdout.write(`\nDeal service API key of tenant "default" (also in ${join(config.service.dataDir, 'api-key')}):\n  ${service.createdApiKey}\n\n`)
@@ -388,7 +404,7 @@ async function runService(config: Config, logger: Logger, simnet?: Simnet): Prom
     rpcUrl,
     async close() {
       await service.close()
-      await network?.close()
+      await (network ?? simnet)?.close()
     },
   }
 }

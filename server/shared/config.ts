@@ -166,6 +166,8 @@ export interface ServiceConfig extends StoredState {
   simnetSeed: string
   /** Port of the simulated chain's Lotus JSON-RPC, served beside the deal service by `npm start`. */
   simnetRpcPort?: number
+  /** Set on a replica: the simulated network another deal service runs (its RPC), read instead of running one. */
+  simnetRpcUrl?: string
   /** A client address the default tenant gets at bootstrap (DEAL_CLIENT_ADDRESS: the gateway's wallet key under `npm start`). */
   clientAddress?: string
   /** How many simulated seconds pass per real second (demos). */
@@ -284,6 +286,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       apiKey: e.API_KEY,
       simnetSeed: e.SIMNET_SEED,
       simnetRpcPort: e.SIMNET_RPC_PORT,
+      simnetRpcUrl: e.SIMNET_RPC_URL,
       clientAddress: e.DEAL_CLIENT_ADDRESS,
       simnetSpeed: e.SIMNET_SPEED,
       lotusUrl: e.LOTUS_URL?.replace(/\/+$/, ''),

@@ -1,38 +1,7 @@
-import { spawn, type ChildProcess } from 'node:child_process'
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer, connect } from 'node:net'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { freePort, NGINX, recipe, startNginx, type RunningNginx } from '../helpers/nginx.ts'
 import { basic, postMetadata, RECORDED_FILE_INFO } from './helpers.ts'
 import { NC_ALICE, ncAlice, startNextcloudSetup } from './nextcloud-helpers.ts'
-
-const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSync(p))
-const RECIPE = join(import.meta.dirname, '..', '..', 'scripts', 'nginx', 'gateway.conf')
-
-async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const port = (server.address() as { port: number }).port
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
-}
-
-/** Resolves once something accepts connections on the port, or rejects when nginx exits first. */
-async function waitForPort(port: number, child: ChildProcess, errorLog: string): Promise<void> {
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`nginx exited ${child.exitCode}: ${existsSync(errorLog) ? readFileSync(errorLog, 'utf8') : ''}`)
-    const open = await new Promise<boolean>((resolve) => {
-      const socket = connect(port, '127.0.0.1', () => {
-        socket.destroy()
-        resolve(true)
-      })
-      socket.on('error', () => resolve(false))
-    })
-    if (open) return
-    await new Promise((r) => setTimeout(r, 50))
-  }
-}
 
 /**
  * The reverse-proxy recipe (scripts/nginx/gateway.conf) run by a real nginx
@@ -41,49 +10,23 @@ async function waitForPort(port: number, child: ChildProcess, errorLog: string):
  */
 describe.skipIf(!NGINX)('nginx in front of Nextcloud and the bridge (skipped when Debian\'s nginx is not installed)', () => {
   let t: Awaited<ReturnType<typeof startNextcloudSetup>>
-  let nginx: ChildProcess
+  let nginx: RunningNginx
   let base: string
-  let dir: string
 
   beforeAll(async () => {
     t = await startNextcloudSetup({ trustProxy: 'loopback' }, { throttle: { maxFailures: 3, windowMs: 60_000 }, nextcloudCacheMs: 0 })
-    dir = mkdtempSync(join(tmpdir(), 'nginx-test-'))
-    for (const sub of ['body', 'proxy', 'fastcgi', 'uwsgi', 'scgi', 'logs']) mkdirSync(join(dir, sub))
     const port = await freePort()
-    const recipe = readFileSync(RECIPE, 'utf8')
+    const servers = recipe('gateway.conf')
       .replace('server 127.0.0.1:8080;', `server 127.0.0.1:${t.server.port};`)
       .replace('server 127.0.0.1:8081;', `server 127.0.0.1:${t.nextcloud.port};`)
       .replace('listen 80;', `listen 127.0.0.1:${port};`)
-    expect(recipe).toContain(`127.0.0.1:${t.server.port}`)
-    writeFileSync(join(dir, 'gateway.conf'), recipe)
-    const errorLog = join(dir, 'logs', 'error.log')
-    // Root (CI) would hand workers to "nobody", who cannot write the temp dirs.
-    const user = process.getuid?.() === 0 ? 'user root;\n' : ''
-    writeFileSync(join(dir, 'nginx.conf'), `${user}worker_processes 1;
-error_log ${errorLog} warn;
-events { worker_connections 64; }
-http {
-  access_log off;
-  client_body_temp_path ${dir}/body;
-  proxy_temp_path ${dir}/proxy;
-  fastcgi_temp_path ${dir}/fastcgi;
-  uwsgi_temp_path ${dir}/uwsgi;
-  scgi_temp_path ${dir}/scgi;
-  include ${dir}/gateway.conf;
-}
-`)
-    nginx = spawn(NGINX!, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', errorLog, '-g', `daemon off; pid ${dir}/nginx.pid;`], { stdio: 'ignore' })
-    await waitForPort(port, nginx, errorLog)
+    expect(servers).toContain(`127.0.0.1:${t.server.port}`)
+    nginx = await startNginx(servers, port)
     base = `http://127.0.0.1:${port}`
   })
   afterAll(async () => {
-    if (nginx && nginx.exitCode === null) {
-      const exited = new Promise((resolve) => nginx.once('exit', resolve))
-      nginx.kill('SIGTERM')
-      await exited
-    }
+    await nginx?.stop()
     await t?.close()
-    if (dir) rmSync(dir, { recursive: true, force: true })
   })
 
   it('sends status.php, cloud/user and WebDAV to Nextcloud', async () => {

@@ -56,3 +56,42 @@ export function startStack(env: Record<string, string | undefined>, args: string
 
 export const basicAuth = (user: string, password: string) =>
   'Basic ' + Buffer.from(`${user}:${password}`).toString('base64')
+
+export interface RunningPart {
+  url: string
+  output(): string
+  stop(): Promise<number | null>
+}
+
+const LISTENING: Record<string, string> = { app: 'app surface listening', gateway: 'gateway listening', service: 'deal service listening' }
+
+/** Starts one part (`npm start -- --role <role>`) as its own process and resolves with its URL once it listens. */
+export function startPart(role: 'app' | 'gateway' | 'service', env: Record<string, string>): Promise<RunningPart> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', '--role', role], {
+    env: { ...process.env, TICKER_ENABLED: 'false', LOG_LEVEL: 'info', LOG_FORMAT: 'json', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
+  let out = ''
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()))
+  child.stderr!.on('data', (c: Buffer) => (out += c.toString()))
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${role} did not start:\n${out}`)), 30_000)
+    const check = () => {
+      const url = new RegExp(`"url":"(http:[^"]+)"[^\\n]*${LISTENING[role]}`).exec(out)?.[1]
+      if (!url) return
+      clearTimeout(timer)
+      child.stdout!.off('data', check)
+      resolve({
+        url,
+        output: () => out,
+        stop: () => {
+          if (child.exitCode === null) child.kill('SIGTERM')
+          return exited
+        },
+      })
+    }
+    child.stdout!.on('data', check)
+    void exited.then((code) => reject(new Error(`${role} exited with ${code}:\n${out}`)))
+  })
+}

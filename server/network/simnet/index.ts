@@ -16,6 +16,8 @@ export interface SimnetOptions {
   /** Injected clock (unix ms) so tests control time. */
   now?: () => number
   providerCount?: number
+  /** The chain's clock when another process keeps it (a deal service replica's view of the simulation). */
+  clock?: NetworkClock
   /**
    * SQLite file that keeps the simulated chain's clock anchor and deals
    * across restarts (e.g. `<DATA_DIR>/simnet/chain.sqlite`); unset: in memory.
@@ -83,7 +85,7 @@ export function createSimnet(options: SimnetOptions): Simnet {
   const chainStore = options.stateFile ? openSimChainStore(options.stateFile) : undefined
   const genesis = options.genesis ?? SIMNET_DEFAULT_GENESIS
   // A saved clock keeps the head moving forward across restarts, even when sped up.
-  const clock: NetworkClock = chainStore ? chainStore.clock(genesis, speed, now()) : spedUpClock(genesis, speed, now() / 1000)
+  const clock: NetworkClock = options.clock ?? (chainStore ? chainStore.clock(genesis, speed, now()) : spedUpClock(genesis, speed, now() / 1000))
   const providers = generateProviders(rand, options.providerCount ?? 24)
   const byId = new Map<string, SimProvider>(providers.map((p) => [p.id, p]))
   const deals = new Map<number, SimDeal>()
