@@ -23,6 +23,9 @@ const HELP = `Usage: npm run bench:service -- [options]
   --sort <s>       dealId | lastUpdate | both (default both)
   --keep <dir>     use (and keep) this data dir; reuses deals already loaded
   --database-url <url>  the store on PostgreSQL (schema service) instead of SQLite
+  --url <url>      page a deal service already running there instead (with --api-key);
+                   the benchmark runs its client this way, in a process of its own
+  --api-key <key>  the tenant's key for --url
   -h, --help       this text
 
 Targets: p50 under 150 ms per 10 000-deal page, peak RSS under 300 MB.
@@ -33,6 +36,8 @@ const { values: opts } = parseArgs({
     sort: { type: 'string', default: 'both' },
     keep: { type: 'string' },
     'database-url': { type: 'string' },
+    url: { type: 'string' },
+    'api-key': { type: 'string' },
     help: { type: 'boolean', short: 'h' },
   },
 })
@@ -40,9 +45,56 @@ if (opts.help) {
   process.stdout.write(HELP)
   process.exit(0)
 }
+const sorts = opts.sort === 'both' ? ['dealId', 'lastUpdate'] : [opts.sort!]
+
+const MARKER = Buffer.from('"lastUpdate":')
+
+/** Pages through every deal of the tenant behind `key`, each sort order, and prints p50/p99 per page. */
+async function pageAll(url: string, key: string): Promise<void> {
+  for (const sortBy of sorts) {
+    const times: number[] = []
+    let next: string | null = null
+    let seen = 0
+    for (;;) {
+      const t0 = performance.now()
+      const res = await fetch(`${url}/private/v1/get-on-chain-deals`, {
+        method: 'POST',
+        headers: { 'x-api-key': key, 'content-type': 'application/json' },
+        body: JSON.stringify(next ? { sortBy, next } : { sortBy }),
+      })
+      if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${await res.text()}`)
+      // Read the stream without keeping it: count deals by a marker in the bytes (no strings
+      // built, so the client is quick), keep only the tail (where `next` is).
+      let count = 0
+      let tail = Buffer.alloc(0)
+      for await (const bytes of res.body!) {
+        const chunk = Buffer.concat([tail, bytes as Uint8Array])
+        // Markers wholly inside the carried tail were counted already.
+        for (let at = chunk.indexOf(MARKER, Math.max(0, tail.length - MARKER.length + 1)); at !== -1; at = chunk.indexOf(MARKER, at + 1)) count++
+        tail = chunk.subarray(Math.max(0, chunk.length - 200))
+      }
+      const carry = tail.toString('utf8')
+      const ms = performance.now() - t0
+      const pageNext = (JSON.parse(`{${carry.slice(carry.lastIndexOf('"next":'))}`) as { next: string | null }).next
+      if (count === 0) break
+      times.push(ms)
+      seen += count
+      next = pageNext
+    }
+    times.sort((a, b) => a - b)
+    const q = (p: number) => times[Math.min(times.length - 1, Math.floor(p * times.length))].toFixed(1)
+    process.stdout.write(`sortBy=${sortBy}: ${seen} deals in ${times.length} pages; per page p50 ${q(0.5)} ms, p99 ${q(0.99)} ms, max ${q(1)} ms\n`)
+  }
+}
+
+if (opts.url) {
+  if (!opts['api-key']) throw new Error('--url needs --api-key')
+  await pageAll(opts.url, opts['api-key'])
+  process.exit(0)
+}
+
 const total = Number(opts.deals)
 if (!Number.isInteger(total) || total <= 0) throw new Error('--deals must be a positive integer')
-const sorts = opts.sort === 'both' ? ['dealId', 'lastUpdate'] : [opts.sort!]
 
 const dir = opts.keep ?? mkdtempSync(join(tmpdir(), 'bench-service-'))
 const service = await createDealService(
@@ -93,45 +145,12 @@ process.stdout.write(`RSS before paging: ${(process.memoryUsage().rss / 1024 / 1
 let peakRss = process.memoryUsage().rss
 const sample = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 20)
 const key = service.createdApiKey ?? readFileSync(join(dir, 'api-key'), 'utf8').trim()
-
-const MARKER = Buffer.from('"lastUpdate":')
-
-for (const sortBy of sorts) {
-  const times: number[] = []
-  let next: string | null = null
-  let seen = 0
-  for (;;) {
-    const t0 = performance.now()
-    const res = await fetch(`${server.url}/private/v1/get-on-chain-deals`, {
-      method: 'POST',
-      headers: { 'x-api-key': key, 'content-type': 'application/json' },
-      body: JSON.stringify(next ? { sortBy, next } : { sortBy }),
-    })
-    if (res.status !== 200) throw new Error(`HTTP ${res.status}: ${await res.text()}`)
-    // Read the stream without keeping it: count deals by a marker in the bytes (no strings built,
-    // so the client in this process costs the measurement little), keep only the tail (where `next` is).
-    let count = 0
-    let tail = Buffer.alloc(0)
-    for await (const bytes of res.body!) {
-      const chunk = Buffer.concat([tail, bytes as Uint8Array])
-      // Markers wholly inside the carried tail were counted already.
-      for (let at = chunk.indexOf(MARKER, Math.max(0, tail.length - MARKER.length + 1)); at !== -1; at = chunk.indexOf(MARKER, at + 1)) count++
-      tail = chunk.subarray(Math.max(0, chunk.length - 200))
-    }
-    const carry = tail.toString('utf8')
-    const ms = performance.now() - t0
-    const pageNext = (JSON.parse(`{${carry.slice(carry.lastIndexOf('"next":'))}`) as { next: string | null }).next
-    if (count === 0) break
-    times.push(ms)
-    seen += count
-    next = pageNext
-  }
-  times.sort((a, b) => a - b)
-  const q = (p: number) => times[Math.min(times.length - 1, Math.floor(p * times.length))].toFixed(1)
-  process.stdout.write(`sortBy=${sortBy}: ${seen} deals in ${times.length} pages; per page p50 ${q(0.5)} ms, p99 ${q(0.99)} ms, max ${q(1)} ms\n`)
-}
+// The client in a process of its own, as a real one is: its reading neither slows the service's thread nor counts in its RSS.
+const client = spawn(process.execPath, [...process.execArgv, process.argv[1], '--url', server.url, '--api-key', key, '--sort', opts.sort!], { stdio: 'inherit' })
+const [clientCode] = (await once(client, 'exit')) as [number | null]
 clearInterval(sample)
-process.stdout.write(`peak RSS while paging: ${(peakRss / 1024 / 1024).toFixed(0)} MB (service and client in one process${opts['database-url'] ? '; PostgreSQL apart' : ''})\n`)
+process.stdout.write(`peak RSS of the service while paging: ${(peakRss / 1024 / 1024).toFixed(0)} MB${opts['database-url'] ? ' (PostgreSQL apart)' : ''}\n`)
+if (clientCode !== 0) process.exitCode = 1
 await server.close(100)
 await service.close()
 if (!opts.keep) rmSync(dir, { recursive: true, force: true })

@@ -58,9 +58,9 @@ export interface DealStore {
 
 const MAX_ID = Number.MAX_SAFE_INTEGER
 
-const COLUMNS = 'tenant_id, deal_id, last_update_ms, piece_cid, provider, status, published_epoch, start_epoch, end_epoch, proposal'
+const COLUMNS = 'tenant_id, deal_id, last_update_ms, piece_cid, provider, status, published_epoch, start_epoch, end_epoch, page_entry'
 const ON_CONFLICT = `ON CONFLICT (tenant_id, deal_id) DO UPDATE SET last_update_ms = excluded.last_update_ms, status = excluded.status,
-  published_epoch = excluded.published_epoch, start_epoch = excluded.start_epoch, end_epoch = excluded.end_epoch`
+  published_epoch = excluded.published_epoch, start_epoch = excluded.start_epoch, end_epoch = excluded.end_epoch, page_entry = excluded.page_entry`
 // An update only where the on-chain state changed: replicas syncing the same deal at once write (and bump lastUpdate) once.
 const IF_CHANGED = `WHERE deals.status <> excluded.status OR deals.published_epoch <> excluded.published_epoch
   OR deals.start_epoch <> excluded.start_epoch OR deals.end_epoch <> excluded.end_epoch`
@@ -87,8 +87,18 @@ const values = (tenantId: number, d: StoredDeal) => [
   d.state.publishedEpoch,
   d.state.onChainStartEpoch,
   d.state.onChainEndEpoch,
-  JSON.stringify(d.proposal),
+  pageEntry(d),
 ]
+
+/**
+ * A deal as get-on-chain-deals lists it, `"<dealId>":{"lastUpdate":…,"proposal":…,"state":{…}}`,
+ * kept with the deal so that a page is one string per deal. Keys in the order of the page's
+ * records (the documented response), lastUpdate in seconds.
+ */
+function pageEntry(d: StoredDeal): string {
+  const s = d.state
+  return `"${d.dealId}":{"lastUpdate":${d.lastUpdateMs / 1000},"proposal":${JSON.stringify(d.proposal)},"state":{"status":"${s.status}","publishedEpoch":${s.publishedEpoch},"onChainStartEpoch":${s.onChainStartEpoch},"onChainEndEpoch":${s.onChainEndEpoch}}}`
+}
 
 /**
  * Multi-row INSERTs: full ones, then the rest in powers of two, so that there are few
@@ -105,8 +115,14 @@ async function write(sql: Sql, tenantId: number, deals: readonly StoredDeal[], i
   return written
 }
 
-const PAGE_COLUMNS = 'deal_id, last_update_ms, status, published_epoch, start_epoch, end_epoch, proposal'
-type PageRow = { deal_id: number; last_update_ms: number; status: string; published_epoch: number; start_epoch: number; end_epoch: number; proposal: string }
+const BY_DEAL_ID = 'SELECT page_entry FROM deals WHERE tenant_id = ? AND deal_id > ? ORDER BY deal_id LIMIT ?'
+const BY_LAST_UPDATE = 'SELECT page_entry FROM deals WHERE tenant_id = ? AND (last_update_ms, deal_id) > (?, ?) ORDER BY last_update_ms, deal_id LIMIT ?'
+
+/** The keys at the head of a page entry (where the next chunk starts): [lastUpdateMs, dealId]. */
+function keysOf(pageEntry: string): [number, number] {
+  const m = /^"([0-9]+)":\{"lastUpdate":([0-9]+)(?:\.([0-9]{1,3}))?,/.exec(pageEntry)!
+  return [Number(m[2]) * 1000 + Number((m[3] ?? '').padEnd(3, '0')), Number(m[1])]
+}
 
 export function createDealStore(sql: Sql): DealStore {
   const store: DealStore = {
@@ -129,33 +145,23 @@ export function createDealStore(sql: Sql): DealStore {
         after = [ms, dealId]
       }
       let left = pageSize
-      let last: PageRow | undefined
+      let last: [number, number] | undefined
       // Small keyset sub-queries: each finishes before the chunk is handed out, so
       // the connection is never held across the caller's awaits, and no string
       // grows large enough to linger in V8's large-object space.
       while (left > 0) {
         const limit = Math.min(chunkRows, left)
-        const rows =
+        const deals =
           sort === 'dealId'
-            ? await sql.all<PageRow>(`SELECT ${PAGE_COLUMNS} FROM deals WHERE tenant_id = ? AND deal_id > ? ORDER BY deal_id LIMIT ?`, [tenantId, after[1], limit])
-            : await sql.all<PageRow>(
-                `SELECT ${PAGE_COLUMNS} FROM deals WHERE tenant_id = ? AND (last_update_ms, deal_id) > (?, ?) ORDER BY last_update_ms, deal_id LIMIT ?`,
-                [tenantId, after[0], after[1], limit],
-              )
-        if (rows.length === 0) break
-        const parts: string[] = []
-        for (const r of rows) {
-          parts.push(
-            `"${r.deal_id}":{"lastUpdate":${r.last_update_ms / 1000},"proposal":${r.proposal},"state":{"status":"${r.status}","publishedEpoch":${r.published_epoch},"onChainStartEpoch":${r.start_epoch},"onChainEndEpoch":${r.end_epoch}}}`,
-          )
-        }
-        last = rows.at(-1)!
-        after = [last.last_update_ms, last.deal_id]
-        left -= rows.length
-        yield parts.join(',')
-        if (rows.length < limit) break
+            ? await sql.column<string>(BY_DEAL_ID, [tenantId, after[1], limit])
+            : await sql.column<string>(BY_LAST_UPDATE, [tenantId, after[0], after[1], limit])
+        if (deals.length === 0) break
+        last = after = keysOf(deals[deals.length - 1])
+        left -= deals.length
+        yield deals.join(',')
+        if (deals.length < limit) break
       }
-      return last ? encodeCursor(sort, { dealId: last.deal_id, lastUpdateMs: last.last_update_ms }) : null
+      return last ? encodeCursor(sort, { dealId: last[1], lastUpdateMs: last[0] }) : null
     },
     async page(tenantId, sort, cursor, pageSize = PAGE_SIZE) {
       const it = store.pageChunks(tenantId, sort, cursor, pageSize)

@@ -1,7 +1,7 @@
 import { migrateSql, type Sql } from '../shared/sql/index.ts'
 
 /** The deal service's tables, in SQLite's DDL (ddlFor writes PostgreSQL's). Append-only steps (see shared/sql/migrate.ts). */
-const STEPS = [
+export const SERVICE_STEPS = [
   `
   CREATE TABLE tenants (
     id INTEGER PRIMARY KEY,
@@ -65,8 +65,39 @@ const STEPS = [
   CREATE INDEX deals_by_update ON deals (tenant_id, last_update_ms, deal_id);
   CREATE INDEX deals_by_piece ON deals (tenant_id, piece_cid);
   `,
+  // Each deal keeps its page entry as get-on-chain-deals sends it, and the table gets an
+  // integer row key: a 10 000-deal page is then one index walk and one string per deal,
+  // in either sort order (a WITHOUT ROWID table made every lastUpdate row a composite-key lookup).
+  `
+  CREATE TABLE deals_by_row (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    tenant_id INTEGER NOT NULL,
+    deal_id INTEGER NOT NULL,
+    last_update_ms INTEGER NOT NULL,
+    piece_cid TEXT NOT NULL,
+    provider TEXT NOT NULL,
+    status TEXT NOT NULL,
+    published_epoch INTEGER NOT NULL,
+    start_epoch INTEGER NOT NULL,
+    end_epoch INTEGER NOT NULL,
+    -- "<dealId>":{"lastUpdate":…,"proposal":…,"state":{…}}, lastUpdate in seconds as JS prints ms / 1000.
+    page_entry TEXT NOT NULL
+  );
+  INSERT INTO deals_by_row (tenant_id, deal_id, last_update_ms, piece_cid, provider, status, published_epoch, start_epoch, end_epoch, page_entry)
+    SELECT tenant_id, deal_id, last_update_ms, piece_cid, provider, status, published_epoch, start_epoch, end_epoch,
+      '"' || deal_id || '":{"lastUpdate":' || (last_update_ms / 1000)
+      || CASE WHEN last_update_ms % 1000 = 0 THEN '' ELSE '.' || rtrim(substr(CAST(1000 + last_update_ms % 1000 AS TEXT), 2), '0') END
+      || ',"proposal":' || proposal || ',"state":{"status":"' || status || '","publishedEpoch":' || published_epoch
+      || ',"onChainStartEpoch":' || start_epoch || ',"onChainEndEpoch":' || end_epoch || '}}'
+    FROM deals ORDER BY tenant_id, deal_id;
+  DROP TABLE deals;
+  ALTER TABLE deals_by_row RENAME TO deals;
+  CREATE UNIQUE INDEX deals_key ON deals (tenant_id, deal_id);
+  CREATE INDEX deals_by_update ON deals (tenant_id, last_update_ms, deal_id);
+  CREATE INDEX deals_by_piece ON deals (tenant_id, piece_cid);
+  `,
 ]
 
 export async function migrateService(sql: Sql): Promise<void> {
-  await migrateSql(sql, 'service', STEPS)
+  await migrateSql(sql, 'service', SERVICE_STEPS)
 }

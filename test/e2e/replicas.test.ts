@@ -118,8 +118,10 @@ describe.skipIf(unavailable)(`two app surfaces and two deal services on PostgreS
       const { rows } = await client.query(`SELECT id FROM service.tenants WHERE name = 'default'`)
       const proposal = JSON.stringify({ PieceCID: { '/': 'baga6ea4seaqao7s73y24kcutaosvacpdjgseha7mk2xjl5byvqz6vp6w5a3bkxi' }, Provider: 'f01000' })
       await client.query(
-        `INSERT INTO service.deals (tenant_id, deal_id, last_update_ms, piece_cid, provider, status, published_epoch, start_epoch, end_epoch, proposal)
-         SELECT $1, 10000000 + n, 1700000000000 + (n % 97) * 1000, 'baga', 'f01000', 'Active', 1, 2, 3, $2 FROM generate_series(1, 25000) AS n`,
+        `INSERT INTO service.deals (tenant_id, deal_id, last_update_ms, piece_cid, provider, status, published_epoch, start_epoch, end_epoch, page_entry)
+         SELECT $1, 10000000 + n, 1700000000000 + (n % 97) * 1000, 'baga', 'f01000', 'active', 1, 2, 3,
+           '"' || (10000000 + n) || '":{"lastUpdate":' || (1700000000 + n % 97) || ',"proposal":' || $2::text || ',"state":{"status":"active","publishedEpoch":1,"onChainStartEpoch":2,"onChainEndEpoch":-1}}'
+         FROM generate_series(1, 25000) AS n`,
         [rows[0].id, proposal],
       )
     } finally {

@@ -8,9 +8,9 @@ import type { DealProposal, NetworkPort } from '../../server/network/types.ts'
 import { createDealStore, type StoredDeal } from '../../server/service/deal-store.ts'
 import { ServiceError } from '../../server/service/errors.ts'
 import { createPolicyStore, type PolicyDocument } from '../../server/service/onboarding-policy.ts'
-import { migrateService } from '../../server/service/schema.ts'
+import { migrateService, SERVICE_STEPS } from '../../server/service/schema.ts'
 import { createTenantStore } from '../../server/service/tenants.ts'
-import type { Sql } from '../../server/shared/sql/index.ts'
+import { migrateSql, type Sql } from '../../server/shared/sql/index.ts'
 import { describeEachStore, type OpenStore } from '../helpers/stores.ts'
 
 const T0 = Date.UTC(2025, 0, 15, 12, 0, 0)
@@ -189,6 +189,31 @@ describeEachStore('deal service stores', (open, dialect) => {
       await sql.close()
     })
 
+    it('keeps the deals of a store made before page entries were kept, and pages them as it pages new ones', async () => {
+      const sql = await open('service')
+      await migrateSql(sql, 'service', SERVICE_STEPS.slice(0, 1))
+      const tenants = createTenantStore(sql)
+      const [old, fresh] = [await tenants.create('old', 'clients-free'), await tenants.create('fresh', 'clients-free')]
+      // lastUpdate with and without milliseconds, one ending in a zero: each printed as JS prints ms / 1000.
+      const stored = [T0, T0 + 1, T0 + 120, T0 + 999].map((lastUpdateMs, k) => ({ ...deals(k + 1)[k], lastUpdateMs }))
+      for (const d of stored) {
+        await sql.run(
+          'INSERT INTO deals (tenant_id, deal_id, last_update_ms, piece_cid, provider, status, published_epoch, start_epoch, end_epoch, proposal) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+          [old.id, d.dealId, d.lastUpdateMs, d.proposal.PieceCID['/'], d.proposal.Provider, d.state.status, d.state.publishedEpoch, d.state.onChainStartEpoch, d.state.onChainEndEpoch, JSON.stringify(d.proposal)],
+        )
+      }
+      await migrateService(sql)
+      const store = createDealStore(sql)
+      await store.insertMany(fresh.id, stored)
+      for (const sort of ['dealId', 'lastUpdate'] as const) {
+        const [before, after] = [await store.page(old.id, sort, null), await store.page(fresh.id, sort, null)]
+        expect(before.resultJson).toBe(after.resultJson)
+        expect(Object.values(JSON.parse(before.resultJson)).map((d) => (d as { lastUpdate: number }).lastUpdate)).toEqual([T0, T0 + 1, T0 + 120, T0 + 999].map((ms) => ms / 1000))
+        expect(before.next).toBe(after.next)
+      }
+      await sql.close()
+    })
+
     it('pieceDeals lists the providers of a piece with their deal status, for that tenant only', async () => {
       const sql = await openService(open)
       const tenants = createTenantStore(sql)
@@ -257,7 +282,7 @@ describeEachStore('deal service stores', (open, dialect) => {
   it(`stores its tables ${dialect === 'postgres' ? 'in schema service' : 'in its own file'}, migrated once`, async () => {
     const sql = await openService(open)
     await migrateService(sql)
-    expect(await sql.get('SELECT version FROM schema_versions WHERE module = ?', ['service'])).toEqual({ version: 1 })
+    expect(await sql.get('SELECT version FROM schema_versions WHERE module = ?', ['service'])).toEqual({ version: SERVICE_STEPS.length })
     if (dialect === 'postgres') {
       const tables = await sql.all<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'service' ORDER BY table_name")
       expect(tables.map((t) => t.table_name)).toEqual(['api_keys', 'blacklist', 'client_addresses', 'deals', 'policies', 'policy_groups', 'policy_providers', 'schema_versions', 'tenants'])

@@ -83,6 +83,10 @@ export async function postgresSql(o: PostgresOptions): Promise<Sql & { pool: pg.
     async all<T>(text: string, params: readonly unknown[] = []) {
       return (await q.query(toPostgresText(text), params as unknown[])).rows as T[]
     },
+    async column<T>(text: string, params: readonly unknown[] = []) {
+      const { rows } = await q.query<unknown[]>({ text: toPostgresText(text), values: params as unknown[], rowMode: 'array' })
+      return rows.map((r) => r[0] as T)
+    },
     async get<T>(text: string, params: readonly unknown[] = []) {
       return (await q.query(toPostgresText(text), params as unknown[])).rows[0] as T | undefined
     },

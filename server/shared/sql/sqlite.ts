@@ -24,8 +24,20 @@ export function sqliteSql(db: Database.Database): Sql {
   // Transactions queue behind each other.
   let queue: Promise<void> = Promise.resolve()
 
+  // Plucking statements apart: the mode belongs to the statement.
+  const plucking = new Map<string, Statement>()
+  const prepareColumn = (text: string): Statement => {
+    let s = plucking.get(text)
+    if (!s) {
+      s = db.prepare(text).pluck()
+      plucking.set(text, s)
+    }
+    return s
+  }
+
   const direct = {
     all: <T>(text: string, params: readonly unknown[] = []) => prepare(text).all(...params) as T[],
+    column: <T>(text: string, params: readonly unknown[] = []) => prepareColumn(text).all(...params) as T[],
     get: <T>(text: string, params: readonly unknown[] = []) => {
       const s = prepare(text)
       return (s.reader ? s.get(...params) : (s.run(...params), undefined)) as T | undefined
@@ -42,6 +54,7 @@ export function sqliteSql(db: Database.Database): Sql {
   const inside: Sql = {
     dialect: 'sqlite',
     all: async (text, params) => direct.all(text, params),
+    column: async (text, params) => direct.column(text, params),
     get: async (text, params) => direct.get(text, params),
     run: async (text, params) => direct.run(text, params),
     exec: async (text) => direct.exec(text),
@@ -56,6 +69,10 @@ export function sqliteSql(db: Database.Database): Sql {
     async all(text, params) {
       if (open) await waitTurn()
       return direct.all(text, params)
+    },
+    async column(text, params) {
+      if (open) await waitTurn()
+      return direct.column(text, params)
     },
     async get(text, params) {
       if (open) await waitTurn()

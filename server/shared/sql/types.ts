@@ -14,6 +14,8 @@ export interface RunResult {
 export interface Sql {
   readonly dialect: Dialect
   all<T = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<T[]>
+  /** The first column of every row: no row objects, for long lists of one value. */
+  column<T = unknown>(text: string, params?: readonly unknown[]): Promise<T[]>
   /** The first row, or undefined. */
   get<T = Record<string, unknown>>(text: string, params?: readonly unknown[]): Promise<T | undefined>
   run(text: string, params?: readonly unknown[]): Promise<RunResult>
