@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
 import { CID } from 'multiformats/cid'
 import { Piece } from '@web3-storage/data-segment'
-import { createPieceHasher, padPieceCid, paddedPieceSize } from '../../server/shared/piece.ts'
+import { createPieceHasher, fr32FourQuanta, fr32FourQuantaBytes, padPieceCid, paddedPieceSize } from '../../server/shared/piece.ts'
 
 const pieceOf = (data: Uint8Array, chunk = data.length || 1) => {
   const h = createPieceHasher()
@@ -53,6 +53,18 @@ describe('piece CID (CommP)', () => {
       expect(mine.pieceCid, `payload of ${n} bytes`).toBe(reference.link.toString())
       expect(mine.pieceSize).toBe(Number(reference.size))
     }
+  })
+
+  it('pads fr32 the same on 32-bit words as byte by byte (the big-endian path)', () => {
+    const input = randomBytes(508 * 64)
+    const [words, bytes] = [new Uint8Array(512 * 64), new Uint8Array(512 * 64)]
+    for (let g = 0; g < 64; g++) {
+      fr32FourQuanta(new Uint32Array(input.buffer, input.byteOffset, input.length / 4), 127 * g, new Uint32Array(words.buffer), 128 * g)
+      fr32FourQuantaBytes(input, 508 * g, bytes, 512 * g)
+    }
+    expect(Buffer.from(words).equals(Buffer.from(bytes))).toBe(true)
+    // Every 32-byte quad keeps its top two bits clear.
+    for (let q = 31; q < words.length; q += 32) expect(words[q] & 0xc0).toBe(0)
   })
 
   it('does not depend on how the stream is split', () => {

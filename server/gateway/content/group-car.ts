@@ -1,6 +1,7 @@
-import { CarWriter } from '@ipld/car/writer'
+import * as CarBufferWriter from '@ipld/car/buffer-writer'
+import { varint } from 'multiformats'
 import { CID } from 'multiformats/cid'
-import { open, rename, stat, unlink } from 'node:fs/promises'
+import { open, rename, stat, unlink, type FileHandle } from 'node:fs/promises'
 import { dirname } from 'node:path'
 import type { BlockFiles } from './block-files.ts'
 import { readExactly } from './block-files.ts'
@@ -45,9 +46,14 @@ export function writeGroupCar(groupId: number, repo: Repository, files: BlockFil
   return sealer ? sealer.seal(job, pause) : writeCarFile(job, () => pause('car-writing', { groupId }))
 }
 
+/** Blocks read, hashed and written together: neighbours in the block file, up to this many bytes. */
+const BATCH_BYTES = 4 << 20
+
 /**
  * Streams every block of a group into a CARv1 file and computes its piece CID
  * from the same bytes, so the CAR is read once and never held in memory.
+ * Reading the next batch of blocks and writing the previous one overlap with
+ * hashing the current one, so the thread waits on the disk as little as it can.
  * Writes to a temp file, fsyncs, then renames, so a crash never leaves a
  * half-written CAR under the final name. `afterFirstBlock` is where crash
  * tests stop (a half-written temp CAR on disk).
@@ -57,31 +63,33 @@ export async function writeCarFile(job: CarJob, afterFirstBlock: () => Promise<v
   const out = await open(temp, 'w', 0o600)
   const reader = await open(job.blockPath, 'r')
   const hasher = createPieceHasher()
+  const batches = batchesOf(job.blocks)
   let carSize = 0
+  let reading: Promise<Uint8Array[]> | undefined
+  let writing: Promise<void> | undefined
   try {
-    const { writer, out: carBytes } = CarWriter.create(job.roots.map((c) => CID.parse(c)))
-    const drain = (async () => {
-      for await (const chunk of carBytes) {
-        hasher.update(chunk)
-        let done = 0
-        while (done < chunk.length) done += (await out.write(chunk, done, chunk.length - done, carSize + done)).bytesWritten
-        carSize += chunk.length
+    const header = carHeader(job.roots)
+    hasher.update(header)
+    writing = inFlight(writeAt(out, [header], 0))
+    carSize = header.length
+    if (batches.length > 0) reading = inFlight(readBatch(reader, batches[0]))
+    for (let i = 0; i < batches.length; i++) {
+      const parts = await reading!
+      reading = i + 1 < batches.length ? inFlight(readBatch(reader, batches[i + 1])) : undefined
+      for (const part of parts) hasher.update(part)
+      await writing
+      writing = inFlight(writeAt(out, parts, carSize))
+      for (const part of parts) carSize += part.length
+      if (i === 0) {
+        await writing
+        await afterFirstBlock()
       }
-    })()
-    const feed = (async () => {
-      try {
-        for (const [i, b] of job.blocks.entries()) {
-          const bytes = await readExactly(reader, b.offset, b.length)
-          await writer.put({ cid: CID.parse(b.cid), bytes })
-          if (i === 0) await afterFirstBlock()
-        }
-      } finally {
-        await writer.close()
-      }
-    })()
-    await Promise.all([feed, drain])
+    }
+    await writing
     await out.datasync()
   } catch (err) {
+    // Let what is still in flight settle before the files close under it.
+    await Promise.allSettled([reading, writing])
     await out.close().catch(() => {})
     await unlink(temp).catch(() => {})
     throw err
@@ -92,6 +100,68 @@ export async function writeCarFile(job: CarJob, afterFirstBlock: () => Promise<v
   await rename(temp, job.carPath)
   await syncDir(dirname(job.carPath))
   return { ...hasher.digest(), carSize }
+}
+
+/** The CAR header (roots, version 1), encoded by @ipld/car. */
+function carHeader(roots: string[]): Uint8Array {
+  const cids = roots.map((c) => CID.parse(c))
+  return CarBufferWriter.close(CarBufferWriter.createWriter(new ArrayBuffer(CarBufferWriter.headerLength({ roots: cids })), { roots: cids }))
+}
+
+/** The first block alone (crash tests stop right after it), then runs of neighbours up to BATCH_BYTES. */
+function batchesOf(blocks: CarJob['blocks']): CarJob['blocks'][] {
+  if (blocks.length === 0) return []
+  const batches = [blocks.slice(0, 1)]
+  let batch: CarJob['blocks'] = []
+  let bytes = 0
+  for (const b of blocks.slice(1)) {
+    const last = batch.at(-1)
+    if (last && (last.offset + last.length !== b.offset || bytes + b.length > BATCH_BYTES)) {
+      batches.push(batch)
+      batch = []
+      bytes = 0
+    }
+    batch.push(b)
+    bytes += b.length
+  }
+  if (batch.length > 0) batches.push(batch)
+  return batches
+}
+
+/** A batch of neighbouring blocks in one read, as CAR sections: varint(length) and CID, then the block's bytes. */
+async function readBatch(reader: FileHandle, batch: CarJob['blocks']): Promise<Uint8Array[]> {
+  const start = batch[0].offset
+  const end = batch[batch.length - 1].offset + batch[batch.length - 1].length
+  const bytes = await readExactly(reader, start, end - start)
+  const parts: Uint8Array[] = []
+  for (const b of batch) {
+    const cid = CID.parse(b.cid).bytes
+    const head = new Uint8Array(varint.encodingLength(cid.length + b.length) + cid.length)
+    varint.encodeTo(cid.length + b.length, head, 0)
+    head.set(cid, head.length - cid.length)
+    parts.push(head, bytes.subarray(b.offset - start, b.offset - start + b.length))
+  }
+  return parts
+}
+
+/** Writes `parts` one after another from `position`, however the OS splits the writes. */
+async function writeAt(out: FileHandle, parts: Uint8Array[], position: number): Promise<void> {
+  let left = parts
+  while (left.length > 0) {
+    let { bytesWritten } = await out.writev(left, position)
+    position += bytesWritten
+    while (left.length > 0 && bytesWritten >= left[0].length) {
+      bytesWritten -= left[0].length
+      left = left.slice(1)
+    }
+    if (bytesWritten > 0) left = [left[0].subarray(bytesWritten), ...left.slice(1)]
+  }
+}
+
+/** Marks a promise that is awaited later as handled now: if it fails while another is awaited, it must not count as unhandled. */
+function inFlight<T>(promise: Promise<T>): Promise<T> {
+  promise.catch(() => {})
+  return promise
 }
 
 /** Whether the group's CAR file is present with the size we recorded. */
