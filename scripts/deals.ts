@@ -3,14 +3,15 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createDealStore, type DealAudit } from '../server/gateway/deals/deal-store.ts'
 import { loadConfig } from '../server/shared/config.ts'
-import { openDatabase } from '../server/shared/db.ts'
+import { openGatewaySql } from '../server/gateway/store.ts'
 
 const HELP = `Usage: npm run deals -- <command> [--json]
 
 The gateway's storage deals as it made them, for an audit: per deal its UUID
 (the id the provider knows it by), provider, piece, state and chain deal id,
 the signed proposal exactly as sent (base64 of its CBOR), the proposal CID,
-the provider's answer, and every state change with its time. Reads
+the provider's answer, and every state change with its time. Reads the
+gateway's records: the gateway schema of DATABASE_URL when it is set, else
 DATA_DIR/gateway/gateway.sqlite (DATA_DIR defaults to ./data).
 
 Commands:
@@ -53,7 +54,7 @@ function details(d: DealAudit): string {
   return rows.join('\n')
 }
 
-function main(): void {
+async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
     allowPositionals: true,
     options: { json: { type: 'boolean' }, group: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
@@ -64,35 +65,34 @@ function main(): void {
     if (!values.help) process.exitCode = 2
     return
   }
-  const file = join(loadConfig().gateway.dataDir, 'gateway.sqlite')
-  if (!existsSync(file)) throw new UsageError(`no gateway data at ${file} (has the gateway run with this DATA_DIR?)`)
-  const db = openDatabase(file)
+  const config = loadConfig().gateway
+  const file = join(config.dataDir, 'gateway.sqlite')
+  if (!config.databaseUrl && !existsSync(file)) throw new UsageError(`no gateway data at ${file} (has the gateway run with this DATA_DIR?)`)
+  const sql = await openGatewaySql(config)
   try {
-    const store = createDealStore(db)
+    const store = await createDealStore(sql)
     if (command === 'list') {
       const group = values.group === undefined ? undefined : Number(values.group)
       if (group !== undefined && !Number.isSafeInteger(group)) throw new UsageError('--group takes a group number')
-      const deals = store.audit(group)
+      const deals = await store.audit(group)
       process.stdout.write(values.json ? `${JSON.stringify(deals.map(asJson), null, 2)}\n` : deals.map((d) => `${line(d)}\n`).join(''))
       return
     }
     if (command === 'show') {
       if (!arg) throw new UsageError('show needs a deal UUID (see `npm run deals -- list`)')
-      const deal = store.auditOf(arg)
+      const deal = await store.auditOf(arg)
       if (!deal) throw new UsageError(`no deal with UUID ${arg}`)
       process.stdout.write(values.json ? `${JSON.stringify(asJson(deal), null, 2)}\n` : `${details(deal)}\n`)
       return
     }
     throw new UsageError(`unknown command "${command}" (list, show)`)
   } finally {
-    db.close()
+    await sql.close()
   }
 }
 
-try {
-  main()
-} catch (err) {
+main().catch((err) => {
   const known = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') || (err as { name?: string }).name === 'ConfigError'
   process.stderr.write(`${known ? (err as Error).message : `deals failed: ${(err as Error).message}`}\n`)
   process.exit(2)
-}
+})

@@ -15,6 +15,7 @@ import { createDealService, type DealService } from './service/index.ts'
 import { boostProviderPort, type StorageProviderPort } from './gateway/deals/index.ts'
 import { whyNotPublic } from './gateway/deals/public-url.ts'
 import { acquireDataFolder, DataFolderInUse } from './gateway/data-lock.ts'
+import { DatabaseInUse } from './gateway/database-lock.ts'
 import { chainDirectory, createProviderClient, type ProviderClient } from './network/boost/client.ts'
 import { startProviderHosts, type ProviderHosts } from './network/simnet/provider-hosts.ts'
 import { openKeystore } from './network/wallet/keystore.ts'
@@ -322,13 +323,11 @@ async function networkAccess(config: Config, logger: Logger): Promise<{ port: St
 
 async function runGateway(config: Config, logger: Logger): Promise<Part> {
   const dataLock = await acquireDataFolder(config.gateway.dataDir, 15_000, (message) => logger.warn(message))
-  // Said rather than implied: DATABASE_URL moves the bridge's and the deal service's state, not yet the gateway's.
-  if (config.gateway.databaseUrl) logger.warn({ dataDir: config.gateway.dataDir }, 'DATABASE_URL is set, but the gateway still keeps its records in SQLite in its data folder')
   const access = await networkAccess(config, logger)
-  const gateway = createGateway({ ...config.gateway, clientAddress: access?.clientAddress }, { logger, providers: access?.port, dataLock })
+  const gateway = await createGateway({ ...config.gateway, clientAddress: access?.clientAddress }, { logger, providers: access?.port, dataLock })
   const server = await startServer(gateway.app, config.gateway.port, config.gateway.host, { idleTimeoutMs: config.idleTimeoutMs })
   gateway.startDeals(server.url)
-  logger.info({ url: server.url, dataDir: config.gateway.dataDir, deals: gateway.deals !== undefined, chain: config.gateway.simnetRpcUrl }, 'gateway listening (WebDAV and POST /file-info)')
+  logger.info({ url: server.url, dataDir: config.gateway.dataDir, records: config.gateway.databaseUrl ? 'PostgreSQL schema gateway' : 'gateway.sqlite', deals: gateway.deals !== undefined, chain: config.gateway.simnetRpcUrl }, 'gateway listening (WebDAV and POST /file-info)')
   return {
     name: 'gateway',
     server,
@@ -421,7 +420,7 @@ async function runBridge(config: Config, logger: Logger): Promise<Part> {
 main().catch((err) => {
   if (err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
     process.stderr.write(`${err.message}\n\nRun with --help for usage.\n`)
-  } else if (err instanceof DataFolderInUse) {
+  } else if (err instanceof DataFolderInUse || err instanceof DatabaseInUse) {
     process.stderr.write(`${err.message}\n`)
   } else {
     process.stderr.write(`Failed to start: ${err?.stack ?? err}\n`)

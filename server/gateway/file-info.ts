@@ -12,7 +12,7 @@ export interface FileInfoDeps {
   content: ContentStore
   logger: Logger
   /** Why a group is not further along yet (see group-reason.ts); no `reason` without it. */
-  reasonOf?: (g: GroupRecord) => string | undefined
+  reasonOf?: (g: GroupRecord) => Promise<string | undefined>
   /** Said in the `Filecoin-Network` header, so that whoever links to this gateway can check it is the network they meant. */
   network?: string
   /** Why no deals are proposed right now (no DataCap, no escrow), said in the `Filecoin-Deals-Blocked` header for the admin's link test. */
@@ -104,7 +104,7 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
     if (raw === undefined) throw badRequest('filePath is required')
     const path = normaliseFilePath(raw)
 
-    const entry = namespace.get(path)
+    const entry = await namespace.get(path)
     if (!entry) throw notFound()
 
     let cid: string
@@ -114,23 +114,26 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
     let filesPerGroup: Map<number, number> | undefined
     if (entry.kind === 'file') {
       cid = entry.cid ?? ''
-      groups = entry.cid ? content.groupsOf(entry.cid) : []
+      groups = entry.cid ? await content.groupsOf(entry.cid) : []
     } else {
-      const dag = await folderDag(namespace, path)
+      const below = await namespace.descendants(path)
+      const dag = await folderDag(below, path)
       cid = dag.cid
       // The CID we report must be fetchable from the network: its directory nodes go into groups too.
       await content.storeDirectory(dag).catch((err) => deps.logger.warn({ err, path, cid }, 'storing the folder\'s directory nodes failed; tried again on the next request'))
       // A folder aggregates every file below it, and its own directory nodes: the union of their groups.
-      const byId = new Map<number, GroupRecord>(content.groupsOf(cid).map((g) => [g.id, g]))
+      // Every file's groups in one query, with the folder's own.
+      const files = below.filter((e) => e.kind === 'file')
+      const groupsByContent = await content.groupsOfMany([cid, ...new Set(files.flatMap((e) => (e.cid ? [e.cid] : [])))])
+      const byId = new Map<number, GroupRecord>((groupsByContent.get(cid) ?? []).map((g) => [g.id, g]))
       const ofContent = new Map<string, { state: FileState; groupIds: number[] }>()
       fileCounts = {}
       filesPerGroup = new Map([...byId.keys()].map((id) => [id, 0]))
-      for (const e of namespace.descendants(path)) {
-        if (e.kind !== 'file') continue
+      for (const e of files) {
         // Each file counts; content shared by several files is looked up once.
         let seen = e.cid ? ofContent.get(e.cid) : { state: 'staging' as const, groupIds: [] }
         if (seen === undefined) {
-          const fileGroups = content.groupsOf(e.cid!)
+          const fileGroups = groupsByContent.get(e.cid!) ?? []
           for (const g of fileGroups) byId.set(g.id, g)
           seen = { state: fileState(fileGroups), groupIds: fileGroups.map((g) => g.id) }
           ofContent.set(e.cid!, seen)
@@ -146,7 +149,7 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
       file.details = {
         state: fileState(groups),
         retrievableCopies: retrievableCopies(groups),
-        groups: groups.map((g) => groupView(g, deps.reasonOf?.(g), filesPerGroup?.get(g.id))),
+        groups: await Promise.all(groups.map(async (g) => groupView(g, await deps.reasonOf?.(g), filesPerGroup?.get(g.id)))),
         ...(fileCounts ? { fileCounts } : {}),
       }
     }

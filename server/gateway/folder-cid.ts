@@ -3,7 +3,7 @@ import { murmur364 } from '@multiformats/murmur3'
 import { UnixFS } from 'ipfs-unixfs'
 import { CID } from 'multiformats/cid'
 import { sha256 } from 'multiformats/hashes/sha2'
-import type { Namespace } from './namespace.ts'
+import { parentOf, type Entry } from './namespace.ts'
 
 /**
  * kubo's `HAMTShardingSize`: a directory whose links are estimated at this
@@ -111,21 +111,32 @@ async function encodeNode(data: UnixFS, links: dagPb.PBLink[], cidVersion: 0 | 1
 }
 
 /**
- * The CID of a folder's current contents, computed bottom-up from the
- * namespace (files carry their own CID and DAG size).
+ * The CID of a folder's current contents, computed bottom-up from its
+ * entries (`below`: everything under `path`, as `Namespace.descendants`
+ * gives it, read in one query; files carry their own CID and DAG size).
  */
-export async function folderDag(namespace: Namespace, path: string): Promise<DirectoryDag> {
-  const links: DirectoryLink[] = []
-  const subfolders: DirectoryNode[] = []
-  for (const child of namespace.children(path)) {
-    const name = child.path.slice(child.path.lastIndexOf('/') + 1)
-    if (child.kind === 'dir') {
-      const sub = await folderDag(namespace, child.path)
-      links.push({ name, cid: sub.cid, dagSize: sub.dagSize })
-      subfolders.push(...sub.nodes)
-    } else if (child.cid) {
-      links.push({ name, cid: child.cid, dagSize: child.dagSize })
-    }
+export async function folderDag(below: Entry[], path: string): Promise<DirectoryDag> {
+  const children = new Map<string, Entry[]>()
+  for (const e of below) {
+    const parent = parentOf(e.path)
+    const list = children.get(parent)
+    if (list) list.push(e)
+    else children.set(parent, [e])
   }
-  return directoryDag(links, {}, subfolders)
+  const build = async (folder: string): Promise<DirectoryDag> => {
+    const links: DirectoryLink[] = []
+    const subfolders: DirectoryNode[] = []
+    for (const child of children.get(folder) ?? []) {
+      const name = child.path.slice(child.path.lastIndexOf('/') + 1)
+      if (child.kind === 'dir') {
+        const sub = await build(child.path)
+        links.push({ name, cid: sub.cid, dagSize: sub.dagSize })
+        subfolders.push(...sub.nodes)
+      } else if (child.cid) {
+        links.push({ name, cid: child.cid, dagSize: child.dagSize })
+      }
+    }
+    return directoryDag(links, {}, subfolders)
+  }
+  return build(path)
 }

@@ -1,19 +1,20 @@
 import express, { type Express, type RequestHandler } from 'express'
 import { timingSafeEqual } from 'node:crypto'
-import { join } from 'node:path'
 import { lockDataFolder, type DataFolderLock } from './data-lock.ts'
-import { openDatabase, type Db } from '../shared/db.ts'
+import { fencedSql, lockDatabase, lockLost, noDatabaseLock, type DatabaseLock } from './database-lock.ts'
+import type { Sql } from '../shared/sql/index.ts'
 import { EPOCHS_PER_DAY } from '../shared/epochs.ts'
 import type { GatewayConfig } from '../shared/config.ts'
 import type { Logger } from '../shared/logger.ts'
 import { requestLogger } from '../shared/request-log.ts'
 import { createNamespace, type Namespace } from './namespace.ts'
-import { createContentStore, testPauseHook, type ContentStore } from './content/index.ts'
+import { createContentStore, testPauseHook, type ContentStore, type GroupRecord } from './content/index.ts'
 import { createDealEngine, createDealServiceClient, createDealStore, createTransferRouter, type DealEngine, type DealServiceClient, type DealStore, type StorageProviderPort } from './deals/index.ts'
 import { createFileInfoRouter } from './file-info.ts'
 import { groupReason } from './group-reason.ts'
 import { createWebDav } from './webdav/index.ts'
 import { gatewayErrorHandler } from './errors.ts'
+import { openGatewaySql } from './store.ts'
 
 export interface Gateway {
   /** The HTTP surface: `POST /file-info`, deal CAR transfers and WebDAV on every other path. */
@@ -27,14 +28,16 @@ export interface Gateway {
   startDeals(listenUrl: string): void
   /** Sets where providers fetch CARs (GATEWAY_PUBLIC_URL wins) without starting the timer (tests tick by hand). */
   setPublicUrl(listenUrl: string): void
+  /** Whether writes are accepted: false while a gateway on PostgreSQL has lost its database lock. */
+  writable(): boolean
   /** Stops timers and background work, then closes the database. */
   close(): Promise<void>
 }
 
 export interface GatewayDeps {
   logger: Logger
-  /** Defaults to `<dataDir>/gateway.sqlite`. */
-  db?: Db
+  /** The caller's store (not closed by the gateway). Defaults to PostgreSQL's `gateway` schema at `config.databaseUrl`, else `<dataDir>/gateway.sqlite`. */
+  sql?: Sql
   /** How deals reach storage providers (the simulated network's, in the embedded default). */
   providers?: StorageProviderPort
   /** Tests inject a client; default: HTTP to `config.serviceUrl` with `config.serviceApiKey`. */
@@ -48,24 +51,48 @@ export interface GatewayDeps {
 
 const DEFAULT_DEALS = { durationDays: 540, price: '0', verified: true, startOffsetEpochs: 5760, tickSeconds: 5, retrievalCheckSeconds: 600, renewBeforeDays: 30, repairHoldDays: 3 }
 
-/** Builds a gateway over `config.dataDir`: SQLite metadata plus block and CAR files. */
-export function createGateway(config: GatewayConfig, deps: GatewayDeps): Gateway {
+/** Writes the database lock guards, refused early (before a body streams in) while it is lost. */
+const WRITES = new Set(['PUT', 'DELETE', 'MKCOL', 'COPY', 'MOVE', 'PROPPATCH', 'LOCK', 'UNLOCK'])
+
+/**
+ * Builds a gateway over `config.dataDir` (block and CAR files) and its
+ * records: PostgreSQL's `gateway` schema with `config.databaseUrl`, held
+ * by this process alone (DatabaseInUse otherwise), else the SQLite file in
+ * the folder. Throws DataFolderInUse when another gateway has the folder.
+ */
+export async function createGateway(config: GatewayConfig, deps: GatewayDeps): Promise<Gateway> {
   const logger = deps.logger.child({ part: 'gateway' })
   // Before anything touches the folder: a second gateway on it stops here.
   const lock = deps.dataLock ?? lockDataFolder(config.dataDir)
-  const db = deps.db ?? openDatabase(join(config.dataDir, 'gateway.sqlite'))
-  const namespace = createNamespace(db)
-  const dealStore = createDealStore(db, deps.now)
-  const content = createContentStore({
-    db,
-    dir: config.dataDir,
-    groupSize: config.groupSize,
-    groupIdleMs: config.groupIdleSeconds * 1000,
-    logger,
-    dealView: (groupId) => dealStore.view(groupId),
-    pause: testPauseHook(config.testPauseAt, logger),
-    sealThreads: config.sealThreads,
-  })
+  let store: Sql | undefined
+  let dbLock: DatabaseLock = noDatabaseLock
+  let parts: { namespace: Namespace; dealStore: DealStore; content: ContentStore; webdav: RequestHandler }
+  let sql: Sql
+  try {
+    store = deps.sql ?? (await openGatewaySql(config))
+    // Before the schema is touched: a second gateway on the database stops here.
+    if (config.databaseUrl && store.dialect === 'postgres') dbLock = await lockDatabase({ url: config.databaseUrl, logger })
+    sql = dbLock === noDatabaseLock ? store : fencedSql(store, dbLock)
+    const namespace = await createNamespace(sql)
+    const dealStore = await createDealStore(sql, deps.now)
+    const content = await createContentStore({
+      sql,
+      dir: config.dataDir,
+      groupSize: config.groupSize,
+      groupIdleMs: config.groupIdleSeconds * 1000,
+      logger,
+      dealViews: (groupIds) => dealStore.views(groupIds),
+      pause: testPauseHook(config.testPauseAt, logger),
+      sealThreads: config.sealThreads,
+    })
+    parts = { namespace, dealStore, content, webdav: await createWebDav({ namespace, content, sql, logger }) }
+  } catch (err) {
+    await dbLock.release()
+    if (!deps.sql) await store?.close().catch(() => {})
+    if (!deps.dataLock) lock.release()
+    throw err
+  }
+  const { namespace, dealStore, content } = parts
 
   const terms = { ...DEFAULT_DEALS, ...config.deals }
   const service = deps.service ?? (config.serviceUrl && config.serviceApiKey ? createDealServiceClient({ url: config.serviceUrl, apiKey: config.serviceApiKey }) : undefined)
@@ -90,6 +117,7 @@ export function createGateway(config: GatewayConfig, deps: GatewayDeps): Gateway
       repairHoldEpochs: Math.round((terms.repairHoldDays ?? DEFAULT_DEALS.repairHoldDays) * EPOCHS_PER_DAY),
       logger: logger.child({ module: 'deals' }),
       now: deps.now,
+      paused: () => !dbLock.held(),
     })
     content.setRemoteSource(deals.remoteSource())
   } else {
@@ -103,9 +131,14 @@ export function createGateway(config: GatewayConfig, deps: GatewayDeps): Gateway
   // Before basic auth: storage providers fetch CARs with a per-deal token, not the service account.
   app.use(createTransferRouter({ deals: dealStore, content }))
   if (config.user && config.password) app.use(requireBasicAuth(config.user, config.password))
-  const reasonContext = { groupSize: config.groupSize, groupIdleSeconds: config.groupIdleSeconds, progress: deals && ((id: number) => deals!.progress(id)) }
-  app.use(createFileInfoRouter({ namespace, content, logger, reasonOf: (g) => groupReason(g, reasonContext), network: config.network, dealsBlocked: () => deals?.fundsProblem() }))
-  app.use(createWebDav({ namespace, content, db, logger }))
+  app.use((req, _res, next) => next(WRITES.has(req.method) && !dbLock.held() ? lockLost() : undefined))
+  const reasonOf = async (g: GroupRecord) => {
+    // Only a group ready for deals says how its deals stand.
+    const progress = deals && g.state === 'ready_for_deals' ? await deals.progress(g.id) : undefined
+    return groupReason(g, { groupSize: config.groupSize, groupIdleSeconds: config.groupIdleSeconds, progress: progress && (() => progress) })
+  }
+  app.use(createFileInfoRouter({ namespace, content, logger, reasonOf, network: config.network, dealsBlocked: () => deals?.fundsProblem() }))
+  app.use(parts.webdav)
   app.use(gatewayErrorHandler(logger))
 
   return {
@@ -121,10 +154,12 @@ export function createGateway(config: GatewayConfig, deps: GatewayDeps): Gateway
       publicUrl = config.publicUrl ?? listenUrl
       deals?.start(terms.tickSeconds * 1000)
     },
+    writable: () => dbLock.held(),
     async close() {
       await deals?.stop()
       await content.close()
-      if (!deps.db) db.close()
+      if (!deps.sql) await store!.close()
+      await dbLock.release()
       lock.release()
     },
   }

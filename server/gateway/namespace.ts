@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import { migrate, type Db } from '../shared/db.ts'
+import { migrateSql, type Sql } from '../shared/sql/index.ts'
+import { createSerial, jsonList, stepsFor, type Step } from './store.ts'
 
 /**
  * The gateway's file tree: which path holds which content (by root CID).
@@ -34,27 +35,33 @@ export interface FileContent {
 }
 
 export interface Namespace {
-  get(path: string): Entry | undefined
+  get(path: string): Promise<Entry | undefined>
   /** Direct children of a folder, sorted by path. */
-  children(path: string): Entry[]
+  children(path: string): Promise<Entry[]>
   /** Everything below a folder (not the folder itself), sorted by path. */
-  descendants(path: string): Entry[]
+  descendants(path: string): Promise<Entry[]>
   /** Creates or replaces a file; its parent must be an existing folder. */
-  putFile(path: string, content: FileContent): { created: boolean }
-  makeDir(path: string): void
+  putFile(path: string, content: FileContent): Promise<{ created: boolean }>
+  makeDir(path: string): Promise<void>
   /** Removes a file, or a folder with everything below it. */
-  remove(path: string): void
+  remove(path: string): Promise<void>
   /** Copies `from` (and, for a folder with `deep`, everything below) to `to`, which must not exist. */
-  copy(from: string, to: string, deep?: boolean): void
+  copy(from: string, to: string, deep?: boolean): Promise<void>
   /** Moves `from` and everything below to `to`, which must not exist. */
-  move(from: string, to: string): void
-  setModified(path: string, modifiedMs: number): void
+  move(from: string, to: string): Promise<void>
+  setModified(path: string, modifiedMs: number): Promise<void>
   /** Total size of the files below a folder (Nextcloud's `oc:size` of a folder). */
-  folderSize(path: string): number
+  folderSize(path: string): Promise<number>
   /** This gateway's instance id, the suffix of Nextcloud-style `oc:id`s. */
   readonly instanceId: string
-  /** Runs `fn` atomically. */
-  transaction<T>(fn: () => T): T
+  /**
+   * Runs `fn` in one transaction, after every namespace change before it:
+   * what `fn` reads (through `within(tx)` and the other stores over `tx`)
+   * cannot change under it before it commits, on SQLite and PostgreSQL alike.
+   */
+  transaction<T>(fn: (tx: Sql) => Promise<T>): Promise<T>
+  /** The same namespace over a transaction's handle (inside `transaction`). */
+  within(tx: Sql): Namespace
 }
 
 export function parentOf(path: string): string {
@@ -67,8 +74,11 @@ export function nameOf(path: string): string {
   return path === '/' ? '' : path.slice(path.lastIndexOf('/') + 1)
 }
 
-const SCHEMA = [
-  `CREATE TABLE entries (
+// SQLite's steps as they shipped; PostgreSQL compares paths byte-wise (COLLATE "C") as SQLite
+// does, which the range queries below rely on.
+const SCHEMA: Step[] = [
+  {
+    sqlite: `CREATE TABLE entries (
      path TEXT PRIMARY KEY,
      parent TEXT,
      kind TEXT NOT NULL CHECK (kind IN ('file', 'dir')),
@@ -84,8 +94,26 @@ const SCHEMA = [
    CREATE INDEX entries_cid ON entries (cid);
    INSERT INTO entries (path, parent, kind, etag, created_ms, modified_ms)
      VALUES ('/', NULL, 'dir', 'root', CAST(unixepoch('subsec') * 1000 AS INTEGER), CAST(unixepoch('subsec') * 1000 AS INTEGER));`,
+    postgres: `CREATE TABLE entries (
+     path TEXT COLLATE "C" PRIMARY KEY,
+     parent TEXT COLLATE "C",
+     kind TEXT NOT NULL CHECK (kind IN ('file', 'dir')),
+     cid TEXT,
+     size INTEGER NOT NULL DEFAULT 0,
+     dag_size INTEGER NOT NULL DEFAULT 0,
+     content_type TEXT,
+     etag TEXT NOT NULL,
+     created_ms INTEGER NOT NULL,
+     modified_ms INTEGER NOT NULL
+   );
+   CREATE INDEX entries_parent ON entries (parent);
+   CREATE INDEX entries_cid ON entries (cid);
+   INSERT INTO entries (path, parent, kind, etag, created_ms, modified_ms)
+     VALUES ('/', NULL, 'dir', 'root', CAST(unixepoch('subsec') * 1000 AS INTEGER), CAST(unixepoch('subsec') * 1000 AS INTEGER));`,
+  },
   // Stable file ids for sync clients: never reused (AUTOINCREMENT), carried along by moves.
-  `CREATE TABLE file_ids (id INTEGER PRIMARY KEY AUTOINCREMENT);
+  {
+    sqlite: `CREATE TABLE file_ids (id INTEGER PRIMARY KEY AUTOINCREMENT);
    CREATE TABLE namespace_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
    INSERT INTO namespace_meta (key, value) VALUES ('instance_id', 'oc' || lower(hex(randomblob(5))));
    ALTER TABLE entries ADD COLUMN file_id INTEGER;
@@ -93,6 +121,15 @@ const SCHEMA = [
    INSERT INTO file_ids (id) SELECT rowid FROM entries ORDER BY rowid;
    UPDATE entries SET file_id = rowid;
    CREATE UNIQUE INDEX entries_file_id ON entries (file_id);`,
+    // A new PostgreSQL schema holds only the root here.
+    postgres: `CREATE TABLE file_ids (id INTEGER PRIMARY KEY AUTOINCREMENT);
+   CREATE TABLE namespace_meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+   INSERT INTO namespace_meta (key, value) VALUES ('instance_id', 'oc' || substr(md5(random()::text), 1, 10));
+   ALTER TABLE entries ADD COLUMN file_id INTEGER;
+   ALTER TABLE entries ADD COLUMN checksum TEXT;
+   WITH root AS (INSERT INTO file_ids DEFAULT VALUES RETURNING id) UPDATE entries SET file_id = (SELECT id FROM root);
+   CREATE UNIQUE INDEX entries_file_id ON entries (file_id);`,
+  },
 ]
 
 interface Row {
@@ -128,109 +165,124 @@ const newEtag = () => randomBytes(9).toString('base64url')
 // '/' is 0x2F and '0' is 0x30: every path strictly below P sorts in [P + '/', P + '0').
 const belowRange = (path: string): [string, string] => (path === '/' ? ['/', '0'] : [path + '/', path + '0'])
 
-export function createNamespace(db: Db): Namespace {
-  migrate(db, 'gateway.namespace', SCHEMA)
-  const q = {
-    get: db.prepare('SELECT * FROM entries WHERE path = ?'),
-    children: db.prepare('SELECT * FROM entries WHERE parent = ? ORDER BY path'),
-    below: db.prepare('SELECT * FROM entries WHERE path > ? AND path < ? ORDER BY path'),
-    removeBelow: db.prepare('DELETE FROM entries WHERE path > ? AND path < ?'),
-    remove: db.prepare('DELETE FROM entries WHERE path = ?'),
-    upsertFile: db.prepare(`INSERT INTO entries (path, parent, kind, cid, size, dag_size, content_type, etag, created_ms, modified_ms, file_id, checksum)
-      VALUES (@path, @parent, 'file', @cid, @size, @dagSize, @contentType, @etag, @now, @modified, @fileId, @checksum)
-      ON CONFLICT(path) DO UPDATE SET cid = excluded.cid, size = excluded.size, dag_size = excluded.dag_size,
-        content_type = excluded.content_type, etag = excluded.etag, modified_ms = excluded.modified_ms, checksum = excluded.checksum`),
-    insert: db.prepare(`INSERT INTO entries (path, parent, kind, cid, size, dag_size, content_type, etag, created_ms, modified_ms, file_id, checksum)
-      VALUES (@path, @parent, @kind, @cid, @size, @dagSize, @contentType, @etag, @createdMs, @modifiedMs, @fileId, @checksum)`),
-    touch: db.prepare('UPDATE entries SET modified_ms = ?, etag = ? WHERE path = ?'),
-    touchEtag: db.prepare('UPDATE entries SET etag = ? WHERE path = ?'),
-    nextFileId: db.prepare('INSERT INTO file_ids DEFAULT VALUES'),
-    folderSize: db.prepare("SELECT coalesce(sum(size), 0) FROM entries WHERE kind = 'file' AND path > ? AND path < ?").pluck(),
-    instanceId: db.prepare("SELECT value FROM namespace_meta WHERE key = 'instance_id'").pluck(),
+/** The path and every folder above it, up to the root. */
+function selfAndAncestors(path: string): string[] {
+  const out = [path]
+  for (let p = path; p !== '/'; ) {
+    p = parentOf(p)
+    out.push(p)
   }
-  const nextFileId = () => Number(q.nextFileId.run().lastInsertRowid)
-  const instanceId = q.instanceId.get() as string
+  return out
+}
 
-  const get = (path: string) => {
-    const row = q.get.get(path) as Row | undefined
+/** Characters, as SQL's substr counts them (JavaScript's length counts UTF-16 units). */
+const charLength = (s: string) => [...s].length
+
+const COLUMNS = 'path, parent, kind, cid, size, dag_size, content_type, etag, created_ms, modified_ms, file_id, checksum'
+
+/** The gateway's file tree in its store; migrates it first. */
+export async function createNamespace(sql: Sql): Promise<Namespace> {
+  await migrateSql(sql, 'gateway.namespace', stepsFor(sql.dialect, SCHEMA))
+  const instanceId = (await sql.get<{ value: string }>("SELECT value FROM namespace_meta WHERE key = 'instance_id'"))!.value
+  // Namespace changes run one at a time, as on SQLite: on PostgreSQL two transactions
+  // could otherwise both find a path free and both take it. One gateway per schema
+  // (the database lock), so an in-process queue is enough.
+  const serial = createSerial()
+  const transaction = <T>(fn: (tx: Sql) => Promise<T>) => serial(() => sql.transaction(fn))
+  const outer = namespaceOver(sql, instanceId, transaction)
+  return outer
+}
+
+function namespaceOver(sql: Sql, instanceId: string, transaction: Namespace['transaction']): Namespace {
+  const list = jsonList(sql.dialect)
+  const all = async (text: string, params: unknown[]) => (await sql.all<Row>(text, params)).map(toEntry)
+  const get = async (path: string) => {
+    const row = await sql.get<Row>('SELECT * FROM entries WHERE path = ?', [path])
     return row && toEntry(row)
   }
-  const descendants = (path: string) => (q.below.all(...belowRange(path)) as Row[]).map(toEntry)
+  const descendants = (path: string) => all('SELECT * FROM entries WHERE path > ? AND path < ? ORDER BY path', belowRange(path))
+  const nextFileId = async (q: Sql) => (await q.get<{ id: number }>('INSERT INTO file_ids DEFAULT VALUES RETURNING id'))!.id
   /**
    * A change below a folder changes the etag of every folder above it, up to
    * the root, as in Nextcloud: a sync client compares the root's etag to know
    * whether anything changed at all. Only the direct parent's mtime moves.
+   * One statement, whatever the depth.
    */
-  const touchParent = (path: string, now: number) => {
+  const touchParent = (q: Sql, path: string, now: number) => {
     const parent = parentOf(path)
-    q.touch.run(now, newEtag(), parent)
-    for (let p = parent; p !== '/'; ) {
-      p = parentOf(p)
-      q.touchEtag.run(newEtag(), p)
-    }
+    return q.run(`UPDATE entries SET etag = ?, modified_ms = CASE WHEN path = ? THEN ? ELSE modified_ms END WHERE path IN (${list})`, [
+      newEtag(), parent, now, JSON.stringify(selfAndAncestors(parent)),
+    ])
   }
-  const insertCopy = (e: Entry, path: string, now: number) =>
-    q.insert.run({ ...e, path, parent: parentOf(path), etag: newEtag(), createdMs: now, modifiedMs: e.modifiedMs, fileId: nextFileId() })
+  const insert = (q: Sql, e: Omit<Entry, 'path'>, path: string) =>
+    q.run(`INSERT INTO entries (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
+      path, parentOf(path), e.kind, e.cid, e.size, e.dagSize, e.contentType, e.etag, e.createdMs, e.modifiedMs, e.fileId, e.checksum,
+    ])
+  const insertCopy = async (q: Sql, e: Entry, path: string, now: number) =>
+    insert(q, { ...e, etag: newEtag(), createdMs: now, fileId: await nextFileId(q) }, path)
 
   const ns: Namespace = {
     get,
-    children: (path) => (q.children.all(path) as Row[]).map(toEntry),
+    children: (path) => all('SELECT * FROM entries WHERE parent = ? ORDER BY path', [path]),
     descendants,
-    putFile(path, c) {
-      const now = Date.now()
-      const created = !q.get.get(path)
-      q.upsertFile.run({
-        path, parent: parentOf(path), cid: c.cid, size: c.size, dagSize: c.dagSize,
-        contentType: c.contentType ?? null, etag: newEtag(), now, modified: c.modifiedMs ?? now,
-        fileId: created ? nextFileId() : null, checksum: c.checksum ?? null,
-      })
-      touchParent(path, now)
-      return { created }
-    },
-    makeDir(path) {
-      const now = Date.now()
-      q.insert.run({ path, parent: parentOf(path), kind: 'dir', cid: null, size: 0, dagSize: 0, contentType: null, etag: newEtag(), createdMs: now, modifiedMs: now, fileId: nextFileId(), checksum: null })
-      touchParent(path, now)
-    },
-    remove(path) {
-      db.transaction(() => {
-        q.removeBelow.run(...belowRange(path))
-        q.remove.run(path)
-        touchParent(path, Date.now())
-      })()
-    },
-    copy(from, to, deep = true) {
-      db.transaction(() => {
+    putFile: (path, c) =>
+      transaction(async (tx) => {
         const now = Date.now()
-        const source = get(from)
+        const created = !(await tx.get('SELECT 1 AS found FROM entries WHERE path = ?', [path]))
+        await tx.run(
+          `INSERT INTO entries (${COLUMNS}) VALUES (?, ?, 'file', ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (path) DO UPDATE SET cid = excluded.cid, size = excluded.size, dag_size = excluded.dag_size,
+             content_type = excluded.content_type, etag = excluded.etag, modified_ms = excluded.modified_ms, checksum = excluded.checksum`,
+          [path, parentOf(path), c.cid, c.size, c.dagSize, c.contentType ?? null, newEtag(), now, c.modifiedMs ?? now, created ? await nextFileId(tx) : null, c.checksum ?? null],
+        )
+        await touchParent(tx, path, now)
+        return { created }
+      }),
+    makeDir: (path) =>
+      transaction(async (tx) => {
+        const now = Date.now()
+        await insert(tx, { kind: 'dir', cid: null, size: 0, dagSize: 0, contentType: null, etag: newEtag(), createdMs: now, modifiedMs: now, fileId: await nextFileId(tx), checksum: null }, path)
+        await touchParent(tx, path, now)
+      }),
+    remove: (path) =>
+      transaction(async (tx) => {
+        await tx.run('DELETE FROM entries WHERE path = ? OR (path > ? AND path < ?)', [path, ...belowRange(path)])
+        await touchParent(tx, path, Date.now())
+      }),
+    copy: (from, to, deep = true) =>
+      transaction(async (tx) => {
+        const now = Date.now()
+        const inTx = ns.within(tx)
+        const source = await inTx.get(from)
         if (!source) return
-        insertCopy(source, to, now)
+        await insertCopy(tx, source, to, now)
         if (deep && source.kind === 'dir') {
-          for (const e of descendants(from)) insertCopy(e, to + e.path.slice(from.length), now)
+          for (const e of await inTx.descendants(from)) await insertCopy(tx, e, to + e.path.slice(from.length), now)
         }
-        touchParent(to, now)
-      })()
-    },
-    move(from, to) {
-      db.transaction(() => {
+        await touchParent(tx, to, now)
+      }),
+    move: (from, to) =>
+      transaction(async (tx) => {
         const now = Date.now()
-        const all = [get(from)!, ...descendants(from)]
-        q.removeBelow.run(...belowRange(from))
-        q.remove.run(from)
-        for (const e of all) {
-          const path = to + e.path.slice(from.length)
-          q.insert.run({ ...e, path, parent: parentOf(path) })
-        }
-        touchParent(from, now)
-        touchParent(to, now)
-      })()
+        // Everything keeps its etag and file id; only the paths change, in one statement.
+        const cut = charLength(from) + 1
+        await tx.run(
+          `UPDATE entries SET path = ? || substr(path, ?), parent = CASE WHEN path = ? THEN ? ELSE ? || substr(parent, ?) END
+           WHERE path = ? OR (path > ? AND path < ?)`,
+          [to, cut, from, parentOf(to), to, cut, from, ...belowRange(from)],
+        )
+        await touchParent(tx, from, now)
+        await touchParent(tx, to, now)
+      }),
+    setModified: async (path, modifiedMs) => {
+      await sql.run('UPDATE entries SET modified_ms = ? WHERE path = ?', [modifiedMs, path])
     },
-    setModified(path, modifiedMs) {
-      db.prepare('UPDATE entries SET modified_ms = ? WHERE path = ?').run(modifiedMs, path)
-    },
-    folderSize: (path) => q.folderSize.get(...belowRange(path)) as number,
+    folderSize: async (path) =>
+      (await sql.get<{ total: number }>("SELECT CAST(coalesce(sum(size), 0) AS BIGINT) AS total FROM entries WHERE kind = 'file' AND path > ? AND path < ?", belowRange(path)))!.total,
     instanceId,
-    transaction: (fn) => db.transaction(fn)(),
+    transaction,
+    // Inside a transaction: the handle is the transaction's, and nested changes are part of it.
+    within: (tx) => namespaceOver(tx, instanceId, (fn) => fn(tx)),
   }
   return ns
 }

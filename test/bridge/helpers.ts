@@ -133,7 +133,8 @@ export async function startRealGateway(): Promise<{ url: string; user: string; p
   const dataDir = mkdtempSync(join(tmpdir(), 'bridge-gw-'))
   const user = 'bridge'
   const password = 'gateway-service-password'
-  const gateway = createGateway({ host: '127.0.0.1', port: 0, dataDir, network: 'mainnet', user, password, groupSize: 1 << 20, groupIdleSeconds: 60 }, { logger })
+  const { gatewayTestDatabase } = await import('../gateway/test-store.ts')
+  const gateway = await createGateway({ host: '127.0.0.1', port: 0, dataDir, databaseUrl: await gatewayTestDatabase(), network: 'mainnet', user, password, groupSize: 1 << 20, groupIdleSeconds: 60 }, { logger })
   const server = await startServer(gateway.app, 0)
   return {
     url: server.url,

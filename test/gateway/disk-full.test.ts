@@ -44,7 +44,7 @@ describe.skipIf(tmpfsUnavailable)(`gateway on a full disk${tmpfsUnavailable ? ` 
 
   beforeAll(async () => {
     disk = mountSmallDisk(24 * 1024 * 1024)
-    gateway = createGateway({ host: '127.0.0.1', port: 0, dataDir: disk.dir, groupSize: 64 << 20, groupIdleSeconds: 0.3 }, { logger })
+    gateway = await createGateway({ host: '127.0.0.1', port: 0, dataDir: disk.dir, groupSize: 64 << 20, groupIdleSeconds: 0.3 }, { logger })
     // Retries every 100 ms so the test sees the recovery quickly.
     server = await startServer(gateway.app, 0)
   })
@@ -63,14 +63,14 @@ describe.skipIf(tmpfsUnavailable)(`gateway on a full disk${tmpfsUnavailable ? ` 
     const put = await fetch(url('/second.bin'), { method: 'PUT', body: randomBytes(1_000_000) })
     expect(put.status).toBe(507)
     expect(await put.text()).toContain('INSUFFICIENT_STORAGE')
-    expect(gateway.namespace.get('/second.bin')).toBeUndefined()
+    expect(await gateway.namespace.get('/second.bin')).toBeUndefined()
     expect((await fetch(url('/second.bin'))).status).toBe(404)
     const mkcol = await fetch(url('/folder'), { method: 'MKCOL' })
     expect(mkcol.status).toBe(507)
-    expect(gateway.namespace.get('/folder')).toBeUndefined()
+    expect(await gateway.namespace.get('/folder')).toBeUndefined()
     const copy = await fetch(url('/first.bin'), { method: 'COPY', headers: { Destination: url('/copy.bin') } })
     expect(copy.status).toBe(507)
-    expect(gateway.namespace.get('/copy.bin')).toBeUndefined()
+    expect(await gateway.namespace.get('/copy.bin')).toBeUndefined()
 
     // Reads and /file-info keep working.
     const read = await fetch(url('/first.bin'))
@@ -81,15 +81,15 @@ describe.skipIf(tmpfsUnavailable)(`gateway on a full disk${tmpfsUnavailable ? ` 
 
     // The idle group cannot be sealed (state change or CAR write fails) several times over: the process lives on, one log line.
     await new Promise((r) => setTimeout(r, 2_500))
-    const group = () => gateway.content.groupsOf((gateway.namespace.get('/first.bin') as { cid: string }).cid)[0]
-    expect(group().state).not.toBe('ready_for_deals')
+    const group = async () => (await gateway.content.groupsOf((await gateway.namespace.get('/first.bin'))!.cid!))[0]
+    expect((await group()).state).not.toBe('ready_for_deals')
     const failures = logged('closing the idle group failed') + logged('sealing group failed')
     expect(failures).toBe(1)
 
     // Space is freed: the group seals by itself and uploads work again.
     disk.free()
-    await waitFor('the group to be sealed', () => group().state === 'ready_for_deals')
-    expect(group().pieceCid).toMatch(/^baga6ea4seaq/)
+    await waitFor('the group to be sealed', async () => (await group()).state === 'ready_for_deals')
+    expect((await group()).pieceCid).toMatch(/^baga6ea4seaq/)
     expect((await fetch(url('/second.bin'), { method: 'PUT', body: randomBytes(1_000) })).status).toBe(201)
     expect((await fetch(url('/folder'), { method: 'MKCOL' })).status).toBe(201)
   }, 30_000)

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { request } from 'node:http'
 import { gzipSync } from 'node:zlib'
 import express from 'express'
-import { openDatabase } from '../../server/shared/db.ts'
+import { openSql } from '../../server/shared/sql/index.ts'
 import { startServer, type RunningServer } from '../../server/shared/http.ts'
 import { createNamespace, type Namespace } from '../../server/gateway/namespace.ts'
 import { createFileInfoRouter } from '../../server/gateway/file-info.ts'
@@ -16,18 +16,18 @@ let ns: Namespace
 const files: Record<string, { cid: string; dagSize: number }> = {}
 
 beforeAll(async () => {
-  t = makeStore({ groupSize: 300_000 })
-  ns = createNamespace(openDatabase(':memory:'))
-  ns.makeDir('/docs')
-  ns.makeDir('/docs/sub')
-  ns.makeDir('/empty')
+  t = await makeStore({ groupSize: 300_000 })
+  ns = await createNamespace(await openSql({ file: ':memory:', schema: 'gateway' }))
+  await ns.makeDir('/docs')
+  await ns.makeDir('/docs/sub')
+  await ns.makeDir('/empty')
   for (const [path, bytes] of [['/docs/a.txt', Buffer.from('hello\n')], ['/docs/sub/big.bin', Buffer.alloc(700_000, 7)], ['/top.txt', Buffer.from('top')]] as const) {
     const r = await t.store.ingest(chunksOf(bytes))
     files[path] = r
-    ns.putFile(path, r)
+    await ns.putFile(path, r)
   }
   // Seal what is written so some groups have piece CIDs.
-  t.store.sealWritable()
+  await t.store.sealWritable()
   await t.store.settled()
   const app = express()
   app.use(createFileInfoRouter({ namespace: ns, content: t.store, logger: silentLogger }))
@@ -97,10 +97,10 @@ describe('POST /file-info', () => {
     expect(r.body.result.file.cid).toBe(docs.cid)
     expect(r.body.result.file.path).toBe('/')
     expect(r.body.result.file.file).toBe('docs')
-    const groupsOfA = t.store.groupsOf(files['/docs/a.txt'].cid).map((g) => g.pieceCid)
-    const groupsOfBig = t.store.groupsOf(files['/docs/sub/big.bin'].cid).map((g) => g.pieceCid)
+    const groupsOfA = (await t.store.groupsOf(files['/docs/a.txt'].cid)).map((g) => g.pieceCid)
+    const groupsOfBig = (await t.store.groupsOf(files['/docs/sub/big.bin'].cid)).map((g) => g.pieceCid)
     // The folder's own directory nodes are stored as it is reported, in a group still open.
-    const groupsOfFolder = t.store.groupsOf(docs.cid)
+    const groupsOfFolder = await t.store.groupsOf(docs.cid)
     expect(groupsOfFolder.length).toBe(1)
     expect(groupsOfFolder[0].state).toBe('writable')
     const reported = r.body.result.file.details.groups.map((g: any) => g.pieceCid ?? g.state).sort()
@@ -112,11 +112,12 @@ describe('POST /file-info', () => {
     // Each group says how many of the folder's files it holds data of (0: only the folder's own nodes),
     // under the gateway's group number, the same number the file's own record shows.
     const byId = new Map<number, any>(r.body.result.file.details.groups.map((g: any) => [g.groupId, g]))
-    const holding = (cid: string) => t.store.groupsOf(cid).map((g) => g.id)
-    for (const id of holding(files['/docs/sub/big.bin'].cid)) expect(byId.get(id).fileCount).toBe(holding(files['/docs/a.txt'].cid).includes(id) ? 2 : 1)
-    expect(byId.get(groupsOfFolder[0].id).fileCount).toBe(holding(files['/docs/a.txt'].cid).includes(groupsOfFolder[0].id) ? 1 : 0)
+    const holding = async (cid: string) => (await t.store.groupsOf(cid)).map((g) => g.id)
+    const [ofBig, ofA] = [await holding(files['/docs/sub/big.bin'].cid), await holding(files['/docs/a.txt'].cid)]
+    for (const id of ofBig) expect(byId.get(id).fileCount).toBe(ofA.includes(id) ? 2 : 1)
+    expect(byId.get(groupsOfFolder[0].id).fileCount).toBe(ofA.includes(groupsOfFolder[0].id) ? 1 : 0)
     const fileRecord = await postJson({ filePath: '/docs/a.txt', verbose: true })
-    expect(fileRecord.body.result.file.details.groups.map((g: any) => g.groupId)).toEqual(holding(files['/docs/a.txt'].cid))
+    expect(fileRecord.body.result.file.details.groups.map((g: any) => g.groupId)).toEqual(ofA)
     expect(fileRecord.body.result.file.details.groups.every((g: any) => g.fileCount === undefined)).toBe(true)
   })
 

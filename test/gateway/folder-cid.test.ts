@@ -5,21 +5,26 @@ import { CID } from 'multiformats/cid'
 import { sha256 } from 'multiformats/hashes/sha2'
 import * as raw from 'multiformats/codecs/raw'
 import { importer } from 'ipfs-unixfs-importer'
-import { openDatabase } from '../../server/shared/db.ts'
-import { createNamespace } from '../../server/gateway/namespace.ts'
+import { createNamespace, type Namespace } from '../../server/gateway/namespace.ts'
 import { directoryDag, folderDag, HAMT_SHARDING_THRESHOLD, type DirectoryLink } from '../../server/gateway/folder-cid.ts'
 import { buildFileDag } from '../../server/gateway/content/unixfs-dag.ts'
 import { chunksOf } from './content/helpers.ts'
+import { describeEachStore, type OpenStore } from '../helpers/stores.ts'
 
 const discard = { put: async <T>(cid: T) => cid }
 
+/** The folder's DAG from the namespace as /file-info reads it: everything below in one query. */
+const folderOf = async (ns: Namespace, path: string) => folderDag(await ns.descendants(path), path)
+
+// Run on both stores: PostgreSQL must list and range-scan paths byte-wise as SQLite does.
+describeEachStore('folder CIDs from the namespace', (open: OpenStore) => {
 async function tree(files: Record<string, string>, dirs: string[] = []) {
-  const ns = createNamespace(openDatabase(':memory:'))
-  for (const d of dirs) ns.makeDir(d)
+  const ns = await createNamespace(await open('gateway'))
+  for (const d of dirs) await ns.makeDir(d)
   for (const [path, text] of Object.entries(files)) {
     const bytes = Buffer.from(text)
     const dag = await buildFileDag(chunksOf(bytes), discard)
-    ns.putFile(path, { cid: dag.cid, size: bytes.length, dagSize: dag.dagSize })
+    await ns.putFile(path, { cid: dag.cid, size: bytes.length, dagSize: dag.dagSize })
   }
   return ns
 }
@@ -37,7 +42,7 @@ describe('folder CIDs (kubo `ipfs add -r --cid-version=1`)', () => {
       },
       ['/testdirlisting', '/testdirlisting/ipfs', '/testdirlisting/ipfs/ipns', '/testdirlisting/api'],
     )
-    expect((await folderDag(ns, '/testdirlisting')).cid).toBe('bafybeiht6dtwk3les7vqm6ibpvz6qpohidvlshsfyr7l5mpysdw2vmbbhe')
+    expect((await folderOf(ns, '/testdirlisting')).cid).toBe('bafybeiht6dtwk3les7vqm6ibpvz6qpohidvlshsfyr7l5mpysdw2vmbbhe')
   })
 
   it('matches kubo sharness t0122 rootDir with UTF-8 names', async () => {
@@ -53,8 +58,8 @@ describe('folder CIDs (kubo `ipfs add -r --cid-version=1`)', () => {
       },
       ['/rootDir', '/rootDir/ipfs', '/rootDir/ipns', '/rootDir/api', '/rootDir/ą', '/rootDir/ą/ę'],
     )
-    expect(ns.get('/rootDir/ą/ę/file-źł.txt')?.cid).toBe('bafkreialihlqnf5uwo4byh4n3cmwlntwqzxxs2fg5vanqdi3d7tb2l5xkm')
-    expect((await folderDag(ns, '/rootDir')).cid).toBe('bafybeig6ka5mlwkl4subqhaiatalkcleo4jgnr3hqwvpmsqfca27cijp3i')
+    expect((await ns.get('/rootDir/ą/ę/file-źł.txt'))?.cid).toBe('bafkreialihlqnf5uwo4byh4n3cmwlntwqzxxs2fg5vanqdi3d7tb2l5xkm')
+    expect((await folderOf(ns, '/rootDir')).cid).toBe('bafybeig6ka5mlwkl4subqhaiatalkcleo4jgnr3hqwvpmsqfca27cijp3i')
   })
 
   it('gives the empty folder the well-known empty directory CID', async () => {
@@ -64,10 +69,11 @@ describe('folder CIDs (kubo `ipfs add -r --cid-version=1`)', () => {
 
   it('changes when a file below changes', async () => {
     const ns = await tree({ '/d/a.txt': 'one' }, ['/d'])
-    const before = (await folderDag(ns, '/d')).cid
-    ns.putFile('/d/a.txt', { cid: (await buildFileDag(chunksOf(Buffer.from('two')), discard)).cid, size: 3, dagSize: 3 })
-    expect((await folderDag(ns, '/d')).cid).not.toBe(before)
+    const before = (await folderOf(ns, '/d')).cid
+    await ns.putFile('/d/a.txt', { cid: (await buildFileDag(chunksOf(Buffer.from('two')), discard)).cid, size: 3, dagSize: 3 })
+    expect((await folderOf(ns, '/d')).cid).not.toBe(before)
   })
+})
 })
 
 /** A one-chunk file as kubo adds it with --cid-version=1: a raw leaf. */

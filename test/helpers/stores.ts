@@ -8,12 +8,15 @@ import { postgresUnavailable, startPostgres, type TestPostgres } from './postgre
 /** Opens a fresh, empty store of the dialect under test (a new SQLite file, or a new PostgreSQL database). */
 export type OpenStore = (schema?: StoreLocation['schema']) => Promise<Sql>
 
+/** Where a fresh, empty store of the dialect under test lives, to open (and reopen) with openSql. */
+export type NewStoreLocation = (schema?: StoreLocation['schema']) => StoreLocation
+
 /**
  * Runs `suite` once per store: SQLite always, PostgreSQL where Debian's
  * `postgresql` is installed (a throw-away cluster for the file; skipped, and
  * the reason said in the suite's name, where it is not).
  */
-export function describeEachStore(title: string, suite: (open: OpenStore, dialect: Dialect) => void): void {
+export function describeEachStore(title: string, suite: (open: OpenStore, dialect: Dialect, location: NewStoreLocation) => void): void {
   describe(`${title} (SQLite)`, () => {
     let dir: string
     let n = 0
@@ -21,7 +24,8 @@ export function describeEachStore(title: string, suite: (open: OpenStore, dialec
       dir = mkdtempSync(join(tmpdir(), 'store-test-'))
     })
     afterAll(() => rmSync(dir, { recursive: true, force: true }))
-    suite(async (schema = 'gateway') => openSql({ file: join(dir, `${schema}-${++n}.sqlite`), schema }), 'sqlite')
+    const location: NewStoreLocation = (schema = 'gateway') => ({ file: join(dir, `${schema}-${++n}.sqlite`), schema })
+    suite(async (schema) => openSql(location(schema)), 'sqlite', location)
   })
 
   describe.skipIf(postgresUnavailable)(`${title} (PostgreSQL${postgresUnavailable ? `, skipped: ${postgresUnavailable}` : ''})`, () => {
@@ -31,6 +35,7 @@ export function describeEachStore(title: string, suite: (open: OpenStore, dialec
       pg = await startPostgres()
     })
     afterAll(() => pg?.stop())
-    suite(async (schema = 'gateway') => openSql({ databaseUrl: pg.createDatabase(`store_${++n}`), file: '', schema }), 'postgres')
+    const location: NewStoreLocation = (schema = 'gateway') => ({ databaseUrl: pg.createDatabase(`store_${++n}`), file: '', schema })
+    suite(async (schema) => openSql(location(schema)), 'postgres', location)
   })
 }

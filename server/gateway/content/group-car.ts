@@ -33,16 +33,16 @@ export interface CarSealer {
  * lives in this group (or the group's first block when none does: Lotus
  * refuses a CAR without roots).
  */
-export function carJobOf(groupId: number, repo: Repository, files: BlockFiles): CarJob {
-  const blocks = [...repo.groupBlocks(groupId)].map((b) => ({ cid: b.cid, offset: b.offset, length: b.length }))
+export async function carJobOf(groupId: number, repo: Repository, files: BlockFiles): Promise<CarJob> {
+  const blocks = (await repo.groupBlocks(groupId)).map((b) => ({ cid: b.cid, offset: b.offset, length: b.length }))
   if (blocks.length === 0) throw new Error(`Group ${groupId} has no blocks`)
-  const roots = repo.groupRoots(groupId)
+  const roots = await repo.groupRoots(groupId)
   return { groupId, blocks, roots: roots.length > 0 ? roots : [blocks[0].cid], blockPath: files.blockPath(groupId), carPath: files.carPath(groupId) }
 }
 
 /** Writes the group's CAR and computes its piece CID, on `sealer` when given. */
-export function writeGroupCar(groupId: number, repo: Repository, files: BlockFiles, pause: PauseHook = noPause, sealer?: CarSealer): Promise<GroupCar> {
-  const job = carJobOf(groupId, repo, files)
+export async function writeGroupCar(groupId: number, repo: Repository, files: BlockFiles, pause: PauseHook = noPause, sealer?: CarSealer): Promise<GroupCar> {
+  const job = await carJobOf(groupId, repo, files)
   return sealer ? sealer.seal(job, pause) : writeCarFile(job, () => pause('car-writing', { groupId }))
 }
 

@@ -6,6 +6,7 @@ import type { BlockFiles } from './block-files.ts'
 import { carIsIntact, writeGroupCar, type CarSealer } from './group-car.ts'
 import type { Repository } from './repository.ts'
 import type { PauseHook } from './test-pause.ts'
+import { createSerial } from '../store.ts'
 
 export interface Reservation {
   groupId: number
@@ -53,6 +54,8 @@ export function createGroupLifecycle(o: GroupLifecycleOptions) {
   const { repo, files, logger } = o
   /** The writable group: bytes reserved for its blocks, and how many blocks. */
   let current: { id: number; reserved: number; blocks: number } | undefined
+  // Everything that reads or moves `current` takes its turn here: its store writes are awaited.
+  const serial = createSerial()
   const capacity = carCapacity(o.groupSize)
   /** The CAR the writable group would write, with `extra` more bytes in one more block, at most. */
   const carEstimate = (c: { reserved: number; blocks: number }, extra = 0, blocks = 0) =>
@@ -80,20 +83,20 @@ export function createGroupLifecycle(o: GroupLifecycleOptions) {
   const armIdle = (delayMs = o.groupIdleMs) => {
     clearIdle()
     if (closing || !current) return
-    idleTimer = setTimeout(onIdle, delayMs)
+    idleTimer = setTimeout(() => void serial(onIdle), delayMs)
     idleTimer.unref()
   }
 
-  // A timer must never throw: a failed close (the disk is full, SQLite cannot
+  // A timer must never throw: a failed close (the disk is full, the store cannot
   // write) is logged once and tried again later, and the group stays writable.
-  function onIdle() {
+  async function onIdle(): Promise<void> {
     idleTimer = undefined
     if (!current) return
     try {
-      const g = repo.group(current.id)
-      if (g && g.size > 0) closeCurrent()
+      const g = await repo.group(current.id)
+      if (g && g.size > 0) await closeCurrent()
       // Nothing committed yet but an ingest is still going: look again later.
-      else if ((writers.get(current.id) ?? 0) > 0) armIdle()
+      else if (current && (writers.get(current.id) ?? 0) > 0) armIdle()
       if (closeBackoff.failures > 0) logger.info({ failures: closeBackoff.failures }, 'closing the idle group works again')
       closeBackoff.reset()
     } catch (err) {
@@ -104,18 +107,18 @@ export function createGroupLifecycle(o: GroupLifecycleOptions) {
   }
 
   /**
-   * Writable → full for the current group; sealing follows once its writers are done. Throws (and keeps
-   * the group current) when the state cannot be written. `awaitWriter`: the caller is about to write
-   * into it, and its `release` queues the group for sealing.
+   * Writable → full for the current group (in its turn); sealing follows once
+   * its writers are done. Throws (and keeps the group current) when the state
+   * cannot be written.
    */
-  const closeCurrent = (awaitWriter = false) => {
+  const closeCurrent = async () => {
     if (!current) return
     const id = current.id
-    repo.transition(id, 'seal')
+    await repo.transition(id, 'seal')
     current = undefined
     clearIdle()
     logger.debug({ groupId: id }, 'group full')
-    if (!awaitWriter && (writers.get(id) ?? 0) === 0) enqueue(id)
+    if ((writers.get(id) ?? 0) === 0) enqueue(id)
   }
 
   const enqueue = (id: number) => {
@@ -162,38 +165,38 @@ export function createGroupLifecycle(o: GroupLifecycleOptions) {
   }
 
   /** Seals writable groups left by an interrupted roll-over; one that cannot be written yet (full disk) is tried again later. */
-  function sealStale(ids: number[]): void {
-    const left = ids.filter((id) => {
+  async function sealStale(ids: number[]): Promise<void> {
+    const left: number[] = []
+    for (const id of ids) {
       try {
-        repo.transition(id, 'seal')
+        await repo.transition(id, 'seal')
         enqueue(id)
-        return false
       } catch (err) {
         if (closeBackoff.failures === 0) logger.error({ err, groupId: id }, 'closing a stale writable group failed; retrying with back-off')
-        return true
+        left.push(id)
       }
-    })
+    }
     if (left.length === 0 || closing) return
-    const timer = setTimeout(() => sealStale(left), closeBackoff.fail())
+    const timer = setTimeout(() => void sealStale(left), closeBackoff.fail())
     timer.unref()
   }
 
   /** full → VRCARDone → ready_for_deals, resuming wherever a previous run stopped. */
   async function finishGroup(id: number): Promise<void> {
-    let g = repo.group(id)
+    let g = await repo.group(id)
     if (!g) return
     if (g.state === 'full') {
-      if (repo.groupBlockCount(id) === 0) {
+      if ((await repo.groupBlockCount(id)) === 0) {
         // Only orphan bytes of failed ingests: nothing refers to this group.
-        repo.deleteGroup(id)
+        await repo.deleteGroup(id)
         await files.release(id)
         await unlink(files.blockPath(id)).catch(() => {})
         return
       }
       const car = await writeGroupCar(id, repo, files, o.pause, o.sealer)
-      repo.recordPiece(id, car)
+      await repo.recordPiece(id, car)
       logger.info({ groupId: id, pieceCid: car.pieceCid, pieceSize: car.pieceSize, carSize: car.carSize }, 'group CAR written')
-      g = repo.group(id)!
+      g = (await repo.group(id))!
     }
     if (g.state === 'VRCARDone') {
       if (!(await carIsIntact(files.carPath(id), g.carSize))) {
@@ -201,28 +204,38 @@ export function createGroupLifecycle(o: GroupLifecycleOptions) {
         const car = await writeGroupCar(id, repo, files, o.pause, o.sealer)
         if (car.pieceCid !== g.pieceCid) throw new Error(`Rebuilt CAR of group ${id} has a different piece CID`)
       }
-      repo.transition(id, 'verified')
+      await repo.transition(id, 'verified')
       await files.release(id)
     }
   }
 
+  const retain = (groupId: number) => {
+    writers.set(groupId, (writers.get(groupId) ?? 0) + 1)
+  }
+
   return {
-    /** Reserves `length` bytes for a new block; synchronous, so concurrent ingests never overlap. */
-    reserve(length: number): Reservation {
-      if (current && current.blocks > 0 && carEstimate(current, length, 1) > capacity) closeCurrent()
-      if (!current) current = { id: repo.createGroup(), reserved: 0, blocks: 0 }
-      const r = { groupId: current.id, offset: current.reserved }
-      current.reserved += length
-      current.blocks++
-      armIdle()
-      // Full once not even an empty block would fit any more; sealed once the block just reserved is written.
-      if (carEstimate(current, 0, 1) >= capacity) closeCurrent(true)
-      return r
+    /**
+     * Reserves `length` bytes for a new block, in turn, so concurrent ingests
+     * never overlap, and retains its group for the caller (who releases it):
+     * the group cannot seal before the block is written.
+     */
+    reserve(length: number): Promise<Reservation> {
+      return serial(async () => {
+        if (current && current.blocks > 0 && carEstimate(current, length, 1) > capacity) await closeCurrent()
+        if (!current) current = { id: await repo.createGroup(), reserved: 0, blocks: 0 }
+        const r = { groupId: current.id, offset: current.reserved }
+        current.reserved += length
+        current.blocks++
+        retain(r.groupId)
+        armIdle()
+        // Full once not even an empty block would fit any more; sealed once the block just reserved is written.
+        // The reservation stands either way: a close that fails is tried again by the next one (or the idle timer).
+        if (carEstimate(current, 0, 1) >= capacity) await closeCurrent().catch((err) => logger.warn({ err, groupId: r.groupId }, 'closing the full group failed; trying again later'))
+        return r
+      })
     },
-    /** An ingest starts writing into (or depending on pending bytes of) this group. */
-    retain(groupId: number) {
-      writers.set(groupId, (writers.get(groupId) ?? 0) + 1)
-    },
+    /** An ingest starts depending on pending bytes of this group. */
+    retain,
     /** The ingest is done with this group (committed or failed). */
     release(groupId: number) {
       const n = (writers.get(groupId) ?? 1) - 1
@@ -231,27 +244,32 @@ export function createGroupLifecycle(o: GroupLifecycleOptions) {
         return
       }
       writers.delete(groupId)
+      // Not the writable group: a full one (closing it queues it when nobody writes into it).
       if (current?.id === groupId) armIdle()
-      else if (repo.group(groupId)?.state === 'full') enqueue(groupId)
+      else enqueue(groupId)
     },
     /** Closes the writable group now if it holds committed data. */
-    sealWritable() {
-      if (current && (repo.group(current.id)?.size ?? 0) > 0) closeCurrent()
+    sealWritable(): Promise<void> {
+      return serial(async () => {
+        if (current && ((await repo.group(current.id))?.size ?? 0) > 0) await closeCurrent()
+      })
     },
     /** Picks up where a previous process stopped: the writable group, and unfinished sealing. */
-    resume() {
-      const writable = repo.groupsInState('writable')
-      const last = writable.pop()
-      // Only one group is ever writable; more means an interrupted roll-over.
-      sealStale(writable.map((g) => g.id))
-      if (last) {
-        const reserved = statSync(files.blockPath(last.id), { throwIfNoEntry: false })?.size ?? 0
-        // Reserved bytes whose block never committed count as one block more: an overestimate is safe.
-        current = { id: last.id, reserved, blocks: repo.groupBlockCount(last.id) + 1 }
-        if (last.size > 0) armIdle()
-        if (carEstimate(current, 0, 1) >= capacity) closeCurrent()
-      }
-      for (const g of [...repo.groupsInState('full'), ...repo.groupsInState('VRCARDone')]) enqueue(g.id)
+    resume(): Promise<void> {
+      return serial(async () => {
+        const writable = await repo.groupsInState('writable')
+        const last = writable.pop()
+        // Only one group is ever writable; more means an interrupted roll-over.
+        await sealStale(writable.map((g) => g.id))
+        if (last) {
+          const reserved = statSync(files.blockPath(last.id), { throwIfNoEntry: false })?.size ?? 0
+          // Reserved bytes whose block never committed count as one block more: an overestimate is safe.
+          current = { id: last.id, reserved, blocks: (await repo.groupBlockCount(last.id)) + 1 }
+          if (last.size > 0) armIdle()
+          if (carEstimate(current, 0, 1) >= capacity) await closeCurrent()
+        }
+        for (const g of [...(await repo.groupsInState('full')), ...(await repo.groupsInState('VRCARDone'))]) enqueue(g.id)
+      })
     },
     /** Resolves when no sealing work is queued or running. */
     settled(): Promise<void> {
@@ -262,6 +280,8 @@ export function createGroupLifecycle(o: GroupLifecycleOptions) {
       closing = true
       clearIdle()
       clearTimeout(sealRetry)
+      // Let a reservation or close in its turn finish.
+      await serial(async () => {})
       await Promise.all(sealing)
       idleWaiters.splice(0).forEach((resolve) => resolve())
     },

@@ -33,6 +33,11 @@ export function nextGroupState(state: GroupState, event: GroupEvent): GroupState
   return t.to
 }
 
+/** Where `event` may happen and where it leads (a conditional UPDATE applies it atomically). */
+export function transitionOf(event: GroupEvent): { from: readonly GroupState[]; to: GroupState } {
+  return TRANSITIONS[event]
+}
+
 /** States in which a group can have deals (and so a `deals` list in /file-info). */
 export function canHaveDeals(state: GroupState): boolean {
   return state === 'ready_for_deals' || state === 'offloaded' || state === 'reload'

@@ -1,6 +1,6 @@
 import { join } from 'node:path'
 import { createSealPool } from './seal-pool.ts'
-import type { Db } from '../../shared/db.ts'
+import type { Sql } from '../../shared/sql/index.ts'
 import type { Logger } from '../../shared/logger.ts'
 import { createBlockFiles } from './block-files.ts'
 import { createGroupLifecycle } from './group-lifecycle.ts'
@@ -19,7 +19,8 @@ export { canHaveDeals, GROUP_STATES } from './group-state.ts'
 export { PAUSE_POINTS, testPauseHook, type PauseHook, type PausePoint } from './test-pause.ts'
 
 export interface ContentStoreOptions {
-  db: Db
+  /** The gateway's store (SQLite file or PostgreSQL schema). */
+  sql: Sql
   /** The gateway's data dir; blocks and CARs go to `<dir>/groups/`. */
   dir: string
   /** A group closes once it holds this many bytes. */
@@ -27,8 +28,8 @@ export interface ContentStoreOptions {
   /** A group with data closes after this long without new blocks. */
   groupIdleMs: number
   logger: Logger
-  /** A group's shown deals and retrievable copies (the deal engine's view); none without it. */
-  dealView?: (groupId: number) => { deals: Deal[]; retrievableCopies: number }
+  /** Groups' shown deals and retrievable copies (the deal engine's view), by group id, in one query; none without it. */
+  dealViews?: (groupIds?: number[]) => Promise<Map<number, { deals: Deal[]; retrievableCopies: number }>>
   /** Crash tests only: where to stop and wait to be killed (see test-pause.ts). */
   pause?: PauseHook
   /** Worker threads that seal groups, that many at once; 0 or absent: on this thread, one at a time. */
@@ -37,14 +38,14 @@ export interface ContentStoreOptions {
 
 /**
  * The gateway's content: UnixFS DAGs computed while files stream in, their
- * blocks packed into groups (append-only block files indexed in SQLite), each
+ * blocks packed into groups (append-only block files indexed in the store), each
  * group sealed into a CAR with its piece CID. Resumes unfinished work of a
  * previous process on the same dir and database.
  */
-export function createContentStore(options: ContentStoreOptions): ContentStore {
+export async function createContentStore(options: ContentStoreOptions): Promise<ContentStore> {
   const logger = options.logger.child({ module: 'content' })
-  migrateContent(options.db)
-  const repo = createRepository(options.db)
+  await migrateContent(options.sql)
+  const repo = createRepository(options.sql)
   const files = createBlockFiles(join(options.dir, 'groups'))
   const pause = options.pause ?? noPause
   const sealer = options.sealThreads ? createSealPool({ size: options.sealThreads, logger }) : undefined
@@ -53,10 +54,22 @@ export function createContentStore(options: ContentStoreOptions): ContentStore {
   const inFlight = new Set<Promise<unknown>>()
   let closed = false
   const local = createLocalBytes({ repo, files, logger, pause })
-  lifecycle.resume()
+  try {
+    await lifecycle.resume()
+  } catch (err) {
+    await sealer?.close()
+    await files.close()
+    throw err
+  }
   const recovered = local.recover()
   recovered.catch((err) => logger.error({ err }, 'sweeping offloaded groups failed'))
-  const withDeals = (g: GroupRecord): GroupRecord => (options.dealView ? { ...g, ...options.dealView(g.id) } : g)
+  /** Groups with their deals, read in one query whatever their number. */
+  const withDeals = async (groups: GroupRecord[], all = false): Promise<GroupRecord[]> => {
+    if (!options.dealViews || groups.length === 0) return groups
+    const views = await options.dealViews(all ? undefined : [...new Set(groups.map((g) => g.id))])
+    const none = { deals: [], retrievableCopies: 0 }
+    return groups.map((g) => ({ ...g, ...(views.get(g.id) ?? none) }))
+  }
 
   return {
     async ingest(source, ingestOptions) {
@@ -79,29 +92,29 @@ export function createContentStore(options: ContentStoreOptions): ContentStore {
         inFlight.delete(run)
       }
     },
-    has: (cid) => repo.content(cid) !== undefined,
-    stat: (cid) => {
-      const c = repo.content(cid)
+    has: async (cid) => (await repo.content(cid)) !== undefined,
+    stat: async (cid) => {
+      const c = await repo.content(cid)
       return c && { size: c.size, dagSize: c.dagSize }
     },
     read: (cid, range) => readContent(repo, files, cid, range, local),
-    groupsOf: (cid) => repo.groupsOf(cid).map(withDeals),
-    groups: () => repo.allGroups().map(withDeals),
-    group: (id) => {
-      const g = repo.group(id)
-      return g && withDeals(g)
+    groupsOf: async (cid) => withDeals(await repo.groupsOf(cid)),
+    async groupsOfMany(cids) {
+      const byContent = await repo.groupsOfMany(cids)
+      const withViews = new Map((await withDeals([...byContent.values()].flat())).map((g) => [g.id, g]))
+      return new Map([...byContent].map(([cid, groups]) => [cid, groups.map((g) => withViews.get(g.id)!)]))
+    },
+    groups: async () => withDeals(await repo.allGroups(), true),
+    group: async (id) => {
+      const g = await repo.group(id)
+      return g && (await withDeals([g]))[0]
     },
     // A group held for repair is in `reload` with its CAR rebuilt on disk.
-    carFile: (id) => (['ready_for_deals', 'reload'].includes(repo.group(id)?.state ?? '') ? files.carPath(id) : undefined),
+    carFile: async (id) => (['ready_for_deals', 'reload'].includes((await repo.group(id))?.state ?? '') ? files.carPath(id) : undefined),
     sampleBlock: (id) => repo.sampleBlock(id),
-    carRoot(id) {
+    async carRoot(id) {
       // As the CAR's header has it (group-car.ts): the files rooted here, else the first block.
-      const root = repo.groupRoots(id)[0]
-      if (root) return root
-      const blocks = repo.groupBlocks(id)
-      const first = blocks.next().value
-      blocks.return?.()
-      return first?.cid
+      return (await repo.groupRoots(id))[0] ?? (await repo.firstBlock(id))
     },
     async offload(id) {
       await recovered

@@ -7,7 +7,11 @@ import type { BlockLocation, Repository, StoredBlock } from './repository.ts'
 import type { IngestOptions, IngestResult } from './types.ts'
 import { buildFileDag, type DagProfile } from './unixfs-dag.ts'
 
-interface PendingBlock extends BlockLocation {
+interface PendingBlock {
+  /** Where the block goes, once reserved. */
+  at: Promise<BlockLocation>
+  /** Set as soon as `at` resolves. */
+  location?: BlockLocation
   /** Settles when the bytes are on disk (not yet fsynced). */
   written: Promise<void>
 }
@@ -32,55 +36,75 @@ export interface IngestDeps {
 function createBlockWriter(deps: IngestDeps) {
   const { repo, files, lifecycle, pending } = deps
   const located = new Map<string, BlockLocation>()
-  const touched = new Set<number>()
+  /** Groups this ingest holds open (once per hold; released in `finish`). */
+  const held: number[] = []
   const owned: string[] = []
   const writes: Promise<void>[] = []
 
-  const touch = (groupId: number) => {
-    if (touched.has(groupId)) return
-    touched.add(groupId)
-    lifecycle.retain(groupId)
+  /** Where a block goes: stored already, or pending (reserved by this ingest or another one). */
+  async function place(key: string, bytes: Uint8Array, lookup: Promise<BlockLocation | undefined>): Promise<BlockLocation | PendingBlock> {
+    const stored = await lookup
+    if (stored) return stored
+    let p = pending.get(key)
+    if (!p) {
+      // The reservation holds the group for this ingest.
+      const at = lifecycle.reserve(bytes.length).then((r) => {
+        held.push(r.groupId)
+        return (entry.location = { groupId: r.groupId, offset: r.offset, length: bytes.length })
+      })
+      const entry: PendingBlock = { at, written: at.then((loc) => files.write(loc.groupId, loc.offset, bytes)) }
+      // Awaited in `put` and in `finish`; never an unhandled rejection.
+      at.catch(() => {})
+      entry.written.catch(() => {})
+      pending.set(key, entry)
+      owned.push(key)
+      p = entry
+    } else {
+      // Another ingest is writing this block: its group must not seal before we commit.
+      // Its writer holds the group until then, and cannot let go before `at` has settled.
+      const hold = (loc: BlockLocation) => {
+        lifecycle.retain(loc.groupId)
+        held.push(loc.groupId)
+      }
+      if (p.location) hold(p.location)
+      else p.at.then(hold, () => {})
+    }
+    writes.push(p.written)
+    return p
   }
+  // Blocks are placed in the order they come, whatever order the store answers in:
+  // the same bytes give the same groups, hence the same CARs and piece CIDs.
+  let turn: Promise<unknown> = Promise.resolve()
 
   return {
     located,
     async put(cid: CID, bytes: Uint8Array): Promise<CID> {
       const key = cid.toString()
       if (located.has(key)) return cid
-      const stored = repo.block(key)
-      if (stored) {
-        located.set(key, stored)
+      // Looked up at once (several lookups in flight on PostgreSQL's pool), placed in turn.
+      const lookup = repo.block(key)
+      lookup.catch(() => {})
+      const placed = turn.then(() => place(key, bytes, lookup))
+      turn = placed.catch(() => {})
+      const where = await placed
+      if (!('at' in where)) {
+        located.set(key, where)
         return cid
       }
-      let p = pending.get(key)
-      if (!p) {
-        const r = lifecycle.reserve(bytes.length)
-        touch(r.groupId)
-        const written = files.write(r.groupId, r.offset, bytes)
-        // Awaited below and in `finish`; never an unhandled rejection.
-        written.catch(() => {})
-        p = { groupId: r.groupId, offset: r.offset, length: bytes.length, written }
-        pending.set(key, p)
-        owned.push(key)
-      } else {
-        // Another ingest is writing this block: its group must not seal before we commit.
-        touch(p.groupId)
-      }
-      writes.push(p.written)
-      located.set(key, { groupId: p.groupId, offset: p.offset, length: p.length })
-      await p.written
+      located.set(key, await where.at)
+      await where.written
       return cid
     },
     async commit(content: { cid: string; size: number; dagSize: number; leaves: { cid: string; length: number }[] }): Promise<void> {
       await Promise.all(writes)
-      await Promise.all([...touched].map((g) => files.sync(g)))
+      await Promise.all([...new Set(held)].map((g) => files.sync(g)))
       const blocks: StoredBlock[] = [...located].map(([cid, loc]) => ({ cid, ...loc }))
-      repo.commitContent({ ...content, blocks })
+      await repo.commitContent({ ...content, blocks })
     },
     async finish(): Promise<void> {
       await Promise.allSettled(writes)
       for (const key of owned) pending.delete(key)
-      for (const g of touched) lifecycle.release(g)
+      for (const g of held.splice(0)) lifecycle.release(g)
     },
   }
 }
@@ -128,7 +152,7 @@ export async function ingestFile(deps: IngestDeps, source: AsyncIterable<Uint8Ar
  * groups are offloaded. A folder already stored under this CID is left alone.
  */
 export async function storeDirectory(deps: IngestDeps, root: { cid: string; dagSize: number }, nodes: Iterable<{ cid: string; bytes: Uint8Array }>): Promise<void> {
-  if (deps.repo.content(root.cid)) return
+  if (await deps.repo.content(root.cid)) return
   const writer = createBlockWriter(deps)
   try {
     for (const node of nodes) await writer.put(CID.parse(node.cid), node.bytes)

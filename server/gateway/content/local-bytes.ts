@@ -11,7 +11,7 @@ import { blockMatchesCid } from './verify-block.ts'
 
 /** Where an offloaded group's bytes can be fetched back from: one CAR source per provider, best first. */
 export interface RemoteSource {
-  sources(group: GroupRecord): { provider: string; fetch(): AsyncIterable<Uint8Array> }[]
+  sources(group: GroupRecord): Promise<{ provider: string; fetch(): AsyncIterable<Uint8Array> }[]>
 }
 
 /**
@@ -41,7 +41,7 @@ export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logge
   /** Writes the blocks of a CAR at their recorded offsets, refusing any block that is not exactly ours. */
   async function restoreFrom(id: number, car: AsyncIterable<Uint8Array>): Promise<void> {
     const expected = new Map<string, { offset: number; length: number }>()
-    for (const b of repo.groupBlocks(id)) expected.set(b.cid, b)
+    for (const b of await repo.groupBlocks(id)) expected.set(b.cid, b)
     const out = await open(reloadTemp(id), 'w', 0o600)
     try {
       const seen = new Set<string>()
@@ -64,9 +64,9 @@ export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logge
   }
 
   async function reload(group: GroupRecord): Promise<void> {
-    repo.transition(group.id, 'reload')
+    await repo.transition(group.id, 'reload')
     const tried: string[] = []
-    for (const source of remote?.sources(group) ?? []) {
+    for (const source of (await remote?.sources(group)) ?? []) {
       try {
         await restoreFrom(group.id, source.fetch())
         logger.info({ groupId: group.id, provider: source.provider }, 'group reloaded from provider')
@@ -84,9 +84,12 @@ export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logge
     const n = (readers.get(id) ?? 1) - 1
     if (n > 0) return void readers.set(id, n)
     readers.delete(id)
-    if (repo.group(id)?.state !== 'reload') return
-    repo.transition(id, 'reloaded')
-    const p = removeFiles(id).finally(() => removing.delete(id))
+    // Set before the first await: a new reader waits for this before it looks at the group.
+    const p = (async () => {
+      if ((await repo.group(id))?.state !== 'reload') return
+      await repo.transition(id, 'reloaded')
+      await removeFiles(id)
+    })().finally(() => removing.delete(id))
     removing.set(id, p)
     await p
   }
@@ -102,7 +105,7 @@ export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logge
         readers.set(id, (readers.get(id) ?? 0) + 1)
         held.push(id)
         await removing.get(id)
-        const group = repo.group(id)
+        const group = await repo.group(id)
         if (group?.state !== 'offloaded' && group?.state !== 'reload') continue
         let p = reloads.get(id)
         if (!p && group.state === 'offloaded') {
@@ -132,7 +135,7 @@ export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logge
     async holdForDeals(id: number): Promise<() => Promise<void>> {
       const release = await acquire([id])
       try {
-        const g = repo.group(id)
+        const g = await repo.group(id)
         if (!g?.pieceCid) throw new Error(`Group ${id} has no piece CID`)
         if (!(await carIsIntact(files.carPath(id), g.carSize))) {
           const car = await writeGroupCar(id, repo, files, pause)
@@ -147,7 +150,7 @@ export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logge
     /** ready_for_deals → offloaded, then the local bytes go. False while someone reads the group. */
     async offload(id: number): Promise<boolean> {
       if ((readers.get(id) ?? 0) > 0) return false
-      repo.transition(id, 'offload')
+      await repo.transition(id, 'offload')
       // Crash tests stop here: offloaded in SQLite, files still on disk.
       await pause('offload', { groupId: id })
       await removeFiles(id)
@@ -155,8 +158,8 @@ export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logge
     },
     /** After a crash: an interrupted reload goes back to offloaded; files an offload left behind are swept. */
     async recover(): Promise<void> {
-      for (const g of repo.groupsInState('reload')) repo.transition(g.id, 'reloaded')
-      for (const g of repo.groupsInState('offloaded')) await removeFiles(g.id)
+      for (const g of await repo.groupsInState('reload')) await repo.transition(g.id, 'reloaded')
+      for (const g of await repo.groupsInState('offloaded')) await removeFiles(g.id)
     },
   }
 }

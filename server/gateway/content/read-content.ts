@@ -8,9 +8,11 @@ import type { Repository } from './repository.ts'
 const MAX_SLICE = 256 * 1024
 
 /**
+/**
  * Streams stored content, or the inclusive byte range [start, end] of it,
  * reading only the leaves that overlap the range. Unknown content and
- * impossible ranges throw at call time (before any byte is sent).
+ * impossible ranges fail at the first read, before any byte (WebDAV's GET
+ * pulls the first chunk before it sends headers).
  */
 export function readContent(
   repo: Repository,
@@ -19,21 +21,21 @@ export function readContent(
   range?: { start: number; end: number },
   local?: Pick<LocalBytes, 'acquire'>,
 ): AsyncIterable<Uint8Array> {
-  const content = repo.content(cid)
-  if (!content) throw notFound('Content')
-  let start = 0
-  let end = content.size - 1
-  if (range) {
-    if (!Number.isSafeInteger(range.start) || !Number.isSafeInteger(range.end) || range.start < 0 || range.end < range.start || range.start >= content.size) {
-      throw new GatewayError(416, 'RANGE_NOT_SATISFIABLE', `Range ${range.start}-${range.end} is outside the content (${content.size} bytes)`)
-    }
-    start = range.start
-    end = Math.min(range.end, content.size - 1)
-  }
-  if (end < start) return (async function* () {})()
-  const leaves = repo.leavesInRange(cid, start, end)
-
   return (async function* () {
+    const content = await repo.content(cid)
+    if (!content) throw notFound('Content')
+    let start = 0
+    let end = content.size - 1
+    if (range) {
+      if (!Number.isSafeInteger(range.start) || !Number.isSafeInteger(range.end) || range.start < 0 || range.end < range.start || range.start >= content.size) {
+        throw new GatewayError(416, 'RANGE_NOT_SATISFIABLE', `Range ${range.start}-${range.end} is outside the content (${content.size} bytes)`)
+      }
+      start = range.start
+      end = Math.min(range.end, content.size - 1)
+    }
+    if (end < start) return
+    const leaves = await repo.leavesInRange(cid, start, end)
+
     const readers = new Map<number, FileHandle>()
     // Every group of the range is made local before the first byte, so an offloaded group that cannot come back is a clean error status.
     const release = local ? await local.acquire([...new Set(leaves.map((l) => l.groupId))]) : undefined

@@ -51,22 +51,24 @@ export interface ContentStore {
    */
   storeDirectory(root: { cid: string; dagSize: number; nodes: Iterable<{ cid: string; bytes: Uint8Array }> }): Promise<void>
   /** Whether content with this root CID is fully stored here. */
-  has(cid: string): boolean
-  /** Streams a file's bytes, or the inclusive byte range [start, end]. Throws GatewayError 404 for unknown content. */
+  has(cid: string): Promise<boolean>
+  /** Streams a file's bytes, or the inclusive byte range [start, end]. Fails with GatewayError 404 for unknown content at the first read. */
   read(cid: string, range?: { start: number; end: number }): AsyncIterable<Uint8Array>
   /** Groups holding any block of this content (for /file-info). */
-  groupsOf(cid: string): GroupRecord[]
+  groupsOf(cid: string): Promise<GroupRecord[]>
+  /** The groups of several contents at once (a folder's files), by content CID. */
+  groupsOfMany(cids: string[]): Promise<Map<string, GroupRecord[]>>
   /** Size and DAG size of stored content, or undefined. */
-  stat(cid: string): { size: number; dagSize: number } | undefined
+  stat(cid: string): Promise<{ size: number; dagSize: number } | undefined>
   /** Every group, oldest first. */
-  groups(): GroupRecord[]
-  group(id: number): GroupRecord | undefined
+  groups(): Promise<GroupRecord[]>
+  group(id: number): Promise<GroupRecord | undefined>
   /** The group's CAR file while it may be on this disk (ready_for_deals, or reload while held for deals), else undefined. */
-  carFile(id: number): string | undefined
+  carFile(id: number): Promise<string | undefined>
   /** A random block CID of the group, for retrieval checks. */
-  sampleBlock(id: number): string | undefined
+  sampleBlock(id: number): Promise<string | undefined>
   /** The first root of the group's CAR: the deal's data root (Boost's DealDataRoot). */
-  carRoot(id: number): string | undefined
+  carRoot(id: number): Promise<string | undefined>
   /**
    * ready_for_deals → offloaded: removes the group's CAR and block file. False
    * (nothing done) while a read holds the group.
@@ -82,7 +84,7 @@ export interface ContentStore {
   /** Where offloaded groups are fetched back from when read. */
   setRemoteSource(source: RemoteSource): void
   /** Seals the writable group now if it holds data (as if it had been idle). */
-  sealWritable(): void
+  sealWritable(): Promise<void>
   /** Resolves once no CAR/piece work is queued or running. */
   settled(): Promise<void>
   /** Stops timers, waits for CAR/piece work in progress, leaves everything consistent. */

@@ -5,9 +5,9 @@ import type { EngineContext } from './engine-context.ts'
 /** Retrieves one random block of the group from each active deal's provider and checks it against its CID. */
 export async function checkRetrievals(c: EngineContext, r: TickReport): Promise<void> {
   const { deals, content, providers, logger } = c.o
-  for (const d of deals.inState('active')) {
+  for (const d of await deals.inState('active')) {
     if (d.checkedMs !== undefined && c.now() - d.checkedMs < c.o.retrievalCheckMs) continue
-    const cid = content.sampleBlock(d.groupId)
+    const cid = await content.sampleBlock(d.groupId)
     if (!cid) continue
     let ok = false
     try {
@@ -17,7 +17,7 @@ export async function checkRetrievals(c: EngineContext, r: TickReport): Promise<
       ok = false
     }
     if (!ok && d.retrievable) logger.warn({ groupId: d.groupId, provider: d.provider }, 'retrieval check failed')
-    deals.recordCheck(d.id, ok)
+    await deals.recordCheck(d.id, ok)
     r.checked++
   }
 }

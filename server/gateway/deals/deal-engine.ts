@@ -72,6 +72,8 @@ export interface DealEngineOptions {
   repairHoldEpochs: number
   logger: Logger
   now?: () => number
+  /** While this says so, ticks do nothing (the gateway lost its hold on the database and refuses writes). */
+  paused?: () => boolean
 }
 
 export interface TickReport {
@@ -98,7 +100,7 @@ export interface DealEngine {
   /** The copies currently required per group. */
   requiredCopies(): number
   /** What the engine knows of a group's progress, for the `reason` /file-info gives. */
-  progress(groupId: number): DealProgress
+  progress(groupId: number): Promise<DealProgress>
   /** Why no deals are proposed at all right now (the client lacks DataCap or escrow); undefined while they can be. */
   fundsProblem(): string | undefined
   /** Ticks every `intervalMs` until stopped. */
@@ -116,7 +118,7 @@ export interface DealEngine {
  * retrieval checks or ends within `renewBeforeEpochs` stops counting, so new
  * deals are made; an offloaded group is reloaded for that (held in `reload`
  * with its CAR) and goes back to offloaded once its copies are back.
- * Every step reads and writes SQLite, so a restart resumes (a held group is
+ * Every step reads and writes the gateway's store, so a restart resumes (a held group is
  * swept back to offloaded and reloaded again on the next tick).
  */
 export function createDealEngine(o: DealEngineOptions): DealEngine {
@@ -137,6 +139,12 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
 
   async function tickOnce(): Promise<TickReport> {
     const r: TickReport = { proposed: 0, published: 0, activated: 0, failed: 0, checked: 0, offloaded: 0, repairing: 0, repaired: 0, repairsGivenUp: 0 }
+    if (o.paused?.()) return r
+    // Proposals in flight when a previous process died, once, before anything else.
+    await (interrupted ??= deals.failInterrupted().catch((err) => {
+      interrupted = undefined
+      throw err
+    }))
     const head = await providers.chainHead()
     lastHead = head
     await followProposals(c, head, r)
@@ -146,7 +154,7 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
       if (o.copies === undefined) c.copies = await o.service.requiredCopies()
       await placement.place(head, r, sendable)
       // Only with the deal service up: a reload is pointless when nothing can be proposed.
-      repairs.start(head, r)
+      await repairs.start(head, r)
       serviceError = undefined
     } catch (err) {
       // Deal service down: nothing new is proposed, everything already placed goes on.
@@ -158,15 +166,15 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
     return r
   }
 
-  deals.failInterrupted()
+  let interrupted: Promise<number> | undefined
   const tick = (): Promise<TickReport> => (running ??= tickOnce().finally(() => (running = undefined)))
 
   return {
     tick,
     remoteSource() {
       return {
-        sources(group) {
-          const active = deals.liveOfGroup(group.id).filter((d) => d.state === 'active')
+        async sources(group) {
+          const active = (await deals.liveOfGroup(group.id)).filter((d) => d.state === 'active')
           active.sort((a, b) => Number(b.retrievable) - Number(a.retrievable))
           return active.map((d) => ({
             provider: d.provider,
@@ -178,11 +186,11 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
     },
     requiredCopies: () => c.copies,
     fundsProblem: () => placement.fundsError(),
-    progress(groupId) {
+    async progress(groupId) {
       return {
         head: lastHead,
         copies: c.copies,
-        deals: deals.ofGroup(groupId),
+        deals: await deals.ofGroup(groupId),
         noProviders: placement.noProviders(groupId),
         serviceError,
         fundsError: placement.fundsError(),

@@ -1,4 +1,5 @@
-import type { Db } from '../../shared/db.ts'
+import type { Sql } from '../../shared/sql/index.ts'
+import { jsonList } from '../store.ts'
 import type { Deal } from '../content/index.ts'
 import { DEAL_TRANSITIONS, LIVE_STATES, shownState, type GatewayDealState } from './deal-state.ts'
 import { migrateDeals } from './schema.ts'
@@ -83,113 +84,131 @@ export interface NewDeal {
   proposalEpoch: number
 }
 
-/** All SQL of the deal engine: one row per proposal the gateway ever made. */
-export function createDealStore(db: Db, now: () => number = Date.now) {
-  migrateDeals(db)
-  const live = LIVE_STATES.map((s) => `'${s}'`).join(',')
-  const q = {
-    insert: db.prepare(`INSERT INTO group_deals (group_id, provider, piece_cid, state, start_epoch, end_epoch, token_hash, proposal_epoch, created_ms, updated_ms)
-      VALUES (?, ?, ?, 'proposing', ?, ?, ?, ?, ?, ?)`),
-    event: db.prepare('INSERT INTO group_deal_events (deal_id, state, reason, at_ms) VALUES (?, ?, ?, ?)'),
-    events: db.prepare('SELECT state, reason, at_ms FROM group_deal_events WHERE deal_id = ? ORDER BY rowid'),
-    sent: db.prepare('UPDATE group_deals SET signed_proposal = ?, proposal_cid = ?, provider_answer = ? WHERE id = ?'),
-    byProposalId: db.prepare('SELECT * FROM group_deals WHERE proposal_id = ?'),
-    list: db.prepare('SELECT * FROM group_deals WHERE ? IS NULL OR group_id = ? ORDER BY id'),
-    get: db.prepare('SELECT * FROM group_deals WHERE id = ?'),
-    ofGroup: db.prepare('SELECT * FROM group_deals WHERE group_id = ? ORDER BY id'),
-    inState: db.prepare('SELECT * FROM group_deals WHERE state = ? ORDER BY id'),
-    liveOfGroup: db.prepare(`SELECT * FROM group_deals WHERE group_id = ? AND state IN (${live}) ORDER BY id`),
-    state: db.prepare('SELECT state FROM group_deals WHERE id = ?').pluck(),
-    accepted: db.prepare(`UPDATE group_deals SET state = 'proposed', proposal_id = ?, updated_ms = ? WHERE id = ?`),
-    published: db.prepare(`UPDATE group_deals SET state = 'published', deal_id = ?, token_hash = NULL, updated_ms = ? WHERE id = ?`),
-    active: db.prepare(`UPDATE group_deals SET state = 'active', updated_ms = ? WHERE id = ?`),
-    finish: db.prepare(`UPDATE group_deals SET state = ?, reason = ?, token_hash = NULL, retrievable = 0, updated_ms = ? WHERE id = ?`),
-    checked: db.prepare('UPDATE group_deals SET retrievable = ?, checked_ms = ?, updated_ms = ? WHERE id = ?'),
-    interrupted: db.prepare(`SELECT id FROM group_deals WHERE state = 'proposing'`).pluck(),
-  }
-  const all = (rows: unknown[]) => (rows as Row[]).map(toDeal)
+/** For each target state, the states a deal may move to it from. */
+const FROM = Object.fromEntries(
+  (Object.keys(DEAL_TRANSITIONS) as GatewayDealState[]).map((to) => [to, (Object.keys(DEAL_TRANSITIONS) as GatewayDealState[]).filter((from) => DEAL_TRANSITIONS[from].includes(to))]),
+) as Record<GatewayDealState, GatewayDealState[]>
+
+const inList = (states: readonly string[]) => states.map((s) => `'${s}'`).join(', ')
+
+export type DealView = { deals: Deal[]; retrievableCopies: number }
+
+/** All SQL of the deal engine: one row per proposal the gateway ever made. Migrates first. */
+export async function createDealStore(sql: Sql, now: () => number = Date.now) {
+  await migrateDeals(sql)
+  const live = inList(LIVE_STATES)
+  const ids = jsonList(sql.dialect, 'integer')
+  const all = async (text: string, params: unknown[] = []) => (await sql.all<Row>(text, params)).map(toDeal)
+  const event = (q: Sql, id: number, state: GatewayDealState, reason: string | null, t: number) =>
+    q.run('INSERT INTO group_deal_events (deal_id, state, reason, at_ms) VALUES (?, ?, ?, ?)', [id, state, reason, t])
 
   /**
    * Moves a deal to `to` if DEAL_TRANSITIONS allows it from where it is, and
    * records the change, in one transaction; false (nothing written) otherwise.
+   * The move is one conditional UPDATE (`… AND state IN (allowed)`): of two
+   * racing transitions of one deal, on SQLite or on PostgreSQL's pool, exactly
+   * one changes the row and the other finds it moved and does nothing.
    */
-  const transition = db.transaction((id: number, to: GatewayDealState, apply: (t: number) => void, reason?: string): boolean => {
-    const from = q.state.get(id) as GatewayDealState | undefined
-    if (!from || !DEAL_TRANSITIONS[from].includes(to)) return false
-    const t = now()
-    apply(t)
-    q.event.run(id, to, reason ?? null, t)
-    return true
-  })
+  const transition = (id: number, to: GatewayDealState, set: string, params: unknown[], reason?: string): Promise<boolean> =>
+    sql.transaction(async (tx) => {
+      const t = now()
+      const { changes } = await tx.run(`UPDATE group_deals SET state = '${to}', ${set}updated_ms = ? WHERE id = ? AND state IN (${inList(FROM[to]) || 'NULL'})`, [...params, t, id])
+      if (changes === 0) return false
+      await event(tx, id, to, reason ?? null, t)
+      return true
+    })
 
-  const withAudit = (r: Row): DealAudit => ({
+  const withAudit = async (r: Row): Promise<DealAudit> => ({
     ...toDeal(r),
     ...(r.signed_proposal ? { signedProposal: new Uint8Array(r.signed_proposal) } : {}),
     ...(r.proposal_cid ? { proposalCid: r.proposal_cid } : {}),
     ...(r.provider_answer ? { providerAnswer: r.provider_answer } : {}),
-    events: (q.events.all(r.id) as { state: GatewayDealState; reason: string | null; at_ms: number }[]).map((e) => ({
+    events: (await sql.all<{ state: GatewayDealState; reason: string | null; at_ms: number }>('SELECT state, reason, at_ms FROM group_deal_events WHERE deal_id = ? ORDER BY rowid', [r.id])).map((e) => ({
       state: e.state,
       ...(e.reason ? { reason: e.reason } : {}),
       atMs: e.at_ms,
     })),
   })
 
+  /** What /file-info shows of a group: its live deals and how many are retrievable. */
+  const viewOf = (deals: GroupDeal[]): DealView => {
+    const shown: Deal[] = []
+    for (const d of deals) {
+      const state = shownState(d.state)
+      if (!state) continue
+      shown.push({ provider: d.provider, state, dealId: d.dealId ?? 0, endEpoch: d.endEpoch, isRetrievable: d.state === 'active' && d.retrievable })
+    }
+    return { deals: shown, retrievableCopies: shown.filter((d) => d.isRetrievable).length }
+  }
+
   return {
     /** Records a proposal before it is sent, so a crash mid-call leaves a trace. */
-    create: db.transaction((d: NewDeal): GroupDeal => {
-      const t = now()
-      const id = Number(q.insert.run(d.groupId, d.provider, d.pieceCid, d.startEpoch, d.endEpoch, d.tokenHash, d.proposalEpoch, t, t).lastInsertRowid)
-      q.event.run(id, 'proposing', null, t)
-      return toDeal(q.get.get(id) as Row)
-    }),
+    create: (d: NewDeal): Promise<GroupDeal> =>
+      sql.transaction(async (tx) => {
+        const t = now()
+        const row = (await tx.get<Row>(
+          `INSERT INTO group_deals (group_id, provider, piece_cid, state, start_epoch, end_epoch, token_hash, proposal_epoch, created_ms, updated_ms)
+           VALUES (?, ?, ?, 'proposing', ?, ?, ?, ?, ?, ?) RETURNING *`,
+          [d.groupId, d.provider, d.pieceCid, d.startEpoch, d.endEpoch, d.tokenHash, d.proposalEpoch, t, t],
+        ))!
+        await event(tx, row.id, 'proposing', null, t)
+        return toDeal(row)
+      }),
     /** What was sent and answered: the signed proposal's CBOR, its CID, the provider's words. */
-    recordSent(id: number, sent: { signedProposal?: Uint8Array; proposalCid?: string; answer: string }) {
-      q.sent.run(sent.signedProposal ?? null, sent.proposalCid ?? null, sent.answer, id)
+    async recordSent(id: number, sent: { signedProposal?: Uint8Array; proposalCid?: string; answer: string }): Promise<void> {
+      await sql.run('UPDATE group_deals SET signed_proposal = ?, proposal_cid = ?, provider_answer = ? WHERE id = ?', [sent.signedProposal ?? null, sent.proposalCid ?? null, sent.answer, id])
     },
-    get: (id: number) => {
-      const r = q.get.get(id) as Row | undefined
+    get: async (id: number) => {
+      const r = await sql.get<Row>('SELECT * FROM group_deals WHERE id = ?', [id])
       return r && toDeal(r)
     },
-    ofGroup: (groupId: number) => all(q.ofGroup.all(groupId)),
-    liveOfGroup: (groupId: number) => all(q.liveOfGroup.all(groupId)),
-    inState: (state: GatewayDealState) => all(q.inState.all(state)),
-    markAccepted: (id: number, proposalId: string) => transition(id, 'proposed', (t) => q.accepted.run(proposalId, t, id)),
-    markPublished: (id: number, dealId: number) => transition(id, 'published', (t) => q.published.run(dealId, t, id), `deal ${dealId}`),
-    markActive: (id: number) => transition(id, 'active', (t) => q.active.run(t, id)),
-    markFailed: (id: number, reason: string) => transition(id, 'failed', (t) => q.finish.run('failed', reason, t, id), reason),
-    markEnded: (id: number, reason: string) => transition(id, 'ended', (t) => q.finish.run('ended', reason, t, id), reason),
-    recordCheck: (id: number, ok: boolean) => {
+    ofGroup: (groupId: number) => all('SELECT * FROM group_deals WHERE group_id = ? ORDER BY id', [groupId]),
+    liveOfGroup: (groupId: number) => all(`SELECT * FROM group_deals WHERE group_id = ? AND state IN (${live}) ORDER BY id`, [groupId]),
+    inState: (state: GatewayDealState) => all('SELECT * FROM group_deals WHERE state = ? ORDER BY id', [state]),
+    markAccepted: (id: number, proposalId: string) => transition(id, 'proposed', 'proposal_id = ?, ', [proposalId]),
+    markPublished: (id: number, dealId: number) => transition(id, 'published', 'deal_id = ?, token_hash = NULL, ', [dealId], `deal ${dealId}`),
+    markActive: (id: number) => transition(id, 'active', '', []),
+    markFailed: (id: number, reason: string) => transition(id, 'failed', 'reason = ?, token_hash = NULL, retrievable = 0, ', [reason], reason),
+    markEnded: (id: number, reason: string) => transition(id, 'ended', 'reason = ?, token_hash = NULL, retrievable = 0, ', [reason], reason),
+    async recordCheck(id: number, ok: boolean): Promise<void> {
       const t = now()
-      q.checked.run(ok ? 1 : 0, t, t, id)
+      await sql.run('UPDATE group_deals SET retrievable = ?, checked_ms = ?, updated_ms = ? WHERE id = ?', [ok ? 1 : 0, t, t, id])
     },
     /** Proposals in flight when the process died: the provider's answer is lost, so they count as failed. */
-    failInterrupted: (): number => {
+    async failInterrupted(): Promise<number> {
       let n = 0
-      for (const id of q.interrupted.all() as number[]) if (transition(id, 'failed', (t) => q.finish.run('failed', 'INTERRUPTED', t, id), 'INTERRUPTED')) n++
+      for (const { id } of await sql.all<{ id: number }>(`SELECT id FROM group_deals WHERE state = 'proposing'`)) {
+        if (await transition(id, 'failed', 'reason = ?, token_hash = NULL, retrievable = 0, ', ['INTERRUPTED'], 'INTERRUPTED')) n++
+      }
       return n
     },
 
     /** Deals with their audit trail, oldest first (all, or one group's). */
-    audit(groupId?: number): DealAudit[] {
-      return (q.list.all(groupId ?? null, groupId ?? null) as Row[]).map(withAudit)
+    async audit(groupId?: number): Promise<DealAudit[]> {
+      const rows =
+        groupId === undefined
+          ? await sql.all<Row>('SELECT * FROM group_deals ORDER BY id')
+          : await sql.all<Row>('SELECT * FROM group_deals WHERE group_id = ? ORDER BY id', [groupId])
+      return Promise.all(rows.map(withAudit))
     },
     /** One deal by its deal UUID (the proposal id sent to the provider). */
-    auditOf(dealUuid: string): DealAudit | undefined {
-      const r = q.byProposalId.get(dealUuid) as Row | undefined
+    async auditOf(dealUuid: string): Promise<DealAudit | undefined> {
+      const r = await sql.get<Row>('SELECT * FROM group_deals WHERE proposal_id = ?', [dealUuid])
       return r && withAudit(r)
     },
 
     /** What /file-info shows of a group: its live deals and how many are retrievable. */
-    view(groupId: number): { deals: Deal[]; retrievableCopies: number } {
-      const deals: Deal[] = []
-      for (const d of all(q.liveOfGroup.all(groupId))) {
-        const state = shownState(d.state)
-        if (!state) continue
-        deals.push({ provider: d.provider, state, dealId: d.dealId ?? 0, endEpoch: d.endEpoch, isRetrievable: d.state === 'active' && d.retrievable })
-      }
-      return { deals, retrievableCopies: deals.filter((d) => d.isRetrievable).length }
+    view: async (groupId: number): Promise<DealView> => viewOf(await all(`SELECT * FROM group_deals WHERE group_id = ? AND state IN (${live}) ORDER BY id`, [groupId])),
+    /** The views of several groups (all without ids) in one query, by group id. */
+    async views(groupIds?: number[]): Promise<Map<number, DealView>> {
+      const deals = groupIds
+        ? await all(`SELECT * FROM group_deals WHERE state IN (${live}) AND group_id IN (${ids}) ORDER BY id`, [JSON.stringify(groupIds)])
+        : await all(`SELECT * FROM group_deals WHERE state IN (${live}) ORDER BY id`)
+      const byGroup = new Map<number, GroupDeal[]>()
+      for (const d of deals) byGroup.set(d.groupId, [...(byGroup.get(d.groupId) ?? []), d])
+      return new Map([...byGroup].map(([id, list]) => [id, viewOf(list)]))
     },
   }
 }
 
-export type DealStore = ReturnType<typeof createDealStore>
+export type DealStore = Awaited<ReturnType<typeof createDealStore>>

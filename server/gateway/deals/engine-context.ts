@@ -15,17 +15,17 @@ export interface EngineContext {
   /** Runs a provider call under the call timeout. */
   withTimeout<T>(run: (signal: AbortSignal) => Promise<T>): Promise<T>
   /** Marks a deal failed (another provider will be asked) and counts it. */
-  fail(d: GroupDeal, reason: string, r: TickReport): void
+  fail(d: GroupDeal, reason: string, r: TickReport): Promise<void>
   /**
    * Live deals that hold (or will soon hold) the group's data for a while:
    * not about to end, and not an active deal whose last retrieval check failed
    * (the provider lost or altered the data). Fewer than `copies`: repair.
    */
-  counting(groupId: number, head: number): GroupDeal[]
+  counting(groupId: number, head: number): Promise<GroupDeal[]>
   /** Copies that can be retrieved now and will last: what offload (and the end of a repair) waits for. */
-  lastingRetrievable(groupId: number, head: number): number
+  lastingRetrievable(groupId: number, head: number): Promise<number>
   /** Whether a provider may still be fetching the group's CAR. */
-  transferPending(groupId: number): boolean
+  transferPending(groupId: number): Promise<boolean>
 }
 
 export function createEngineContext(o: DealEngineOptions): EngineContext {
@@ -41,14 +41,14 @@ export function createEngineContext(o: DealEngineOptions): EngineContext {
       const timer = setTimeout(() => controller.abort(new Error('provider call timed out')), o.callTimeoutMs)
       return run(controller.signal).finally(() => clearTimeout(timer))
     },
-    fail(d, reason, r) {
-      deals.markFailed(d.id, reason)
+    async fail(d, reason, r) {
+      await deals.markFailed(d.id, reason)
       r.failed++
       logger.info({ groupId: d.groupId, provider: d.provider, reason }, 'deal failed; another provider will be asked')
     },
-    counting: (groupId, head) =>
-      deals.liveOfGroup(groupId).filter((d) => !endsSoon(d, head) && !(d.state === 'active' && d.checkedMs !== undefined && !d.retrievable)),
-    lastingRetrievable: (groupId, head) => deals.liveOfGroup(groupId).filter((d) => d.state === 'active' && d.retrievable && !endsSoon(d, head)).length,
-    transferPending: (groupId) => deals.liveOfGroup(groupId).some((d) => d.state === 'proposing' || d.state === 'proposed'),
+    counting: async (groupId, head) =>
+      (await deals.liveOfGroup(groupId)).filter((d) => !endsSoon(d, head) && !(d.state === 'active' && d.checkedMs !== undefined && !d.retrievable)),
+    lastingRetrievable: async (groupId, head) => (await deals.liveOfGroup(groupId)).filter((d) => d.state === 'active' && d.retrievable && !endsSoon(d, head)).length,
+    transferPending: async (groupId) => (await deals.liveOfGroup(groupId)).some((d) => d.state === 'proposing' || d.state === 'proposed'),
   }
 }

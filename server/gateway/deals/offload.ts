@@ -4,10 +4,10 @@ import type { EngineContext } from './engine-context.ts'
 /** Groups whose copies are all retrievable, with no provider still fetching: local CAR and blocks removed. */
 export async function offloadGroups(c: EngineContext, head: number, r: TickReport): Promise<void> {
   const { content, logger } = c.o
-  for (const g of content.groups()) {
-    if (g.state !== 'ready_for_deals' || c.lastingRetrievable(g.id, head) < c.copies) continue
+  for (const g of await content.groups()) {
+    if (g.state !== 'ready_for_deals' || (await c.lastingRetrievable(g.id, head)) < c.copies) continue
     // A provider may still be fetching the CAR.
-    if (c.transferPending(g.id)) continue
+    if (await c.transferPending(g.id)) continue
     if (await content.offload(g.id)) {
       r.offloaded++
       logger.info({ groupId: g.id, retrievableCopies: g.retrievableCopies }, 'group offloaded: local CAR and blocks removed')

@@ -71,7 +71,7 @@ export function createPlacement(c: EngineContext): Placement {
     const collateral = await providers.providerCollateral(piece.pieceSize, o.terms.verified).catch(() => undefined)
     // Without the bounds a provider would refuse the proposal anyway: try again on the next pass.
     if (collateral === undefined) return
-    const deal = deals.create({
+    const deal = await deals.create({
       groupId: g.id,
       provider,
       pieceCid: piece.pieceCid,
@@ -93,19 +93,19 @@ export function createPlacement(c: EngineContext): Placement {
       ProviderCollateral: collateral,
       ClientCollateral: '0',
     }
-    const transfer = { dataRoot: content.carRoot(g.id)!, url: `${o.publicUrl()}${TRANSFER_PATH}/${deal.id}`, headers: { Authorization: `Bearer ${token}` }, size: g.carSize! }
+    const transfer = { dataRoot: (await content.carRoot(g.id))!, url: `${o.publicUrl()}${TRANSFER_PATH}/${deal.id}`, headers: { Authorization: `Bearer ${token}` }, size: g.carSize! }
     try {
       const answer = await c.withTimeout((signal) => providers.propose(proposal, transfer, { signal }))
-      deals.recordSent(deal.id, { signedProposal: answer.signedProposal, proposalCid: answer.proposalCid, answer: answer.accepted ? 'accepted' : answer.reason })
+      await deals.recordSent(deal.id, { signedProposal: answer.signedProposal, proposalCid: answer.proposalCid, answer: answer.accepted ? 'accepted' : answer.reason })
       if (answer.accepted) {
-        deals.markAccepted(deal.id, answer.proposalId)
+        await deals.markAccepted(deal.id, answer.proposalId)
         r.proposed++
         logger.info({ groupId: g.id, provider, pieceCid: piece.pieceCid, pieceSize: piece.pieceSize }, 'deal proposed')
-      } else c.fail(deal, answer.reason, r)
+      } else await c.fail(deal, answer.reason, r)
     } catch (err) {
       const reason = proposalFailure(err)
-      deals.recordSent(deal.id, { answer: reason })
-      c.fail(deal, reason, r)
+      await deals.recordSent(deal.id, { answer: reason })
+      await c.fail(deal, reason, r)
     }
   }
 
@@ -115,17 +115,17 @@ export function createPlacement(c: EngineContext): Placement {
     async place(head, r, sendable) {
       await checkFunds()
       if (fundsError) return
-      for (const g of content.groups()) {
+      for (const g of await content.groups()) {
         if (!sendable(g) || !g.pieceCid || !g.pieceSize || !g.carSize) continue
         if (o.terms.verified && funds?.dataCap != null && funds.dataCap < BigInt(g.pieceSize)) {
           noProviders.set(g.id, `DATACAP_TOO_LOW (${funds.dataCap} bytes left, the piece is ${g.pieceSize})`)
           continue
         }
-        const history = deals.ofGroup(g.id)
-        const missing = c.copies - c.counting(g.id, head).length
+        const history = await deals.ofGroup(g.id)
+        const missing = c.copies - (await c.counting(g.id, head)).length
         if (missing <= 0) continue
         // A provider with any live deal for this piece (even one about to end or failing checks) is not asked again.
-        const busy = new Set(deals.liveOfGroup(g.id).map((d) => d.provider))
+        const busy = new Set((await deals.liveOfGroup(g.id)).map((d) => d.provider))
         // Deals recorded before the proposal epoch was kept: reconstructed from the start epoch.
         const proposedAt = (d: GroupDeal) => d.proposalEpoch ?? d.startEpoch - o.terms.startOffsetEpochs
         const recentlyFailed = new Set(history.filter((d) => d.state === 'failed' && head - proposedAt(d) < c.retryAfterEpochs).map((d) => d.provider))

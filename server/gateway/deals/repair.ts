@@ -13,7 +13,7 @@ interface Repair {
 
 export interface Repairs {
   /** Reloads offloaded groups short of copies, in the background, to hold them for new deals. */
-  start(head: number, r: TickReport): void
+  start(head: number, r: TickReport): Promise<void>
   /** Releases held groups whose copies are back, or that were held too long. */
   finish(head: number, r: TickReport): Promise<void>
   /** Whether the group is held locally, with its CAR, for new deals. */
@@ -37,10 +37,10 @@ export function createRepairs(c: EngineContext): Repairs {
 
   return {
     holds: (groupId) => repairs.get(groupId)?.release !== undefined,
-    start(head, r) {
-      for (const g of content.groups()) {
+    async start(head, r) {
+      for (const g of await content.groups()) {
         if (g.state !== 'offloaded') continue
-        const have = c.counting(g.id, head).length
+        const have = (await c.counting(g.id, head)).length
         if (have >= c.copies) continue
         const previous = repairs.get(g.id)
         if (previous && (previous.failedAt === undefined || head - previous.failedAt < c.retryAfterEpochs)) continue
@@ -64,19 +64,19 @@ export function createRepairs(c: EngineContext): Repairs {
     },
     async finish(head, r) {
       for (const [groupId, repair] of repairs) {
-        if (!repair.release || c.transferPending(groupId)) continue
+        if (!repair.release || (await c.transferPending(groupId))) continue
         const release = repair.release
-        if (c.lastingRetrievable(groupId, head) >= c.copies) {
+        if ((await c.lastingRetrievable(groupId, head)) >= c.copies) {
           repairs.delete(groupId)
           await release()
           r.repaired++
-          logger.info({ groupId, retrievableCopies: c.lastingRetrievable(groupId, head) }, 'group repaired: back to offloaded')
+          logger.info({ groupId, retrievableCopies: await c.lastingRetrievable(groupId, head) }, 'group repaired: back to offloaded')
         } else if (head - repair.heldSince! >= c.o.repairHoldEpochs) {
           repair.release = undefined
           repair.failedAt = head
           await release()
           r.repairsGivenUp++
-          logger.warn({ groupId, retrievableCopies: c.lastingRetrievable(groupId, head), required: c.copies }, 'group held for repair too long without its copies: local bytes removed again, retrying later')
+          logger.warn({ groupId, retrievableCopies: await c.lastingRetrievable(groupId, head), required: c.copies }, 'group held for repair too long without its copies: local bytes removed again, retrying later')
         }
       }
     },

@@ -1,6 +1,7 @@
-import { migrate, type Db } from '../../shared/db.ts'
+import { migrateSql, type Sql } from '../../shared/sql/index.ts'
+import { stepsFor, type Step } from '../store.ts'
 
-const STEPS = [
+const STEPS: Step[] = [
   `CREATE TABLE group_deals (
      id INTEGER PRIMARY KEY,
      group_id INTEGER NOT NULL,
@@ -21,7 +22,9 @@ const STEPS = [
    CREATE INDEX group_deals_group ON group_deals (group_id);
    CREATE INDEX group_deals_state ON group_deals (state);`,
   // The audit trail: what was signed and sent, what the provider answered, every state change.
-  `ALTER TABLE group_deals ADD COLUMN proposal_epoch INTEGER;
+  // Events are read in insertion order (SQLite's rowid); PostgreSQL gets a column of that name.
+  {
+    sqlite: `ALTER TABLE group_deals ADD COLUMN proposal_epoch INTEGER;
    ALTER TABLE group_deals ADD COLUMN signed_proposal BLOB;
    ALTER TABLE group_deals ADD COLUMN proposal_cid TEXT;
    ALTER TABLE group_deals ADD COLUMN provider_answer TEXT;
@@ -32,9 +35,22 @@ const STEPS = [
      at_ms INTEGER NOT NULL
    );
    CREATE INDEX group_deal_events_deal ON group_deal_events (deal_id);`,
+    postgres: `ALTER TABLE group_deals ADD COLUMN proposal_epoch INTEGER;
+   ALTER TABLE group_deals ADD COLUMN signed_proposal BLOB;
+   ALTER TABLE group_deals ADD COLUMN proposal_cid TEXT;
+   ALTER TABLE group_deals ADD COLUMN provider_answer TEXT;
+   CREATE TABLE group_deal_events (
+     rowid INTEGER GENERATED ALWAYS AS IDENTITY,
+     deal_id INTEGER NOT NULL,
+     state TEXT NOT NULL,
+     reason TEXT,
+     at_ms INTEGER NOT NULL
+   );
+   CREATE INDEX group_deal_events_deal ON group_deal_events (deal_id);`,
+  },
 ]
 
-/** Creates or upgrades the deal engine's tables (same SQLite file as the content store). */
-export function migrateDeals(db: Db): void {
-  migrate(db, 'gateway.deals', STEPS)
+/** Creates or upgrades the deal engine's tables (in the gateway's store, beside the content store's). */
+export async function migrateDeals(sql: Sql): Promise<void> {
+  await migrateSql(sql, 'gateway.deals', stepsFor(sql.dialect, STEPS))
 }

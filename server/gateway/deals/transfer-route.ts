@@ -1,4 +1,4 @@
-import { Router } from 'express'
+import { Router, type Response } from 'express'
 import { timingSafeEqual } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { stat } from 'node:fs/promises'
@@ -22,23 +22,24 @@ export function createTransferRouter(deps: { deals: DealStore; content: ContentS
     // Not one of ours: let WebDAV answer for whatever lives at this path.
     const header = req.headers.authorization ?? ''
     if (!/^[1-9][0-9]{0,15}$/.test(req.params.id) || !header.startsWith('Bearer ')) return next()
-    const deal = deps.deals.get(Number(req.params.id))
-    const token = header.startsWith('Bearer ') ? header.slice(7).trim() : ''
+    serve(req.params.id, header, res).catch((err: NodeJS.ErrnoException) => {
+      if (res.headersSent) return res.destroy(err)
+      next(err.code === 'ENOENT' ? new GatewayError(410, 'CAR_GONE', 'The CAR of this deal is no longer on the gateway') : err)
+    })
+  })
+
+  async function serve(id: string, header: string, res: Response): Promise<void> {
+    const deal = await deps.deals.get(Number(id))
+    const token = header.slice(7).trim()
     const given = Buffer.from(sha256Hex(token))
     if (!deal?.tokenHash || !token || !timingSafeEqual(given, Buffer.from(deal.tokenHash))) {
-      return next(new GatewayError(401, 'TRANSFER_UNAUTHORIZED', 'Unknown deal or wrong transfer token', { 'WWW-Authenticate': 'Bearer' }))
+      throw new GatewayError(401, 'TRANSFER_UNAUTHORIZED', 'Unknown deal or wrong transfer token', { 'WWW-Authenticate': 'Bearer' })
     }
-    const car = deps.content.carFile(deal.groupId)
-    if (!car) return next(new GatewayError(410, 'CAR_GONE', 'The CAR of this deal is no longer on the gateway'))
-    stat(car)
-      .then(async (s) => {
-        res.status(200).set({ 'Content-Type': 'application/vnd.ipld.car; version=1', 'Content-Length': String(s.size) })
-        await pipeline(createReadStream(car), res)
-      })
-      .catch((err: NodeJS.ErrnoException) => {
-        if (res.headersSent) return res.destroy(err)
-        next(err.code === 'ENOENT' ? new GatewayError(410, 'CAR_GONE', 'The CAR of this deal is no longer on the gateway') : err)
-      })
-  })
+    const car = await deps.content.carFile(deal.groupId)
+    if (!car) throw new GatewayError(410, 'CAR_GONE', 'The CAR of this deal is no longer on the gateway')
+    const s = await stat(car)
+    res.status(200).set({ 'Content-Type': 'application/vnd.ipld.car; version=1', 'Content-Length': String(s.size) })
+    await pipeline(createReadStream(car), res)
+  }
   return router
 }

@@ -7,16 +7,26 @@ import type { LockStore } from './locks.ts'
 /** The part of the content store WebDAV uses (server/gateway/content implements it). */
 export interface ContentSource {
   ingest(source: AsyncIterable<Uint8Array>, options?: { signal?: AbortSignal }): Promise<{ cid: string; size: number; dagSize: number }>
-  /** Inclusive `end`; throws a GatewayError 404 for unknown content. */
+  /** Inclusive `end`; unknown content fails (GatewayError 404) at the first read, before any byte. */
   read(cid: string, range?: { start: number; end: number }): AsyncIterable<Uint8Array>
 }
 
-export interface DavContext {
+/** What WebDAV keeps: the tree, dead properties, locks; over the store or over one transaction. */
+export interface DavStores {
   namespace: Namespace
-  content: ContentSource
   props: DeadProps
   locks: LockStore
+}
+
+export interface DavContext extends DavStores {
+  content: ContentSource
   logger: Logger
+  /**
+   * Runs `fn` in one transaction over stores bound to it, after every tree
+   * change before it: checks made inside (the path is free, the locks are
+   * held) still hold when it commits.
+   */
+  atomically<T>(fn: (t: DavStores) => Promise<T>): Promise<T>
 }
 
 export type MethodHandler = (req: Request, res: Response, ctx: DavContext) => Promise<void>

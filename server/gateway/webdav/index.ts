@@ -1,5 +1,5 @@
 import type { Request, RequestHandler, Response } from 'express'
-import type { Db } from '../../shared/db.ts'
+import { isConstraintViolation, type Sql } from '../../shared/sql/index.ts'
 import { isDiskFull } from '../../shared/disk.ts'
 import type { Logger } from '../../shared/logger.ts'
 import { GatewayError } from '../errors.ts'
@@ -26,8 +26,8 @@ export { DAV, GW } from './xml.ts'
 export interface WebDavOptions {
   namespace: Namespace
   content: ContentSource
-  /** The database the namespace lives in; dead properties and locks go beside it. */
-  db: Db
+  /** The store the namespace lives in; dead properties and locks go beside it. */
+  sql: Sql
   logger: Logger
 }
 
@@ -50,16 +50,18 @@ const METHODS: Record<string, MethodHandler> = {
  * The gateway's WebDAV server (RFC 4918 class 1 and 2) over its namespace
  * and content store, serving every path it is mounted on.
  *
- * @example app.use(createWebDav({ namespace, content, db, logger }))
+ * @example app.use(await createWebDav({ namespace, content, sql, logger }))
  */
-export function createWebDav(options: WebDavOptions): RequestHandler {
-  migrateWebDav(options.db)
+export async function createWebDav(options: WebDavOptions): Promise<RequestHandler> {
+  await migrateWebDav(options.sql)
+  const { namespace } = options
   const ctx: DavContext = {
-    namespace: options.namespace,
+    namespace,
     content: options.content,
-    props: createDeadProps(options.db),
-    locks: createLockStore(options.db),
+    props: createDeadProps(options.sql),
+    locks: createLockStore(options.sql),
     logger: options.logger.child({ part: 'webdav' }),
+    atomically: (fn) => namespace.transaction((tx) => fn({ namespace: namespace.within(tx), props: createDeadProps(tx), locks: createLockStore(tx) })),
   }
 
   return (req, res) => {
@@ -93,7 +95,7 @@ function fail(req: Request, res: Response, ctx: DavContext, err: unknown): void 
     sendDavError(res, insufficientStorage(), head)
     return
   }
-  if (isConstraintError(err)) {
+  if (isConstraintViolation(err)) {
     // Two requests raced to create the same path; the loser gets a clean conflict.
     sendDavError(res, new DavError(409, 'CONFLICT', 'The resource changed during the request'), head)
     return
@@ -101,5 +103,3 @@ function fail(req: Request, res: Response, ctx: DavContext, err: unknown): void 
   ctx.logger.error({ err, method: req.method, url: req.originalUrl }, 'unexpected WebDAV error')
   sendDavError(res, new DavError(500, 'INTERNAL', 'Internal gateway error'), head)
 }
-
-const isConstraintError = (err: unknown) => typeof (err as { code?: unknown })?.code === 'string' && (err as { code: string }).code.startsWith('SQLITE_CONSTRAINT')

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto'
-import type { Db } from '../../shared/db.ts'
+import type { Sql } from '../../shared/sql/index.ts'
+import { jsonList } from '../store.ts'
 import { isWithin, selfAndAncestors } from './paths.ts'
 import { belowRange } from './schema.ts'
 import type { XmlElement } from './xml.ts'
@@ -19,21 +20,21 @@ export interface Lock {
 }
 
 /**
- * Write locks (RFC 4918 class 2), kept in SQLite so they survive a restart.
+ * Write locks (RFC 4918 class 2), kept in the gateway's store so they survive a restart.
  * A lock lives until it times out, is unlocked, or its root resource is
  * deleted or moved away (locks never follow a MOVE or COPY).
  */
 export interface LockStore {
   /** Live locks that apply to `path`: rooted there, or depth-infinity locks on a folder above it. */
-  covering(path: string): Lock[]
+  covering(path: string): Promise<Lock[]>
   /** Live locks rooted strictly below `path`. */
-  below(path: string): Lock[]
-  get(token: string): Lock | undefined
-  create(lock: Omit<Lock, 'token' | 'expiresMs'>): Lock
-  refresh(token: string, timeoutS: number): Lock
-  remove(token: string): void
+  below(path: string): Promise<Lock[]>
+  get(token: string): Promise<Lock | undefined>
+  create(lock: Omit<Lock, 'token' | 'expiresMs'>): Promise<Lock>
+  refresh(token: string, timeoutS: number): Promise<Lock>
+  remove(token: string): Promise<void>
   /** Drops the locks rooted at `path` or below it. */
-  removeTree(path: string): void
+  removeTree(path: string): Promise<void>
 }
 
 interface Row {
@@ -56,43 +57,40 @@ const toLock = (r: Row): Lock => ({
   expiresMs: r.expires_ms,
 })
 
-export function createLockStore(db: Db, now: () => number = Date.now): LockStore {
-  const q = {
-    atRoots: db.prepare('SELECT * FROM webdav_locks WHERE expires_ms > ? AND root IN (SELECT value FROM json_each(?))'),
-    below: db.prepare('SELECT * FROM webdav_locks WHERE expires_ms > ? AND root > ? AND root < ?'),
-    get: db.prepare('SELECT * FROM webdav_locks WHERE token = ? AND expires_ms > ?'),
-    insert: db.prepare(`INSERT INTO webdav_locks (token, root, depth, scope, owner, timeout_s, expires_ms)
-      VALUES (@token, @root, @depth, @scope, @owner, @timeoutS, @expiresMs)`),
-    refresh: db.prepare('UPDATE webdav_locks SET timeout_s = ?, expires_ms = ? WHERE token = ?'),
-    remove: db.prepare('DELETE FROM webdav_locks WHERE token = ?'),
-    removeTree: db.prepare('DELETE FROM webdav_locks WHERE root = ? OR (root > ? AND root < ?)'),
-    purge: db.prepare('DELETE FROM webdav_locks WHERE expires_ms <= ?'),
-  }
-  const get = (token: string) => {
-    const row = q.get.get(token, now()) as Row | undefined
+/** Locks over `sql` (the store, or a transaction's handle). */
+export function createLockStore(sql: Sql, now: () => number = Date.now): LockStore {
+  const locks = async (text: string, params: unknown[]) => (await sql.all<Row>(text, params)).map(toLock)
+  const get = async (token: string) => {
+    const row = await sql.get<Row>('SELECT * FROM webdav_locks WHERE token = ? AND expires_ms > ?', [token, now()])
     return row && toLock(row)
   }
 
   return {
-    covering(path) {
-      const rows = q.atRoots.all(now(), JSON.stringify(selfAndAncestors(path))) as Row[]
-      return rows.map(toLock).filter((l) => l.root === path || l.depth === 'infinity')
+    async covering(path) {
+      const rows = await locks(`SELECT * FROM webdav_locks WHERE expires_ms > ? AND root IN (${jsonList(sql.dialect)})`, [now(), JSON.stringify(selfAndAncestors(path))])
+      return rows.filter((l) => l.root === path || l.depth === 'infinity')
     },
-    below: (path) => (q.below.all(now(), ...belowRange(path)) as Row[]).map(toLock),
+    below: (path) => locks('SELECT * FROM webdav_locks WHERE expires_ms > ? AND root > ? AND root < ?', [now(), ...belowRange(path)]),
     get,
-    create(lock) {
+    async create(lock) {
       const t = now()
-      q.purge.run(t)
+      await sql.run('DELETE FROM webdav_locks WHERE expires_ms <= ?', [t])
       const created: Lock = { ...lock, token: `opaquelocktoken:${randomUUID()}`, expiresMs: t + lock.timeoutS * 1000 }
-      q.insert.run({ ...created, owner: created.owner ? JSON.stringify(created.owner) : null })
+      await sql.run('INSERT INTO webdav_locks (token, root, depth, scope, owner, timeout_s, expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?)', [
+        created.token, created.root, created.depth, created.scope, created.owner ? JSON.stringify(created.owner) : null, created.timeoutS, created.expiresMs,
+      ])
       return created
     },
-    refresh(token, timeoutS) {
-      q.refresh.run(timeoutS, now() + timeoutS * 1000, token)
-      return get(token)!
+    async refresh(token, timeoutS) {
+      await sql.run('UPDATE webdav_locks SET timeout_s = ?, expires_ms = ? WHERE token = ?', [timeoutS, now() + timeoutS * 1000, token])
+      return (await get(token))!
     },
-    remove: (token) => void q.remove.run(token),
-    removeTree: (path) => void q.removeTree.run(path, ...belowRange(path)),
+    async remove(token) {
+      await sql.run('DELETE FROM webdav_locks WHERE token = ?', [token])
+    },
+    async removeTree(path) {
+      await sql.run('DELETE FROM webdav_locks WHERE root = ? OR (root > ? AND root < ?)', [path, ...belowRange(path)])
+    },
   }
 }
 

@@ -1,6 +1,6 @@
 import type { Request } from 'express'
 import { parentOf } from '../namespace.ts'
-import type { DavContext } from './context.ts'
+import type { DavStores } from './context.ts'
 import { DavError, locked, preconditionFailed } from './errors.ts'
 import { listHolds, parseIf, submittedTokens, type ResourceState } from './if-header.ts'
 import type { Lock } from './locks.ts'
@@ -9,12 +9,12 @@ import { header } from './header.ts'
 
 export const quoteEtag = (etag: string) => `"${etag}"`
 
-function stateOf(ctx: DavContext, path: string | undefined): ResourceState {
+async function stateOf(ctx: Pick<DavStores, 'namespace' | 'locks'>, path: string | undefined): Promise<ResourceState> {
   if (path === undefined) return { lockTokens: new Set() }
-  const entry = ctx.namespace.get(path)
+  const [entry, locks] = await Promise.all([ctx.namespace.get(path), ctx.locks.covering(path)])
   return {
     etag: entry && quoteEtag(entry.etag),
-    lockTokens: new Set(ctx.locks.covering(path).map((l) => l.token)),
+    lockTokens: new Set(locks.map((l) => l.token)),
   }
 }
 
@@ -22,8 +22,8 @@ function stateOf(ctx: DavContext, path: string | undefined): ResourceState {
  * Evaluates `If`, `If-Match` and `If-None-Match` for a request on `path`
  * (412 when they fail) and returns the lock tokens the client submitted.
  */
-export function checkConditions(req: Request, ctx: DavContext, path: string): Set<string> {
-  const entry = ctx.namespace.get(path)
+export async function checkConditions(req: Request, ctx: Pick<DavStores, 'namespace' | 'locks'>, path: string): Promise<Set<string>> {
+  const entry = await ctx.namespace.get(path)
   const etag = entry && quoteEtag(entry.etag)
 
   const ifMatch = req.headers['if-match']
@@ -37,7 +37,8 @@ export function checkConditions(req: Request, ctx: DavContext, path: string): Se
   const ifHeader = header(req, 'If')
   if (ifHeader === undefined) return new Set()
   const lists = parseIf(ifHeader)
-  const holds = lists.some((list) => {
+  let holds = false
+  for (const list of lists) {
     let target: string | undefined = path
     if (list.tag !== undefined) {
       try {
@@ -46,8 +47,11 @@ export function checkConditions(req: Request, ctx: DavContext, path: string): Se
         target = undefined // a tag we cannot resolve names no resource of ours
       }
     }
-    return listHolds(list, stateOf(ctx, target))
-  })
+    if (listHolds(list, await stateOf(ctx, target))) {
+      holds = true
+      break
+    }
+  }
   if (!holds) throw preconditionFailed('If header conditions do not hold')
   return submittedTokens(lists)
 }
@@ -66,12 +70,12 @@ function etagListMatches(header: string, etag: string | undefined): boolean {
  * - `bind`: creating or removing it (also the parent's locks, which protect membership);
  * - `tree`: removing it with everything below (also locks rooted below).
  */
-export function guardingLocks(ctx: DavContext, path: string, change: 'write' | 'bind' | 'tree'): Lock[] {
+export async function guardingLocks(ctx: Pick<DavStores, 'locks'>, path: string, change: 'write' | 'bind' | 'tree'): Promise<Lock[]> {
   const found = new Map<string, Lock>()
   const add = (locks: Lock[]) => locks.forEach((l) => found.set(l.token, l))
-  add(ctx.locks.covering(path))
-  if (change !== 'write' && path !== '/') add(ctx.locks.covering(parentOf(path)))
-  if (change === 'tree') add(ctx.locks.below(path))
+  add(await ctx.locks.covering(path))
+  if (change !== 'write' && path !== '/') add(await ctx.locks.covering(parentOf(path)))
+  if (change === 'tree') add(await ctx.locks.below(path))
   return [...found.values()]
 }
 
@@ -79,18 +83,19 @@ export function guardingLocks(ctx: DavContext, path: string, change: 'write' | '
  * 423 unless, for every locked resource among `locks`, the client submitted
  * the token of one of the locks rooted there (any one of several shared locks will do).
  */
-export function requireTokens(req: Request, ctx: DavContext, locks: Lock[], tokens: Set<string>): void {
+export async function requireTokens(req: Request, ctx: Pick<DavStores, 'namespace'>, locks: Lock[], tokens: Set<string>): Promise<void> {
   const byRoot = new Map<string, Lock[]>()
   for (const l of locks) byRoot.set(l.root, [...(byRoot.get(l.root) ?? []), l])
   const unmet = [...byRoot].filter(([, ls]) => !ls.some((l) => tokens.has(l.token))).map(([root]) => root)
   if (unmet.length > 0) {
-    throw locked(unmet.map((root) => hrefOf(req, root, ctx.namespace.get(root)?.kind === 'dir')))
+    const hrefs = await Promise.all(unmet.map(async (root) => hrefOf(req, root, (await ctx.namespace.get(root))?.kind === 'dir')))
+    throw locked(hrefs)
   }
 }
 
 /** Shorthand: the conditions hold and the client holds the locks guarding `change` of `path`. */
-export function checkWrite(req: Request, ctx: DavContext, path: string, change: 'write' | 'bind' | 'tree'): Set<string> {
-  const tokens = checkConditions(req, ctx, path)
-  requireTokens(req, ctx, guardingLocks(ctx, path, change), tokens)
+export async function checkWrite(req: Request, ctx: Pick<DavStores, 'namespace' | 'locks'>, path: string, change: 'write' | 'bind' | 'tree'): Promise<Set<string>> {
+  const tokens = await checkConditions(req, ctx, path)
+  await requireTokens(req, ctx, await guardingLocks(ctx, path, change), tokens)
   return tokens
 }

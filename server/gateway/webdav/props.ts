@@ -2,17 +2,34 @@ import type { Request } from 'express'
 import { nameOf, type Entry } from '../namespace.ts'
 import type { DavContext } from './context.ts'
 import { contentTypeFor, DEFAULT_TYPE } from './content-type.ts'
-import type { Lock } from './locks.ts'
+import { covers, type Lock } from './locks.ts'
 import { hrefOf } from './paths.ts'
 import { quoteEtag } from './preconditions.ts'
 import { DAV, GW, OC, dav, el, type XmlElement, type XmlNode } from './xml.ts'
+
+/**
+ * What describing a listing needs beyond its entries, read from the store
+ * beforehand in a few queries (not a few per entry), so a folder of
+ * thousands is described without waiting on the store.
+ */
+export interface PropView {
+  instanceId: string
+  /** Dead properties of a listed path. */
+  dead(path: string): XmlElement[]
+  /** Live locks that apply to a listed path. */
+  locksOn(path: string): Lock[]
+  /** Total file bytes below a listed folder. */
+  folderSize(path: string): number
+  /** Whether a lock's root is a folder (for its href). */
+  isDir(path: string): boolean
+}
 
 /** Live properties: computed from the namespace and lock store, never stored, never writable. */
 interface LiveProp {
   ns: string
   local: string
   /** The value's children, or undefined when the resource has no such property. */
-  value(entry: Entry, req: Request, ctx: DavContext): XmlNode[] | undefined
+  value(entry: Entry, req: Request, view: PropView): XmlNode[] | undefined
   /** Only when asked by name (not in `allprop`), as Nextcloud does for its own properties. */
   named?: true
 }
@@ -28,14 +45,14 @@ const LIVE: LiveProp[] = [
   { ns: DAV, local: 'getetag', value: (e) => [quoteEtag(e.etag)] },
   { ns: DAV, local: 'getlastmodified', value: (e) => [new Date(e.modifiedMs).toUTCString()] },
   { ns: DAV, local: 'supportedlock', value: () => (['exclusive', 'shared'] as const).map(lockEntry) },
-  { ns: DAV, local: 'lockdiscovery', value: (e, req, ctx) => ctx.locks.covering(e.path).map((l) => activeLock(req, ctx, l)) },
+  { ns: DAV, local: 'lockdiscovery', value: (e, req, view) => view.locksOn(e.path).map((l) => activeLock(req, l, view.isDir(l.root))) },
   { ns: GW, local: 'cid', value: (e) => (e.cid ? [e.cid] : undefined) },
   // What the Nextcloud desktop and mobile clients read to sync: ids that survive renames,
   // permission letters, sizes of folders too, and the checksum the client uploaded with.
-  { ns: OC, local: 'id', named: true, value: (e, _req, ctx) => [ocId(e.fileId, ctx.namespace.instanceId)] },
+  { ns: OC, local: 'id', named: true, value: (e, _req, view) => [ocId(e.fileId, view.instanceId)] },
   { ns: OC, local: 'fileid', named: true, value: (e) => [String(e.fileId)] },
   { ns: OC, local: 'permissions', named: true, value: (e) => [permissionsOf(e)] },
-  { ns: OC, local: 'size', named: true, value: (e, _req, ctx) => [String(e.kind === 'dir' ? ctx.namespace.folderSize(e.path) : e.size)] },
+  { ns: OC, local: 'size', named: true, value: (e, _req, view) => [String(e.kind === 'dir' ? view.folderSize(e.path) : e.size)] },
   { ns: OC, local: 'checksums', named: true, value: (e) => file(e, () => (e.checksum ? [el(OC, 'checksum', [e.checksum])] : [])) },
 ]
 
@@ -63,7 +80,7 @@ function lockEntry(scope: 'exclusive' | 'shared'): XmlElement {
 }
 
 /** The `activelock` of a lock, as in lockdiscovery and LOCK responses. */
-export function activeLock(req: Request, ctx: DavContext, lock: Lock): XmlElement {
+export function activeLock(req: Request, lock: Lock, rootIsDir: boolean): XmlElement {
   const seconds = Math.max(0, Math.ceil((lock.expiresMs - Date.now()) / 1000))
   return dav('activelock', [
     dav('locktype', [dav('write')]),
@@ -72,7 +89,7 @@ export function activeLock(req: Request, ctx: DavContext, lock: Lock): XmlElemen
     ...(lock.owner ? [lock.owner] : []),
     dav('timeout', [`Second-${seconds}`]),
     dav('locktoken', [dav('href', [lock.token])]),
-    dav('lockroot', [dav('href', [hrefOf(req, lock.root, ctx.namespace.get(lock.root)?.kind === 'dir')])]),
+    dav('lockroot', [dav('href', [hrefOf(req, lock.root, rootIsDir)])]),
   ])
 }
 
@@ -94,15 +111,49 @@ export function propResponse(href: string, byStatus: Map<number, XmlElement[]>):
   return dav('response', [dav('href', [href]), ...propstats])
 }
 
+const OC_SIZE = `${OC} size`
+const LOCK_DISCOVERY = `${DAV} lockdiscovery`
+
+/**
+ * Reads what describing `entries` (a resource, or a folder then its
+ * children) asks of the store: their dead properties in one query, the locks
+ * on them in two, and folder sizes only when `oc:size` is asked for.
+ */
+export async function loadPropView(ctx: DavContext, entries: Entry[], what: PropRequest): Promise<PropView> {
+  const asked = (key: string) =>
+    what.kind === 'propname' ||
+    (what.kind === 'prop' ? what.names : what.include).some((n) => `${n.ns} ${n.local}` === key) ||
+    (what.kind === 'allprop' && !liveByKey.get(key)?.named)
+  const top = entries[0]
+  const byPath = new Map(entries.map((e) => [e.path, e]))
+  const [dead, locks, sizes] = await Promise.all([
+    ctx.props.listMany(entries.map((e) => e.path)),
+    asked(LOCK_DISCOVERY)
+      ? Promise.all([ctx.locks.covering(top.path), entries.length > 1 ? ctx.locks.below(top.path) : []]).then(([a, b]) => [...a, ...b])
+      : [],
+    asked(OC_SIZE)
+      ? Promise.all(entries.filter((e) => e.kind === 'dir').map(async (e) => [e.path, await ctx.namespace.folderSize(e.path)] as const)).then((l) => new Map(l))
+      : new Map<string, number>(),
+  ])
+  return {
+    instanceId: ctx.namespace.instanceId,
+    dead: (path) => dead.get(path) ?? [],
+    locksOn: (path) => locks.filter((l) => covers(l, path)),
+    folderSize: (path) => sizes.get(path) ?? 0,
+    // A lock that applies to a listed entry is rooted at it or at a folder above it.
+    isDir: (path) => (byPath.get(path)?.kind ?? 'dir') === 'dir',
+  }
+}
+
 /** The PROPFIND answer for one resource. */
-export function describe(req: Request, ctx: DavContext, entry: Entry, what: PropRequest): XmlElement {
+export function describe(req: Request, view: PropView, entry: Entry, what: PropRequest): XmlElement {
   const href = hrefOf(req, entry.path, entry.kind === 'dir')
   const found: XmlElement[] = []
   const missing: XmlElement[] = []
-  const dead = ctx.props.list(entry.path)
+  const dead = view.dead(entry.path)
 
   if (what.kind === 'propname') {
-    for (const p of LIVE) if (p.value(entry, req, ctx) !== undefined) found.push(el(p.ns, p.local))
+    for (const p of LIVE) if (p.value(entry, req, view) !== undefined) found.push(el(p.ns, p.local))
     for (const d of dead) found.push(el(d.ns, d.local))
   } else {
     const wanted =
@@ -115,7 +166,7 @@ export function describe(req: Request, ctx: DavContext, entry: Entry, what: Prop
       if (seen.has(key)) continue
       seen.add(key)
       const live = liveByKey.get(key)
-      const value = live ? live.value(entry, req, ctx) : undefined
+      const value = live ? live.value(entry, req, view) : undefined
       if (value !== undefined) {
         found.push(el(name.ns, name.local, value))
         continue

@@ -1,8 +1,10 @@
-import { migrate, type Db } from '../../shared/db.ts'
+import { migrateSql, type Sql } from '../../shared/sql/index.ts'
+import { stepsFor, type Step } from '../store.ts'
 
 /** WebDAV state beside the namespace: dead properties and locks. Append-only steps. */
-const STEPS = [
-  `CREATE TABLE webdav_props (
+const STEPS: Step[] = [
+  {
+    sqlite: `CREATE TABLE webdav_props (
      path TEXT NOT NULL,
      ns TEXT NOT NULL,
      name TEXT NOT NULL,
@@ -19,10 +21,29 @@ const STEPS = [
      expires_ms INTEGER NOT NULL
    );
    CREATE INDEX webdav_locks_root ON webdav_locks (root);`,
+    // Paths compared byte-wise, as SQLite does: the range queries rely on it.
+    postgres: `CREATE TABLE webdav_props (
+     path TEXT COLLATE "C" NOT NULL,
+     ns TEXT COLLATE "C" NOT NULL,
+     name TEXT COLLATE "C" NOT NULL,
+     element TEXT NOT NULL,
+     PRIMARY KEY (path, ns, name)
+   );
+   CREATE TABLE webdav_locks (
+     token TEXT PRIMARY KEY,
+     root TEXT COLLATE "C" NOT NULL,
+     depth TEXT NOT NULL CHECK (depth IN ('0', 'infinity')),
+     scope TEXT NOT NULL CHECK (scope IN ('exclusive', 'shared')),
+     owner TEXT,
+     timeout_s INTEGER NOT NULL,
+     expires_ms INTEGER NOT NULL
+   );
+   CREATE INDEX webdav_locks_root ON webdav_locks (root);`,
+  },
 ]
 
-export function migrateWebDav(db: Db): void {
-  migrate(db, 'gateway.webdav', STEPS)
+export async function migrateWebDav(sql: Sql): Promise<void> {
+  await migrateSql(sql, 'gateway.webdav', stepsFor(sql.dialect, STEPS))
 }
 
 // '/' is 0x2F and '0' is 0x30: every path strictly below P sorts in [P + '/', P + '0').

@@ -5,7 +5,8 @@ import { join } from 'node:path'
 import { CarBlockIterator } from '@ipld/car/iterator'
 import { Piece } from '@web3-storage/data-segment'
 import { GatewayError } from '../../../server/gateway/errors.ts'
-import { chunksOf, collect, makeStore, type TestStore } from './helpers.ts'
+import { describeEachStore } from '../../helpers/stores.ts'
+import { chunksOf, collect, makeStore as makeStoreAt, type TestStore } from './helpers.ts'
 
 let t: TestStore | undefined
 afterEach(async () => {
@@ -13,21 +14,24 @@ afterEach(async () => {
   t = undefined
 })
 
-const waitFor = async (check: () => boolean) => {
+const waitFor = async (check: () => boolean | Promise<boolean>) => {
   // Outcome polling, not a timing assertion: give up after a generous bound.
-  for (let i = 0; i < 2000 && !check(); i++) await new Promise((r) => setTimeout(r, 5))
-  expect(check()).toBe(true)
+  for (let i = 0; i < 2000 && !(await check()); i++) await new Promise((r) => setTimeout(r, 5))
+  expect(await check()).toBe(true)
 }
+
+describeEachStore('content store', (_open, _dialect, location) => {
+const makeStore = (o: Parameters<typeof makeStoreAt>[0] = {}) => makeStoreAt({ ...o, where: location() })
 
 describe('content store: ingest and read', () => {
   it('stores a file, returns its CID and sizes, and reads it back whole and by range', async () => {
-    t = makeStore()
+    t = await makeStore()
     const data = randomBytes(700_000) // 3 leaves: 262 144 + 262 144 + 175 712
     const result = await t.store.ingest(chunksOf(data, 10_000))
     expect(result.cid.startsWith('bafybei')).toBe(true)
     expect(result.size).toBe(700_000)
     expect(result.dagSize).toBeGreaterThan(700_000)
-    expect(t.store.has(result.cid)).toBe(true)
+    expect(await t.store.has(result.cid)).toBe(true)
     expect((await collect(t.store.read(result.cid))).equals(data)).toBe(true)
     // Ranges inside one leaf, across a leaf boundary (262 144), and to the end.
     for (const [start, end] of [[0, 0], [10, 99], [262_000, 263_000], [600_000, 699_999], [699_999, 699_999]]) {
@@ -39,45 +43,37 @@ describe('content store: ingest and read', () => {
   })
 
   it('stores the empty file', async () => {
-    t = makeStore()
+    t = await makeStore()
     const result = await t.store.ingest(chunksOf(new Uint8Array(0)))
     expect(result).toEqual({ cid: 'bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku', size: 0, dagSize: 0 })
     expect((await collect(t.store.read(result.cid))).length).toBe(0)
   })
 
-  it('throws GatewayError 404 for unknown content and 416 for impossible ranges', async () => {
-    t = makeStore()
-    expect(() => t!.store.read('bafkreifzjut3te2nhyekklss27nh3k72ysco7y32koao5eei66wof36n5e')).toThrow(GatewayError)
-    try {
-      t.store.read('bafkreifzjut3te2nhyekklss27nh3k72ysco7y32koao5eei66wof36n5e')
-    } catch (err) {
-      expect((err as GatewayError).status).toBe(404)
-    }
+  it('fails with GatewayError 404 for unknown content and 416 for impossible ranges, before any byte', async () => {
+    t = await makeStore()
+    const unknown = collect(t.store.read('bafkreifzjut3te2nhyekklss27nh3k72ysco7y32koao5eei66wof36n5e'))
+    await expect(unknown).rejects.toThrow(GatewayError)
+    await expect(unknown).rejects.toMatchObject({ status: 404 })
     const { cid } = await t.store.ingest(chunksOf(Buffer.from('hello world')))
     for (const range of [{ start: 11, end: 20 }, { start: 5, end: 2 }, { start: -1, end: 2 }]) {
-      try {
-        t.store.read(cid, range)
-        expect.unreachable()
-      } catch (err) {
-        expect((err as GatewayError).status).toBe(416)
-      }
+      await expect(collect(t.store.read(cid, range))).rejects.toMatchObject({ status: 416 })
     }
   })
 
   it('dedupes blocks: the same bytes twice take space once', async () => {
-    t = makeStore()
+    t = await makeStore()
     const data = randomBytes(600_000)
     const a = await t.store.ingest(chunksOf(data))
-    const sizeAfterFirst = t.store.groups().reduce((s, g) => s + g.size, 0)
+    const sizeAfterFirst = (await t.store.groups()).reduce((s, g) => s + g.size, 0)
     const b = await t.store.ingest(chunksOf(data, 4096))
     expect(b.cid).toBe(a.cid)
-    expect(t.store.groups().reduce((s, g) => s + g.size, 0)).toBe(sizeAfterFirst)
-    const blockFile = join(t.dir, 'groups', `${t.store.groups()[0].id}.blocks`)
+    expect((await t.store.groups()).reduce((s, g) => s + g.size, 0)).toBe(sizeAfterFirst)
+    const blockFile = join(t.dir, 'groups', `${(await t.store.groups())[0].id}.blocks`)
     expect(readFileSync(blockFile).length).toBe(sizeAfterFirst)
   })
 
   it('keeps concurrent ingests apart', async () => {
-    t = makeStore()
+    t = await makeStore()
     const files = Array.from({ length: 6 }, (_, i) => randomBytes(100_000 + i * 90_000))
     const results = await Promise.all(files.map((f) => t!.store.ingest(chunksOf(f, 7_777))))
     for (const [i, r] of results.entries()) {
@@ -86,7 +82,7 @@ describe('content store: ingest and read', () => {
   })
 
   it('a failed or aborted ingest leaves no visible trace', async () => {
-    t = makeStore()
+    t = await makeStore()
     async function* failing() {
       yield randomBytes(300_000)
       throw new Error('client went away')
@@ -100,7 +96,7 @@ describe('content store: ingest and read', () => {
       await new Promise(() => {}) // never yields again
     }
     await expect(t.store.ingest(stalled(), { signal: controller.signal })).rejects.toThrow()
-    expect(t.store.groups().every((g) => g.size === 0)).toBe(true)
+    expect((await t.store.groups()).every((g) => g.size === 0)).toBe(true)
 
     // The store still works afterwards.
     const ok = await t.store.ingest(chunksOf(Buffer.from('still fine')))
@@ -110,13 +106,13 @@ describe('content store: ingest and read', () => {
 
 describe('content store: groups', () => {
   it('fills groups by size, seals them into CARs with every block, and computes their piece CIDs', async () => {
-    t = makeStore({ groupSize: 600_000 })
+    t = await makeStore({ groupSize: 600_000 })
     const data = randomBytes(1_500_000) // 6 leaves of ≤ 256 KiB → at least 3 groups
     const { cid } = await t.store.ingest(chunksOf(data))
-    t.store.sealWritable()
+    await t.store.sealWritable()
     await t.store.settled()
 
-    const groups = t.store.groupsOf(cid)
+    const groups = await t.store.groupsOf(cid)
     expect(groups.length).toBeGreaterThanOrEqual(3)
     for (const g of groups) {
       expect(g.state).toBe('ready_for_deals')
@@ -146,14 +142,14 @@ describe('content store: groups', () => {
 
   it('closes a group while its CAR still fits the piece GROUP_SIZE names, for big files and for many small ones', async () => {
     const pieceSize = 1024 * 1024
-    t = makeStore({ groupSize: pieceSize })
+    t = await makeStore({ groupSize: pieceSize })
     // Big files in 256 KiB leaves (four of them would not fit with their framing), then 6 000 files of
     // 100 bytes, for which the CAR framing outweighs the data.
     for (let i = 0; i < 4; i++) await t.store.ingest(chunksOf(randomBytes(2_000_000)))
     for (let i = 0; i < 6_000; i++) await t.store.ingest(chunksOf(randomBytes(100)))
-    t.store.sealWritable()
+    await t.store.sealWritable()
     await t.store.settled()
-    const groups = t.store.groups()
+    const groups = await t.store.groups()
     expect(groups.length).toBeGreaterThan(10)
     for (const [i, g] of groups.entries()) {
       // Never a piece twice the size with half of it padding: the CAR fits 127/128 of the named piece
@@ -170,12 +166,12 @@ describe('content store: groups', () => {
   it('seals groups on worker threads, two at once, with the same CARs and piece CIDs as the main thread', async () => {
     const data = randomBytes(3_000_000)
     const sealed = async (sealThreads: number) => {
-      t = makeStore({ groupSize: 1024 * 1024, sealThreads })
+      t = await makeStore({ groupSize: 1024 * 1024, sealThreads })
       const { cid } = await t.store.ingest(chunksOf(data))
-      t.store.sealWritable()
+      await t.store.sealWritable()
       await t.store.settled()
-      const groups = t.store.groupsOf(cid).map((g) => ({ state: g.state, pieceCid: g.pieceCid, pieceSize: g.pieceSize, carSize: g.carSize }))
-      const car = readFileSync(join(t.dir, 'groups', `${t.store.groupsOf(cid)[0].id}.car`))
+      const groups = (await t.store.groupsOf(cid)).map((g) => ({ state: g.state, pieceCid: g.pieceCid, pieceSize: g.pieceSize, carSize: g.carSize }))
+      const car = readFileSync(join(t.dir, 'groups', `${(await t.store.groupsOf(cid))[0].id}.car`))
       // Read back after sealing, from the block files the threads read too.
       expect((await collect(t.store.read(cid))).equals(data)).toBe(true)
       await t.cleanup()
@@ -191,16 +187,16 @@ describe('content store: groups', () => {
   })
 
   it('seals a group with data once it has been idle', async () => {
-    t = makeStore({ groupIdleMs: 20 })
+    t = await makeStore({ groupIdleMs: 20 })
     const { cid } = await t.store.ingest(chunksOf(randomBytes(1000)))
-    await waitFor(() => t!.store.groupsOf(cid)[0]?.state === 'ready_for_deals')
+    await waitFor(async () => (await t!.store.groupsOf(cid))[0]?.state === 'ready_for_deals')
     await t.store.settled()
-    const [g] = t.store.groupsOf(cid)
+    const [g] = await t.store.groupsOf(cid)
     expect(g.pieceCid?.startsWith('baga6ea4seaq')).toBe(true)
   })
 
   it('never seals a group while an ingest is still writing into it', async () => {
-    t = makeStore({ groupIdleMs: 10 })
+    t = await makeStore({ groupIdleMs: 10 })
     let release!: () => void
     const gate = new Promise<void>((r) => (release = r))
     async function* slow() {
@@ -212,50 +208,54 @@ describe('content store: groups', () => {
     const slowIngest = t.store.ingest(slow())
     try {
       // Wait until the slow ingest's first block is on disk, i.e. it holds the writable group.
-      await waitFor(() => t!.store.groups().length === 1 && existsSync(join(t!.dir, 'groups', '1.blocks')) && readFileSync(join(t!.dir, 'groups', '1.blocks')).length >= 8 * 262_144)
+      await waitFor(async () => (await t!.store.groups()).length === 1 && existsSync(join(t!.dir, 'groups', '1.blocks')) && readFileSync(join(t!.dir, 'groups', '1.blocks')).length >= 8 * 262_144)
       const small = await t.store.ingest(chunksOf(randomBytes(1000)))
       // The idle timer closes the group (it has committed data), but the slow ingest still writes into it.
-      await waitFor(() => t!.store.groupsOf(small.cid)[0]?.state === 'full')
+      await waitFor(async () => (await t!.store.groupsOf(small.cid))[0]?.state === 'full')
       await new Promise((r) => setTimeout(r, 50))
-      expect(t.store.groupsOf(small.cid)[0].state).toBe('full')
+      expect((await t.store.groupsOf(small.cid))[0].state).toBe('full')
     } finally {
       release()
     }
     const done = await slowIngest
-    await waitFor(() => t!.store.groupsOf(done.cid).length > 0 && t!.store.groupsOf(done.cid).every((x) => x.state === 'ready_for_deals'))
+    await waitFor(async () => {
+      const groups = await t!.store.groupsOf(done.cid)
+      return groups.length > 0 && groups.every((x) => x.state === 'ready_for_deals')
+    })
     await t.store.settled()
     expect((await collect(t.store.read(done.cid))).length).toBe(9 * 262_144 + 10)
   })
 
   it('resumes after a restart: content stays readable and unfinished groups get sealed', async () => {
-    t = makeStore({ groupSize: 400_000 })
+    t = await makeStore({ groupSize: 400_000 })
     const data = randomBytes(500_000)
     const { cid } = await t.store.ingest(chunksOf(data))
     const store = await t.reopen()
-    expect(store.has(cid)).toBe(true)
+    expect(await store.has(cid)).toBe(true)
     expect((await collect(store.read(cid))).equals(data)).toBe(true)
     await store.settled()
     // The group that filled up before the restart has been sealed by the new process.
-    expect(store.groupsOf(cid).some((g) => g.state === 'ready_for_deals')).toBe(true)
+    expect((await store.groupsOf(cid)).some((g) => g.state === 'ready_for_deals')).toBe(true)
     // New ingests go on appending.
     const more = await store.ingest(chunksOf(randomBytes(1000)))
-    expect(store.has(more.cid)).toBe(true)
+    expect(await store.has(more.cid)).toBe(true)
   })
 
   it('rebuilds a missing CAR of a VRCARDone group on restart with the same piece CID', async () => {
-    t = makeStore()
+    t = await makeStore()
     const { cid } = await t.store.ingest(chunksOf(randomBytes(5000)))
-    t.store.sealWritable()
+    await t.store.sealWritable()
     await t.store.settled()
-    const [g] = t.store.groupsOf(cid)
+    const [g] = await t.store.groupsOf(cid)
     // Simulate a crash between writing the CAR and moving on: state back to VRCARDone, CAR lost.
-    t.db.prepare(`UPDATE content_groups SET state = 'VRCARDone' WHERE id = ?`).run(g.id)
+    await t.sql.run(`UPDATE content_groups SET state = 'VRCARDone' WHERE id = ?`, [g.id])
     rmSync(join(t.dir, 'groups', `${g.id}.car`))
     const store = await t.reopen()
     await store.settled()
-    const [after] = store.groupsOf(cid)
+    const [after] = await store.groupsOf(cid)
     expect(after.state).toBe('ready_for_deals')
     expect(after.pieceCid).toBe(g.pieceCid)
     expect(existsSync(join(t.dir, 'groups', `${g.id}.car`))).toBe(true)
   })
+})
 })

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pino } from 'pino'
-import { openDatabase, type Db } from '../../../server/shared/db.ts'
+import { openSql, type Sql, type StoreLocation } from '../../../server/shared/sql/index.ts'
 import { createContentStore, type ContentStore } from '../../../server/gateway/content/index.ts'
 
 export const silentLogger = pino({ level: 'silent' })
@@ -34,33 +34,36 @@ export async function collect(source: AsyncIterable<Uint8Array>): Promise<Buffer
 
 export interface TestStore {
   dir: string
-  db: Db
+  sql: Sql
   store: ContentStore
   reopen(options?: Partial<{ groupSize: number; groupIdleMs: number }>): Promise<ContentStore>
   cleanup(): Promise<void>
 }
 
-/** A content store on a fresh temp dir with a real SQLite file. */
-export function makeStore(options: { groupSize?: number; groupIdleMs?: number; sealThreads?: number } = {}): TestStore {
+/**
+ * A content store on a fresh temp dir, its records in a real SQLite file
+ * there, or at `where` (a fresh store of the dialect under test).
+ */
+export async function makeStore(options: { groupSize?: number; groupIdleMs?: number; sealThreads?: number; where?: StoreLocation } = {}): Promise<TestStore> {
   const dir = mkdtempSync(join(tmpdir(), 'content-store-'))
-  let db = openDatabase(join(dir, 'gateway.sqlite'))
-  const make = (o: { groupSize?: number; groupIdleMs?: number; sealThreads?: number }) =>
-    createContentStore({ db, dir, groupSize: o.groupSize ?? 64 * 1024 * 1024, groupIdleMs: o.groupIdleMs ?? 60_000, logger: silentLogger, sealThreads: o.sealThreads })
+  const where = options.where ?? { file: join(dir, 'gateway.sqlite'), schema: 'gateway' as const }
+  const make = (sql: Sql, o: { groupSize?: number; groupIdleMs?: number; sealThreads?: number }) =>
+    createContentStore({ sql, dir, groupSize: o.groupSize ?? 64 * 1024 * 1024, groupIdleMs: o.groupIdleMs ?? 60_000, logger: silentLogger, sealThreads: o.sealThreads })
+  const sql = await openSql(where)
   const t: TestStore = {
     dir,
-    db,
-    store: make(options),
+    sql,
+    store: await make(sql, options),
     async reopen(o = {}) {
       await t.store.close()
-      db.close()
-      db = openDatabase(join(dir, 'gateway.sqlite'))
-      t.db = db
-      t.store = make({ ...options, ...o })
+      await t.sql.close()
+      t.sql = await openSql(where)
+      t.store = await make(t.sql, { ...options, ...o })
       return t.store
     },
     async cleanup() {
       await t.store.close()
-      db.close()
+      await t.sql.close()
       rmSync(dir, { recursive: true, force: true })
     },
   }

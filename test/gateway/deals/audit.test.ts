@@ -16,7 +16,7 @@ afterAll(async () => {
 
 /** `npm run deals -- …` against the stack's data directory. */
 async function deals(s: DealStack, ...args: string[]) {
-  return run(process.execPath, ['--import', 'tsx', 'scripts/deals.ts', ...args], { env: { ...process.env, DATA_DIR: s.dir } })
+  return run(process.execPath, ['--import', 'tsx', 'scripts/deals.ts', ...args], { env: { ...process.env, DATA_DIR: s.dir, ...(s.databaseUrl && { DATABASE_URL: s.databaseUrl }) } })
 }
 
 describe('npm run deals: the audit trail of every deal', () => {

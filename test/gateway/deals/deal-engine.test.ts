@@ -40,7 +40,7 @@ describe('deal engine', () => {
     const d = await details(s, '/a.bin')
     const group = d.groups[0]
     expect(group.deals).toHaveLength(2)
-    const groupPieceSize = s.gateway.content.groups()[0].pieceSize!
+    const groupPieceSize = (await s.gateway.content.groups())[0].pieceSize!
     const tenant = (await s.service.tenants.byName('default'))!.id
     for (const deal of group.deals) {
       expect(deal.dealId).toBeGreaterThan(0)
@@ -104,7 +104,7 @@ describe('deal engine', () => {
     const s = (stack = await startDealStack({ copies: 3 }))
     expect((await s.put('/hello.txt', new TextEncoder().encode('hello filecoin\n'))).status).toBe(201)
     await s.seal()
-    const group = s.gateway.content.groups()[0]
+    const group = (await s.gateway.content.groups())[0]
     // No simulated provider takes a piece this small as it is (their minimums start at 256 bytes).
     expect(group.pieceSize).toBe(128)
     expect(await s.runUntil(async () => (await details(s, '/hello.txt')).state === 'offloaded')).toBe(true)
@@ -122,7 +122,7 @@ describe('deal engine', () => {
     const s = (stack = await startDealStack({ copies: 1, seed }))
     await upload(s, '/a.bin')
     expect(await s.runUntil(async () => (await details(s, '/a.bin')).groups[0].deals.some((d: { state: string }) => d.state === 'active'))).toBe(true)
-    const all = s.gateway.deals!.progress(s.gateway.content.groups()[0].id).deals
+    const all = (await s.gateway.deals!.progress((await (await s.gateway.content.groups()))[0].id)).deals
     const failed = all.filter((d) => d.state === 'failed')
     expect(failed.length).toBeGreaterThan(0)
     for (const d of failed) expect(d.reason).toBe('SEALING_FAILED')
@@ -137,7 +137,7 @@ describe('deal engine', () => {
     const s = (stack = await startDealStack({ copies: 2 }))
     await upload(s, '/t.bin')
     await s.gateway.deals!.tick()
-    const deal = s.gateway.dealStore.ofGroup(1)[0]
+    const deal = (await s.gateway.dealStore.ofGroup(1))[0]
     const wrong = await fetch(`${s.gatewayServer.url}/deal-transfer/${deal.id}`, { headers: { Authorization: 'Bearer not-the-token' } })
     expect(wrong.status).toBe(401)
     expect((await wrong.json()).success).toBe(false)
@@ -152,7 +152,7 @@ describe('deal engine faults', () => {
     await upload(s, '/r.bin')
     for (const p of await s.simnet.listProviders()) s.sim.setFault(p, 'refuse')
     await s.gateway.deals!.tick()
-    const refused = s.gateway.dealStore.ofGroup(1)
+    const refused = (await s.gateway.dealStore.ofGroup(1))
     expect(refused.length).toBeGreaterThan(0)
     expect(refused.every((d) => d.state === 'failed' && d.reason === 'BUSY')).toBe(true)
     // Failed deals are not shown.
@@ -167,7 +167,7 @@ describe('deal engine faults', () => {
     await upload(s, '/slow.bin')
     for (const p of await s.simnet.listProviders()) s.sim.setFault(p, 'timeout')
     await s.gateway.deals!.tick()
-    const deals = s.gateway.dealStore.ofGroup(1)
+    const deals = (await s.gateway.dealStore.ofGroup(1))
     expect(deals.length).toBeGreaterThan(0)
     expect(deals.every((d) => d.state === 'failed' && d.reason === 'PROPOSAL_TIMEOUT')).toBe(true)
     for (const p of await s.simnet.listProviders()) s.sim.setFault(p, null)
@@ -233,7 +233,7 @@ describe('deal engine faults', () => {
     await upload(s, '/svc.bin')
     const report = await s.gateway.deals!.tick()
     expect(report.serviceError).toBeDefined()
-    expect(s.gateway.dealStore.ofGroup(1)).toEqual([])
+    expect((await s.gateway.dealStore.ofGroup(1))).toEqual([])
     expect((await details(s, '/svc.bin')).state).toBe('offloading')
     down = false
     expect(await s.runUntil(async () => (await details(s, '/svc.bin')).state === 'offloaded')).toBe(true)

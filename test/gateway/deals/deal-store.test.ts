@@ -1,53 +1,95 @@
-import { describe, expect, it } from 'vitest'
-import { createDealStore } from '../../../server/gateway/deals/deal-store.ts'
-import { openDatabase } from '../../../server/shared/db.ts'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { createDealStore, type DealStore } from '../../../server/gateway/deals/deal-store.ts'
+import type { Sql } from '../../../server/shared/sql/index.ts'
+import { describeEachStore } from '../../helpers/stores.ts'
 
-const fresh = () => {
-  let t = 1_000
-  const store = createDealStore(openDatabase(':memory:'), () => (t += 10))
-  const deal = store.create({ groupId: 1, provider: 'f01000', pieceCid: 'baga6ea4seaq', startEpoch: 100, endEpoch: 200, tokenHash: 'h', proposalEpoch: 40 })
-  return { store, deal }
-}
-
-describe('deal transitions', () => {
-  it('moves a deal along proposing → proposed → published → active → ended, each change recorded with its time', () => {
-    const { store, deal } = fresh()
-    expect(store.markAccepted(deal.id, 'uuid-1')).toBe(true)
-    expect(store.markPublished(deal.id, 77)).toBe(true)
-    expect(store.markActive(deal.id)).toBe(true)
-    expect(store.markEnded(deal.id, 'EXPIRED')).toBe(true)
-    const audit = store.auditOf('uuid-1')!
-    expect(audit).toMatchObject({ state: 'ended', dealId: 77, reason: 'EXPIRED', proposalEpoch: 40 })
-    expect(audit.events.map((e) => [e.state, e.reason])).toEqual([['proposing', undefined], ['proposed', undefined], ['published', 'deal 77'], ['active', undefined], ['ended', 'EXPIRED']])
-    expect(audit.events.map((e) => e.atMs)).toEqual([...audit.events.map((e) => e.atMs)].sort((a, b) => a - b))
+describeEachStore('gateway deal store', (open) => {
+  let sql: Sql
+  beforeEach(async () => {
+    sql = await open('gateway')
   })
+  afterEach(() => sql.close())
 
-  it('refuses moves the table does not allow, changing and recording nothing', () => {
-    const { store, deal } = fresh()
-    // A status answer that arrives after the deal failed must not bring it back.
-    expect(store.markFailed(deal.id, 'PROPOSAL_TIMEOUT')).toBe(true)
-    expect(store.markAccepted(deal.id, 'late')).toBe(false)
-    expect(store.markPublished(deal.id, 5)).toBe(false)
-    expect(store.markActive(deal.id)).toBe(false)
-    const [audit] = store.audit(1)
-    expect(audit).toMatchObject({ state: 'failed', reason: 'PROPOSAL_TIMEOUT' })
-    expect(audit.proposalId).toBeUndefined()
-    expect(audit.events.map((e) => e.state)).toEqual(['proposing', 'failed'])
-    // Skipping a step is refused too: a proposal is not active before it is published.
-    const other = fresh()
-    expect(other.store.markActive(other.deal.id)).toBe(false)
-  })
+  const fresh = async (groupId = 1): Promise<{ store: DealStore; deal: Awaited<ReturnType<DealStore['create']>> }> => {
+    let t = 1_000
+    const store = await createDealStore(sql, () => (t += 10))
+    const deal = await store.create({ groupId, provider: 'f01000', pieceCid: 'baga6ea4seaq', startEpoch: 100, endEpoch: 200, tokenHash: 'h', proposalEpoch: 40 })
+    return { store, deal }
+  }
 
-  it('fails the proposals a crash interrupted, once', () => {
-    const { store, deal } = fresh()
-    expect(store.failInterrupted()).toBe(1)
-    expect(store.failInterrupted()).toBe(0)
-    expect(store.get(deal.id)).toMatchObject({ state: 'failed', reason: 'INTERRUPTED' })
-  })
+  describe('deal transitions', () => {
+    it('moves a deal along proposing → proposed → published → active → ended, each change recorded with its time', async () => {
+      const { store, deal } = await fresh()
+      expect(await store.markAccepted(deal.id, 'uuid-1')).toBe(true)
+      expect(await store.markPublished(deal.id, 77)).toBe(true)
+      expect(await store.markActive(deal.id)).toBe(true)
+      expect(await store.markEnded(deal.id, 'EXPIRED')).toBe(true)
+      const audit = (await store.auditOf('uuid-1'))!
+      expect(audit).toMatchObject({ state: 'ended', dealId: 77, reason: 'EXPIRED', proposalEpoch: 40 })
+      expect(audit.events.map((e) => [e.state, e.reason])).toEqual([['proposing', undefined], ['proposed', undefined], ['published', 'deal 77'], ['active', undefined], ['ended', 'EXPIRED']])
+      expect(audit.events.map((e) => e.atMs)).toEqual([...audit.events.map((e) => e.atMs)].sort((a, b) => a - b))
+    })
 
-  it('keeps what was sent and answered', () => {
-    const { store, deal } = fresh()
-    store.recordSent(deal.id, { signedProposal: new Uint8Array([1, 2, 3]), proposalCid: 'bafy2bzace…', answer: 'BUSY' })
-    expect(store.audit()[0]).toMatchObject({ signedProposal: new Uint8Array([1, 2, 3]), proposalCid: 'bafy2bzace…', providerAnswer: 'BUSY' })
+    it('refuses moves the table does not allow, changing and recording nothing', async () => {
+      const { store, deal } = await fresh()
+      // A status answer that arrives after the deal failed must not bring it back.
+      expect(await store.markFailed(deal.id, 'PROPOSAL_TIMEOUT')).toBe(true)
+      expect(await store.markAccepted(deal.id, 'late')).toBe(false)
+      expect(await store.markPublished(deal.id, 5)).toBe(false)
+      expect(await store.markActive(deal.id)).toBe(false)
+      const [audit] = await store.audit(1)
+      expect(audit).toMatchObject({ state: 'failed', reason: 'PROPOSAL_TIMEOUT' })
+      expect(audit.proposalId).toBeUndefined()
+      expect(audit.events.map((e) => e.state)).toEqual(['proposing', 'failed'])
+      // Skipping a step is refused too: a proposal is not active before it is published.
+      const other = await fresh(2)
+      expect(await other.store.markActive(other.deal.id)).toBe(false)
+    })
+
+    it('lets exactly one of two racing transitions of one deal win, and records only that one', async () => {
+      const { store } = await fresh()
+      for (let round = 0; round < 10; round++) {
+        // Two answers for one proposal land at once: the deal keeps one UUID, and its history one acceptance.
+        const { deal } = await fresh(round + 10)
+        const accepted = await Promise.all([store.markAccepted(deal.id, `uuid-${round}-a`), store.markAccepted(deal.id, `uuid-${round}-b`)])
+        expect(accepted.filter(Boolean)).toHaveLength(1)
+        const winner = accepted[0] ? `uuid-${round}-a` : `uuid-${round}-b`
+        expect((await store.get(deal.id))!.proposalId).toBe(winner)
+
+        // An active deal slashed on chain while its retrieval check fails it: it ends one way, said once.
+        await store.markPublished(deal.id, 1000 + round)
+        await store.markActive(deal.id)
+        const ended = await Promise.all([store.markEnded(deal.id, 'SLASHED'), store.markFailed(deal.id, 'RETRIEVAL_FAILED')])
+        expect(ended.filter(Boolean)).toHaveLength(1)
+        const after = (await store.auditOf(winner))!
+        expect(after.state).toBe(ended[0] ? 'ended' : 'failed')
+        expect(after.reason).toBe(ended[0] ? 'SLASHED' : 'RETRIEVAL_FAILED')
+        expect(after.events.map((e) => e.state)).toEqual(['proposing', 'proposed', 'published', 'active', after.state])
+      }
+    })
+
+    it('fails the proposals a crash interrupted, once', async () => {
+      const { store, deal } = await fresh()
+      expect(await store.failInterrupted()).toBe(1)
+      expect(await store.failInterrupted()).toBe(0)
+      expect(await store.get(deal.id)).toMatchObject({ state: 'failed', reason: 'INTERRUPTED' })
+    })
+
+    it('keeps what was sent and answered', async () => {
+      const { store, deal } = await fresh()
+      await store.recordSent(deal.id, { signedProposal: new Uint8Array([1, 2, 3]), proposalCid: 'bafy2bzace…', answer: 'BUSY' })
+      expect((await store.audit())[0]).toMatchObject({ signedProposal: new Uint8Array([1, 2, 3]), proposalCid: 'bafy2bzace…', providerAnswer: 'BUSY' })
+    })
+
+    it('shows the live deals of many groups in one view', async () => {
+      const { store, deal } = await fresh(1)
+      const second = await fresh(2)
+      await store.markAccepted(deal.id, 'uuid-a')
+      await store.markFailed(second.deal.id, 'BUSY')
+      const views = await store.views([1, 2, 3])
+      expect(views.get(1)).toEqual({ deals: [{ provider: 'f01000', state: 'proposed', dealId: 0, endEpoch: 200, isRetrievable: false }], retrievableCopies: 0 })
+      expect(views.has(2)).toBe(false)
+      expect(await store.views()).toEqual(views)
+    })
   })
 })

@@ -10,7 +10,7 @@ import { createSigner, newPrivateKey } from '../../../server/network/wallet/keys
 import { createSimnet, type Simnet } from '../../../server/network/simnet/index.ts'
 import { createSimulatedProviders, type SimulatedProviders } from '../../../server/network/simnet/sim-providers.ts'
 import { createDealService, type DealService } from '../../../server/service/index.ts'
-import { openDatabase, type Db } from '../../../server/shared/db.ts'
+import { gatewayTestDatabase } from '../test-store.ts'
 import { startServer, type RunningServer } from '../../../server/shared/http.ts'
 import { EPOCH_SECONDS } from '../../../server/shared/epochs.ts'
 
@@ -21,6 +21,8 @@ export const API_KEY = 'fgs_test-key-for-the-deal-engine-0001'
 
 export interface DealStack {
   dir: string
+  /** The gateway's database with GATEWAY_TEST_STORE=postgres; else its records are in `<dir>/gateway/gateway.sqlite`. */
+  databaseUrl?: string
   clock: { now: number }
   simnet: Simnet
   sim: SimulatedProviders
@@ -87,19 +89,19 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
   const hosts = await startProviderHosts({ simnet, providers: sim, seed: o.seed ?? 'deal-engine-tests' })
   const providerClient = await createProviderClient({ directory: chainDirectory(simnet), signer, network: 'mainnet' })
 
-  let db: Db
   let gateway: Gateway
   let gatewayServer: RunningServer
+  // The gateway's records: its SQLite file, or with GATEWAY_TEST_STORE=postgres a database kept across restarts.
+  const databaseUrl = await gatewayTestDatabase()
   const build = async () => {
-    db = openDatabase(join(dir, 'gateway', 'gateway.sqlite'))
     const client = createDealServiceClient({ url: serviceServer.url, apiKey: API_KEY })
-    gateway = createGateway(
+    gateway = await createGateway(
       {
-        host: '127.0.0.1', port: 0, dataDir: join(dir, 'gateway'), groupSize: 1 << 20, groupIdleSeconds: 3600,
+        host: '127.0.0.1', port: 0, dataDir: join(dir, 'gateway'), databaseUrl, groupSize: 1 << 20, groupIdleSeconds: 3600,
         serviceUrl: serviceServer.url, serviceApiKey: API_KEY, clientAddress,
         deals: { durationDays: 540, price: o.price ?? '0', verified: true, startOffsetEpochs: 5760, copies: o.copies ?? 2, tickSeconds: 3600, retrievalCheckSeconds: (o.retrievalCheckMs ?? 3_600_000) / 1000, renewBeforeDays: o.renewBeforeDays, repairHoldDays: o.repairHoldDays },
       },
-      { logger: silent, db, providers: (o.providers ?? ((p) => p))(boostProviderPort({ chain: simnet, client: providerClient })), service: o.service ? o.service(client) : client, now, dealTimeouts: { callMs: 1000, reloadMs: 3000 } },
+      { logger: silent, providers: (o.providers ?? ((p) => p))(boostProviderPort({ chain: simnet, client: providerClient })), service: o.service ? o.service(client) : client, now, dealTimeouts: { callMs: 1000, reloadMs: 3000 } },
     )
     gatewayServer = await startServer(gateway.app, 0, '127.0.0.1')
     // Ticks are driven by the test: set the transfer URL without starting the timer.
@@ -109,6 +111,7 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
 
   const stack: DealStack = {
     dir,
+    databaseUrl,
     clock,
     simnet,
     sim,
@@ -133,7 +136,7 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
       return res.json()
     },
     async seal() {
-      gateway.content.sealWritable()
+      await gateway.content.sealWritable()
       await gateway.content.settled()
     },
     async runUntil(done, opts = {}) {
@@ -150,7 +153,6 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
     async restartGateway() {
       await gatewayServer.close()
       await gateway.close()
-      db.close()
       await build()
     },
     async close() {
@@ -159,7 +161,6 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
       await hosts.close()
       await gatewayServer.close()
       await gateway.close()
-      db.close()
       await serviceServer.close()
       await service.close()
       rmSync(dir, { recursive: true, force: true })

@@ -96,7 +96,7 @@ describe('repair of offloaded groups', () => {
         return now.groups[0].state === 'offloaded' && now.retrievableCopies === 2 && now.groups[0].deals.every((x: ShownDeal) => x.endEpoch > firstEnd)
       }),
     ).toBe(true)
-    const ended = s.gateway.dealStore.ofGroup(1).filter((x) => before.deals.some((b: ShownDeal) => b.dealId === x.dealId))
+    const ended = (await s.gateway.dealStore.ofGroup(1)).filter((x) => before.deals.some((b: ShownDeal) => b.dealId === x.dealId))
     expect(ended.map((x) => x.state)).toEqual(['ended', 'ended'])
     expect(ended.map((x) => x.reason)).toEqual(['EXPIRED', 'EXPIRED'])
     expect(groupFiles(s)).toEqual([])
@@ -169,7 +169,7 @@ describe('repair of offloaded groups', () => {
     expect(d.groups[0].state).toBe('offloaded')
     expect(d.retrievableCopies).toBe(0)
     expect(d.groups[0].deals).toHaveLength(2)
-    expect(s.gateway.dealStore.ofGroup(1).filter((x) => x.state !== 'active')).toEqual([])
+    expect((await s.gateway.dealStore.ofGroup(1)).filter((x) => x.state !== 'active')).toEqual([])
   })
 })
 

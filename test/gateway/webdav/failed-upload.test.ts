@@ -44,7 +44,7 @@ async function abortedPut(path: string, headers: Record<string, string>, sent: B
 describe('failed uploads replace nothing', () => {
   it('keeps the old bytes when a replacing upload is cut off', async () => {
     await dav(h.url, 'PUT', '/bob/report.txt', { body: 'the good version' })
-    const etag = h.namespace.get('/bob/report.txt')!.etag
+    const etag = (await h.namespace.get('/bob/report.txt'))!.etag
 
     // Announces 1 MB, sends 100 bytes.
     const outcome = await abortedPut('/bob/report.txt', { 'Content-Length': '1000000' }, Buffer.alloc(100, 'x'))
@@ -52,20 +52,20 @@ describe('failed uploads replace nothing', () => {
 
     const res = await dav(h.url, 'GET', '/bob/report.txt')
     expect(await res.text()).toBe('the good version')
-    expect(h.namespace.get('/bob/report.txt')!.etag).toBe(etag)
+    expect((await h.namespace.get('/bob/report.txt'))!.etag).toBe(etag)
   })
 
   it('creates nothing when a new upload is cut off', async () => {
     const outcome = await abortedPut('/bob/new.bin', { 'Content-Length': '500000' }, Buffer.alloc(4096))
     expect(outcome).toBe('failed')
     expect((await dav(h.url, 'HEAD', '/bob/new.bin')).status).toBe(404)
-    expect(h.namespace.get('/bob/new.bin')).toBeUndefined()
+    expect(await h.namespace.get('/bob/new.bin')).toBeUndefined()
   })
 
   it('creates nothing when a chunked upload is cut off before its last chunk', async () => {
     const outcome = await abortedPut('/bob/chunked.bin', { 'Transfer-Encoding': 'chunked' }, Buffer.alloc(10_000))
     expect(outcome).toBe('failed')
-    expect(h.namespace.get('/bob/chunked.bin')).toBeUndefined()
+    expect(await h.namespace.get('/bob/chunked.bin')).toBeUndefined()
   })
 
   it('still serves and accepts uploads afterwards', async () => {

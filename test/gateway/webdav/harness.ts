@@ -1,34 +1,38 @@
 import express from 'express'
 import { pino } from 'pino'
-import { openDatabase, type Db } from '../../../server/shared/db.ts'
+import { openSql, type Sql } from '../../../server/shared/sql/index.ts'
 import { startServer } from '../../../server/shared/http.ts'
 import { createNamespace, type Namespace } from '../../../server/gateway/namespace.ts'
 import { createWebDav, type ContentSource } from '../../../server/gateway/webdav/index.ts'
+import { gatewayTestDatabase } from '../test-store.ts'
 import { createMemoryContent } from './memory-content.ts'
 
 export interface DavHarness {
   url: string
   namespace: Namespace
   content: ContentSource
-  db: Db
+  sql: Sql
   close(): Promise<void>
 }
 
-/** The WebDAV handler alone on a loopback port, over an in-memory SQLite and content store. */
+/**
+ * The WebDAV handler alone on a loopback port, over an in-memory SQLite (or,
+ * with GATEWAY_TEST_STORE=postgres, a fresh PostgreSQL database) and content store.
+ */
 export async function startDav(content: ContentSource = createMemoryContent()): Promise<DavHarness> {
-  const db = openDatabase(':memory:')
-  const namespace = createNamespace(db)
+  const sql = await openSql({ file: ':memory:', databaseUrl: await gatewayTestDatabase(), schema: 'gateway' })
+  const namespace = await createNamespace(sql)
   const app = express()
-  app.use(createWebDav({ namespace, content, db, logger: pino({ level: process.env.DAV_LOG ?? 'silent' }) }))
+  app.use(await createWebDav({ namespace, content, sql, logger: pino({ level: process.env.DAV_LOG ?? 'silent' }) }))
   const server = await startServer(app, 0)
   return {
     url: server.url,
     namespace,
     content,
-    db,
+    sql,
     async close() {
       await server.close(1000)
-      db.close()
+      await sql.close()
     },
   }
 }

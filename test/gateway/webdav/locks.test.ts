@@ -85,13 +85,13 @@ describe('locks', () => {
 
     await lock('/erin/team/new.txt', 'exclusive')
     expect((await dav(h.url, 'DELETE', '/erin/team')).status).toBe(423)
-    expect(h.namespace.get('/erin/team/new.txt')).toBeDefined()
+    expect(await h.namespace.get('/erin/team/new.txt')).toBeDefined()
   })
 
   it('locking an unmapped URL creates an empty file (201); the lock does not follow a COPY', async () => {
     const { res, token } = await lock('/erin/reserved.odt', 'exclusive')
     expect(res.status).toBe(201)
-    expect(h.namespace.get('/erin/reserved.odt')?.size).toBe(0)
+    expect((await h.namespace.get('/erin/reserved.odt'))?.size).toBe(0)
     expect((await dav(h.url, 'COPY', '/erin/reserved.odt', { headers: { Destination: '/erin/copy.odt' } })).status).toBe(201)
     expect((await dav(h.url, 'PUT', '/erin/copy.odt', { body: 'free' })).status).toBe(204)
     expect((await lock('/erin/nowhere/x', 'exclusive')).res.status).toBe(409)

@@ -43,7 +43,7 @@ describe('PROPFIND', () => {
   it('exposes the file CID in our namespace', async () => {
     const [file] = await propfind('/dora/a%26b%20%3Cc%3E.txt', '0', `<?xml version="1.0"?>
       <d:propfind xmlns:d="DAV:" xmlns:g="${GW}"><d:prop><g:cid/><d:getetag/></d:prop></d:propfind>`)
-    expect(propText(file, GW, 'cid')).toBe(h.namespace.get('/dora/a&b <c>.txt')!.cid)
+    expect(propText(file, GW, 'cid')).toBe((await h.namespace.get('/dora/a&b <c>.txt'))!.cid)
     expect(propText(file, GW, 'cid')).toMatch(/^baf/)
   })
 

@@ -1,6 +1,6 @@
 import type { Request } from 'express'
 import { parentOf } from '../../namespace.ts'
-import type { MethodHandler } from '../context.ts'
+import type { DavStores, MethodHandler } from '../context.ts'
 import { badRequest, conflict, forbidden, notFound, preconditionFailed } from '../errors.ts'
 import { headerPath, isWithin, requestPath } from '../paths.ts'
 import { checkConditions, guardingLocks, quoteEtag, requireTokens } from '../preconditions.ts'
@@ -22,39 +22,39 @@ function transfer(kind: 'COPY' | 'MOVE'): MethodHandler {
     const deep = depthOf(req, kind)
     const overwrite = overwriteOf(req)
 
-    const source = ctx.namespace.get(from)
+    const source = await ctx.namespace.get(from)
     if (!source) throw notFound()
     if (from === to) throw forbidden('SAME_RESOURCE', 'Source and destination are the same')
     if (isWithin(to, from)) throw forbidden('DESTINATION_INSIDE_SOURCE', 'Cannot copy or move a folder into itself')
     if (isWithin(from, to)) throw forbidden('DESTINATION_CONTAINS_SOURCE', 'Cannot overwrite a folder that contains the source')
-    if (ctx.namespace.get(parentOf(to))?.kind !== 'dir') throw conflict('The destination folder does not exist')
-    const existing = ctx.namespace.get(to)
+    if ((await ctx.namespace.get(parentOf(to)))?.kind !== 'dir') throw conflict('The destination folder does not exist')
+    const existing = await ctx.namespace.get(to)
     if (existing && !overwrite) throw preconditionFailed('Destination exists and Overwrite is F')
 
-    const tokens = checkConditions(req, ctx, from)
-    const guard = () => {
-      if (kind === 'MOVE') requireTokens(req, ctx, guardingLocks(ctx, from, 'tree'), tokens)
-      requireTokens(req, ctx, guardingLocks(ctx, to, ctx.namespace.get(to) ? 'tree' : 'bind'), tokens)
+    const tokens = await checkConditions(req, ctx, from)
+    const guard = async (t: DavStores) => {
+      if (kind === 'MOVE') await requireTokens(req, t, await guardingLocks(t, from, 'tree'), tokens)
+      await requireTokens(req, t, await guardingLocks(t, to, (await t.namespace.get(to)) ? 'tree' : 'bind'), tokens)
     }
-    guard()
+    await guard(ctx)
 
-    ctx.namespace.transaction(() => {
-      guard()
-      if (ctx.namespace.get(to)) {
-        ctx.namespace.remove(to)
-        ctx.props.removeTree(to)
-        ctx.locks.removeTree(to)
+    const moved = await ctx.atomically(async (t) => {
+      await guard(t)
+      if (await t.namespace.get(to)) {
+        await t.namespace.remove(to)
+        await t.props.removeTree(to)
+        await t.locks.removeTree(to)
       }
       if (kind === 'COPY') {
-        ctx.namespace.copy(from, to, deep)
-        ctx.props.copy(from, to, deep)
+        await t.namespace.copy(from, to, deep)
+        await t.props.copy(from, to, deep)
       } else {
-        ctx.namespace.move(from, to)
-        ctx.props.move(from, to)
-        ctx.locks.removeTree(from)
+        await t.namespace.move(from, to)
+        await t.props.move(from, to)
+        await t.locks.removeTree(from)
       }
+      return t.namespace.get(to)
     })
-    const moved = ctx.namespace.get(to)
     res.status(existing ? 204 : 201).set({ 'Content-Length': '0', ...(moved ? { 'OC-FileId': ocId(moved.fileId, ctx.namespace.instanceId), ETag: quoteEtag(moved.etag) } : {}) }).end()
   }
 }

@@ -1,24 +1,26 @@
 import type { MethodHandler } from '../context.ts'
 import { badRequest, forbidden, notFound } from '../errors.ts'
 import { requestPath } from '../paths.ts'
-import { checkWrite } from '../preconditions.ts'
+import { checkWrite, guardingLocks, requireTokens } from '../preconditions.ts'
 import { header } from '../header.ts'
 
 /** DELETE: a file, or a folder with everything below it; every lock in the way must be held. */
 export const remove: MethodHandler = async (req, res, ctx) => {
   const { path } = requestPath(req)
   if (path === '/') throw forbidden('ROOT', 'The root folder cannot be deleted')
-  const entry = ctx.namespace.get(path)
+  const entry = await ctx.namespace.get(path)
   if (!entry) throw notFound()
   const depth = header(req, 'Depth')
   if (entry.kind === 'dir' && depth !== undefined && depth.toLowerCase() !== 'infinity') {
     throw badRequest('DELETE of a folder must have Depth: infinity')
   }
-  checkWrite(req, ctx, path, 'tree')
-  ctx.namespace.transaction(() => {
-    ctx.namespace.remove(path)
-    ctx.props.removeTree(path)
-    ctx.locks.removeTree(path)
+  const tokens = await checkWrite(req, ctx, path, 'tree')
+  await ctx.atomically(async (t) => {
+    // Another request may have locked something below since the check.
+    await requireTokens(req, t, await guardingLocks(t, path, 'tree'), tokens)
+    await t.namespace.remove(path)
+    await t.props.removeTree(path)
+    await t.locks.removeTree(path)
   })
   res.status(204).end()
 }

@@ -12,9 +12,9 @@ import { parseRange } from '../range.ts'
 /** GET and HEAD: a file's bytes (one byte range at most), or a plain listing of a folder. */
 export const get: MethodHandler = async (req, res, ctx) => {
   const { path, slash } = requestPath(req)
-  const entry = ctx.namespace.get(path)
+  const entry = await ctx.namespace.get(path)
   if (!entry || (slash && entry.kind === 'file')) throw notFound()
-  checkConditions(req, ctx, path)
+  await checkConditions(req, ctx, path)
   const head = req.method === 'HEAD'
   res.set({
     ETag: quoteEtag(entry.etag),
@@ -23,7 +23,7 @@ export const get: MethodHandler = async (req, res, ctx) => {
   })
 
   if (entry.kind === 'dir') {
-    const body = ctx.namespace.children(path).map((c) => nameOf(c.path) + (c.kind === 'dir' ? '/' : '')).join('\n') + '\n'
+    const body = (await ctx.namespace.children(path)).map((c) => nameOf(c.path) + (c.kind === 'dir' ? '/' : '')).join('\n') + '\n'
     res.status(200).set({ 'Content-Type': 'text/plain; charset=utf-8', 'Content-Length': String(Buffer.byteLength(body)), ...downloadHeaders(nameOf(path), 'text/plain') })
     res.end(head ? undefined : body)
     return

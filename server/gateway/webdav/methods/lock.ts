@@ -1,7 +1,7 @@
 import type { Request, Response } from 'express'
 import { parentOf } from '../../namespace.ts'
 import { readXml } from '../body.ts'
-import type { DavContext, MethodHandler } from '../context.ts'
+import type { DavContext, DavStores, MethodHandler } from '../context.ts'
 import { badRequest, conflict, locked, preconditionFailed } from '../errors.ts'
 import { covers, type Lock, type LockDepth, type LockScope } from '../locks.ts'
 import { hrefOf, requestPath } from '../paths.ts'
@@ -27,50 +27,54 @@ export const lock: MethodHandler = async (req, res, ctx) => {
 
   const { scope, owner } = parseLockInfo(info)
   const depth = depthOf(req)
-  const entry = ctx.namespace.get(path)
+  const entry = await ctx.namespace.get(path)
   if (!entry) {
     if (slash) throw conflict('Only files can be created by LOCK')
-    if (ctx.namespace.get(parentOf(path))?.kind !== 'dir') throw conflict('The parent folder does not exist')
+    if ((await ctx.namespace.get(parentOf(path)))?.kind !== 'dir') throw conflict('The parent folder does not exist')
   }
-  const tokens = checkConditions(req, ctx, path)
-  const guard = () => {
-    const clashing = conflicts(ctx, path, depth, scope)
+  const tokens = await checkConditions(req, ctx, path)
+  const guard = async (t: DavStores) => {
+    const clashing = await conflicts(t, path, depth, scope)
     if (clashing.length > 0) {
-      throw locked([...new Set(clashing.map((l) => hrefOf(req, l.root, ctx.namespace.get(l.root)?.kind === 'dir')))], 'no-conflicting-lock')
+      const roots = [...new Set(clashing.map((l) => l.root))]
+      throw locked(await Promise.all(roots.map(async (root) => hrefOf(req, root, (await t.namespace.get(root))?.kind === 'dir'))), 'no-conflicting-lock')
     }
-    if (!ctx.namespace.get(path)) requireTokens(req, ctx, guardingLocks(ctx, path, 'bind'), tokens)
+    if (!(await t.namespace.get(path))) await requireTokens(req, t, await guardingLocks(t, path, 'bind'), tokens)
   }
-  guard()
+  await guard(ctx)
 
   // RFC 4918 §7.3: locking an unmapped URL creates an empty resource.
   const empty = entry ? undefined : await ctx.content.ingest((async function* () {})())
-  const created = ctx.namespace.transaction(() => {
-    guard()
+  const created = await ctx.atomically(async (t) => {
+    await guard(t)
     let made = false
-    if (empty && !ctx.namespace.get(path)) {
-      if (ctx.namespace.get(parentOf(path))?.kind !== 'dir') throw conflict('The parent folder does not exist')
-      ctx.namespace.putFile(path, { ...empty, contentType: null })
+    if (empty && !(await t.namespace.get(path))) {
+      if ((await t.namespace.get(parentOf(path)))?.kind !== 'dir') throw conflict('The parent folder does not exist')
+      await t.namespace.putFile(path, { ...empty, contentType: null })
       made = true
     }
-    return { lock: ctx.locks.create({ root: path, depth, scope, owner, timeoutS }), made }
+    const isDir = (await t.namespace.get(path))?.kind === 'dir'
+    return { lock: await t.locks.create({ root: path, depth, scope, owner, timeoutS }), made, isDir }
   })
-  sendXml(res, created.made ? 201 : 200, dav('prop', [dav('lockdiscovery', [activeLock(req, ctx, created.lock)])]), {
+  sendXml(res, created.made ? 201 : 200, dav('prop', [dav('lockdiscovery', [activeLock(req, created.lock, created.isDir)])]), {
     'Lock-Token': `<${created.lock.token}>`,
   })
 }
 
 async function refresh(req: Request, res: Response, ctx: DavContext, path: string, timeoutS: number) {
   if (header(req, 'If') === undefined) throw badRequest('A LOCK refresh needs an If header with the lock token')
-  const tokens = checkConditions(req, ctx, path)
-  const held = [...tokens].map((t) => ctx.locks.get(t)).find((l): l is Lock => l !== undefined && covers(l, path))
+  const tokens = await checkConditions(req, ctx, path)
+  const candidates = await Promise.all([...tokens].map((t) => ctx.locks.get(t)))
+  const held = candidates.find((l): l is Lock => l !== undefined && covers(l, path))
   if (!held) throw preconditionFailed('No lock in the If header applies to this resource')
-  const refreshed = ctx.locks.refresh(held.token, timeoutS)
-  sendXml(res, 200, dav('prop', [dav('lockdiscovery', [activeLock(req, ctx, refreshed)])]))
+  const refreshed = await ctx.locks.refresh(held.token, timeoutS)
+  const rootIsDir = (await ctx.namespace.get(refreshed.root))?.kind === 'dir'
+  sendXml(res, 200, dav('prop', [dav('lockdiscovery', [activeLock(req, refreshed, rootIsDir)])]))
 }
 
 /** Locks that a new lock at `path` would clash with: any exclusive one, or any at all for an exclusive request. */
-function conflicts(ctx: DavContext, path: string, depth: LockDepth, scope: LockScope): Lock[] {
-  const nearby = [...ctx.locks.covering(path), ...(depth === 'infinity' ? ctx.locks.below(path) : [])]
+async function conflicts(t: DavStores, path: string, depth: LockDepth, scope: LockScope): Promise<Lock[]> {
+  const nearby = [...(await t.locks.covering(path)), ...(depth === 'infinity' ? await t.locks.below(path) : [])]
   return nearby.filter((l) => scope === 'exclusive' || l.scope === 'exclusive')
 }
 

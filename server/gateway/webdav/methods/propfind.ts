@@ -2,7 +2,7 @@ import { readXml } from '../body.ts'
 import type { MethodHandler } from '../context.ts'
 import { badRequest, forbidden, notFound } from '../errors.ts'
 import { requestPath } from '../paths.ts'
-import { describe, type PropRequest } from '../props.ts'
+import { describe, loadPropView, type PropRequest } from '../props.ts'
 import { streamMultistatus } from '../reply.ts'
 import { DAV, dav, elements, findChild, type XmlElement } from '../xml.ts'
 import { header } from '../header.ts'
@@ -18,11 +18,12 @@ export const propfind: MethodHandler = async (req, res, ctx) => {
   if (depth !== '0' && depth !== '1' && depth !== 'infinity') throw badRequest('Depth must be 0, 1 or infinity')
   if (depth === 'infinity') throw forbidden('FINITE_DEPTH_ONLY', 'PROPFIND with Depth: infinity is not supported', dav('propfind-finite-depth'))
   const what = parsePropfind(await readXml(req))
-  const entry = ctx.namespace.get(path)
+  const entry = await ctx.namespace.get(path)
   if (!entry || (slash && entry.kind === 'file')) throw notFound()
 
-  const entries = depth === '1' && entry.kind === 'dir' ? [entry, ...ctx.namespace.children(path)] : [entry]
-  await streamMultistatus(res, entries, (e) => describe(req, ctx, e, what))
+  const entries = depth === '1' && entry.kind === 'dir' ? [entry, ...(await ctx.namespace.children(path))] : [entry]
+  const view = await loadPropView(ctx, entries, what)
+  await streamMultistatus(res, entries, (e) => describe(req, view, e, what))
 }
 
 /** An empty body means allprop (RFC 4918 §9.1); unknown elements are ignored. */

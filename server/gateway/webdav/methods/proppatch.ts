@@ -2,7 +2,7 @@ import { readXml } from '../body.ts'
 import type { MethodHandler } from '../context.ts'
 import { badRequest, notFound } from '../errors.ts'
 import { hrefOf, requestPath } from '../paths.ts'
-import { checkWrite } from '../preconditions.ts'
+import { checkWrite, guardingLocks, requireTokens } from '../preconditions.ts'
 import { isProtected, propResponse } from '../props.ts'
 import { sendMultistatus } from '../reply.ts'
 import { DAV, dav, el, elements, type XmlElement } from '../xml.ts'
@@ -20,9 +20,9 @@ interface Operation {
 export const proppatch: MethodHandler = async (req, res, ctx) => {
   const { path } = requestPath(req)
   const operations = parseUpdate(await readXml(req))
-  const entry = ctx.namespace.get(path)
+  const entry = await ctx.namespace.get(path)
   if (!entry) throw notFound()
-  checkWrite(req, ctx, path, 'write')
+  const tokens = await checkWrite(req, ctx, path, 'write')
 
   const key = (p: XmlElement) => `${p.ns} ${p.local}`
   const status = new Map<string, { name: XmlElement; code: number }>()
@@ -32,10 +32,12 @@ export const proppatch: MethodHandler = async (req, res, ctx) => {
     for (const s of status.values()) s.code = 424
     for (const op of refused) status.get(key(op.prop))!.code = 403
   } else {
-    ctx.namespace.transaction(() => {
+    await ctx.atomically(async (t) => {
+      // The locks may have changed while the body was read.
+      await requireTokens(req, t, await guardingLocks(t, path, 'write'), tokens)
       for (const op of operations) {
-        if (op.set) ctx.props.set(path, op.prop)
-        else ctx.props.remove(path, op.prop.ns, op.prop.local)
+        if (op.set) await t.props.set(path, op.prop)
+        else await t.props.remove(path, op.prop.ns, op.prop.local)
       }
     })
   }

@@ -19,17 +19,17 @@ const notAFile = () => new DavError(405, 'IS_A_FOLDER', 'A folder cannot be repl
  */
 export const put: MethodHandler = async (req, res, ctx) => {
   const { path, slash } = requestPath(req)
-  const existing = ctx.namespace.get(path)
+  const existing = await ctx.namespace.get(path)
   if (path === '/' || existing?.kind === 'dir') throw notAFile()
   if (slash) throw badPath('A file path cannot end with a slash')
   if (req.headers['content-range']) throw badRequest('Partial PUT (Content-Range) is not supported')
-  const parent = ctx.namespace.get(parentOf(path))
+  const parent = await ctx.namespace.get(parentOf(path))
   if (parent?.kind !== 'dir') throw conflict('The parent folder does not exist')
   const expected = contentLength(req)
   const modifiedMs = mtimeOf(req)
   const checksum = checksumOf(req)
   const change = existing ? 'write' : 'bind'
-  const tokens = checkWrite(req, ctx, path, change)
+  const tokens = await checkWrite(req, ctx, path, change)
 
   const controller = new AbortController()
   const onClose = () => {
@@ -65,19 +65,19 @@ export const put: MethodHandler = async (req, res, ctx) => {
     throw new DavError(400, 'CHECKSUM_MISMATCH', 'The computed checksum does not match the one received from the client; nothing was stored')
   }
 
-  const { created } = ctx.namespace.transaction(() => {
+  const { created, entry } = await ctx.atomically(async (t) => {
     // The tree and the locks may have changed while the bytes were arriving.
-    if (ctx.namespace.get(parentOf(path))?.kind !== 'dir') throw conflict('The parent folder was removed during the upload')
-    if (ctx.namespace.get(path)?.kind === 'dir') throw notAFile()
-    requireTokens(req, ctx, guardingLocks(ctx, path, change), tokens)
-    return ctx.namespace.putFile(path, {
+    if ((await t.namespace.get(parentOf(path)))?.kind !== 'dir') throw conflict('The parent folder was removed during the upload')
+    if ((await t.namespace.get(path))?.kind === 'dir') throw notAFile()
+    await requireTokens(req, t, await guardingLocks(t, path, change), tokens)
+    const put = await t.namespace.putFile(path, {
       ...stored,
       contentType: contentTypeFor(nameOf(path), req.headers['content-type']),
       modifiedMs,
       checksum: checksum?.value ?? null,
     })
+    return { ...put, entry: (await t.namespace.get(path))! }
   })
-  const entry = ctx.namespace.get(path)!
   const etag = quoteEtag(entry.etag)
   // Nextcloud's answer headers: sync clients record the etag and the file's id from them.
   res.status(created ? 201 : 204).set({ ETag: etag, 'OC-ETag': etag, 'OC-FileId': ocId(entry.fileId, ctx.namespace.instanceId), 'Content-Length': '0' })

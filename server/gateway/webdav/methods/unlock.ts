@@ -10,10 +10,10 @@ export const unlock: MethodHandler = async (req, res, ctx) => {
   const { path } = requestPath(req)
   const m = /^\s*<([^>]+)>\s*$/.exec(header(req, 'Lock-Token') ?? '')
   if (!m) throw badRequest('UNLOCK needs a Lock-Token header: <token>')
-  const lock = ctx.locks.get(m[1])
+  const lock = await ctx.locks.get(m[1])
   if (!lock || !covers(lock, path)) {
     throw new DavError(409, 'LOCK_TOKEN_MISMATCH', 'No such lock on this resource', dav('lock-token-matches-request-uri'))
   }
-  ctx.locks.remove(lock.token)
+  await ctx.locks.remove(lock.token)
   res.status(204).end()
 }
