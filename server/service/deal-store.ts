@@ -38,7 +38,7 @@ export function encodeCursor(sort: DealSort, deal: { dealId: number; lastUpdateM
 export interface DealStore {
   /**
    * One page as JSON fragments (`"<id>":{…}` joined by commas), a few hundred
-   * deals each, in page order; returns the `next` cursor (null when empty).
+   * deals each, in page order, from one query; returns the `next` cursor (null when empty).
    * Throws a 400 on the first step for a bad cursor.
    */
   pageChunks(tenantId: number, sort: DealSort, cursor: string | null, pageSize?: number, chunkRows?: number): AsyncGenerator<string, string | null>
@@ -144,24 +144,17 @@ export function createDealStore(sql: Sql): DealStore {
         if (ms === undefined) throw badRequest('next: the cursor names no deal of yours')
         after = [ms, dealId]
       }
-      let left = pageSize
-      let last: [number, number] | undefined
-      // Small keyset sub-queries: each finishes before the chunk is handed out, so
-      // the connection is never held across the caller's awaits, and no string
-      // grows large enough to linger in V8's large-object space.
-      while (left > 0) {
-        const limit = Math.min(chunkRows, left)
-        const deals =
-          sort === 'dealId'
-            ? await sql.column<string>(BY_DEAL_ID, [tenantId, after[1], limit])
-            : await sql.column<string>(BY_LAST_UPDATE, [tenantId, after[0], after[1], limit])
-        if (deals.length === 0) break
-        last = after = keysOf(deals[deals.length - 1])
-        left -= deals.length
-        yield deals.join(',')
-        if (deals.length < limit) break
-      }
-      return last ? encodeCursor(sort, { dealId: last[1], lastUpdateMs: last[0] }) : null
+      // One query for the page (on PostgreSQL a round trip costs more than its rows), and
+      // it finishes before anything is handed out, so the connection is never held across
+      // the caller's awaits; handed out in chunks, so that no string of the whole page is built.
+      const deals =
+        sort === 'dealId'
+          ? await sql.column<string>(BY_DEAL_ID, [tenantId, after[1], pageSize])
+          : await sql.column<string>(BY_LAST_UPDATE, [tenantId, after[0], after[1], pageSize])
+      for (let i = 0; i < deals.length; i += chunkRows) yield deals.slice(i, i + chunkRows).join(',')
+      if (deals.length === 0) return null
+      const [lastUpdateMs, dealId] = keysOf(deals[deals.length - 1])
+      return encodeCursor(sort, { dealId, lastUpdateMs })
     },
     async page(tenantId, sort, cursor, pageSize = PAGE_SIZE) {
       const it = store.pageChunks(tenantId, sort, cursor, pageSize)
