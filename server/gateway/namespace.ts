@@ -74,11 +74,8 @@ export function nameOf(path: string): string {
   return path === '/' ? '' : path.slice(path.lastIndexOf('/') + 1)
 }
 
-// SQLite's steps as they shipped; PostgreSQL compares paths byte-wise (COLLATE "C") as SQLite
-// does, which the range queries below rely on.
-const SCHEMA: Step[] = [
-  {
-    sqlite: `CREATE TABLE entries (
+/** The entries table as shipped for SQLite (steps never change once shipped). */
+const ENTRIES_V1 = `CREATE TABLE entries (
      path TEXT PRIMARY KEY,
      parent TEXT,
      kind TEXT NOT NULL CHECK (kind IN ('file', 'dir')),
@@ -93,24 +90,11 @@ const SCHEMA: Step[] = [
    CREATE INDEX entries_parent ON entries (parent);
    CREATE INDEX entries_cid ON entries (cid);
    INSERT INTO entries (path, parent, kind, etag, created_ms, modified_ms)
-     VALUES ('/', NULL, 'dir', 'root', CAST(unixepoch('subsec') * 1000 AS INTEGER), CAST(unixepoch('subsec') * 1000 AS INTEGER));`,
-    postgres: `CREATE TABLE entries (
-     path TEXT COLLATE "C" PRIMARY KEY,
-     parent TEXT COLLATE "C",
-     kind TEXT NOT NULL CHECK (kind IN ('file', 'dir')),
-     cid TEXT,
-     size INTEGER NOT NULL DEFAULT 0,
-     dag_size INTEGER NOT NULL DEFAULT 0,
-     content_type TEXT,
-     etag TEXT NOT NULL,
-     created_ms INTEGER NOT NULL,
-     modified_ms INTEGER NOT NULL
-   );
-   CREATE INDEX entries_parent ON entries (parent);
-   CREATE INDEX entries_cid ON entries (cid);
-   INSERT INTO entries (path, parent, kind, etag, created_ms, modified_ms)
-     VALUES ('/', NULL, 'dir', 'root', CAST(unixepoch('subsec') * 1000 AS INTEGER), CAST(unixepoch('subsec') * 1000 AS INTEGER));`,
-  },
+     VALUES ('/', NULL, 'dir', 'root', CAST(unixepoch('subsec') * 1000 AS INTEGER), CAST(unixepoch('subsec') * 1000 AS INTEGER));`
+
+const SCHEMA: Step[] = [
+  // Paths sort byte by byte on PostgreSQL too (the folder range queries rely on it), as BINARY does on SQLite.
+  { sqlite: ENTRIES_V1, postgres: ENTRIES_V1.replace('path TEXT PRIMARY KEY', 'path TEXT COLLATE "C" PRIMARY KEY').replace('parent TEXT,', 'parent TEXT COLLATE "C",') },
   // Stable file ids for sync clients: never reused (AUTOINCREMENT), carried along by moves.
   {
     sqlite: `CREATE TABLE file_ids (id INTEGER PRIMARY KEY AUTOINCREMENT);

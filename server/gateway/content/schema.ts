@@ -1,10 +1,8 @@
 import { migrateSql, type Sql } from '../../shared/sql/index.ts'
 import { stepsFor, type Step } from '../store.ts'
 
-// `offset` is a reserved word in PostgreSQL: quoted there (and in every query, which SQLite accepts too).
-const STEPS: Step[] = [
-  {
-    sqlite: `CREATE TABLE content_groups (
+// As shipped for SQLite. `offset` is a reserved word in PostgreSQL: quoted there (and in every query, which SQLite accepts too).
+const CONTENT_V1 = `CREATE TABLE content_groups (
      id INTEGER PRIMARY KEY,
      state TEXT NOT NULL,
      size INTEGER NOT NULL DEFAULT 0,
@@ -41,46 +39,10 @@ const STEPS: Step[] = [
      group_id INTEGER NOT NULL,
      PRIMARY KEY (content_cid, group_id)
    ) WITHOUT ROWID;
-   CREATE INDEX content_group_links_group ON content_group_links (group_id);`,
-    postgres: `CREATE TABLE content_groups (
-     id INTEGER PRIMARY KEY,
-     state TEXT NOT NULL,
-     size INTEGER NOT NULL DEFAULT 0,
-     car_size INTEGER,
-     piece_cid TEXT,
-     piece_size INTEGER,
-     created_ms INTEGER NOT NULL,
-     updated_ms INTEGER NOT NULL
-   );
-   CREATE INDEX content_groups_state ON content_groups (state);
-   CREATE TABLE content_blocks (
-     cid TEXT PRIMARY KEY,
-     group_id INTEGER NOT NULL REFERENCES content_groups (id),
-     "offset" INTEGER NOT NULL,
-     length INTEGER NOT NULL
-   ) WITHOUT ROWID;
-   CREATE INDEX content_blocks_group ON content_blocks (group_id, "offset");
-   CREATE TABLE contents (
-     cid TEXT PRIMARY KEY,
-     size INTEGER NOT NULL,
-     dag_size INTEGER NOT NULL,
-     created_ms INTEGER NOT NULL
-   ) WITHOUT ROWID;
-   CREATE TABLE content_leaves (
-     content_cid TEXT NOT NULL,
-     idx INTEGER NOT NULL,
-     file_offset INTEGER NOT NULL,
-     length INTEGER NOT NULL,
-     block_cid TEXT NOT NULL,
-     PRIMARY KEY (content_cid, idx)
-   ) WITHOUT ROWID;
-   CREATE TABLE content_group_links (
-     content_cid TEXT NOT NULL,
-     group_id INTEGER NOT NULL,
-     PRIMARY KEY (content_cid, group_id)
-   ) WITHOUT ROWID;
-   CREATE INDEX content_group_links_group ON content_group_links (group_id);`,
-  },
+   CREATE INDEX content_group_links_group ON content_group_links (group_id);`
+
+const STEPS: Step[] = [
+  { sqlite: CONTENT_V1, postgres: CONTENT_V1.replace(/\boffset\b/g, '"offset"') },
 ]
 
 /** Creates or upgrades the content store's tables. */
