@@ -214,6 +214,17 @@ describeEachStore('deal service stores', (open, dialect) => {
       await sql.close()
     })
 
+    it.runIf(dialect === 'postgres')('pages by index right after a big first load, not by sorting every deal of the tenant', async () => {
+      const sql = await openService(open)
+      const tenant = await createTenantStore(sql).create('acme', 'clients-free')
+      await createDealStore(sql).insertMany(tenant.id, deals(20_000))
+      for (const order of ['deal_id', 'last_update_ms, deal_id']) {
+        const plan = await sql.column<string>(`EXPLAIN SELECT page_entry FROM deals WHERE tenant_id = ? AND deal_id > ? ORDER BY ${order} LIMIT 10000`, [tenant.id, 0])
+        expect(plan.join('\n'), order).not.toMatch(/Sort/)
+      }
+      await sql.close()
+    })
+
     it('pieceDeals lists the providers of a piece with their deal status, for that tenant only', async () => {
       const sql = await openService(open)
       const tenants = createTenantStore(sql)
