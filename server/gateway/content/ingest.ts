@@ -6,6 +6,7 @@ import type { GroupLifecycle } from './group-lifecycle.ts'
 import type { BlockLocation, Repository, StoredBlock } from './repository.ts'
 import type { IngestOptions, IngestResult } from './types.ts'
 import { buildFileDag, type DagProfile } from './unixfs-dag.ts'
+import { createSerial } from '../store.ts'
 
 interface PendingBlock {
   /** Where the block goes, once reserved. */
@@ -74,7 +75,7 @@ function createBlockWriter(deps: IngestDeps) {
   }
   // Blocks are placed in the order they come, whatever order the store answers in:
   // the same bytes give the same groups, hence the same CARs and piece CIDs.
-  let turn: Promise<unknown> = Promise.resolve()
+  const inTurn = createSerial()
 
   return {
     located,
@@ -84,9 +85,7 @@ function createBlockWriter(deps: IngestDeps) {
       // Looked up at once (several lookups in flight on PostgreSQL's pool), placed in turn.
       const lookup = repo.block(key)
       lookup.catch(() => {})
-      const placed = turn.then(() => place(key, bytes, lookup))
-      turn = placed.catch(() => {})
-      const where = await placed
+      const where = await inTurn(() => place(key, bytes, lookup))
       if (!('at' in where)) {
         located.set(key, where)
         return cid

@@ -117,6 +117,9 @@ export async function createDealStore(sql: Sql, now: () => number = Date.now) {
       await event(tx, id, to, reason ?? null, t)
       return true
     })
+  /** A deal that failed or ended: its reason kept, its transfer token and retrievability gone. */
+  const finish = (id: number, to: 'failed' | 'ended', reason: string) => transition(id, to, 'reason = ?, token_hash = NULL, retrievable = 0, ', [reason], reason)
+  const liveOfGroup = (groupId: number) => all(`SELECT * FROM group_deals WHERE group_id = ? AND state IN (${live}) ORDER BY id`, [groupId])
 
   const withAudit = async (r: Row): Promise<DealAudit> => ({
     ...toDeal(r),
@@ -163,13 +166,13 @@ export async function createDealStore(sql: Sql, now: () => number = Date.now) {
       return r && toDeal(r)
     },
     ofGroup: (groupId: number) => all('SELECT * FROM group_deals WHERE group_id = ? ORDER BY id', [groupId]),
-    liveOfGroup: (groupId: number) => all(`SELECT * FROM group_deals WHERE group_id = ? AND state IN (${live}) ORDER BY id`, [groupId]),
+    liveOfGroup,
     inState: (state: GatewayDealState) => all('SELECT * FROM group_deals WHERE state = ? ORDER BY id', [state]),
     markAccepted: (id: number, proposalId: string) => transition(id, 'proposed', 'proposal_id = ?, ', [proposalId]),
     markPublished: (id: number, dealId: number) => transition(id, 'published', 'deal_id = ?, token_hash = NULL, ', [dealId], `deal ${dealId}`),
     markActive: (id: number) => transition(id, 'active', '', []),
-    markFailed: (id: number, reason: string) => transition(id, 'failed', 'reason = ?, token_hash = NULL, retrievable = 0, ', [reason], reason),
-    markEnded: (id: number, reason: string) => transition(id, 'ended', 'reason = ?, token_hash = NULL, retrievable = 0, ', [reason], reason),
+    markFailed: (id: number, reason: string) => finish(id, 'failed', reason),
+    markEnded: (id: number, reason: string) => finish(id, 'ended', reason),
     async recordCheck(id: number, ok: boolean): Promise<void> {
       const t = now()
       await sql.run('UPDATE group_deals SET retrievable = ?, checked_ms = ?, updated_ms = ? WHERE id = ?', [ok ? 1 : 0, t, t, id])
@@ -178,7 +181,7 @@ export async function createDealStore(sql: Sql, now: () => number = Date.now) {
     async failInterrupted(): Promise<number> {
       let n = 0
       for (const { id } of await sql.all<{ id: number }>(`SELECT id FROM group_deals WHERE state = 'proposing'`)) {
-        if (await transition(id, 'failed', 'reason = ?, token_hash = NULL, retrievable = 0, ', ['INTERRUPTED'], 'INTERRUPTED')) n++
+        if (await finish(id, 'failed', 'INTERRUPTED')) n++
       }
       return n
     },
@@ -198,14 +201,14 @@ export async function createDealStore(sql: Sql, now: () => number = Date.now) {
     },
 
     /** What /file-info shows of a group: its live deals and how many are retrievable. */
-    view: async (groupId: number): Promise<DealView> => viewOf(await all(`SELECT * FROM group_deals WHERE group_id = ? AND state IN (${live}) ORDER BY id`, [groupId])),
+    view: async (groupId: number): Promise<DealView> => viewOf(await liveOfGroup(groupId)),
     /** The views of several groups (all without ids) in one query, by group id. */
     async views(groupIds?: number[]): Promise<Map<number, DealView>> {
       const deals = groupIds
         ? await all(`SELECT * FROM group_deals WHERE state IN (${live}) AND group_id IN (${ids}) ORDER BY id`, [JSON.stringify(groupIds)])
         : await all(`SELECT * FROM group_deals WHERE state IN (${live}) ORDER BY id`)
       const byGroup = new Map<number, GroupDeal[]>()
-      for (const d of deals) byGroup.set(d.groupId, [...(byGroup.get(d.groupId) ?? []), d])
+      for (const d of deals) byGroup.get(d.groupId)?.push(d) ?? byGroup.set(d.groupId, [d])
       return new Map([...byGroup].map(([id, list]) => [id, viewOf(list)]))
     },
   }
