@@ -173,8 +173,7 @@ export async function createNamespace(sql: Sql): Promise<Namespace> {
   // (the database lock), so an in-process queue is enough.
   const serial = createSerial()
   const transaction = <T>(fn: (tx: Sql) => Promise<T>) => serial(() => sql.transaction(fn))
-  const outer = namespaceOver(sql, instanceId, transaction)
-  return outer
+  return namespaceOver(sql, instanceId, transaction)
 }
 
 function namespaceOver(sql: Sql, instanceId: string, transaction: Namespace['transaction']): Namespace {
