@@ -12,7 +12,8 @@ import { join } from 'node:path'
 import pg from 'pg'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { SIMNET_RPC_PATH } from '../../server/network/simnet/rpc-server.ts'
-import { freePort, NGINX, recipe, startNginx, type RunningNginx } from '../helpers/nginx.ts'
+import { NGINX, recipe, startNginx, type RunningNginx } from '../helpers/nginx.ts'
+import { freePort } from '../helpers/ports.ts'
 import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.ts'
 import { basicAuth, startPart, type RunningPart } from '../helpers/stack.ts'
 
@@ -34,22 +35,31 @@ describe.skipIf(unavailable)(`two app surfaces and two deal services on PostgreS
     postgres = await startPostgres()
     databaseUrl = postgres.createDatabase('replicas')
     dataDir = mkdtempSync(join(tmpdir(), 'replicas-'))
-    const [bridgeA, bridgeB, serviceA, serviceB, rpc, appPort, dealsPort] = await Promise.all(Array.from({ length: 7 }, freePort))
+    // Only what must be known before its process starts is chosen ahead; the rest listen on port 0.
+    const [rpc, appPort, dealsPort] = await Promise.all([freePort(), freePort(), freePort()])
     // One machine, one DATA_DIR: the gateway's files, the simulated chain's saved clock, the bridges' upload chunks.
     const common = { DATABASE_URL: databaseUrl, DATA_DIR: dataDir, API_KEY, ADMIN_PASSWORD, GATEWAY_USER: 'gateway', GATEWAY_PASSWORD: 'gateway-password', SIMNET_SPEED: '1000' }
     const rpcUrl = `http://127.0.0.1:${rpc}${SIMNET_RPC_PATH}`
-    parts.push(await startPart('service', { ...common, SERVICE_PORT: String(serviceA), SIMNET_RPC_PORT: String(rpc) }))
-    parts.push(await startPart('service', { ...common, SERVICE_PORT: String(serviceB), SIMNET_RPC_URL: rpcUrl }))
-    const gateway = await startPart('gateway', { ...common, GATEWAY_PORT: '0', SERVICE_URL: `http://127.0.0.1:${dealsPort}`, SERVICE_API_KEY: API_KEY, SIMNET_RPC_URL: rpcUrl })
-    parts.push(gateway)
+    // Each part is kept as soon as it runs, so afterAll stops it even if a later one fails to start.
+    const started = async (...starting: Promise<RunningPart>[]) => {
+      const settled = await Promise.allSettled(starting)
+      for (const s of settled) if (s.status === 'fulfilled') parts.push(s.value)
+      const failed = settled.find((s) => s.status === 'rejected')
+      if (failed) throw failed.reason
+      return settled.map((s) => (s as PromiseFulfilledResult<RunningPart>).value)
+    }
+    const [serviceA] = await started(startPart('service', { ...common, SERVICE_PORT: '0', SIMNET_RPC_PORT: String(rpc) }))
+    const [serviceB] = await started(startPart('service', { ...common, SERVICE_PORT: '0', SIMNET_RPC_URL: rpcUrl }))
+    const [gateway] = await started(startPart('gateway', { ...common, GATEWAY_PORT: '0', SERVICE_URL: `http://127.0.0.1:${dealsPort}`, SERVICE_API_KEY: API_KEY, SIMNET_RPC_URL: rpcUrl }))
     const bridge = { ...common, GATEWAY_URL: gateway.url, TRUST_PROXY: 'loopback' }
-    parts.push(...(await Promise.all([startPart('app', { ...bridge, PORT: String(bridgeA) }), startPart('app', { ...bridge, PORT: String(bridgeB) })])))
+    const [bridgeA, bridgeB] = await started(startPart('app', { ...bridge, PORT: '0' }), startPart('app', { ...bridge, PORT: '0' }))
+    const port = (part: RunningPart) => new URL(part.url).port
 
     const servers = recipe('replicas.conf')
-      .replace('server 127.0.0.1:8080;', `server 127.0.0.1:${bridgeA};`)
-      .replace('server 127.0.0.1:8082;', `server 127.0.0.1:${bridgeB};`)
-      .replace('server 127.0.0.1:8090;', `server 127.0.0.1:${serviceA};`)
-      .replace('server 127.0.0.1:8092;', `server 127.0.0.1:${serviceB};`)
+      .replace('server 127.0.0.1:8080;', `server 127.0.0.1:${port(bridgeA)};`)
+      .replace('server 127.0.0.1:8082;', `server 127.0.0.1:${port(bridgeB)};`)
+      .replace('server 127.0.0.1:8090;', `server 127.0.0.1:${port(serviceA)};`)
+      .replace('server 127.0.0.1:8092;', `server 127.0.0.1:${port(serviceB)};`)
       .replace('listen 80;', `listen 127.0.0.1:${appPort};`)
       .replace('listen 8000;', `listen 127.0.0.1:${dealsPort};`)
       // Which replica answered, for the assertions below.

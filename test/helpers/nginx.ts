@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
-import { connect, createServer } from 'node:net'
+import { connect } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 
@@ -9,14 +9,6 @@ export const NGINX = ['/usr/sbin/nginx', '/usr/bin/nginx'].find((p) => existsSyn
 
 /** One of our nginx recipes (scripts/nginx/), to be run with its ports replaced. */
 export const recipe = (name: string) => readFileSync(join(import.meta.dirname, '..', '..', 'scripts', 'nginx', name), 'utf8')
-
-export async function freePort(): Promise<number> {
-  const server = createServer()
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const port = (server.address() as { port: number }).port
-  await new Promise<void>((resolve) => server.close(() => resolve()))
-  return port
-}
 
 /** Resolves once something accepts connections on the port, or rejects when nginx exits first. */
 async function waitForPort(port: number, child: ChildProcess, errorLog: string): Promise<void> {

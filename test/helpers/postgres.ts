@@ -1,6 +1,6 @@
 import { execFileSync, spawnSync } from 'node:child_process'
 import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
+import { freePort } from './ports.ts'
 import { tmpdir, userInfo } from 'node:os'
 import { join } from 'node:path'
 
@@ -24,17 +24,6 @@ export const postgresUnavailable: string | undefined = !BIN
   : userInfo().uid === 0 && spawnSync('id', ['postgres']).status !== 0
     ? 'running as root without a postgres user'
     : undefined
-
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer()
-    s.once('error', reject)
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => resolve(port))
-    })
-  })
-}
 
 export async function startPostgres(): Promise<TestPostgres> {
   if (postgresUnavailable) throw new Error(postgresUnavailable)
