@@ -17,6 +17,20 @@ interface PendingBlock {
   written: Promise<void>
 }
 
+/**
+ * New bytes an ingest may have on their way to disk before it waits for them.
+ * Without this slack the importer, which hashes a batch of chunks and then
+ * waits for the whole batch, waited on every write, and the upload stalled
+ * behind the disk; with it, memory stays bounded whatever the upload's size.
+ */
+export const WRITE_AHEAD_BYTES = 16 << 20
+/**
+ * Every this many bytes written, an ingest fsyncs what it wrote so far in the
+ * background, so that the fsync a commit waits for covers only the tail
+ * instead of the whole upload.
+ */
+export const SYNC_AHEAD_BYTES = 32 << 20
+
 export interface IngestDeps {
   repo: Repository
   files: BlockFiles
@@ -30,9 +44,12 @@ export interface IngestDeps {
  * Writes blocks into the writable group for one ingest (or one folder's
  * directory nodes): each new block at an offset reserved in the current
  * group, deduplicated against stored blocks and against blocks other
- * ingests are writing right now. `commit` waits for the bytes, fsyncs the
- * touched groups and records everything in one transaction; `finish` always
- * runs after, whatever happened, so no group seals under a write in flight.
+ * ingests are writing right now. Writes run behind the DAG (up to
+ * WRITE_AHEAD_BYTES) and are fsynced as they go (every SYNC_AHEAD_BYTES).
+ * `commit` waits for every write and every early fsync, fsyncs the touched
+ * groups once more and records everything in one transaction; `finish`
+ * always runs after, whatever happened, so no group seals under a write in
+ * flight.
  */
 function createBlockWriter(deps: IngestDeps) {
   const { repo, files, lifecycle, pending } = deps
@@ -41,6 +58,33 @@ function createBlockWriter(deps: IngestDeps) {
   const held: number[] = []
   const owned: string[] = []
   const writes: Promise<void>[] = []
+  /** Writes not yet waited for, oldest first, and their bytes. */
+  const ahead: { written: Promise<void>; bytes: number }[] = []
+  let aheadBytes = 0
+  let unsyncedBytes = 0
+  /** Early fsyncs. A failed fsync may not be reported again to the next one (Linux reports it once), so commit awaits these too. */
+  const syncs: Promise<void>[] = []
+  let syncing: Promise<void> | undefined
+
+  /** Bounds the bytes in flight, and starts a background fsync of everything written so far each SYNC_AHEAD_BYTES. */
+  async function pace(written: Promise<void>, bytes: number): Promise<void> {
+    ahead.push({ written, bytes })
+    aheadBytes += bytes
+    unsyncedBytes += bytes
+    if (unsyncedBytes >= SYNC_AHEAD_BYTES && !syncing) {
+      unsyncedBytes = 0
+      const groups = [...new Set(held)]
+      const sync = Promise.all(writes).then(() => Promise.all(groups.map((g) => files.sync(g)))).then(() => {})
+      syncs.push(sync)
+      syncing = sync.finally(() => (syncing = undefined))
+      syncing.catch(() => {})
+    }
+    while (aheadBytes > WRITE_AHEAD_BYTES) {
+      const oldest = ahead.shift()!
+      aheadBytes -= oldest.bytes
+      await oldest.written
+    }
+  }
 
   /** Where a block goes: stored already, or pending (reserved by this ingest or another one). */
   async function place(key: string, bytes: Uint8Array, lookup: Promise<BlockLocation | undefined>): Promise<BlockLocation | PendingBlock> {
@@ -91,17 +135,18 @@ function createBlockWriter(deps: IngestDeps) {
         return cid
       }
       located.set(key, await where.at)
-      await where.written
+      await pace(where.written, bytes.length)
       return cid
     },
     async commit(content: { cid: string; size: number; dagSize: number; leaves: { cid: string; length: number }[] }): Promise<void> {
       await Promise.all(writes)
+      await Promise.all(syncs)
       await Promise.all([...new Set(held)].map((g) => files.sync(g)))
       const blocks: StoredBlock[] = [...located].map(([cid, loc]) => ({ cid, ...loc }))
       await repo.commitContent({ ...content, blocks })
     },
     async finish(): Promise<void> {
-      await Promise.allSettled(writes)
+      await Promise.allSettled([...writes, ...syncs])
       for (const key of owned) pending.delete(key)
       for (const g of held.splice(0)) lifecycle.release(g)
     },

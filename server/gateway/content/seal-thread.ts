@@ -1,3 +1,5 @@
+import { readlinkSync } from 'node:fs'
+import { setPriority } from 'node:os'
 import { parentPort } from 'node:worker_threads'
 import { writeCarFile, type CarJob } from './group-car.ts'
 
@@ -9,6 +11,20 @@ export type FromThread =
   | { type: 'paused' }
 
 const port = parentPort!
+
+/**
+ * Sealing is background work: on a busy machine this thread yields the CPU
+ * to the one answering requests, so an upload reaches its CID as fast with
+ * groups sealing beside it, and sealing takes whatever time is left. Linux
+ * sets a nice value per thread, and names this thread in /proc/thread-self;
+ * elsewhere the thread keeps the process's priority.
+ */
+const SEALING_NICE = 10
+try {
+  setPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()), SEALING_NICE)
+} catch {
+  // Not Linux, or not allowed: sealing competes on equal terms.
+}
 let resume: (() => void) | undefined
 
 // One job at a time: the pool sends the next only after an answer.

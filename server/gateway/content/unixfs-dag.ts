@@ -1,5 +1,4 @@
 import { importFile, type ImporterOptions, type WritableStorage } from 'ipfs-unixfs-importer'
-import { fixedSize } from 'ipfs-unixfs-importer/chunker'
 import { balanced } from 'ipfs-unixfs-importer/layout'
 
 /**
@@ -35,10 +34,38 @@ export async function buildFileDag(
 ): Promise<FileDag> {
   const result = await importFile({ content }, blocks, {
     ...PROFILES[profile],
-    chunker: fixedSize({ chunkSize: CHUNK_SIZE }),
+    chunker: fixedSizeLeaves,
     layout: balanced({ maxChildrenPerNode: MAX_LINKS }),
     // Blocks hash in parallel; writes are positional, so order does not matter.
     blockWriteConcurrency: 8,
   })
   return { cid: result.cid.toString(), dagSize: Number(result.size) }
+}
+
+/**
+ * Cuts the content into CHUNK_SIZE leaves, the last one shorter and an empty
+ * file one empty leaf, as the importer's own fixedSize chunker does. Each
+ * leaf is one copy into a buffer of its own, not a list of the pieces that
+ * arrived joined on demand, which costs an upload a copy and its garbage.
+ */
+export async function* fixedSizeLeaves(source: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+  // Not zero-filled: every byte of a leaf handed on was written first.
+  let leaf = Buffer.allocUnsafeSlow(CHUNK_SIZE)
+  let filled = 0
+  let emitted = false
+  for await (const bytes of source) {
+    for (let at = 0; at < bytes.length; ) {
+      const n = Math.min(CHUNK_SIZE - filled, bytes.length - at)
+      leaf.set(bytes.subarray(at, at + n), filled)
+      filled += n
+      at += n
+      if (filled === CHUNK_SIZE) {
+        yield leaf
+        emitted = true
+        leaf = Buffer.allocUnsafeSlow(CHUNK_SIZE)
+        filled = 0
+      }
+    }
+  }
+  if (filled > 0 || !emitted) yield leaf.subarray(0, filled)
 }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { createHash, randomBytes } from 'node:crypto'
-import { createReadStream, existsSync, readFileSync, rmSync } from 'node:fs'
+import { createReadStream, existsSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
 import { CarBlockIterator } from '@ipld/car/iterator'
 import { Piece } from '@web3-storage/data-segment'
@@ -13,6 +13,10 @@ afterEach(async () => {
   await t?.cleanup()
   t = undefined
 })
+
+/** The nice value of each of this process's threads (Linux; field 19 of /proc/self/task/<tid>/stat). */
+const threadNiceness = () =>
+  readdirSync('/proc/self/task').map((tid) => Number(readFileSync(`/proc/self/task/${tid}/stat`, 'utf8').replace(/^.*\) /s, '').split(' ')[16]))
 
 const waitFor = async (check: () => boolean | Promise<boolean>) => {
   // Outcome polling, not a timing assertion: give up after a generous bound.
@@ -170,6 +174,8 @@ describe('content store: groups', () => {
       const { cid } = await t.store.ingest(chunksOf(data))
       await t.store.sealWritable()
       await t.store.settled()
+      // Linux: the sealing threads run at nice 10, yielding the CPU to the thread that answers requests.
+      if (process.platform === 'linux') expect(threadNiceness().filter((n) => n === 10)).toHaveLength(sealThreads)
       const groups = (await t.store.groupsOf(cid)).map((g) => ({ state: g.state, pieceCid: g.pieceCid, pieceSize: g.pieceSize, carSize: g.carSize }))
       const car = readFileSync(join(t.dir, 'groups', `${(await t.store.groupsOf(cid))[0].id}.car`))
       // Read back after sealing, from the block files the threads read too.
