@@ -15,8 +15,7 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createHash, randomFillSync } from 'node:crypto'
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
-import { createServer, request } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import { request } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { once } from 'node:events'
@@ -25,6 +24,7 @@ import { gzipSync } from 'node:zlib'
 import autocannon from 'autocannon'
 import Database from 'better-sqlite3'
 import { ensureBundle, hasChromium, launchChromium } from '../test/helpers/browser.ts'
+import { freePort } from '../test/helpers/ports.ts'
 import { postgresUnavailable, startPostgres } from '../test/helpers/postgres.ts'
 import { initialJs } from './lib/bundle-size.ts'
 import { benchProposals } from './lib/proposal-bench.ts'
@@ -113,18 +113,6 @@ const basic = (u: string, p: string) => 'Basic ' + Buffer.from(`${u}:${p}`).toSt
 interface Role {
   child: ChildProcess
   url: string
-}
-
-/** A free loopback port, found by letting the kernel pick one. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo
-      probe.close(() => resolve(port))
-    })
-  })
 }
 
 /**

@@ -14,17 +14,23 @@ const EPHEMERAL_LOW = (() => {
 })()
 const LOWEST = 10_000
 
-const bindable = (port: number) =>
-  new Promise<boolean>((resolve) => {
+/** Binds `port` (0: any) on loopback and lets it go; the port it got, or undefined if it was taken. */
+const tryPort = (port: number) =>
+  new Promise<number | undefined>((resolve) => {
     const server = createServer()
-    server.once('error', () => resolve(false))
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)))
+    server.once('error', () => resolve(undefined))
+    server.listen(port, '127.0.0.1', () => {
+      const got = (server.address() as { port: number }).port
+      server.close(() => resolve(got))
+    })
   })
 
 /** A loopback port that is free now, for a process started later that must be told its port in advance. */
 export async function freePort(): Promise<number> {
+  // A machine whose ephemeral range starts low leaves no quiet range: take what the kernel gives.
+  if (EPHEMERAL_LOW - LOWEST < 1000) return (await tryPort(0))!
   for (;;) {
-    const port = LOWEST + Math.floor(Math.random() * (EPHEMERAL_LOW - LOWEST))
-    if (await bindable(port)) return port
+    const port = await tryPort(LOWEST + Math.floor(Math.random() * (EPHEMERAL_LOW - LOWEST)))
+    if (port) return port
   }
 }

@@ -1,8 +1,8 @@
 import { execFileSync, spawnSync } from 'node:child_process'
 import { chownSync, existsSync, mkdtempSync, rmSync } from 'node:fs'
-import { freePort } from './ports.ts'
 import { tmpdir, userInfo } from 'node:os'
 import { join } from 'node:path'
+import { freePort } from './ports.ts'
 
 /**
  * A throw-away PostgreSQL cluster from Debian's `postgresql` package, for the
