@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto'
+import * as dagCbor from '@ipld/dag-cbor'
 import { CID } from 'multiformats/cid'
 import * as Digest from 'multiformats/hashes/digest'
 import { parseAddress } from '../../shared/address.ts'
@@ -7,6 +8,7 @@ import type { ChainHead, DealProposal, MarketDeal, MinerInfo, NetworkPort, Provi
 import { generateProviders, isBusyDay, type SimProvider } from './providers.ts'
 import { openSimChainStore } from './chain-store.ts'
 import { between, seededRandom } from './random.ts'
+import { chainCid } from '../wallet/message.ts'
 
 export interface SimnetOptions {
   seed: string
@@ -25,7 +27,8 @@ export interface SimnetOptions {
   stateFile?: string
 }
 
-export type ProposeResult = { accepted: true; deal: MarketDeal | null; dealId: number } | { accepted: false; reason: string }
+/** `publishCid`: the CID of the PublishStorageDeals message that put the deal on chain (StateSearchMsg finds it). */
+export type ProposeResult = { accepted: true; deal: MarketDeal | null; dealId: number; publishCid: string } | { accepted: false; reason: string }
 
 /** The simulated network: everything the real chain would tell us, computed from a seed and the clock. */
 export interface Simnet extends NetworkPort {
@@ -72,6 +75,11 @@ interface SimDeal {
 export function simulatedCollateralBounds(pieceSize: number, verified: boolean): { min: bigint; max: bigint } {
   const min = BigInt(pieceSize) * (verified ? 10n : 1n) * 1_000n
   return { min, max: min * 1_000_000n }
+}
+
+/** The simulated chain keeps no messages: a deal's publish message is named by its deal id, the same in every process. */
+export function publishMessageCid(dealId: number): string {
+  return chainCid(dagCbor.encode(['simnet PublishStorageDeals', dealId])).toString()
 }
 
 /** 1 PiB: what every simulated client may store in verified deals. */
@@ -248,7 +256,7 @@ export function createSimnet(options: SimnetOptions): Simnet {
       const head = headEpoch()
       catchUp()
       const deal = addDeal(proposal, head)
-      return { accepted: true, dealId: deal.dealId, deal: view(deal, head) }
+      return { accepted: true, dealId: deal.dealId, publishCid: publishMessageCid(deal.dealId), deal: view(deal, head) }
     },
     async seedClientDeals(clientId, count) {
       const head = headEpoch()

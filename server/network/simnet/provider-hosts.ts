@@ -10,9 +10,8 @@ import {
   encodeDealResponse, encodeDealStatusResponse, encodeStorageAsk, encodeTransports, signedProposalCid, uuidBytes,
   type DealParams, type DealStatusResponse, type StorageAsk,
 } from '../boost/wire.ts'
-import { chainCid } from '../wallet/message.ts'
 import { createSigner, verifySignature } from '../wallet/keys.ts'
-import type { Simnet } from './index.ts'
+import { publishMessageCid, type Simnet } from './index.ts'
 import { SimRetrievalError, type SimulatedProviders } from './sim-providers.ts'
 
 /**
@@ -124,7 +123,7 @@ async function startOne(o: { simnet: Simnet; providers: SimulatedProviders; seed
         proposal: deal.params.proposal,
         signedProposalCid: deal.signedProposalCid,
         // The simulated chain has no messages; the publish CID names the deal's publication there.
-        publishCid: published ? chainCid(new TextEncoder().encode(`simnet PublishStorageDeals ${published}`)).toString() : null,
+        publishCid: published ? publishMessageCid(published) : null,
         chainDealId: published,
       },
       transferSize: deal.params.transfer.size,
