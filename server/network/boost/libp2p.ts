@@ -4,6 +4,7 @@ import { generateKeyPairFromSeed } from '@libp2p/crypto/keys'
 import type { Stream } from '@libp2p/interface'
 import { mplex } from '@libp2p/mplex'
 import { tcp } from '@libp2p/tcp'
+import { webSockets } from '@libp2p/websockets'
 import * as dagCbor from '@ipld/dag-cbor'
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import { decodeFirst } from 'cborg'
@@ -11,7 +12,9 @@ import { createLibp2p, type Libp2p, type Libp2pOptions } from 'libp2p'
 import { WireError } from './wire.ts'
 
 /**
- * libp2p as Boost and Curio speak it: TCP, noise, yamux or mplex; one CBOR
+ * libp2p as Boost and Curio speak it: TCP (Boost) or WebSocket (Curio, whose
+ * market host listens on /ws behind its HTTPS proxy and publishes only
+ * /dns/<domain>/tcp/443/wss: curio market/libp2p/libp2p.go), noise, yamux or mplex; one CBOR
  * message each way per stream (go-cbor-util's WriteCborRPC/ReadCborRPC, no
  * length prefix), the answering side closing the stream after its reply.
  */
@@ -29,7 +32,7 @@ export async function createHost(options: { identitySeed?: Uint8Array; listen?: 
   return createLibp2p({
     ...(privateKey ? { privateKey } : {}),
     addresses: { listen: options.listen ?? [] },
-    transports: [tcp()],
+    transports: [tcp(), webSockets()],
     connectionEncrypters: [noise()],
     streamMuxers: [yamux(), mplex()],
   })
