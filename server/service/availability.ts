@@ -1,4 +1,4 @@
-import { paddedPieceSize } from '../shared/piece.ts'
+import { paddedPieceSize, piecePricePerEpoch } from '../shared/piece.ts'
 import type { NetworkPort, TransferType } from '../network/types.ts'
 import { parseAddress } from '../shared/address.ts'
 import type { DealStore } from './deal-store.ts'
@@ -66,8 +66,10 @@ export function createAvailabilityChecker(deps: { network: NetworkPort; deals: D
       const pieceSize = Math.max(paddedPieceSize(request.transferSize), terms.minPieceSize)
       if (pieceSize > terms.maxPieceSize) return no('PIECE_SIZE_NOT_ACCEPTED')
       if (request.duration < terms.minDuration || request.duration > terms.maxDuration) return no('DURATION_NOT_ACCEPTED')
+      // Both prices are per GiB per epoch; a provider compares them for the piece, rounded down, as Boost and Curio
+      // do (boost storagemarket/deal_acceptance.go), so a small piece may be taken at a lower price per GiB.
       const ask = BigInt(request.verifiedDeal ? terms.verifiedPrice : terms.unverifiedPrice)
-      if (request.storagePricePerEpoch < ask) return no('PRICE_TOO_LOW')
+      if (piecePricePerEpoch(request.storagePricePerEpoch, pieceSize) < piecePricePerEpoch(ask, pieceSize)) return no('PRICE_TOO_LOW')
       if (request.pieceCid) {
         const holders = await deps.deals.pieceDeals(tenant.id, request.pieceCid)
         if (holders.some((d) => d.provider === miner.id && (d.status === 'published' || d.status === 'active'))) return no('PIECE_CID_DUPLICATED')

@@ -31,6 +31,19 @@ export function paddedPieceSize(n: number): number {
   return size
 }
 
+/** Bytes of data a padded piece of `pieceSize` holds: fr32 turns 127 bytes into 128. */
+export const unpaddedPieceSize = (pieceSize: number): number => (pieceSize / 128) * 127
+
+/**
+ * A deal's StoragePricePerEpoch for a piece, from a price per GiB per epoch
+ * (what asks and DEAL_PRICE say): price × PieceSize / 2^30, rounded down, the
+ * way Boost's client writes it and Boost and Curio check it against their ask
+ * (boost cmd/boost/deal_cmd.go, storagemarket/deal_acceptance.go).
+ */
+export function piecePricePerEpoch(pricePerGiB: bigint, pieceSize: number): bigint {
+  return (pricePerGiB * BigInt(pieceSize)) / 2n ** 30n
+}
+
 type HashPairs = (input: Uint8Array, output: Uint8Array) => void
 
 /**

@@ -87,6 +87,21 @@ describe('get-provider-availability', () => {
     expect(await reason(p.id, { verifiedDeal: false, storagePricePerEpoch: '0' })).toMatchObject({ reason: 'PRICE_TOO_LOW' })
   })
 
+  it('compares prices for the piece, as providers do: price per GiB × PieceSize / 2^30, rounded down', async () => {
+    // boost storagemarket/deal_acceptance.go: StoragePricePerEpoch < ask × PieceSize / 2^30 is refused.
+    const p = find((q) => usable(q) && q.acceptsUnverified && BigInt(q.unverifiedPrice) > 1n && q.minPieceSize <= 2 ** 20 && q.maxPieceSize >= 2 ** 31)
+    const ask = BigInt(p.unverifiedPrice)
+    // A 2 GiB piece (a transfer just over 1 GiB of data): the piece costs twice the per-GiB price, so one attoFIL less per GiB is refused…
+    const twoGiB = { verifiedDeal: false, transferSize: 2 ** 30 + 1 }
+    expect(await reason(p.id, { ...twoGiB, storagePricePerEpoch: String(ask - 1n) })).toMatchObject({ reason: 'PRICE_TOO_LOW' })
+    expect(await reason(p.id, { ...twoGiB, storagePricePerEpoch: String(ask) })).toMatchObject({ isAvailable: true })
+    // …while for a piece of the provider's minimum size the same one attoFIL less rounds to the same price for the piece.
+    const small = { verifiedDeal: false, transferSize: 100 }
+    const smallPiece = BigInt(Math.max(128, p.minPieceSize))
+    expect((ask * smallPiece) / 2n ** 30n).toBe(((ask - 1n) * smallPiece) / 2n ** 30n)
+    expect(await reason(p.id, { ...small, storagePricePerEpoch: String(ask - 1n) })).toMatchObject({ isAvailable: true })
+  })
+
   it('PIECE_CID_DUPLICATED when the provider already has the piece for us', async () => {
     const p = find(usable)
     const tenant = (await t.service.tenants.byName('default'))!
