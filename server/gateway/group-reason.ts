@@ -32,6 +32,11 @@ export function groupReason(g: GroupRecord, c: ReasonContext): string | undefine
 }
 
 function dealReason(p: DealProgress): string {
+  const why = dealWait(p)
+  return p.dealKind.note ? `${why} (${p.dealKind.note})` : why
+}
+
+function dealWait(p: DealProgress): string {
   const count = (state: string) => p.deals.filter((d) => d.state === state).length
   const fetching = count('proposing') + count('proposed')
   const published = p.deals.filter((d) => d.state === 'published')

@@ -46,10 +46,10 @@ export interface GatewayDeps {
   /** The data folder's lock, when the caller took it (waiting for a previous gateway); else taken here. */
   dataLock?: DataFolderLock
   /** Overrides of the deal engine's waits (tests make them short). */
-  dealTimeouts?: { callMs?: number; reloadMs?: number; retryAfterMs?: number }
+  dealTimeouts?: { callMs?: number; proposalMs?: number; statusPollMs?: number; reloadMs?: number; retryAfterMs?: number }
 }
 
-const DEFAULT_DEALS = { durationDays: 540, price: '0', verified: true, startOffsetEpochs: 5760, tickSeconds: 5, retrievalCheckSeconds: 600, renewBeforeDays: 30, repairHoldDays: 3 }
+const DEFAULT_DEALS = { durationDays: 540, price: '0', verified: true, maxPaddingFactor: Infinity, startOffsetEpochs: 5760, tickSeconds: 5, retrievalCheckSeconds: 600, renewBeforeDays: 30, repairHoldDays: 3 }
 
 /** Writes the database lock guards, refused early (before a body streams in) while it is lost. */
 const WRITES = new Set(['PUT', 'DELETE', 'MKCOL', 'COPY', 'MOVE', 'PROPPATCH', 'LOCK', 'UNLOCK'])
@@ -106,10 +106,12 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
       providers: deps.providers,
       clientAddress: config.clientAddress,
       publicUrl: () => publicUrl,
-      terms: { durationEpochs: terms.durationDays * EPOCHS_PER_DAY, pricePerEpoch: terms.price, verified: terms.verified, startOffsetEpochs: terms.startOffsetEpochs },
+      terms: { durationEpochs: terms.durationDays * EPOCHS_PER_DAY, pricePerGiBEpoch: terms.price, verified: terms.verified, maxPaddingFactor: terms.maxPaddingFactor, startOffsetEpochs: terms.startOffsetEpochs },
       copies: terms.copies,
       retrievalCheckMs: terms.retrievalCheckSeconds * 1000,
       callTimeoutMs: deps.dealTimeouts?.callMs ?? 30_000,
+      proposalTimeoutMs: deps.dealTimeouts?.proposalMs ?? 60_000,
+      statusPollMs: deps.dealTimeouts?.statusPollMs ?? 3 * 60_000,
       reloadTimeoutMs: deps.dealTimeouts?.reloadMs ?? 10 * 60_000,
       retryAfterMs: deps.dealTimeouts?.retryAfterMs ?? 60 * 60_000,
       // Deals ending within this window are renewed by new ones.

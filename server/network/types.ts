@@ -96,6 +96,13 @@ export interface NetworkPort {
   /** Null when the address is not a storage provider on chain. */
   minerInfo(address: string): Promise<MinerInfo | null>
   getDeal(dealId: number): Promise<MarketDeal | null>
+  /** The chain's network version at the head (StateNetworkVersion). */
+  networkVersion(): Promise<number>
+  /**
+   * The deal id the market gave `proposal` in the PublishStorageDeals message
+   * `publishCid` (StateSearchMsg), or null while the message is not on chain.
+   */
+  publishedDealId(publishCid: string, proposal: DealProposal): Promise<number | null>
   /** Every deal whose client is one of `clientIds` (ID addresses), in deal id order. */
   dealsByClients(clientIds: string[]): AsyncIterable<MarketDeal>
   /** The client's DataCap in bytes (StateVerifiedClientStatus); null when it is not a verified client. */

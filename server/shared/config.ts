@@ -40,8 +40,9 @@ const EnvSchema = z.object({
   // Express `trust proxy`: false (default), true, a hop count, or addresses/subnets ("loopback, 10.0.0.0/8").
   TRUST_PROXY: z.string().max(1024).regex(/^[A-Za-z0-9.:/, -]+$/, 'false, true, a hop count or a comma-separated list of addresses').default('false'),
   // Gateway
-  GROUP_SIZE: positiveInt(64 * 1024 * 1024),
-  GROUP_IDLE_SECONDS: positiveInt(20),
+  // Defaults per network (GROUP_DEFAULTS): real providers take pieces of 256 MiB to 32 GiB.
+  GROUP_SIZE: z.coerce.number().int().positive().optional(),
+  GROUP_IDLE_SECONDS: z.coerce.number().int().positive().optional(),
   // Threads writing CARs and piece CIDs; 0 seals on the main thread. Default: one per core.
   SEAL_THREADS: z.coerce.number().int().min(0).max(64).optional(),
   // Gateway deal engine (deals need SERVICE_URL and SERVICE_API_KEY; `--role all` links them itself)
@@ -54,6 +55,8 @@ const EnvSchema = z.object({
   DEAL_DURATION_DAYS: z.coerce.number().int().min(MIN_DEAL_DAYS).max(MAX_DEAL_DAYS).default(540),
   DEAL_PRICE: z.string().regex(/^(0|[1-9][0-9]{0,30})$/, 'attofil per GiB per epoch, a whole number').default('0'),
   DEAL_VERIFIED: z.enum(['true', 'false', '1', '0']).default('true'),
+  // A piece is padded with zeros up to a provider's minimum piece size only up to this factor; 0: any.
+  DEAL_MAX_PADDING: z.coerce.number().int().min(0).max(1 << 30).optional(),
   DEAL_START_OFFSET: z.coerce.number().int().min(1).max(100_000).default(5760),
   DEAL_COPIES: z.coerce.number().int().min(1).max(100).optional(),
   DEAL_TICK_SECONDS: z.coerce.number().positive().max(3600).default(5),
@@ -78,6 +81,22 @@ const EnvSchema = z.object({
   TICKER_POLL_SECONDS: positiveInt(60),
   TICKER_ENABLED: z.enum(['true', 'false', '1', '0']).default('true'),
 })
+
+/**
+ * How big a group grows and how long it waits for more data, and how far a
+ * piece may be padded to reach a provider's minimum, per network. The
+ * simulated network's providers take tiny pieces and the demo should end in
+ * minutes; real providers commonly ask for pieces of 256 MiB to 32 GiB, and
+ * verified and paid deals are charged on the padded size, so on a real
+ * network a group waits a day for more data, grows to 8 GiB (1 GiB on
+ * calibration) and is padded at most 16× (a 16 MiB piece still reaches a
+ * 256 MiB minimum).
+ */
+const GROUP_DEFAULTS: Record<NetworkName, { groupSize: number; idleSeconds: number; maxPadding: number }> = {
+  simnet: { groupSize: 64 * 1024 * 1024, idleSeconds: 20, maxPadding: 0 },
+  calibration: { groupSize: 1024 ** 3, idleSeconds: 86_400, maxPadding: 16 },
+  mainnet: { groupSize: 8 * 1024 ** 3, idleSeconds: 86_400, maxPadding: 16 },
+}
 
 /** Where a part keeps its state: PostgreSQL (DATABASE_URL, the part in its own schema), else a SQLite file in its data folder. */
 interface StoredState {
@@ -142,6 +161,8 @@ export interface GatewayConfig extends StoredState {
     /** Attofil per GiB per epoch. */
     price: string
     verified: boolean
+    /** A piece is padded to a provider's minimum size only up to this factor (Infinity: any). */
+    maxPaddingFactor?: number
     startOffsetEpochs: number
     /** Fixed copies per group; unset: the tenant's onboarding policy decides. */
     copies?: number
@@ -253,8 +274,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       databaseUrl: e.DATABASE_URL,
       user: e.GATEWAY_USER,
       password: e.GATEWAY_PASSWORD,
-      groupSize: e.GROUP_SIZE,
-      groupIdleSeconds: e.GROUP_IDLE_SECONDS,
+      groupSize: e.GROUP_SIZE ?? GROUP_DEFAULTS[e.NETWORK].groupSize,
+      groupIdleSeconds: e.GROUP_IDLE_SECONDS ?? GROUP_DEFAULTS[e.NETWORK].idleSeconds,
       sealThreads: e.SEAL_THREADS ?? availableParallelism(),
       serviceUrl: e.SERVICE_URL?.replace(/\/+$/, ''),
       serviceApiKey: e.SERVICE_API_KEY,
@@ -267,6 +288,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         durationDays: e.DEAL_DURATION_DAYS,
         price: e.DEAL_PRICE,
         verified: e.DEAL_VERIFIED === 'true' || e.DEAL_VERIFIED === '1',
+        maxPaddingFactor: (e.DEAL_MAX_PADDING ?? GROUP_DEFAULTS[e.NETWORK].maxPadding) || Infinity,
         startOffsetEpochs: e.DEAL_START_OFFSET,
         copies: e.DEAL_COPIES,
         tickSeconds: e.DEAL_TICK_SECONDS,

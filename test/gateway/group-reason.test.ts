@@ -8,7 +8,7 @@ const group = (state: GroupRecord['state'], size = 4 * 1024 * 1024): GroupRecord
 const deal = (state: GroupDeal['state'], extra: Partial<GroupDeal> = {}): GroupDeal => ({
   id: 1, groupId: 7, provider: 'f01000', pieceCid: 'baga', state, startEpoch: 10_000, endEpoch: 2_000_000, retrievable: false, createdMs: 0, updatedMs: 0, ...extra,
 })
-const progress = (p: Partial<DealProgress>): DealProgress => ({ head: 10_000 - 5760, copies: 3, deals: [], retryAfterEpochs: 120, epochSeconds: 30, ...p })
+const progress = (p: Partial<DealProgress>): DealProgress => ({ head: 10_000 - 5760, copies: 3, deals: [], retryAfterEpochs: 120, epochSeconds: 30, dealKind: { verified: true, networkVersion: 28 }, ...p })
 const ctx = (p?: Partial<DealProgress>) => ({ groupSize: 64 * 1024 * 1024, groupIdleSeconds: 20, progress: p && (() => progress(p)) })
 
 describe('why a group is not further along', () => {
@@ -49,5 +49,11 @@ describe('why a group is not further along', () => {
 
   it('says when the deal service cannot be reached', () => {
     expect(groupReason(group('ready_for_deals'), ctx({ serviceError: 'ECONNREFUSED' }))).toMatch(/deal service, which cannot be reached/)
+  })
+
+  it('says that deals go unverified once the network has ended Fil+ (FIP-0118, network version 29)', () => {
+    const note = 'Fil+ ended at network version 29 (FIP-0118): deals are unverified, no DataCap is needed'
+    const p = { deals: [deal('proposed')], dealKind: { verified: false, networkVersion: 29, note } }
+    expect(groupReason(group('ready_for_deals'), ctx(p))).toBe(`1 provider is fetching the data (${note})`)
   })
 })

@@ -8,6 +8,8 @@ import type { ProposalState, StorageProviderPort } from './provider-port.ts'
 /** A block is at most 2 MiB in any CAR we write or read back (UnixFS chunks are 1 MiB). */
 const MAX_BLOCK_BYTES = 2 * 1024 * 1024
 const DEFAULT_CALL_MS = 30_000
+/** What Boost says when it has no deal by that UUID; its other status errors are its own trouble, not the deal's. */
+const NO_SUCH_DEAL = /no storage deal found/i
 
 /**
  * The provider port as a Boost client: the chain through the Lotus JSON-RPC
@@ -34,9 +36,14 @@ export function boostProviderPort(o: { chain: NetworkPort; client: ProviderClien
   return {
     epochSeconds: chain.clock.epochSeconds,
     chainHead: async () => (await chain.chainHead()).epoch,
+    networkVersion: () => chain.networkVersion(),
+    idAddress: (address) => chain.lookupId(address),
     async ask(provider, options) {
       const ask = await client.ask(provider, signalOf(options))
-      return ask && { minPieceSize: ask.minPieceSize, maxPieceSize: ask.maxPieceSize }
+      return ask && { price: BigInt(ask.price), verifiedPrice: BigInt(ask.verifiedPrice), minPieceSize: ask.minPieceSize, maxPieceSize: ask.maxPieceSize }
+    },
+    async servesHttpRetrieval(provider, options) {
+      return (await client.retrievalUrl(provider, signalOf(options))) !== null
     },
     async propose(proposal, transfer, options) {
       const dealUuid = randomUUID()
@@ -57,9 +64,18 @@ export function boostProviderPort(o: { chain: NetworkPort; client: ProviderClien
     async proposalState(provider, dealUuid, options): Promise<ProposalState> {
       const answer = await client.status(provider, dealUuid, signalOf(options))
       const s = answer.status
-      if (!s) return { state: 'unknown' }
+      // Boost answers a null status with an error both when it has no such deal and when it failed to
+      // look (its database, the sealer, the client's key): only the first says the deal is gone
+      // (boost storagemarket/lp2pimpl/net.go, getDealStatus).
+      if (!s) return NO_SUCH_DEAL.test(answer.error) ? { state: 'unknown' } : { state: 'no-answer', reason: answer.error || 'no status' }
       if (s.error) return { state: 'failed', reason: s.error }
       if (s.chainDealId > 0) return { state: 'published', dealId: s.chainDealId }
+      // Curio reports ChainDealID 0 until sealing and indexing are done (curio market/mk12/mk12_utils.go);
+      // the deal id is in the return of the publish message it names.
+      if (s.publishCid) {
+        const dealId = await chain.publishedDealId(s.publishCid, s.proposal)
+        if (dealId !== null) return { state: 'published', dealId }
+      }
       return { state: 'transferring' }
     },
     async providerCollateral(pieceSize, verified) {
@@ -74,7 +90,7 @@ export function boostProviderPort(o: { chain: NetworkPort; client: ProviderClien
     },
     async dealOnChain(dealId, head) {
       const deal = await chain.getDeal(dealId)
-      return deal ? dealStatus(deal, head) : null
+      return deal ? { ...dealStatus(deal, head), proposal: deal.proposal } : null
     },
     async retrieveBlock(provider, _pieceCid, blockCid, options) {
       const res = await get(provider, `/ipfs/${blockCid}`, 'application/vnd.ipld.raw', signalOf(options))

@@ -3,9 +3,9 @@ import type { ContentStore, RemoteSource } from '../content/index.ts'
 import { checkRetrievals } from './check.ts'
 import type { DealStore, GroupDeal } from './deal-store.ts'
 import { createEngineContext } from './engine-context.ts'
-import { followChain, followProposals } from './follow.ts'
+import { createFollower } from './follow.ts'
 import { offloadGroups } from './offload.ts'
-import { createPlacement } from './place.ts'
+import { createPlacement, type DealKind } from './place.ts'
 import type { StorageProviderPort } from './provider-port.ts'
 import { createRepairs } from './repair.ts'
 import type { DealServiceClient } from './service-client.ts'
@@ -13,9 +13,12 @@ import type { DealServiceClient } from './service-client.ts'
 export interface DealTerms {
   /** Deal duration in epochs. */
   durationEpochs: number
-  /** Attofil per GiB per epoch, decimal string. */
-  pricePerEpoch: string
+  /** Attofil per GiB per epoch, decimal string; a deal's StoragePricePerEpoch is this × PieceSize / 2^30. */
+  pricePerGiBEpoch: string
+  /** Verified (Fil+) deals wanted; from network version 29 there are none, and deals go unverified. */
   verified: boolean
+  /** A piece is padded with zeros to a provider's minimum piece size only up to this factor (Infinity: any). */
+  maxPaddingFactor: number
   /** The deal must start this many epochs after the head (time to transfer and seal). */
   startOffsetEpochs: number
 }
@@ -32,6 +35,8 @@ export interface DealProgress {
   serviceError?: string
   /** Set while the client address lacks the DataCap or escrow its deals need (nothing is proposed then). */
   fundsError?: string
+  /** Whether new deals are verified, and why not where verified ones were asked for. */
+  dealKind: DealKind
   retryAfterEpochs: number
   /** Wall-clock seconds per epoch, to say when a deal starts. */
   epochSeconds: number
@@ -53,6 +58,10 @@ export interface DealEngineOptions {
   retrievalCheckMs: number
   /** Longest a call to a provider may take. */
   callTimeoutMs: number
+  /** Longest a provider may take to answer a proposal (Boost's own client waits 60 s: storagemarket/lp2pimpl/net.go). */
+  proposalTimeoutMs: number
+  /** Time between deal status requests to a provider about one deal. */
+  statusPollMs: number
   /** Longest fetching a whole piece back from one provider may take. */
   reloadTimeoutMs: number
   /**
@@ -103,6 +112,8 @@ export interface DealEngine {
   progress(groupId: number): Promise<DealProgress>
   /** Why no deals are proposed at all right now (the client lacks DataCap or escrow); undefined while they can be. */
   fundsProblem(): string | undefined
+  /** Whether new deals are verified (Fil+), and why not where verified ones were asked for. */
+  dealKind(): DealKind
   /** Ticks every `intervalMs` until stopped. */
   start(intervalMs: number): void
   /** Stops ticking; held groups go back to offloaded, reloads under way are cut short. */
@@ -125,6 +136,7 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
   const { deals, providers, logger } = o
   const c = createEngineContext(o)
   const placement = createPlacement(c)
+  const follower = createFollower(c)
   const repairs = createRepairs(c)
   const stopping = new AbortController()
 
@@ -147,8 +159,8 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
     }))
     const head = await providers.chainHead()
     lastHead = head
-    await followProposals(c, head, r)
-    await followChain(c, head, r)
+    await follower.proposals(head, r)
+    await follower.chain(head, r)
     await checkRetrievals(c, r)
     try {
       if (o.copies === undefined) c.copies = await o.service.requiredCopies()
@@ -186,6 +198,7 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
     },
     requiredCopies: () => c.copies,
     fundsProblem: () => placement.fundsError(),
+    dealKind: () => placement.dealKind(),
     async progress(groupId) {
       return {
         head: lastHead,
@@ -194,6 +207,7 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
         noProviders: placement.noProviders(groupId),
         serviceError,
         fundsError: placement.fundsError(),
+        dealKind: placement.dealKind(),
         retryAfterEpochs: c.retryAfterEpochs,
         epochSeconds: providers.epochSeconds,
       }

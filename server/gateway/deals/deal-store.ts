@@ -20,6 +20,8 @@ export interface GroupDeal {
   checkedMs?: number
   /** Head epoch when the proposal was made. */
   proposalEpoch?: number
+  /** Bytes the provider downloads (the CAR, then zeros up to the piece's unpadded size); unknown for deals made before it was kept. */
+  transferSize?: number
   createdMs: number
   updatedMs: number
 }
@@ -82,6 +84,8 @@ export interface NewDeal {
   endEpoch: number
   tokenHash: string
   proposalEpoch: number
+  /** Bytes the provider downloads (the CAR, then zeros up to the piece's unpadded size). */
+  transferSize?: number
 }
 
 /** For each target state, the states a deal may move to it from. */

@@ -12,8 +12,8 @@ export interface EngineContext {
   /** Copies required per group: DEAL_COPIES, else the tenant's policy as last read. */
   copies: number
   retryAfterEpochs: number
-  /** Runs a provider call under the call timeout. */
-  withTimeout<T>(run: (signal: AbortSignal) => Promise<T>): Promise<T>
+  /** Runs a provider call under the call timeout (or `timeoutMs`). */
+  withTimeout<T>(run: (signal: AbortSignal) => Promise<T>, timeoutMs?: number): Promise<T>
   /** Marks a deal failed (another provider will be asked) and counts it. */
   fail(d: GroupDeal, reason: string, r: TickReport): Promise<void>
   /**
@@ -36,9 +36,9 @@ export function createEngineContext(o: DealEngineOptions): EngineContext {
     now: o.now ?? Date.now,
     copies: o.copies ?? 3,
     retryAfterEpochs: Math.ceil(o.retryAfterMs / 1000 / EPOCH_SECONDS),
-    withTimeout(run) {
+    withTimeout(run, timeoutMs = o.callTimeoutMs) {
       const controller = new AbortController()
-      const timer = setTimeout(() => controller.abort(new Error('provider call timed out')), o.callTimeoutMs)
+      const timer = setTimeout(() => controller.abort(new Error('provider call timed out')), timeoutMs)
       return run(controller.signal).finally(() => clearTimeout(timer))
     },
     async fail(d, reason, r) {

@@ -1,40 +1,98 @@
+import type { DealProposal } from '../../network/types.ts'
+import { paddedPieceSize } from '../../shared/piece.ts'
 import type { TickReport } from './deal-engine.ts'
+import type { GroupDeal } from './deal-store.ts'
 import type { EngineContext } from './engine-context.ts'
 
-/** Proposals the providers accepted: published (a chain deal id), failed, lost, or past their start. */
-export async function followProposals(c: EngineContext, head: number, r: TickReport): Promise<void> {
-  const { deals, providers } = c.o
-  for (const d of await deals.inState('proposed')) {
-    const s = await c.withTimeout((signal) => providers.proposalState(d.provider, d.proposalId!, { signal })).catch(() => undefined)
-    if (s?.state === 'published') {
-      if (await deals.markPublished(d.id, s.dealId)) r.published++
-    } else if (s?.state === 'failed') await c.fail(d, s.reason, r)
-    else if (s?.state === 'unknown') await c.fail(d, 'PROPOSAL_LOST', r)
-    // Still transferring (or no answer) when the deal should already start: it never will.
-    else if (head >= d.startEpoch) await c.fail(d, 'PROPOSAL_EXPIRED', r)
-  }
+/** "No such deal" answers in a row, each a status poll apart, before a proposal counts as lost. */
+const LOST_AFTER_NOT_FOUND = 3
+
+export interface Follower {
+  /** Proposals the providers accepted: published (a chain deal id), failed, lost, or past their start. */
+  proposals(head: number, r: TickReport): Promise<void>
+  /** Deals on chain: published → active when sealed; failed when never sealed or not what we signed; ended when slashed or expired. */
+  chain(head: number, r: TickReport): Promise<void>
 }
 
-/** Deals on chain: published → active when sealed; failed when never sealed; ended when slashed or expired. */
-export async function followChain(c: EngineContext, head: number, r: TickReport): Promise<void> {
+/**
+ * Follows each deal with its provider (deal status, every `statusPollMs`, not
+ * every pass: it is a libp2p round trip per deal) and then on chain. A
+ * provider's word is not trusted for what counts: a deal counts as a copy
+ * only once the chain shows the piece, size, provider and client we signed.
+ */
+export function createFollower(c: EngineContext): Follower {
   const { deals, providers } = c.o
-  // A published deal whose provider reports that sealing failed will never start: ask another provider now.
-  for (const d of await deals.inState('published')) {
-    if (!d.proposalId) continue
+  const polledAt = new Map<number, number>()
+  const notFound = new Map<number, number>()
+  let clientId: string | null | undefined
+
+  /** The provider's view of a deal, or undefined when it is not time to ask yet (or it did not answer). */
+  async function status(d: GroupDeal) {
+    const last = polledAt.get(d.id)
+    if (last !== undefined && c.now() - last < c.o.statusPollMs) return undefined
+    polledAt.set(d.id, c.now())
     const s = await c.withTimeout((signal) => providers.proposalState(d.provider, d.proposalId!, { signal })).catch(() => undefined)
-    if (s?.state === 'failed') await c.fail(d, s.reason, r)
+    notFound.set(d.id, s?.state === 'unknown' ? (notFound.get(d.id) ?? 0) + 1 : 0)
+    return s
   }
-  for (const d of [...(await deals.inState('published')), ...(await deals.inState('active'))]) {
-    const chain = await providers.dealOnChain(d.dealId!, head).catch(() => undefined)
-    if (chain === undefined) continue
-    if (chain === null) {
-      if (head >= d.startEpoch) await c.fail(d, 'NOT_ON_CHAIN', r)
-      continue
-    }
-    if (chain.status === 'active' && d.state === 'published') {
-      if (await deals.markActive(d.id)) r.activated++
-    } else if (chain.status === 'published-expired') await c.fail(d, 'NOT_SEALED_IN_TIME', r)
-    else if (chain.status === 'slashed') await deals.markEnded(d.id, 'SLASHED')
-    else if (chain.status === 'expired') await deals.markEnded(d.id, 'EXPIRED')
+
+  const forget = (d: GroupDeal) => {
+    polledAt.delete(d.id)
+    notFound.delete(d.id)
+  }
+
+  /** What on chain differs from what we signed, or undefined when it is our deal. */
+  async function mismatch(d: GroupDeal, p: DealProposal): Promise<string | undefined> {
+    clientId ??= await providers.idAddress(c.o.clientAddress).catch(() => undefined)
+    const pieceSize = d.transferSize === undefined ? undefined : paddedPieceSize(d.transferSize)
+    if (p.PieceCID['/'] !== d.pieceCid) return `piece ${p.PieceCID['/']}`
+    if (pieceSize !== undefined && p.PieceSize !== pieceSize) return `piece size ${p.PieceSize}`
+    // The network letter (f on mainnet, t on test networks) may differ between the chain's JSON and our records.
+    const same = (a: string, b: string | null | undefined) => !!b && a.slice(1) === b.slice(1)
+    if (!same(p.Provider, d.provider)) return `provider ${p.Provider}`
+    if (clientId !== undefined && !same(p.Client, clientId) && !same(p.Client, c.o.clientAddress)) return `client ${p.Client}`
+    return undefined
+  }
+
+  return {
+    async proposals(head, r) {
+      for (const d of await deals.inState('proposed')) {
+        const s = await status(d)
+        if (s?.state === 'published') {
+          if (await deals.markPublished(d.id, s.dealId)) r.published++
+        } else if (s?.state === 'failed') await c.fail(d, s.reason, r)
+        else if (s?.state === 'unknown' && notFound.get(d.id)! >= LOST_AFTER_NOT_FOUND) await c.fail(d, 'PROPOSAL_LOST', r)
+        // Still transferring (or no answer) when the deal should already start: it never will.
+        else if (head >= d.startEpoch) await c.fail(d, 'PROPOSAL_EXPIRED', r)
+        else continue
+        if (s?.state !== 'published') forget(d)
+      }
+    },
+    async chain(head, r) {
+      // A published deal whose provider reports that sealing failed will never start: ask another provider now.
+      for (const d of await deals.inState('published')) {
+        if (!d.proposalId) continue
+        const s = await status(d)
+        if (s?.state === 'failed') await c.fail(d, s.reason, r)
+      }
+      for (const d of [...(await deals.inState('published')), ...(await deals.inState('active'))]) {
+        const chain = await providers.dealOnChain(d.dealId!, head).catch(() => undefined)
+        if (chain === undefined) continue
+        if (chain === null) {
+          // The market removes a deal once it is terminated or expired ("deal not found"): what we recorded tells which.
+          if (d.state === 'active') await deals.markEnded(d.id, head >= d.endEpoch ? 'EXPIRED' : 'SLASHED')
+          else if (head >= d.startEpoch) await c.fail(d, 'NOT_ON_CHAIN', r)
+          continue
+        }
+        const wrong = await mismatch(d, chain.proposal)
+        if (wrong) await c.fail(d, `CHAIN_DEAL_MISMATCH: deal ${d.dealId} on chain has ${wrong}, not what was signed`, r)
+        else if (chain.status === 'active' && d.state === 'published') {
+          if (await deals.markActive(d.id)) r.activated++
+        } else if (chain.status === 'published-expired') await c.fail(d, 'NOT_SEALED_IN_TIME', r)
+        else if (chain.status === 'slashed') await deals.markEnded(d.id, 'SLASHED')
+        else if (chain.status === 'expired') await deals.markEnded(d.id, 'EXPIRED')
+        if (d.state === 'active' || chain.status !== 'published') forget(d)
+      }
+    },
   }
 }

@@ -11,6 +11,10 @@ export interface StorageProviderPort {
   /** Wall-clock seconds per epoch of the chain the providers publish on: 30, less on a sped-up simulated network. */
   readonly epochSeconds: number
   chainHead(): Promise<number>
+  /** The chain's network version (StateNetworkVersion): from 29 (FIP-0118) there are no verified deals. */
+  networkVersion(): Promise<number>
+  /** The ID address (f0…) the chain knows an address by, as deals on chain name their client; null when it has none. */
+  idAddress(address: string): Promise<string | null>
   /** The provider's storage ask (what Boost's `/fil/storage/ask/1.1.0` answers); null when it has none. */
   ask(provider: string, options?: PortOptions): Promise<StorageAsk | null>
   /** Sends a proposal; the provider then fetches the CAR from `transfer.url` with `transfer.headers`. */
@@ -21,8 +25,10 @@ export interface StorageProviderPort {
   providerCollateral(pieceSize: number, verified: boolean): Promise<string>
   /** What the client address may spend: DataCap (null: not a verified client) and market escrow, from the chain. */
   clientFunds(client: string): Promise<ClientFunds>
-  /** The deal's state on chain, or null when the chain does not show it (yet). */
-  dealOnChain(dealId: number, head: number): Promise<OnChainDealState | null>
+  /** The deal's state and proposal on chain, or null when the chain does not show it (not yet, or no longer). */
+  dealOnChain(dealId: number, head: number): Promise<(OnChainDealState & { proposal: DealProposal }) | null>
+  /** Whether the provider serves HTTP retrieval (its transports name an http endpoint): only then can we check and offload. */
+  servesHttpRetrieval(provider: string, options?: PortOptions): Promise<boolean>
   /** One block of a stored piece (the retrieval check); throws when the provider cannot serve it. */
   retrieveBlock(provider: string, pieceCid: string, blockCid: string, options?: PortOptions): Promise<Uint8Array>
   /** The whole piece's data, cut at `carSize` (a provider serves it padded with zeros), to reload offloaded data. */
@@ -40,6 +46,9 @@ export interface PortOptions {
 }
 
 export interface StorageAsk {
+  /** Attofil per GiB per epoch, for unverified and verified deals. */
+  price: bigint
+  verifiedPrice: bigint
   /** Padded piece sizes the provider takes; a smaller piece is padded up to `minPieceSize` by the client. */
   minPieceSize: number
   maxPieceSize: number
@@ -50,6 +59,7 @@ export interface CarTransfer {
   dataRoot: string
   url: string
   headers: Record<string, string>
+  /** Bytes the provider downloads: the CAR, then zeros up to the proposal's unpadded piece size. */
   size: number
 }
 
@@ -63,4 +73,7 @@ export type ProposalState =
   | { state: 'transferring' }
   | { state: 'published'; dealId: number }
   | { state: 'failed'; reason: string }
+  /** The provider says it has no such deal (Boost: "no storage deal found"); one answer alone proves nothing. */
   | { state: 'unknown' }
+  /** The provider answered without a status (a transient error on its side): ask again later. */
+  | { state: 'no-answer'; reason: string }

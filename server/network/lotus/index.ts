@@ -78,6 +78,9 @@ export function createLotusNetwork(options: LotusOptions): NetworkPort {
       )
       return info && { id, owner: info.Owner, worker: info.Worker, peerId: info.PeerId ?? null, multiaddrs: multiaddrsOf(info.Multiaddrs), sectorSize: info.SectorSize }
     },
+    networkVersion: () => call<number>('Filecoin.StateNetworkVersion', [null]),
+    // Placeholder until StateSearchMsg is read (being written beside this change).
+    publishedDealId: async () => null,
     async getDeal(dealId) {
       const d = await orNull(call<LotusMarketDeal>('Filecoin.StateMarketStorageDeal', [dealId, null]))
       return d && toDeal(dealId, d)

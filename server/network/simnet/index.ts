@@ -228,6 +228,12 @@ export function createSimnet(options: SimnetOptions): Simnet {
       if (peer) peers.set(providerId, peer)
       else peers.delete(providerId)
     },
+    networkVersion: async () => 28,
+    async publishedDealId(publishCid) {
+      catchUp()
+      for (const id of deals.keys()) if (publishMessageCid(id) === publishCid && view(deals.get(id)!, headEpoch())) return id
+      return null
+    },
     async getDeal(dealId) {
       catchUp()
       const d = deals.get(dealId)

@@ -101,7 +101,7 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
         serviceUrl: serviceServer.url, serviceApiKey: API_KEY, clientAddress,
         deals: { durationDays: 540, price: o.price ?? '0', verified: true, startOffsetEpochs: 5760, copies: o.copies ?? 2, tickSeconds: 3600, retrievalCheckSeconds: (o.retrievalCheckMs ?? 3_600_000) / 1000, renewBeforeDays: o.renewBeforeDays, repairHoldDays: o.repairHoldDays },
       },
-      { logger: silent, providers: (o.providers ?? ((p) => p))(boostProviderPort({ chain: simnet, client: providerClient })), service: o.service ? o.service(client) : client, now, dealTimeouts: { callMs: 1000, reloadMs: 3000 } },
+      { logger: silent, providers: (o.providers ?? ((p) => p))(boostProviderPort({ chain: simnet, client: providerClient })), service: o.service ? o.service(client) : client, now, dealTimeouts: { callMs: 1000, proposalMs: 1500, reloadMs: 3000 } },
     )
     gatewayServer = await startServer(gateway.app, 0, '127.0.0.1')
     // Ticks are driven by the test: set the transfer URL without starting the timer.
