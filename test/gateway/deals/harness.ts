@@ -63,6 +63,8 @@ export interface DealStackOptions {
   renewBeforeDays?: number
   /** Longest a group is held for repair without its copies (default 3 days). */
   repairHoldDays?: number
+  /** DEAL_MAX_PADDING (default: any). */
+  maxPaddingFactor?: number
 }
 
 /**
@@ -99,7 +101,7 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
       {
         host: '127.0.0.1', port: 0, dataDir: join(dir, 'gateway'), databaseUrl, groupSize: 1 << 20, groupIdleSeconds: 3600,
         serviceUrl: serviceServer.url, serviceApiKey: API_KEY, clientAddress,
-        deals: { durationDays: 540, price: o.price ?? '0', verified: true, startOffsetEpochs: 5760, copies: o.copies ?? 2, tickSeconds: 3600, retrievalCheckSeconds: (o.retrievalCheckMs ?? 3_600_000) / 1000, renewBeforeDays: o.renewBeforeDays, repairHoldDays: o.repairHoldDays },
+        deals: { durationDays: 540, price: o.price ?? '0', verified: true, maxPaddingFactor: o.maxPaddingFactor, startOffsetEpochs: 5760, copies: o.copies ?? 2, tickSeconds: 3600, retrievalCheckSeconds: (o.retrievalCheckMs ?? 3_600_000) / 1000, renewBeforeDays: o.renewBeforeDays, repairHoldDays: o.repairHoldDays },
       },
       { logger: silent, providers: (o.providers ?? ((p) => p))(boostProviderPort({ chain: simnet, client: providerClient })), service: o.service ? o.service(client) : client, now, dealTimeouts: { callMs: 1000, proposalMs: 1500, reloadMs: 3000 } },
     )

@@ -1,0 +1,216 @@
+import { randomBytes } from 'node:crypto'
+import { afterEach, describe, expect, it } from 'vitest'
+import { boostProviderPort } from '../../../server/gateway/deals/index.ts'
+import type { ProposalState, StorageProviderPort } from '../../../server/gateway/deals/provider-port.ts'
+import type { ProviderClient } from '../../../server/network/boost/client.ts'
+import type { DealProposal, NetworkPort } from '../../../server/network/types.ts'
+import { piecePricePerEpoch } from '../../../server/shared/piece.ts'
+import { startDealStack, type DealStack } from './harness.ts'
+
+/**
+ * The deal engine held to what real providers and the chain do, where the
+ * rule is the client's own: what it proposes (price for the piece, label,
+ * deal type after FIP-0118), whom it asks (HTTP retrieval, padding limit),
+ * how it reads a provider's status, and what it believes of the chain.
+ */
+let stack: DealStack | undefined
+afterEach(async () => {
+  await stack?.close()
+  stack = undefined
+})
+
+const details = async (s: DealStack, path: string) => (await s.fileInfo(path)).result.file.details
+
+async function upload(s: DealStack, path: string, size = 300_000): Promise<void> {
+  expect((await s.put(path, randomBytes(size))).status).toBe(201)
+  await s.seal()
+}
+
+/** Keeps every proposal the engine sends. */
+function recording(sent: DealProposal[]) {
+  return (port: StorageProviderPort): StorageProviderPort => ({
+    ...port,
+    propose: (proposal, transfer, options) => {
+      sent.push(proposal)
+      return port.propose(proposal, transfer, options)
+    },
+  })
+}
+
+describe('what the gateway proposes', () => {
+  it('prices the piece, not the GiB: StoragePricePerEpoch is the price per GiB × PieceSize / 2^30, and the label is the payload root', async () => {
+    const sent: DealProposal[] = []
+    const s = (stack = await startDealStack({ copies: 2, price: '50000000', providers: recording(sent) }))
+    // Paid deals need free market escrow: what `npm run wallet -- add-escrow` would have put there.
+    s.simnet.addEscrow(s.clientAddress, 10n ** 20n)
+    await upload(s, '/paid.bin')
+    await s.runUntil(() => sent.length > 0, { max: 5 })
+    expect(sent.length).toBeGreaterThan(0)
+    const dataRoot = await s.gateway.content.carRoot(1)
+    for (const p of sent) {
+      // boost cmd/boost/deal_cmd.go; providers check it the same way (storagemarket/deal_acceptance.go).
+      expect(p.StoragePricePerEpoch).toBe(piecePricePerEpoch(50_000_000n, p.PieceSize).toString())
+      expect(BigInt(p.StoragePricePerEpoch)).toBeLessThan(50_000_000n)
+      expect(p.Label).toBe(dataRoot)
+    }
+  })
+
+  it('proposes verified deals before network version 29 and unverified ones from it on (FIP-0118), needing no DataCap then', async () => {
+    let version = 28
+    const sent: DealProposal[] = []
+    const s = (stack = await startDealStack({
+      copies: 1,
+      providers: (port) => ({
+        ...recording(sent)(port),
+        networkVersion: async () => version,
+        // No DataCap at all: before nv29 this blocks every deal, from it on it does not matter.
+        clientFunds: async (c) => ({ ...(await port.clientFunds(c)), dataCap: version >= 29 ? null : (await port.clientFunds(c)).dataCap }),
+      }),
+    }))
+    await upload(s, '/one.bin')
+    expect(await s.runUntil(() => sent.length > 0, { max: 5 })).toBe(true)
+    expect(sent.every((p) => p.VerifiedDeal)).toBe(true)
+    version = 29
+    await upload(s, '/two.bin')
+    expect(await s.runUntil(() => sent.some((p) => !p.VerifiedDeal), { max: 5 })).toBe(true)
+    expect(s.gateway.deals!.dealKind()).toMatchObject({ verified: false, networkVersion: 29 })
+    expect(s.gateway.deals!.dealKind().note).toMatch(/FIP-0118/)
+    expect(s.gateway.deals!.fundsProblem()).toBeUndefined()
+  })
+})
+
+describe('whom the gateway asks', () => {
+  it('skips a provider that serves no HTTP retrieval, and says why when no other is left', async () => {
+    const sent: DealProposal[] = []
+    const s = (stack = await startDealStack({ copies: 1, providers: (port) => ({ ...recording(sent)(port), servesHttpRetrieval: async () => false }) }))
+    await upload(s, '/no-http.bin')
+    await s.runUntil(() => false, { max: 3 })
+    expect(sent).toEqual([])
+    expect((await details(s, '/no-http.bin')).groups[0].reason).toMatch(/NO_SUITABLE_PROVIDER: f0\d+ serves no HTTP retrieval/)
+  })
+
+  it('pads a small piece only within DEAL_MAX_PADDING, and says which providers want bigger pieces', async () => {
+    const sent: DealProposal[] = []
+    const s = (stack = await startDealStack({
+      copies: 1,
+      maxPaddingFactor: 4,
+      // Every provider asks for pieces of at least 256 MiB, as many real ones do.
+      providers: (port) => ({ ...recording(sent)(port), ask: async (p, o) => ({ ...(await port.ask(p, o))!, minPieceSize: 256 << 20 }) }),
+    }))
+    await upload(s, '/small.bin')
+    await s.runUntil(() => false, { max: 3 })
+    expect(sent).toEqual([])
+    expect((await details(s, '/small.bin')).groups[0].reason).toMatch(/takes pieces of at least 268435456 bytes; this one is 524288 \(padding it ×512 is over DEAL_MAX_PADDING 4\)/)
+  })
+})
+
+describe('what the gateway believes', () => {
+  it('a deal counts only once the chain shows the piece, size, provider and client that were signed', async () => {
+    let lie = true
+    const s = (stack = await startDealStack({
+      copies: 1,
+      providers: (port) => ({
+        ...port,
+        async dealOnChain(dealId, head) {
+          const real = await port.dealOnChain(dealId, head)
+          // The provider reported a deal id whose deal on chain is for another piece.
+          return real && lie ? { ...real, proposal: { ...real.proposal, PieceCID: { '/': 'baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq' } } } : real
+        },
+      }),
+    }))
+    await upload(s, '/trust.bin')
+    const mismatched = async () => (await s.gateway.dealStore.ofGroup(1)).filter((d) => d.reason?.startsWith('CHAIN_DEAL_MISMATCH'))
+    expect(await s.runUntil(async () => (await mismatched()).length > 0, { max: 20 })).toBe(true)
+    expect((await mismatched())[0].reason).toMatch(/^CHAIN_DEAL_MISMATCH: deal \d+ on chain has piece baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq/)
+    expect((await s.gateway.dealStore.ofGroup(1)).some((d) => d.state === 'active')).toBe(false)
+    lie = false
+    expect(await s.runUntil(async () => (await s.gateway.dealStore.ofGroup(1)).some((d) => d.state === 'active'))).toBe(true)
+  })
+
+  it('an active deal the market no longer shows ended: slashed before its end epoch (the market removes terminated deals)', async () => {
+    let gone = false
+    const s = (stack = await startDealStack({
+      copies: 1,
+      providers: (port) => ({ ...port, dealOnChain: async (id, head) => (gone ? null : port.dealOnChain(id, head)) }),
+    }))
+    await upload(s, '/term.bin')
+    expect(await s.runUntil(async () => (await s.gateway.dealStore.ofGroup(1)).some((d) => d.state === 'active'))).toBe(true)
+    gone = true
+    await s.runUntil(() => false, { max: 1 })
+    const deal = (await s.gateway.dealStore.ofGroup(1)).find((d) => d.dealId !== undefined && d.state !== 'failed')!
+    expect(deal).toMatchObject({ state: 'ended', reason: 'SLASHED' })
+  })
+
+  it('a proposal is lost only after the provider says three times, a poll apart, that it has no such deal', async () => {
+    const answers: ProposalState['state'][] = []
+    let say: ProposalState | undefined = { state: 'no-answer', reason: 'failed to fetch deal status' }
+    const s = (stack = await startDealStack({
+      copies: 1,
+      providers: (port) => ({
+        ...port,
+        async proposalState(provider, id, options) {
+          const real = say ?? (await port.proposalState(provider, id, options))
+          answers.push(real.state)
+          return real
+        },
+      }),
+    }))
+    await upload(s, '/status.bin')
+    const live = async () => (await s.gateway.dealStore.ofGroup(1)).filter((d) => d.state === 'proposed')
+    await s.runUntil(async () => (await live()).length > 0, { max: 3 })
+    // Transient errors: the deal stays proposed.
+    await s.runUntil(() => false, { max: 3, epochsPerTick: 10 })
+    expect(answers.filter((a) => a === 'no-answer').length).toBeGreaterThanOrEqual(2)
+    expect(await live()).toHaveLength(1)
+    // One and then two "no such deal": still proposed. The third: lost, and another provider is asked.
+    say = { state: 'unknown' }
+    await s.runUntil(() => false, { max: 2, epochsPerTick: 10 })
+    expect(await live()).toHaveLength(1)
+    await s.runUntil(() => false, { max: 1, epochsPerTick: 10 })
+    const failed = (await s.gateway.dealStore.ofGroup(1)).filter((d) => d.state === 'failed')
+    expect(failed.map((d) => d.reason)).toEqual(['PROPOSAL_LOST'])
+  })
+
+  it('asks a provider for a deal status no more often than every few minutes', async () => {
+    let asked = 0
+    const s = (stack = await startDealStack({
+      copies: 1,
+      providers: (port) => ({ ...port, proposalState: async () => (asked++, { state: 'transferring' }) }),
+    }))
+    await upload(s, '/poll.bin')
+    await s.runUntil(async () => (await s.gateway.dealStore.ofGroup(1)).length > 0, { max: 3 })
+    asked = 0
+    // Ten passes one epoch (30 s) apart: 5 minutes, so at most two status requests.
+    await s.runUntil(() => false, { max: 10, epochsPerTick: 1 })
+    expect(asked).toBeGreaterThanOrEqual(1)
+    expect(asked).toBeLessThanOrEqual(2)
+  })
+})
+
+describe('the provider port reads Boost\'s deal status as Boost means it', () => {
+  const port = (status: Awaited<ReturnType<ProviderClient['status']>>, chain: Partial<NetworkPort> = {}) =>
+    boostProviderPort({ chain: { clock: { epochSeconds: 30 }, ...chain } as NetworkPort, client: { status: async () => status } as unknown as ProviderClient })
+  const uuid = '0b7c0f4e-2b2a-4d61-9a55-8f6f3e2b1c00'
+  const none = (error: string) => ({ dealUuid: uuid, error, status: null, transferSize: 0, bytesReceived: 0 })
+
+  it('a null status with "no storage deal found" is a deal it does not know; any other error is its own trouble', async () => {
+    // boost storagemarket/lp2pimpl/net.go getDealStatus: only ErrDealNotFound answers "no storage deal found with deal UUID …".
+    expect(await port(none(`no storage deal found with deal UUID ${uuid}`)).proposalState('f01', uuid)).toEqual({ state: 'unknown' })
+    for (const error of ['failed to fetch deal status', 'getting sector status from sealer', 'failed to get account key for client addr f0100']) {
+      expect(await port(none(error)).proposalState('f01', uuid)).toEqual({ state: 'no-answer', reason: error })
+    }
+  })
+
+  it('ChainDealID 0 with a publish message (Curio until sealing ends): the deal id comes from the message on chain', async () => {
+    const proposal = { PieceCID: { '/': 'baga' } } as unknown as DealProposal
+    const status = {
+      dealUuid: uuid, error: '', transferSize: 10, bytesReceived: 10,
+      status: { error: '', checkpoint: 'Accepted', sealingStatus: '', proposal, signedProposalCid: 'x', publishCid: 'bafy2bzacepublish', chainDealId: 0 },
+    }
+    const seen: string[] = []
+    const chain = { publishedDealId: async (cid: string) => (seen.push(cid), 4242) }
+    expect(await port(status, chain).proposalState('f01', uuid)).toEqual({ state: 'published', dealId: 4242 })
+    expect(seen).toEqual(['bafy2bzacepublish'])
+    expect(await port(status, { publishedDealId: async () => null }).proposalState('f01', uuid)).toEqual({ state: 'transferring' })
+  })
+})
