@@ -49,6 +49,8 @@ export interface LinkTestResult {
   warning?: string
   /** The link works, but the gateway proposes no deals (its wallet lacks DataCap or escrow). */
   dealsWarning?: string
+  /** Which deals the gateway proposes: verified, or unverified and why. */
+  dealKind?: string
 }
 
 export const adminSettingsUrl = () => generateOcsUrl('apps/gateway/admin/settings')
@@ -108,5 +110,6 @@ export async function testGatewayLink(link: Partial<GatewayLinkUpdate> = {}): Pr
     latencyMs: typeof data.latencyMs === 'number' ? data.latencyMs : 0,
     ...(typeof data.warning === 'string' ? { warning: data.warning } : {}),
     ...(typeof data.dealsWarning === 'string' ? { dealsWarning: data.dealsWarning } : {}),
+    ...(typeof data.dealKind === 'string' ? { dealKind: data.dealKind } : {}),
   }
 }

@@ -11,6 +11,8 @@ export interface LinkTestResult {
   warning?: string
   /** Set when the gateway says it proposes no deals right now, and why (no DataCap, no escrow). */
   dealsWarning?: string
+  /** Which deals the gateway proposes now: verified, or unverified and why (its Filecoin-Deal-Kind header). */
+  dealKind?: string
 }
 
 // A path nobody stores: a cheap question every gateway answers with "not found"
@@ -68,10 +70,12 @@ export async function testGatewayLink(link: EffectiveLink): Promise<LinkTestResu
     ? `The gateway serves the ${served} network, but these settings say ${link.network}: dates and explorer links would be wrong`
     : undefined
   const blocked = res.headers.get('filecoin-deals-blocked')
+  const kind = res.headers.get('filecoin-deal-kind')
   return {
     success: true, status, message: 'The gateway answered and accepted the credentials', latencyMs,
     ...(warning ? { warning } : {}),
     ...(blocked ? { dealsWarning: `The gateway proposes no deals: ${blocked.slice(0, 500)}` } : {}),
+    ...(kind ? { dealKind: `The gateway proposes ${kind.slice(0, 500)}` } : {}),
   }
 }
 

@@ -28,6 +28,7 @@ const LinkTestResultSchema = z.object({
   message: z.string(),
   latencyMs: z.number(),
   warning: z.string().optional().describe('The link works, but the gateway says (Filecoin-Network header) it serves another network than the settings name'),
+  dealKind: z.string().optional().describe('Which deals the gateway proposes now (Filecoin-Deal-Kind header): verified, or unverified and why (from network version 29, FIP-0118, there are no verified deals)'),
   dealsWarning: z.string().optional().describe('The link works, but the gateway says (Filecoin-Deals-Blocked header) it proposes no deals, and why: no DataCap, no escrow'),
 })
 

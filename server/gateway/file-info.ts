@@ -17,12 +17,15 @@ export interface FileInfoDeps {
   network?: string
   /** Why no deals are proposed right now (no DataCap, no escrow), said in the `Filecoin-Deals-Blocked` header for the admin's link test. */
   dealsBlocked?: () => string | undefined
+  /** Which deals it proposes now (verified, or unverified and why), said in the `Filecoin-Deal-Kind` header. */
+  dealKind?: () => string | undefined
 }
 
 /** Header naming the network a gateway's deals are on (ours sends it; CIDgravity's does not). */
 export const NETWORK_HEADER = 'Filecoin-Network'
 /** Header saying why the gateway proposes no deals right now; absent while it can. */
 export const DEALS_BLOCKED_HEADER = 'Filecoin-Deals-Blocked'
+export const DEAL_KIND_HEADER = 'Filecoin-Deal-Kind'
 
 const MAX_PATH_LENGTH = 4096
 
@@ -88,6 +91,8 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
     const blocked = deps.dealsBlocked?.()
     // A header value is Latin-1 text on one line.
     if (blocked) res.set(DEALS_BLOCKED_HEADER, blocked.replace(/[^\x20-\x7e]/g, '?').slice(0, 500))
+    const kind = deps.dealKind?.()
+    if (kind) res.set(DEAL_KIND_HEADER, kind.replace(/[^\x20-\x7e]/g, '?').slice(0, 500))
     handle(req)
       .then((body) => res.status(200).json(body))
       .catch(next)

@@ -9,7 +9,7 @@ import type { Logger } from '../shared/logger.ts'
 import { requestLogger } from '../shared/request-log.ts'
 import { createNamespace, type Namespace } from './namespace.ts'
 import { createContentStore, testPauseHook, type ContentStore, type GroupRecord } from './content/index.ts'
-import { createDealEngine, createDealServiceClient, createDealStore, createTransferRouter, type DealEngine, type DealServiceClient, type DealStore, type StorageProviderPort } from './deals/index.ts'
+import { createDealEngine, createDealServiceClient, createDealStore, createTransferRouter, type DealEngine, type DealKind, type DealServiceClient, type DealStore, type StorageProviderPort } from './deals/index.ts'
 import { createFileInfoRouter } from './file-info.ts'
 import { groupReason } from './group-reason.ts'
 import { createWebDav } from './webdav/index.ts'
@@ -139,7 +139,7 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
     const progress = deals && g.state === 'ready_for_deals' ? await deals.progress(g.id) : undefined
     return groupReason(g, { groupSize: config.groupSize, groupIdleSeconds: config.groupIdleSeconds, progress: progress && (() => progress) })
   }
-  app.use(createFileInfoRouter({ namespace, content, logger, reasonOf, network: config.network, dealsBlocked: () => deals?.fundsProblem() }))
+  app.use(createFileInfoRouter({ namespace, content, logger, reasonOf, network: config.network, dealsBlocked: () => deals?.fundsProblem(), dealKind: () => deals && describeDealKind(deals.dealKind()) }))
   app.use(parts.webdav)
   app.use(gatewayErrorHandler(logger))
 
@@ -176,4 +176,10 @@ function requireBasicAuth(user: string, password: string): RequestHandler {
     if (given.length === expected.length && timingSafeEqual(given, expected)) return next()
     res.status(401).set('WWW-Authenticate', 'Basic realm="gateway"').json({ success: false, error: 'Authentication required' })
   }
+}
+
+/** The deal kind in a line, for the admin's link test. */
+function describeDealKind(kind: DealKind): string {
+  if (kind.verified) return 'verified (Fil+): each deal uses DataCap'
+  return kind.note ? `unverified: ${kind.note}` : 'unverified (DEAL_VERIFIED=false)'
 }

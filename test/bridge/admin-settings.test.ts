@@ -183,6 +183,19 @@ describe('admin settings and the tab config (live gateway link)', () => {
     expect((await call(t.url, SETTINGS)).body.settings.network).toBe('mainnet')
   })
 
+  it('passes on which deals the gateway proposes (its Filecoin-Deal-Kind header)', async () => {
+    const kind = 'unverified: Fil+ ended at network version 29 (FIP-0118): deals are unverified, no DataCap is needed'
+    const gateway = await startFakeGateway((app) =>
+      app.post('/file-info', (_req, res) => void res.status(404).set('Filecoin-Deal-Kind', kind).json({ success: false, error: { code: 'NOT_FOUND', message: 'no such file' } })),
+    )
+    try {
+      const res = await call(t.url, TEST_LINK, { method: 'POST', body: { gatewayUrl: gateway.url } })
+      expect(res.body).toMatchObject({ success: true, dealKind: `The gateway proposes ${kind}` })
+    } finally {
+      await gateway.close()
+    }
+  })
+
   it('passes on why the gateway proposes no deals (its Filecoin-Deals-Blocked header)', async () => {
     const reason = 't1abc has no DataCap: it is not a verified client, so its verified deals would be refused'
     const blocked = await startFakeGateway((app) =>

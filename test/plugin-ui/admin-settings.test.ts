@@ -161,6 +161,15 @@ describe('AdminSettings', () => {
     expect(w.find('[data-test="test-warning"]').exists()).toBe(false)
   })
 
+  it('says which deals the gateway proposes: unverified once Fil+ has ended', async () => {
+    const dealKind = 'The gateway proposes unverified: Fil+ ended at network version 29 (FIP-0118): deals are unverified, no DataCap is needed'
+    http.on('POST', TEST_LINK, { status: 200, data: { success: true, status: 404, message: 'The gateway answered and accepted the credentials', latencyMs: 3, dealKind } })
+    const w = await open()
+    await w.get('[data-test="test-link"]').trigger('click')
+    await flushPromises()
+    expect(w.get('[data-test="test-deal-kind"]').text()).toBe(dealKind)
+  })
+
   it('shows a failed link test with the gateway status', async () => {
     http.on('POST', TEST_LINK, { status: 200, data: { success: false, status: 401, message: 'Unauthorized', latencyMs: 5 } })
     const w = await open()

@@ -1,6 +1,7 @@
 export { createDealStore, type DealStore, type GroupDeal } from './deal-store.ts'
 export { createDealEngine, type DealEngine, type DealEngineOptions, type DealTerms, type TickReport } from './deal-engine.ts'
 export { createDealServiceClient, DealServiceUnavailable, type DealServiceClient } from './service-client.ts'
+export type { DealKind } from './place.ts'
 export type { StorageProviderPort, CarTransfer, ProposalAnswer, ProposalState } from './provider-port.ts'
 export { boostProviderPort } from './boost-provider-port.ts'
 export { createTransferRouter, TRANSFER_PATH } from './transfer-route.ts'

@@ -76,6 +76,9 @@ describe('what the gateway proposes', () => {
     expect(s.gateway.deals!.dealKind()).toMatchObject({ verified: false, networkVersion: 29 })
     expect(s.gateway.deals!.dealKind().note).toMatch(/FIP-0118/)
     expect(s.gateway.deals!.fundsProblem()).toBeUndefined()
+    // The admin's link test reads the same from /file-info.
+    const probe = await fetch(`${s.gatewayServer.url}/file-info`, { method: 'POST', body: JSON.stringify({ filePath: '/nothing-here' }) })
+    expect(probe.headers.get('filecoin-deal-kind')).toMatch(/^unverified: Fil\+ ended at network version 29/)
   })
 })
 
