@@ -4,7 +4,7 @@ import * as dagCbor from '@ipld/dag-cbor'
 import { addressFromBytes, parseAddress } from '../../shared/address.ts'
 import { ADD_BALANCE_METHOD, fromLotusMessage, MARKET_ACTOR_ID, toLotusMessage } from '../lotus/messages.ts'
 import { verifySignature } from '../wallet/keys.ts'
-import { chainCid, encodeMessage } from '../wallet/message.ts'
+import { chainCid, encodeMessage, signedMessageCid } from '../wallet/message.ts'
 import type { MarketDeal } from '../types.ts'
 import type { Simnet } from './index.ts'
 
@@ -104,7 +104,8 @@ export function simnetRpcListener(simnet: Simnet): RequestListener {
       if (!beneficiary) throw new RpcError(LOTUS_ERROR, 'AddBalance params must be an address')
       simnet.useNonce(message.from)
       simnet.addEscrow(beneficiary, message.value)
-      return { '/': cid.toString() }
+      // As Lotus: a secp256k1 message is known by its signed form's CID (lotus chain/types/signedmessage.go, Cid()).
+      return { '/': signedMessageCid({ message, signature: { type: 1, data }, cid }).toString() }
     },
     async 'Filecoin.StateMinerInfo'([a]) {
       const info = await simnet.minerInfo(address(a))
