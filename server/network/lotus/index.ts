@@ -1,7 +1,9 @@
+import * as dagCbor from '@ipld/dag-cbor'
 import { multiaddr } from '@multiformats/multiaddr'
 import { parseAddress } from '../../shared/address.ts'
 import { epochToTimestamp, type NetworkClock } from '../../shared/epochs.ts'
 import type { DealProposal, MarketDeal, MinerInfo, NetworkPort } from '../types.ts'
+import { decodeRlePlus } from './bitfield.ts'
 import { createJsonRpc, JsonRpcError, type JsonRpcCall } from './json-rpc.ts'
 
 export interface LotusOptions {
@@ -17,12 +19,39 @@ interface LotusMarketDeal {
   State: { SectorStartEpoch: number; LastUpdatedEpoch: number; SlashEpoch: number }
 }
 
+/** A PublishStorageDeals message that is on chain but did not publish the deal asked for. */
+export class DealPublishFailedError extends Error {
+  override name = 'DealPublishFailedError'
+  constructor(readonly publishCid: string, readonly exitCode: number, message: string) {
+    super(message)
+  }
+}
+
+export interface LotusNetwork extends NetworkPort {
+  readonly kind: 'lotus'
+  /**
+   * The deal id a PublishStorageDeals message gave the deal at `proposalIndex`
+   * in its batch (0 for a message publishing one deal), from the message's
+   * receipt (StateSearchMsg); null while the message is not on chain. Throws a
+   * DealPublishFailedError when the message failed or that proposal was not
+   * valid. For providers that report the publish CID but ChainDealID 0 (Curio
+   * until sealing ends).
+   * @example const dealId = await chain.publishedDealId(status.publishCid)
+   */
+  publishedDealId(publishCid: string, proposalIndex?: number): Promise<number | null>
+}
+
+/** The market actor (f05), whose state holds NextID. */
+const MARKET_ACTOR = 'f05'
+
 /**
- * Reads the chain from a Lotus or Forest node over JSON-RPC. Deal terms of
- * providers are not on chain, so `providerTerms` answers null (the service
- * then reports SERVICE_UNAVAILABLE rather than guessing).
+ * Reads the chain from a Lotus or Forest node over JSON-RPC, with only the
+ * methods of Lotus's gateway API (api/api_gateway.go, Gateway), so that a
+ * public gateway node serves it. Deal terms of providers are not on chain, so
+ * `providerTerms` answers null (the service then reports SERVICE_UNAVAILABLE
+ * rather than guessing).
  */
-export function createLotusNetwork(options: LotusOptions): NetworkPort {
+export function createLotusNetwork(options: LotusOptions): LotusNetwork {
   const call: JsonRpcCall = createJsonRpc(options)
 
   // Lotus's "actor not found" comes back as a JSON-RPC error; that is a "no", not an outage.
@@ -82,16 +111,27 @@ export function createLotusNetwork(options: LotusOptions): NetworkPort {
       const d = await orNull(call<LotusMarketDeal>('Filecoin.StateMarketStorageDeal', [dealId, null]))
       return d && toDeal(dealId, d)
     },
-    async *dealsByClients(clientIds) {
-      // StateMarketDeals returns the whole market (large on mainnet); fine for a
-      // periodic sync, and the only chain-native way to list a client's deals.
-      const all = await call<Record<string, LotusMarketDeal>>('Filecoin.StateMarketDeals', [null])
-      const wanted = new Set(clientIds)
-      const ids = Object.keys(all)
-        .filter((k) => wanted.has(all[k].Proposal.Client))
-        .map(Number)
-        .sort((a, b) => a - b)
-      for (const id of ids) yield toDeal(id, all[String(id)])
+    async nextDealId() {
+      // The market state's root only (a few CIDs and counters): its deals stay behind their CIDs.
+      const actor = await call<{ State: { NextID: number } }>('Filecoin.StateReadState', [MARKET_ACTOR, null])
+      const next = actor?.State?.NextID
+      if (typeof next !== 'number' || !Number.isSafeInteger(next) || next < 0) throw new JsonRpcError(0, 'the market actor state has no NextID')
+      return next
+    },
+    async networkVersion() {
+      return call<number>('Filecoin.StateNetworkVersion', [null])
+    },
+    async publishedDealId(publishCid, proposalIndex = 0) {
+      // Lotus api/api_full.go MsgLookup; a limit of -1 searches the whole chain, and a message
+      // replaced with other gas only (allowReplaced) is the same publication.
+      const lookup = await call<MsgLookup | null>('Filecoin.StateSearchMsg', [null, { '/': publishCid }, -1, true])
+      if (!lookup) return null
+      if (lookup.Receipt.ExitCode !== 0) throw new DealPublishFailedError(publishCid, lookup.Receipt.ExitCode, `PublishStorageDeals ${publishCid} failed with exit code ${lookup.Receipt.ExitCode}`)
+      const { ids, valid } = decodePublishReturn(lookup.Receipt.Return)
+      // IDs holds the ids of the valid proposals only, in the order of the batch (go-state-types builtin/v9/market PublishStorageDealsReturn).
+      const rank = valid.indexOf(proposalIndex)
+      if (rank < 0 || rank >= ids.length) throw new DealPublishFailedError(publishCid, 0, `proposal ${proposalIndex} of PublishStorageDeals ${publishCid} was not valid`)
+      return ids[rank]
     },
     async listProviders() {
       return []
@@ -101,6 +141,23 @@ export function createLotusNetwork(options: LotusOptions): NetworkPort {
     },
     async close() {},
   }
+}
+
+interface MsgLookup {
+  Message: { '/': string }
+  Receipt: { ExitCode: number; Return: string | null; GasUsed: number }
+  Height: number
+}
+
+/** The CBOR tuple [IDs, ValidDeals] of a PublishStorageDeals return, base64 in a receipt. */
+export function decodePublishReturn(base64: string | null): { ids: number[]; valid: number[] } {
+  const value = dagCbor.decode(Buffer.from(base64 ?? '', 'base64')) as unknown
+  if (!Array.isArray(value) || value.length !== 2 || !Array.isArray(value[0]) || !(value[1] instanceof Uint8Array)) {
+    throw new JsonRpcError(0, 'not a PublishStorageDeals return')
+  }
+  const ids = value[0].map((id: unknown) => (typeof id === 'number' ? id : typeof id === 'bigint' ? Number(id) : NaN))
+  if (!ids.every((id) => Number.isSafeInteger(id) && id >= 0)) throw new JsonRpcError(0, 'not a PublishStorageDeals return: bad deal id')
+  return { ids, valid: decodeRlePlus(value[1]) }
 }
 
 /** The node's network name and block time (`Filecoin.StateGetNetworkParams`), to check we talk to the network we expect. */

@@ -67,7 +67,7 @@ export function encodeSignedMessage(s: SignedMessage): Uint8Array {
  * secp256k1 that of the whole signed message's CBOR (lotus chain/types/signedmessage.go, Cid()).
  */
 export function signedMessageCid(s: SignedMessage): CID {
-  return s.signature.type === SIGNATURE_BLS ? s.cid : chainCid(encodeSignedMessage(s))
+  return (s.signature.type as number) === SIGNATURE_BLS ? s.cid : chainCid(encodeSignedMessage(s))
 }
 
 const SIGNATURE_BLS = 2
