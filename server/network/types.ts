@@ -95,16 +95,27 @@ export interface NetworkPort {
   lookupId(address: string): Promise<string | null>
   /** Null when the address is not a storage provider on chain. */
   minerInfo(address: string): Promise<MinerInfo | null>
+  /**
+   * The deal as the market actor holds it; null when it is not in its state: never published,
+   * or removed (slashed, expired, or not activated by its start epoch).
+   */
   getDeal(dealId: number): Promise<MarketDeal | null>
-  /** The chain's network version at the head (StateNetworkVersion). */
+  /**
+   * The id the next published deal will get (the market actor's NextID, read with StateReadState):
+   * deal ids are sequential, so every deal on chain has an id below it.
+   */
+  nextDealId(): Promise<number>
+  /** The network version at the head (StateNetworkVersion), e.g. 28; from 29 (FIP-0118) verified deals are refused. */
   networkVersion(): Promise<number>
   /**
    * The deal id the market gave `proposal` in the PublishStorageDeals message
-   * `publishCid` (StateSearchMsg), or null while the message is not on chain.
+   * `publishCid` (StateSearchMsg, then the message's params to find the
+   * proposal in its batch), or null while the message is not on chain.
+   * Throws a DealPublishFailedError when the message failed or the proposal
+   * was not valid. For providers that report the publish message but
+   * ChainDealID 0 (Curio until sealing ends).
    */
   publishedDealId(publishCid: string, proposal: DealProposal): Promise<number | null>
-  /** Every deal whose client is one of `clientIds` (ID addresses), in deal id order. */
-  dealsByClients(clientIds: string[]): AsyncIterable<MarketDeal>
   /** The client's DataCap in bytes (StateVerifiedClientStatus); null when it is not a verified client. */
   dataCap(address: string): Promise<bigint | null>
   /** The provider collateral a deal of this padded size must carry (StateDealProviderCollateralBounds), attoFIL. */

@@ -54,6 +54,11 @@ export interface DealStore {
   /** Providers holding (or about to hold) a piece for a tenant, with the deal status. */
   pieceDeals(tenantId: number, pieceCid: string): Promise<{ provider: string; status: OnChainDealStatus }[]>
   count(tenantId: number): Promise<number>
+  /** The tenant's deals that may still change on chain (published, active, unknown), as last recorded. */
+  openDeals(tenantId: number): Promise<SyncedDeal[]>
+  /** The deal id the walk over the market's deals goes on from; null before the first walk. */
+  scanCursor(): Promise<number | null>
+  saveScanCursor(nextDealId: number): Promise<void>
 }
 
 const MAX_ID = Number.MAX_SAFE_INTEGER
@@ -198,6 +203,17 @@ export function createDealStore(sql: Sql): DealStore {
     pieceDeals: (tenantId, pieceCid) =>
       sql.all<{ provider: string; status: OnChainDealStatus }>('SELECT provider, status FROM deals WHERE tenant_id = ? AND piece_cid = ?', [tenantId, pieceCid]),
     count: async (tenantId) => (await sql.get<{ n: number }>('SELECT count(*) AS n FROM deals WHERE tenant_id = ?', [tenantId]))!.n,
+    async openDeals(tenantId) {
+      const entries = await sql.column<string>(`SELECT page_entry FROM deals WHERE tenant_id = ? AND status IN ('published', 'active', 'unknown') ORDER BY deal_id`, [tenantId])
+      return entries.map((entry) => {
+        const [[id, d]] = Object.entries(JSON.parse(`{${entry}}`) as Record<string, { proposal: DealProposal; state: OnChainDealState }>)
+        return { dealId: Number(id), proposal: d.proposal, state: d.state }
+      })
+    },
+    scanCursor: async () => (await sql.get<{ next_deal_id: number }>('SELECT next_deal_id FROM deal_scan WHERE id = 1', []))?.next_deal_id ?? null,
+    async saveScanCursor(nextDealId) {
+      await sql.run('INSERT INTO deal_scan (id, next_deal_id) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET next_deal_id = excluded.next_deal_id', [nextDealId])
+    },
   }
   return store
 }

@@ -96,6 +96,13 @@ export const SERVICE_STEPS = [
   CREATE INDEX deals_by_update ON deals (tenant_id, last_update_ms, deal_id);
   CREATE INDEX deals_by_piece ON deals (tenant_id, piece_cid);
   `,
+  // Where the walk over market deal ids (deal-sync.ts) goes on from: new deals are found by id, not listed.
+  `
+  CREATE TABLE deal_scan (
+    id INTEGER PRIMARY KEY CHECK (id = 1),
+    next_deal_id INTEGER NOT NULL
+  );
+  `,
 ]
 
 export async function migrateService(sql: Sql): Promise<void> {

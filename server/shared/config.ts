@@ -76,7 +76,8 @@ const EnvSchema = z.object({
   // The demo's pace: 1 minute of wall-clock time ≈ 5 hours of simulated chain time, so a file reaches
   // Offloaded (sealed by simulated providers) within minutes. Only the simulated network has a speed.
   SIMNET_SPEED: z.coerce.number().positive().max(100_000).default(300),
-  LOTUS_URL: z.url({ protocol: /^(https?|wss?)$/ }).optional(),
+  // The chain client speaks JSON-RPC over HTTP POST only (Lotus serves it on /rpc/v1 beside its WebSocket).
+  LOTUS_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s):// URL (the JSON-RPC client speaks HTTP POST; Lotus serves it at the same /rpc/v1 as ws://)' }).optional(),
   LOTUS_TOKEN: z.string().optional(),
   TICKER_POLL_SECONDS: positiveInt(60),
   TICKER_ENABLED: z.enum(['true', 'false', '1', '0']).default('true'),

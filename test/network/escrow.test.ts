@@ -15,7 +15,8 @@ import { addMarketBalance, lotusSignature, toLotusMessage } from '../../server/n
 import { createSimnet } from '../../server/network/simnet/index.ts'
 import { SIMNET_RPC_PATH, simnetRpcListener } from '../../server/network/simnet/rpc-server.ts'
 import { createSigner, newPrivateKey } from '../../server/network/wallet/keys.ts'
-import { chainCid, encodeMessage, signMessage } from '../../server/network/wallet/message.ts'
+import { chainCid, encodeMessage, encodeSignedMessage, signMessage } from '../../server/network/wallet/message.ts'
+import type { JsonRpcCall } from '../../server/network/lotus/json-rpc.ts'
 import { startServer, type RunningServer } from '../../server/shared/http.ts'
 
 const run = promisify(execFile)
@@ -41,6 +42,38 @@ describe('market escrow (AddBalance)', () => {
     await addMarketBalance(call(), signer, FIL / 2n, 'mainnet')
     expect((await simnet.marketBalance(signer.address)).escrow).toBe(2n * FIL + FIL / 2n)
     expect(simnet.nonce(signer.address)).toBe(2)
+  })
+
+  it('MpoolPush answers the signed message’s CID for secp256k1, and the wallet takes it as success', async () => {
+    // Lotus (chain/types/signedmessage.go): a secp256k1 message's CID is that of the CBOR of [message, signature].
+    const signer = createSigner(newPrivateKey(), 'mainnet')
+    const message = {
+      to: 'f05', from: signer.address, nonce: 0, value: FIL, gasLimit: 12_000_000, gasFeeCap: 150_000n, gasPremium: 100_000n, method: 2,
+      params: Uint8Array.from([0x55, 0x01, ...new Uint8Array(20)]),
+    }
+    const signed = await signMessage(signer, message)
+    const pushed = await call()<{ '/': string }>('Filecoin.MpoolPush', [{ Message: toLotusMessage(signed.message), Signature: lotusSignature(signed.signature) }])
+    expect(pushed['/']).toBe(chainCid(encodeSignedMessage(signed)).toString())
+    expect(pushed['/']).not.toBe(signed.cid.toString())
+    const cid = await addMarketBalance(call(), signer, FIL, 'mainnet')
+    // The first push credited the address in its params; this one the signer, and its CID is the node's answer.
+    expect((await simnet.marketBalance(signer.address)).escrow).toBe(FIL)
+    expect(cid).not.toBe(pushed['/'])
+    expect(cid).toMatch(/^bafy2bzace/)
+  })
+
+  it('never reports failure after the node accepted the push, whatever CID it answers', async () => {
+    const signer = createSigner(newPrivateKey(), 'mainnet')
+    const odd = 'bafy2bzacedsomethingelseentirelyaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'
+    let pushes = 0
+    const fake: JsonRpcCall = async <T,>(method: string, params: unknown[]): Promise<T> => {
+      if (method === 'Filecoin.MpoolGetNonce') return 0 as T
+      if (method === 'Filecoin.GasEstimateMessageGas') return { ...(params[0] as object), GasLimit: 1, GasFeeCap: '1', GasPremium: '1' } as T
+      pushes++
+      return { '/': odd } as T
+    }
+    await expect(addMarketBalance(fake, signer, FIL, 'mainnet')).resolves.toBe(odd)
+    expect(pushes).toBe(1)
   })
 
   it('funds another address’s escrow when asked', async () => {

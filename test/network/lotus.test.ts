@@ -1,15 +1,19 @@
+import * as dagCbor from '@ipld/dag-cbor'
 import { readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { proposalTuple } from '../../server/network/boost/wire.ts'
 import { dealStatus } from '../../server/network/deal-status.ts'
 import { createLotusNetwork, lotusNetworkParams } from '../../server/network/lotus/index.ts'
 import { createJsonRpc } from '../../server/network/lotus/json-rpc.ts'
-import { NetworkUnavailableError, type MarketDeal } from '../../server/network/types.ts'
+import { BitfieldError, decodeRlePlus } from '../../server/network/lotus/bitfield.ts'
+import { NetworkUnavailableError, type DealProposal, type MarketDeal } from '../../server/network/types.ts'
 import { networkClock } from '../../server/shared/epochs.ts'
 import { startServer, type RunningServer } from '../../server/shared/http.ts'
 
 /** Recorded Lotus JSON-RPC results, keyed by method (and first parameter where it matters). */
 const recorded = JSON.parse(readFileSync(join(import.meta.dirname, 'fixtures', 'lotus-responses.json'), 'utf8')) as Record<string, unknown>
+const recordedDeal = recorded['Filecoin.StateMarketStorageDeal:85341234'] as { Proposal: DealProposal }
 const TOKEN = 'lotus-read-token'
 let node: RunningServer
 const seen: { method: string; params: unknown[]; auth?: string }[] = []
@@ -48,14 +52,46 @@ describe('Lotus JSON-RPC adapter', () => {
     expect(dealStatus(deal, 4622880)).toEqual({ status: 'active', publishedEpoch: -1, onChainStartEpoch: 4588211, onChainEndEpoch: -1 })
   })
 
-  it('lists a client\'s deals from StateMarketDeals in id order, with statuses from chain state', async () => {
-    const deals: MarketDeal[] = []
-    for await (const d of lotus().dealsByClients(['f01306860'])) deals.push(d)
-    expect(deals.map((d) => d.dealId)).toEqual([77000002, 85341234, 85341301, 85341302])
-    const head = 4622880
-    expect(deals.map((d) => dealStatus(d, head).status)).toEqual(['expired', 'active', 'published', 'published-expired'])
-    // A CBOR-map label (newer Lotus) becomes an empty string rather than an object.
-    expect(deals[3].proposal.Label).toBe('')
+  it('reads NextID from the market actor\'s state and the network version, with gateway methods only', async () => {
+    recorded['Filecoin.StateReadState:f05'] = { Balance: '0', Code: { '/': 'bafk2bzacemarket' }, State: { NextID: 85341303, LastCron: 4622879 } }
+    recorded['Filecoin.StateNetworkVersion'] = 28
+    expect(await lotus().nextDealId()).toBe(85341303)
+    expect(await lotus().networkVersion()).toBe(28)
+    expect(seen.map((s) => s.method)).not.toContain('Filecoin.StateMarketDeals')
+  })
+
+  it('resolves a deal id from its PublishStorageDeals message: our proposal\'s place in the batch, among the valid ones', async () => {
+    // A batch of three proposals of which the second was invalid: IDs [85341301, 85341302], ValidDeals {0, 2}.
+    // RLE+ of {0, 2}: version 00, first run of ones, runs 1 1 1 coded "1" "1" "1": bits 0 0 1 1 1 1 = 0x3c.
+    // CBOR: 0x82 [ 0x82 [ 0x1a 05 16 34 75, 0x1a 05 16 34 76 ], 0x41 3c ].
+    const ret = Buffer.from('82821a051634751a05163476413c', 'hex').toString('base64')
+    const proposals = [1, 2, 3].map((n) => ({ ...recordedDeal.Proposal, PieceSize: 2 ** 30, StartEpoch: 4_700_000 + n }))
+    // PublishStorageDealsParams: [[ClientDealProposal…]], each [proposal tuple, signature] (go-state-types builtin/v9/market).
+    const params = dagCbor.encode([proposals.map((p) => [proposalTuple(p), Uint8Array.of(1, ...new Uint8Array(65))])])
+    recorded['Filecoin.StateSearchMsg'] = { Message: { '/': 'bafy2bzacepublish' }, Receipt: { ExitCode: 0, Return: ret, GasUsed: 1 }, ReturnDec: null, TipSet: [], Height: 4622800 }
+    recorded['Filecoin.ChainGetMessage'] = { Version: 0, To: 'f05', From: 'f02182', Method: 4, Params: Buffer.from(params).toString('base64') }
+    expect(await lotus().publishedDealId('bafy2bzacepublish', proposals[0])).toBe(85341301)
+    expect(await lotus().publishedDealId('bafy2bzacepublish', proposals[2])).toBe(85341302)
+    // The invalid one, and one the message does not publish at all.
+    await expect(lotus().publishedDealId('bafy2bzacepublish', proposals[1])).rejects.toMatchObject({ name: 'DealPublishFailedError' })
+    await expect(lotus().publishedDealId('bafy2bzacepublish', { ...proposals[0], StartEpoch: 1 })).rejects.toMatchObject({ name: 'DealPublishFailedError' })
+    recorded['Filecoin.StateSearchMsg'] = { ...(recorded['Filecoin.StateSearchMsg'] as object), Receipt: { ExitCode: 16, Return: null, GasUsed: 1 } }
+    await expect(lotus().publishedDealId('bafy2bzacepublish', proposals[0])).rejects.toMatchObject({ name: 'DealPublishFailedError', exitCode: 16 })
+    recorded['Filecoin.StateSearchMsg'] = null
+    expect(await lotus().publishedDealId('bafy2bzacepublish', proposals[0])).toBeNull()
+    delete recorded['Filecoin.StateSearchMsg']
+    delete recorded['Filecoin.ChainGetMessage']
+  })
+
+  it('decodes RLE+ bitfields as go-bitfield does (its reference vector from the Rust implementation)', () => {
+    // go-bitfield rle/rleplus_test.go TestDecode: [124, 71, 34, 2] is {0, 2, 4, 5, 6, 11..27}.
+    expect(decodeRlePlus(Uint8Array.from([124, 71, 34, 2]))).toEqual([0, 2, 4, 5, 6, ...Array.from({ length: 17 }, (_, i) => 11 + i)])
+    expect(decodeRlePlus(new Uint8Array(0))).toEqual([])
+    // Version 00, first run of zeros, "01" + 4 bits: 3 zeros, "1": one set bit -> {3}; bits 0000111001 = [112, 2].
+    expect(decodeRlePlus(Uint8Array.from([112, 2]))).toEqual([3])
+    expect(() => decodeRlePlus(Uint8Array.from([0x01]))).toThrow(BitfieldError)
+    // "01" announces 4 bits of run length that are not there.
+    expect(() => decodeRlePlus(Uint8Array.from([16]))).toThrow(BitfieldError)
   })
 
   it('reports a slashed deal with its slash epoch as the end', async () => {

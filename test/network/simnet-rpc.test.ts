@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLotusNetwork, lotusNetworkParams } from '../../server/network/lotus/index.ts'
 import { createJsonRpc } from '../../server/network/lotus/json-rpc.ts'
-import { createSimnet } from '../../server/network/simnet/index.ts'
+import { createSimnet, publishMessageCid } from '../../server/network/simnet/index.ts'
 import { SIMNET_RPC_PATH, simnetRpcListener } from '../../server/network/simnet/rpc-server.ts'
 import type { MarketDeal } from '../../server/network/types.ts'
 import { startServer, type RunningServer } from '../../server/shared/http.ts'
@@ -38,17 +38,47 @@ const lotus = () => createLotusNetwork({ url: `${node.url}${SIMNET_RPC_PATH}`, c
 const rpc = (body: string) => fetch(`${node.url}${SIMNET_RPC_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body })
 
 describe('simulated chain over Lotus JSON-RPC', () => {
+  it('serves only the gateway API by default (lotus api/api_gateway.go): no StateMarketDeals unless a full node is asked for', async () => {
+    const call = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'Filecoin.StateMarketDeals', params: [null] })
+    expect((await (await rpc(call)).json()).error.code).toBe(-32601)
+    const full = await startServer(simnetRpcListener(simnet, { fullNode: true }), 0, '127.0.0.1')
+    try {
+      const res = await fetch(`${full.url}${SIMNET_RPC_PATH}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: call })
+      expect(Object.keys((await res.json()).result)).toContain(String(dealId))
+    } finally {
+      await full.close(100)
+    }
+  })
+
+  it('answers StateSearchMsg for a deal\'s PublishStorageDeals once published, and the adapter resolves the deal id from it', async () => {
+    const publishCid = publishMessageCid(dealId)
+    const proposal = (await simnet.getDeal(dealId))!.proposal
+    expect(await lotus().publishedDealId(publishCid, proposal)).toBe(dealId)
+    const raw = (await (await rpc(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'Filecoin.StateSearchMsg', params: [null, { '/': publishCid }, -1, true] }))).json()).result
+    expect(raw).toMatchObject({ Message: { '/': publishCid }, Receipt: { ExitCode: 0 }, ReturnDec: { IDs: [dealId] }, Height: (await simnet.getDeal(dealId))!.publishedEpoch })
+    // Unknown message, and one not yet on chain: null, as Lotus answers.
+    expect(await lotus().publishedDealId(publishMessageCid(1), proposal)).toBeNull()
+    const late = await simnet.proposeDeal({ ...(await simnet.getDeal(dealId))!.proposal, StartEpoch: simnet.headEpoch() + 5760 })
+    if (!late.accepted) throw new Error(late.reason)
+    expect(await lotus().publishedDealId(late.publishCid, proposal)).toBeNull()
+  })
+
+  it('answers the network version (nv28) and Lotus\'s NetworkParams with no nv29 upgrade scheduled', async () => {
+    expect(await lotus().networkVersion()).toBe(28)
+    const params = (await (await rpc(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'Filecoin.StateGetNetworkParams', params: [] }))).json()).result
+    expect(params).toMatchObject({ NetworkName: 'simnet', BlockDelaySecs: 30, ForkUpgradeParams: { UpgradeFireHorseHeight: -1, UpgradeXxHeight: 9_999_999_999 } })
+  })
+
   it('gives the chain adapter the same head, deals, actors and miners as the simulated network itself', async () => {
     const chain = lotus()
     expect(await chain.chainHead()).toEqual(await simnet.chainHead())
     expect(await chain.getDeal(dealId)).toEqual({ ...(await simnet.getDeal(dealId))!, publishedEpoch: -1 })
     expect(await chain.getDeal(1)).toBeNull()
-    const viaRpc: MarketDeal[] = []
-    for await (const d of chain.dealsByClients([CLIENT])) viaRpc.push(d)
     const direct: MarketDeal[] = []
     for await (const d of simnet.dealsByClients([CLIENT])) direct.push({ ...d, publishedEpoch: -1 })
-    expect(viaRpc.length).toBeGreaterThan(1)
-    expect(viaRpc).toEqual(direct)
+    expect(direct.length).toBeGreaterThan(1)
+    for (const d of direct) expect(await chain.getDeal(d.dealId)).toEqual(d)
+    expect(await chain.nextDealId()).toBeGreaterThan(dealId)
     const provider = (await simnet.listProviders())[0]
     expect(await chain.minerInfo(provider)).toEqual(await simnet.minerInfo(provider))
     expect(await chain.minerInfo('f099999999')).toBeNull()

@@ -296,7 +296,7 @@ describeEachStore('deal service stores', (open, dialect) => {
     expect(await sql.get('SELECT version FROM schema_versions WHERE module = ?', ['service'])).toEqual({ version: SERVICE_STEPS.length })
     if (dialect === 'postgres') {
       const tables = await sql.all<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'service' ORDER BY table_name")
-      expect(tables.map((t) => t.table_name)).toEqual(['api_keys', 'blacklist', 'client_addresses', 'deals', 'policies', 'policy_groups', 'policy_providers', 'schema_versions', 'tenants'])
+      expect(tables.map((t) => t.table_name)).toEqual(['api_keys', 'blacklist', 'client_addresses', 'deal_scan', 'deals', 'policies', 'policy_groups', 'policy_providers', 'schema_versions', 'tenants'])
     }
     await sql.close()
   })

@@ -103,7 +103,8 @@ const amount = (decimal: string): Uint8Array => {
   return bigIntBytes(BigInt(decimal))
 }
 
-function proposalTuple(p: DealProposal): unknown[] {
+/** The market DealProposal as its CBOR tuple (go-state-types builtin/v9/market). */
+export function proposalTuple(p: DealProposal): unknown[] {
   return [
     CID.parse(p.PieceCID['/']), p.PieceSize, p.VerifiedDeal, addressBytesOf(p.Client), addressBytesOf(p.Provider), p.Label,
     p.StartEpoch, p.EndEpoch, amount(p.StoragePricePerEpoch), amount(p.ProviderCollateral), amount(p.ClientCollateral),

@@ -1,7 +1,10 @@
+import * as dagCbor from '@ipld/dag-cbor'
 import { multiaddr } from '@multiformats/multiaddr'
-import { parseAddress } from '../../shared/address.ts'
+import { CID } from 'multiformats/cid'
+import { addressBytesOf, parseAddress } from '../../shared/address.ts'
 import { epochToTimestamp, type NetworkClock } from '../../shared/epochs.ts'
 import type { DealProposal, MarketDeal, MinerInfo, NetworkPort } from '../types.ts'
+import { decodeRlePlus } from './bitfield.ts'
 import { createJsonRpc, JsonRpcError, type JsonRpcCall } from './json-rpc.ts'
 
 export interface LotusOptions {
@@ -17,12 +20,29 @@ interface LotusMarketDeal {
   State: { SectorStartEpoch: number; LastUpdatedEpoch: number; SlashEpoch: number }
 }
 
+/** A PublishStorageDeals message that is on chain but did not publish the deal asked for. */
+export class DealPublishFailedError extends Error {
+  override name = 'DealPublishFailedError'
+  constructor(readonly publishCid: string, readonly exitCode: number, message: string) {
+    super(message)
+  }
+}
+
+export interface LotusNetwork extends NetworkPort {
+  readonly kind: 'lotus'
+}
+
+/** The market actor (f05), whose state holds NextID. */
+const MARKET_ACTOR = 'f05'
+
 /**
- * Reads the chain from a Lotus or Forest node over JSON-RPC. Deal terms of
- * providers are not on chain, so `providerTerms` answers null (the service
- * then reports SERVICE_UNAVAILABLE rather than guessing).
+ * Reads the chain from a Lotus or Forest node over JSON-RPC, with only the
+ * methods of Lotus's gateway API (api/api_gateway.go, Gateway), so that a
+ * public gateway node serves it. Deal terms of providers are not on chain, so
+ * `providerTerms` answers null (the service then reports SERVICE_UNAVAILABLE
+ * rather than guessing).
  */
-export function createLotusNetwork(options: LotusOptions): NetworkPort {
+export function createLotusNetwork(options: LotusOptions): LotusNetwork {
   const call: JsonRpcCall = createJsonRpc(options)
 
   // Lotus's "actor not found" comes back as a JSON-RPC error; that is a "no", not an outage.
@@ -78,23 +98,36 @@ export function createLotusNetwork(options: LotusOptions): NetworkPort {
       )
       return info && { id, owner: info.Owner, worker: info.Worker, peerId: info.PeerId ?? null, multiaddrs: multiaddrsOf(info.Multiaddrs), sectorSize: info.SectorSize }
     },
-    networkVersion: () => call<number>('Filecoin.StateNetworkVersion', [null]),
-    // Placeholder until StateSearchMsg is read (being written beside this change).
-    publishedDealId: async () => null,
     async getDeal(dealId) {
       const d = await orNull(call<LotusMarketDeal>('Filecoin.StateMarketStorageDeal', [dealId, null]))
       return d && toDeal(dealId, d)
     },
-    async *dealsByClients(clientIds) {
-      // StateMarketDeals returns the whole market (large on mainnet); fine for a
-      // periodic sync, and the only chain-native way to list a client's deals.
-      const all = await call<Record<string, LotusMarketDeal>>('Filecoin.StateMarketDeals', [null])
-      const wanted = new Set(clientIds)
-      const ids = Object.keys(all)
-        .filter((k) => wanted.has(all[k].Proposal.Client))
-        .map(Number)
-        .sort((a, b) => a - b)
-      for (const id of ids) yield toDeal(id, all[String(id)])
+    async nextDealId() {
+      // The market state's root only (a few CIDs and counters): its deals stay behind their CIDs.
+      const actor = await call<{ State: { NextID: number } }>('Filecoin.StateReadState', [MARKET_ACTOR, null])
+      const next = actor?.State?.NextID
+      if (typeof next !== 'number' || !Number.isSafeInteger(next) || next < 0) throw new JsonRpcError(0, 'the market actor state has no NextID')
+      return next
+    },
+    async networkVersion() {
+      return call<number>('Filecoin.StateNetworkVersion', [null])
+    },
+    async publishedDealId(publishCid, proposal) {
+      // Lotus api/api_full.go MsgLookup; a limit of -1 searches the whole chain, and a message
+      // replaced with other gas only (allowReplaced) is the same publication.
+      const lookup = await call<MsgLookup | null>('Filecoin.StateSearchMsg', [null, { '/': publishCid }, -1, true])
+      if (!lookup) return null
+      if (lookup.Receipt.ExitCode !== 0) throw new DealPublishFailedError(publishCid, lookup.Receipt.ExitCode, `PublishStorageDeals ${publishCid} failed with exit code ${lookup.Receipt.ExitCode}`)
+      // A provider publishes deals in batches: our proposal's place in the executed message's params,
+      // as Lotus's own client finds it (lotus storage/pipeline/currentdealinfo.go).
+      const message = await call<{ Params: string | null }>('Filecoin.ChainGetMessage', [lookup.Message])
+      const proposalIndex = proposalIndexIn(message.Params, proposal)
+      if (proposalIndex < 0) throw new DealPublishFailedError(publishCid, 0, `PublishStorageDeals ${publishCid} does not publish this proposal`)
+      const { ids, valid } = decodePublishReturn(lookup.Receipt.Return)
+      // IDs holds the ids of the valid proposals only, in the order of the batch (go-state-types builtin/v9/market PublishStorageDealsReturn).
+      const rank = valid.indexOf(proposalIndex)
+      if (rank < 0 || rank >= ids.length) throw new DealPublishFailedError(publishCid, 0, `proposal ${proposalIndex} of PublishStorageDeals ${publishCid} was not valid`)
+      return ids[rank]
     },
     async listProviders() {
       return []
@@ -104,6 +137,46 @@ export function createLotusNetwork(options: LotusOptions): NetworkPort {
     },
     async close() {},
   }
+}
+
+interface MsgLookup {
+  Message: { '/': string }
+  Receipt: { ExitCode: number; Return: string | null; GasUsed: number }
+  Height: number
+}
+
+/**
+ * Where `proposal` is in a PublishStorageDeals message's params
+ * ([[ClientDealProposal…]], each [proposal tuple, signature]: go-state-types
+ * builtin/v9/market PublishStorageDealsParams), matched on what makes it
+ * ours (piece, size, provider, epochs); -1 when it is not there.
+ */
+export function proposalIndexIn(base64Params: string | null, proposal: DealProposal): number {
+  let value: unknown
+  try {
+    value = dagCbor.decode(Buffer.from(base64Params ?? '', 'base64'))
+  } catch {
+    throw new JsonRpcError(0, 'not PublishStorageDeals params')
+  }
+  const deals = Array.isArray(value) && Array.isArray(value[0]) ? (value[0] as unknown[]) : null
+  if (!deals) throw new JsonRpcError(0, 'not PublishStorageDeals params')
+  const provider = addressBytesOf(proposal.Provider)
+  return deals.findIndex((d) => {
+    const t = Array.isArray(d) && Array.isArray(d[0]) ? (d[0] as unknown[]) : []
+    return t.length === 11 && CID.asCID(t[0])?.toString() === proposal.PieceCID['/'] && t[1] === proposal.PieceSize &&
+      t[4] instanceof Uint8Array && Buffer.from(t[4]).equals(provider) && t[6] === proposal.StartEpoch && t[7] === proposal.EndEpoch
+  })
+}
+
+/** The CBOR tuple [IDs, ValidDeals] of a PublishStorageDeals return, base64 in a receipt. */
+export function decodePublishReturn(base64: string | null): { ids: number[]; valid: number[] } {
+  const value = dagCbor.decode(Buffer.from(base64 ?? '', 'base64')) as unknown
+  if (!Array.isArray(value) || value.length !== 2 || !Array.isArray(value[0]) || !(value[1] instanceof Uint8Array)) {
+    throw new JsonRpcError(0, 'not a PublishStorageDeals return')
+  }
+  const ids = value[0].map((id: unknown) => (typeof id === 'number' ? id : typeof id === 'bigint' ? Number(id) : NaN))
+  if (!ids.every((id) => Number.isSafeInteger(id) && id >= 0)) throw new JsonRpcError(0, 'not a PublishStorageDeals return: bad deal id')
+  return { ids, valid: decodeRlePlus(value[1]) }
 }
 
 /** The node's network name and block time (`Filecoin.StateGetNetworkParams`), to check we talk to the network we expect. */

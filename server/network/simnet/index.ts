@@ -25,6 +25,20 @@ export interface SimnetOptions {
    * across restarts (e.g. `<DATA_DIR>/simnet/chain.sqlite`); unset: in memory.
    */
   stateFile?: string
+  /** The network version from genesis until the nv29 upgrade (default 28, mainnet's since FireHorse). */
+  networkVersion?: number
+  /**
+   * Epoch of the nv29 upgrade (FIP-0118, the end of Fil+); null or unset: none scheduled,
+   * as on mainnet today (lotus build/buildconstants/params_mainnet.go, UpgradeXxHeight).
+   */
+  nv29Epoch?: number | null
+}
+
+/** What the simulated chain knows about the message that published a deal (StateSearchMsg). */
+export interface PublishedMessage {
+  dealId: number
+  /** The epoch of the tipset the message was executed in. */
+  epoch: number
 }
 
 /** `publishCid`: the CID of the PublishStorageDeals message that put the deal on chain (StateSearchMsg finds it). */
@@ -46,6 +60,14 @@ export interface Simnet extends NetworkPort {
   sealingFailsAt(dealId: number): number | null
   /** Every deal on the simulated chain at the head, in deal id order (what Lotus's StateMarketDeals lists). */
   marketDeals(): MarketDeal[]
+  /** Every deal of these clients still on chain, in deal id order (the simulation's own bookkeeping; a node has no such query). */
+  dealsByClients(clientIds: string[]): AsyncIterable<MarketDeal>
+  /** The network version at an epoch (StateNetworkVersion). */
+  networkVersionAt(epoch: number): number
+  /** The nv29 upgrade epoch, null when none is scheduled (StateGetNetworkParams' UpgradeXxHeight). */
+  readonly nv29Epoch: number | null
+  /** The PublishStorageDeals message with this CID, once it is on chain at the head; null before, or for another CID. */
+  publishedMessage(cid: string): PublishedMessage | null
   /** Credits market escrow to an address (what an AddBalance message does on chain); in memory. */
   addEscrow(address: string, amount: bigint): void
   /** The next nonce of an address, and taking it (MpoolGetNonce / an accepted MpoolPush). */
@@ -82,6 +104,9 @@ export function publishMessageCid(dealId: number): string {
   return chainCid(dagCbor.encode(['simnet PublishStorageDeals', dealId])).toString()
 }
 
+/** The network version of mainnet today: nv28 (FireHorse; lotus chain/consensus/filcns/upgrades.go). */
+export const SIMNET_NETWORK_VERSION = 28
+
 /** 1 PiB: what every simulated client may store in verified deals. */
 const SIMULATED_DATACAP = 2n ** 50n
 
@@ -98,28 +123,52 @@ export function createSimnet(options: SimnetOptions): Simnet {
   const byId = new Map<string, SimProvider>(providers.map((p) => [p.id, p]))
   const deals = new Map<number, SimDeal>()
   const byClient = new Map<string, number[]>()
-  let nextDealId = 1_000_000 + between(rand('first-deal-id'), 0, 1_000_000)
-  // Demo deals live in their own id range: each process seeds its own, and they must never meet real ones.
-  let nextDemoDealId = 900_000_000 + between(rand('first-demo-deal-id'), 0, 1_000_000)
+  const firstDealId = 1_000_000 + between(rand('first-deal-id'), 0, 1_000_000)
+  let nextDealId = firstDealId
+  // Demo deals take the ids just below the first real one, downwards: each process seeds its own,
+  // they must never meet real ones, and like real deals they come before NextID (the deal service
+  // finds deals by walking ids up to the market actor's NextID).
+  let nextDemoDealId = firstDealId - 1
+  const baseVersion = options.networkVersion ?? SIMNET_NETWORK_VERSION
+  const nv29Epoch = options.nv29Epoch ?? null
+  const networkVersionAt = (epoch: number) => (nv29Epoch !== null && epoch >= nv29Epoch ? Math.max(29, baseVersion) : baseVersion)
+  const publishCids = new Map<string, number>()
 
   const headEpoch = () => Math.max(0, timestampToEpoch(clock, now() / 1000))
 
+  /**
+   * The epoch the deal's sector is proven in, or -1 if it never is. From nv29 a verified deal
+   * can no longer be activated: its DataCap allocation can no longer be claimed (FIP-0118, 1.1).
+   */
+  const activationOf = (d: SimDeal): number => {
+    if (d.sectorStart < 0) return -1
+    return d.proposal.VerifiedDeal && networkVersionAt(d.sectorStart) >= 29 ? -1 : d.sectorStart
+  }
+
+  /**
+   * The deal as the market actor holds it at `head`, or null when it is not in its state: not
+   * yet published, or removed. The actor removes a deal not activated by its start epoch, a
+   * terminated (slashed) one, and an expired one; StateMarketStorageDeal then answers "deal not
+   * found" (lotus chain/stmgr/actors.go, GetStorageDeal).
+   */
   const view = (d: SimDeal, head: number): MarketDeal | null => {
     if (head < d.publishedEpoch) return null
-    const started = d.sectorStart >= 0 && head >= d.sectorStart
-    const slashed = d.slashAt >= 0 && head >= d.slashAt
-    const last = slashed ? d.slashAt : started ? d.sectorStart : -1
+    const activation = activationOf(d)
+    if (activation < 0 && head >= d.proposal.StartEpoch) return null
+    if (activation >= 0 && d.slashAt >= 0 && head >= d.slashAt) return null
+    if (head >= d.proposal.EndEpoch) return null
+    const started = activation >= 0 && head >= activation
     return {
       dealId: d.dealId,
       proposal: d.proposal,
       publishedEpoch: d.publishedEpoch,
-      state: { SectorStartEpoch: started ? d.sectorStart : -1, LastUpdatedEpoch: last, SlashEpoch: slashed ? d.slashAt : -1 },
+      state: { SectorStartEpoch: started ? activation : -1, LastUpdatedEpoch: started ? activation : -1, SlashEpoch: -1 },
     }
   }
 
   /** `persist` false: demo deals, re-seeded on every start, stay out of the saved chain. */
   const addDeal = (proposal: DealProposal, proposedEpoch: number, restoredId?: number, persist = true): SimDeal => {
-    const dealId = restoredId ?? (persist ? nextDealId++ : nextDemoDealId++)
+    const dealId = restoredId ?? (persist ? nextDealId++ : nextDemoDealId--)
     const r = (label: string) => rand('deal', dealId, label)
     const publishedEpoch = proposedEpoch + between(r('publish'), 2, 40)
     const fate = r('fate')
@@ -130,6 +179,7 @@ export function createSimnet(options: SimnetOptions): Simnet {
     const slashAt = fate >= 0.08 && fate < 0.11 ? sealedAt + between(r('slash'), 10, 30 * EPOCHS_PER_DAY) : -1
     const deal: SimDeal = { dealId, proposal, proposedEpoch, publishedEpoch, sectorStart, sealedAt, slashAt }
     deals.set(dealId, deal)
+    publishCids.set(publishMessageCid(dealId), dealId)
     const list = byClient.get(proposal.Client) ?? []
     list.push(dealId)
     byClient.set(proposal.Client, list)
@@ -175,10 +225,27 @@ export function createSimnet(options: SimnetOptions): Simnet {
     return `f0${between(rand('actor', parsed.address.text.slice(1)), 100_000, 9_999_999)}`
   }
 
+  const publishedMessage = (cid: string): PublishedMessage | null => {
+    catchUp()
+    const dealId = publishCids.get(cid)
+    const d = dealId === undefined ? undefined : deals.get(dealId)
+    return d && headEpoch() >= d.publishedEpoch ? { dealId: d.dealId, epoch: d.publishedEpoch } : null
+  }
+
   return {
     kind: 'simnet',
     clock,
     headEpoch,
+    nv29Epoch,
+    networkVersionAt,
+    async networkVersion() {
+      return networkVersionAt(headEpoch())
+    },
+    async nextDealId() {
+      catchUp()
+      return nextDealId
+    },
+    publishedMessage,
     async chainHead(): Promise<ChainHead> {
       const epoch = headEpoch()
       return { epoch, timestamp: epochToTimestamp(clock, epoch) }
@@ -228,12 +295,8 @@ export function createSimnet(options: SimnetOptions): Simnet {
       if (peer) peers.set(providerId, peer)
       else peers.delete(providerId)
     },
-    networkVersion: async () => 28,
-    async publishedDealId(publishCid) {
-      catchUp()
-      for (const id of deals.keys()) if (publishMessageCid(id) === publishCid && view(deals.get(id)!, headEpoch())) return id
-      return null
-    },
+    // One deal per simulated publish message, so the proposal needs no finding in it.
+    publishedDealId: async (publishCid) => publishedMessage(publishCid)?.dealId ?? null,
     async getDeal(dealId) {
       catchUp()
       const d = deals.get(dealId)
@@ -260,6 +323,9 @@ export function createSimnet(options: SimnetOptions): Simnet {
       if (!p) return { accepted: false, reason: 'PROVIDER_NOT_FOUND' }
       if (!p.terms.online) return { accepted: false, reason: 'SERVICE_UNAVAILABLE' }
       const head = headEpoch()
+      // From nv29 no DataCap allocation can be made (FIP-0118, 1.1), and publishing a verified deal
+      // needs one: the provider's PublishStorageDeals fails and the deal never reaches the chain.
+      if (proposal.VerifiedDeal && networkVersionAt(head) >= 29) return { accepted: false, reason: 'PUBLISH_FAILED' }
       catchUp()
       const deal = addDeal(proposal, head)
       return { accepted: true, dealId: deal.dealId, publishCid: publishMessageCid(deal.dealId), deal: view(deal, head) }

@@ -4,9 +4,9 @@ import * as dagCbor from '@ipld/dag-cbor'
 import { addressFromBytes, parseAddress } from '../../shared/address.ts'
 import { ADD_BALANCE_METHOD, fromLotusMessage, MARKET_ACTOR_ID, toLotusMessage } from '../lotus/messages.ts'
 import { verifySignature } from '../wallet/keys.ts'
-import { chainCid, encodeMessage } from '../wallet/message.ts'
+import { chainCid, encodeMessage, signedMessageCid } from '../wallet/message.ts'
 import type { MarketDeal } from '../types.ts'
-import type { Simnet } from './index.ts'
+import { publishMessageCid, type Simnet } from './index.ts'
 
 export const SIMNET_RPC_PATH = '/rpc/v1'
 const MAX_BODY_BYTES = 64 * 1024
@@ -24,6 +24,79 @@ class RpcError extends Error {
   }
 }
 
+/**
+ * The methods of Lotus's gateway API (lotus api/api_gateway.go, the v1 `Gateway`
+ * interface) that the simulated chain serves: what a public gateway node answers.
+ * Anything else is a full node's, served only with `fullNode`.
+ */
+export const GATEWAY_METHODS: ReadonlySet<string> = new Set([
+  'ChainHead', 'GasEstimateMessageGas', 'MpoolGetNonce', 'MpoolPush', 'StateDealProviderCollateralBounds', 'StateGetNetworkParams',
+  'StateListMiners', 'StateLookupID', 'StateMarketBalance', 'StateMarketStorageDeal', 'StateMinerInfo', 'StateNetworkVersion',
+  'StateReadState', 'StateSearchMsg', 'StateVerifiedClientStatus',
+].map((m) => `Filecoin.${m}`))
+
+export interface SimnetRpcOptions {
+  /** Also serve a full node's methods the gateway API lacks (StateMarketDeals), for tests that need them. */
+  fullNode?: boolean
+}
+
+/** Where no upgrade is scheduled, as mainnet's build says for one not yet planned (lotus build/buildconstants/params_mainnet.go). */
+const NOT_SCHEDULED = 9_999_999_999
+
+/** Lotus's api/types.go ForkUpgradeParams: every upgrade before the simulated genesis happened "before genesis" (-1). */
+const PAST_UPGRADES = [
+  'Smoke', 'Breeze', 'Ignition', 'Liftoff', 'Assembly', 'Refuel', 'Tape', 'Kumquat', 'Calico', 'Persian', 'Orange', 'Claus', 'Trust',
+  'Norwegian', 'Turbo', 'Hyperdrive', 'Chocolate', 'OhSnap', 'Skyr', 'Shark', 'Hygge', 'Lightning', 'Thunder', 'Watermelon', 'Dragon',
+  'Phoenix', 'Waffle', 'Tuktuk', 'Teep', 'Tock', 'GoldenWeek',
+]
+
+/** The CBOR tuple of a PublishStorageDeals return: [IDs, ValidDeals as RLE+] (go-state-types builtin/v9/market PublishStorageDealsReturn). */
+export function encodePublishReturn(ids: number[], validIndexes: number[]): Uint8Array {
+  return dagCbor.encode([ids, rlePlus(validIndexes)])
+}
+
+/**
+ * An RLE+ bitfield of ascending positions (go-bitfield rle/rleplus.go): bits from the least
+ * significant of each byte, version 00, the first run's value, then runs coded as `1` (1),
+ * `01` + 4 bits (0-15) or `00` + LEB128 varint, values alternating.
+ */
+function rlePlus(positions: number[]): Uint8Array {
+  const runs: number[] = []
+  let at = 0
+  for (let i = 0; i < positions.length; ) {
+    let j = i
+    while (j + 1 < positions.length && positions[j + 1] === positions[j] + 1) j++
+    runs.push(positions[i] - at, j - i + 1)
+    at = positions[j] + 1
+    i = j + 1
+  }
+  const bits: number[] = [0, 0]
+  const first = runs[0] === 0 ? 1 : 0
+  bits.push(first)
+  const push = (value: number, n: number) => {
+    for (let k = 0; k < n; k++) bits.push((value >> k) & 1)
+  }
+  for (const run of first ? runs.slice(1) : runs) {
+    if (run === 1) bits.push(1)
+    else if (run < 16) {
+      bits.push(0, 1)
+      push(run, 4)
+    } else {
+      bits.push(0, 0)
+      for (let v = run; ; ) {
+        const byte = v & 0x7f
+        v = Math.floor(v / 128)
+        push(v > 0 ? byte | 0x80 : byte, 8)
+        if (v === 0) break
+      }
+    }
+  }
+  if (positions.length === 0) return new Uint8Array(0)
+  const out = new Uint8Array(Math.ceil(bits.length / 8))
+  bits.forEach((b, i) => (out[i >> 3] |= b << (i & 7)))
+  return out
+}
+
 /** A deal as Lotus's StateMarketStorageDeal/StateMarketDeals put it. */
 const lotusDeal = (d: MarketDeal) => ({ Proposal: d.proposal, State: { ...d.state, SectorNumber: d.state.SectorStartEpoch >= 0 ? d.dealId % 100_000 : 0 } })
 
@@ -34,7 +107,23 @@ const lotusDeal = (d: MarketDeal) => ({ Proposal: d.proposal, State: { ...d.stat
  * talks to it exactly as to Lotus or Forest; only what the chain holds is
  * simulated.
  */
-export function simnetRpcListener(simnet: Simnet): RequestListener {
+export function simnetRpcListener(simnet: Simnet, options: SimnetRpcOptions = {}): RequestListener {
+  // Tipset keys the chain handed out, so that a method given one answers at its epoch.
+  const tipsets = new Map<string, number>()
+  const tipsetKey = (epoch: number) => {
+    const cid = chainCid(dagCbor.encode(['simnet tipset', epoch])).toString()
+    if (tipsets.size >= 100_000) tipsets.clear()
+    tipsets.set(cid, epoch)
+    return [{ '/': cid }]
+  }
+  /** The epoch of a tipset key parameter: the head for null or [] (Lotus's EmptyTSK). */
+  const epochOf = (tsk: unknown): number => {
+    if (tsk === null || tsk === undefined || (Array.isArray(tsk) && tsk.length === 0)) return simnet.headEpoch()
+    const first = Array.isArray(tsk) ? (tsk[0] as { '/'?: unknown } | undefined)?.['/'] : undefined
+    const epoch = typeof first === 'string' ? tipsets.get(first) : undefined
+    if (epoch === undefined) throw new RpcError(LOTUS_ERROR, 'loading tipset: tipset not found')
+    return epoch
+  }
   const readMessage = (value: unknown) => {
     try {
       return fromLotusMessage(value)
@@ -49,11 +138,49 @@ export function simnetRpcListener(simnet: Simnet): RequestListener {
   const methods: Record<string, (params: unknown[]) => Promise<unknown>> = {
     async 'Filecoin.ChainHead'() {
       const head = await simnet.chainHead()
-      const cid = { '/': chainCid(dagCbor.encode(['simnet tipset', head.epoch])).toString() }
-      return { Cids: [cid], Blocks: [{ Miner: 'f01000', Height: head.epoch, Timestamp: head.timestamp, ParentBaseFee: '100' }], Height: head.epoch }
+      return { Cids: tipsetKey(head.epoch), Blocks: [{ Miner: 'f01000', Height: head.epoch, Timestamp: head.timestamp, ParentBaseFee: '100' }], Height: head.epoch }
     },
+    // Lotus api/types.go NetworkParams, as node/impl/full/state.go fills it.
     async 'Filecoin.StateGetNetworkParams'() {
-      return { NetworkName: 'simnet', BlockDelaySecs: 30, ConsensusMinerMinPower: '0', SupportedProofTypes: [3, 4], PreCommitChallengeDelay: 150 }
+      const past = simnet.networkVersionAt(0) >= 29
+      return {
+        NetworkName: 'simnet', BlockDelaySecs: 30, ConsensusMinerMinPower: '0', PreCommitChallengeDelay: 150,
+        ForkUpgradeParams: {
+          ...Object.fromEntries(PAST_UPGRADES.map((name) => [`Upgrade${name}Height`, -1])),
+          BreezeGasTampingDuration: 0,
+          UpgradeFireHorseHeight: simnet.networkVersionAt(0) >= 28 ? -1 : NOT_SCHEDULED,
+          // nv29 (FIP-0118) has no name yet in Lotus: UpgradeXxHeight.
+          UpgradeXxHeight: past ? -1 : (simnet.nv29Epoch ?? NOT_SCHEDULED),
+        },
+        Eip155ChainID: 31415926,
+        GenesisTimestamp: simnet.clock.genesis,
+      }
+    },
+    async 'Filecoin.StateNetworkVersion'([tsk]) {
+      return simnet.networkVersionAt(epochOf(tsk))
+    },
+    // Only the market actor's state, and of it what the simulation keeps: NextID (go-state-types builtin/v16/market State).
+    async 'Filecoin.StateReadState'([a, tsk]) {
+      const id = await simnet.lookupId(address(a))
+      if (id !== 'f05') throw new RpcError(LOTUS_ERROR, `the simulated chain keeps no state for actor ${a}`)
+      epochOf(tsk)
+      return { Balance: '0', Code: { '/': chainCid(dagCbor.encode('simnet storagemarket actor')).toString() }, State: { NextID: await simnet.nextDealId(), LastCron: simnet.headEpoch() } }
+    },
+    // Lotus api/api_full.go MsgLookup for a deal's PublishStorageDeals message; null until it is on chain.
+    async 'Filecoin.StateSearchMsg'([, m]) {
+      const cid = (m as { '/'?: unknown } | null)?.['/']
+      if (typeof cid !== 'string') throw new RpcError(INVALID_PARAMS, 'expected a message CID as the second parameter')
+      const found = simnet.publishedMessage(cid)
+      if (!found) return null
+      const ret = encodePublishReturn([found.dealId], [0])
+      return {
+        Message: { '/': publishMessageCid(found.dealId) },
+        Receipt: { ExitCode: 0, Return: Buffer.from(ret).toString('base64'), GasUsed: 28_000_000, EventsRoot: null },
+        // ValidDeals as go-bitfield writes a bitfield in JSON: its run lengths, the first one of zeros.
+        ReturnDec: { IDs: [found.dealId], ValidDeals: [0, 1] },
+        TipSet: tipsetKey(found.epoch),
+        Height: found.epoch,
+      }
     },
     async 'Filecoin.StateLookupID'([a]) {
       const id = await simnet.lookupId(address(a))
@@ -104,7 +231,8 @@ export function simnetRpcListener(simnet: Simnet): RequestListener {
       if (!beneficiary) throw new RpcError(LOTUS_ERROR, 'AddBalance params must be an address')
       simnet.useNonce(message.from)
       simnet.addEscrow(beneficiary, message.value)
-      return { '/': cid.toString() }
+      // As Lotus: a secp256k1 message is known by its signed form's CID (lotus chain/types/signedmessage.go, Cid()).
+      return { '/': signedMessageCid({ message, signature: { type: 1, data }, cid }).toString() }
     },
     async 'Filecoin.StateMinerInfo'([a]) {
       const info = await simnet.minerInfo(address(a))
@@ -121,7 +249,8 @@ export function simnetRpcListener(simnet: Simnet): RequestListener {
     async 'Filecoin.StateMarketStorageDeal'([id]) {
       if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0) throw new RpcError(INVALID_PARAMS, 'expected a deal id as the first parameter')
       const deal = await simnet.getDeal(id)
-      if (!deal) throw new RpcError(LOTUS_ERROR, `deal ${id} not found`)
+      // Lotus's words (chain/stmgr/actors.go): a deal removed from the market state is "not found".
+      if (!deal) throw new RpcError(LOTUS_ERROR, `deal ${id} not found - deal may not have completed sealing before deal proposal start epoch, or deal may have been slashed`)
       return lotusDeal(deal)
     },
     async 'Filecoin.StateMarketDeals'() {
@@ -162,8 +291,9 @@ export function simnetRpcListener(simnet: Simnet): RequestListener {
       if (!call || typeof call !== 'object' || Array.isArray(call) || typeof call.method !== 'string') {
         return answer(res, null, { error: { code: INVALID_REQUEST, message: 'invalid request: expected {jsonrpc, method, params, id}' } })
       }
-      const method = methods[call.method]
-      if (!method || !Object.hasOwn(methods, call.method)) return answer(res, call.id, { error: { code: METHOD_NOT_FOUND, message: `method '${call.method.slice(0, 100)}' not found` } })
+      const served = Object.hasOwn(methods, call.method) && (options.fullNode || GATEWAY_METHODS.has(call.method))
+      const method = served ? methods[call.method] : undefined
+      if (!method) return answer(res, call.id, { error: { code: METHOD_NOT_FOUND, message: `method '${call.method.slice(0, 100)}' not found` } })
       const params = call.params === undefined ? [] : call.params
       if (!Array.isArray(params)) return answer(res, call.id, { error: { code: INVALID_PARAMS, message: 'params must be an array' } })
       method(params).then(

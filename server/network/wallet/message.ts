@@ -21,7 +21,7 @@ export interface Message {
 export interface SignedMessage {
   message: Message
   signature: Signature
-  /** The message's CID: what the signature is over, and what Lotus answers MpoolPush with. */
+  /** The unsigned message's CID: what the signature is over (and, for BLS only, the signed message's CID too). */
   cid: CID
 }
 
@@ -60,3 +60,14 @@ export async function signMessage(signer: Signer, message: Message): Promise<Sig
 export function encodeSignedMessage(s: SignedMessage): Uint8Array {
   return dagCbor.encode([dagCbor.decode(encodeMessage(s.message)), signatureBytes(s.signature)])
 }
+
+/**
+ * The CID a node knows a signed message by, and answers MpoolPush with: for
+ * BLS the unsigned message's (its signature is aggregated into the block), for
+ * secp256k1 that of the whole signed message's CBOR (lotus chain/types/signedmessage.go, Cid()).
+ */
+export function signedMessageCid(s: SignedMessage): CID {
+  return (s.signature.type as number) === SIGNATURE_BLS ? s.cid : chainCid(encodeSignedMessage(s))
+}
+
+const SIGNATURE_BLS = 2
