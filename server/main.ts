@@ -254,7 +254,7 @@ const simChainFile = (config: Config) => join(config.dataDir, 'simnet', 'chain.s
 /** The embedded simulated chain, in `<DATA_DIR>/simnet/chain.sqlite`, shared by every process that opens it. */
 function openSimnet(config: Config): Simnet {
   const s = config.service
-  return createSimnet({ seed: s.simnetSeed, speed: s.simnetSpeed, genesis: s.simnetGenesis, stateFile: simChainFile(config) })
+  return createSimnet({ seed: s.simnetSeed, speed: s.simnetSpeed, genesis: s.simnetGenesis, nv29Epoch: s.simnetNv29Epoch, stateFile: simChainFile(config) })
 }
 
 /**
@@ -264,7 +264,7 @@ function openSimnet(config: Config): Simnet {
  */
 function openSimnetDirectory(config: Config): Simnet {
   const s = config.service
-  return createSimnet({ seed: s.simnetSeed, speed: s.simnetSpeed, genesis: s.simnetGenesis, clock: savedSimnetClock(config) })
+  return createSimnet({ seed: s.simnetSeed, speed: s.simnetSpeed, genesis: s.simnetGenesis, nv29Epoch: s.simnetNv29Epoch, clock: savedSimnetClock(config) })
 }
 
 /** The simulated chain's clock as saved there, so that the app surface's dates follow the same (sped-up) head. */

@@ -10,7 +10,7 @@ export function createNetwork(config: ServiceConfig, deps: { now?: () => number;
     const clock = networkClock(config.network === 'simnet' ? 'mainnet' : config.network)
     return createLotusNetwork({ url: config.lotusUrl, token: config.lotusToken, clock, fetch: deps.fetch })
   }
-  return createSimnet({ seed: config.simnetSeed, speed: config.simnetSpeed, genesis: config.simnetGenesis, now: deps.now })
+  return createSimnet({ seed: config.simnetSeed, speed: config.simnetSpeed, genesis: config.simnetGenesis, nv29Epoch: config.simnetNv29Epoch, now: deps.now })
 }
 
 /**

@@ -76,6 +76,8 @@ const EnvSchema = z.object({
   // The demo's pace: 1 minute of wall-clock time ≈ 5 hours of simulated chain time, so a file reaches
   // Offloaded (sealed by simulated providers) within minutes. Only the simulated network has a speed.
   SIMNET_SPEED: z.coerce.number().positive().max(100_000).default(300),
+  // The simulated chain's epoch of the network version 29 upgrade (FIP-0118: Fil+ ends); unset: none scheduled.
+  SIMNET_NV29_EPOCH: z.coerce.number().int().min(0).optional(),
   // The chain client speaks JSON-RPC over HTTP POST only (Lotus serves it on /rpc/v1 beside its WebSocket).
   LOTUS_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s):// URL (the JSON-RPC client speaks HTTP POST; Lotus serves it at the same /rpc/v1 as ws://)' }).optional(),
   LOTUS_TOKEN: z.string().optional(),
@@ -194,6 +196,8 @@ export interface ServiceConfig extends StoredState {
   clientAddress?: string
   /** How many simulated seconds pass per real second (demos). */
   simnetSpeed: number
+  /** The simulated chain's network version 29 upgrade epoch (FIP-0118); undefined: none scheduled. */
+  simnetNv29Epoch?: number
   /** Set: read the chain from this Lotus/Forest JSON-RPC endpoint instead of the simulated network. */
   lotusUrl?: string
   lotusToken?: string
@@ -312,6 +316,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       simnetRpcUrl: e.SIMNET_RPC_URL,
       clientAddress: e.DEAL_CLIENT_ADDRESS,
       simnetSpeed: e.SIMNET_SPEED,
+      simnetNv29Epoch: e.SIMNET_NV29_EPOCH,
       lotusUrl: e.LOTUS_URL?.replace(/\/+$/, ''),
       lotusToken: e.LOTUS_TOKEN,
       tickerPollSeconds: e.TICKER_POLL_SECONDS,

@@ -34,8 +34,24 @@ describe('loadConfig', () => {
     ['GROUP_SIZE', '-1'],
     ['ADMIN_PASSWORD', 'short'],
     ['PATH_MAP', 'no-leading-slash'],
+    // The chain client speaks JSON-RPC over HTTP POST; Lotus serves that at the same /rpc/v1 as its WebSocket.
+    ['LOTUS_URL', 'ws://127.0.0.1:1234/rpc/v1'],
+    ['LOTUS_URL', 'wss://node.example/rpc/v1'],
+    ['DEAL_MAX_PADDING', '-2'],
   ])('refuses %s=%s naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError)
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name))
+  })
+
+  it('sizes groups for the network: small and quick on the simulated one, big enough for real providers on a real one', () => {
+    const simnet = loadConfig({})
+    expect(simnet.gateway).toMatchObject({ groupSize: 64 * 2 ** 20, groupIdleSeconds: 20 })
+    expect(simnet.gateway.deals!.maxPaddingFactor).toBe(Infinity)
+    const mainnet = loadConfig({ NETWORK: 'mainnet' })
+    // Real providers commonly take pieces of 256 MiB to 32 GiB; a group waits a day for more data.
+    expect(mainnet.gateway).toMatchObject({ groupSize: 8 * 2 ** 30, groupIdleSeconds: 86_400 })
+    expect(mainnet.gateway.deals!.maxPaddingFactor).toBe(16)
+    expect(loadConfig({ NETWORK: 'calibration' }).gateway.groupSize).toBe(2 ** 30)
+    expect(loadConfig({ NETWORK: 'mainnet', GROUP_SIZE: '1048576', GROUP_IDLE_SECONDS: '30', DEAL_MAX_PADDING: '0' }).gateway).toMatchObject({ groupSize: 2 ** 20, groupIdleSeconds: 30, deals: { maxPaddingFactor: Infinity } })
   })
 })
