@@ -357,6 +357,13 @@ describe('a Curio-like provider, driven by hand over WebSocket', () => {
     expect(Buffer.from(await ranged.arrayBuffer()).equals(Buffer.from(car.subarray(10, 20)))).toBe(true)
   })
 
+  it('checks the client signature itself: a proposal signed by another key is refused', async () => {
+    const honest = pw.decodeDealParams(pw.decodeOne(await params(uuid(23)))!.value)
+    const forged = { ...honest, clientDealProposal: { ...honest.clientDealProposal, signature: pw.signSecp256k1(newPrivateKey(), pw.encode(honest.clientDealProposal.proposalTuple)) } }
+    const answer = pw.decodeDealResponse(await exchange(dialer, await target(), pw.PROVIDER_PROTOCOLS.dealV121, pw.encodeDealParams(forged), signal()))
+    expect(answer).toEqual({ accepted: false, message: 'failed validation: invalid signature' })
+  })
+
   it('answers a UUID it never took with a failed lookup, not "not found"', async () => {
     expect(await status(uuid(22))).toMatchObject({ dealStatus: null, error: 'failed to get sealed deal status' })
   })
