@@ -40,7 +40,8 @@ export async function benchProposals(count: number): Promise<ProposalFigures[]> 
     let pieceSize = 0
     for (const id of hosts.endpoints.keys()) {
       const t = (await simnet.providerTerms(id))!
-      if (!provider && t.transferTypes.includes('http')) [provider, pieceSize] = [id, t.minPieceSize]
+      // A Boost-like provider taking price 0: Curio-like ones insist the piece size fit the 100-byte transfer, and the bench proposes at price 0.
+      if (!provider && t.transferTypes.includes('http') && hosts.endpoints.get(id)?.kind === 'boost' && t.verifiedPrice === '0') [provider, pieceSize] = [id, t.minPieceSize]
     }
     const head = simnet.headEpoch()
     const proposal: DealProposal = {

@@ -5,8 +5,9 @@ import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createPieceHasher } from '../../server/shared/piece.ts'
 import { createSimnet, simulatedCollateralBounds } from '../../server/network/simnet/index.ts'
-import { createSimulatedProviders } from '../../server/network/simnet/sim-providers.ts'
-import type { DealProposal } from '../../server/network/types.ts'
+import { createSimulatedProviders, minimumPricePerEpoch } from '../../server/network/simnet/sim-providers.ts'
+import { providerProfile, type ProviderKind } from '../../server/network/simnet/provider-kind.ts'
+import type { DealProposal, ProviderTerms } from '../../server/network/types.ts'
 
 const GENESIS = 1704067200
 const T0 = Date.UTC(2025, 0, 15)
@@ -36,10 +37,10 @@ const piece = () => {
   return h.digest()
 }
 
-async function onlineHttpProvider(net: ReturnType<typeof createSimnet>) {
+async function onlineHttpProvider(net: ReturnType<typeof createSimnet>, kind?: ProviderKind, test: (t: ProviderTerms) => boolean = () => true) {
   for (const p of await net.listProviders()) {
     const t = (await net.providerTerms(p))!
-    if (t.online && t.transferTypes.includes('http')) return p
+    if (t.online && t.transferTypes.includes('http') && (!kind || providerProfile(p).kind === kind) && test(t)) return p
   }
   throw new Error('no online provider')
 }
@@ -61,7 +62,7 @@ async function settle(sim: ReturnType<typeof createSimulatedProviders>, provider
 describe('simulated storage providers', () => {
   it('refuses bytes whose piece CID is not the proposed one, and never publishes them', async () => {
     const net = createSimnet({ seed: 'sp', genesis: GENESIS, now: () => T0 })
-    const sim = createSimulatedProviders({ simnet: net, dir })
+    const sim = createSimulatedProviders({ simnet: net, dir, retryDelayMs: 5 })
     const provider = await onlineHttpProvider(net)
     const other = 'baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq'
     const answer = await sim.propose(proposal(provider, other, piece().pieceSize, net.headEpoch()), { url, headers: { Authorization: 'Bearer good' }, size: PAYLOAD.length })
@@ -72,17 +73,55 @@ describe('simulated storage providers', () => {
 
   it('fails a transfer the gateway does not authorise', async () => {
     const net = createSimnet({ seed: 'sp', genesis: GENESIS, now: () => T0 })
-    const sim = createSimulatedProviders({ simnet: net, dir })
+    const sim = createSimulatedProviders({ simnet: net, dir, retryDelayMs: 5 })
     const provider = await onlineHttpProvider(net)
     const p = piece()
     const answer = await sim.propose(proposal(provider, p.pieceCid, p.pieceSize, net.headEpoch()), { url, headers: { Authorization: 'Bearer bad' }, size: PAYLOAD.length })
     if (!answer.accepted) throw new Error('refused')
-    expect(await settle(sim, provider, answer.proposalId)).toEqual({ state: 'failed', reason: 'TRANSFER_HTTP_401' })
+    // Boost asks HEAD first and stops at a 4xx; Curio's GET fails with the status after its retries.
+    expect(await settle(sim, provider, answer.proposalId)).toEqual({
+      state: 'failed',
+      reason: providerProfile(provider).kind === 'boost' ? 'http HEAD req failed: code: 401' : 'http read failed after 15 retries: lastErr: http status: 401',
+    })
+  })
+
+  it('refuses a price per epoch below the ask per GiB × PieceSize / 2^30 (rounded down), verified or not', async () => {
+    const net = createSimnet({ seed: 'sp', genesis: GENESIS, now: () => T0 })
+    const sim = createSimulatedProviders({ simnet: net, dir, retryDelayMs: 5 })
+    const provider = await onlineHttpProvider(net, undefined, (t) => t.unverifiedPrice !== '0' && t.minPieceSize <= 8192)
+    const terms = (await net.providerTerms(provider))!
+    const p = piece()
+    const min = minimumPricePerEpoch(BigInt(terms.unverifiedPrice), p.pieceSize)
+    // 4096 bytes fill an 8 KiB piece: price × 8192 / 2^30, rounded down (a 10^8 ask: 762.9… → 762).
+    expect(min).toBe((BigInt(terms.unverifiedPrice) * 8192n) / 2n ** 30n)
+    const unverified = { ...proposal(provider, p.pieceCid, p.pieceSize, net.headEpoch()), VerifiedDeal: false, ProviderCollateral: simulatedCollateralBounds(p.pieceSize, false).min.toString() }
+    expect(await sim.propose({ ...unverified, StoragePricePerEpoch: (min - 1n).toString() }, { url, headers: { Authorization: 'Bearer good' }, size: PAYLOAD.length })).toEqual({
+      accepted: false, reason: `storage price per epoch less than asking price: ${min - 1n} < ${min}`,
+    })
+    expect((await sim.propose({ ...unverified, StoragePricePerEpoch: min.toString() }, { url, headers: { Authorization: 'Bearer good' }, size: PAYLOAD.length })).accepted).toBe(true)
+    await sim.close()
+  })
+
+  it('Curio refuses a PieceSize that is not the padded size of Transfer.Size; Boost takes it and pads the CommP up to it', async () => {
+    const net = createSimnet({ seed: 'sp', genesis: GENESIS, now: () => T0 })
+    const sim = createSimulatedProviders({ simnet: net, dir, retryDelayMs: 5 })
+    const p = piece()
+    const bigger = p.pieceSize * 4
+    const curio = await onlineHttpProvider(net, 'curio', (t) => t.verifiedPrice === '0' && t.minPieceSize <= 8192)
+    const boost = await onlineHttpProvider(net, 'boost', (t) => t.verifiedPrice === '0' && t.minPieceSize <= 8192)
+    const withSize = (provider: string) => ({ ...proposal(provider, p.pieceCid, bigger, net.headEpoch()), ProviderCollateral: simulatedCollateralBounds(bigger, true).min.toString() })
+    const transfer = { url, headers: { Authorization: 'Bearer good' }, size: PAYLOAD.length }
+    expect(await sim.propose(withSize(curio), transfer)).toEqual({ accepted: false, reason: `deal proposal piece size ${bigger} doesn't match padded piece size ${p.pieceSize}` })
+    const taken = await sim.propose(withSize(boost), transfer)
+    if (!taken.accepted) throw new Error(taken.reason)
+    // The unpadded piece CID against a 4× PieceSize is a mismatch: Boost pads CommP to the PieceSize before comparing.
+    expect(await settle(sim, boost, taken.proposalId)).toEqual({ state: 'failed', reason: 'PIECE_CID_MISMATCH' })
+    await sim.close()
   })
 
   it('refuses every proposal while given the refuse fault', async () => {
     const net = createSimnet({ seed: 'sp', genesis: GENESIS, now: () => T0 })
-    const sim = createSimulatedProviders({ simnet: net, dir })
+    const sim = createSimulatedProviders({ simnet: net, dir, retryDelayMs: 5 })
     const provider = await onlineHttpProvider(net)
     sim.setFault(provider, 'refuse')
     const p = piece()

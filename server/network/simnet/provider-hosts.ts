@@ -4,36 +4,49 @@ import type { AddressInfo } from 'node:net'
 import { multiaddr } from '@multiformats/multiaddr'
 import { CID } from 'multiformats/cid'
 import { paddedPieceSize } from '../../shared/piece.ts'
-import { createHost, serve, serveAnswer, type Libp2p } from '../boost/libp2p.ts'
+import type { Simnet } from './index.ts'
+import { createProviderHost, handleQuery, handleRequests, type Libp2p } from './provider-libp2p.ts'
+import { providerDraw, providerProfile, type ProviderProfile } from './provider-kind.ts'
 import {
-  PROTOCOL, WireError, decodeAskRequest, decodeDealParams, decodeDealStatusRequest, encodeAskResponse, encodeDealProposal,
-  encodeDealResponse, encodeDealStatusResponse, encodeStorageAsk, encodeTransports, signedProposalCid, uuidBytes,
-  type DealParams, type DealStatusResponse, type StorageAsk,
-} from '../boost/wire.ts'
-import { createSigner, verifySignature } from '../wallet/keys.ts'
-import { publishMessageCid, type Simnet } from './index.ts'
+  PROVIDER_PROTOCOLS, ProviderWireError, clientDealProposalCid, decodeAskRequest, decodeDealParams, decodeDealStatusRequest,
+  decodeHttpTransferParams, encodeAskResponse, encodeDealResponse, encodeDealStatusResponse, encodeQueryResponse, encodeStorageAsk,
+  proposalSigningBytes, signSecp256k1, uuidToBytes, verifySecp256k1, type WireDealParams, type WireDealStatusResponse,
+} from './provider-wire.ts'
 import { SimRetrievalError, type SimulatedProviders } from './sim-providers.ts'
 
 /**
- * Each simulated storage provider as a Boost would run it: a libp2p host on
- * loopback (ports chosen by the OS, published in its miner info on the
- * simulated chain) answering the ask, deal (1.2.1 and 1.2.0), deal status and
- * transports protocols, and an HTTP server for retrievals (`/ipfs/<cid>` as
- * raw blocks, `/piece/<pieceCid>`). What a provider decides (take, refuse,
- * fetch, lose, lie) is the simulated providers'; how it is said is the wire.
+ * Each simulated storage provider on the wire, as the software it runs
+ * (provider-kind.ts) would put it there:
+ * - Boost: a libp2p host on TCP (ask, mk 1.2.1 and 1.2.0, status,
+ *   transports) and booster-http for retrievals when it runs one;
+ * - Curio: a libp2p host on WebSocket only, published as a /dns4 …/ws
+ *   address, and its HTTP server for retrievals.
+ * What a provider decides (take, refuse, fetch, lose, lie) is the simulated
+ * providers'; how it is said is here, with the simulation's own codecs.
  */
 export interface ProviderHosts {
   /** Provider id → where it listens. */
-  endpoints: ReadonlyMap<string, { peerId: string; multiaddrs: string[]; httpUrl: string }>
+  endpoints: ReadonlyMap<string, ProviderEndpoint>
   close(): Promise<void>
+}
+
+export interface ProviderEndpoint {
+  kind: ProviderProfile['kind']
+  peerId: string
+  /** As published in the provider's miner info. */
+  multiaddrs: string[]
+  /** Its HTTP server (retrievals); null when a Boost provider runs no booster-http. */
+  httpUrl: string | null
 }
 
 /** How long a stalled ('timeout') provider keeps a proposal stream open before giving up on it itself. */
 const STALL_MS = 5 * 60_000
+/** How often (per status request) a Boost provider fails to look the deal up for a moment. */
+const TRANSIENT_STATUS_RATE = 0.03
 
 export async function startProviderHosts(o: { simnet: Simnet; providers: SimulatedProviders; seed: string; host?: string }): Promise<ProviderHosts> {
   const listenHost = o.host ?? '127.0.0.1'
-  const endpoints = new Map<string, { peerId: string; multiaddrs: string[]; httpUrl: string }>()
+  const endpoints = new Map<string, ProviderEndpoint>()
   const stops: (() => Promise<void>)[] = []
   try {
     for (const providerId of await o.simnet.listProviders()) {
@@ -59,102 +72,201 @@ export async function startProviderHosts(o: { simnet: Simnet; providers: Simulat
 
 const seedBytes = (...parts: string[]) => createHash('sha256').update(parts.join('/')).digest()
 
+interface TakenDeal {
+  params: WireDealParams
+  signedProposalCid: CID
+}
+
 async function startOne(o: { simnet: Simnet; providers: SimulatedProviders; seed: string }, providerId: string, listenHost: string) {
   const { simnet, providers } = o
+  const profile = providerProfile(providerId)
+  const curio = profile.kind === 'curio'
   // Stable identities under a seed: a provider keeps its peer id across restarts, as a real one does.
-  const node: Libp2p = await createHost({
-    identitySeed: seedBytes(o.seed, 'peer', providerId),
-    listen: [`/ip4/${listenHost}/tcp/0`],
-  })
-  const worker = createSigner(seedBytes(o.seed, 'worker', providerId), 'mainnet')
-  const deals = new Map<string, { params: DealParams; signedProposalCid: string }>()
+  const node: Libp2p = await createProviderHost({ identitySeed: seedBytes(o.seed, 'peer', providerId), transport: curio ? 'ws' : 'tcp', listenHost })
+  const workerKey = seedBytes(o.seed, 'worker', providerId)
+  const deals = new Map<string, TakenDeal>()
+  const statusAsked = new Map<string, number>()
 
-  const http = createServer((req, res) => void retrieval(providers, providerId, req, res))
-  await new Promise<void>((resolve, reject) => http.once('error', reject).listen(0, listenHost, () => resolve()))
-  const httpUrl = `http://${listenHost}:${(http.address() as AddressInfo).port}`
+  let httpUrl: string | null = null
+  let http: ReturnType<typeof createServer> | null = null
+  if (profile.servesHttpRetrieval) {
+    http = createServer((req, res) => void retrieval(providers, providerId, profile, req, res))
+    const server = http
+    await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, listenHost, () => resolve()))
+    httpUrl = `http://${listenHost}:${(server.address() as AddressInfo).port}`
+  }
+  const port = Number(node.getMultiaddrs()[0].toOptions().port)
+  // curio market/libp2p/libp2p.go + lib/urlhelper: Curio announces its domain name (/dns/<domain>/tcp/443/wss), not
+  // the address it listens on; here the domain is localhost and there is no TLS in front, so /ws.
+  const published = curio ? [`/dns4/localhost/tcp/${port}/ws`] : node.getMultiaddrs().map((m) => m.decapsulateCode(421).toString())
 
-  await serve(node, PROTOCOL.ask, async (message) => {
-    const miner = decodeAskRequest(message, 'mainnet')
+  // ---- ask: boost lp2pimpl/net.go handleNewAskStream, curio market/libp2p/libp2p.go handleNewAskStream
+  await handleRequests(node, PROVIDER_PROTOCOLS.ask, async (message) => {
+    const miner = decodeAskRequest(message)
     const terms = miner === providerId ? await simnet.providerTerms(providerId) : null
-    if (!terms) return encodeAskResponse(null, null)
+    // Boost answers a nil ask for another miner's address.
+    if (!terms) return encodeAskResponse(null)
     const head = simnet.headEpoch()
-    const ask: StorageAsk = {
-      price: terms.unverifiedPrice, verifiedPrice: terms.verifiedPrice, minPieceSize: terms.minPieceSize, maxPieceSize: terms.maxPieceSize,
+    const ask = {
+      price: BigInt(terms.unverifiedPrice), verifiedPrice: BigInt(terms.verifiedPrice), minPieceSize: terms.minPieceSize, maxPieceSize: terms.maxPieceSize,
       miner: providerId, timestamp: head, expiry: head + 2880, seqNo: 0,
     }
-    return encodeAskResponse(ask, await worker.sign(encodeStorageAsk(ask)))
+    return encodeAskResponse({ ask, signature: signSecp256k1(workerKey, encodeStorageAsk(ask)) })
   })
 
-  for (const protocol of PROTOCOL.deal) {
-    await serve(node, protocol, async (message) => {
-      let params: DealParams
-      try {
-        params = decodeDealParams(message, 'mainnet')
-      } catch (err) {
-        return encodeDealResponse({ accepted: false, message: `invalid deal params: ${(err as Error).message}` })
-      }
-      const { proposal } = params
-      if (proposal.Provider !== providerId) return encodeDealResponse({ accepted: false, message: `proposal is for ${proposal.Provider}, this is ${providerId}` })
-      if (!verifySignature(proposal.Client, encodeDealProposal(proposal), params.clientSignature)) {
-        return encodeDealResponse({ accepted: false, message: 'invalid client signature' })
-      }
-      const answer = await providers.propose(proposal, params.transfer, { proposalId: params.dealUuid, signal: AbortSignal.timeout(STALL_MS) })
-      if (answer.accepted) deals.set(params.dealUuid, { params, signedProposalCid: signedProposalCid(proposal, params.clientSignature) })
-      return encodeDealResponse(answer.accepted ? { accepted: true, message: '' } : { accepted: false, message: answer.reason })
+  // ---- deals: boost lp2pimpl/net.go handleNewDealStream reads DealParams for both protocol versions (1.2.0's
+  // missing fields stay false); curio market/libp2p/libp2p.go does the same.
+  for (const protocol of [PROVIDER_PROTOCOLS.dealV121, PROVIDER_PROTOCOLS.dealV120]) {
+    await handleRequests(node, protocol, async (message) => {
+      const params = decodeDealParams(message)
+      const answer = await takeDeal(params)
+      return encodeDealResponse(answer)
     })
   }
 
-  await serve(node, PROTOCOL.status, async (message) => {
+  async function takeDeal(params: WireDealParams): Promise<{ accepted: boolean; message: string }> {
+    const { proposal } = params.clientDealProposal
+    if (params.isOffline) return { accepted: false, message: 'offline deals are not accepted by this simulated provider' }
+    // boost storagemarket/provider.go / curio mk12.go: only the http transfer type is taken for online deals here.
+    if (params.transfer.type !== 'http') return { accepted: false, message: `transfer type ${params.transfer.type} is not supported` }
+    let transfer: { url: string; headers: Record<string, string> }
+    try {
+      transfer = decodeHttpTransferParams(params.transfer.params)
+    } catch (err) {
+      return { accepted: false, message: `failed to de-serialize transport params bytes: ${(err as Error).message}` }
+    }
+    // boost deal_acceptance.go validateDealProposal / curio mk12.go validateDealProposal: the proposal names this provider.
+    if (proposal.Provider !== providerId) return { accepted: false, message: `incorrect provider for deal; proposal.Provider: ${proposal.Provider}; provider.Address: ${providerId}` }
+    // boost deal_acceptance.go validateSignature / curio mk12.go: the client's signature over the proposal's CBOR.
+    if (!verifySecp256k1(proposal.Client, proposalSigningBytes(params.clientDealProposal), params.clientDealProposal.signature)) {
+      return { accepted: false, message: 'failed validation: invalid signature' }
+    }
+    const answer = await providers.propose(proposal, { ...transfer, size: params.transfer.size }, { proposalId: params.dealUuid, signal: AbortSignal.timeout(STALL_MS) })
+    if (!answer.accepted) return { accepted: false, message: answer.reason }
+    deals.set(params.dealUuid, { params, signedProposalCid: clientDealProposalCid(params.clientDealProposal) })
+    return { accepted: true, message: '' }
+  }
+
+  // ---- status
+  await handleRequests(node, PROVIDER_PROTOCOLS.status, async (message) => {
     const request = decodeDealStatusRequest(message)
+    const none = (error: string): WireDealStatusResponse => ({ dealUuid: request.dealUuid, error, dealStatus: null, isOffline: false, transferSize: 0, nBytesReceived: 0 })
     const deal = deals.get(request.dealUuid)
-    const none = (error: string): DealStatusResponse => ({ dealUuid: request.dealUuid, error, status: null, transferSize: 0, bytesReceived: 0 })
-    if (!deal) return encodeDealStatusResponse(none(`no deal found with UUID ${request.dealUuid}`))
-    // Only the client who proposed may ask (Boost checks the signature over the UUID's bytes against the proposal's client).
-    if (!verifySignature(deal.params.proposal.Client, uuidBytes(request.dealUuid), request.signature)) return encodeDealStatusResponse(none('invalid signature'))
-    const state = providers.proposalState(providerId, request.dealUuid)
-    const published = state.state === 'published' ? state.dealId : 0
-    return encodeDealStatusResponse({
-      dealUuid: request.dealUuid,
-      error: '',
-      status: {
-        error: state.state === 'failed' ? state.reason : state.state === 'unknown' ? 'deal lost by the provider' : '',
-        checkpoint: state.state === 'published' ? 'PublishConfirmed' : state.state === 'transferring' ? 'Accepted' : 'Complete',
-        sealingStatus: '',
-        proposal: deal.params.proposal,
-        signedProposalCid: deal.signedProposalCid,
-        // The simulated chain has no messages; the publish CID names the deal's publication there.
-        publishCid: published ? publishMessageCid(published) : null,
-        chainDealId: published,
-      },
-      transferSize: deal.params.transfer.size,
-      bytesReceived: state.state === 'transferring' ? 0 : deal.params.transfer.size,
-    })
+    return encodeDealStatusResponse(curio ? await curioStatus(request.dealUuid, deal, none) : await boostStatus(request, deal, none))
   })
 
-  await serveAnswer(node, PROTOCOL.transports, () =>
-    encodeTransports([
-      { name: 'http', addresses: [multiaddr(`/ip4/${listenHost}/tcp/${new URL(httpUrl).port}/http`).bytes] },
-      { name: 'libp2p', addresses: node.getMultiaddrs().map((m) => m.bytes) },
-    ]),
-  )
+  /** boost storagemarket/lp2pimpl/net.go getDealStatus. */
+  async function boostStatus(request: { dealUuid: string; signature: { type: number; data: Uint8Array } }, deal: TakenDeal | undefined, none: (e: string) => WireDealStatusResponse) {
+    if (!deal) return none(`no storage deal found with deal UUID ${request.dealUuid}`)
+    // The lookups Boost makes can fail for a moment (its database, the full node's StateAccountKey, the
+    // sealer's SectorsStatus); each answers a null DealStatus with one of these errors. Rare, seeded.
+    const asked = (statusAsked.get(request.dealUuid) ?? 0) + 1
+    statusAsked.set(request.dealUuid, asked)
+    const draw = providerDraw(providerId, o.seed, 'status', request.dealUuid, asked)
+    if (draw < TRANSIENT_STATUS_RATE) {
+      const transient = ['failed to fetch deal status', `failed to get account key for client addr ${deal.params.clientDealProposal.proposal.Client}`, 'getting sector status from sealer']
+      return none(transient[Math.floor((draw / TRANSIENT_STATUS_RATE) * transient.length)])
+    }
+    // Only the deal's client may ask: its signature over the UUID's 16 bytes, checked against the client's account key.
+    if (!verifySecp256k1(deal.params.clientDealProposal.proposal.Client, uuidToBytes(request.dealUuid), request.signature)) return none('signature verification failed')
+    const state = providers.proposalState(providerId, request.dealUuid)
+    const proposal = deal.params.clientDealProposal.proposal
+    let checkpoint = 'Accepted'
+    let sealingStatus = ''
+    let chainDealId = 0
+    let publishCid: CID | null = null
+    if (state.state === 'published') {
+      chainDealId = state.dealId
+      publishCid = CID.parse(state.publishCid)
+      const sealed = ((await simnet.getDeal(state.dealId))?.state.SectorStartEpoch ?? -1) >= 0
+      // dealcheckpoints: PublishConfirmed, then AddedPiece once handed to the sealer, IndexedAndAnnounced, Complete.
+      checkpoint = sealed ? 'IndexedAndAnnounced' : 'AddedPiece'
+      sealingStatus = sealed ? 'Proving' : 'PreCommit1'
+    } else if (state.state === 'failed') {
+      checkpoint = 'Complete'
+    } else if (state.state === 'transferring' && state.bytesReceived >= deal.params.transfer.size) {
+      checkpoint = 'Transferred'
+    }
+    return {
+      dealUuid: request.dealUuid,
+      error: '',
+      isOffline: false,
+      dealStatus: {
+        error: state.state === 'failed' ? state.reason : state.state === 'unknown' ? 'deal lost by the provider' : '',
+        status: checkpoint,
+        sealingStatus,
+        proposal,
+        signedProposalCid: deal.signedProposalCid,
+        publishCid,
+        chainDealId,
+      },
+      transferSize: deal.params.transfer.size,
+      nBytesReceived: state.state === 'transferring' ? state.bytesReceived : deal.params.transfer.size,
+    }
+  }
+
+  /**
+   * curio market/mk12/mk12_utils.go GetDealStatus: no signature check; a UUID
+   * it never took fails its database lookup; while the deal is in the
+   * pipeline the answer is "Processing" with no publish CID and ChainDealID
+   * 0 (the branch for published deals builds an answer and drops it); once
+   * sealed and indexed it leaves the pipeline and both are told. Transfer
+   * sizes are always answered as 1.
+   */
+  async function curioStatus(dealUuid: string, deal: TakenDeal | undefined, none: (e: string) => WireDealStatusResponse): Promise<WireDealStatusResponse> {
+    if (!deal) return none('failed to get sealed deal status')
+    const state = providers.proposalState(providerId, dealUuid)
+    const sealed = state.state === 'published' && ((await simnet.getDeal(state.dealId))?.state.SectorStartEpoch ?? -1) >= 0
+    return {
+      dealUuid,
+      error: '',
+      isOffline: false,
+      dealStatus: {
+        error: state.state === 'failed' ? state.reason : state.state === 'unknown' ? 'deal lost by the provider' : '',
+        status: sealed ? 'Sealed' : 'Processing',
+        sealingStatus: sealed ? 'Sealed and Indexed' : 'Not assigned to sector',
+        proposal: deal.params.clientDealProposal.proposal,
+        signedProposalCid: deal.signedProposalCid,
+        publishCid: sealed && state.state === 'published' ? CID.parse(state.publishCid) : null,
+        chainDealId: sealed && state.state === 'published' ? state.dealId : 0,
+      },
+      transferSize: 1,
+      nBytesReceived: 1,
+    }
+  }
+
+  // ---- transports: boost retrievalmarket/lp2pimpl/transports.go, curio market/libp2p/libp2p.go handleNewTransportStream
+  await handleQuery(node, PROVIDER_PROTOCOLS.transports, () => {
+    const protocols: { name: string; addresses: Uint8Array[] }[] = [{ name: 'libp2p', addresses: published.map((a) => multiaddr(a).bytes) }]
+    if (httpUrl) {
+      const httpPort = new URL(httpUrl).port
+      protocols.push({ name: 'http', addresses: [multiaddr(curio ? `/dns4/localhost/tcp/${httpPort}/http` : `/ip4/${listenHost}/tcp/${httpPort}/http`).bytes] })
+    }
+    return encodeQueryResponse(protocols)
+  })
 
   return {
-    endpoint: { peerId: node.peerId.toString(), multiaddrs: node.getMultiaddrs().map((m) => m.decapsulateCode(421).toString()), httpUrl },
+    endpoint: { kind: profile.kind, peerId: node.peerId.toString(), multiaddrs: published, httpUrl },
     async stop() {
       await node.stop()
-      http.closeAllConnections()
-      await new Promise<void>((resolve) => http.close(() => resolve()))
+      if (http) {
+        const server = http
+        server.closeAllConnections()
+        await new Promise<void>((resolve) => server.close(() => resolve()))
+      }
     },
   }
 }
 
 /**
- * Retrievals as Boost and Curio serve them: `GET /ipfs/<cid>` with
- * `Accept: application/vnd.ipld.raw` (or `?format=raw`) answers the raw
- * block; `GET /piece/<pieceCid>` the piece's data, padded with zeros to its
- * unpadded size as an unsealed copy is.
+ * Retrievals: `GET /ipfs/<cid>` with `Accept: application/vnd.ipld.raw` (or
+ * `?format=raw`) answers the raw block; `GET /piece/<pieceCid>` the piece.
+ * Boost (booster-http) serves the unsealed piece, the data padded with zeros
+ * to (127/128 of) the piece size; Curio (market/retrieval/piecehandler.go)
+ * serves the piece's raw size only, through http.ServeContent, so HEAD and
+ * Range work there.
  */
-async function retrieval(providers: SimulatedProviders, providerId: string, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function retrieval(providers: SimulatedProviders, providerId: string, profile: ProviderProfile, req: IncomingMessage, res: ServerResponse): Promise<void> {
   const abort = new AbortController()
   res.once('close', () => abort.abort(new Error('client went away')))
   const send = (status: number, text: string) => {
@@ -164,7 +276,8 @@ async function retrieval(providers: SimulatedProviders, providerId: string, req:
   try {
     const url = new URL(req.url ?? '/', 'http://provider')
     const [, kind, id, ...rest] = url.pathname.split('/')
-    if (req.method !== 'GET' || rest.length > 0 || (kind !== 'ipfs' && kind !== 'piece')) return send(404, 'not found')
+    const head = req.method === 'HEAD'
+    if ((req.method !== 'GET' && !head) || rest.length > 0 || (kind !== 'ipfs' && kind !== 'piece')) return send(404, 'not found')
     let cid: CID
     try {
       cid = CID.parse(id)
@@ -177,18 +290,27 @@ async function retrieval(providers: SimulatedProviders, providerId: string, req:
       const pieceCid = await providers.pieceOfBlock(providerId, cid.toString())
       if (!pieceCid) return send(404, 'block not found')
       const bytes = await providers.retrieveBlock(providerId, pieceCid, cid.toString(), { signal: abort.signal })
-      res.writeHead(200, { 'Content-Type': 'application/vnd.ipld.raw', 'Content-Length': bytes.length }).end(bytes)
+      res.writeHead(200, { 'Content-Type': 'application/vnd.ipld.raw', 'Content-Length': bytes.length })
+      res.end(head ? undefined : bytes)
       return
     }
+    const pieces = providers.retrievePiece(providerId, cid.toString(), { signal: abort.signal })
+    if (head || req.headers.range) {
+      // A HEAD or a Range needs the length first: read the piece whole (Curio answers these through http.ServeContent).
+      const chunks: Uint8Array[] = []
+      for await (const chunk of pieces) chunks.push(chunk)
+      const data = Buffer.concat(chunks)
+      return servePiece(req, res, profile.kind === 'boost' ? padToUnsealed(data) : data, head)
+    }
     let sent = 0
-    for await (const chunk of providers.retrievePiece(providerId, cid.toString(), { signal: abort.signal })) {
+    for await (const chunk of pieces) {
       if (!res.headersSent) res.writeHead(200, { 'Content-Type': 'application/octet-stream' })
       sent += chunk.length
       if (!res.write(chunk)) await new Promise((resolve) => res.once('drain', resolve))
     }
     if (!res.headersSent) res.writeHead(200, { 'Content-Type': 'application/octet-stream' })
-    // The unsealed piece: the data, then zeros up to (127/128 of) the piece size.
-    let padding = (paddedPieceSize(sent) / 128) * 127 - sent
+    // Boost: the unsealed copy, the data then zeros up to (127/128 of) the piece size; Curio: the raw size only.
+    let padding = profile.kind === 'boost' ? unsealedSize(sent) - sent : 0
     const zeros = new Uint8Array(64 * 1024)
     while (padding > 0) {
       const n = Math.min(padding, zeros.length)
@@ -198,7 +320,33 @@ async function retrieval(providers: SimulatedProviders, providerId: string, req:
     res.end()
   } catch (err) {
     if (err instanceof SimRetrievalError) return send(err.code === 'NOT_FOUND' ? 404 : 503, err.message)
-    if (err instanceof WireError) return send(400, err.message)
+    if (err instanceof ProviderWireError) return send(400, err.message)
     send(500, 'retrieval failed')
   }
+}
+
+const unsealedSize = (n: number) => (paddedPieceSize(n) / 128) * 127
+
+function padToUnsealed(data: Uint8Array): Uint8Array {
+  const out = new Uint8Array(unsealedSize(data.length))
+  out.set(data, 0)
+  return out
+}
+
+/** A whole body, or one `Range: bytes=a-b` of it (206), as Go's http.ServeContent answers. */
+function servePiece(req: IncomingMessage, res: ServerResponse, body: Uint8Array, head: boolean): void {
+  const range = /^bytes=(\d*)-(\d*)$/.exec(req.headers.range ?? '')
+  if (range && (range[1] || range[2])) {
+    const start = range[1] ? Number(range[1]) : Math.max(0, body.length - Number(range[2]))
+    const end = range[1] && range[2] ? Math.min(Number(range[2]), body.length - 1) : body.length - 1
+    if (start >= body.length || start > end) {
+      res.writeHead(416, { 'Content-Range': `bytes */${body.length}` }).end()
+      return
+    }
+    res.writeHead(206, { 'Content-Type': 'application/octet-stream', 'Content-Length': end - start + 1, 'Content-Range': `bytes ${start}-${end}/${body.length}`, 'Accept-Ranges': 'bytes' })
+    res.end(head ? undefined : body.subarray(start, end + 1))
+    return
+  }
+  res.writeHead(200, { 'Content-Type': 'application/octet-stream', 'Content-Length': body.length, 'Accept-Ranges': 'bytes' })
+  res.end(head ? undefined : body)
 }

@@ -3,9 +3,11 @@ import { randomUUID } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { createPieceHasher, padPieceCid } from '../../shared/piece.ts'
+import { createPieceHasher, paddedPieceSize, padPieceCid } from '../../shared/piece.ts'
 import type { DealProposal } from '../types.ts'
 import type { Simnet } from './index.ts'
+import { providerProfile } from './provider-kind.ts'
+import { boostTransfer, curioTransfer, TransferFailure } from './provider-transfer.ts'
 
 /**
  * Faults a test or demo can give one simulated provider:
@@ -26,8 +28,9 @@ export interface SimTransfer {
 export type SimProposalResult = { accepted: true; proposalId: string } | { accepted: false; reason: string }
 
 export type SimProposalState =
-  | { state: 'transferring' }
-  | { state: 'published'; dealId: number }
+  | { state: 'transferring'; bytesReceived: number }
+  /** `publishCid`: the PublishStorageDeals message the simulated chain names the deal by. */
+  | { state: 'published'; dealId: number; publishCid: string }
   | { state: 'failed'; reason: string }
   /** The provider has no record of it (it restarted before publishing). */
   | { state: 'unknown' }
@@ -37,10 +40,11 @@ export interface SimRequestOptions {
 }
 
 /**
- * The simulated network's storage providers doing what Boost does for a
- * client: take a proposal, fetch the CAR over HTTP, check it against the
- * piece CID, publish the deal on the simulated chain, keep the bytes under
- * `<dir>/<providerId>/` and serve them back (whole piece or one block).
+ * The simulated network's storage providers doing what Boost or Curio (see
+ * provider-kind.ts) does for a client: take a proposal, fetch the CAR over
+ * HTTP as that software fetches it, check it against the piece CID, publish
+ * the deal on the simulated chain, keep the bytes under `<dir>/<providerId>/`
+ * and serve them back (whole piece or one block).
  */
 export interface SimulatedProviders {
   /** `proposalId`: the client's deal UUID (Boost's DealParams.DealUUID); a new one when not given. */
@@ -71,6 +75,8 @@ export interface SimProvidersOptions {
   /** Longest a CAR transfer may take. */
   transferTimeoutMs?: number
   fetch?: typeof fetch
+  /** Pause between HTTP retries of a transfer (Curio sleeps 1 s; tests shorten it). */
+  retryDelayMs?: number
 }
 
 type BlockIndex = Record<string, [offset: number, length: number]>
@@ -79,6 +85,7 @@ export function createSimulatedProviders(options: SimProvidersOptions): Simulate
   const { simnet, dir } = options
   const doFetch = options.fetch ?? fetch
   const transferTimeoutMs = options.transferTimeoutMs ?? 10 * 60_000
+  const retryDelayMs = options.retryDelayMs ?? 1000
   const proposals = new Map<string, SimProposalState>()
   const faults = new Map<string, ProviderFault>()
   const running = new Set<AbortController>()
@@ -95,7 +102,7 @@ export function createSimulatedProviders(options: SimProvidersOptions): Simulate
 
   const dropPieces = (providerId: string) => rm(pieceDir(providerId), { recursive: true, force: true })
 
-  /** Fetches the CAR, verifies its piece CID, stores and indexes it, then publishes the deal. */
+  /** Fetches the CAR as the provider's software does, verifies its piece CID, stores and indexes it, then publishes the deal. */
   async function transferAndPublish(proposalId: string, proposal: DealProposal, transfer: SimTransfer): Promise<void> {
     const providerId = proposal.Provider
     const pieceCid = proposal.PieceCID['/']
@@ -106,40 +113,38 @@ export function createSimulatedProviders(options: SimProvidersOptions): Simulate
     const temp = `${target}.${proposalId}.tmp`
     try {
       await mkdir(pieceDir(providerId), { recursive: true })
-      const res = await doFetch(transfer.url, { headers: transfer.headers, signal: controller.signal })
-      if (res.status !== 200 || !res.body) throw new TransferFailure(`TRANSFER_HTTP_${res.status}`)
       const out = await open(temp, 'w', 0o600)
-      const hasher = createPieceHasher()
-      let size = 0
+      let received = 0
       try {
-        for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
-          hasher.update(chunk)
-          let done = 0
-          while (done < chunk.length) done += (await out.write(chunk, done, chunk.length - done, size + done)).bytesWritten
-          size += chunk.length
-          if (size > transfer.size) throw new TransferFailure('TRANSFER_SIZE_MISMATCH')
-        }
+        const download = providerProfile(providerId).kind === 'curio' ? curioTransfer : boostTransfer
+        await download(transfer, {
+          fetch: doFetch,
+          signal: controller.signal,
+          retryDelayMs,
+          async write(position, bytes) {
+            let done = 0
+            while (done < bytes.length) done += (await out.write(bytes, done, bytes.length - done, position + done)).bytesWritten
+            received += bytes.length
+            proposals.set(proposalId, { state: 'transferring', bytesReceived: received })
+          },
+        })
         await out.datasync()
       } finally {
         await out.close()
       }
-      if (size !== transfer.size) throw new TransferFailure('TRANSFER_SIZE_MISMATCH')
-      const piece = hasher.digest()
-      // The check a real provider makes before it seals: the bytes, padded with zeros to the
-      // proposal's piece size as Boost does, must be the piece it was offered.
-      if (piece.pieceSize > proposal.PieceSize || padPieceCid(piece.pieceCid, piece.pieceSize, proposal.PieceSize) !== pieceCid) {
-        throw new TransferFailure('PIECE_CID_MISMATCH')
-      }
+      // boost storagemarket/deal_commp.go (and Curio's commP task alike): CommP over the received
+      // file, padded with zero subtrees up to the proposal's PieceSize, must be the proposed piece CID.
+      if ((await pieceCidOfFile(temp, proposal.PieceSize)) !== pieceCid) throw new TransferFailure('PIECE_CID_MISMATCH')
       await rename(temp, target)
       await writeFile(indexFile(providerId, pieceCid), JSON.stringify(await indexCar(target)))
       const client = (await simnet.lookupId(proposal.Client)) ?? proposal.Client
       const published = await simnet.proposeDeal({ ...proposal, Client: client })
       if (!published.accepted) throw new TransferFailure(published.reason)
-      proposals.set(proposalId, { state: 'published', dealId: published.dealId })
+      proposals.set(proposalId, { state: 'published', dealId: published.dealId, publishCid: published.publishCid })
       if (faults.get(providerId) === 'lose') await dropPieces(providerId)
     } catch (err) {
       await rm(temp, { force: true })
-      const reason = err instanceof TransferFailure ? err.message : controller.signal.aborted ? 'TRANSFER_TIMEOUT' : 'TRANSFER_FAILED'
+      const reason = controller.signal.aborted ? 'TRANSFER_TIMEOUT' : err instanceof TransferFailure ? err.message : 'TRANSFER_FAILED'
       proposals.set(proposalId, { state: 'failed', reason })
     } finally {
       clearTimeout(timer)
@@ -171,9 +176,11 @@ export function createSimulatedProviders(options: SimProvidersOptions): Simulate
       const bounds = await simnet.collateralBounds(proposal.PieceSize, proposal.VerifiedDeal)
       const collateral = BigInt(proposal.ProviderCollateral)
       if (collateral < bounds.min || collateral > bounds.max) return { accepted: false, reason: `proposed provider collateral ${collateral} should be between ${bounds.min} and ${bounds.max}` }
+      const refusal = priceRefusal(proposal, terms) ?? (providerProfile(providerId).kind === 'curio' ? curioSizeRefusal(proposal, transfer) : null)
+      if (refusal) return { accepted: false, reason: refusal }
       const proposalId = opts.proposalId ?? randomUUID()
       if (proposals.has(proposalId)) return { accepted: false, reason: 'DEAL_UUID_ALREADY_USED' }
-      proposals.set(proposalId, { state: 'transferring' })
+      proposals.set(proposalId, { state: 'transferring', bytesReceived: 0 })
       void transferAndPublish(proposalId, proposal, transfer)
       return { accepted: true, proposalId }
     },
@@ -230,7 +237,45 @@ export function createSimulatedProviders(options: SimProvidersOptions): Simulate
   }
 }
 
-class TransferFailure extends Error {}
+const GiB = 2n ** 30n
+
+/**
+ * boost storagemarket/deal_acceptance.go validateAsk and curio market/mk12/mk12.go
+ * validateAsk: the ask's price (verified or not) is per GiB per epoch; the
+ * least a proposal may pay per epoch is price × PieceSize / 2^30, divided
+ * as integers (big.Div truncates).
+ */
+export function minimumPricePerEpoch(askPricePerGiB: bigint, pieceSize: number): bigint {
+  return (askPricePerGiB * BigInt(pieceSize)) / GiB
+}
+
+function priceRefusal(p: DealProposal, terms: { verifiedPrice: string; unverifiedPrice: string }): string | null {
+  const min = minimumPricePerEpoch(BigInt(p.VerifiedDeal ? terms.verifiedPrice : terms.unverifiedPrice), p.PieceSize)
+  const offered = BigInt(p.StoragePricePerEpoch)
+  return offered < min ? `storage price per epoch less than asking price: ${offered} < ${min}` : null
+}
+
+/**
+ * curio market/mk12/mk12.go processDeal: an online deal's PieceSize must be
+ * exactly the padded size of Transfer.Size (go-padreader PaddedSize(size).Padded()),
+ * so a client may not ask for a larger piece than its CAR fills.
+ */
+function curioSizeRefusal(p: DealProposal, transfer: SimTransfer): string | null {
+  const natural = paddedPieceSize(transfer.size)
+  return p.PieceSize === natural ? null : `deal proposal piece size ${p.PieceSize} doesn't match padded piece size ${natural}`
+}
+
+/** CommP of a file's bytes, padded to `pieceSize`; null when it cannot be (too small, larger than the piece). */
+async function pieceCidOfFile(path: string, pieceSize: number): Promise<string | null> {
+  const hasher = createPieceHasher()
+  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) hasher.update(chunk)
+  try {
+    const piece = hasher.digest()
+    return piece.pieceSize > pieceSize ? null : padPieceCid(piece.pieceCid, piece.pieceSize, pieceSize)
+  } catch {
+    return null
+  }
+}
 
 /** Flips one bit in the middle: the smallest lie a verifier must still catch. */
 function corrupt(bytes: Uint8Array): Uint8Array {
