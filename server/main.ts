@@ -12,21 +12,17 @@ import { announceReady, createSupervisor, type PartReady } from './supervisor.ts
 import { createGateway } from './gateway/index.ts'
 import { createBridge } from './bridge/index.ts'
 import { createDealService, type DealService } from './service/index.ts'
-import { boostProviderPort, type StorageProviderPort } from './gateway/deals/index.ts'
 import { whyNotPublic } from './gateway/deals/public-url.ts'
+import { connectToNetwork, type NetworkAccess } from './gateway/deals/network-access.ts'
+import { startSimulatedNetwork } from './network/simnet/on-loopback.ts'
 import { acquireDataFolder, DataFolderInUse } from './gateway/data-lock.ts'
 import { DatabaseInUse } from './gateway/database-lock.ts'
-import { chainDirectory, createProviderClient, type ProviderClient } from './network/boost/client.ts'
-import { startProviderHosts, type ProviderHosts } from './network/simnet/provider-hosts.ts'
 import { openKeystore } from './network/wallet/keystore.ts'
 import { addressNetworkOf, formatAddress } from './shared/address.ts'
 import { createSimnet, type Simnet } from './network/simnet/index.ts'
 import { openSimChainStore } from './network/simnet/chain-store.ts'
-import { SIMNET_RPC_PATH, simnetRpcListener } from './network/simnet/rpc-server.ts'
-import { createLotusNetwork } from './network/lotus/index.ts'
 import { simnetOverRpc } from './network/index.ts'
 import { networkClock, speedInWords, spedUpClock, type NetworkClock } from './shared/epochs.ts'
-import { createSimulatedProviders } from './network/simnet/sim-providers.ts'
 
 const HELP = `Usage: npm start -- [--role all|app|gateway|service]
 
@@ -299,7 +295,7 @@ function walletSigner(config: Config) {
  * Boost protocols, signing with its wallet key. Undefined (no deals) without
  * a chain or a key, which the log says.
  */
-async function networkAccess(config: Config, logger: Logger): Promise<{ port: StorageProviderPort; client: ProviderClient; clientAddress: string } | undefined> {
+async function networkAccess(config: Config, logger: Logger): Promise<(NetworkAccess & { clientAddress: string }) | undefined> {
   const g = config.gateway
   const url = g.simnetRpcUrl ?? g.lotusUrl
   if (!url) return undefined
@@ -315,10 +311,9 @@ async function networkAccess(config: Config, logger: Logger): Promise<{ port: St
     return undefined
   }
   const clock = g.simnetRpcUrl ? savedSimnetClock(config)! : networkClock(config.service.network)
-  const chain = createLotusNetwork({ url, token: g.simnetRpcUrl ? undefined : g.lotusToken, clock, timeoutMs: 10_000 })
-  const client = await createProviderClient({ directory: chainDirectory(chain), signer, network: addressNetworkOf(config.service.network) })
+  const access = await connectToNetwork({ rpcUrl: url, token: g.simnetRpcUrl ? undefined : g.lotusToken, clock, signer, network: addressNetworkOf(config.service.network) })
   logger.info({ clientAddress: signer.address, chain: url }, 'deals are signed by the wallet key')
-  return { port: boostProviderPort({ chain, client }), client, clientAddress: signer.address }
+  return { ...access, clientAddress: signer.address }
 }
 
 async function runGateway(config: Config, logger: Logger): Promise<Part> {
@@ -333,7 +328,7 @@ async function runGateway(config: Config, logger: Logger): Promise<Part> {
     server,
     async close() {
       await gateway.close()
-      await access?.client.close()
+      await access?.close()
     },
   }
 }
@@ -343,24 +338,17 @@ async function runGateway(config: Config, logger: Logger): Promise<Part> {
  * (SIMNET_RPC_PORT), its storage providers as libp2p hosts with HTTP
  * retrieval, their bytes under `<DATA_DIR>/simnet/providers/`.
  */
-async function startSimulatedNetwork(config: Config, logger: Logger, simnet: Simnet) {
-  const rpc = await startServer(simnetRpcListener(simnet), config.service.simnetRpcPort ?? 1234, config.service.host, { idleTimeoutMs: config.idleTimeoutMs })
-  const providers = createSimulatedProviders({ simnet, dir: join(config.dataDir, 'simnet', 'providers') })
-  let hosts: ProviderHosts
-  try {
-    hosts = await startProviderHosts({ simnet, providers, seed: config.service.simnetSeed, host: config.service.host })
-  } catch (err) {
-    await rpc.close()
-    throw err
-  }
-  const rpcUrl = `${rpc.url}${SIMNET_RPC_PATH}`
-  logger.info({ url: rpcUrl, providers: hosts.endpoints.size }, 'simulated network: chain serving Lotus JSON-RPC, providers as libp2p hosts on loopback')
+async function runSimulatedNetwork(config: Config, logger: Logger, simnet: Simnet) {
+  const network = await startSimulatedNetwork({
+    simnet, dir: join(config.dataDir, 'simnet', 'providers'), seed: config.service.simnetSeed, host: config.service.host,
+    rpcPort: config.service.simnetRpcPort ?? 1234, idleTimeoutMs: config.idleTimeoutMs,
+  })
+  const kinds = [...network.hosts.endpoints.values()].reduce<Record<string, number>>((n, e) => ({ ...n, [e.kind]: (n[e.kind] ?? 0) + 1 }), {})
+  logger.info({ url: network.rpcUrl, providers: kinds }, 'simulated network: chain serving Lotus JSON-RPC, Boost-like (TCP) and Curio-like (WebSocket) providers on loopback')
   return {
-    rpcUrl,
+    rpcUrl: network.rpcUrl,
     async close() {
-      await providers.close()
-      await hosts.close()
-      await rpc.close()
+      await network.close()
       await simnet.close()
     },
   }
@@ -386,7 +374,7 @@ const DEMO_DEALS = 50
 async function runService(config: Config, logger: Logger, simnet?: Simnet): Promise<Part & { service: DealService; rpcUrl?: string }> {
   // The network first: the service reads the chain through its RPC from its first query on.
   const replica = config.service.simnetRpcUrl
-  const network = simnet && !replica ? await startSimulatedNetwork(config, logger, simnet) : undefined
+  const network = simnet && !replica ? await runSimulatedNetwork(config, logger, simnet) : undefined
   const rpcUrl = network?.rpcUrl ?? replica
   const service = await createDealService(config.service, { logger, network: simnet && rpcUrl ? simnetOverRpc(simnet, rpcUrl) : undefined })
   if (network) await seedDemoClient(service, simnet!, config.service.simnetSeed)

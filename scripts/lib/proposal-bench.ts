@@ -4,10 +4,9 @@ import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { chainDirectory, createProviderClient } from '../../server/network/boost/client.ts'
+import { connectToNetwork } from '../../server/gateway/deals/network-access.ts'
 import { createSimnet, simulatedCollateralBounds } from '../../server/network/simnet/index.ts'
-import { startProviderHosts } from '../../server/network/simnet/provider-hosts.ts'
-import { createSimulatedProviders } from '../../server/network/simnet/sim-providers.ts'
+import { startSimulatedNetwork } from '../../server/network/simnet/on-loopback.ts'
 import type { DealProposal } from '../../server/network/types.ts'
 import { createSigner, newPrivateKey } from '../../server/network/wallet/keys.ts'
 
@@ -29,12 +28,14 @@ export interface ProposalFigures {
 export async function benchProposals(count: number): Promise<ProposalFigures[]> {
   const dir = mkdtempSync(join(tmpdir(), 'bench-proposals-'))
   const simnet = createSimnet({ seed: 'bench-proposals' })
-  const providers = createSimulatedProviders({ simnet, dir })
-  const hosts = await startProviderHosts({ simnet, providers, seed: 'bench-proposals' })
+  // Composed as npm start composes it: the client finds the providers over the chain's JSON-RPC.
+  const network = await startSimulatedNetwork({ simnet, dir, seed: 'bench-proposals' })
+  const { providers, hosts } = network
   const nothing = createServer((_req, res) => res.writeHead(404).end())
   await new Promise<void>((r) => nothing.listen(0, '127.0.0.1', r))
   const signer = createSigner(newPrivateKey(), 'mainnet')
-  const client = await createProviderClient({ directory: chainDirectory(simnet), signer, network: 'mainnet' })
+  const access = await connectToNetwork({ rpcUrl: network.rpcUrl, clock: simnet.clock, signer, network: 'mainnet' })
+  const client = access.client
   try {
     let provider = ''
     let pieceSize = 0
@@ -72,9 +73,8 @@ export async function benchProposals(count: number): Promise<ProposalFigures[]> 
       await measure('after: libp2p, 16 at once', 16, overWire),
     ]
   } finally {
-    await client.close()
-    await providers.close()
-    await hosts.close()
+    await access.close()
+    await network.close()
     await new Promise((r) => nothing.close(r))
     rmSync(dir, { recursive: true, force: true })
   }

@@ -197,7 +197,10 @@ export function createPlacement(c: EngineContext): Placement {
         const busy = new Set((await deals.liveOfGroup(g.id)).map((d) => d.provider))
         // Deals recorded before the proposal epoch was kept: reconstructed from the start epoch.
         const proposedAt = (d: GroupDeal) => d.proposalEpoch ?? d.startEpoch - o.terms.startOffsetEpochs
-        const recentlyFailed = new Set(history.filter((d) => d.state === 'failed' && head - proposedAt(d) < c.retryAfterEpochs).map((d) => d.provider))
+        const notAgain = new Set(history.filter((d) => d.state === 'failed' && head - proposedAt(d) < c.retryAfterEpochs).map((d) => d.provider))
+        // A proposal that got no answer may still have been taken: that provider may hold a deal for the piece
+        // that we do not know of, so it is never asked again for this group (no piece stored twice by one provider).
+        for (const d of history) if (d.state === 'failed' && d.reason === 'PROPOSAL_TIMEOUT') notAgain.add(d.provider)
         const query = {
           pieceCid: g.pieceCid,
           transferSize: g.carSize,
@@ -213,7 +216,7 @@ export function createPlacement(c: EngineContext): Placement {
         if (answer.providers.length === 0 && (answer.reason === 'ONBOARDING_COMPLETED' || answer.reason === 'ONBOARDING_IN_PROGRESS')) {
           answer = await o.service.bestProviders({ ...query, pieceCid: undefined })
         }
-        const candidates = answer.providers.filter((p) => !busy.has(p) && !recentlyFailed.has(p))
+        const candidates = answer.providers.filter((p) => !busy.has(p) && !notAgain.has(p))
         const refusals: string[] = []
         let sent = 0
         for (const provider of candidates) {
@@ -227,7 +230,7 @@ export function createPlacement(c: EngineContext): Placement {
         }
         if (sent > 0) noProviders.delete(g.id)
         else if (refusals.length > 0) noProviders.set(g.id, `NO_SUITABLE_PROVIDER: ${refusals.join('; ')}`)
-        else if (candidates.length === 0) noProviders.set(g.id, answer.reason ?? (recentlyFailed.size > 0 ? 'RECENTLY_FAILED' : 'NO_PROVIDERS_AVAILABLE'))
+        else if (candidates.length === 0) noProviders.set(g.id, answer.reason ?? (notAgain.size > 0 ? 'RECENTLY_FAILED' : 'NO_PROVIDERS_AVAILABLE'))
       }
     },
   }

@@ -37,6 +37,8 @@ export interface SimnetOptions {
 /** What the simulated chain knows about the message that published a deal (StateSearchMsg). */
 export interface PublishedMessage {
   dealId: number
+  /** The one proposal it published (a simulated provider publishes each deal on its own). */
+  proposal: DealProposal
   /** The epoch of the tipset the message was executed in. */
   epoch: number
 }
@@ -229,7 +231,7 @@ export function createSimnet(options: SimnetOptions): Simnet {
     catchUp()
     const dealId = publishCids.get(cid)
     const d = dealId === undefined ? undefined : deals.get(dealId)
-    return d && headEpoch() >= d.publishedEpoch ? { dealId: d.dealId, epoch: d.publishedEpoch } : null
+    return d && headEpoch() >= d.publishedEpoch ? { dealId: d.dealId, proposal: d.proposal, epoch: d.publishedEpoch } : null
   }
 
   return {

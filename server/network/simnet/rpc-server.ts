@@ -7,6 +7,7 @@ import { verifySignature } from '../wallet/keys.ts'
 import { chainCid, encodeMessage, signedMessageCid } from '../wallet/message.ts'
 import type { MarketDeal } from '../types.ts'
 import { publishMessageCid, type Simnet } from './index.ts'
+import { dealProposalTuple } from './provider-wire.ts'
 
 export const SIMNET_RPC_PATH = '/rpc/v1'
 const MAX_BODY_BYTES = 64 * 1024
@@ -17,6 +18,8 @@ const INVALID_REQUEST = -32600
 const METHOD_NOT_FOUND = -32601
 const INVALID_PARAMS = -32602
 const LOTUS_ERROR = 1
+/** The storage market actor's PublishStorageDeals method number (go-state-types builtin/methods.go). */
+const PUBLISH_STORAGE_DEALS_METHOD = 4
 
 class RpcError extends Error {
   constructor(readonly code: number, message: string) {
@@ -31,7 +34,7 @@ class RpcError extends Error {
  */
 export const GATEWAY_METHODS: ReadonlySet<string> = new Set([
   'ChainHead', 'GasEstimateMessageGas', 'MpoolGetNonce', 'MpoolPush', 'StateDealProviderCollateralBounds', 'StateGetNetworkParams',
-  'StateListMiners', 'StateLookupID', 'StateMarketBalance', 'StateMarketStorageDeal', 'StateMinerInfo', 'StateNetworkVersion',
+  'ChainGetMessage', 'StateListMiners', 'StateLookupID', 'StateMarketBalance', 'StateMarketStorageDeal', 'StateMinerInfo', 'StateNetworkVersion',
   'StateReadState', 'StateSearchMsg', 'StateVerifiedClientStatus',
 ].map((m) => `Filecoin.${m}`))
 
@@ -180,6 +183,20 @@ export function simnetRpcListener(simnet: Simnet, options: SimnetRpcOptions = {}
         ReturnDec: { IDs: [found.dealId], ValidDeals: [0, 1] },
         TipSet: tipsetKey(found.epoch),
         Height: found.epoch,
+      }
+    },
+    // The PublishStorageDeals message itself (lotus api/api_gateway.go ChainGetMessage): its params are
+    // [[ClientDealProposal]] (go-state-types builtin/v9/market PublishStorageDealsParams). The simulated chain
+    // keeps the proposal, not the client's signature: an empty secp256k1 signature stands in for it.
+    async 'Filecoin.ChainGetMessage'([m]) {
+      const cid = (m as { '/'?: unknown } | null)?.['/']
+      if (typeof cid !== 'string') throw new RpcError(INVALID_PARAMS, 'expected a message CID as the first parameter')
+      const found = simnet.publishedMessage(cid)
+      if (!found) throw new RpcError(LOTUS_ERROR, `failed to load message: blockstore: block not found (${cid.slice(0, 100)})`)
+      const params = dagCbor.encode([[[dealProposalTuple(found.proposal), Uint8Array.of(1, ...new Uint8Array(65))]]])
+      return {
+        Version: 0, To: 'f05', From: found.proposal.Provider, Nonce: found.dealId, Value: '0', GasLimit: 28_000_000, GasFeeCap: '150000', GasPremium: '100000',
+        Method: PUBLISH_STORAGE_DEALS_METHOD, Params: Buffer.from(params).toString('base64'), CID: { '/': cid },
       }
     },
     async 'Filecoin.StateLookupID'([a]) {

@@ -3,12 +3,15 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { pino } from 'pino'
 import { createGateway, type Gateway } from '../../../server/gateway/index.ts'
-import { boostProviderPort, createDealServiceClient, type DealServiceClient, type StorageProviderPort } from '../../../server/gateway/deals/index.ts'
-import { chainDirectory, createProviderClient, type ProviderClient } from '../../../server/network/boost/client.ts'
-import { startProviderHosts, type ProviderHosts } from '../../../server/network/simnet/provider-hosts.ts'
+import { createDealServiceClient, type DealServiceClient, type StorageProviderPort } from '../../../server/gateway/deals/index.ts'
+import { connectToNetwork } from '../../../server/gateway/deals/network-access.ts'
+import { simnetOverRpc } from '../../../server/network/index.ts'
+import { startSimulatedNetwork } from '../../../server/network/simnet/on-loopback.ts'
+import type { ProviderClient } from '../../../server/network/boost/client.ts'
+import type { ProviderHosts } from '../../../server/network/simnet/provider-hosts.ts'
 import { createSigner, newPrivateKey } from '../../../server/network/wallet/keys.ts'
 import { createSimnet, type Simnet } from '../../../server/network/simnet/index.ts'
-import { createSimulatedProviders, type SimulatedProviders } from '../../../server/network/simnet/sim-providers.ts'
+import type { SimulatedProviders } from '../../../server/network/simnet/sim-providers.ts'
 import { createDealService, type DealService } from '../../../server/service/index.ts'
 import { gatewayTestDatabase } from '../test-store.ts'
 import { startServer, type RunningServer } from '../../../server/shared/http.ts'
@@ -77,19 +80,22 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
   const clock = { now: Date.UTC(2025, 0, 15) }
   const now = () => clock.now
   const simnet = createSimnet({ seed: o.seed ?? 'deal-engine-tests', genesis: GENESIS, now, stateFile: join(dir, 'simnet', 'chain.sqlite') })
-  const sim = createSimulatedProviders({ simnet, dir: join(dir, 'simnet', 'providers'), transferTimeoutMs: 20_000 })
+  // The simulated network on loopback, composed as `npm start` composes it: the gateway and the deal
+  // service reach its chain only over Lotus JSON-RPC and its providers only over libp2p and HTTP.
+  const network = await startSimulatedNetwork({ simnet, dir: join(dir, 'simnet', 'providers'), seed: o.seed ?? 'deal-engine-tests', transferTimeoutMs: 20_000 })
+  const sim = network.providers
+  const hosts = network.hosts
   const service = await createDealService(
     { host: '127.0.0.1', port: 0, dataDir: join(dir, 'service'), network: 'simnet', simnetGenesis: GENESIS, apiKey: API_KEY, simnetSeed: 'x', simnetSpeed: 1, tickerPollSeconds: 60, tickerEnabled: false },
-    { logger: silent, network: simnet, now, background: false },
+    { logger: silent, network: simnetOverRpc(simnet, network.rpcUrl), now, background: false },
   )
   const serviceServer = await startServer(service.app, 0, '127.0.0.1')
   // The gateway's wallet key, registered with the tenant as its client address.
   const signer = createSigner(newPrivateKey(), 'mainnet')
   const clientAddress = signer.address
   await service.tenants.addClientAddress((await service.tenants.byName('default'))!.id, clientAddress)
-  // Providers as libp2p hosts and HTTP servers on loopback; the gateway reaches them as it would real ones.
-  const hosts = await startProviderHosts({ simnet, providers: sim, seed: o.seed ?? 'deal-engine-tests' })
-  const providerClient = await createProviderClient({ directory: chainDirectory(simnet), signer, network: 'mainnet' })
+  const access = await connectToNetwork({ rpcUrl: network.rpcUrl, clock: simnet.clock, signer, network: 'mainnet' })
+  const providerClient = access.client
 
   let gateway: Gateway
   let gatewayServer: RunningServer
@@ -103,7 +109,7 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
         serviceUrl: serviceServer.url, serviceApiKey: API_KEY, clientAddress,
         deals: { durationDays: 540, price: o.price ?? '0', verified: true, maxPaddingFactor: o.maxPaddingFactor, startOffsetEpochs: 5760, copies: o.copies ?? 2, tickSeconds: 3600, retrievalCheckSeconds: (o.retrievalCheckMs ?? 3_600_000) / 1000, renewBeforeDays: o.renewBeforeDays, repairHoldDays: o.repairHoldDays },
       },
-      { logger: silent, providers: (o.providers ?? ((p) => p))(boostProviderPort({ chain: simnet, client: providerClient })), service: o.service ? o.service(client) : client, now, dealTimeouts: { callMs: 1000, proposalMs: 1500, reloadMs: 3000 } },
+      { logger: silent, providers: (o.providers ?? ((p) => p))(access.port), service: o.service ? o.service(client) : client, now, dealTimeouts: { callMs: 1000, proposalMs: 1500, reloadMs: 3000 } },
     )
     gatewayServer = await startServer(gateway.app, 0, '127.0.0.1')
     // Ticks are driven by the test: set the transfer URL without starting the timer.
@@ -158,9 +164,8 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
       await build()
     },
     async close() {
-      await sim.close()
-      await providerClient.close()
-      await hosts.close()
+      await access.close()
+      await network.close()
       await gatewayServer.close()
       await gateway.close()
       await serviceServer.close()

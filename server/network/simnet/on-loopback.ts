@@ -1,0 +1,58 @@
+import { startServer } from '../../shared/http.ts'
+import type { Simnet } from './index.ts'
+import { startProviderHosts, type ProviderHosts } from './provider-hosts.ts'
+import { SIMNET_RPC_PATH, simnetRpcListener } from './rpc-server.ts'
+import { createSimulatedProviders, type SimulatedProviders } from './sim-providers.ts'
+
+/** The simulated network as real peers see it: a Lotus JSON-RPC URL and providers on libp2p and HTTP. */
+export interface SimulatedNetwork {
+  /** Where its chain answers Lotus JSON-RPC (the gateway API's methods). */
+  rpcUrl: string
+  providers: SimulatedProviders
+  hosts: ProviderHosts
+  /** Stops the providers, their hosts and the RPC server (not `simnet` itself). */
+  close(): Promise<void>
+}
+
+export interface SimulatedNetworkOptions {
+  simnet: Simnet
+  /** Where the providers keep the pieces they stored (`<dir>/<providerId>/`). */
+  dir: string
+  seed: string
+  host?: string
+  /** Port of the chain's JSON-RPC; 0 (default) takes a free one. */
+  rpcPort?: number
+  idleTimeoutMs?: number
+  /** Longest a provider's CAR transfer may take. */
+  transferTimeoutMs?: number
+}
+
+/**
+ * The one way the simulated network is put on loopback, for `npm start`, the
+ * deal tests and the bench alike: its chain served as Lotus JSON-RPC, each
+ * provider a libp2p host (TCP for Boost-like, WebSocket for Curio-like) with
+ * its HTTP retrieval, published in its miner info. Whoever uses it reaches it
+ * only through those, as it would a real network.
+ */
+export async function startSimulatedNetwork(o: SimulatedNetworkOptions): Promise<SimulatedNetwork> {
+  const host = o.host ?? '127.0.0.1'
+  const rpc = await startServer(simnetRpcListener(o.simnet), o.rpcPort ?? 0, host, { idleTimeoutMs: o.idleTimeoutMs })
+  const providers = createSimulatedProviders({ simnet: o.simnet, dir: o.dir, transferTimeoutMs: o.transferTimeoutMs })
+  let hosts: ProviderHosts
+  try {
+    hosts = await startProviderHosts({ simnet: o.simnet, providers, seed: o.seed, host })
+  } catch (err) {
+    await rpc.close()
+    throw err
+  }
+  return {
+    rpcUrl: `${rpc.url}${SIMNET_RPC_PATH}`,
+    providers,
+    hosts,
+    async close() {
+      await providers.close()
+      await hosts.close()
+      await rpc.close()
+    },
+  }
+}
