@@ -8,7 +8,7 @@ import type { ChainHead, DealProposal, MarketDeal, MinerInfo, NetworkPort, Provi
 import { generateProviders, isBusyDay, type SimProvider } from './providers.ts'
 import { openSimChainStore } from './chain-store.ts'
 import { between, seededRandom } from './random.ts'
-import { chainCid } from '../wallet/message.ts'
+import { cborCid } from './chain-wire.ts'
 
 export interface SimnetOptions {
   seed: string
@@ -37,10 +37,10 @@ export interface SimnetOptions {
 /** What the simulated chain knows about the message that published a deal (StateSearchMsg). */
 export interface PublishedMessage {
   dealId: number
-  /** The one proposal it published (a simulated provider publishes each deal on its own). */
-  proposal: DealProposal
   /** The epoch of the tipset the message was executed in. */
   epoch: number
+  /** The proposal it published: the message stays on chain after the deal leaves the market (ChainGetMessage). */
+  proposal: DealProposal
 }
 
 /** `publishCid`: the CID of the PublishStorageDeals message that put the deal on chain (StateSearchMsg finds it). */
@@ -103,7 +103,7 @@ export function simulatedCollateralBounds(pieceSize: number, verified: boolean):
 
 /** The simulated chain keeps no messages: a deal's publish message is named by its deal id, the same in every process. */
 export function publishMessageCid(dealId: number): string {
-  return chainCid(dagCbor.encode(['simnet PublishStorageDeals', dealId])).toString()
+  return cborCid(dagCbor.encode(['simnet PublishStorageDeals', dealId])).toString()
 }
 
 /** The network version of mainnet today: nv28 (FireHorse; lotus chain/consensus/filcns/upgrades.go). */
@@ -231,7 +231,7 @@ export function createSimnet(options: SimnetOptions): Simnet {
     catchUp()
     const dealId = publishCids.get(cid)
     const d = dealId === undefined ? undefined : deals.get(dealId)
-    return d && headEpoch() >= d.publishedEpoch ? { dealId: d.dealId, proposal: d.proposal, epoch: d.publishedEpoch } : null
+    return d && headEpoch() >= d.publishedEpoch ? { dealId: d.dealId, epoch: d.publishedEpoch, proposal: d.proposal } : null
   }
 
   return {

@@ -2,10 +2,11 @@ import { multiaddr } from '@multiformats/multiaddr'
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
 import * as dagCbor from '@ipld/dag-cbor'
 import { addressFromBytes, parseAddress } from '../../shared/address.ts'
-import { ADD_BALANCE_METHOD, fromLotusMessage, MARKET_ACTOR_ID, toLotusMessage } from '../lotus/messages.ts'
-import { verifySignature } from '../wallet/keys.ts'
-import { chainCid, encodeMessage, signedMessageCid } from '../wallet/message.ts'
 import type { MarketDeal } from '../types.ts'
+import {
+  cborCid, METHOD_ADD_BALANCE, messageProblem, readJsonMessage, readJsonSignedMessage, signedMessageCid, SIG_SECP256K1, METHOD_PUBLISH_STORAGE_DEALS,
+  STORAGE_MARKET_ACTOR_ID, verifyMessageSignature, writeJsonMessage,
+} from './chain-wire.ts'
 import { publishMessageCid, type Simnet } from './index.ts'
 import { dealProposalTuple } from './provider-wire.ts'
 
@@ -18,8 +19,6 @@ const INVALID_REQUEST = -32600
 const METHOD_NOT_FOUND = -32601
 const INVALID_PARAMS = -32602
 const LOTUS_ERROR = 1
-/** The storage market actor's PublishStorageDeals method number (go-state-types builtin/methods.go). */
-const PUBLISH_STORAGE_DEALS_METHOD = 4
 
 class RpcError extends Error {
   constructor(readonly code: number, message: string) {
@@ -33,8 +32,8 @@ class RpcError extends Error {
  * Anything else is a full node's, served only with `fullNode`.
  */
 export const GATEWAY_METHODS: ReadonlySet<string> = new Set([
-  'ChainHead', 'GasEstimateMessageGas', 'MpoolGetNonce', 'MpoolPush', 'StateDealProviderCollateralBounds', 'StateGetNetworkParams',
-  'ChainGetMessage', 'StateListMiners', 'StateLookupID', 'StateMarketBalance', 'StateMarketStorageDeal', 'StateMinerInfo', 'StateNetworkVersion',
+  'ChainGetMessage', 'ChainHead', 'GasEstimateMessageGas', 'MpoolGetNonce', 'MpoolPush', 'StateDealProviderCollateralBounds', 'StateGetNetworkParams',
+  'StateListMiners', 'StateLookupID', 'StateMarketBalance', 'StateMarketStorageDeal', 'StateMinerInfo', 'StateNetworkVersion',
   'StateReadState', 'StateSearchMsg', 'StateVerifiedClientStatus',
 ].map((m) => `Filecoin.${m}`))
 
@@ -114,7 +113,7 @@ export function simnetRpcListener(simnet: Simnet, options: SimnetRpcOptions = {}
   // Tipset keys the chain handed out, so that a method given one answers at its epoch.
   const tipsets = new Map<string, number>()
   const tipsetKey = (epoch: number) => {
-    const cid = chainCid(dagCbor.encode(['simnet tipset', epoch])).toString()
+    const cid = cborCid(dagCbor.encode(['simnet tipset', epoch])).toString()
     if (tipsets.size >= 100_000) tipsets.clear()
     tipsets.set(cid, epoch)
     return [{ '/': cid }]
@@ -127,11 +126,12 @@ export function simnetRpcListener(simnet: Simnet, options: SimnetRpcOptions = {}
     if (epoch === undefined) throw new RpcError(LOTUS_ERROR, 'loading tipset: tipset not found')
     return epoch
   }
-  const readMessage = (value: unknown) => {
+  /** The chain's own reading of a JSON parameter (chain-wire.ts), a JSON-RPC params error when it is not one. */
+  const readParam = <T,>(read: (v: unknown) => T, value: unknown, what: string): T => {
     try {
-      return fromLotusMessage(value)
+      return read(value)
     } catch (err) {
-      throw new RpcError(INVALID_PARAMS, `expected a message: ${(err as Error).message}`)
+      throw new RpcError(INVALID_PARAMS, `expected ${what}: ${(err as Error).message}`)
     }
   }
   const address = (value: unknown): string => {
@@ -167,7 +167,7 @@ export function simnetRpcListener(simnet: Simnet, options: SimnetRpcOptions = {}
       const id = await simnet.lookupId(address(a))
       if (id !== 'f05') throw new RpcError(LOTUS_ERROR, `the simulated chain keeps no state for actor ${a}`)
       epochOf(tsk)
-      return { Balance: '0', Code: { '/': chainCid(dagCbor.encode('simnet storagemarket actor')).toString() }, State: { NextID: await simnet.nextDealId(), LastCron: simnet.headEpoch() } }
+      return { Balance: '0', Code: { '/': cborCid(dagCbor.encode('simnet storagemarket actor')).toString() }, State: { NextID: await simnet.nextDealId(), LastCron: simnet.headEpoch() } }
     },
     // Lotus api/api_full.go MsgLookup for a deal's PublishStorageDeals message; null until it is on chain.
     async 'Filecoin.StateSearchMsg'([, m]) {
@@ -185,19 +185,21 @@ export function simnetRpcListener(simnet: Simnet, options: SimnetRpcOptions = {}
         Height: found.epoch,
       }
     },
-    // The PublishStorageDeals message itself (lotus api/api_gateway.go ChainGetMessage): its params are
-    // [[ClientDealProposal]] (go-state-types builtin/v9/market PublishStorageDealsParams). The simulated chain
-    // keeps the proposal, not the client's signature: an empty secp256k1 signature stands in for it.
+    // The PublishStorageDeals message a provider sent (to f05, method 4: go-state-types builtin/methods.go MethodsMarket),
+    // params [[ClientDealProposal…]] (go-state-types builtin/v9/market PublishStorageDealsParams), one deal per message here.
     async 'Filecoin.ChainGetMessage'([m]) {
       const cid = (m as { '/'?: unknown } | null)?.['/']
       if (typeof cid !== 'string') throw new RpcError(INVALID_PARAMS, 'expected a message CID as the first parameter')
       const found = simnet.publishedMessage(cid)
-      if (!found) throw new RpcError(LOTUS_ERROR, `failed to load message: blockstore: block not found (${cid.slice(0, 100)})`)
-      const params = dagCbor.encode([[[dealProposalTuple(found.proposal), Uint8Array.of(1, ...new Uint8Array(65))]]])
-      return {
-        Version: 0, To: 'f05', From: found.proposal.Provider, Nonce: found.dealId, Value: '0', GasLimit: 28_000_000, GasFeeCap: '150000', GasPremium: '100000',
-        Method: PUBLISH_STORAGE_DEALS_METHOD, Params: Buffer.from(params).toString('base64'), CID: { '/': cid },
+      if (!found) throw new RpcError(LOTUS_ERROR, `failed to load message: ipld: could not find ${cid}`)
+      // The simulated chain keeps no client signatures: a secp256k1-typed placeholder stands in the ClientSignature's place.
+      const params = dagCbor.encode([[[dealProposalTuple(found.proposal), Uint8Array.from([SIG_SECP256K1, ...new Uint8Array(65)])]]])
+      const message = {
+        version: 0, to: `f0${STORAGE_MARKET_ACTOR_ID}`, from: found.proposal.Provider, nonce: found.dealId % 1_000_000, value: 0n,
+        gasLimit: 12_000_000, gasFeeCap: 150_000n, gasPremium: 100_000n, method: METHOD_PUBLISH_STORAGE_DEALS, params,
       }
+      // Named by the CID asked for: the simulated chain names a publish message by its deal id (publishMessageCid).
+      return { ...writeJsonMessage(message), CID: { '/': cid } }
     },
     async 'Filecoin.StateLookupID'([a]) {
       const id = await simnet.lookupId(address(a))
@@ -223,19 +225,20 @@ export function simnetRpcListener(simnet: Simnet, options: SimnetRpcOptions = {}
       return simnet.nonce(address(a))
     },
     async 'Filecoin.GasEstimateMessageGas'([m]) {
-      const message = readMessage(m)
+      const message = readParam(readJsonMessage, m, 'a message')
       // Fixed, plausible gas: the simulated chain charges none.
-      return toLotusMessage({ ...message, gasLimit: 12_000_000, gasFeeCap: 150_000n, gasPremium: 100_000n })
+      return writeJsonMessage({ ...message, gasLimit: 12_000_000, gasFeeCap: 150_000n, gasPremium: 100_000n })
     },
     async 'Filecoin.MpoolPush'([sm]) {
-      const signed = (sm ?? {}) as { Message?: unknown; Signature?: { Type?: unknown; Data?: unknown } }
-      const message = readMessage(signed.Message)
-      const data = typeof signed.Signature?.Data === 'string' ? Uint8Array.from(Buffer.from(signed.Signature.Data, 'base64')) : new Uint8Array(0)
-      const cid = chainCid(encodeMessage(message))
-      if (signed.Signature?.Type !== 1 || !verifySignature(message.from, cid.bytes, { type: 1, data })) throw new RpcError(LOTUS_ERROR, 'message signature is not valid')
+      const signed = readParam(readJsonSignedMessage, sm, 'a signed message')
+      const { message } = signed
+      // Lotus's mempool checks the message (ValidForBlockInclusion) before its signature (lotus chain/messagepool/messagepool.go, Push).
+      const problem = messageProblem(message)
+      if (problem) throw new RpcError(LOTUS_ERROR, problem)
+      if (!verifyMessageSignature(signed)) throw new RpcError(LOTUS_ERROR, 'message signature is not valid')
       if (message.nonce !== simnet.nonce(message.from)) throw new RpcError(LOTUS_ERROR, `nonce ${message.nonce} is not the next one (${simnet.nonce(message.from)})`)
       const to = parseAddress(message.to)
-      if (!to.ok || to.address.protocol !== 0 || to.address.id !== String(MARKET_ACTOR_ID) || message.method !== ADD_BALANCE_METHOD) {
+      if (!to.ok || to.address.protocol !== 0 || to.address.id !== String(STORAGE_MARKET_ACTOR_ID) || message.method !== METHOD_ADD_BALANCE) {
         throw new RpcError(LOTUS_ERROR, 'the simulated chain takes only AddBalance messages to the storage market actor')
       }
       let beneficiary: string | null = null
@@ -249,7 +252,7 @@ export function simnetRpcListener(simnet: Simnet, options: SimnetRpcOptions = {}
       simnet.useNonce(message.from)
       simnet.addEscrow(beneficiary, message.value)
       // As Lotus: a secp256k1 message is known by its signed form's CID (lotus chain/types/signedmessage.go, Cid()).
-      return { '/': signedMessageCid({ message, signature: { type: 1, data }, cid }).toString() }
+      return { '/': signedMessageCid(signed).toString() }
     },
     async 'Filecoin.StateMinerInfo'([a]) {
       const info = await simnet.minerInfo(address(a))
