@@ -63,6 +63,12 @@ export interface DealStackOptions {
   renewBeforeDays?: number
   /** Longest a group is held for repair without its copies (default 3 days). */
   repairHoldDays?: number
+  /** Bytes at which a group closes (default 1 MiB: small groups, quick tests). */
+  groupSize?: number
+  /** Provider call and whole-group reload timeouts (default 1 s and 3 s: loopback, small groups). */
+  dealTimeouts?: { callMs: number; reloadMs: number }
+  /** Longest a simulated provider takes to fetch a CAR (default 20 s). */
+  transferTimeoutMs?: number
 }
 
 /**
@@ -75,7 +81,7 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
   const clock = { now: Date.UTC(2025, 0, 15) }
   const now = () => clock.now
   const simnet = createSimnet({ seed: o.seed ?? 'deal-engine-tests', genesis: GENESIS, now, stateFile: join(dir, 'simnet', 'chain.sqlite') })
-  const sim = createSimulatedProviders({ simnet, dir: join(dir, 'simnet', 'providers'), transferTimeoutMs: 20_000 })
+  const sim = createSimulatedProviders({ simnet, dir: join(dir, 'simnet', 'providers'), transferTimeoutMs: o.transferTimeoutMs ?? 20_000 })
   const service = await createDealService(
     { host: '127.0.0.1', port: 0, dataDir: join(dir, 'service'), network: 'simnet', simnetGenesis: GENESIS, apiKey: API_KEY, simnetSeed: 'x', simnetSpeed: 1, tickerPollSeconds: 60, tickerEnabled: false },
     { logger: silent, network: simnet, now, background: false },
@@ -97,11 +103,11 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
     const client = createDealServiceClient({ url: serviceServer.url, apiKey: API_KEY })
     gateway = await createGateway(
       {
-        host: '127.0.0.1', port: 0, dataDir: join(dir, 'gateway'), databaseUrl, groupSize: 1 << 20, groupIdleSeconds: 3600,
+        host: '127.0.0.1', port: 0, dataDir: join(dir, 'gateway'), databaseUrl, groupSize: o.groupSize ?? 1 << 20, groupIdleSeconds: 3600,
         serviceUrl: serviceServer.url, serviceApiKey: API_KEY, clientAddress,
         deals: { durationDays: 540, price: o.price ?? '0', verified: true, startOffsetEpochs: 5760, copies: o.copies ?? 2, tickSeconds: 3600, retrievalCheckSeconds: (o.retrievalCheckMs ?? 3_600_000) / 1000, renewBeforeDays: o.renewBeforeDays, repairHoldDays: o.repairHoldDays },
       },
-      { logger: silent, providers: (o.providers ?? ((p) => p))(boostProviderPort({ chain: simnet, client: providerClient })), service: o.service ? o.service(client) : client, now, dealTimeouts: { callMs: 1000, reloadMs: 3000 } },
+      { logger: silent, providers: (o.providers ?? ((p) => p))(boostProviderPort({ chain: simnet, client: providerClient })), service: o.service ? o.service(client) : client, now, dealTimeouts: o.dealTimeouts ?? { callMs: 1000, reloadMs: 3000 } },
     )
     gatewayServer = await startServer(gateway.app, 0, '127.0.0.1')
     // Ticks are driven by the test: set the transfer URL without starting the timer.
