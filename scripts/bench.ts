@@ -342,8 +342,10 @@ async function benchReadOffloaded() {
   const groupMiB = Number(opts['read-group-mib'])
   const fileMiB = Number(opts['read-file-mib'])
   console.log(`\noffloaded read: one ${fileMiB} MiB file out of an offloaded ${groupMiB} MiB group (deal test stack, 2 simulated providers on loopback)`)
+  const runs = await benchOffloadedRead(groupMiB, fileMiB)
+  console.log(`  the file's group holds ${(runs[0].groupSize / 2 ** 20).toFixed(1)} MiB of blocks`)
   console.log('  path                          first byte ms     MB/s   fetched from providers')
-  for (const r of await benchOffloadedRead(groupMiB, fileMiB)) {
+  for (const r of runs) {
     console.log(`  ${r.label.padEnd(28)} ${r.firstByteMs.toFixed(0).padStart(14)} ${r.mbPerSecond.toFixed(1).padStart(8)}   ${(r.fetchedBytes / 2 ** 20).toFixed(1)} MiB in ${r.requests} request(s)`)
   }
 }

@@ -4,6 +4,8 @@ import { startDealStack, type DealStack } from '../../test/gateway/deals/harness
 
 export interface OffloadedRead {
   label: string
+  /** Bytes of blocks in the file's group. */
+  groupSize: number
   firstByteMs: number
   mbPerSecond: number
   /** Bytes the gateway received from providers for this read. */
@@ -40,18 +42,23 @@ export async function benchOffloadedRead(groupMiB: number, fileMiB: number): Pro
   })
   const groupBytes = groupMiB * 2 ** 20
   const fileBytes = fileMiB * 2 ** 20
+  let groupSize = 0
   const s = await startDealStack({ copies: 2, groupSize: groupBytes, providers: counting, dealTimeouts: { callMs: 30_000, reloadMs: 600_000 }, transferTimeoutMs: 600_000 })
   try {
-    // A filler leaving room for the file and the DAG nodes of both, so that both land in one group.
-    const filler = randomFillSync(Buffer.alloc(groupBytes - fileBytes - 2 ** 20))
+    // The file first, so it opens the group; the filler fills it up to its size (any spill goes to a second group).
     const file = randomFillSync(Buffer.alloc(fileBytes))
-    for (const [path, body] of [['/filler.bin', filler], ['/one.bin', file]] as const) {
+    const filler = randomFillSync(Buffer.alloc(groupBytes))
+    for (const [path, body] of [['/one.bin', file], ['/filler.bin', filler]] as const) {
       const res = await s.put(path, body)
       if (res.status !== 201) throw new Error(`PUT ${path} answered ${res.status}`)
     }
     await s.seal()
     await untilOffloaded(s)
-    const groupId = (await s.gateway.content.groups())[0].id
+    const groups = (await s.fileInfo('/one.bin')).result.file.details.groups as { groupId: number }[]
+    if (groups.length !== 1) throw new Error(`the file spans ${groups.length} groups`)
+    const group = (await s.gateway.content.group(groups[0].groupId))!
+    groupSize = group.size
+    const groupId = group.id
 
     const read = async (label: string, before?: () => Promise<() => Promise<void>>): Promise<OffloadedRead> => {
       fetched.bytes = 0
@@ -69,7 +76,7 @@ export async function benchOffloadedRead(groupMiB: number, fileMiB: number): Pro
       const seconds = (performance.now() - started) / 1000
       await release?.()
       if (!Buffer.concat(chunks).equals(file)) throw new Error(`${label}: the bytes read back differ`)
-      return { label, firstByteMs, mbPerSecond: fileBytes / 1e6 / seconds, fetchedBytes: fetched.bytes, requests: fetched.requests }
+      return { label, groupSize, firstByteMs, mbPerSecond: fileBytes / 1e6 / seconds, fetchedBytes: fetched.bytes, requests: fetched.requests }
     }
     const after = await read('after: only its blocks')
     const before = await read('before: whole-group reload', () => s.gateway.content.holdForDeals(groupId))
@@ -79,16 +86,17 @@ export async function benchOffloadedRead(groupMiB: number, fileMiB: number): Pro
   }
 }
 
-/** Ticks the deal engine until the group is offloaded, holding the clock while providers still fetch CARs (so deals do not start before they are published). */
+/** Ticks the deal engine until every group is offloaded, holding the clock while providers still fetch CARs (so deals do not start before they are published). */
 async function untilOffloaded(s: DealStack): Promise<void> {
   const deadline = Date.now() + 15 * 60_000
   for (;;) {
-    const [group] = await s.gateway.content.groups()
-    if (group?.state === 'offloaded') return
-    if (Date.now() > deadline) throw new Error(`group still ${group?.state} after 15 minutes`)
+    const groups = await s.gateway.content.groups()
+    if (groups.every((g) => g.state === 'offloaded')) return
+    if (Date.now() > deadline) throw new Error(`groups still ${groups.map((g) => g.state).join(', ')} after 15 minutes`)
     await s.gateway.deals!.tick()
     await s.service.sync.syncOnce()
-    const transferring = (await s.gateway.dealStore.ofGroup(group.id)).some((d) => d.state === 'proposing' || d.state === 'proposed')
+    const deals = (await Promise.all(groups.map((g) => s.gateway.dealStore.ofGroup(g.id)))).flat()
+    const transferring = deals.some((d) => d.state === 'proposing' || d.state === 'proposed')
     if (transferring) await new Promise((r) => setTimeout(r, 250))
     else s.advance(60)
   }
