@@ -10,6 +10,9 @@
  *  4. (deals) CPU seconds and peak RSS of the gateway process per GiB onboarded,
  *     from the first PUT until every group is `offloaded` on a sped-up
  *     simulated network, for 1 to 10 000 small files and one large file.
+ *  5. (offloaded-read) first byte and MB/s of reading one 1 MiB file out of an
+ *     offloaded 256 MiB group, before (the whole group reloaded) and after
+ *     (only the file's blocks fetched from providers), with the bytes fetched.
  * The gateway and the app surface run as separate processes (`--role`), as deployed.
  */
 import { spawn, type ChildProcess } from 'node:child_process'
@@ -27,6 +30,7 @@ import { ensureBundle, hasChromium, launchChromium } from '../test/helpers/brows
 import { freePort } from '../test/helpers/ports.ts'
 import { postgresUnavailable, startPostgres } from '../test/helpers/postgres.ts'
 import { initialJs } from './lib/bundle-size.ts'
+import { benchOffloadedRead } from './lib/offloaded-read-bench.ts'
 import { benchProposals } from './lib/proposal-bench.ts'
 import { benchSealing } from './lib/seal-bench.ts'
 
@@ -36,8 +40,8 @@ const HELP = `Usage: npm run bench -- [options]
   --rounds <n>        alternating direct/bridge rounds, medians reported (default 3)
   --connections <n>   concurrent connections for throughput runs (default 32)
   --ingest-mib <n>    size of the ingest upload in MiB (default 256)
-  --only <what>       metadata | ingest | ui | storm | service | deals | first-run,
-                      or several separated by commas (default: all)
+  --only <what>       metadata | ingest | ui | storm | service | deals | first-run
+                      | offloaded-read, or several separated by commas (default: all)
   --storm-clients <n> concurrent PROPFIND Depth: 1 clients of the storm section
                       (default 200), over a folder of --storm-files files (1000)
   --deals <n>         deals loaded for the service section (default 1000000)
@@ -51,6 +55,9 @@ const HELP = `Usage: npm run bench -- [options]
   --deal-speed <n>    SIMNET_SPEED of the deals section (default 10000: 5760
                       epochs between proposal and deal start are 17 s, time
                       enough to move a 64 MiB CAR on a busy machine)
+  --read-group-mib <n> size of the offloaded group of the offloaded-read section
+                      in MiB (default 256)
+  --read-file-mib <n> size of the file read out of it in MiB (default 1)
   --ui-runs <n>       tab openings measured on the preview page (default 7)
   --first-run-mib <n> size of the first-run section's large file in MiB (default
                       200; 0 skips it)
@@ -75,6 +82,8 @@ const { values: opts } = parseArgs({
     only: { type: 'string' },
     'ui-runs': { type: 'string', default: '7' },
     'first-run-mib': { type: 'string', default: '200' },
+    'read-group-mib': { type: 'string', default: '256' },
+    'read-file-mib': { type: 'string', default: '1' },
     'deal-proposals': { type: 'string', default: '300' },
     deals: { type: 'string', default: '1000000' },
     'deal-files': { type: 'string', default: '1,100,10000' },
@@ -97,7 +106,7 @@ const rounds = Number(opts.rounds)
 const connections = Number(opts.connections)
 const ingestMiB = Number(opts['ingest-mib'])
 const uiRuns = Number(opts['ui-runs'])
-const SECTIONS = ['metadata', 'ingest', 'ui', 'storm', 'service', 'deals', 'first-run']
+const SECTIONS = ['metadata', 'ingest', 'ui', 'storm', 'service', 'deals', 'first-run', 'offloaded-read']
 const only = opts.only?.split(',')
 if (only?.some((section) => !SECTIONS.includes(section))) {
   process.stderr.write(`--only takes one or more of ${SECTIONS.join(', ')}, separated by commas\n`)
@@ -325,6 +334,20 @@ async function main() {
   if (wants('service')) await benchService()
   if (wants('deals')) await benchDeals()
   if (wants('first-run')) await benchFirstRun()
+  if (wants('offloaded-read')) await benchReadOffloaded()
+}
+
+/** Offloaded-read section: what a reader of one file waits for once its group has left the disk. */
+async function benchReadOffloaded() {
+  const groupMiB = Number(opts['read-group-mib'])
+  const fileMiB = Number(opts['read-file-mib'])
+  console.log(`\noffloaded read: one ${fileMiB} MiB file out of an offloaded ${groupMiB} MiB group (deal test stack, 2 simulated providers on loopback)`)
+  const runs = await benchOffloadedRead(groupMiB, fileMiB)
+  console.log(`  the file's group holds ${(runs[0].groupSize / 2 ** 20).toFixed(1)} MiB of blocks`)
+  console.log('  path                          first byte ms     MB/s   fetched from providers')
+  for (const r of runs) {
+    console.log(`  ${r.label.padEnd(28)} ${r.firstByteMs.toFixed(0).padStart(14)} ${r.mbPerSecond.toFixed(1).padStart(8)}   ${(r.fetchedBytes / 2 ** 20).toFixed(1)} MiB in ${r.requests} request(s)`)
+  }
 }
 
 /**

@@ -14,7 +14,7 @@ import type { ContentStore, Deal, GroupRecord } from './types.ts'
 
 export type { ContentStore, GroupRecord, IngestResult, IngestOptions, Deal } from './types.ts'
 export type { GroupState } from './group-state.ts'
-export type { RemoteSource } from './local-bytes.ts'
+export type { RemoteCopy, RemoteSource } from './remote-blocks.ts'
 export { canHaveDeals, GROUP_STATES } from './group-state.ts'
 export { PAUSE_POINTS, testPauseHook, type PauseHook, type PausePoint } from './test-pause.ts'
 

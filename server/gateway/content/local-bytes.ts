@@ -1,27 +1,32 @@
 import { CarBlockIterator } from '@ipld/car/iterator'
 import { open, rename, unlink } from 'node:fs/promises'
 import type { Logger } from '../../shared/logger.ts'
-import { GatewayError } from '../errors.ts'
 import type { BlockFiles } from './block-files.ts'
 import { carIsIntact, writeGroupCar } from './group-car.ts'
+import { contentUnavailable, remoteBlocks, type RemoteBlocks, type RemoteSource } from './remote-blocks.ts'
 import type { Repository } from './repository.ts'
 import type { GroupRecord } from './types.ts'
 import { noPause, type PauseHook } from './test-pause.ts'
 import { blockMatchesCid } from './verify-block.ts'
 
-/** Where an offloaded group's bytes can be fetched back from: one CAR source per provider, best first. */
-export interface RemoteSource {
-  sources(group: GroupRecord): Promise<{ provider: string; fetch(): AsyncIterable<Uint8Array> }[]>
+export type { RemoteCopy, RemoteSource } from './remote-blocks.ts'
+
+/** The groups of one read: which to read from this disk (held until `release`) and which from providers. */
+export interface ReadHold {
+  /** Offloaded groups (or ones whose reload is still under way): their blocks come from providers. */
+  remote: Set<number>
+  release(): Promise<void>
 }
 
 /**
  * Which groups have their bytes on this disk. Offload removes a group's block
  * file and CAR (after the state change, so a crash in between only leaves
- * files to sweep); reading an offloaded group reloads it (`reload`): its CAR
- * comes back from a provider, every block is checked against its CID and the
- * group's index, and once the last reader is done the bytes go again
- * (`offloaded`). Repair holds a group the same way, with its CAR rebuilt so
- * providers of new deals can fetch it.
+ * files to sweep). A read of an offloaded group leaves it offloaded and
+ * fetches only the blocks it reads (remote-blocks.ts); repair reloads the
+ * whole group (`reload`): its CAR comes back from a provider, every block is
+ * checked against its CID and the group's index, its CAR is rebuilt so
+ * providers of new deals can fetch it, and once released the bytes go again
+ * (`offloaded`).
  */
 export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logger: Logger; pause?: PauseHook }) {
   const { repo, files, logger } = o
@@ -77,7 +82,7 @@ export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logge
         await unlink(reloadTemp(group.id)).catch(() => {})
       }
     }
-    throw new GatewayError(503, 'CONTENT_UNAVAILABLE', `Offloaded data could not be fetched back (${tried.length} provider(s) tried)`, { 'Retry-After': '60' })
+    throw contentUnavailable(`${tried.length} provider(s) tried`)
   }
 
   async function releaseOne(id: number): Promise<void> {
@@ -94,7 +99,7 @@ export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logge
     await p
   }
 
-  /** Makes every group local (reloading offloaded ones) for one read; call the result when done. */
+  /** Makes every group local (reloading offloaded ones); call the result when done. Repair's way in (holdForDeals). */
   async function acquire(groupIds: number[]): Promise<() => Promise<void>> {
     const held: number[] = []
     const release = async () => {
@@ -121,11 +126,49 @@ export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logge
     return release
   }
 
+  /**
+   * The groups of one read: local ones are held (a group reloaded for repair
+   * keeps its bytes until the read is done), offloaded ones stay offloaded and
+   * are read from providers block by block; so is a group whose reload is
+   * still under way, rather than waiting for all of it.
+   */
+  async function holdForRead(groupIds: number[]): Promise<ReadHold> {
+    const remoteIds = new Set<number>()
+    const held: number[] = []
+    const release = async () => {
+      for (const id of held.splice(0)) await releaseOne(id)
+    }
+    try {
+      for (const id of groupIds) {
+        // Counted first, as acquire does: a release racing with this check cannot remove the bytes under us.
+        readers.set(id, (readers.get(id) ?? 0) + 1)
+        await removing.get(id)
+        const state = (await repo.group(id))?.state
+        if (state === 'offloaded' || (state === 'reload' && reloads.has(id))) {
+          // Not ours to hold: whoever reloads it holds it; the count only goes back down.
+          const n = readers.get(id)! - 1
+          if (n > 0) readers.set(id, n)
+          else readers.delete(id)
+          remoteIds.add(id)
+        } else {
+          held.push(id)
+        }
+      }
+    } catch (err) {
+      await release()
+      throw err
+    }
+    return { remote: remoteIds, release }
+  }
+
   return {
     setRemote(source: RemoteSource) {
       remote = source
     },
     acquire,
+    holdForRead,
+    /** Fetches blocks of offloaded groups for one read (aborted with `signal` when the reader goes). */
+    remoteBlocks: (signal: AbortSignal): RemoteBlocks => remoteBlocks({ source: remote, group: (id) => repo.group(id), logger, signal }),
     /**
      * Brings an offloaded group back (`reload`) with its CAR, for new deals
      * (repair, renewal); it stays local until the returned release is called.

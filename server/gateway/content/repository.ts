@@ -15,6 +15,8 @@ export interface StoredBlock extends BlockLocation {
 
 export interface LeafRow extends BlockLocation {
   fileOffset: number
+  /** The leaf's block (raw: its bytes are the file's), to fetch it from a provider when its group is offloaded. */
+  cid: string
 }
 
 export interface NewContent {
@@ -119,7 +121,7 @@ export function createRepository(sql: Sql) {
     content: (cid: string) => sql.get<{ cid: string; size: number; dagSize: number }>('SELECT cid, size, dag_size AS "dagSize" FROM contents WHERE cid = ?', [cid]),
     leavesInRange: (cid: string, start: number, end: number) =>
       sql.all<LeafRow>(
-        `SELECT l.file_offset AS "fileOffset", b.group_id AS "groupId", b."offset", b.length
+        `SELECT l.file_offset AS "fileOffset", l.block_cid AS cid, b.group_id AS "groupId", b."offset", b.length
          FROM content_leaves l JOIN content_blocks b ON b.cid = l.block_cid
          WHERE l.content_cid = ? AND l.file_offset <= ? AND l.file_offset + l.length > ?
          ORDER BY l.idx`,

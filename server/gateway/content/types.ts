@@ -1,5 +1,5 @@
 import type { GroupState } from './group-state.ts'
-import type { RemoteSource } from './local-bytes.ts'
+import type { RemoteSource } from './remote-blocks.ts'
 
 export interface IngestResult {
   cid: string
@@ -52,7 +52,11 @@ export interface ContentStore {
   storeDirectory(root: { cid: string; dagSize: number; nodes: Iterable<{ cid: string; bytes: Uint8Array }> }): Promise<void>
   /** Whether content with this root CID is fully stored here. */
   has(cid: string): Promise<boolean>
-  /** Streams a file's bytes, or the inclusive byte range [start, end]. Fails with GatewayError 404 for unknown content at the first read. */
+  /**
+   * Streams a file's bytes, or the inclusive byte range [start, end]. Fails with GatewayError 404 for unknown content at the first read.
+   * Blocks of offloaded groups come from their providers (verified), only those the range covers; the group stays offloaded.
+   * 503 CONTENT_UNAVAILABLE (at the first read) when no provider can send them.
+   */
   read(cid: string, range?: { start: number; end: number }): AsyncIterable<Uint8Array>
   /** Groups holding any block of this content (for /file-info). */
   groupsOf(cid: string): Promise<GroupRecord[]>
@@ -81,7 +85,7 @@ export interface ContentStore {
    * CONTENT_UNAVAILABLE when no provider can serve it.
    */
   holdForDeals(id: number): Promise<() => Promise<void>>
-  /** Where offloaded groups are fetched back from when read. */
+  /** Where offloaded data comes from: blocks of a file being read, whole CARs for repair. */
   setRemoteSource(source: RemoteSource): void
   /** Seals the writable group now if it holds data (as if it had been idle). */
   sealWritable(): Promise<void>

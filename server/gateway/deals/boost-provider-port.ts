@@ -14,8 +14,11 @@ const NO_SUCH_DEAL = /no storage deal found/i
 /**
  * The provider port as a Boost client: the chain through the Lotus JSON-RPC
  * adapter, providers through the storage market protocols over libp2p
- * (proposals, status) and their HTTP retrieval endpoint (retrieval checks,
- * reloads). Nothing here knows whether the network is simulated.
+ * (proposals, status) and their HTTP retrieval endpoint: trustless
+ * `/ipfs/<cid>` raw blocks for retrieval checks and reads (booster-http serves
+ * the Trustless Gateway API by default, filecoin-project/boost-docs
+ * retrieving-data-from-filecoin/advanced-http-configuration.md), `/piece/<cid>`
+ * for repair's whole-group reloads. Nothing here knows whether the network is simulated.
  */
 export function boostProviderPort(o: { chain: NetworkPort; client: ProviderClient; fetch?: typeof fetch }): StorageProviderPort {
   const { chain, client } = o

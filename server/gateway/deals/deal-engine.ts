@@ -192,6 +192,8 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
             provider: d.provider,
             // Shutdown aborts reloads too, so that it never waits out a slow provider.
             fetch: () => providers.retrievePiece(d.provider, d.pieceCid, group.carSize!, { signal: AbortSignal.any([AbortSignal.timeout(o.reloadTimeoutMs), stopping.signal]) }),
+            // One block of a file being read: a provider call like any other, cut short when the reader goes.
+            block: (cid, signal) => providers.retrieveBlock(d.provider, d.pieceCid, cid, { signal: AbortSignal.any([signal, AbortSignal.timeout(o.callTimeoutMs), stopping.signal]) }),
           }))
         },
       }

@@ -20,7 +20,10 @@ export interface GroupDeal {
   checkedMs?: number
   /** Head epoch when the proposal was made. */
   proposalEpoch?: number
-  /** Bytes the provider downloads (the CAR, then zeros up to the piece's unpadded size); unknown for deals made before it was kept. */
+  /**
+   * Bytes the provider downloads: the CAR, then zeros up to the proposal's
+   * unpadded piece size. Absent on deals made before it was recorded: the CAR alone.
+   */
   transferSize?: number
   createdMs: number
   updatedMs: number
@@ -50,6 +53,7 @@ interface Row {
   retrievable: number
   checked_ms: number | null
   proposal_epoch: number | null
+  transfer_size: number | null
   signed_proposal: Uint8Array | null
   proposal_cid: string | null
   provider_answer: string | null
@@ -72,6 +76,7 @@ const toDeal = (r: Row): GroupDeal => ({
   retrievable: r.retrievable === 1,
   ...(r.checked_ms != null ? { checkedMs: r.checked_ms } : {}),
   ...(r.proposal_epoch != null ? { proposalEpoch: r.proposal_epoch } : {}),
+  ...(r.transfer_size != null ? { transferSize: r.transfer_size } : {}),
   createdMs: r.created_ms,
   updatedMs: r.updated_ms,
 })
@@ -84,7 +89,7 @@ export interface NewDeal {
   endEpoch: number
   tokenHash: string
   proposalEpoch: number
-  /** Bytes the provider downloads (the CAR, then zeros up to the piece's unpadded size). */
+  /** Bytes the transfer route serves (CAR then zeros): the proposal's PieceSize × 127/128. Without it, the CAR's size. */
   transferSize?: number
 }
 
@@ -154,9 +159,9 @@ export async function createDealStore(sql: Sql, now: () => number = Date.now) {
       sql.transaction(async (tx) => {
         const t = now()
         const row = (await tx.get<Row>(
-          `INSERT INTO group_deals (group_id, provider, piece_cid, state, start_epoch, end_epoch, token_hash, proposal_epoch, created_ms, updated_ms)
-           VALUES (?, ?, ?, 'proposing', ?, ?, ?, ?, ?, ?) RETURNING *`,
-          [d.groupId, d.provider, d.pieceCid, d.startEpoch, d.endEpoch, d.tokenHash, d.proposalEpoch, t, t],
+          `INSERT INTO group_deals (group_id, provider, piece_cid, state, start_epoch, end_epoch, token_hash, proposal_epoch, transfer_size, created_ms, updated_ms)
+           VALUES (?, ?, ?, 'proposing', ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+          [d.groupId, d.provider, d.pieceCid, d.startEpoch, d.endEpoch, d.tokenHash, d.proposalEpoch, d.transferSize ?? null, t, t],
         ))!
         await event(tx, row.id, 'proposing', null, t)
         return toDeal(row)

@@ -29,9 +29,12 @@ export interface StorageProviderPort {
   dealOnChain(dealId: number, head: number): Promise<(OnChainDealState & { proposal: DealProposal }) | null>
   /** Whether the provider serves HTTP retrieval (its transports name an http endpoint): only then can we check and offload. */
   servesHttpRetrieval(provider: string, options?: PortOptions): Promise<boolean>
-  /** One block of a stored piece (the retrieval check); throws when the provider cannot serve it. */
+  /**
+   * One block of a stored piece, unverified (the caller checks it against its CID): the retrieval
+   * check, and reads of offloaded files block by block. Throws when the provider cannot serve it.
+   */
   retrieveBlock(provider: string, pieceCid: string, blockCid: string, options?: PortOptions): Promise<Uint8Array>
-  /** The whole piece's data, cut at `carSize` (a provider serves it padded with zeros), to reload offloaded data. */
+  /** The whole piece's data, cut at `carSize` (a provider serves it padded with zeros), to reload an offloaded group for repair. */
   retrievePiece(provider: string, pieceCid: string, carSize: number, options?: PortOptions): AsyncIterable<Uint8Array>
 }
 

@@ -48,6 +48,8 @@ const STEPS: Step[] = [
    );
    CREATE INDEX group_deal_events_deal ON group_deal_events (deal_id);`,
   },
+  // What the provider downloads (CAR then zeros up to the proposal's piece size); NULL on older deals: the CAR alone.
+  `ALTER TABLE group_deals ADD COLUMN transfer_size INTEGER;`,
 ]
 
 /** Creates or upgrades the deal engine's tables (in the gateway's store, beside the content store's). */

@@ -53,8 +53,8 @@ describeEachStore('content records', (open) => {
     expect((await repo.groupsOf('file-2')).map((g) => g.id)).toEqual([a])
     expect((await repo.groupsOf('file-1')).map((g) => g.id)).toEqual([a, b])
     expect(await repo.leavesInRange('file-1', 2995, 3004)).toEqual([
-      { fileOffset: 2990, groupId: a, offset: 2990, length: 10 },
-      { fileOffset: 3000, groupId: b, offset: 0, length: 10 },
+      { fileOffset: 2990, cid: 'block-299', groupId: a, offset: 2990, length: 10 },
+      { fileOffset: 3000, cid: 'block-300', groupId: b, offset: 0, length: 10 },
     ])
     const many = await repo.groupsOfMany(['file-1', 'file-2', 'nothing'])
     expect([...many.keys()].sort()).toEqual(['file-1', 'file-2'])

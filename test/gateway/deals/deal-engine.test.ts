@@ -59,7 +59,7 @@ describe('deal engine', () => {
     }
   })
 
-  it('offloads a group once its copies are retrievable, and a read reloads it with intact bytes, then it is offloaded again', async () => {
+  it('offloads a group once its copies are retrievable, and a read fetches it back from providers with intact bytes while it stays offloaded', async () => {
     const s = (stack = await startDealStack({ copies: 2 }))
     expect((await fetch(`${s.gatewayServer.url}/docs`, { method: 'MKCOL' })).status).toBe(201)
     const bytes = await upload(s, '/docs/b.bin', 700_000)
@@ -181,7 +181,7 @@ describe('deal engine faults', () => {
     const liar = (await details(s, '/lie.bin')).groups[0].deals[0].provider
     s.sim.setFault(liar, 'corrupt')
 
-    // Reload tries the liar first (both were retrievable), rejects its blocks, and uses the other copy.
+    // The read tries the liar first (both were retrievable), rejects its blocks, and uses the other copy.
     const res = await s.get('/lie.bin')
     expect(res.status).toBe(200)
     expect(Buffer.from(await res.arrayBuffer()).equals(bytes)).toBe(true)
@@ -209,7 +209,7 @@ describe('deal engine faults', () => {
     expect(Buffer.from(await res.arrayBuffer()).equals(bytes)).toBe(true)
   })
 
-  it('every provider gone: a read of offloaded data is a clean 503 and the group goes back to offloaded', async () => {
+  it('every provider gone: a read of offloaded data is a clean 503 and the group stays offloaded', async () => {
     const s = (stack = await startDealStack({ copies: 2 }))
     await upload(s, '/gone.bin')
     expect(await s.runUntil(async () => (await details(s, '/gone.bin')).state === 'offloaded')).toBe(true)

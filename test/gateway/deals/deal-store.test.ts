@@ -17,6 +17,19 @@ describeEachStore('gateway deal store', (open) => {
     return { store, deal }
   }
 
+  describe('transfer size', () => {
+    it('keeps the bytes a provider downloads (CAR then zeros) for a deal, across a reopened store; older deals have none', async () => {
+      const { store, deal } = await fresh()
+      expect(deal.transferSize).toBeUndefined()
+      // A 2 MiB CAR proposed as a 32 GiB piece: 32 GiB × 127/128 bytes, past 32-bit integers.
+      const big = await store.create({ groupId: 2, provider: 'f01000', pieceCid: 'baga6ea4seaq', startEpoch: 100, endEpoch: 200, tokenHash: 'h', proposalEpoch: 40, transferSize: 34_091_302_912 })
+      expect(big.transferSize).toBe(34_091_302_912)
+      const reopened = await createDealStore(sql)
+      expect((await reopened.get(big.id))!.transferSize).toBe(34_091_302_912)
+      expect((await reopened.get(deal.id))!.transferSize).toBeUndefined()
+    })
+  })
+
   describe('deal transitions', () => {
     it('moves a deal along proposing → proposed → published → active → ended, each change recorded with its time', async () => {
       const { store, deal } = await fresh()

@@ -68,6 +68,12 @@ export interface DealStackOptions {
   repairHoldDays?: number
   /** DEAL_MAX_PADDING (default: any). */
   maxPaddingFactor?: number
+  /** Bytes at which a group closes (default 1 MiB: small groups, quick tests). */
+  groupSize?: number
+  /** Provider call and whole-group reload timeouts (default 1 s and 3 s: loopback, small groups). */
+  dealTimeouts?: { callMs: number; reloadMs: number }
+  /** Longest a simulated provider takes to fetch a CAR (default 20 s). */
+  transferTimeoutMs?: number
 }
 
 /**
@@ -82,7 +88,7 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
   const simnet = createSimnet({ seed: o.seed ?? 'deal-engine-tests', genesis: GENESIS, now, stateFile: join(dir, 'simnet', 'chain.sqlite') })
   // The simulated network on loopback, composed as `npm start` composes it: the gateway and the deal
   // service reach its chain only over Lotus JSON-RPC and its providers only over libp2p and HTTP.
-  const network = await startSimulatedNetwork({ simnet, dir: join(dir, 'simnet', 'providers'), seed: o.seed ?? 'deal-engine-tests', transferTimeoutMs: 20_000 })
+  const network = await startSimulatedNetwork({ simnet, dir: join(dir, 'simnet', 'providers'), seed: o.seed ?? 'deal-engine-tests', transferTimeoutMs: o.transferTimeoutMs ?? 20_000 })
   const sim = network.providers
   const hosts = network.hosts
   const service = await createDealService(
@@ -105,11 +111,11 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
     const client = createDealServiceClient({ url: serviceServer.url, apiKey: API_KEY })
     gateway = await createGateway(
       {
-        host: '127.0.0.1', port: 0, dataDir: join(dir, 'gateway'), databaseUrl, groupSize: 1 << 20, groupIdleSeconds: 3600,
+        host: '127.0.0.1', port: 0, dataDir: join(dir, 'gateway'), databaseUrl, groupSize: o.groupSize ?? 1 << 20, groupIdleSeconds: 3600,
         serviceUrl: serviceServer.url, serviceApiKey: API_KEY, clientAddress,
         deals: { durationDays: 540, price: o.price ?? '0', verified: true, maxPaddingFactor: o.maxPaddingFactor, startOffsetEpochs: 5760, copies: o.copies ?? 2, tickSeconds: 3600, retrievalCheckSeconds: (o.retrievalCheckMs ?? 3_600_000) / 1000, renewBeforeDays: o.renewBeforeDays, repairHoldDays: o.repairHoldDays },
       },
-      { logger: silent, providers: (o.providers ?? ((p) => p))(access.port), service: o.service ? o.service(client) : client, now, dealTimeouts: { callMs: 1000, proposalMs: 1500, reloadMs: 3000 } },
+      { logger: silent, providers: (o.providers ?? ((p) => p))(access.port), service: o.service ? o.service(client) : client, now, dealTimeouts: { proposalMs: 1500, ...(o.dealTimeouts ?? { callMs: 1000, reloadMs: 3000 }) } },
     )
     gatewayServer = await startServer(gateway.app, 0, '127.0.0.1')
     // Ticks are driven by the test: set the transfer URL without starting the timer.
