@@ -131,6 +131,8 @@ export function createSimnet(options: SimnetOptions): Simnet {
   // they must never meet real ones, and like real deals they come before NextID (the deal service
   // finds deals by walking ids up to the market actor's NextID).
   let nextDemoDealId = firstDealId - 1
+  /** Every deal id below this one is published (or was and left the market). */
+  let publishedBelow = firstDealId
   const baseVersion = options.networkVersion ?? SIMNET_NETWORK_VERSION
   const nv29Epoch = options.nv29Epoch ?? null
   const networkVersionAt = (epoch: number) => (nv29Epoch !== null && epoch >= nv29Epoch ? Math.max(29, baseVersion) : baseVersion)
@@ -243,9 +245,14 @@ export function createSimnet(options: SimnetOptions): Simnet {
     async networkVersion() {
       return networkVersionAt(headEpoch())
     },
+    // The market gives a deal its id when it publishes it, so NextID is past every published deal and
+    // no unpublished one. Here ids are taken at the proposal and deals publish a few epochs later, not
+    // always in id order: NextID is the lowest id not yet published, so that every id below it is final.
     async nextDealId() {
       catchUp()
-      return nextDealId
+      const head = headEpoch()
+      while (publishedBelow < nextDealId && (deals.get(publishedBelow)?.publishedEpoch ?? Infinity) <= head) publishedBelow++
+      return publishedBelow
     },
     publishedMessage,
     async chainHead(): Promise<ChainHead> {

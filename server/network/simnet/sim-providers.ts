@@ -1,9 +1,9 @@
-import { CarIndexer } from '@ipld/car/indexer'
+import { CID } from 'multiformats/cid'
 import { randomUUID } from 'node:crypto'
 import { createReadStream } from 'node:fs'
 import { mkdir, open, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { join } from 'node:path'
-import { createPieceHasher, paddedPieceSize, padPieceCid } from '../../shared/piece.ts'
+import { createPieceHasher, MIN_PIECE_PAYLOAD, paddedPieceSize, padPieceCid } from '../../shared/piece.ts'
 import type { DealProposal } from '../types.ts'
 import type { Simnet } from './index.ts'
 import { providerProfile } from './provider-kind.ts'
@@ -115,6 +115,10 @@ export function createSimulatedProviders(options: SimProvidersOptions): Simulate
       await mkdir(pieceDir(providerId), { recursive: true })
       const out = await open(temp, 'w', 0o600)
       let received = 0
+      // Where the file ends, and where its last non-zero byte does: a client pads small pieces with
+      // zeros up to the provider's minimum size, which the simulation keeps sparse and hashes as zero subtrees.
+      let fileEnd = 0
+      let dataEnd = 0
       try {
         const download = providerProfile(providerId).kind === 'curio' ? curioTransfer : boostTransfer
         await download(transfer, {
@@ -122,19 +126,23 @@ export function createSimulatedProviders(options: SimProvidersOptions): Simulate
           signal: controller.signal,
           retryDelayMs,
           async write(position, bytes) {
-            let done = 0
+            fileEnd = Math.max(fileEnd, position + bytes.length)
+            const nonZero = lastNonZero(bytes)
+            if (nonZero >= 0) dataEnd = Math.max(dataEnd, position + nonZero + 1)
+            let done = nonZero < 0 ? bytes.length : 0
             while (done < bytes.length) done += (await out.write(bytes, done, bytes.length - done, position + done)).bytesWritten
             received += bytes.length
             proposals.set(proposalId, { state: 'transferring', bytesReceived: received })
           },
         })
+        await out.truncate(fileEnd)
         await out.datasync()
       } finally {
         await out.close()
       }
       // boost storagemarket/deal_commp.go (and Curio's commP task alike): CommP over the received
       // file, padded with zero subtrees up to the proposal's PieceSize, must be the proposed piece CID.
-      if ((await pieceCidOfFile(temp, proposal.PieceSize)) !== pieceCid) throw new TransferFailure('PIECE_CID_MISMATCH')
+      if ((await pieceCidOfFile(temp, fileEnd, dataEnd, proposal.PieceSize)) !== pieceCid) throw new TransferFailure('PIECE_CID_MISMATCH')
       await rename(temp, target)
       await writeFile(indexFile(providerId, pieceCid), JSON.stringify(await indexCar(target)))
       const client = (await simnet.lookupId(proposal.Client)) ?? proposal.Client
@@ -265,16 +273,36 @@ function curioSizeRefusal(p: DealProposal, transfer: SimTransfer): string | null
   return p.PieceSize === natural ? null : `deal proposal piece size ${p.PieceSize} doesn't match padded piece size ${natural}`
 }
 
-/** CommP of a file's bytes, padded to `pieceSize`; null when it cannot be (too small, larger than the piece). */
-async function pieceCidOfFile(path: string, pieceSize: number): Promise<string | null> {
+/**
+ * CommP of a file's `fileSize` bytes, padded to `pieceSize`; null when it
+ * cannot be (too small, larger than the piece). Only the bytes before
+ * `dataEnd` are hashed: past it the file is zeros, whose fr32 form is zeros,
+ * so the tree over the rest is all-zero subtrees, folded in (the same CID
+ * as hashing every zero, without reading a GiB of them).
+ */
+async function pieceCidOfFile(path: string, fileSize: number, dataEnd: number, pieceSize: number): Promise<string | null> {
   const hasher = createPieceHasher()
-  for await (const chunk of createReadStream(path) as AsyncIterable<Buffer>) hasher.update(chunk)
+  const end = Math.min(fileSize, Math.max(dataEnd, MIN_PIECE_PAYLOAD))
+  if (end > 0) for await (const chunk of createReadStream(path, { end: end - 1 }) as AsyncIterable<Buffer>) hasher.update(chunk)
   try {
     const piece = hasher.digest()
-    return piece.pieceSize > pieceSize ? null : padPieceCid(piece.pieceCid, piece.pieceSize, pieceSize)
+    const natural = paddedPieceSize(fileSize)
+    return natural > pieceSize ? null : padPieceCid(padPieceCid(piece.pieceCid, piece.pieceSize, natural), natural, pieceSize)
   } catch {
     return null
   }
+}
+
+const ZERO_BLOCK = Buffer.alloc(64 * 1024)
+
+/** Index of the last non-zero byte, or -1 when every byte is zero (compared a block at a time, as memcmp). */
+function lastNonZero(bytes: Uint8Array): number {
+  for (let end = bytes.length; end > 0; end -= ZERO_BLOCK.length) {
+    const start = Math.max(0, end - ZERO_BLOCK.length)
+    if (Buffer.from(bytes.buffer, bytes.byteOffset + start, end - start).equals(ZERO_BLOCK.subarray(0, end - start))) continue
+    for (let i = end - 1; i >= start; i--) if (bytes[i] !== 0) return i
+  }
+  return -1
 }
 
 /** Flips one bit in the middle: the smallest lie a verifier must still catch. */
@@ -284,9 +312,40 @@ function corrupt(bytes: Uint8Array): Uint8Array {
   return copy
 }
 
+/**
+ * Where each block of a stored CAR v1 lies. A zero-length section ends the
+ * CAR, as Boost's and Curio's indexers read it (go-car's
+ * ZeroLengthSectionAsEOF): a client pads its transfer with zeros up to the
+ * piece's size, and those zeros are no blocks.
+ */
 async function indexCar(path: string): Promise<BlockIndex> {
   const index: BlockIndex = {}
-  const indexer = await CarIndexer.fromIterable(createReadStream(path) as AsyncIterable<Uint8Array>)
-  for await (const entry of indexer) index[entry.cid.toString()] = [entry.blockOffset, entry.blockLength]
-  return index
+  const fh = await open(path, 'r')
+  try {
+    const size = (await fh.stat()).size
+    const head = new Uint8Array(128)
+    const varintAt = async (offset: number): Promise<[value: number, length: number]> => {
+      const { bytesRead } = await fh.read(head, 0, 10, offset)
+      let value = 0
+      for (let i = 0; i < bytesRead; i++) {
+        value += (head[i] & 0x7f) * 2 ** (7 * i)
+        if (head[i] < 0x80) return [value, i + 1]
+      }
+      throw new Error(`CAR section length at ${offset} is not a varint`)
+    }
+    const [headerLength, headerVarint] = await varintAt(0)
+    let offset = headerVarint + headerLength
+    while (offset < size) {
+      const [sectionLength, varint] = await varintAt(offset)
+      if (sectionLength === 0) break
+      const { bytesRead } = await fh.read(head, 0, Math.min(head.length, sectionLength), offset + varint)
+      const [cid, rest] = CID.decodeFirst(head.subarray(0, bytesRead))
+      const cidLength = bytesRead - rest.length
+      index[cid.toString()] = [offset + varint + cidLength, sectionLength - cidLength]
+      offset += varint + sectionLength
+    }
+    return index
+  } finally {
+    await fh.close()
+  }
 }
