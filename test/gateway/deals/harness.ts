@@ -100,6 +100,9 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
   const signer = createSigner(newPrivateKey(), 'mainnet')
   const clientAddress = signer.address
   await service.tenants.addClientAddress((await service.tenants.byName('default'))!.id, clientAddress)
+  // Paid deals lock price × duration of the client's market escrow when published: fund it, as
+  // `npm run wallet -- add-escrow` would.
+  if (BigInt(o.price ?? '0') > 0n) simnet.addEscrow(clientAddress, 10n ** 21n)
   const access = await connectToNetwork({ rpcUrl: network.rpcUrl, clock: simnet.clock, signer, network: 'mainnet' })
   const providerClient = access.client
 
