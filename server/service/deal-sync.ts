@@ -82,7 +82,9 @@ export function createDealSync(deps: { sql: Sql; network: NetworkPort; tenants: 
 
     // The deals already known: where each is now, or what it became if the market dropped it.
     for (const tenant of tenants) {
-      const open = await deps.deals.openDeals(tenant.id)
+      // Only the deals of its client addresses: one recorded for another client (an address the tenant
+      // no longer has) is not its to follow.
+      const open = (await deps.deals.openDeals(tenant.id)).filter((d) => tenantsOf.get(d.proposal.Client)?.includes(tenant.id))
       const now = await mapLimit(open, concurrency, async (recorded): Promise<SyncedDeal> => {
         const deal = await deps.network.getDeal(recorded.dealId)
         if (!deal) return { ...recorded, state: vanishedDealState(recorded, head) }

@@ -125,11 +125,16 @@ export function createPolicyStore(sql: Sql): PolicyStore {
       if (mixCopies < 1 && groupsAfter === 0) throw badRequest('mixGroup.numberOfCopies: must be at least 1 when no group asks for copies')
       const blacklist = new Set(options.blacklist)
       if ([...seenProviders].some((p) => blacklist.has(p))) throw importError('PROVIDER_BLACKLISTED')
-      if (!options.replace) {
+      /** What the tenant's policy, as it is now, already has of this import's names and providers. */
+      const conflictWithCurrent = async () => {
         const current = await exportDoc(tenantId)
-        if (current.groups.some((g) => names.has(g.name.toLowerCase()))) throw importError('GROUP_NAME_ALREADY_USED')
-        if (current.groups.some((g) => g.providers.some((p) => seenProviders.has(p.addressId)))) throw importError('PROVIDER_ALREADY_USED')
-        if (current.groups.length + groups.length > MAX_GROUPS) throw importError('NUMBER_OF_GROUP_LIMIT_EXCEEDED')
+        if (current.groups.some((g) => names.has(g.name.toLowerCase()))) return importError('GROUP_NAME_ALREADY_USED')
+        if (current.groups.some((g) => g.providers.some((p) => seenProviders.has(p.addressId)))) return importError('PROVIDER_ALREADY_USED')
+        return current.groups.length + groups.length > MAX_GROUPS ? importError('NUMBER_OF_GROUP_LIMIT_EXCEEDED') : undefined
+      }
+      if (!options.replace) {
+        const conflict = await conflictWithCurrent()
+        if (conflict) throw conflict
       }
       // Last, as it asks the chain: every provider must be a storage provider there.
       for (const p of seenProviders) {
@@ -138,8 +143,9 @@ export function createPolicyStore(sql: Sql): PolicyStore {
       try {
         await write(tenantId, doc, options.replace)
       } catch (err) {
-        // A concurrent import (here or on another replica) won the race for a name or provider; the transaction rolled back.
-        if (isConstraintViolation(err)) throw importError('PROVIDER_ALREADY_USED')
+        // A concurrent import (here or on another replica) won the race for a name or provider; the transaction
+        // rolled back. Say which, as the same import would have been told had it come second.
+        if (isConstraintViolation(err)) throw (await conflictWithCurrent()) ?? importError('PROVIDER_ALREADY_USED')
         throw err
       }
     },

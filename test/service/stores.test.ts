@@ -273,7 +273,7 @@ describeEachStore('deal service stores', (open, dialect) => {
       await sql.close()
     })
 
-    it('of two imports racing for one group name, one lands and the other gets PROVIDER_ALREADY_USED', async () => {
+    it('of two imports racing for one group name, one lands and the other gets GROUP_NAME_ALREADY_USED, whoever checked first', async () => {
       const sql = await openService(open)
       const tenant = await createTenantStore(sql).create('acme', 'clients-premium')
       const policies = createPolicyStore(sql)
@@ -284,7 +284,7 @@ describeEachStore('deal service stores', (open, dialect) => {
       expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected'])
       const failure = (results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason
       expect(failure).toBeInstanceOf(ServiceError)
-      expect(failure.message).toBe('PROVIDER_ALREADY_USED')
+      expect(failure.message).toBe('GROUP_NAME_ALREADY_USED')
       expect((await policies.export(tenant.id)).groups).toHaveLength(1)
       await sql.close()
     })
