@@ -68,6 +68,10 @@ export interface DealStackOptions {
   repairHoldDays?: number
   /** DEAL_MAX_PADDING (default: any). */
   maxPaddingFactor?: number
+  /** The client's market escrow, attoFIL (default: plenty when `price` is above 0, else none). */
+  escrow?: bigint
+  /** The simulated chain's network version 29 upgrade epoch (FIP-0118); default: none scheduled. */
+  nv29Epoch?: number
   /** Bytes at which a group closes (default 1 MiB: small groups, quick tests). */
   groupSize?: number
   /** Provider call and whole-group reload timeouts (default 1 s and 3 s: loopback, small groups). */
@@ -85,7 +89,7 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
   const dir = mkdtempSync(join(tmpdir(), 'deal-stack-'))
   const clock = { now: Date.UTC(2025, 0, 15) }
   const now = () => clock.now
-  const simnet = createSimnet({ seed: o.seed ?? 'deal-engine-tests', genesis: GENESIS, now, stateFile: join(dir, 'simnet', 'chain.sqlite') })
+  const simnet = createSimnet({ seed: o.seed ?? 'deal-engine-tests', genesis: GENESIS, now, nv29Epoch: o.nv29Epoch, stateFile: join(dir, 'simnet', 'chain.sqlite') })
   // The simulated network on loopback, composed as `npm start` composes it: the gateway and the deal
   // service reach its chain only over Lotus JSON-RPC and its providers only over libp2p and HTTP.
   const network = await startSimulatedNetwork({ simnet, dir: join(dir, 'simnet', 'providers'), seed: o.seed ?? 'deal-engine-tests', transferTimeoutMs: o.transferTimeoutMs ?? 20_000 })
@@ -102,7 +106,8 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
   await service.tenants.addClientAddress((await service.tenants.byName('default'))!.id, clientAddress)
   // Paid deals lock price × duration of the client's market escrow when published: fund it, as
   // `npm run wallet -- add-escrow` would.
-  if (BigInt(o.price ?? '0') > 0n) simnet.addEscrow(clientAddress, 10n ** 21n)
+  const escrow = o.escrow ?? (BigInt(o.price ?? '0') > 0n ? 10n ** 21n : 0n)
+  if (escrow > 0n) simnet.addEscrow(clientAddress, escrow)
   const access = await connectToNetwork({ rpcUrl: network.rpcUrl, clock: simnet.clock, signer, network: 'mainnet' })
   const providerClient = access.client
 

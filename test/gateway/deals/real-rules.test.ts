@@ -41,8 +41,6 @@ describe('what the gateway proposes', () => {
   it('prices the piece, not the GiB: StoragePricePerEpoch is the price per GiB × PieceSize / 2^30, and the label is the payload root', async () => {
     const sent: DealProposal[] = []
     const s = (stack = await startDealStack({ copies: 2, price: '50000000', providers: recording(sent) }))
-    // Paid deals need free market escrow: what `npm run wallet -- add-escrow` would have put there.
-    s.simnet.addEscrow(s.clientAddress, 10n ** 20n)
     await upload(s, '/paid.bin')
     await s.runUntil(() => sent.length > 0, { max: 5 })
     expect(sent.length).toBeGreaterThan(0)
@@ -82,7 +80,35 @@ describe('what the gateway proposes', () => {
   })
 })
 
+describe('the network upgrade that ends Fil+ (FIP-0118), on the simulated chain', () => {
+  it('verified deals before network version 29, unverified ones after, both reaching active on the chain', async () => {
+    // The upgrade 2 days of chain time after the start: the first group's deals are made before it.
+    const head = Math.floor((Date.UTC(2025, 0, 15) / 1000 - 1704067200) / 30)
+    const s = (stack = await startDealStack({ copies: 1, nv29Epoch: head + 5760 }))
+    await upload(s, '/before.bin')
+    const active = async (group: number) => (await s.gateway.dealStore.ofGroup(group)).filter((d) => d.state === 'active')
+    expect(await s.runUntil(async () => (await active(1)).length > 0)).toBe(true)
+    expect((await s.simnet.getDeal((await active(1))[0].dealId!))!.proposal.VerifiedDeal).toBe(true)
+    s.advance(head + 5760 - s.simnet.headEpoch())
+    await upload(s, '/after.bin')
+    expect(await s.runUntil(async () => (await active(2)).length > 0)).toBe(true)
+    // The chain refuses verified deals from nv29: the gateway read the version and proposed an unverified one.
+    expect((await s.simnet.getDeal((await active(2))[0].dealId!))!.proposal.VerifiedDeal).toBe(false)
+    expect(s.gateway.deals!.dealKind()).toMatchObject({ verified: false, networkVersion: 29 })
+  })
+})
+
 describe('whom the gateway asks', () => {
+  it('does not propose a paid deal whose price × duration the free escrow cannot cover, and says so', async () => {
+    const sent: DealProposal[] = []
+    // Some escrow, far less than a deal locks.
+    const s = (stack = await startDealStack({ copies: 1, price: '50000000000', escrow: 1000n, providers: recording(sent) }))
+    await upload(s, '/paid.bin')
+    await s.runUntil(() => false, { max: 3 })
+    expect(sent).toEqual([])
+    expect((await details(s, '/paid.bin')).groups[0].reason).toMatch(/f0\d+: the deal would lock \d+ attoFIL of escrow, 1000 is free/)
+  })
+
   it('skips a provider that serves no HTTP retrieval, and says why when no other is left', async () => {
     const sent: DealProposal[] = []
     const s = (stack = await startDealStack({ copies: 1, providers: (port) => ({ ...recording(sent)(port), servesHttpRetrieval: async () => false }) }))
