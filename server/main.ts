@@ -21,7 +21,7 @@ import { openKeystore } from './network/wallet/keystore.ts'
 import { addressNetworkOf, formatAddress } from './shared/address.ts'
 import { createSimnet, type Simnet } from './network/simnet/index.ts'
 import { openSimChainStore } from './network/simnet/chain-store.ts'
-import { simnetOverRpc } from './network/index.ts'
+import { createNetwork, devnetClock, simnetOverRpc } from './network/index.ts'
 import { networkClock, speedInWords, spedUpClock, type NetworkClock } from './shared/epochs.ts'
 
 const HELP = `Usage: npm start -- [--role all|app|gateway|service]
@@ -35,10 +35,15 @@ Runs the Nextcloud/Filecoin stack on loopback.
   --role service  only the deal service (ticker, /private/v1/*, /openapi.json)
   -h, --help      this text
 
+NETWORK=devnet LOTUS_URL=http://127.0.0.1:1234/rpc/v1 runs the three parts
+against a local Lotus-compatible node and its providers (no simulation): the
+clock is read from the node, test (t…) addresses, a loopback
+GATEWAY_PUBLIC_URL is allowed and a wallet key is made at the first start.
+
 Configuration is read from the environment; see README.md ("Configuration").
 Main variables: PORT (8080), GATEWAY_PORT (9011), HOST (127.0.0.1),
 DATA_DIR (./data), GATEWAY_URL, GATEWAY_USER, GATEWAY_PASSWORD, ADMIN_PASSWORD,
-NETWORK (simnet|mainnet|calibration), GROUP_SIZE, GROUP_IDLE_SECONDS, LOG_LEVEL,
+NETWORK (simnet|mainnet|calibration|devnet), GROUP_SIZE, GROUP_IDLE_SECONDS, LOG_LEVEL,
 SERVICE_PORT (8090), API_KEY, SIMNET_SEED, SIMNET_SPEED, LOTUS_URL, LOTUS_TOKEN,
 SERVICE_URL, SERVICE_API_KEY, GATEWAY_PUBLIC_URL, WALLET, DEAL_CLIENT_ADDRESS,
 DEAL_DURATION_DAYS, DEAL_PRICE, DEAL_VERIFIED, DEAL_START_OFFSET, DEAL_COPIES,
@@ -276,11 +281,12 @@ function savedSimnetClock(config: Config): NetworkClock | undefined {
 
 /**
  * The wallet key that signs the gateway's deals (WALLET, else the default key
- * of `<DATA_DIR>/wallet`). On the simulated network one is made at the first
- * start; on a real one the operator brings it (`npm run wallet`).
+ * of `<DATA_DIR>/wallet`). On the simulated network and on a devnet (whose
+ * keys are throwaway) one is made at the first start; on a real one the
+ * operator brings it (`npm run wallet`).
  */
 function walletSigner(config: Config) {
-  const simulated = !config.service.lotusUrl && !config.gateway.lotusUrl
+  const simulated = config.service.network === 'devnet' || (!config.service.lotusUrl && !config.gateway.lotusUrl)
   const keystore = openKeystore(join(config.dataDir, 'wallet'), addressNetworkOf(config.service.network))
   if (keystore.list().length === 0) {
     if (!simulated) return undefined
@@ -300,7 +306,9 @@ async function networkAccess(config: Config, logger: Logger): Promise<(NetworkAc
   const url = g.simnetRpcUrl ?? g.lotusUrl
   if (!url) return undefined
   // Real providers fetch CARs from GATEWAY_PUBLIC_URL: a loopback or private one would make every deal fail.
-  const notPublic = g.simnetRpcUrl ? null : whyNotPublic(g.publicUrl)
+  // A devnet's providers run on the same machine or network, so there any URL they reach will do.
+  const devnet = config.service.network === 'devnet'
+  const notPublic = g.simnetRpcUrl || devnet ? null : whyNotPublic(g.publicUrl)
   if (notPublic) {
     logger.error(`deals are off: ${notPublic}; storage providers on ${config.service.network} must be able to fetch CARs from it (set it to this gateway's public https URL)`)
     return undefined
@@ -310,7 +318,11 @@ async function networkAccess(config: Config, logger: Logger): Promise<(NetworkAc
     logger.error('no wallet key: deals are off until one is made or imported (npm run wallet -- new | import)')
     return undefined
   }
-  const clock = g.simnetRpcUrl ? savedSimnetClock(config)! : networkClock(config.service.network)
+  const clock = g.simnetRpcUrl
+    ? savedSimnetClock(config)!
+    : devnet
+      ? await devnetClock({ url, token: g.lotusToken })
+      : networkClock(config.service.network as Exclude<typeof config.service.network, 'devnet'>)
   const access = await connectToNetwork({ rpcUrl: url, token: g.simnetRpcUrl ? undefined : g.lotusToken, clock, signer, network: addressNetworkOf(config.service.network) })
   logger.info({ clientAddress: signer.address, chain: url }, 'deals are signed by the wallet key')
   return { ...access, clientAddress: signer.address }
@@ -376,7 +388,7 @@ async function runService(config: Config, logger: Logger, simnet?: Simnet): Prom
   const replica = config.service.simnetRpcUrl
   const network = simnet && !replica ? await runSimulatedNetwork(config, logger, simnet) : undefined
   const rpcUrl = network?.rpcUrl ?? replica
-  const service = await createDealService(config.service, { logger, network: simnet && rpcUrl ? simnetOverRpc(simnet, rpcUrl) : undefined })
+  const service = await createDealService(config.service, { logger, network: simnet && rpcUrl ? simnetOverRpc(simnet, rpcUrl) : await devnetNetwork(config) })
   if (network) await seedDemoClient(service, simnet!, config.service.simnetSeed)
   if (service.createdApiKey) {
     // Shown once; only its hash is stored (the file beside it is mode 0600).
@@ -396,9 +408,19 @@ async function runService(config: Config, logger: Logger, simnet?: Simnet): Prom
   }
 }
 
+/** On NETWORK=devnet: the chain of its node (LOTUS_URL), with the clock the node tells; otherwise undefined. */
+async function devnetNetwork(config: Config) {
+  const s = config.service
+  if (s.network !== 'devnet' || !s.lotusUrl) return undefined
+  return createNetwork(s, { clock: await devnetClock({ url: s.lotusUrl, token: s.lotusToken }) })
+}
+
 async function runBridge(config: Config, logger: Logger): Promise<Part> {
   if (!config.bridge.gatewayUrl) throw new ConfigError('--role app needs GATEWAY_URL')
-  const bridge = await createBridge(config.bridge, { logger, simnetClock: savedSimnetClock(config) })
+  // The tab's dates follow the local network's clock: the simulated chain's saved one, or the devnet node's.
+  const s = config.service
+  const localClock = s.network === 'devnet' && s.lotusUrl ? await devnetClock({ url: s.lotusUrl, token: s.lotusToken }) : savedSimnetClock(config)
+  const bridge = await createBridge(config.bridge, { logger, simnetClock: localClock })
   const server = await startServer(bridge.listener, config.bridge.port, config.bridge.host, { idleTimeoutMs: config.idleTimeoutMs, onClientError: bridge.onClientError })
   const mode = config.bridge.filesync === 'nextcloud' ? `beside Nextcloud at ${config.bridge.nextcloudUrl} (OCS routes only)` : 'WebDAV files, OCS'
   logger.info({ url: server.url, gateway: config.bridge.gatewayUrl }, `app surface listening (${mode})`)

@@ -68,7 +68,7 @@ export const LinkSettingsInput = z.strictObject({
     const problem = pathMapProblem(value)
     if (problem) ctx.addIssue({ code: 'custom', message: problem })
   }),
-  network: z.enum(['simnet', 'mainnet', 'calibration'], { error: 'must be simnet, mainnet or calibration' }),
+  network: z.enum(['simnet', 'mainnet', 'calibration', 'devnet'], { error: 'must be simnet, mainnet, calibration or devnet' }),
   ipfsGateway: optionalHttpUrl,
   // Absent: keep the saved mounts (admin pages that predate them still save).
   mounts: Mounts.optional(),

@@ -78,7 +78,11 @@ export function createLiveLink(settings: SettingsStore, simnetClock: NetworkCloc
   return { gateway, pathMap, mounts, clock, simnetClock, close: () => built.gateway.close() }
 }
 
-/** The clock of the network a link names: the simulated network's own, or a real network's. */
+/**
+ * The clock of the network a link names: a real network's constants, or the
+ * local network's clock this stack was started with (`simnetClock`: the
+ * simulated network's, or on NETWORK=devnet the one read from its node).
+ */
 export function clockOf(network: NetworkClock['name'], simnetClock: NetworkClock): NetworkClock {
-  return network === 'simnet' ? simnetClock : networkClock(network)
+  return network === 'simnet' || network === 'devnet' ? simnetClock : networkClock(network)
 }

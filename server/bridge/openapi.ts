@@ -20,7 +20,7 @@ const common = {
 
 const TabConfigSchema = z.object({
   success: z.literal(true),
-  config: z.object({ network: z.enum(['simnet', 'mainnet', 'calibration']), ipfsGateway: z.string(), genesisTimestamp: z.number().int() }),
+  config: z.object({ network: z.enum(['simnet', 'mainnet', 'calibration', 'devnet']), ipfsGateway: z.string(), genesisTimestamp: z.number().int() }),
 })
 const LinkTestResultSchema = z.object({
   success: z.boolean(),

@@ -1,13 +1,19 @@
 import type { ServiceConfig } from '../shared/config.ts'
-import { networkClock } from '../shared/epochs.ts'
+import { networkClock, type NetworkClock } from '../shared/epochs.ts'
 import { createLotusNetwork } from './lotus/index.ts'
+import { createJsonRpc } from './lotus/json-rpc.ts'
+import { nodeClock } from './lotus/node-clock.ts'
 import { createSimnet, type Simnet } from './simnet/index.ts'
 import type { NetworkPort } from './types.ts'
 
-/** The simulated network by default; a Lotus/Forest node when LOTUS_URL is set. */
-export function createNetwork(config: ServiceConfig, deps: { now?: () => number; fetch?: typeof fetch } = {}): NetworkPort {
+/**
+ * The simulated network by default; a Lotus/Forest node when LOTUS_URL is set.
+ * On a devnet `deps.clock` is the one read from its node (`devnetClock`).
+ */
+export function createNetwork(config: ServiceConfig, deps: { now?: () => number; fetch?: typeof fetch; clock?: NetworkClock } = {}): NetworkPort {
   if (config.lotusUrl) {
-    const clock = networkClock(config.network === 'simnet' ? 'mainnet' : config.network)
+    if (config.network === 'devnet' && !deps.clock) throw new Error('NETWORK=devnet: read the clock from the node first (devnetClock)')
+    const clock = deps.clock ?? networkClock(config.network === 'simnet' || config.network === 'devnet' ? 'mainnet' : config.network)
     return createLotusNetwork({ url: config.lotusUrl, token: config.lotusToken, clock, fetch: deps.fetch })
   }
   return createSimnet({ seed: config.simnetSeed, speed: config.simnetSpeed, genesis: config.simnetGenesis, nv29Epoch: config.simnetNv29Epoch, now: deps.now })
@@ -29,4 +35,9 @@ export function simnetOverRpc(simnet: Simnet, rpcUrl: string): NetworkPort {
     listProviders: () => simnet.listProviders(),
     providerTerms: (providerId) => simnet.providerTerms(providerId),
   }
+}
+
+/** The clock of the devnet whose node answers at `url` (LOTUS_URL), read once at start. */
+export function devnetClock(o: { url: string; token?: string; fetch?: typeof fetch }): Promise<NetworkClock> {
+  return nodeClock(createJsonRpc({ url: o.url, token: o.token, fetch: o.fetch, timeoutMs: 10_000 }))
 }

@@ -89,8 +89,13 @@ export function parseAddressOn(input: string, network: AddressNetwork): AddressP
     : fail('a mainnet address (f…), but this service runs on a testnet: use the t… address')
 }
 
-/** Which addresses a network uses: `t…` on calibration, `f…` on mainnet and the simulated network. */
-export const addressNetworkOf = (network: 'simnet' | 'mainnet' | 'calibration'): AddressNetwork => (network === 'calibration' ? 'testnet' : 'mainnet')
+/**
+ * Which addresses a network uses: `t…` on calibration and on a devnet (Lotus
+ * builds other than mainnet's print testnet addresses), `f…` on mainnet and
+ * the simulated network.
+ */
+export const addressNetworkOf = (network: 'simnet' | 'mainnet' | 'calibration' | 'devnet'): AddressNetwork =>
+  network === 'calibration' || network === 'devnet' ? 'testnet' : 'mainnet'
 
 /** True for a valid address of any protocol. */
 export function isFilecoinAddress(input: string): boolean {

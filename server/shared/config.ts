@@ -19,7 +19,8 @@ const EnvSchema = z.object({
   DISK_FREE_WARNING_MB: z.coerce.number().int().min(0).max(1 << 30).default(1024),
   // Every part closes a connection that sends nothing for this long while its headers or body are due.
   IDLE_TIMEOUT_SECONDS: z.coerce.number().positive().max(3600).default(30),
-  NETWORK: z.enum(['simnet', 'mainnet', 'calibration']).default('simnet'),
+  // devnet: a local Lotus-compatible node at LOTUS_URL, its clock read from the node.
+  NETWORK: z.enum(['simnet', 'mainnet', 'calibration', 'devnet']).default('simnet'),
   SIMNET_GENESIS: z.coerce.number().int().min(0).default(SIMNET_DEFAULT_GENESIS),
   // Set: every part keeps its state in this PostgreSQL database, each in its own schema; unset: SQLite files under DATA_DIR.
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),
@@ -97,6 +98,8 @@ const EnvSchema = z.object({
  */
 const GROUP_DEFAULTS: Record<NetworkName, { groupSize: number; idleSeconds: number; maxPadding: number }> = {
   simnet: { groupSize: 64 * 1024 * 1024, idleSeconds: 20, maxPadding: 0 },
+  // A devnet's providers are test setups (Lotus/Boost devnets seal 2 KiB to 8 MiB sectors): as on simnet.
+  devnet: { groupSize: 64 * 1024 * 1024, idleSeconds: 20, maxPadding: 0 },
   calibration: { groupSize: 1024 ** 3, idleSeconds: 86_400, maxPadding: 16 },
   mainnet: { groupSize: 8 * 1024 ** 3, idleSeconds: 86_400, maxPadding: 16 },
 }
@@ -244,6 +247,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const e = parsed.data
   if (e.FILESYNC === 'nextcloud' && !e.NEXTCLOUD_URL) throw new ConfigError('Invalid configuration:\n  NEXTCLOUD_URL: required when FILESYNC=nextcloud')
+  // A devnet is someone's node: without its URL there is no chain to read the clock and deals from.
+  if (e.NETWORK === 'devnet' && !e.LOTUS_URL) {
+    throw new ConfigError('Invalid configuration:\n  LOTUS_URL: required when NETWORK=devnet (the JSON-RPC URL of the devnet\'s Lotus-compatible node, e.g. http://127.0.0.1:1234/rpc/v1)')
+  }
   const dataDir = resolve(e.DATA_DIR)
   return {
     logLevel: e.LOG_LEVEL,

@@ -5,10 +5,18 @@ export const EPOCHS_PER_DAY = 2880
 export const MIN_DEAL_DAYS = 180
 export const MAX_DEAL_DAYS = 1278
 
-export type NetworkName = 'simnet' | 'mainnet' | 'calibration'
+/**
+ * `devnet`: a local Lotus-compatible node (a Lotus or Boost devnet, our
+ * simulated chain served alone), whose genesis and block time are read from
+ * the node at start (server/network/lotus/node-clock.ts), never constants.
+ */
+export type NetworkName = 'simnet' | 'mainnet' | 'calibration' | 'devnet'
+
+/** The networks whose clock is known without asking a node. */
+export type KnownClockNetwork = Exclude<NetworkName, 'devnet'>
 
 /** Genesis times (unix seconds) of the real networks. */
-export const GENESIS: Record<Exclude<NetworkName, 'simnet'>, number> = {
+export const GENESIS: Record<'mainnet' | 'calibration', number> = {
   mainnet: 1598306400,
   calibration: 1667326380,
 }
@@ -33,7 +41,7 @@ export interface NetworkClock {
   epochSeconds: number
 }
 
-export function networkClock(name: NetworkName, simnetGenesis = SIMNET_DEFAULT_GENESIS): NetworkClock {
+export function networkClock(name: KnownClockNetwork, simnetGenesis = SIMNET_DEFAULT_GENESIS): NetworkClock {
   return { name, genesis: name === 'simnet' ? simnetGenesis : GENESIS[name], epochSeconds: EPOCH_SECONDS }
 }
 

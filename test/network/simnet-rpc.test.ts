@@ -3,6 +3,7 @@
  * (server/network/lotus), pointed at it, must read exactly what the simulated
  * network holds, as it would read a Lotus node.
  */
+import { devnetClock } from '../../server/network/index.ts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createLotusNetwork, lotusNetworkParams } from '../../server/network/lotus/index.ts'
 import { createJsonRpc } from '../../server/network/lotus/json-rpc.ts'
@@ -66,7 +67,12 @@ describe('simulated chain over Lotus JSON-RPC', () => {
   it('answers the network version (nv28) and Lotus\'s NetworkParams with no nv29 upgrade scheduled', async () => {
     expect(await lotus().networkVersion()).toBe(28)
     const params = (await (await rpc(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'Filecoin.StateGetNetworkParams', params: [] }))).json()).result
-    expect(params).toMatchObject({ NetworkName: 'simnet', BlockDelaySecs: 30, ForkUpgradeParams: { UpgradeFireHorseHeight: -1, UpgradeXxHeight: 9_999_999_999 } })
+    // Its block time is the simulated chain's own (sped up here), so a clock read from the node keeps its pace.
+    expect(params).toMatchObject({ NetworkName: 'simnet', BlockDelaySecs: simnet.clock.epochSeconds, ForkUpgradeParams: { UpgradeFireHorseHeight: -1, UpgradeXxHeight: 9_999_999_999 } })
+    // A devnet's clock read from this node (NETWORK=devnet) is the simulated chain's, to the second.
+    const read = await devnetClock({ url: `${node.url}${SIMNET_RPC_PATH}` })
+    expect(read.epochSeconds).toBe(simnet.clock.epochSeconds)
+    expect(Math.abs(read.genesis - simnet.clock.genesis)).toBeLessThan(1)
   })
 
   it('gives the chain adapter the same head, deals, actors and miners as the simulated network itself', async () => {
@@ -83,7 +89,7 @@ describe('simulated chain over Lotus JSON-RPC', () => {
     expect(await chain.minerInfo(provider)).toEqual(await simnet.minerInfo(provider))
     expect(await chain.minerInfo('f099999999')).toBeNull()
     expect(await chain.lookupId('f17uoq6tp427uzv7fztkbsnn64iwotfrristwpryy')).toBe(await simnet.lookupId('f17uoq6tp427uzv7fztkbsnn64iwotfrristwpryy'))
-    expect(await lotusNetworkParams(createJsonRpc({ url: `${node.url}${SIMNET_RPC_PATH}` }))).toEqual({ networkName: 'simnet', blockDelaySecs: 30 })
+    expect(await lotusNetworkParams(createJsonRpc({ url: `${node.url}${SIMNET_RPC_PATH}` }))).toEqual({ networkName: 'simnet', blockDelaySecs: simnet.clock.epochSeconds })
     // Every simulated client is verified with 1 PiB of DataCap and no escrow (StateVerifiedClientStatus, StateMarketBalance).
     expect(await chain.dataCap(CLIENT)).toBe(2n ** 50n)
     expect(await chain.marketBalance(CLIENT)).toEqual({ escrow: 0n, locked: 0n })

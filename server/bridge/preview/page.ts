@@ -15,6 +15,7 @@ export const APP_ASSETS = '/apps/gateway'
 /** What the header says of the network the app is linked to: a simulated one always says so, and its pace. */
 export function networkLabel(clock: NetworkClock): string {
   if (clock.name === 'simnet') return `Simulated network, ${speedInWords(clock) ?? 'in real time'}`
+  if (clock.name === 'devnet') return 'Local devnet'
   return clock.name === 'mainnet' ? 'Filecoin mainnet' : 'Filecoin calibration network'
 }
 

@@ -1,7 +1,7 @@
 import { multiaddr } from '@multiformats/multiaddr'
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
 import * as dagCbor from '@ipld/dag-cbor'
-import { addressFromBytes, parseAddress } from '../../shared/address.ts'
+import { addressFromBytes, parseAddress, type AddressNetwork } from '../../shared/address.ts'
 import type { MarketDeal } from '../types.ts'
 import {
   cborCid, METHOD_ADD_BALANCE, messageProblem, readJsonMessage, readJsonSignedMessage, signedMessageCid, SIG_SECP256K1, METHOD_PUBLISH_STORAGE_DEALS,
@@ -40,6 +40,14 @@ export const GATEWAY_METHODS: ReadonlySet<string> = new Set([
 export interface SimnetRpcOptions {
   /** Also serve a full node's methods the gateway API lacks (StateMarketDeals), for tests that need them. */
   fullNode?: boolean
+  /**
+   * The prefix of the addresses it answers with: `mainnet` (f…, default) as
+   * the simulation keeps them, or `testnet` (t…) as every Lotus build but
+   * mainnet's prints them (lotus build/buildconstants/params_mainnet.go alone
+   * calls SetAddressNetwork(address.Mainnet)), to stand for a devnet's node.
+   * Lotus reads either prefix in parameters (go-address NewFromString).
+   */
+  addressNetwork?: AddressNetwork
 }
 
 /** Where no upgrade is scheduled, as mainnet's build says for one not yet planned (lotus build/buildconstants/params_mainnet.go). */
@@ -147,7 +155,8 @@ export function simnetRpcListener(simnet: Simnet, options: SimnetRpcOptions = {}
     async 'Filecoin.StateGetNetworkParams'() {
       const past = simnet.networkVersionAt(0) >= 29
       return {
-        NetworkName: 'simnet', BlockDelaySecs: 30, ConsensusMinerMinPower: '0', PreCommitChallengeDelay: 150,
+        // A sped-up chain's block time, so that a clock read from the node (node-clock.ts) keeps its pace.
+        NetworkName: 'simnet', BlockDelaySecs: simnet.clock.epochSeconds, ConsensusMinerMinPower: '0', PreCommitChallengeDelay: 150,
         ForkUpgradeParams: {
           ...Object.fromEntries(PAST_UPGRADES.map((name) => [`Upgrade${name}Height`, -1])),
           BreezeGasTampingDuration: 0,
@@ -314,12 +323,22 @@ export function simnetRpcListener(simnet: Simnet, options: SimnetRpcOptions = {}
       const served = Object.hasOwn(methods, call.method) && (options.fullNode || GATEWAY_METHODS.has(call.method))
       const method = served ? methods[call.method] : undefined
       if (!method) return answer(res, call.id, { error: { code: METHOD_NOT_FOUND, message: `method '${call.method.slice(0, 100)}' not found` } })
-      const params = call.params === undefined ? [] : call.params
-      if (!Array.isArray(params)) return answer(res, call.id, { error: { code: INVALID_PARAMS, message: 'params must be an array' } })
+      const given = call.params === undefined ? [] : call.params
+      if (!Array.isArray(given)) return answer(res, call.id, { error: { code: INVALID_PARAMS, message: 'params must be an array' } })
+      const testnet = options.addressNetwork === 'testnet'
+      const params = testnet ? (withAddressPrefix(given, 't', 'f') as unknown[]) : given
       method(params).then(
-        (result) => answer(res, call.id, { result }),
+        (result) => answer(res, call.id, { result: testnet ? withAddressPrefix(result, 'f', 't') : result }),
         (err: unknown) => answer(res, call.id, { error: err instanceof RpcError ? { code: err.code, message: err.message } : { code: LOTUS_ERROR, message: 'internal error' } }),
       )
     })
   }
+}
+
+/** `value` with every address string spelt with prefix `from` spelt with `to` (the checksum covers only protocol and payload). */
+function withAddressPrefix(value: unknown, from: 'f' | 't', to: 'f' | 't'): unknown {
+  if (typeof value === 'string') return value.startsWith(from) && parseAddress(value).ok ? to + value.slice(1) : value
+  if (Array.isArray(value)) return value.map((v) => withAddressPrefix(v, from, to))
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withAddressPrefix(v, from, to)]))
+  return value
 }
