@@ -44,7 +44,7 @@ Configuration is read from the environment; see README.md ("Configuration").
 Main variables: PORT (8080), GATEWAY_PORT (9011), HOST (127.0.0.1),
 DATA_DIR (./data), GATEWAY_URL, GATEWAY_USER, GATEWAY_PASSWORD, ADMIN_PASSWORD,
 NETWORK (simnet|mainnet|calibration|devnet), GROUP_SIZE, GROUP_IDLE_SECONDS, LOG_LEVEL,
-SERVICE_PORT (8090), API_KEY, SIMNET_SEED, SIMNET_SPEED, LOTUS_URL, LOTUS_TOKEN,
+SERVICE_PORT (8090), API_KEY, SIMNET_SEED, SIMNET_SPEED, SIMNET_FAULT_RATE, LOTUS_URL, LOTUS_TOKEN,
 SERVICE_URL, SERVICE_API_KEY, GATEWAY_PUBLIC_URL, WALLET, DEAL_CLIENT_ADDRESS,
 DEAL_DURATION_DAYS, DEAL_PRICE, DEAL_VERIFIED, DEAL_START_OFFSET, DEAL_COPIES,
 DEAL_TICK_SECONDS, RETRIEVAL_CHECK_SECONDS, DEAL_RENEW_BEFORE_DAYS,
@@ -354,6 +354,7 @@ async function runSimulatedNetwork(config: Config, logger: Logger, simnet: Simne
   const network = await startSimulatedNetwork({
     simnet, dir: join(config.dataDir, 'simnet', 'providers'), seed: config.service.simnetSeed, host: config.service.host,
     rpcPort: config.service.simnetRpcPort ?? 1234, idleTimeoutMs: config.idleTimeoutMs,
+    faults: { rate: config.service.simnetFaultRate ?? 0, onFault: (site, fault, label) => logger.debug({ site, fault, label }, 'simulated network fault') },
   })
   const kinds = [...network.hosts.endpoints.values()].reduce<Record<string, number>>((n, e) => ({ ...n, [e.kind]: (n[e.kind] ?? 0) + 1 }), {})
   logger.info({ url: network.rpcUrl, providers: kinds }, 'simulated network: chain serving Lotus JSON-RPC, Boost-like (TCP) and Curio-like (WebSocket) providers on loopback')

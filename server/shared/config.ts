@@ -79,6 +79,9 @@ const EnvSchema = z.object({
   SIMNET_SPEED: z.coerce.number().positive().max(100_000).default(300),
   // The simulated chain's epoch of the network version 29 upgrade (FIP-0118: Fil+ ends); unset: none scheduled.
   SIMNET_NV29_EPOCH: z.coerce.number().int().min(0).optional(),
+  // Seeded faults of the simulated network: this share (0 to 0.2, e.g. 0.03) of chain calls, provider streams
+  // and CAR transfers fail or stall, to see the gateway get through them. 0: none.
+  SIMNET_FAULT_RATE: z.coerce.number().min(0).max(0.2).default(0),
   // The chain client speaks JSON-RPC over HTTP POST only (Lotus serves it on /rpc/v1 beside its WebSocket).
   LOTUS_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s):// URL (the JSON-RPC client speaks HTTP POST; Lotus serves it at the same /rpc/v1 as ws://)' }).optional(),
   LOTUS_TOKEN: z.string().optional(),
@@ -201,6 +204,8 @@ export interface ServiceConfig extends StoredState {
   simnetSpeed: number
   /** The simulated chain's network version 29 upgrade epoch (FIP-0118); undefined: none scheduled. */
   simnetNv29Epoch?: number
+  /** Share of the simulated network's chain calls, provider streams and transfers that fail or stall (0: none). */
+  simnetFaultRate?: number
   /** Set: read the chain from this Lotus/Forest JSON-RPC endpoint instead of the simulated network. */
   lotusUrl?: string
   lotusToken?: string
@@ -324,6 +329,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       clientAddress: e.DEAL_CLIENT_ADDRESS,
       simnetSpeed: e.SIMNET_SPEED,
       simnetNv29Epoch: e.SIMNET_NV29_EPOCH,
+      simnetFaultRate: e.SIMNET_FAULT_RATE,
       lotusUrl: e.LOTUS_URL?.replace(/\/+$/, ''),
       lotusToken: e.LOTUS_TOKEN,
       tickerPollSeconds: e.TICKER_POLL_SECONDS,

@@ -3,6 +3,13 @@ import { resolve } from 'node:path'
 import { loadConfig, ConfigError } from '../../server/shared/config.ts'
 
 describe('loadConfig', () => {
+  it('turns simulated network faults on with SIMNET_FAULT_RATE, off by default, at most 0.2', () => {
+    expect(loadConfig({}).service.simnetFaultRate).toBe(0)
+    expect(loadConfig({ SIMNET_FAULT_RATE: '0.03' }).service.simnetFaultRate).toBe(0.03)
+    expect(() => loadConfig({ SIMNET_FAULT_RATE: '0.5' })).toThrow(/SIMNET_FAULT_RATE/)
+    expect(() => loadConfig({ SIMNET_FAULT_RATE: '-0.1' })).toThrow(ConfigError)
+  })
+
   it('runs on defaults with an empty environment', () => {
     const config = loadConfig({})
     expect(config.bridge.port).toBe(8080)

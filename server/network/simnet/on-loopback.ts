@@ -1,4 +1,5 @@
 import { startServer } from '../../shared/http.ts'
+import { createFaults, noFaults, type FaultOptions, type FaultPlan } from './faults.ts'
 import type { Simnet } from './index.ts'
 import { startProviderHosts, type ProviderHosts } from './provider-hosts.ts'
 import { SIMNET_RPC_PATH, simnetRpcListener } from './rpc-server.ts'
@@ -10,6 +11,8 @@ export interface SimulatedNetwork {
   rpcUrl: string
   providers: SimulatedProviders
   hosts: ProviderHosts
+  /** The faults it injects (none unless `faults.rate` > 0), and how many struck so far. */
+  faults: FaultPlan
   /** Stops the providers, their hosts and the RPC server (not `simnet` itself). */
   close(): Promise<void>
 }
@@ -25,6 +28,11 @@ export interface SimulatedNetworkOptions {
   idleTimeoutMs?: number
   /** Longest a provider's CAR transfer may take. */
   transferTimeoutMs?: number
+  /**
+   * Seeded faults (SIMNET_FAULT_RATE): that share of chain calls, provider streams and CAR
+   * downloads fail or stall (up to `maxStallMs`, default 3 s). Off by default.
+   */
+  faults?: { rate: number; maxStallMs?: number; onFault?: FaultOptions['onFault'] }
 }
 
 /**
@@ -36,11 +44,12 @@ export interface SimulatedNetworkOptions {
  */
 export async function startSimulatedNetwork(o: SimulatedNetworkOptions): Promise<SimulatedNetwork> {
   const host = o.host ?? '127.0.0.1'
-  const rpc = await startServer(simnetRpcListener(o.simnet), o.rpcPort ?? 0, host, { idleTimeoutMs: o.idleTimeoutMs })
-  const providers = createSimulatedProviders({ simnet: o.simnet, dir: o.dir, transferTimeoutMs: o.transferTimeoutMs })
+  const faults = o.faults && o.faults.rate > 0 ? createFaults({ seed: o.seed, ...o.faults }) : noFaults
+  const rpc = await startServer(simnetRpcListener(o.simnet, { faults }), o.rpcPort ?? 0, host, { idleTimeoutMs: o.idleTimeoutMs })
+  const providers = createSimulatedProviders({ simnet: o.simnet, dir: o.dir, transferTimeoutMs: o.transferTimeoutMs, faults })
   let hosts: ProviderHosts
   try {
-    hosts = await startProviderHosts({ simnet: o.simnet, providers, seed: o.seed, host })
+    hosts = await startProviderHosts({ simnet: o.simnet, providers, seed: o.seed, host, faults })
   } catch (err) {
     await rpc.close()
     throw err
@@ -49,6 +58,7 @@ export async function startSimulatedNetwork(o: SimulatedNetworkOptions): Promise
     rpcUrl: `${rpc.url}${SIMNET_RPC_PATH}`,
     providers,
     hosts,
+    faults,
     async close() {
       await providers.close()
       await hosts.close()

@@ -5,6 +5,7 @@ import { multiaddr } from '@multiformats/multiaddr'
 import { CID } from 'multiformats/cid'
 import { paddedPieceSize } from '../../shared/piece.ts'
 import type { Simnet } from './index.ts'
+import { noFaults, type FaultPlan } from './faults.ts'
 import { createProviderHost, handleQuery, handleRequests, type Libp2p } from './provider-libp2p.ts'
 import { providerDraw, providerProfile, type ProviderProfile } from './provider-kind.ts'
 import {
@@ -44,7 +45,7 @@ const STALL_MS = 5 * 60_000
 /** How often (per status request) a Boost provider fails to look the deal up for a moment. */
 const TRANSIENT_STATUS_RATE = 0.03
 
-export async function startProviderHosts(o: { simnet: Simnet; providers: SimulatedProviders; seed: string; host?: string }): Promise<ProviderHosts> {
+export async function startProviderHosts(o: { simnet: Simnet; providers: SimulatedProviders; seed: string; host?: string; faults?: FaultPlan }): Promise<ProviderHosts> {
   const listenHost = o.host ?? '127.0.0.1'
   const endpoints = new Map<string, ProviderEndpoint>()
   const stops: (() => Promise<void>)[] = []
@@ -77,8 +78,9 @@ interface TakenDeal {
   signedProposalCid: CID
 }
 
-async function startOne(o: { simnet: Simnet; providers: SimulatedProviders; seed: string }, providerId: string, listenHost: string) {
+async function startOne(o: { simnet: Simnet; providers: SimulatedProviders; seed: string; faults?: FaultPlan }, providerId: string, listenHost: string) {
   const { simnet, providers } = o
+  const faults = o.faults ?? noFaults
   const profile = providerProfile(providerId)
   const curio = profile.kind === 'curio'
   // Stable identities under a seed: a provider keeps its peer id across restarts, as a real one does.
@@ -112,7 +114,7 @@ async function startOne(o: { simnet: Simnet; providers: SimulatedProviders; seed
       miner: providerId, timestamp: head, expiry: head + 2880, seqNo: 0,
     }
     return encodeAskResponse({ ask, signature: signSecp256k1(workerKey, encodeStorageAsk(ask)) })
-  })
+  }, faults)
 
   // ---- deals: boost lp2pimpl/net.go handleNewDealStream reads DealParams for both protocol versions (1.2.0's
   // missing fields stay false); curio market/libp2p/libp2p.go does the same.
@@ -121,7 +123,7 @@ async function startOne(o: { simnet: Simnet; providers: SimulatedProviders; seed
       const params = decodeDealParams(message)
       const answer = await takeDeal(params)
       return encodeDealResponse(answer)
-    })
+    }, faults)
   }
 
   async function takeDeal(params: WireDealParams): Promise<{ accepted: boolean; message: string }> {
@@ -153,7 +155,7 @@ async function startOne(o: { simnet: Simnet; providers: SimulatedProviders; seed
     const none = (error: string): WireDealStatusResponse => ({ dealUuid: request.dealUuid, error, dealStatus: null, isOffline: false, transferSize: 0, nBytesReceived: 0 })
     const deal = deals.get(request.dealUuid)
     return encodeDealStatusResponse(curio ? await curioStatus(request.dealUuid, deal, none) : await boostStatus(request, deal, none))
-  })
+  }, faults)
 
   /** boost storagemarket/lp2pimpl/net.go getDealStatus. */
   async function boostStatus(request: { dealUuid: string; signature: { type: number; data: Uint8Array } }, deal: TakenDeal | undefined, none: (e: string) => WireDealStatusResponse) {
@@ -243,7 +245,7 @@ async function startOne(o: { simnet: Simnet; providers: SimulatedProviders; seed
       protocols.push({ name: 'http', addresses: [multiaddr(curio ? `/dns4/localhost/tcp/${httpPort}/http` : `/ip4/${listenHost}/tcp/${httpPort}/http`).bytes] })
     }
     return encodeQueryResponse(protocols)
-  })
+  }, faults)
 
   return {
     endpoint: { kind: profile.kind, peerId: node.peerId.toString(), multiaddrs: published, httpUrl },

@@ -6,6 +6,7 @@ import { mplex } from '@libp2p/mplex'
 import { tcp } from '@libp2p/tcp'
 import { webSockets } from '@libp2p/websockets'
 import { createLibp2p, type Libp2p, type Libp2pOptions } from 'libp2p'
+import { noFaults, stall, type FaultPlan } from './faults.ts'
 import { decodeOne, ProviderWireError } from './provider-wire.ts'
 
 /**
@@ -59,15 +60,28 @@ export async function readOneMessage(stream: Stream, signal: AbortSignal): Promi
   throw new ProviderWireError(buffered.length === 0 ? 'stream closed before a message' : 'truncated message')
 }
 
+/** A stream fault stands for the provider's own trouble (its handler erred, it is overloaded), the stream for a broken connection. */
+class StreamFault extends Error {
+  override name = 'StreamFault'
+}
+
 /**
  * Serves a request/answer protocol. As the Go handlers do, a request that
- * does not decode gets no answer: the stream is just closed.
+ * does not decode gets no answer: the stream is just closed. With `faults`,
+ * some streams are answered late, and some reset once the request was
+ * handled, its answer lost (boost lp2pimpl/net.go handleNewDealStream writes
+ * its answer after the deal was taken: a write that fails leaves a deal the
+ * client never heard of).
  */
-export async function handleRequests(node: Libp2p, protocol: string, answer: (message: unknown) => Promise<Uint8Array>): Promise<void> {
+export async function handleRequests(node: Libp2p, protocol: string, answer: (message: unknown) => Promise<Uint8Array>, faults: FaultPlan = noFaults): Promise<void> {
   await node.handle(protocol, async ({ stream }) => {
     try {
       const message = await readOneMessage(stream, AbortSignal.timeout(READ_DEADLINE_MS))
-      await stream.sink([await answer(message)])
+      const fault = faults.draw('stream', protocol)
+      if (fault?.kind === 'stall') await stall(fault.ms)
+      const reply = await answer(message)
+      if (fault?.kind === 'fail') throw new StreamFault('stream reset before the answer (simulated fault)')
+      await stream.sink([reply])
       await stream.close()
     } catch (err) {
       stream.abort(err instanceof Error ? err : new Error(String(err)))
@@ -75,10 +89,13 @@ export async function handleRequests(node: Libp2p, protocol: string, answer: (me
   })
 }
 
-/** Serves a protocol that answers without a request (the transports query). */
-export async function handleQuery(node: Libp2p, protocol: string, answer: () => Uint8Array): Promise<void> {
+/** Serves a protocol that answers without a request (the transports query); faults as `handleRequests`. */
+export async function handleQuery(node: Libp2p, protocol: string, answer: () => Uint8Array, faults: FaultPlan = noFaults): Promise<void> {
   await node.handle(protocol, async ({ stream }) => {
     try {
+      const fault = faults.draw('stream', protocol)
+      if (fault?.kind === 'stall') await stall(fault.ms)
+      if (fault?.kind === 'fail') throw new StreamFault('stream reset before the answer (simulated fault)')
       await stream.sink([answer()])
       await stream.close()
     } catch (err) {

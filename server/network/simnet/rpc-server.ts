@@ -9,6 +9,7 @@ import {
 } from './chain-wire.ts'
 import { publishMessageCid, type Simnet } from './index.ts'
 import { dealProposalTuple } from './provider-wire.ts'
+import { stall, type FaultPlan } from './faults.ts'
 
 export const SIMNET_RPC_PATH = '/rpc/v1'
 const MAX_BODY_BYTES = 64 * 1024
@@ -48,6 +49,8 @@ export interface SimnetRpcOptions {
    * Lotus reads either prefix in parameters (go-address NewFromString).
    */
   addressNetwork?: AddressNetwork
+  /** Seeded faults: some calls refused with a 429 or answered late (faults.ts). */
+  faults?: FaultPlan
 }
 
 /** Where no upgrade is scheduled, as mainnet's build says for one not yet planned (lotus build/buildconstants/params_mainnet.go). */
@@ -327,7 +330,16 @@ export function simnetRpcListener(simnet: Simnet, options: SimnetRpcOptions = {}
       if (!Array.isArray(given)) return answer(res, call.id, { error: { code: INVALID_PARAMS, message: 'params must be an array' } })
       const testnet = options.addressNetwork === 'testnet'
       const params = testnet ? (withAddressPrefix(given, 't', 'f') as unknown[]) : given
-      method(params).then(
+      const fault = options.faults?.draw('chain', call.method)
+      // A node under load, as Lotus's gateway treats one (lotus gateway/handler.go RateLimitHandler): past the
+      // per-host limit it answers 429 with no body, the call not made; past the per-connection API limit it
+      // delays the call, which is then served (a client that gave up may find it done, as with a real node).
+      if (fault?.kind === 'fail') {
+        res.writeHead(429).end()
+        return
+      }
+      const late = fault?.kind === 'stall' ? stall(fault.ms) : Promise.resolve()
+      late.then(() => method(params)).then(
         (result) => answer(res, call.id, { result: testnet ? withAddressPrefix(result, 'f', 't') : result }),
         (err: unknown) => answer(res, call.id, { error: err instanceof RpcError ? { code: err.code, message: err.message } : { code: LOTUS_ERROR, message: 'internal error' } }),
       )

@@ -7,6 +7,7 @@ import { createPieceHasher, MIN_PIECE_PAYLOAD, paddedPieceSize, padPieceCid } fr
 import type { DealProposal } from '../types.ts'
 import type { Simnet } from './index.ts'
 import { providerProfile } from './provider-kind.ts'
+import { faultyFetch, type FaultPlan } from './faults.ts'
 import { boostTransfer, curioTransfer, TransferFailure } from './provider-transfer.ts'
 
 /**
@@ -77,13 +78,15 @@ export interface SimProvidersOptions {
   fetch?: typeof fetch
   /** Pause between HTTP retries of a transfer (Curio sleeps 1 s; tests shorten it). */
   retryDelayMs?: number
+  /** Seeded faults: some CAR downloads cut or paused part-way (faults.ts). */
+  faults?: FaultPlan
 }
 
 type BlockIndex = Record<string, [offset: number, length: number]>
 
 export function createSimulatedProviders(options: SimProvidersOptions): SimulatedProviders {
   const { simnet, dir } = options
-  const doFetch = options.fetch ?? fetch
+  const doFetch = options.faults ? faultyFetch(options.fetch ?? fetch, options.faults) : (options.fetch ?? fetch)
   const transferTimeoutMs = options.transferTimeoutMs ?? 10 * 60_000
   const retryDelayMs = options.retryDelayMs ?? 1000
   const proposals = new Map<string, SimProposalState>()

@@ -9,6 +9,7 @@ import { simnetOverRpc } from '../../../server/network/index.ts'
 import { startSimulatedNetwork } from '../../../server/network/simnet/on-loopback.ts'
 import type { ProviderClient } from '../../../server/network/boost/client.ts'
 import type { ProviderHosts } from '../../../server/network/simnet/provider-hosts.ts'
+import type { FaultPlan } from '../../../server/network/simnet/faults.ts'
 import { createSigner, newPrivateKey } from '../../../server/network/wallet/keys.ts'
 import { createSimnet, type Simnet } from '../../../server/network/simnet/index.ts'
 import type { SimulatedProviders } from '../../../server/network/simnet/sim-providers.ts'
@@ -30,6 +31,8 @@ export interface DealStack {
   simnet: Simnet
   sim: SimulatedProviders
   hosts: ProviderHosts
+  /** The simulated network's faults and how many struck. */
+  faults: FaultPlan
   providerClient: ProviderClient
   /** The gateway's wallet address, which signs its proposals. */
   clientAddress: string
@@ -78,6 +81,8 @@ export interface DealStackOptions {
   dealTimeouts?: { callMs: number; reloadMs: number }
   /** Longest a simulated provider takes to fetch a CAR (default 20 s). */
   transferTimeoutMs?: number
+  /** Seeded faults of the simulated network (SIMNET_FAULT_RATE; default none), stalls up to `maxStallMs`. */
+  faults?: { rate: number; maxStallMs?: number }
 }
 
 /**
@@ -92,7 +97,7 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
   const simnet = createSimnet({ seed: o.seed ?? 'deal-engine-tests', genesis: GENESIS, now, nv29Epoch: o.nv29Epoch, stateFile: join(dir, 'simnet', 'chain.sqlite') })
   // The simulated network on loopback, composed as `npm start` composes it: the gateway and the deal
   // service reach its chain only over Lotus JSON-RPC and its providers only over libp2p and HTTP.
-  const network = await startSimulatedNetwork({ simnet, dir: join(dir, 'simnet', 'providers'), seed: o.seed ?? 'deal-engine-tests', transferTimeoutMs: o.transferTimeoutMs ?? 20_000 })
+  const network = await startSimulatedNetwork({ simnet, dir: join(dir, 'simnet', 'providers'), seed: o.seed ?? 'deal-engine-tests', transferTimeoutMs: o.transferTimeoutMs ?? 20_000, faults: o.faults })
   const sim = network.providers
   const hosts = network.hosts
   const service = await createDealService(
@@ -138,6 +143,7 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
     simnet,
     sim,
     hosts,
+    faults: network.faults,
     providerClient,
     clientAddress,
     service,
@@ -164,10 +170,16 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
     async runUntil(done, opts = {}) {
       for (let i = 0; i < (opts.max ?? 200); i++) {
         if (await done()) return true
-        await gateway.deals!.tick()
+        // As the engine's own timer (deal-engine.ts start): a tick that failed is retried at the next, on a faulty network.
+        await gateway.deals!.tick().catch((err) => {
+          if (!o.faults?.rate) throw err
+        })
         // Let providers' background transfers run.
         await new Promise((r) => setTimeout(r, 5))
-        await service.sync.syncOnce()
+        // The service's own timer logs a failed sync and tries again (deal-sync.ts start): so does a faulty network's run.
+        await service.sync.syncOnce().catch((err) => {
+          if (!o.faults?.rate) throw err
+        })
         stack.advance(opts.epochsPerTick ?? 60)
       }
       return done()
