@@ -6,6 +6,8 @@ import { multiaddr } from '@multiformats/multiaddr'
 import { createLibp2p, type Libp2p } from 'libp2p'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createProviderClient, type ProviderClient } from '../../server/network/boost/client.ts'
+import type { DealProposal } from '../../server/network/types.ts'
+import { createSigner, newPrivateKey } from '../../server/network/wallet/keys.ts'
 import { addressBytesOf } from '../../server/shared/address.ts'
 
 /**
@@ -37,6 +39,11 @@ beforeAll(async () => {
     await stream.sink([dagCbor.encode({ Ask: { Ask: ask, Signature: null } })])
     await stream.close()
   })
+  // A provider that reads the proposal and then drops the stream without answering.
+  await peer.handle('/fil/storage/mk/1.2.1', async ({ stream }) => {
+    for await (const _ of stream.source) break
+    stream.abort(new Error('provider went away'))
+  })
   const port = multiaddr(peer.getMultiaddrs()[0].toString()).toOptions().port
   published = `/dns4/localhost/tcp/${port}/ws`
   client = await createProviderClient({
@@ -50,6 +57,21 @@ afterAll(async () => {
 })
 
 describe('provider client', () => {
+  it('tells a proposal that was sent and never answered from one that never left: the provider may have taken it', async () => {
+    const signer = createSigner(newPrivateKey(), 'mainnet')
+    const proposing = await createProviderClient({ directory: { peerOf: async () => ({ peerId: peer.peerId.toString(), multiaddrs: [published] }) }, signer, network: 'mainnet' })
+    try {
+      const proposal: DealProposal = {
+        PieceCID: { '/': 'baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq' }, PieceSize: 1 << 20, VerifiedDeal: false, Client: signer.address, Provider: PROVIDER,
+        Label: 'bafkqaaa', StartEpoch: 10_000, EndEpoch: 600_000, StoragePricePerEpoch: '0', ProviderCollateral: '0', ClientCollateral: '0',
+      }
+      const input = { dealUuid: '0b7c0f4e-2b2a-4d61-9a55-8f6f3e2b1c00', proposal, dataRoot: 'bafkqaaa', transfer: { url: 'http://127.0.0.1:9/x', headers: {}, size: 100, clientId: 'x' }, removeUnsealedCopy: false, skipIpniAnnounce: false }
+      await expect(proposing.propose(input, AbortSignal.timeout(10_000))).rejects.toMatchObject({ name: 'NoAnswerError' })
+    } finally {
+      await proposing.close()
+    }
+  })
+
   it('reaches a provider that publishes only a WebSocket address, and reads its ask', async () => {
     const ask = await client.ask(PROVIDER, AbortSignal.timeout(10_000))
     expect(ask).toMatchObject({ price: '1000', verifiedPrice: '0', minPieceSize: 256 << 20, miner: PROVIDER })

@@ -200,7 +200,7 @@ export function createPlacement(c: EngineContext): Placement {
         const notAgain = new Set(history.filter((d) => d.state === 'failed' && head - proposedAt(d) < c.retryAfterEpochs).map((d) => d.provider))
         // A proposal that got no answer may still have been taken: that provider may hold a deal for the piece
         // that we do not know of, so it is never asked again for this group (no piece stored twice by one provider).
-        for (const d of history) if (d.state === 'failed' && d.reason === 'PROPOSAL_TIMEOUT') notAgain.add(d.provider)
+        for (const d of history) if (d.state === 'failed' && /^PROPOSAL_(TIMEOUT|UNANSWERED)/.test(d.reason ?? '')) notAgain.add(d.provider)
         const query = {
           pieceCid: g.pieceCid,
           transferSize: g.carSize,
@@ -236,11 +236,15 @@ export function createPlacement(c: EngineContext): Placement {
   }
 }
 
-/** Why a proposal got no answer, for the deal's record: a timeout, a provider that does not speak the protocol, or one that cannot be reached. */
+/**
+ * Why a proposal got no answer, for the deal's record: a timeout or no answer after it was sent (the
+ * provider may have taken it), a provider that does not speak the protocol, or one that cannot be reached.
+ */
 function proposalFailure(err: unknown): string {
   const e = err as { name?: string; message?: string }
   const message = String(e?.message ?? err).slice(0, 200)
   if (e?.name === 'AbortError' || e?.name === 'TimeoutError' || /timed out|aborted/i.test(message)) return 'PROPOSAL_TIMEOUT'
+  if (e?.name === 'NoAnswerError') return `PROPOSAL_UNANSWERED: ${message}`
   if (e?.name === 'WireError') return `PROVIDER_PROTOCOL_ERROR: ${message}`
   return `PROVIDER_UNREACHABLE: ${message}`
 }

@@ -38,6 +38,11 @@ export async function createHost(options: { identitySeed?: Uint8Array; listen?: 
   })
 }
 
+/** The request reached the peer, but no answer came back (a reset stream, a closed one, garbage). */
+export class NoAnswerError extends WireError {
+  override name = 'NoAnswerError'
+}
+
 /** A provider as the chain publishes it (StateMinerInfo's PeerId and Multiaddrs). */
 export interface PeerAddress {
   peerId: string
@@ -60,7 +65,13 @@ export async function request(
   const stream = await node.dialProtocol(targets, [...protocols], { signal })
   try {
     await stream.sink([message])
-    return { protocol: stream.protocol ?? protocols[0], reply: await readMessage(stream, signal) }
+    try {
+      return { protocol: stream.protocol ?? protocols[0], reply: await readMessage(stream, signal) }
+    } catch (err) {
+      // Sent, then no answer: the peer may have acted on it (Boost takes a deal before it writes its answer).
+      if (signal.aborted) throw err
+      throw new NoAnswerError(`the peer did not answer: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
+    }
   } finally {
     await stream.close().catch(() => stream.abort(new Error('closed')))
   }

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { boostProviderPort } from '../../../server/gateway/deals/index.ts'
 import type { ProposalState, StorageProviderPort } from '../../../server/gateway/deals/provider-port.ts'
 import type { ProviderClient } from '../../../server/network/boost/client.ts'
+import { NoAnswerError } from '../../../server/network/boost/libp2p.ts'
 import type { DealProposal, NetworkPort } from '../../../server/network/types.ts'
 import { piecePricePerEpoch } from '../../../server/shared/piece.ts'
 import { startDealStack, type DealStack } from './harness.ts'
@@ -134,6 +135,34 @@ describe('whom the gateway asks', () => {
 })
 
 describe('what the gateway believes', () => {
+  it('never asks a provider again for a group when its proposal went unanswered: it may hold the deal already', async () => {
+    const sent: DealProposal[] = []
+    let silent: string | undefined
+    let othersBusy = true
+    const s = (stack = await startDealStack({
+      copies: 1,
+      providers: (port) => ({
+        ...port,
+        async propose(proposal, transfer, options) {
+          sent.push(proposal)
+          // The first provider asked reads the proposal and drops the stream (NoAnswerError, as the client tells it).
+          silent ??= proposal.Provider
+          if (proposal.Provider === silent) throw new NoAnswerError('the peer did not answer: stream reset')
+          // The others refuse for a while, so the group stays short of its copy past the hour after which a
+          // provider that failed it may be asked again.
+          return othersBusy ? { accepted: false, reason: 'BUSY' } : port.propose(proposal, transfer, options)
+        },
+      }),
+    }))
+    await upload(s, '/quiet.bin')
+    await s.runUntil(() => false, { max: 6, epochsPerTick: 240 })
+    othersBusy = false
+    expect(await s.runUntil(async () => (await s.gateway.dealStore.ofGroup(1)).some((d) => d.state === 'active'), { epochsPerTick: 240 })).toBe(true)
+    expect(new Set(sent.map((p) => p.Provider)).size).toBeGreaterThan(1)
+    expect(sent.filter((p) => p.Provider === silent)).toHaveLength(1)
+    expect((await s.gateway.dealStore.ofGroup(1)).find((d) => d.provider === silent)!.reason).toMatch(/^PROPOSAL_UNANSWERED/)
+  })
+
   it('a deal counts only once the chain shows the piece, size, provider and client that were signed', async () => {
     let lie = true
     const s = (stack = await startDealStack({
