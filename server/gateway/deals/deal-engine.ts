@@ -60,7 +60,7 @@ export interface DealEngineOptions {
   callTimeoutMs: number
   /** Longest a provider may take to answer a proposal (Boost's own client waits 60 s: storagemarket/lp2pimpl/net.go). */
   proposalTimeoutMs: number
-  /** Time between deal status requests to a provider about one deal. */
+  /** Chain time (30 s epochs) between deal status requests to a provider about one deal. */
   statusPollMs: number
   /** Longest fetching a whole piece back from one provider may take. */
   reloadTimeoutMs: number

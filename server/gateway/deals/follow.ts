@@ -1,4 +1,5 @@
 import type { DealProposal } from '../../network/types.ts'
+import { EPOCH_SECONDS } from '../../shared/epochs.ts'
 import { paddedPieceSize } from '../../shared/piece.ts'
 import type { TickReport } from './deal-engine.ts'
 import type { GroupDeal } from './deal-store.ts'
@@ -23,13 +24,15 @@ export interface Follower {
 export function createFollower(c: EngineContext): Follower {
   const { deals, providers } = c.o
   const polledAt = new Map<number, number>()
+  // Chain time, like the engine's other waits: a sped-up simulated network asks as often per epoch as a real one.
+  const pollMs = (c.o.statusPollMs * c.o.providers.epochSeconds) / EPOCH_SECONDS
   const notFound = new Map<number, number>()
   let clientId: string | null | undefined
 
   /** The provider's view of a deal, or undefined when it is not time to ask yet (or it did not answer). */
   async function status(d: GroupDeal) {
     const last = polledAt.get(d.id)
-    if (last !== undefined && c.now() - last < c.o.statusPollMs) return undefined
+    if (last !== undefined && c.now() - last < pollMs) return undefined
     polledAt.set(d.id, c.now())
     const s = await c.withTimeout((signal) => providers.proposalState(d.provider, d.proposalId!, { signal })).catch(() => undefined)
     notFound.set(d.id, s?.state === 'unknown' ? (notFound.get(d.id) ?? 0) + 1 : 0)
