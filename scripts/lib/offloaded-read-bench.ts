@@ -96,7 +96,9 @@ async function untilOffloaded(s: DealStack): Promise<void> {
     await s.gateway.deals!.tick()
     await s.service.sync.syncOnce()
     const deals = (await Promise.all(groups.map((g) => s.gateway.dealStore.ofGroup(g.id)))).flat()
-    const transferring = deals.some((d) => d.state === 'proposing' || d.state === 'proposed')
+    // Time stands still while a provider still fetches a CAR (in wall-clock time); a Curio-like one then says
+    // nothing of its deal until it is sealed, which takes chain time.
+    const transferring = deals.some((d) => d.state === 'proposing' || (d.state === 'proposed' && s.sim.proposalState(d.provider, d.proposalId!).state === 'transferring'))
     if (transferring) await new Promise((r) => setTimeout(r, 250))
     else s.advance(60)
   }
