@@ -272,3 +272,15 @@ describe('the provider port reads Boost\'s deal status as Boost means it', () =>
     expect(await port(status, { publishedDealId: async () => null }).proposalState('f01', uuid)).toEqual({ state: 'transferring' })
   })
 })
+
+describe('both kinds of provider', () => {
+  it('Boost-like (TCP) and Curio-like (WebSocket) providers both take deals for one group, fetch it as each does, and pass retrieval checks', async () => {
+    const s = (stack = await startDealStack({ copies: 4 }))
+    await upload(s, '/mix.bin')
+    const offloaded = async () => (await details(s, '/mix.bin')).state === 'offloaded'
+    expect(await s.runUntil(offloaded)).toBe(true)
+    const deals = (await details(s, '/mix.bin')).groups[0].deals as { provider: string; state: string; isRetrievable: boolean }[]
+    const kinds = new Set(deals.filter((d) => d.state === 'active' && d.isRetrievable).map((d) => s.hosts.endpoints.get(d.provider)!.kind))
+    expect([...kinds].sort()).toEqual(['boost', 'curio'])
+  })
+})
