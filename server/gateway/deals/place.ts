@@ -184,6 +184,9 @@ export function createPlacement(c: EngineContext): Placement {
       const verified = verifiedNow()
       await checkFunds()
       if (fundsError) return
+      // The market locks price × duration of the client's escrow for each deal it publishes: what this pass
+      // proposes must fit in what is free, together.
+      let escrowFree = funds ? funds.escrow - funds.locked : undefined
       for (const g of await content.groups()) {
         if (!sendable(g) || !g.pieceCid || !g.pieceSize || !g.carSize) continue
         if (verified && funds?.dataCap != null && funds.dataCap < BigInt(g.pieceSize)) {
@@ -222,11 +225,13 @@ export function createPlacement(c: EngineContext): Placement {
         for (const provider of candidates) {
           if (sent >= missing) break
           const offer = await offerFor(g, provider, verified)
+          const locks = 'refused' in offer ? 0n : offer.pricePerEpoch * BigInt(o.terms.durationEpochs)
           if ('refused' in offer) refusals.push(`${provider} ${offer.refused}`)
-          else if (funds && offer.pricePerEpoch > 0n && funds.escrow - funds.locked < offer.pricePerEpoch * BigInt(o.terms.durationEpochs)) {
-            // The market locks price × duration from the client's escrow when the deal is published.
-            refusals.push(`${provider}: the deal would lock ${offer.pricePerEpoch * BigInt(o.terms.durationEpochs)} attoFIL of escrow, ${funds.escrow - funds.locked} is free`)
-          } else if (await propose(g, provider, offer, verified, head, r)) sent++
+          else if (escrowFree !== undefined && locks > escrowFree) refusals.push(`${provider}: the deal would lock ${locks} attoFIL of escrow, ${escrowFree} is free`)
+          else if (await propose(g, provider, offer, verified, head, r)) {
+            sent++
+            if (escrowFree !== undefined) escrowFree -= locks
+          }
         }
         if (sent > 0) noProviders.delete(g.id)
         else if (refusals.length > 0) noProviders.set(g.id, `NO_SUITABLE_PROVIDER: ${refusals.join('; ')}`)
