@@ -39,9 +39,11 @@ export function createFollower(c: EngineContext): Follower {
     return s
   }
 
-  const forget = (d: GroupDeal) => {
-    polledAt.delete(d.id)
-    notFound.delete(d.id)
+  /** What is kept per deal is for deals still asked about (proposed or published); the rest is dropped. */
+  let proposedIds = new Set<number>()
+  const keepOnly = (asked: Set<number>) => {
+    for (const id of polledAt.keys()) if (!asked.has(id)) polledAt.delete(id)
+    for (const id of notFound.keys()) if (!asked.has(id)) notFound.delete(id)
   }
 
   /** What on chain differs from what we signed, or undefined when it is our deal. */
@@ -59,7 +61,9 @@ export function createFollower(c: EngineContext): Follower {
 
   return {
     async proposals(head, r) {
-      for (const d of await deals.inState('proposed')) {
+      const proposed = await deals.inState('proposed')
+      proposedIds = new Set(proposed.map((d) => d.id))
+      for (const d of proposed) {
         const s = await status(d)
         if (s?.state === 'published') {
           if (await deals.markPublished(d.id, s.dealId)) r.published++
@@ -67,13 +71,13 @@ export function createFollower(c: EngineContext): Follower {
         else if (s?.state === 'unknown' && notFound.get(d.id)! >= LOST_AFTER_NOT_FOUND) await c.fail(d, 'PROPOSAL_LOST', r)
         // Still transferring (or no answer) when the deal should already start: it never will.
         else if (head >= d.startEpoch) await c.fail(d, 'PROPOSAL_EXPIRED', r)
-        else continue
-        if (s?.state !== 'published') forget(d)
       }
     },
     async chain(head, r) {
       // A published deal whose provider reports that sealing failed will never start: ask another provider now.
-      for (const d of await deals.inState('published')) {
+      const published = await deals.inState('published')
+      keepOnly(new Set([...proposedIds, ...published.map((d) => d.id)]))
+      for (const d of published) {
         if (!d.proposalId) continue
         const s = await status(d)
         if (s?.state === 'failed') await c.fail(d, s.reason, r)
@@ -94,7 +98,6 @@ export function createFollower(c: EngineContext): Follower {
         } else if (chain.status === 'published-expired') await c.fail(d, 'NOT_SEALED_IN_TIME', r)
         else if (chain.status === 'slashed') await deals.markEnded(d.id, 'SLASHED')
         else if (chain.status === 'expired') await deals.markEnded(d.id, 'EXPIRED')
-        if (d.state === 'active' || chain.status !== 'published') forget(d)
       }
     },
   }
