@@ -3,12 +3,12 @@ import type { Logger } from './logger.ts'
 
 /**
  * Whether `err` (or an error it wraps) says the disk is full: a file write
- * (ENOSPC, or EDQUOT over a quota) or SQLite (SQLITE_FULL).
+ * (ENOSPC, or EDQUOT over a quota), SQLite (SQLITE_FULL) or PostgreSQL (53100 disk_full).
  */
 export function isDiskFull(err: unknown): boolean {
   for (let e = err, depth = 0; e && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
     const code = (e as { code?: unknown }).code
-    if (code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL') return true
+    if (code === 'ENOSPC' || code === 'EDQUOT' || code === 'SQLITE_FULL' || code === '53100') return true
   }
   return false
 }

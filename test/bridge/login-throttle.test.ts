@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { BOB, basic, postMetadata, startBridgeOnRealGateway } from './helpers.ts'
+import { ALICE, BOB, basic, postMetadata, startBridgeOnRealGateway } from './helpers.ts'
 
 /**
  * Nextcloud's brute-force protection counts failures per client address,
@@ -21,12 +21,12 @@ describe('failed-login throttle, on every way in', () => {
   const from = (address: string) => ({ 'x-forwarded-for': address })
   const propfind = (auth: string, address: string) =>
     fetch(`${t.url}/remote.php/dav/files/${BOB.user}/`, { method: 'PROPFIND', headers: { authorization: auth, depth: '0', ...from(address) } })
-  const formLogin = (password: string, address: string) =>
+  const formLogin = (password: string, address: string, user = BOB.user) =>
     fetch(`${t.url}/login`, {
       method: 'POST',
       redirect: 'manual',
       headers: { 'content-type': 'application/x-www-form-urlencoded', ...from(address) },
-      body: new URLSearchParams({ user: BOB.user, password }).toString(),
+      body: new URLSearchParams({ user, password }).toString(),
     })
 
   it('ten wrong passwords for bob from one address leave bob free everywhere else', async () => {
@@ -60,5 +60,28 @@ describe('failed-login throttle, on every way in', () => {
     // Nine more mistakes are allowed again before any 429.
     for (let i = 0; i < 9; i++) expect((await formLogin(`typo-${i}`, laptop)).status).toBe(401)
     expect((await formLogin(BOB.password, laptop)).status).toBe(303)
+  })
+
+  it('checks no more of 300 guesses sent at once than of 300 sent one by one', async () => {
+    const burst = '203.0.113.50'
+    const answers = await Promise.all(Array.from({ length: 300 }, (_, i) => formLogin(i === 299 ? BOB.password : `burst-${i}`, burst)))
+    const statuses = answers.map((r) => r.status)
+    // Ten checks at most (whichever arrive first); everything else waits out the window.
+    expect(statuses.filter((s) => s === 401 || s === 303).length).toBeLessThanOrEqual(10)
+    expect(statuses.filter((s) => s === 429)).toHaveLength(300 - statuses.filter((s) => s !== 429).length)
+    expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(290)
+  })
+
+  it('logging into one\'s own account between guesses does not wipe the guesses at someone else\'s', async () => {
+    const mallory = '203.0.113.60'
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 3; i++) expect((await formLogin(`guess-${round}-${i}`, mallory)).status).toBe(401)
+      // Alice (Mallory's own account) logs in fine: she is not the one being guessed at.
+      expect((await formLogin(ALICE.password, mallory, ALICE.user)).status).toBe(303)
+    }
+    // Nine guesses at bob so far: one more, then the address waits.
+    expect((await formLogin('guess-last', mallory)).status).toBe(401)
+    expect((await formLogin('guess-after', mallory)).status).toBe(429)
+    expect((await propfind(basic(BOB.user, BOB.password), mallory)).status).toBe(429)
   })
 })

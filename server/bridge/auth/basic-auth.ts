@@ -25,7 +25,8 @@ export function parseBasicAuth(header: string | undefined): Credentials | undefi
 /**
  * Basic auth against the embedded users (password or app password).
  * Order: no credentials → 401; too many recent failures from the address →
- * 429 before any verification (fewer: a growing delay); wrong credentials → 401 and a recorded failure.
+ * 429 before any verification (fewer: a growing delay); wrong credentials → 401 and a recorded failure
+ * (throttle.ts). Credentials verified in the last minute pass without a new attempt.
  * With `optional`, a request without credentials passes anonymously (Nextcloud's public pages).
  */
 export function basicAuth(opts: BasicAuthOptions & { optional?: boolean }): Authenticate {
@@ -36,14 +37,15 @@ export function basicAuth(opts: BasicAuthOptions & { optional?: boolean }): Auth
       if (opts.optional && header === undefined) return undefined
       throw unauthorized()
     }
-    const wait = await opts.throttle.admit(req.address)
+    const wait = await opts.throttle.retryAfter(req.address)
     if (wait > 0) throw tooManyAttempts(wait)
-    const user = await opts.cache.getOrVerify(creds.login, creds.secret, () => opts.users.verify(creds.login, creds.secret))
-    if (!user) {
-      await opts.throttle.recordFailure(req.address)
-      throw unauthorized('Wrong user name or password')
-    }
-    await opts.throttle.recordSuccess(req.address)
+    // Only a login not verified recently is an attempt; the same one sent many times at once is one attempt.
+    const user = await opts.cache.getOrVerify(creds.login, creds.secret, async () => {
+      const tried = await opts.throttle.attempt(req.address, creds.login, () => opts.users.verify(creds.login, creds.secret))
+      if (!('value' in tried)) throw tooManyAttempts(tried.retryAfter)
+      return tried.value
+    })
+    if (!user) throw unauthorized('Wrong user name or password')
     return { user }
   }
 }

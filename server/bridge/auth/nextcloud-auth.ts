@@ -3,6 +3,7 @@ import { BridgeError, CsrfError, forbidden, tooManyAttempts, unauthorized } from
 import type { NextcloudClient, NextcloudCredentials, NextcloudUser } from '../nextcloud/nextcloud-client.ts'
 import type { User } from '../users.ts'
 import type { Authenticate } from './caller.ts'
+import { parseBasicAuth } from './basic-auth.ts'
 import type { CredentialCache } from './credential-cache.ts'
 import type { LoginThrottle } from './throttle.ts'
 
@@ -19,6 +20,13 @@ const NEXTCLOUD_USER_ID = /^[A-Za-z0-9 _.@'-]{1,64}$/
 const AUTHORIZATION = /^(Basic|Bearer)\s+\S+$/i
 
 const sessionUnauthorized = (message: string) => new BridgeError(401, 'UNAUTHORIZED', message)
+
+/** Who an attempt names, for the throttle: the login of Basic credentials, else the kind of credential. */
+const loginOf = (creds: NextcloudCredentials): string => {
+  if (creds.kind !== 'authorization') return creds.kind
+  const basic = parseBasicAuth(creds.authorization)
+  return basic ? basic.login : 'bearer'
+}
 
 const toUser = (u: NextcloudUser): User => ({ id: u.id, displayName: u.displayName, isAdmin: u.groups.includes('admin'), createdMs: 0 })
 
@@ -59,26 +67,28 @@ export function nextcloudAuth(opts: NextcloudAuthOptions): Authenticate {
       throw unauthorized()
     }
 
-    const wait = await opts.throttle.admit(address)
+    const wait = await opts.throttle.retryAfter(address)
     if (wait > 0) throw tooManyAttempts(wait)
     const user = await opts.cache.getOrVerify(cacheKind, cacheSecret, async () => {
-      const answer = await opts.client.currentUser(creds)
-      if (answer === 'csrf') throw new CsrfError()
-      if (answer === 'refused') return undefined
-      if (!NEXTCLOUD_USER_ID.test(answer.id) || answer.id === '.' || answer.id === '..') {
-        log.warn({ address }, 'Nextcloud user id unusable in gateway paths: refused')
-        throw forbidden('Your Nextcloud user id cannot be used for gateway paths')
-      }
-      return toUser(answer)
+      const tried = await opts.throttle.attempt(address, loginOf(creds), async () => {
+        const answer = await opts.client.currentUser(creds)
+        if (answer === 'csrf') throw new CsrfError()
+        if (answer === 'refused') return undefined
+        if (!NEXTCLOUD_USER_ID.test(answer.id) || answer.id === '.' || answer.id === '..') {
+          log.warn({ address }, 'Nextcloud user id unusable in gateway paths: refused')
+          throw forbidden('Your Nextcloud user id cannot be used for gateway paths')
+        }
+        return toUser(answer)
+      })
+      if (!('value' in tried)) throw tooManyAttempts(tried.retryAfter)
+      return tried.value
     })
     if (!user) {
-      await opts.throttle.recordFailure(address)
       log.warn({ address, kind: creds.kind }, 'Nextcloud refused the credentials')
       throw creds.kind === 'authorization'
         ? unauthorized('Nextcloud did not accept these credentials')
         : sessionUnauthorized('Your Nextcloud session is not valid (expired or logged out); log in again')
     }
-    await opts.throttle.recordSuccess(address)
     return { user, nextcloud: creds }
   }
 }

@@ -7,7 +7,7 @@ export type { Dialect, RunResult, Sql } from './types.ts'
 export { isConstraintViolation } from './types.ts'
 export { migrateSql, ddlFor } from './migrate.ts'
 export { sqliteSql } from './sqlite.ts'
-export { postgresSql } from './postgres.ts'
+export { advisoryLockKey, postgresSql } from './postgres.ts'
 
 export interface StoreLocation {
   /** Set: PostgreSQL (`postgres://…`), the part in its own schema. Unset: the SQLite file. */
