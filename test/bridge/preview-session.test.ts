@@ -75,7 +75,8 @@ describe('preview page: login, session cookie and request token', () => {
   })
 
   // `garbage` and a cut IPv6 literal are not URLs: refused as foreign, never a 500.
-  it.each(['https://evil.example', 'garbage', 'http://[::1'])('refuses a login form posted from another site (Origin: %s)', async (origin) => {
+  // `null` (a sandboxed frame, a data: URL) and an empty Origin name no site of ours either.
+  it.each(['https://evil.example', 'garbage', 'http://[::1', 'null', ''])('refuses a login form posted from another site (Origin: %s)', async (origin) => {
     const res = await fetch(`${t.url}/login`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', origin },

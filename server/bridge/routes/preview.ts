@@ -65,8 +65,9 @@ export function createPreviewRouter(deps: PreviewDeps): Router {
 
   router.post('/login', form, async (req, res) => {
     // A login form posted from another site is refused (login CSRF).
+    // `Origin: null` (a sandboxed frame, a redirect through another site, a data: URL) and an empty one name no site: foreign too.
     const origin = req.headers.origin
-    if (origin && origin !== 'null' && originHost(origin) !== req.headers.host) {
+    if (origin !== undefined && originHost(origin) !== req.headers.host) {
       return sendPage(res, 403, messagePage('Access denied', 'This login form was sent from another site.'))
     }
     const body = (req.body ?? {}) as Record<string, unknown>
@@ -77,17 +78,13 @@ export function createPreviewRouter(deps: PreviewDeps): Router {
       return sendPage(res, 400, loginPage({ error: 'Enter your user name and password.', user: login.slice(0, 256), redirect }))
     }
     const address = req.ip ?? 'unknown'
-    const wait = await deps.throttle.admit(address)
-    if (wait > 0) {
-      res.set('Retry-After', String(wait))
-      return sendPage(res, 429, loginPage({ error: `Too many failed logins; try again in ${wait} s.`, user: login, redirect }))
+    const tried = await deps.throttle.attempt(address, login, () => deps.users.verify(login, password))
+    if (!('value' in tried)) {
+      res.set('Retry-After', String(tried.retryAfter))
+      return sendPage(res, 429, loginPage({ error: `Too many failed logins; try again in ${tried.retryAfter} s.`, user: login, redirect }))
     }
-    const user = await deps.users.verify(login, password)
-    if (!user) {
-      await deps.throttle.recordFailure(address)
-      return sendPage(res, 401, loginPage({ error: 'Wrong user name or password.', user: login, redirect }))
-    }
-    await deps.throttle.recordSuccess(address)
+    const user = tried.value
+    if (!user) return sendPage(res, 401, loginPage({ error: 'Wrong user name or password.', user: login, redirect }))
     const { id, session } = await deps.sessions.create(user.id)
     res.cookie(SESSION_COOKIE, id, { ...cookie(req), expires: new Date(session.expiresMs) })
     res.redirect(303, redirect)
