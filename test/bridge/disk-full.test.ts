@@ -2,7 +2,8 @@
  * The bridge's own disk (chunks of Nextcloud chunked uploads) really full:
  * a small tmpfs (root only; skipped elsewhere, with the reason). A chunk that
  * cannot be written is a 507 in Sabre's error format, leaves no partial
- * chunk behind, and the same upload goes on once space is freed.
+ * chunk behind, and the same upload goes on once space is freed. A login,
+ * which needs no write, still works.
  */
 import { randomBytes } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -41,5 +42,26 @@ describe.skipIf(tmpfsUnavailable)(`chunked uploads on a full disk${tmpfsUnavaila
     expect((await dav(`${UPLOADS}/upload-1/1`, { method: 'PUT', body: chunk })).status).toBe(201)
     const after = await (await dav(`${UPLOADS}/upload-1`, { method: 'PROPFIND', headers: { depth: '1' } })).text()
     expect(after).toContain(`<d:getcontentlength>${chunk.length}</d:getcontentlength>`)
+  })
+
+  it('logs in with the disk full (nothing needs writing), and a wrong password is still a 401', async () => {
+    disk.fill()
+    const form = (password: string) => fetch(`${t.url}/login`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ user: 'alice', password }).toString(),
+    })
+    try {
+      expect((await form('not-her-password')).status).toBe(401)
+      const ok = await form('alice-password-1')
+      expect(ok.status).toBe(303)
+      const cookie = ok.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ')
+      // The session works on the next request, though it could not be written down.
+      const page = await fetch(`${t.url}/`, { headers: { cookie } })
+      expect(await page.text()).not.toContain('name="password"')
+    } finally {
+      disk.free()
+    }
   })
 })
