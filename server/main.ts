@@ -5,13 +5,15 @@ import { mkdirSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadConfig, ConfigError, type Config } from './shared/config.ts'
 import { createLinePrettifier, createLogger, logFormatFor, type Logger } from './shared/logger.ts'
-import { startServer, type RunningServer } from './shared/http.ts'
+import { startServer, type RunningServer, type ServerOptions } from './shared/http.ts'
+import { createConnectionBudget, type ConnectionBudget } from './shared/connection-cap.ts'
 import { loadOrCreateSecretFile, randomSecret } from './shared/secrets.ts'
 import { watchDiskSpace } from './shared/disk.ts'
 import { announceReady, createSupervisor, type PartReady } from './supervisor.ts'
 import { createGateway } from './gateway/index.ts'
 import { createBridge } from './bridge/index.ts'
 import { createDealService, type DealService } from './service/index.ts'
+import { serviceErrorBody } from './service/errors.ts'
 import { whyNotPublic } from './gateway/deals/public-url.ts'
 import { connectToNetwork, type NetworkAccess } from './gateway/deals/network-access.ts'
 import { startSimulatedNetwork } from './network/simnet/on-loopback.ts'
@@ -328,11 +330,20 @@ async function networkAccess(config: Config, logger: Logger): Promise<(NetworkAc
   return { ...access, clientAddress: signer.address }
 }
 
+let connections: ConnectionBudget | undefined
+
+/** Every part's connection rules; one connection budget for the whole process, whose descriptors they share. */
+function serverOptions(config: Config, logger: Logger): ServerOptions {
+  const { maxConnections, maxConnectionsPerAddress, ...limits } = config.http
+  connections ??= createConnectionBudget({ maxConnections, maxPerAddress: maxConnectionsPerAddress, logger })
+  return { ...limits, connections }
+}
+
 async function runGateway(config: Config, logger: Logger): Promise<Part> {
   const dataLock = await acquireDataFolder(config.gateway.dataDir, 15_000, (message) => logger.warn(message))
   const access = await networkAccess(config, logger)
   const gateway = await createGateway({ ...config.gateway, clientAddress: access?.clientAddress }, { logger, providers: access?.port, dataLock })
-  const server = await startServer(gateway.app, config.gateway.port, config.gateway.host, { idleTimeoutMs: config.idleTimeoutMs })
+  const server = await startServer(gateway.app, config.gateway.port, config.gateway.host, serverOptions(config, logger))
   gateway.startDeals(server.url)
   logger.info({ url: server.url, dataDir: config.gateway.dataDir, records: config.gateway.databaseUrl ? 'PostgreSQL schema gateway' : 'gateway.sqlite', deals: gateway.deals !== undefined, chain: config.gateway.simnetRpcUrl }, 'gateway listening (WebDAV and POST /file-info)')
   return {
@@ -353,7 +364,7 @@ async function runGateway(config: Config, logger: Logger): Promise<Part> {
 async function runSimulatedNetwork(config: Config, logger: Logger, simnet: Simnet) {
   const network = await startSimulatedNetwork({
     simnet, dir: join(config.dataDir, 'simnet', 'providers'), seed: config.service.simnetSeed, host: config.service.host,
-    rpcPort: config.service.simnetRpcPort ?? 1234, idleTimeoutMs: config.idleTimeoutMs,
+    rpcPort: config.service.simnetRpcPort ?? 1234, http: serverOptions(config, logger),
     faults: { rate: config.service.simnetFaultRate ?? 0, onFault: (site, fault, label) => logger.debug({ site, fault, label }, 'simulated network fault') },
   })
   const kinds = [...network.hosts.endpoints.values()].reduce<Record<string, number>>((n, e) => ({ ...n, [e.kind]: (n[e.kind] ?? 0) + 1 }), {})
@@ -395,7 +406,7 @@ async function runService(config: Config, logger: Logger, simnet?: Simnet): Prom
     // Shown once; only its hash is stored (the file beside it is mode 0600).
     process.stdout.write(`\nDeal service API key of tenant "default" (also in ${join(config.service.dataDir, 'api-key')}):\n  ${service.createdApiKey}\n\n`)
   }
-  const server = await startServer(service.app, config.service.port, config.service.host, { idleTimeoutMs: config.idleTimeoutMs })
+  const server = await startServer(service.app, config.service.port, config.service.host, { ...serverOptions(config, logger), errorBody: serviceErrorBody })
   logger.info({ url: server.url, network: service.network.kind }, 'deal service listening (/public/v1, /private/v1, /openapi.json)')
   return {
     name: 'service',
@@ -422,7 +433,9 @@ async function runBridge(config: Config, logger: Logger): Promise<Part> {
   const s = config.service
   const localClock = s.network === 'devnet' && s.lotusUrl ? await devnetClock({ url: s.lotusUrl, token: s.lotusToken }) : savedSimnetClock(config)
   const bridge = await createBridge(config.bridge, { logger, simnetClock: localClock })
-  const server = await startServer(bridge.listener, config.bridge.port, config.bridge.host, { idleTimeoutMs: config.idleTimeoutMs, onClientError: bridge.onClientError })
+  const server = await startServer(bridge.listener, config.bridge.port, config.bridge.host, {
+    ...serverOptions(config, logger), onClientError: bridge.onClientError, unlimitedAddress: bridge.isTrustedProxy,
+  })
   const mode = config.bridge.filesync === 'nextcloud' ? `beside Nextcloud at ${config.bridge.nextcloudUrl} (OCS routes only)` : 'WebDAV files, OCS'
   logger.info({ url: server.url, gateway: config.bridge.gatewayUrl }, `app surface listening (${mode})`)
   return { name: 'app', server, close: () => bridge.close() }

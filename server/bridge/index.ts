@@ -39,6 +39,8 @@ export interface Bridge {
   users: UserStore
   /** Attach to the HTTP server's `clientError`: logs and answers what Node refuses before routing (431, 400). */
   onClientError: ReturnType<typeof clientErrorHandler>
+  /** Whether `address` is a reverse proxy TRUST_PROXY names (its connections carry many clients'). */
+  isTrustedProxy(address: string): boolean
   close(): Promise<void>
 }
 
@@ -116,6 +118,7 @@ export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Prom
     listener: withFreshSettings(createBridgeListener(app, fileMetadata, logger), settings, logger),
     users,
     onClientError: clientErrorHandler(logger),
+    isTrustedProxy: (address) => (app.get('trust proxy fn') as (address: string, hop: number) => boolean)(address, 0),
     async close() {
       link.close()
       if (!deps.sql) await sql.close()

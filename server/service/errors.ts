@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto'
 import type { ErrorRequestHandler, Response } from 'express'
 import { NetworkUnavailableError } from '../network/types.ts'
 import { HttpError, describeParserError } from '../shared/errors.ts'
@@ -48,3 +49,9 @@ export function serviceErrorHandler(logger: Logger): ErrorRequestHandler {
     if (!res.headersSent) res.status(500).json({ error: { code, message: 'The service cannot process the request at this time' } })
   }
 }
+
+/** The envelope for what the HTTP layer answers before any route runs (408, 503): a fresh code, as a request would get. */
+export const serviceErrorBody = (message: string) => ({
+  type: 'application/json; charset=utf-8',
+  text: JSON.stringify({ error: { code: randomUUID(), message } }),
+})

@@ -92,13 +92,14 @@ export async function createDealService(config: ServiceConfig, deps: DealService
     next()
   })
   app.use(requestLogger(logger, (_req, res) => ({ reqId: requestId(res) })))
-  app.use(express.json({ limit: '1mb', type: 'application/json' }))
   const openapi = JSON.stringify(serviceOpenApi())
   app.get('/openapi.json', (_req, res) => {
     res.type('application/json').send(openapi)
   })
-  app.use(createPublicRouter({ ticker }))
+  // The key before the body: a stranger with a wrong key must not hold a connection by sending a slow one.
   app.use('/private', requireApiKey(tenants))
+  app.use(express.json({ limit: '1mb', type: 'application/json' }))
+  app.use(createPublicRouter({ ticker }))
   for (const e of ENDPOINTS) if (e.plans) app.use(e.path, requirePlan(e.plans))
   app.use(createEpochsRouter({ clock: network.clock }))
   app.use(createDealsRouter({ deals }))

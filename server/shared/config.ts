@@ -19,6 +19,14 @@ const EnvSchema = z.object({
   DISK_FREE_WARNING_MB: z.coerce.number().int().min(0).max(1 << 30).default(1024),
   // Every part closes a connection that sends nothing for this long while its headers or body are due.
   IDLE_TIMEOUT_SECONDS: z.coerce.number().positive().max(3600).default(30),
+  // A request body that is not an upload must arrive whole within this long; an upload (PUT) gets it to start.
+  BODY_TIMEOUT_SECONDS: z.coerce.number().positive().max(3600).default(30),
+  // After that, an upload must average at least this many bytes a second (Apache mod_reqtimeout's MinRate).
+  UPLOAD_MIN_BYTES_PER_SECOND: z.coerce.number().int().positive().default(500),
+  // Connections the process holds at once (every part together); unset: half its open-file limit. Past it: 503.
+  MAX_CONNECTIONS: z.coerce.number().int().positive().optional(),
+  // Connections one client address holds at once (a trusted proxy, TRUST_PROXY, is not limited). Past it: 503.
+  MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().positive().default(256),
   // devnet: a local Lotus-compatible node at LOTUS_URL, its clock read from the node.
   NETWORK: z.enum(['simnet', 'mainnet', 'calibration', 'devnet']).default('simnet'),
   SIMNET_GENESIS: z.coerce.number().int().min(0).default(SIMNET_DEFAULT_GENESIS),
@@ -221,11 +229,21 @@ export interface Config {
   dataDir: string
   /** Free bytes under `dataDir` below which a warning is logged. */
   diskWarnBelowBytes: number
-  /** A client sending nothing for this long while its request is due is cut (all parts). */
-  idleTimeoutMs: number
+  /** How every part's HTTP server treats connections: idle and body limits, connection caps. */
+  http: HttpLimits
   bridge: BridgeConfig
   gateway: GatewayConfig
   service: ServiceConfig
+}
+
+export interface HttpLimits {
+  /** A client sending nothing for this long while its request is due is cut. */
+  idleTimeoutMs: number
+  bodyTimeoutMs: number
+  uploadMinBytesPerSecond: number
+  /** Unset: half the process's open-file limit. */
+  maxConnections?: number
+  maxConnectionsPerAddress: number
 }
 
 export class ConfigError extends Error {
@@ -262,7 +280,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logFormat: e.LOG_FORMAT,
     dataDir,
     diskWarnBelowBytes: e.DISK_FREE_WARNING_MB * 1024 * 1024,
-    idleTimeoutMs: e.IDLE_TIMEOUT_SECONDS * 1000,
+    http: {
+      idleTimeoutMs: e.IDLE_TIMEOUT_SECONDS * 1000,
+      bodyTimeoutMs: e.BODY_TIMEOUT_SECONDS * 1000,
+      uploadMinBytesPerSecond: e.UPLOAD_MIN_BYTES_PER_SECOND,
+      maxConnections: e.MAX_CONNECTIONS,
+      maxConnectionsPerAddress: e.MAX_CONNECTIONS_PER_ADDRESS,
+    },
     bridge: {
       host: e.HOST,
       port: e.PORT,

@@ -1,6 +1,8 @@
 import { createServer, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http'
 import type { AddressInfo, Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
+import { capConnections, createConnectionBudget, type ConnectionBudget } from './connection-cap.ts'
+import { closeGently, isClosing, rawAnswer } from './lingering-close.ts'
 
 export interface RunningServer {
   server: Server
@@ -9,9 +11,6 @@ export interface RunningServer {
   /** Stops accepting, lets in-flight requests finish (up to `graceMs`), then closes. */
   close(graceMs?: number): Promise<void>
 }
-
-/** How long a closing connection goes on reading what the client still sends before it is cut. */
-const LINGER_MS = 2_000
 
 /** A body up to this size that arrives after its answer is read and dropped, keeping the connection. */
 const SMALL_BODY_BYTES = 64 * 1024
@@ -23,12 +22,10 @@ const SMALL_BODY_BYTES = 64 * 1024
  */
 export function answerClientError(err: Error & { code?: string }, socket: Duplex, body = (tooLarge: boolean) => ({ type: 'text/plain; charset=utf-8', text: tooLarge ? 'Request headers are too large\n' : 'Malformed request\n' })): void {
   // Node's parser, once failed, reports each further chunk of the body as another error.
-  if (closing.has(socket)) return
+  if (isClosing(socket)) return
   if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy()
   const tooLarge = err.code === 'HPE_HEADER_OVERFLOW'
-  const status = tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request'
-  const { type, text } = body(tooLarge)
-  closeGently(socket, `HTTP/1.1 ${status}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(text)}\r\nConnection: close\r\n\r\n${text}`)
+  closeGently(socket, rawAnswer(tooLarge ? '431 Request Header Fields Too Large' : '400 Bad Request', body(tooLarge)))
 }
 
 export interface ServerOptions {
@@ -39,6 +36,33 @@ export interface ServerOptions {
    * body are due is closed; a slow but moving upload is never cut. Default 30 s.
    */
   idleTimeoutMs?: number
+  /**
+   * A body that is not an upload (anything but PUT) must arrive whole within
+   * this long of its headers, or the request is answered 408 (nginx's
+   * `client_body_timeout` read as a whole-body limit). Default 30 s.
+   */
+  bodyTimeoutMs?: number
+  /**
+   * An upload (PUT) gets `bodyTimeoutMs` to start, then must keep this many
+   * bytes a second on average (Apache mod_reqtimeout's `body=20,MinRate=500`):
+   * a slow but real link is never cut, a trickle is. Default 500.
+   */
+  uploadMinBytesPerSecond?: number
+  /** The process's connection budget, shared by its servers; one of its own (defaults) when absent. */
+  connections?: ConnectionBudget
+  /** Addresses the per-address connection cap leaves alone (a trusted reverse proxy). */
+  unlimitedAddress?: (address: string) => boolean
+  /** The part's error envelope, for what this layer answers itself (408, 503). `{ success: false, error }` by default. */
+  errorBody?: (message: string) => { type: string; text: string }
+}
+
+const jsonErrorBody = (message: string) => ({ type: 'application/json; charset=utf-8', text: JSON.stringify({ success: false, error: message }) })
+
+interface Deadlines {
+  idleTimeoutMs: number
+  bodyTimeoutMs: number
+  uploadMinBytesPerSecond: number
+  errorBody: (message: string) => { type: string; text: string }
 }
 
 /** True when the answer goes out while a body worth waiting for is still on its way. */
@@ -48,41 +72,36 @@ function bodyStillComing(req: IncomingMessage): boolean {
   return Number(req.headers['content-length'] ?? 0) > SMALL_BODY_BYTES
 }
 
-/** Sockets in their lingering close: what they still send is dropped, whatever the parser makes of it. */
-const closing = new WeakSet<Socket | Duplex>()
-
-/**
- * Apache's lingering close. Closing a socket while the client's data sits
- * unread makes the kernel answer with a reset, and the client loses the
- * answer it was sent (a 401 challenge, a 413). So send FIN after the answer,
- * read and drop what still comes, and close once the client has stopped or
- * after `LINGER_MS`.
- */
-function closeGently(socket: Socket | Duplex, lastWords?: string): void {
-  if (socket.destroyed || closing.has(socket)) return
-  closing.add(socket)
-  if (lastWords === undefined) socket.end()
-  else socket.end(lastWords)
-  socket.resume()
-  const cut = setTimeout(() => socket.destroy(), LINGER_MS).unref()
-  socket.once('close', () => clearTimeout(cut))
-  socket.once('end', () => socket.destroy())
-}
-
 /**
  * Per request: the idle timeout while its body is due (none while the
  * handler works: the answer may take long), and `Connection: close` plus a
  * lingering close when the answer goes out before a large body was read.
  */
-function watchRequest(req: IncomingMessage, res: ServerResponse, idleTimeoutMs: number): void {
+function watchRequest(req: IncomingMessage, res: ServerResponse, d: Deadlines): void {
   // Captured now: Node nulls `req.socket` when a body reader fails half-way.
   const socket = req.socket
-  socket.setTimeout(idleTimeoutMs)
-  const bodyDone = () => socket.setTimeout(0)
+  socket.setTimeout(d.idleTimeoutMs)
+  let deadline: NodeJS.Timeout | undefined
+  const bodyDone = () => {
+    socket.setTimeout(0)
+    clearTimeout(deadline)
+  }
   if (req.complete) bodyDone()
   else {
     req.once('end', bodyDone)
     req.once('close', bodyDone)
+    const started = Date.now()
+    const readAtStart = socket.bytesRead
+    const upload = req.method === 'PUT'
+    // When the body is late: now for a whole-body limit; for an upload, once its bytes stop covering the time taken.
+    const check = () => {
+      if (req.complete || socket.destroyed) return
+      const allowedMs = d.bodyTimeoutMs + (upload ? ((socket.bytesRead - readAtStart) / d.uploadMinBytesPerSecond) * 1000 : 0)
+      const left = started + allowedMs - Date.now()
+      if (left > 0) deadline = setTimeout(check, Math.max(left, 1_000)).unref()
+      else answerLateBody(socket, res, d, upload)
+    }
+    deadline = setTimeout(check, d.bodyTimeoutMs).unref()
   }
   const writeHead = res.writeHead
   res.writeHead = function (this: ServerResponse, ...args: Parameters<ServerResponse['writeHead']>) {
@@ -93,6 +112,19 @@ function watchRequest(req: IncomingMessage, res: ServerResponse, idleTimeoutMs: 
     }
     return writeHead.apply(this, args)
   } as ServerResponse['writeHead']
+}
+
+/**
+ * 408 for a body too slow to wait for, written straight to the socket, which
+ * then closes: the handler, still waiting for the body, sees the request
+ * aborted, and what it answers then goes nowhere.
+ */
+function answerLateBody(socket: Socket, res: ServerResponse, d: Deadlines, upload: boolean): void {
+  if (res.headersSent) return void socket.destroy()
+  // For the request log: this is how the request ended.
+  res.statusCode = 408
+  const message = upload ? 'The upload is too slow; the connection is closed' : 'The request body took too long; the connection is closed'
+  closeGently(socket, rawAnswer('408 Request Timeout', d.errorBody(message)), 1_000)
 }
 
 /** RFC 9110 §9.2.1: the methods that change nothing, which pipelined requests may run side by side. */
@@ -143,9 +175,11 @@ function createPipelineOrder(): (req: IncomingMessage, res: ServerResponse, run:
 /** Starts an HTTP server on host:port (port 0 picks a free one). */
 export async function startServer(handler: RequestListener, port: number, host = '127.0.0.1', options: ServerOptions = {}): Promise<RunningServer> {
   const idleTimeoutMs = options.idleTimeoutMs ?? 30_000
+  const errorBody = options.errorBody ?? jsonErrorBody
+  const deadlines: Deadlines = { idleTimeoutMs, bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000, uploadMinBytesPerSecond: options.uploadMinBytesPerSecond ?? 500, errorBody }
   const inOrder = createPipelineOrder()
   const server = createServer({
-    // Large WebDAV uploads may take long: no limit on the whole request, only on idleness.
+    // Large WebDAV uploads may take long: Node's whole-request limit would cut them; watchRequest sets the body's deadlines.
     requestTimeout: 0,
     headersTimeout: idleTimeoutMs,
     // How often Node checks `headersTimeout` (its default, 30 s, would double the limit).
@@ -153,12 +187,15 @@ export async function startServer(handler: RequestListener, port: number, host =
   }, (req, res) => {
     // The idle limit starts with the request's turn: a body waiting behind another request is not idle.
     inOrder(req, res, () => {
-      watchRequest(req, res, idleTimeoutMs)
+      watchRequest(req, res, deadlines)
       handler(req, res)
     })
   })
   server.keepAliveTimeout = 5_000
+  // A connection that sends nothing at all is idle too (headersTimeout only runs once a request has begun).
+  server.timeout = idleTimeoutMs
   server.on('clientError', options.onClientError ?? answerClientError)
+  capConnections(server, options.connections ?? createConnectionBudget(), { exempt: options.unlimitedAddress, body: errorBody })
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
     server.listen(port, host, () => {

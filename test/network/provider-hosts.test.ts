@@ -43,7 +43,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'provider-hosts-'))
   simnet = createSimnet({ seed: 'provider-hosts', genesis: GENESIS, now: () => clock, providerCount: 4 })
   sim = createSimulatedProviders({ simnet, dir, retryDelayMs: 5 })
-  hosts = await startProviderHosts({ simnet, providers: sim, seed: 'provider-hosts' })
+  hosts = await startProviderHosts({ simnet, providers: sim, seed: 'provider-hosts', http: { idleTimeoutMs: 1_000 } })
   client = await createProviderClient({ directory: chainDirectory(simnet), signer, network: 'mainnet' })
   for (const p of await simnet.listProviders()) {
     const t = (await simnet.providerTerms(p))!
@@ -174,6 +174,17 @@ describe('simulated providers on the wire', () => {
     expect((await fetch(`${base}/piece/baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq`)).status).toBe(404)
     expect((await fetch(`${base}/ipfs/bafkqaaa`)).status).toBe(406)
   })
+
+  it('closes a connection to its HTTP port that sends nothing, after the idle limit every part keeps', async () => {
+    const { connect } = await import('node:net')
+    const url = new URL(hosts.endpoints.get(provider)!.httpUrl!)
+    const started = Date.now()
+    const socket = connect(Number(url.port), url.hostname)
+    socket.on('error', () => {})
+    await new Promise<void>((resolve) => socket.once('close', () => resolve()))
+    // 1 s configured here; a bare node:http server held it 60 to 90 s.
+    expect(Date.now() - started).toBeLessThan(4_000)
+  }, 10_000)
 })
 
 describe('a simulated provider under hostile input', () => {

@@ -34,6 +34,22 @@ describe('X-API-KEY', () => {
     expectErrorEnvelope(r.json)
   })
 
+  it('401 with a wrong key at once, without waiting for a body that never ends', async () => {
+    const { connect } = await import('node:net')
+    const socket = connect(Number(new URL(t.url).port), '127.0.0.1')
+    socket.on('error', () => {})
+    let answer = ''
+    socket.on('data', (d) => (answer += d))
+    // 1 000 bytes promised, 1 sent: the body parser would wait until the idle limit.
+    socket.write(`POST ${days} HTTP/1.1\r\nHost: x\r\nX-API-KEY: fgs_wrong\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`)
+    await new Promise<void>((resolve) => {
+      const check = () => (answer.includes('\r\n\r\n') ? resolve() : setTimeout(check, 20))
+      check()
+    })
+    socket.destroy()
+    expect(answer).toMatch(/^HTTP\/1\.1 401 /)
+  }, 5_000)
+
   it('public endpoints need no key', async () => {
     const res = await fetch(`${t.url}/public/v1/get-version`)
     expect(res.status).toBe(200)

@@ -1,4 +1,4 @@
-import { startServer } from '../../shared/http.ts'
+import { startServer, type ServerOptions } from '../../shared/http.ts'
 import { createFaults, noFaults, type FaultOptions, type FaultPlan } from './faults.ts'
 import type { Simnet } from './index.ts'
 import { startProviderHosts, type ProviderHosts } from './provider-hosts.ts'
@@ -25,7 +25,8 @@ export interface SimulatedNetworkOptions {
   host?: string
   /** Port of the chain's JSON-RPC; 0 (default) takes a free one. */
   rpcPort?: number
-  idleTimeoutMs?: number
+  /** Connection rules of its HTTP ports (the chain's RPC, the providers' retrievals), as every part's. */
+  http?: ServerOptions
   /** Longest a provider's CAR transfer may take. */
   transferTimeoutMs?: number
   /**
@@ -45,11 +46,11 @@ export interface SimulatedNetworkOptions {
 export async function startSimulatedNetwork(o: SimulatedNetworkOptions): Promise<SimulatedNetwork> {
   const host = o.host ?? '127.0.0.1'
   const faults = o.faults && o.faults.rate > 0 ? createFaults({ seed: o.seed, ...o.faults }) : noFaults
-  const rpc = await startServer(simnetRpcListener(o.simnet, { faults }), o.rpcPort ?? 0, host, { idleTimeoutMs: o.idleTimeoutMs })
+  const rpc = await startServer(simnetRpcListener(o.simnet, { faults }), o.rpcPort ?? 0, host, o.http)
   const providers = createSimulatedProviders({ simnet: o.simnet, dir: o.dir, transferTimeoutMs: o.transferTimeoutMs, faults })
   let hosts: ProviderHosts
   try {
-    hosts = await startProviderHosts({ simnet: o.simnet, providers, seed: o.seed, host, faults })
+    hosts = await startProviderHosts({ simnet: o.simnet, providers, seed: o.seed, host, faults, http: o.http })
   } catch (err) {
     await rpc.close()
     throw err

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto'
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { startServer, type RunningServer, type ServerOptions } from '../../shared/http.ts'
 import { multiaddr } from '@multiformats/multiaddr'
 import { CID } from 'multiformats/cid'
 import { paddedPieceSize } from '../../shared/piece.ts'
@@ -45,7 +45,7 @@ const STALL_MS = 5 * 60_000
 /** How often (per status request) a Boost provider fails to look the deal up for a moment. */
 const TRANSIENT_STATUS_RATE = 0.03
 
-export async function startProviderHosts(o: { simnet: Simnet; providers: SimulatedProviders; seed: string; host?: string; faults?: FaultPlan }): Promise<ProviderHosts> {
+export async function startProviderHosts(o: { simnet: Simnet; providers: SimulatedProviders; seed: string; host?: string; faults?: FaultPlan; http?: ServerOptions }): Promise<ProviderHosts> {
   const listenHost = o.host ?? '127.0.0.1'
   const endpoints = new Map<string, ProviderEndpoint>()
   const stops: (() => Promise<void>)[] = []
@@ -78,7 +78,7 @@ interface TakenDeal {
   signedProposalCid: CID
 }
 
-async function startOne(o: { simnet: Simnet; providers: SimulatedProviders; seed: string; faults?: FaultPlan }, providerId: string, listenHost: string) {
+async function startOne(o: { simnet: Simnet; providers: SimulatedProviders; seed: string; faults?: FaultPlan; http?: ServerOptions }, providerId: string, listenHost: string) {
   const { simnet, providers } = o
   const faults = o.faults ?? noFaults
   const profile = providerProfile(providerId)
@@ -89,14 +89,11 @@ async function startOne(o: { simnet: Simnet; providers: SimulatedProviders; seed
   const deals = new Map<string, TakenDeal>()
   const statusAsked = new Map<string, number>()
 
-  let httpUrl: string | null = null
-  let http: ReturnType<typeof createServer> | null = null
-  if (profile.servesHttpRetrieval) {
-    http = createServer((req, res) => void retrieval(providers, providerId, profile, req, res))
-    const server = http
-    await new Promise<void>((resolve, reject) => server.once('error', reject).listen(0, listenHost, () => resolve()))
-    httpUrl = `http://${listenHost}:${(server.address() as AddressInfo).port}`
-  }
+  // The same connection rules as every other part (idle limit, deadlines, caps): a bare node:http server kept idle sockets 80 s.
+  const http: RunningServer | null = profile.servesHttpRetrieval
+    ? await startServer((req, res) => void retrieval(providers, providerId, profile, req, res), 0, listenHost, o.http)
+    : null
+  const httpUrl = http ? `http://${listenHost}:${http.port}` : null
   const port = Number(node.getMultiaddrs()[0].toOptions().port)
   // curio market/libp2p/libp2p.go + lib/urlhelper: Curio announces its domain name (/dns/<domain>/tcp/443/wss), not
   // the address it listens on; here the domain is localhost and there is no TLS in front, so /ws.
@@ -251,11 +248,7 @@ async function startOne(o: { simnet: Simnet; providers: SimulatedProviders; seed
     endpoint: { kind: profile.kind, peerId: node.peerId.toString(), multiaddrs: published, httpUrl },
     async stop() {
       await node.stop()
-      if (http) {
-        const server = http
-        server.closeAllConnections()
-        await new Promise<void>((resolve) => server.close(() => resolve()))
-      }
+      await http?.close(0)
     },
   }
 }
