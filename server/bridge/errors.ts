@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler } from 'express'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { isDiskFull } from '../shared/disk.ts'
+import { loggedUrl } from '../shared/request-log.ts'
 import { HttpError, describeParserError } from '../shared/errors.ts'
 import { sendJson, sendText } from '../shared/json-response.ts'
 import type { Logger } from '../shared/logger.ts'
@@ -65,7 +66,7 @@ export function sendBridgeError(logger: Logger, err: unknown, req: IncomingMessa
       error = surfaceOf(req) === 'dav'
         ? new BridgeError(507, 'INSUFFICIENT_STORAGE', 'The server\'s disk is full; nothing was stored. Try again once space is freed.', { 'Retry-After': '60' })
         : new BridgeError(503, 'STORAGE_FULL', 'The server\'s disk is full; try again once space is freed', { 'Retry-After': '60' })
-      logger.warn({ url: req.url, status: error.status }, 'disk full: request refused')
+      logger.warn({ url: loggedUrl(req), status: error.status }, 'disk full: request refused')
     } else {
       logger.error({ err }, 'unexpected bridge error')
       error = new BridgeError(500, 'INTERNAL', 'Internal error')

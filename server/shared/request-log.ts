@@ -5,6 +5,34 @@ import type { Logger } from './logger.ts'
 /** The URL the client asked for: Express rewrites `req.url` inside mounted routers, not `originalUrl`. */
 export const requestedUrl = (req: IncomingMessage): string => (req as Partial<Request>).originalUrl ?? req.url ?? '/'
 
+/** Query parameters whose values are secrets: keys, tokens, passwords, signatures (`apiKey`, `access_token`, `X-Amz-Signature`, …). */
+const SECRET_PARAMETER = /key|token|secret|passw|pwd|auth|sig|session|cred|code/i
+
+/**
+ * `url` with the values of secret-looking query parameters replaced by
+ * `[redacted]`, for logs: a client that puts `?apiKey=…` in a URL must not
+ * have it written to disk. The path and other parameters stay as sent.
+ */
+export function redactUrl(url: string): string {
+  const q = url.indexOf('?')
+  if (q < 0) return url
+  const query = url.slice(q + 1).split('&').map((pair) => {
+    const eq = pair.indexOf('=')
+    const name = eq < 0 ? pair : pair.slice(0, eq)
+    let decoded = name
+    try {
+      decoded = decodeURIComponent(name.replace(/\+/g, ' '))
+    } catch {
+      // A malformed escape: judge the name as sent.
+    }
+    return eq >= 0 && SECRET_PARAMETER.test(decoded) ? `${name}=[redacted]` : pair
+  })
+  return `${url.slice(0, q)}?${query.join('&')}`
+}
+
+/** The requested URL as logs may show it. */
+export const loggedUrl = (req: IncomingMessage): string => redactUrl(requestedUrl(req))
+
 /**
  * One log line per finished request: method, URL, status, time, plus what
  * `fields` adds (the user, a request id) — never headers, which carry
@@ -20,7 +48,7 @@ export function logWhenDone(logger: Logger, req: IncomingMessage, res: ServerRes
     const level = status >= 500 ? 'error' : !res.writableFinished ? 'warn' : 'info'
     if (!logger.isLevelEnabled(level)) return
     logger[level]({
-      req: { method: req.method, url: requestedUrl(req), remoteAddress },
+      req: { method: req.method, url: loggedUrl(req), remoteAddress },
       res: { statusCode: status },
       ...fields(),
       responseTime: Math.round(performance.now() - started),

@@ -3,7 +3,7 @@ import { request } from 'node:http'
 import { pipeline, Writable } from 'node:stream'
 import { pino } from 'pino'
 import { startServer, type RunningServer } from '../../server/shared/http.ts'
-import { logWhenDone } from '../../server/shared/request-log.ts'
+import { logWhenDone, redactUrl } from '../../server/shared/request-log.ts'
 
 /**
  * A body reader that fails half-way (a block write that fails, an upload
@@ -49,5 +49,30 @@ describe('request log when a body reader fails half-way', () => {
     const logged = lines.filter((l) => l.req?.url === '/upload')
     expect(logged.length).toBe(2)
     expect(logged[0].req.remoteAddress).toBe('127.0.0.1')
+  })
+})
+
+describe('request log and secrets in URLs', () => {
+  const lines: Record<string, any>[] = []
+  const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) })
+  let server: RunningServer
+  beforeAll(async () => {
+    server = await startServer((req, res) => {
+      logWhenDone(logger, req, res, () => ({}))
+      res.end('ok')
+    }, 0)
+  })
+  afterAll(() => server.close(100))
+
+  it('logs the path and harmless parameters as sent, never the values of keys, tokens or passwords', async () => {
+    await (await fetch(`${server.url}/private/v1/deals?apiKey=fgs_s3cret&page=2&access_token=tok123&X-Amz-Signature=abc&Password=hunter2&q=cat`)).text()
+    const url = lines.at(-1)!.req.url as string
+    expect(url).toBe('/private/v1/deals?apiKey=[redacted]&page=2&access_token=[redacted]&X-Amz-Signature=[redacted]&Password=[redacted]&q=cat')
+    expect(JSON.stringify(lines)).not.toMatch(/fgs_s3cret|tok123|hunter2/)
+  })
+
+  it('redacts a parameter whose name is percent-encoded, and leaves a URL without a query alone', async () => {
+    expect(redactUrl('/a?api%4Bey=1&%ZZ=2')).toBe('/a?api%4Bey=[redacted]&%ZZ=2')
+    expect(redactUrl('/remote.php/dav/files/alice/token.txt')).toBe('/remote.php/dav/files/alice/token.txt')
   })
 })

@@ -2,6 +2,7 @@ import type { Request, RequestHandler, Response } from 'express'
 import { isConstraintViolation, type Sql } from '../../shared/sql/index.ts'
 import { isDiskFull } from '../../shared/disk.ts'
 import type { Logger } from '../../shared/logger.ts'
+import { loggedUrl } from '../../shared/request-log.ts'
 import { GatewayError } from '../errors.ts'
 import type { Namespace } from '../namespace.ts'
 import type { ContentSource, DavContext, MethodHandler } from './context.ts'
@@ -78,7 +79,7 @@ export async function createWebDav(options: WebDavOptions): Promise<RequestHandl
 function fail(req: Request, res: Response, ctx: DavContext, err: unknown): void {
   const clientGone = req.destroyed && !req.complete
   if (res.headersSent || clientGone || res.destroyed) {
-    if (!clientGone) ctx.logger.warn({ err, method: req.method, url: req.originalUrl }, 'WebDAV response failed mid-way')
+    if (!clientGone) ctx.logger.warn({ err, method: req.method, url: loggedUrl(req) }, 'WebDAV response failed mid-way')
     res.destroy()
     return
   }
@@ -91,7 +92,7 @@ function fail(req: Request, res: Response, ctx: DavContext, err: unknown): void 
   }
   if (isDiskFull(err)) {
     // As Apache mod_dav and sabre/dav answer; nothing of the request was named in the namespace.
-    ctx.logger.warn({ method: req.method, url: req.originalUrl }, 'disk full: request refused with 507')
+    ctx.logger.warn({ method: req.method, url: loggedUrl(req) }, 'disk full: request refused with 507')
     sendDavError(res, insufficientStorage(), head)
     return
   }
@@ -100,6 +101,6 @@ function fail(req: Request, res: Response, ctx: DavContext, err: unknown): void 
     sendDavError(res, new DavError(409, 'CONFLICT', 'The resource changed during the request'), head)
     return
   }
-  ctx.logger.error({ err, method: req.method, url: req.originalUrl }, 'unexpected WebDAV error')
+  ctx.logger.error({ err, method: req.method, url: loggedUrl(req) }, 'unexpected WebDAV error')
   sendDavError(res, new DavError(500, 'INTERNAL', 'Internal gateway error'), head)
 }
