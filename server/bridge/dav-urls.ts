@@ -62,7 +62,15 @@ export interface DavUrlMapper {
   gatewayToClient(value: string): string | undefined
 }
 
-export function createDavUrlMapper(opts: { pathMap: PathMap; userId: string; base: string; gatewayUrl: URL }): DavUrlMapper {
+export function createDavUrlMapper(opts: {
+  pathMap: PathMap
+  userId: string
+  base: string
+  gatewayUrl: URL
+  /** The names the client reached us by (its Host, and X-Forwarded-Host from a trusted proxy): another host in a Destination is another server. */
+  clientHosts: readonly (string | undefined)[]
+}): DavUrlMapper {
+  const ourHosts = new Set(opts.clientHosts.flatMap((h) => (h ? [h.toLowerCase()] : [])))
   const gatewayBase = opts.gatewayUrl.pathname.replace(/\/+$/, '')
   const gatewayUrlPath = (p: ClientDavPath) => {
     const gatewayPath = opts.pathMap.toGateway(opts.userId, p.userPath)
@@ -72,6 +80,11 @@ export function createDavUrlMapper(opts: { pathMap: PathMap; userId: string; bas
   return {
     gatewayUrlPath,
     clientUrlToGateway(value) {
+      // RFC 4918 §9.8.4: a destination on another server is a 502, never done here.
+      const host = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(value.trim())?.[1]
+      if (host !== undefined && !ourHosts.has(host.replace(/^[^@]*@/, '').toLowerCase())) {
+        throw new BridgeError(502, 'OTHER_SERVER', 'The destination is on another server')
+      }
       const raw = rawPathOf(value)
       const parsed = raw === undefined ? undefined : parseClientDavPath(raw, opts.userId)
       if (!parsed) throw forbidden('The target must be inside your own files area')

@@ -98,7 +98,12 @@ describe('WebDAV files area over the real gateway', () => {
     await dav(`${FILES}/a.txt`, { method: 'PUT', body: 'a' })
     const copy = await dav(`${FILES}/a.txt`, { method: 'COPY', headers: { destination: `${t.url}${FILES}/b.txt` } })
     expect(copy.status).toBe(201)
-    const move = await dav(`${FILES}/b.txt`, { method: 'MOVE', headers: { destination: `http://elsewhere.example/remote.php/webdav/c.txt` } })
+    // RFC 4918 §9.8.4: another server's URL is a 502, and nothing moves.
+    const elsewhere = await dav(`${FILES}/b.txt`, { method: 'MOVE', headers: { destination: `http://elsewhere.example/remote.php/webdav/c.txt` } })
+    expect(elsewhere.status).toBe(502)
+    expect(await elsewhere.text()).toContain('The destination is on another server')
+    expect((await dav(`${FILES}/b.txt`)).status).toBe(200)
+    const move = await dav(`${FILES}/b.txt`, { method: 'MOVE', headers: { destination: `${t.url}/remote.php/webdav/c.txt` } })
     expect(move.status).toBe(201)
     expect(await (await dav(`${FILES}/c.txt`)).text()).toBe('a')
     expect((await dav(`${FILES}/b.txt`)).status).toBe(404)

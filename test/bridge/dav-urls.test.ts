@@ -35,11 +35,19 @@ describe('DAV URL mapper', () => {
     userId: 'alice',
     base: '/remote.php/dav/files/alice',
     gatewayUrl: new URL('http://127.0.0.1:9011'),
+    clientHosts: ['cloud.example', 'h', undefined],
   })
 
   it('maps Destination URLs inside the user\'s area to the gateway', () => {
     expect(mapper.clientUrlToGateway('http://cloud.example/remote.php/dav/files/alice/new%20name.txt').url).toBe('http://127.0.0.1:9011/alice/new%20name.txt')
     expect(mapper.clientUrlToGateway('/remote.php/webdav/dir/').url).toBe('http://127.0.0.1:9011/alice/dir/')
+  })
+
+  it('answers 502 for a Destination on another server (RFC 4918 §9.8.4), whatever its path', () => {
+    expect(status(() => mapper.clientUrlToGateway('http://evil.example/remote.php/dav/files/alice/x'))).toBe(502)
+    expect(status(() => mapper.clientUrlToGateway('https://cloud.example:8443/remote.php/dav/files/alice/x'))).toBe(502)
+    expect(status(() => mapper.clientUrlToGateway('http://user@evil.example/remote.php/dav/files/alice/x'))).toBe(502)
+    expect(mapper.clientUrlToGateway('http://CLOUD.example/remote.php/dav/files/alice/x').url).toBe('http://127.0.0.1:9011/alice/x')
   })
 
   it('refuses Destination URLs elsewhere', () => {

@@ -48,7 +48,7 @@ export function createDavProxy(deps: DavProxyDeps): Router {
     // As in Nextcloud, the root of a user's files can be read and written into, not removed or replaced.
     if (target.userPath === '/' && (method === 'DELETE' || method === 'MOVE')) throw forbidden('The root of your files cannot be moved or deleted')
 
-    const mapper = createDavUrlMapper({ pathMap: deps.pathMap, userId: user.id, base: target.base, gatewayUrl: deps.gateway.url })
+    const mapper = createDavUrlMapper({ pathMap: deps.pathMap, userId: user.id, base: target.base, gatewayUrl: deps.gateway.url, clientHosts: [req.headers.host, req.host] })
     const headers = forwardHeaders(req.headers, mapper, method)
     if (headers.destination !== undefined) {
       const dest = mapper.clientUrlToGateway(String(headers.destination))
