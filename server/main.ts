@@ -433,9 +433,7 @@ async function runBridge(config: Config, logger: Logger): Promise<Part> {
   const s = config.service
   const localClock = s.network === 'devnet' && s.lotusUrl ? await devnetClock({ url: s.lotusUrl, token: s.lotusToken }) : savedSimnetClock(config)
   const bridge = await createBridge(config.bridge, { logger, simnetClock: localClock })
-  const server = await startServer(bridge.listener, config.bridge.port, config.bridge.host, {
-    ...serverOptions(config, logger), onClientError: bridge.onClientError, unlimitedAddress: bridge.isTrustedProxy,
-  })
+  const server = await startServer(bridge.listener, config.bridge.port, config.bridge.host, { ...serverOptions(config, logger), ...bridge.serverOptions })
   const mode = config.bridge.filesync === 'nextcloud' ? `beside Nextcloud at ${config.bridge.nextcloudUrl} (OCS routes only)` : 'WebDAV files, OCS'
   logger.info({ url: server.url, gateway: config.bridge.gatewayUrl }, `app surface listening (${mode})`)
   return { name: 'app', server, close: () => bridge.close() }

@@ -67,6 +67,10 @@ export function sendBridgeError(logger: Logger, err: unknown, req: IncomingMessa
         ? new BridgeError(507, 'INSUFFICIENT_STORAGE', 'The server\'s disk is full; nothing was stored. Try again once space is freed.', { 'Retry-After': '60' })
         : new BridgeError(503, 'STORAGE_FULL', 'The server\'s disk is full; try again once space is freed', { 'Retry-After': '60' })
       logger.warn({ url: loggedUrl(req), status: error.status }, 'disk full: request refused')
+    } else if (clientHungUp(err, req)) {
+      // Nothing to answer: the connection is gone. Not our error, so not logged as one.
+      logger.info({ method: req.method, url: loggedUrl(req) }, 'client hung up before the request was read')
+      return void res.destroy()
     } else {
       logger.error({ err }, 'unexpected bridge error')
       error = new BridgeError(500, 'INTERNAL', 'Internal error')
@@ -87,6 +91,12 @@ export function sendBridgeError(logger: Logger, err: unknown, req: IncomingMessa
     default:
       return sendJson(res, error.status, { success: false, error: error.message })
   }
+}
+
+/** A body read that failed because the client went away (Node's 'aborted' reset), not because of us. */
+function clientHungUp(err: unknown, req: IncomingMessage): boolean {
+  const code = (err as { code?: unknown } | null)?.code
+  return (code === 'ECONNRESET' || code === 'ECONNABORTED' || code === 'ERR_STREAM_PREMATURE_CLOSE') && !req.complete
 }
 
 export function bridgeErrorHandler(logger: Logger): ErrorRequestHandler {

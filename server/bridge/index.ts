@@ -4,6 +4,7 @@ import { join } from 'node:path'
 import type { BridgeConfig } from '../shared/config.ts'
 import { networkClock, type NetworkClock } from '../shared/epochs.ts'
 import { openSql, type Sql } from '../shared/sql/index.ts'
+import type { ServerOptions } from '../shared/http.ts'
 import type { Logger } from '../shared/logger.ts'
 import { requestLogger } from '../shared/request-log.ts'
 import { VERSION } from '../shared/version.ts'
@@ -37,10 +38,12 @@ export interface Bridge {
   listener: RequestListener
   /** Embedded users; empty and unused with FILESYNC=nextcloud. */
   users: UserStore
-  /** Attach to the HTTP server's `clientError`: logs and answers what Node refuses before routing (431, 400). */
-  onClientError: ReturnType<typeof clientErrorHandler>
-  /** Whether `address` is a reverse proxy TRUST_PROXY names (its connections carry many clients'). */
-  isTrustedProxy(address: string): boolean
+  /**
+   * For its HTTP server: what Node refuses before routing (431, 400) logged and answered in the app's
+   * envelope, and the reverse proxy TRUST_PROXY names left out of the per-address connection cap
+   * (its connections carry many clients').
+   */
+  serverOptions: Pick<ServerOptions, 'onClientError' | 'unlimitedAddress'>
   close(): Promise<void>
 }
 
@@ -92,6 +95,7 @@ export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Prom
     res.json(bridgeOpenApi(VERSION))
   })
 
+  const onClose: (() => void)[] = []
   let fileMetadata: FileMetadataRoute
   if (mode === 'embedded') {
     await ensureAdminUser(users, {
@@ -99,7 +103,7 @@ export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Prom
       adminPassword: config.adminPassword,
       print: deps.print ?? ((line) => process.stdout.write(line + '\n')),
     })
-    fileMetadata = await mountEmbeddedRoutes(app, { config, deps, sql, users, settings, link, throttle, logger })
+    fileMetadata = await mountEmbeddedRoutes(app, { config, deps, sql, users, settings, link, throttle, logger, onClose })
   } else {
     // Nextcloud owns users, sessions, files, status.php and capabilities: only the app's OCS routes are here.
     const client = createNextcloudClient({ url: config.nextcloudUrl!, timeoutMs: config.nextcloudTimeoutMs ?? 5_000 })
@@ -117,9 +121,12 @@ export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Prom
   return {
     listener: withFreshSettings(createBridgeListener(app, fileMetadata, logger), settings, logger),
     users,
-    onClientError: clientErrorHandler(logger),
-    isTrustedProxy: (address) => (app.get('trust proxy fn') as (address: string, hop: number) => boolean)(address, 0),
+    serverOptions: {
+      onClientError: clientErrorHandler(logger),
+      unlimitedAddress: (address) => (app.get('trust proxy fn') as (address: string, hop: number) => boolean)(address, 0),
+    },
     async close() {
+      for (const stop of onClose) stop()
       link.close()
       if (!deps.sql) await sql.close()
     },
@@ -135,6 +142,8 @@ interface EmbeddedParts {
   link: LiveLink
   throttle: LoginThrottle
   logger: Logger
+  /** What to stop when the bridge closes (the uploads sweep). */
+  onClose: (() => void)[]
 }
 
 /**
@@ -149,7 +158,9 @@ async function mountEmbeddedRoutes(app: Express, p: EmbeddedParts): Promise<File
   app.use(createNextcloudStatusRouter({ auth, optionalAuth }))
   app.use(createTabConfigRouter({ auth, settings: p.settings, simnetClock: p.link.simnetClock }))
   app.use(createAdminSettingsRouter({ auth, settings: p.settings }))
-  const uploads = createUploadStore(join(p.config.dataDir, 'uploads'))
+  const uploads = createUploadStore(join(p.config.dataDir, 'uploads'), { maxPerUser: p.config.maxUploadsPerUser })
+  // Old uploads go on a timer, a bounded step at a time, never on a request's path.
+  p.onClose.push(uploads.startSweeping({ intervalMs: 60_000, onError: (err) => p.logger.warn({ err }, 'sweeping old uploads failed; tried again in a minute') }))
   app.use(createChunkedUploadRouter({ auth: davAuth, gateway, pathMap, uploads, logger: p.logger }))
   app.use(createDavProxy({ auth: davAuth, gateway, pathMap, logger: p.logger }))
   app.use(createPreviewRouter({

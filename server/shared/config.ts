@@ -27,6 +27,8 @@ const EnvSchema = z.object({
   MAX_CONNECTIONS: z.coerce.number().int().positive().optional(),
   // Connections one client address holds at once (a trusted proxy, TRUST_PROXY, is not limited). Past it: 503.
   MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().positive().default(256),
+  // Unfinished chunked uploads (upload folders) one user may hold at once; past it MKCOL answers 507.
+  MAX_UPLOADS_PER_USER: z.coerce.number().int().positive().default(500),
   // devnet: a local Lotus-compatible node at LOTUS_URL, its clock read from the node.
   NETWORK: z.enum(['simnet', 'mainnet', 'calibration', 'devnet']).default('simnet'),
   SIMNET_GENESIS: z.coerce.number().int().min(0).default(SIMNET_DEFAULT_GENESIS),
@@ -144,6 +146,8 @@ export interface BridgeConfig extends StoredState {
   nextcloudTimeoutMs?: number
   /** Express `trust proxy` (unset: false): whose X-Forwarded-For / X-Forwarded-Proto to believe. */
   trustProxy?: boolean | number | string
+  /** Unfinished chunked uploads one user may hold at once (default 500); past it MKCOL answers 507. */
+  maxUploadsPerUser?: number
 }
 
 export interface GatewayConfig extends StoredState {
@@ -295,6 +299,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       network: e.NETWORK,
       simnetGenesis: e.SIMNET_GENESIS,
       gatewayUrl: e.GATEWAY_URL?.replace(/\/+$/, ''),
+      maxUploadsPerUser: e.MAX_UPLOADS_PER_USER,
       gatewayUser: e.GATEWAY_USER,
       gatewayPassword: e.GATEWAY_PASSWORD,
       gatewayTimeoutMs: e.GATEWAY_TIMEOUT_MS,

@@ -43,7 +43,7 @@ export async function startBridge(gatewayUrl: string, config: Partial<BridgeConf
   }, { logger, print: () => {}, ...deps })
   await bridge.users.add({ id: ALICE.user, password: ALICE.password, displayName: 'Alice Liddell' })
   await bridge.users.add({ id: BOB.user, password: BOB.password })
-  const server = await startServer(bridge.listener, 0, '127.0.0.1', { onClientError: bridge.onClientError })
+  const server = await startServer(bridge.listener, 0, '127.0.0.1', bridge.serverOptions)
   return {
     bridge,
     server,

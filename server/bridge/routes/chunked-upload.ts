@@ -68,13 +68,17 @@ export function createChunkedUploadRouter(deps: ChunkedUploadDeps): Router {
 
     if (chunk === undefined) {
       switch (method) {
-        case 'MKCOL':
-          void deps.uploads.sweep().catch((err) => deps.logger.warn({ err }, 'sweeping old uploads failed'))
-          if (!(await deps.uploads.create(user.id, uploadId))) throw new BridgeError(405, 'ALREADY_EXISTS', 'The upload folder already exists')
+        case 'MKCOL': {
+          const created = await deps.uploads.create(user.id, uploadId)
+          if (created === 'full') {
+            // As Sabre's InsufficientStorage for a quota: the client may finish or delete uploads and try again.
+            throw new BridgeError(507, 'INSUFFICIENT_STORAGE', 'Too many unfinished uploads; finish or delete some before starting another')
+          }
+          if (!created) throw new BridgeError(405, 'ALREADY_EXISTS', 'The upload folder already exists')
           return void res.status(201).end()
+        }
         case 'DELETE':
-          if (!exists) throw notFound('No such upload')
-          await deps.uploads.remove(user.id, uploadId)
+          if (!(await deps.uploads.remove(user.id, uploadId))) throw notFound('No such upload')
           return void res.status(204).end()
         case 'PROPFIND': {
           if (!exists) throw notFound('No such upload')
@@ -91,10 +95,12 @@ export function createChunkedUploadRouter(deps: ChunkedUploadDeps): Router {
       }
     }
 
-    if (!exists) throw new BridgeError(409, 'CONFLICT', 'Create the upload folder (MKCOL) first')
     if (method === 'PUT' && chunk !== '.file') {
-      const replaced = await deps.uploads.putChunk(user.id, uploadId, chunk, req)
-      return void res.status(replaced ? 204 : 201).end()
+      if (!exists) throw new BridgeError(409, 'CONFLICT', 'Create the upload folder (MKCOL) first')
+      const put = await deps.uploads.putChunk(user.id, uploadId, chunk, req)
+      // Sabre: a PUT into a collection that no longer exists is a 409 Conflict.
+      if (put === 'gone') throw new BridgeError(409, 'CONFLICT', 'The upload folder was deleted or assembled meanwhile')
+      return void res.status(put === 'replaced' ? 204 : 201).end()
     }
     if (method === 'MOVE' && chunk === '.file') return assemble(req, res, next, deps, user.id, uploadId)
     if (method === 'DELETE' && chunk !== '.file') throw new BridgeError(405, 'METHOD_NOT_ALLOWED', 'Delete the whole upload folder instead')
@@ -106,36 +112,36 @@ export function createChunkedUploadRouter(deps: ChunkedUploadDeps): Router {
 async function assemble(req: Request, res: Response, next: (err?: unknown) => void, deps: ChunkedUploadDeps, userId: string, uploadId: string): Promise<void> {
   const destination = req.headers.destination
   if (!destination) throw badRequest('MOVE needs a Destination header')
-  const mapper = createDavUrlMapper({ pathMap: deps.pathMap, userId, base: DAV_FILES_PREFIX + encodeURIComponent(userId), gatewayUrl: deps.gateway.url })
+  const mapper = createDavUrlMapper({ pathMap: deps.pathMap, userId, base: DAV_FILES_PREFIX + encodeURIComponent(userId), gatewayUrl: deps.gateway.url, clientHosts: [req.headers.host, req.host] })
   const target = mapper.clientUrlToGateway(String(destination))
   if (target.userPath === '/') throw forbidden('The root of your files cannot be replaced')
 
-  const chunks = await deps.uploads.chunks(userId, uploadId)
-  if (chunks.length === 0) throw badRequest('The upload has no chunks')
-  const total = chunks.reduce((sum, c) => sum + c.size, 0)
-  const declared = req.headers['oc-total-length']
-  if (declared !== undefined && Number(declared) !== total) {
-    throw badRequest(`OC-Total-Length says ${declared} bytes but the chunks hold ${total}`)
+  // Claimed: a DELETE or a chunk racing this MOVE now finds no upload, and the chunks stay whole while sent.
+  const upload = await deps.uploads.claim(userId, uploadId)
+  if (!upload) throw notFound('No such upload')
+  try {
+    if (upload.chunks.length === 0) throw badRequest('The upload has no chunks')
+    const total = upload.chunks.reduce((sum, c) => sum + c.size, 0)
+    const declared = req.headers['oc-total-length']
+    if (declared !== undefined && Number(declared) !== total) {
+      throw badRequest(`OC-Total-Length says ${declared} bytes but the chunks hold ${total}`)
+    }
+    await deps.gateway.ensureFolder(deps.pathMap.rootOf(userId))
+    const headers: OutgoingHttpHeaders = { 'content-length': String(total) }
+    for (const name of PASSED_ON) {
+      const value = req.headers[name]
+      if (value !== undefined) headers[name] = value
+    }
+    // The upload is done once the gateway has the whole file; otherwise it is the client's again, to retry.
+    res.once('close', () => {
+      const done = res.writableFinished && res.statusCode < 300
+      void (done ? upload.discard() : upload.release()).catch((err) => deps.logger.warn({ err, uploadId }, 'tidying an assembled upload failed'))
+    })
+    forward(req, res, next, { method: 'PUT', path: target.path, headers, mapper, deps, body: upload.stream() })
+  } catch (err) {
+    await upload.release()
+    throw err
   }
-  await deps.gateway.ensureFolder(deps.pathMap.rootOf(userId))
-
-  const headers: OutgoingHttpHeaders = { 'content-length': String(total) }
-  for (const name of PASSED_ON) {
-    const value = req.headers[name]
-    if (value !== undefined) headers[name] = value
-  }
-  // The upload is done once the gateway has the whole file.
-  res.on('finish', () => {
-    if (res.statusCode < 300) void deps.uploads.remove(userId, uploadId).catch(() => {})
-  })
-  forward(req, res, next, {
-    method: 'PUT',
-    path: target.path,
-    headers,
-    mapper,
-    deps,
-    body: deps.uploads.assemble(userId, uploadId, chunks.map((c) => c.name)),
-  })
 }
 
 interface MultistatusEntry { href: string; collection?: boolean; size?: number; modifiedMs?: number }
