@@ -3,13 +3,15 @@ import { z } from 'zod'
 import type { Logger } from '../shared/logger.ts'
 import { canHaveDeals, type ContentStore, type GroupRecord } from './content/index.ts'
 import { badRequest, notFound } from './errors.ts'
-import { folderDag } from './folder-cid.ts'
+import type { FolderIndex } from './folder-index.ts'
 import { fileState, retrievableCopies, type FileState } from './file-state.ts'
 import { nameOf, parentOf, type Namespace } from './namespace.ts'
 
 export interface FileInfoDeps {
   namespace: Namespace
   content: ContentStore
+  /** Folders' CIDs and counts, kept up to date as the tree changes. */
+  folders: FolderIndex
   logger: Logger
   /** Why a group is not further along yet (see group-reason.ts); no `reason` without it. */
   reasonOf?: (g: GroupRecord) => Promise<string | undefined>
@@ -121,32 +123,27 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
       cid = entry.cid ?? ''
       groups = entry.cid ? await content.groupsOf(entry.cid) : []
     } else {
-      const below = await namespace.descendants(path)
-      const dag = await folderDag(below, path)
-      cid = dag.cid
-      // The CID we report must be fetchable from the network: its directory nodes go into groups too.
-      await content.storeDirectory(dag).catch((err) => deps.logger.warn({ err, path, cid }, 'storing the folder\'s directory nodes failed; tried again on the next request'))
+      // Kept per folder and made from its direct children (folder-index.ts): no walk of everything below per record.
+      const summary = await deps.folders.summary(path)
+      cid = summary.cid
+      // The CID we report must be fetchable from the network: its directory nodes go into groups too (once per folder version).
+      const directoryGroups = await deps.folders.storedGroups(path).catch((err) => {
+        deps.logger.warn({ err, path, cid }, 'storing the folder\'s directory nodes failed; tried again on the next request')
+        return new Set<number>()
+      })
+      const idsOf = (key: string) => (key ? key.split(',').map(Number) : [])
       // A folder aggregates every file below it, and its own directory nodes: the union of their groups.
-      // Every file's groups in one query, with the folder's own.
-      const files = below.filter((e) => e.kind === 'file')
-      const groupsByContent = await content.groupsOfMany([cid, ...new Set(files.flatMap((e) => (e.cid ? [e.cid] : [])))])
-      const byId = new Map<number, GroupRecord>((groupsByContent.get(cid) ?? []).map((g) => [g.id, g]))
-      const ofContent = new Map<string, { state: FileState; groupIds: number[] }>()
+      const ids = new Set(directoryGroups)
+      for (const key of summary.filesByGroups.keys()) for (const id of idsOf(key)) ids.add(id)
+      groups = await content.groupsWithIds([...ids])
+      const byId = new Map(groups.map((g) => [g.id, g]))
       fileCounts = {}
-      filesPerGroup = new Map([...byId.keys()].map((id) => [id, 0]))
-      for (const e of files) {
-        // Each file counts; content shared by several files is looked up once.
-        let seen = e.cid ? ofContent.get(e.cid) : { state: 'staging' as const, groupIds: [] }
-        if (seen === undefined) {
-          const fileGroups = groupsByContent.get(e.cid!) ?? []
-          for (const g of fileGroups) byId.set(g.id, g)
-          seen = { state: fileState(fileGroups), groupIds: fileGroups.map((g) => g.id) }
-          ofContent.set(e.cid!, seen)
-        }
-        fileCounts[seen.state] = (fileCounts[seen.state] ?? 0) + 1
-        for (const id of seen.groupIds) filesPerGroup.set(id, (filesPerGroup.get(id) ?? 0) + 1)
+      filesPerGroup = new Map([...directoryGroups].map((id) => [id, 0]))
+      for (const [key, count] of summary.filesByGroups) {
+        const state = fileState(idsOf(key).flatMap((id) => byId.get(id) ?? []))
+        fileCounts[state] = (fileCounts[state] ?? 0) + count
+        for (const id of idsOf(key)) filesPerGroup.set(id, (filesPerGroup.get(id) ?? 0) + count)
       }
-      groups = [...byId.values()].sort((a, b) => a.id - b.id)
     }
 
     const file: Record<string, unknown> = { cid, path: parentOf(path), file: nameOf(path) }

@@ -8,6 +8,7 @@ import type { GatewayConfig } from '../shared/config.ts'
 import type { Logger } from '../shared/logger.ts'
 import { requestLogger } from '../shared/request-log.ts'
 import { createNamespace, type Namespace } from './namespace.ts'
+import { createFolderIndex, type FolderIndex } from './folder-index.ts'
 import { createContentStore, testPauseHook, type ContentStore, type GroupRecord } from './content/index.ts'
 import { createDealEngine, createDealServiceClient, createDealStore, createTransferRouter, type DealEngine, type DealKind, type DealServiceClient, type DealStore, type StorageProviderPort } from './deals/index.ts'
 import { createFileInfoRouter } from './file-info.ts'
@@ -66,14 +67,14 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
   const lock = deps.dataLock ?? lockDataFolder(config.dataDir)
   let store: Sql | undefined
   let dbLock: DatabaseLock = noDatabaseLock
-  let parts: { namespace: Namespace; dealStore: DealStore; content: ContentStore; webdav: RequestHandler }
+  let parts: { namespace: Namespace; dealStore: DealStore; content: ContentStore; folders: FolderIndex; webdav: RequestHandler }
   let sql: Sql
   try {
     store = deps.sql ?? (await openGatewaySql(config))
     // Before the schema is touched: a second gateway on the database stops here.
     if (config.databaseUrl && store.dialect === 'postgres') dbLock = await lockDatabase({ url: config.databaseUrl, logger })
     sql = dbLock === noDatabaseLock ? store : fencedSql(store, dbLock)
-    const namespace = await createNamespace(sql)
+    const tree = await createNamespace(sql)
     const dealStore = await createDealStore(sql, deps.now)
     const content = await createContentStore({
       sql,
@@ -85,14 +86,17 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
       pause: testPauseHook(config.testPauseAt, logger),
       sealThreads: config.sealThreads,
     })
-    parts = { namespace, dealStore, content, webdav: await createWebDav({ namespace, content, sql, logger }) }
+    const folders = createFolderIndex({ namespace: tree, content })
+    // Every change to the tree goes through this one, so the folders' summaries follow it.
+    const namespace = folders.tracking(tree)
+    parts = { namespace, dealStore, content, folders, webdav: await createWebDav({ namespace, content, sql, logger }) }
   } catch (err) {
     await dbLock.release()
     if (!deps.sql) await store?.close().catch(() => {})
     if (!deps.dataLock) lock.release()
     throw err
   }
-  const { namespace, dealStore, content } = parts
+  const { namespace, dealStore, content, folders } = parts
 
   const terms = { ...DEFAULT_DEALS, ...config.deals }
   const service = deps.service ?? (config.serviceUrl && config.serviceApiKey ? createDealServiceClient({ url: config.serviceUrl, apiKey: config.serviceApiKey }) : undefined)
@@ -139,7 +143,7 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
     const progress = deals && g.state === 'ready_for_deals' ? await deals.progress(g.id) : undefined
     return groupReason(g, { groupSize: config.groupSize, groupIdleSeconds: config.groupIdleSeconds, progress: progress && (() => progress) })
   }
-  app.use(createFileInfoRouter({ namespace, content, logger, reasonOf, network: config.network, dealsBlocked: () => deals?.fundsProblem(), dealKind: () => deals && describeDealKind(deals.dealKind()) }))
+  app.use(createFileInfoRouter({ namespace, content, folders, logger, reasonOf, network: config.network, dealsBlocked: () => deals?.fundsProblem(), dealKind: () => deals && describeDealKind(deals.dealKind()) }))
   app.use(parts.webdav)
   app.use(gatewayErrorHandler(logger))
 
@@ -159,6 +163,7 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
     writable: () => dbLock.held(),
     async close() {
       await deals?.stop()
+      await folders.close()
       await content.close()
       if (!deps.sql) await store!.close()
       await dbLock.release()

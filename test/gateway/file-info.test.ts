@@ -5,6 +5,7 @@ import express from 'express'
 import { openSql } from '../../server/shared/sql/index.ts'
 import { startServer, type RunningServer } from '../../server/shared/http.ts'
 import { createNamespace, type Namespace } from '../../server/gateway/namespace.ts'
+import { createFolderIndex } from '../../server/gateway/folder-index.ts'
 import { createFileInfoRouter } from '../../server/gateway/file-info.ts'
 import { gatewayErrorHandler } from '../../server/gateway/errors.ts'
 import { directoryDag } from '../../server/gateway/folder-cid.ts'
@@ -30,7 +31,7 @@ beforeAll(async () => {
   await t.store.sealWritable()
   await t.store.settled()
   const app = express()
-  app.use(createFileInfoRouter({ namespace: ns, content: t.store, logger: silentLogger }))
+  app.use(createFileInfoRouter({ namespace: ns, content: t.store, folders: createFolderIndex({ namespace: ns, content: t.store }), logger: silentLogger }))
   app.use(gatewayErrorHandler(silentLogger))
   server = await startServer(app, 0)
 })

@@ -99,6 +99,8 @@ export async function createContentStore(options: ContentStoreOptions): Promise<
     },
     read: (cid, range) => readContent(repo, files, cid, range, local),
     groupsOf: async (cid) => withDeals(await repo.groupsOf(cid)),
+    groupIdsOfMany: (cids) => repo.groupIdsOfMany(cids),
+    groupsWithIds: async (ids) => withDeals(await repo.groupsWithIds(ids)),
     async groupsOfMany(cids) {
       const byContent = await repo.groupsOfMany(cids)
       const withViews = new Map((await withDeals([...byContent.values()].flat())).map((g) => [g.id, g]))

@@ -68,6 +68,7 @@ const valuesOf = (rows: number, columns: number) => Array(rows).fill(`(${Array(c
 /** All SQL of the content store. Multi-row writes always run in one transaction. */
 export function createRepository(sql: Sql) {
   const texts = jsonList(sql.dialect)
+  const integers = jsonList(sql.dialect, 'integer')
   const groups = async (text: string, params: unknown[] = []) => (await sql.all<GroupRow>(text, params)).map(toGroup)
   const group = async (id: number) => {
     const row = await sql.get<GroupRow>('SELECT * FROM content_groups WHERE id = ?', [id])
@@ -129,6 +130,19 @@ export function createRepository(sql: Sql) {
       ),
     groupsOf: (cid: string) =>
       groups('SELECT g.* FROM content_group_links cg JOIN content_groups g ON g.id = cg.group_id WHERE cg.content_cid = ? ORDER BY g.id', [cid]),
+    /** Which groups hold each of several contents, by content CID (ids only: a folder's summary needs no more). */
+    async groupIdsOfMany(cids: string[]): Promise<Map<string, number[]>> {
+      const out = new Map<string, number[]>()
+      if (cids.length === 0) return out
+      const rows = await sql.all<{ content_cid: string; group_id: number }>(
+        `SELECT content_cid, group_id FROM content_group_links WHERE content_cid IN (${texts}) ORDER BY group_id`,
+        [JSON.stringify(cids)],
+      )
+      for (const r of rows) out.set(r.content_cid, [...(out.get(r.content_cid) ?? []), Number(r.group_id)])
+      return out
+    },
+    groupsWithIds: (ids: number[]) =>
+      ids.length === 0 ? Promise.resolve([]) : groups(`SELECT * FROM content_groups WHERE id IN (${integers}) ORDER BY id`, [JSON.stringify(ids)]),
     /** The groups of several contents in one query (a folder's files), by content CID. */
     async groupsOfMany(cids: string[]): Promise<Map<string, GroupRecord[]>> {
       const out = new Map<string, GroupRecord[]>()

@@ -62,6 +62,10 @@ export interface ContentStore {
   groupsOf(cid: string): Promise<GroupRecord[]>
   /** The groups of several contents at once (a folder's files), by content CID. */
   groupsOfMany(cids: string[]): Promise<Map<string, GroupRecord[]>>
+  /** Only the ids of the groups holding each content: fixed once the content is stored. */
+  groupIdsOfMany(cids: string[]): Promise<Map<string, number[]>>
+  /** These groups as they are now, with their deals. */
+  groupsWithIds(ids: number[]): Promise<GroupRecord[]>
   /** Size and DAG size of stored content, or undefined. */
   stat(cid: string): Promise<{ size: number; dagSize: number } | undefined>
   /** Every group, oldest first. */
