@@ -7,6 +7,8 @@ export interface ReasonContext {
   groupIdleSeconds: number
   /** The deal engine's view of a group; undefined when this gateway makes no deals. */
   progress?: (groupId: number) => DealProgress
+  /** Free bytes on the data disk, for a group being sealed (its CAR file needs about its size). */
+  freeBytes?: number
 }
 
 /**
@@ -19,6 +21,7 @@ export function groupReason(g: GroupRecord, c: ReasonContext): string | undefine
     case 'writable':
       return `waiting for more data: ${bytes(g.size)} of ${bytes(c.groupSize)}; the group closes when full or after ${c.groupIdleSeconds} s without new data`
     case 'full':
+      if (c.freeBytes !== undefined && c.freeBytes < g.size) return `waiting for disk space: sealing needs about ${bytes(g.size)} for the CAR file and ${bytes(c.freeBytes)} are free`
       return 'sealing: writing the CAR file and computing its piece CID'
     case 'VRCARDone':
       return 'sealing: checking the CAR file against its piece CID'

@@ -9,6 +9,7 @@ import type { Logger } from '../shared/logger.ts'
 import { requestLogger } from '../shared/request-log.ts'
 import { createNamespace, type Namespace } from './namespace.ts'
 import { createFolderIndex, type FolderIndex } from './folder-index.ts'
+import { createSpaceReserve, type SpaceReserve } from '../shared/disk.ts'
 import { createContentStore, testPauseHook, type ContentStore, type GroupRecord } from './content/index.ts'
 import { createDealEngine, createDealServiceClient, createDealStore, createTransferRouter, type DealEngine, type DealKind, type DealServiceClient, type DealStore, type StorageProviderPort } from './deals/index.ts'
 import { createFileInfoRouter } from './file-info.ts'
@@ -48,6 +49,8 @@ export interface GatewayDeps {
   dataLock?: DataFolderLock
   /** Overrides of the deal engine's waits (tests make them short). */
   dealTimeouts?: { callMs?: number; proposalMs?: number; statusPollMs?: number; reloadMs?: number; retryAfterMs?: number }
+  /** Free bytes under the data folder (tests make the disk look fuller than it is). */
+  freeBytes?: (dir: string) => Promise<number>
 }
 
 const DEFAULT_DEALS = { durationDays: 540, price: '0', verified: true, maxPaddingFactor: Infinity, startOffsetEpochs: 5760, tickSeconds: 5, retrievalCheckSeconds: 600, renewBeforeDays: 30, repairHoldDays: 3 }
@@ -67,7 +70,7 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
   const lock = deps.dataLock ?? lockDataFolder(config.dataDir)
   let store: Sql | undefined
   let dbLock: DatabaseLock = noDatabaseLock
-  let parts: { namespace: Namespace; dealStore: DealStore; content: ContentStore; folders: FolderIndex; webdav: RequestHandler }
+  let parts: { namespace: Namespace; dealStore: DealStore; content: ContentStore; folders: FolderIndex; space: SpaceReserve; webdav: RequestHandler }
   let sql: Sql
   try {
     store = deps.sql ?? (await openGatewaySql(config))
@@ -89,14 +92,15 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
     const folders = createFolderIndex({ namespace: tree, content })
     // Every change to the tree goes through this one, so the folders' summaries follow it.
     const namespace = folders.tracking(tree)
-    parts = { namespace, dealStore, content, folders, webdav: await createWebDav({ namespace, content, sql, logger }) }
+    const space = createSpaceReserve({ dir: config.dataDir, unsealedBytes: () => content.unsealedBytes(), marginBytes: config.diskReserveBytes, freeBytes: deps.freeBytes })
+    parts = { namespace, dealStore, content, folders, space, webdav: await createWebDav({ namespace, content, sql, logger, uploadRefusal: space.refusal }) }
   } catch (err) {
     await dbLock.release()
     if (!deps.sql) await store?.close().catch(() => {})
     if (!deps.dataLock) lock.release()
     throw err
   }
-  const { namespace, dealStore, content, folders } = parts
+  const { namespace, dealStore, content, folders, space } = parts
 
   const terms = { ...DEFAULT_DEALS, ...config.deals }
   const service = deps.service ?? (config.serviceUrl && config.serviceApiKey ? createDealServiceClient({ url: config.serviceUrl, apiKey: config.serviceApiKey }) : undefined)
@@ -141,7 +145,9 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
   const reasonOf = async (g: GroupRecord) => {
     // Only a group ready for deals says how its deals stand.
     const progress = deals && g.state === 'ready_for_deals' ? await deals.progress(g.id) : undefined
-    return groupReason(g, { groupSize: config.groupSize, groupIdleSeconds: config.groupIdleSeconds, progress: progress && (() => progress) })
+    // A group being sealed may be waiting for room for its CAR file.
+    const freeBytes = g.state === 'full' ? await space.free().catch(() => undefined) : undefined
+    return groupReason(g, { groupSize: config.groupSize, groupIdleSeconds: config.groupIdleSeconds, progress: progress && (() => progress), freeBytes })
   }
   app.use(createFileInfoRouter({ namespace, content, folders, logger, reasonOf, network: config.network, dealsBlocked: () => deals?.fundsProblem(), dealKind: () => deals && describeDealKind(deals.dealKind()) }))
   app.use(parts.webdav)

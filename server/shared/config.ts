@@ -17,6 +17,8 @@ const EnvSchema = z.object({
   LOG_FORMAT: z.enum(['pretty', 'json']).optional(),
   // A warning is logged when less than this many MiB are free under DATA_DIR.
   DISK_FREE_WARNING_MB: z.coerce.number().int().min(0).max(1 << 30).default(1024),
+  // Uploads are refused (507) unless this much stays free beyond what is still to be sealed; unset: 2 % of the disk, at most 1 GiB.
+  DISK_RESERVE_MB: z.coerce.number().int().min(0).max(1 << 30).optional(),
   // Every part closes a connection that sends nothing for this long while its headers or body are due.
   IDLE_TIMEOUT_SECONDS: z.coerce.number().positive().max(3600).default(30),
   // A request body that is not an upload must arrive whole within this long; an upload (PUT) gets it to start.
@@ -159,6 +161,8 @@ export interface GatewayConfig extends StoredState {
   user?: string
   password?: string
   groupSize: number
+  /** Kept free besides the bytes still to seal; unset: 2 % of the disk, at most 1 GiB. */
+  diskReserveBytes?: number
   groupIdleSeconds: number
   /** Worker threads sealing groups (CAR + piece CID); 0: on the main thread. */
   sealThreads?: number
@@ -321,6 +325,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       user: e.GATEWAY_USER,
       password: e.GATEWAY_PASSWORD,
       groupSize: e.GROUP_SIZE ?? GROUP_DEFAULTS[e.NETWORK].groupSize,
+      diskReserveBytes: e.DISK_RESERVE_MB === undefined ? undefined : e.DISK_RESERVE_MB * 1024 * 1024,
       groupIdleSeconds: e.GROUP_IDLE_SECONDS ?? GROUP_DEFAULTS[e.NETWORK].idleSeconds,
       sealThreads: e.SEAL_THREADS ?? availableParallelism(),
       serviceUrl: e.SERVICE_URL?.replace(/\/+$/, ''),

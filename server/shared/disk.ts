@@ -34,6 +34,53 @@ const statfsFree = async (dir: string) => {
   return s.bavail * s.bsize
 }
 
+/** What uploads must leave free: the bytes still to seal, the upload itself, and a margin. */
+export interface SpaceReserve {
+  /** Free bytes under the folder (read at most once a second). */
+  free(): Promise<number>
+  /** Why an upload of `bytes` (0 when unknown) is refused, or undefined when it fits with room to seal. */
+  refusal(bytes?: number): Promise<string | undefined>
+}
+
+export interface SpaceReserveOptions {
+  dir: string
+  /** Bytes written but not sealed yet: each becomes a CAR file of about that size. */
+  unsealedBytes: () => Promise<number>
+  /** Kept free besides; default 2 % of the filesystem, at most 1 GiB. */
+  marginBytes?: number
+  freeBytes?: (dir: string) => Promise<number>
+}
+
+/**
+ * Refuses uploads a margin before the disk is full, so the groups already
+ * written can always be sealed: a group that filled the disk would otherwise
+ * wait, unsealed, until someone freed as much as it holds.
+ */
+export function createSpaceReserve(o: SpaceReserveOptions): SpaceReserve {
+  const freeBytes = o.freeBytes ?? statfsFree
+  let read: { at: number; free: Promise<number> } | undefined
+  let margin: Promise<number> | undefined
+  const free = () => {
+    const now = Date.now()
+    if (!read || now - read.at > 1_000) read = { at: now, free: freeBytes(o.dir) }
+    return read.free
+  }
+  const marginBytes = () => (margin ??= o.marginBytes !== undefined
+    ? Promise.resolve(o.marginBytes)
+    : statfs(o.dir).then((s) => Math.min(1024 ** 3, Math.floor(s.blocks * s.bsize * 0.02)), () => 0))
+  return {
+    free,
+    async refusal(bytes = 0) {
+      const [available, unsealed, kept] = await Promise.all([free(), o.unsealedBytes(), marginBytes()])
+      const needed = unsealed + bytes + kept
+      if (available >= needed) return undefined
+      return `The gateway's disk is nearly full: ${mib(available)} free, and ${mib(unsealed + kept)} are kept for sealing what is already stored${bytes ? ` besides this upload's ${mib(bytes)}` : ''}; nothing was stored. Try again once space is freed.`
+    },
+  }
+}
+
+const mib = (n: number) => `${(n / 1024 / 1024).toFixed(1)} MiB`
+
 /**
  * Watches the free space under the data folder: one warning when it drops
  * below the threshold, one info line when it is back above, nothing in

@@ -7,6 +7,9 @@
  * once space is freed.
  */
 import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import { Writable } from 'node:stream'
 import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -93,4 +96,43 @@ describe.skipIf(tmpfsUnavailable)(`gateway on a full disk${tmpfsUnavailable ? ` 
     expect((await fetch(url('/second.bin'), { method: 'PUT', body: randomBytes(1_000) })).status).toBe(201)
     expect((await fetch(url('/folder'), { method: 'MKCOL' })).status).toBe(201)
   }, 30_000)
+})
+
+describe('room kept for sealing', () => {
+  let gateway: Gateway
+  let server: RunningServer
+  let dir: string
+  let free = 10 * 1024 ** 3
+  const url = (path: string) => `${server.url}${path}`
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'gateway-reserve-'))
+    // The disk looks as full as the test says; what is written is real.
+    gateway = await createGateway({ host: '127.0.0.1', port: 0, dataDir: dir, groupSize: 64 << 20, groupIdleSeconds: 3600, diskReserveBytes: 1 << 20 }, { logger, freeBytes: async () => free })
+    server = await startServer(gateway.app, 0)
+  })
+  afterAll(async () => {
+    await server?.close(100)
+    await gateway?.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('refuses an upload with 507 a margin before the disk is full, counting what is still to be sealed', async () => {
+    const stored = randomBytes(3 << 20)
+    expect((await fetch(url('/stored.bin'), { method: 'PUT', body: stored })).status).toBe(201)
+    // 5 MiB free: 3 MiB still to seal + 1 MiB kept + this 2 MiB upload do not fit.
+    free = 5 << 20
+    // Free space is read at most once a second.
+    await new Promise((resolve) => setTimeout(resolve, 1_100))
+    const refused = await fetch(url('/next.bin'), { method: 'PUT', body: randomBytes(2 << 20) })
+    expect(refused.status).toBe(507)
+    expect(refused.headers.get('retry-after')).toBe('60')
+    expect(await refused.text()).toMatch(/kept for sealing what is already stored/)
+    expect((await fetch(url('/next.bin'))).status).toBe(404)
+    // A small one still fits, and everything does once space is back.
+    expect((await fetch(url('/small.bin'), { method: 'PUT', body: randomBytes(100_000) })).status).toBe(201)
+    free = 10 * 1024 ** 3
+    await new Promise((resolve) => setTimeout(resolve, 1_100))
+    expect((await fetch(url('/next.bin'), { method: 'PUT', body: randomBytes(2 << 20) })).status).toBe(201)
+  })
 })

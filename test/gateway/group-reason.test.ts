@@ -22,6 +22,11 @@ describe('why a group is not further along', () => {
     expect(groupReason(group('reload'), ctx())).toMatch(/reloading/)
   })
 
+  it('says when sealing waits for disk space rather than calling it sealing', () => {
+    expect(groupReason(group('full'), { ...ctx(), freeBytes: 1024 * 1024 })).toBe('waiting for disk space: sealing needs about 4.0 MiB for the CAR file and 1.0 MiB are free')
+    expect(groupReason(group('full'), { ...ctx(), freeBytes: 5 * 1024 * 1024 })).toMatch(/^sealing: writing the CAR/)
+  })
+
   it('says nothing once offloaded', () => {
     expect(groupReason(group('offloaded'), ctx({}))).toBeUndefined()
   })

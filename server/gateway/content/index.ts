@@ -100,6 +100,7 @@ export async function createContentStore(options: ContentStoreOptions): Promise<
     read: (cid, range) => readContent(repo, files, cid, range, local),
     groupsOf: async (cid) => withDeals(await repo.groupsOf(cid)),
     groupIdsOfMany: (cids) => repo.groupIdsOfMany(cids),
+    unsealedBytes: () => repo.unsealedBytes(),
     groupsWithIds: async (ids) => withDeals(await repo.groupsWithIds(ids)),
     async groupsOfMany(cids) {
       const byContent = await repo.groupsOfMany(cids)

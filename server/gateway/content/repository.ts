@@ -101,6 +101,8 @@ export function createRepository(sql: Sql) {
     group,
     groupsInState: (state: GroupState) => groups('SELECT * FROM content_groups WHERE state = ? ORDER BY id', [state]),
     allGroups: () => groups('SELECT * FROM content_groups ORDER BY id'),
+    /** Bytes in groups not sealed yet: the CAR files still to write. */
+    unsealedBytes: async () => Number((await sql.get<{ n: number | null }>(`SELECT SUM(size) AS n FROM content_groups WHERE state IN ('writable', 'full')`))?.n ?? 0),
     /** Applies `event` to a group through the one transition table; returns the new state. */
     transition: (id: number, event: GroupEvent) => transition(id, event),
     /** full → VRCARDone with the CAR's size and piece. */

@@ -64,6 +64,8 @@ export interface ContentStore {
   groupsOfMany(cids: string[]): Promise<Map<string, GroupRecord[]>>
   /** Only the ids of the groups holding each content: fixed once the content is stored. */
   groupIdsOfMany(cids: string[]): Promise<Map<string, number[]>>
+  /** Bytes written into groups not sealed yet (each becomes a CAR file of about that size). */
+  unsealedBytes(): Promise<number>
   /** These groups as they are now, with their deals. */
   groupsWithIds(ids: number[]): Promise<GroupRecord[]>
   /** Size and DAG size of stored content, or undefined. */

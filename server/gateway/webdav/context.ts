@@ -21,6 +21,8 @@ export interface DavStores {
 export interface DavContext extends DavStores {
   content: ContentSource
   logger: Logger
+  /** Why an upload of so many bytes must be refused to keep room for sealing; undefined when it fits. */
+  uploadRefusal?: (bytes?: number) => Promise<string | undefined>
   /**
    * Runs `fn` in one transaction over stores bound to it, after every tree
    * change before it: checks made inside (the path is free, the locks are

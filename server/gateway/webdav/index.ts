@@ -30,6 +30,8 @@ export interface WebDavOptions {
   /** The store the namespace lives in; dead properties and locks go beside it. */
   sql: Sql
   logger: Logger
+  /** Why an upload of so many bytes must be refused to keep room for sealing (507); undefined when it fits. */
+  uploadRefusal?: (bytes?: number) => Promise<string | undefined>
 }
 
 const METHODS: Record<string, MethodHandler> = {
@@ -62,6 +64,7 @@ export async function createWebDav(options: WebDavOptions): Promise<RequestHandl
     props: createDeadProps(options.sql),
     locks: createLockStore(options.sql),
     logger: options.logger.child({ part: 'webdav' }),
+    uploadRefusal: options.uploadRefusal,
     atomically: (fn) => namespace.transaction((tx) => fn({ namespace: namespace.within(tx), props: createDeadProps(tx), locks: createLockStore(tx) })),
   }
 

@@ -30,6 +30,9 @@ export const put: MethodHandler = async (req, res, ctx) => {
   const checksum = checksumOf(req)
   const change = existing ? 'write' : 'bind'
   const tokens = await checkWrite(req, ctx, path, change)
+  // A margin before the disk is full: what is already stored must still fit as CAR files to be sealed.
+  const refusal = await ctx.uploadRefusal?.(expected)
+  if (refusal) throw new DavError(507, 'INSUFFICIENT_STORAGE', refusal, undefined, { 'Retry-After': '60' })
 
   const controller = new AbortController()
   const onClose = () => {
