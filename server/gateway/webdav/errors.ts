@@ -31,7 +31,10 @@ export const notFound = () => new DavError(404, 'NOT_FOUND', 'No such file or fo
 export const conflict = (message: string) => new DavError(409, 'CONFLICT', message)
 export const preconditionFailed = (message = 'Precondition failed') => new DavError(412, 'PRECONDITION_FAILED', message)
 export const tooLarge = (message: string) => new DavError(413, 'BODY_TOO_LARGE', message)
-export const insufficientStorage = () => new DavError(507, 'INSUFFICIENT_STORAGE', 'The gateway\'s disk is full; nothing was stored. Try again once space is freed.', undefined, { 'Retry-After': '60' })
+/** 507 for a full disk: a write stored nothing; a read (which should need no room) says so in its own words. */
+export const insufficientStorage = (write = true) => new DavError(507, 'INSUFFICIENT_STORAGE', write
+  ? 'The gateway\'s disk is full; nothing was stored. Try again once space is freed.'
+  : 'The gateway\'s disk is full, and this request needed room on it; nothing was changed. Try again once space is freed.', undefined, { 'Retry-After': '60' })
 export const locked = (roots: string[], condition = 'lock-token-submitted') =>
   new DavError(423, 'LOCKED', 'Resource is locked', dav(condition, roots.map((h) => dav('href', [h]))))
 

@@ -96,7 +96,7 @@ function fail(req: Request, res: Response, ctx: DavContext, err: unknown): void 
   if (isDiskFull(err)) {
     // As Apache mod_dav and sabre/dav answer; nothing of the request was named in the namespace.
     ctx.logger.warn({ method: req.method, url: loggedUrl(req) }, 'disk full: request refused with 507')
-    sendDavError(res, insufficientStorage(), head)
+    sendDavError(res, insufficientStorage(!['GET', 'HEAD', 'PROPFIND', 'OPTIONS'].includes(req.method)), head)
     return
   }
   if (isConstraintViolation(err)) {

@@ -77,6 +77,8 @@ export interface DealStackOptions {
   nv29Epoch?: number
   /** Bytes at which a group closes (default 1 MiB: small groups, quick tests). */
   groupSize?: number
+  /** The gateway's data folder (a small disk to fill, say); a folder in the stack's temp dir by default. */
+  gatewayDir?: string
   /** Provider call and whole-group reload timeouts (default 1 s and 3 s: loopback, small groups). */
   dealTimeouts?: { callMs: number; reloadMs: number }
   /** Longest a simulated provider takes to fetch a CAR (default 20 s). */
@@ -124,7 +126,7 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
     const client = createDealServiceClient({ url: serviceServer.url, apiKey: API_KEY })
     gateway = await createGateway(
       {
-        host: '127.0.0.1', port: 0, dataDir: join(dir, 'gateway'), databaseUrl, groupSize: o.groupSize ?? 1 << 20, groupIdleSeconds: 3600,
+        host: '127.0.0.1', port: 0, dataDir: o.gatewayDir ?? join(dir, 'gateway'), databaseUrl, groupSize: o.groupSize ?? 1 << 20, groupIdleSeconds: 3600,
         serviceUrl: serviceServer.url, serviceApiKey: API_KEY, clientAddress,
         deals: { durationDays: 540, price: o.price ?? '0', verified: true, maxPaddingFactor: o.maxPaddingFactor, startOffsetEpochs: 5760, copies: o.copies ?? 2, tickSeconds: 3600, retrievalCheckSeconds: (o.retrievalCheckMs ?? 3_600_000) / 1000, renewBeforeDays: o.renewBeforeDays, repairHoldDays: o.repairHoldDays },
       },

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { mountSmallDisk, tmpfsUnavailable, type SmallDisk } from '../../helpers/tmpfs.ts'
 import type { StorageProviderPort } from '../../../server/gateway/deals/index.ts'
 import { startDealStack, type DealStack } from './harness.ts'
 
@@ -38,8 +39,8 @@ function counting(asked: Asked) {
  * two providers and offloaded. Leaves are 256 KiB (262 144 bytes): big.bin
  * has 3, small.bin 2.
  */
-async function offloadedPair(asked: Asked) {
-  const s = (stack = await startDealStack({ copies: 2, providers: counting(asked) }))
+async function offloadedPair(asked: Asked, gatewayDir?: string) {
+  const s = (stack = await startDealStack({ copies: 2, providers: counting(asked), gatewayDir }))
   const big = randomBytes(700_000)
   const small = randomBytes(300_000)
   expect((await s.put('/big.bin', big)).status).toBe(201)
@@ -112,5 +113,25 @@ describe('reading offloaded data', () => {
     expect(await res.text()).toContain('CONTENT_UNAVAILABLE')
     expect(asked.pieces).toEqual([])
     expect((await details(s, '/small.bin')).groups[0].state).toBe('offloaded')
+  })
+})
+
+describe.skipIf(tmpfsUnavailable)(`reading offloaded data with the gateway's disk full${tmpfsUnavailable ? ` (skipped: ${tmpfsUnavailable})` : ''}`, () => {
+  let disk: SmallDisk | undefined
+  afterAll(() => {
+    disk?.free()
+    disk?.unmount()
+  })
+
+  it('streams an offloaded file from its providers byte for byte: a read needs no room on the disk', async () => {
+    disk = mountSmallDisk(48 * 1024 * 1024)
+    const { s, big } = await offloadedPair({ blocks: [], pieces: [] }, disk.dir)
+    disk.fill()
+    const res = await s.get('/big.bin')
+    expect(res.status).toBe(200)
+    expect(Buffer.from(await res.arrayBuffer()).equals(big)).toBe(true)
+    expect((await details(s, '/big.bin')).groups[0].state).toBe('offloaded')
+    await s.close()
+    stack = undefined
   })
 })
