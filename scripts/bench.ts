@@ -33,6 +33,9 @@ import { initialJs } from './lib/bundle-size.ts'
 import { benchOffloadedRead } from './lib/offloaded-read-bench.ts'
 import { benchProposals } from './lib/proposal-bench.ts'
 import { benchSealing } from './lib/seal-bench.ts'
+import { benchAttack } from './lib/attack-bench.ts'
+import { benchFolderRecords } from './lib/folder-record-bench.ts'
+import { cpuSeconds } from './lib/proc.ts'
 
 const HELP = `Usage: npm run bench -- [options]
 
@@ -40,8 +43,13 @@ const HELP = `Usage: npm run bench -- [options]
   --rounds <n>        alternating direct/bridge rounds, medians reported (default 3)
   --connections <n>   concurrent connections for throughput runs (default 32)
   --ingest-mib <n>    size of the ingest upload in MiB (default 256)
-  --only <what>       metadata | ingest | ui | storm | service | deals | first-run
-                      | offloaded-read, or several separated by commas (default: all)
+  --only <what>       metadata | ingest | ui | storm | folder-records | attack
+                      | service | deals | first-run | offloaded-read, or several
+                      separated by commas (default: all)
+  --folder-files <list> files below each folder of the folder-records section
+                      (default 10,1000,100000)
+  --slow-clients <n>  slow POST /login clients of the attack section (default
+                      20000, fewer when this process may hold fewer descriptors)
   --storm-clients <n> concurrent PROPFIND Depth: 1 clients of the storm section
                       (default 200), over a folder of --storm-files files (1000)
   --deals <n>         deals loaded for the service section (default 1000000)
@@ -93,6 +101,8 @@ const { values: opts } = parseArgs({
     'cpu-prof': { type: 'string' },
     'storm-clients': { type: 'string', default: '200' },
     'storm-files': { type: 'string', default: '1000' },
+    'folder-files': { type: 'string', default: '10,1000,100000' },
+    'slow-clients': { type: 'string', default: '20000' },
     help: { type: 'boolean', short: 'h' },
   },
 })
@@ -106,7 +116,7 @@ const rounds = Number(opts.rounds)
 const connections = Number(opts.connections)
 const ingestMiB = Number(opts['ingest-mib'])
 const uiRuns = Number(opts['ui-runs'])
-const SECTIONS = ['metadata', 'ingest', 'ui', 'storm', 'service', 'deals', 'first-run', 'offloaded-read']
+const SECTIONS = ['metadata', 'ingest', 'ui', 'storm', 'folder-records', 'attack', 'service', 'deals', 'first-run', 'offloaded-read']
 const only = opts.only?.split(',')
 if (only?.some((section) => !SECTIONS.includes(section))) {
   process.stderr.write(`--only takes one or more of ${SECTIONS.join(', ')}, separated by commas\n`)
@@ -296,6 +306,12 @@ async function benchStack() {
 
     if (wants('ui')) await benchUi(app.url, userAuth)
     if (wants('storm')) await benchStorm(app.url, userAuth)
+    if (wants('folder-records')) {
+      const sizes = opts['folder-files']!.split(',').map(Number)
+      await benchFolderRecords({ gatewayUrl: gateway.url, gatewayPid: gateway.child.pid, auth: basic(GATEWAY_USER, GATEWAY_PASSWORD), sizes })
+    }
+    // Last: it leaves the app's throttle and connection counts busy for a while.
+    if (wants('attack')) await benchAttack({ appUrl: app.url, appPid: app.child.pid, slowClients: Number(opts['slow-clients']) })
   } finally {
     app.child.kill('SIGTERM')
     gateway.child.kill('SIGTERM')
@@ -330,7 +346,7 @@ async function benchService() {
 }
 
 async function main() {
-  if (['metadata', 'ingest', 'ui', 'storm'].some(wants)) await benchStack()
+  if (['metadata', 'ingest', 'ui', 'storm', 'folder-records', 'attack'].some(wants)) await benchStack()
   if (wants('service')) await benchService()
   if (wants('deals')) await benchDeals()
   if (wants('first-run')) await benchFirstRun()
@@ -473,14 +489,6 @@ async function benchUi(appUrl: string, auth: string) {
   } finally {
     await browser.close()
   }
-}
-
-/** User and system CPU seconds a process has used so far (Linux /proc; fields 14 and 15, in clock ticks of 1/100 s). */
-function cpuSeconds(pid: number | undefined): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
-  // The command name (field 2) may hold spaces: count the fields after its closing parenthesis.
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
-  return (Number(fields[11]) + Number(fields[12])) / 100
 }
 
 /** The deals section's settings: quick ticks and checks, two copies, at `--deal-speed`. */

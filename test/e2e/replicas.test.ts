@@ -164,7 +164,7 @@ describe.skipIf(unavailable)(`two app surfaces and two deal services on PostgreS
   // Last: it leaves 127.0.0.1 throttled on both app surfaces.
   it('counts failed logins across both app surfaces and then refuses the address on each of them', async () => {
     // Ten wrong passwords at once: nginx splits them between the two, neither sees ten on its own.
-    const attempts = await Promise.all(Array.from({ length: 10 }, () => fetch(`${app}/ocs/v2.php/cloud/user?format=json`, { headers: { authorization: basicAuth('admin', 'wrong-password') } })))
+    const attempts = await Promise.all(Array.from({ length: 10 }, (_, i) => fetch(`${app}/ocs/v2.php/cloud/user?format=json`, { headers: { authorization: basicAuth('admin', `wrong-password-${i}`) } })))
     expect(attempts.map((r) => r.status)).toEqual(Array(10).fill(401))
     expect(new Set(attempts.map(replica)).size).toBe(2)
 
