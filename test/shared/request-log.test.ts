@@ -1,9 +1,24 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { request } from 'node:http'
+import { request, type IncomingMessage, type ServerResponse } from 'node:http'
 import { pipeline, Writable } from 'node:stream'
 import { pino } from 'pino'
 import { startServer, type RunningServer } from '../../server/shared/http.ts'
 import { logWhenDone, redactUrl } from '../../server/shared/request-log.ts'
+
+/** A server for the suite: every request logged by `logWhenDone` into `lines`, then answered by `respond`. */
+function loggedServer(respond: (req: IncomingMessage, res: ServerResponse) => void) {
+  const lines: Record<string, any>[] = []
+  const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) })
+  const t = { lines, server: undefined as unknown as RunningServer }
+  beforeAll(async () => {
+    t.server = await startServer((req, res) => {
+      logWhenDone(logger, req, res, () => ({}))
+      respond(req, res)
+    }, 0)
+  })
+  afterAll(() => t.server.close(100))
+  return t
+}
 
 /**
  * A body reader that fails half-way (a block write that fails, an upload
@@ -12,24 +27,17 @@ import { logWhenDone, redactUrl } from '../../server/shared/request-log.ts'
  * after that and must not read it (it once ended the whole process).
  */
 describe('request log when a body reader fails half-way', () => {
-  const lines: Record<string, any>[] = []
-  const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) })
-  let server: RunningServer
-  beforeAll(async () => {
-    server = await startServer((req, res) => {
-      logWhenDone(logger, req, res, () => ({}))
-      let chunks = 0
-      const failingStore = new Writable({ write: (_chunk, _enc, done) => done(++chunks > 1 ? new Error('disk write failed') : null) })
-      pipeline(req, failingStore, () => {
-        res.writeHead(500, { 'content-type': 'text/plain' }).end('write failed')
-      })
-    }, 0)
+  const t = loggedServer((req, res) => {
+    let chunks = 0
+    const failingStore = new Writable({ write: (_chunk, _enc, done) => done(++chunks > 1 ? new Error('disk write failed') : null) })
+    pipeline(req, failingStore, () => {
+      res.writeHead(500, { 'content-type': 'text/plain' }).end('write failed')
+    })
   })
-  afterAll(() => server.close(100))
 
   const put = () =>
     new Promise<number>((resolve, reject) => {
-      const req = request({ port: server.port, host: '127.0.0.1', method: 'PUT', path: '/upload' }, (res) => {
+      const req = request({ port: t.server.port, host: '127.0.0.1', method: 'PUT', path: '/upload' }, (res) => {
         res.resume()
         resolve(res.statusCode ?? 0)
       })
@@ -46,29 +54,20 @@ describe('request log when a body reader fails half-way', () => {
     expect(await put()).toBe(500)
     expect(await put()).toBe(500)
     await new Promise((r) => setTimeout(r, 50))
-    const logged = lines.filter((l) => l.req?.url === '/upload')
+    const logged = t.lines.filter((l) => l.req?.url === '/upload')
     expect(logged.length).toBe(2)
     expect(logged[0].req.remoteAddress).toBe('127.0.0.1')
   })
 })
 
 describe('request log and secrets in URLs', () => {
-  const lines: Record<string, any>[] = []
-  const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) })
-  let server: RunningServer
-  beforeAll(async () => {
-    server = await startServer((req, res) => {
-      logWhenDone(logger, req, res, () => ({}))
-      res.end('ok')
-    }, 0)
-  })
-  afterAll(() => server.close(100))
+  const t = loggedServer((_req, res) => res.end('ok'))
 
   it('logs the path and harmless parameters as sent, never the values of keys, tokens or passwords', async () => {
-    await (await fetch(`${server.url}/private/v1/deals?apiKey=fgs_s3cret&page=2&access_token=tok123&X-Amz-Signature=abc&Password=hunter2&q=cat`)).text()
-    const url = lines.at(-1)!.req.url as string
+    await (await fetch(`${t.server.url}/private/v1/deals?apiKey=fgs_s3cret&page=2&access_token=tok123&X-Amz-Signature=abc&Password=hunter2&q=cat`)).text()
+    const url = t.lines.at(-1)!.req.url as string
     expect(url).toBe('/private/v1/deals?apiKey=[redacted]&page=2&access_token=[redacted]&X-Amz-Signature=[redacted]&Password=[redacted]&q=cat')
-    expect(JSON.stringify(lines)).not.toMatch(/fgs_s3cret|tok123|hunter2/)
+    expect(JSON.stringify(t.lines)).not.toMatch(/fgs_s3cret|tok123|hunter2/)
   })
 
   it('redacts a parameter whose name is percent-encoded, and leaves a URL without a query alone', async () => {
