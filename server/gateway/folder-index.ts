@@ -163,7 +163,6 @@ export function createFolderIndex(o: FolderIndexOptions): FolderIndex {
       }
     }
     return {
-      ...ns,
       get: (p) => ns.get(p),
       children: (p) => ns.children(p),
       descendants: (p) => ns.descendants(p),
