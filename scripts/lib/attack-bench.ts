@@ -5,8 +5,8 @@ import { connect, type Socket } from 'node:net'
 /**
  * What strangers without credentials can do to the app surface, on loopback:
  * guesses sent all at once against the login throttle, and thousands of
- * slow clients trickling login bodies (each from one of many 127.0.x.y
- * addresses, as a botnet would) against the connection caps and deadlines.
+ * slow clients trickling login bodies (each from its own 127.0.x.y
+ * address, as a botnet would) against the connection caps and deadlines.
  */
 export async function benchAttack(o: { appUrl: string; appPid: number | undefined; slowClients: number }): Promise<void> {
   const url = new URL(o.appUrl)
@@ -25,12 +25,14 @@ export async function benchAttack(o: { appUrl: string; appPid: number | undefine
   const sockets: Socket[] = []
   let refused = 0
   let timedOut = 0
+  let answered = 0
   const started = performance.now()
   for (let i = 0; i < wanted; i += 500) {
     await Promise.all(Array.from({ length: Math.min(500, wanted - i) }, (_, j) => slowLogin(url, `127.0.${1 + Math.floor((i + j) / 200)}.${1 + ((i + j) % 200)}`).then((s) => {
       sockets.push(s)
       let answer = ''
       s.on('data', (d) => {
+        if (!answer) answered++
         answer += d
         if (answer.startsWith('HTTP/1.1 503')) refused++
         else if (answer.startsWith('HTTP/1.1 408')) timedOut++
@@ -59,8 +61,8 @@ export async function benchAttack(o: { appUrl: string; appPid: number | undefine
   }
   latencies.sort((a, b) => a - b)
   const p = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))].toFixed(1)
-  console.log(`  ${sockets.length} slow POST /login clients from ${Math.ceil(wanted / 200)} addresses (this process may hold ${limit} descriptors), opened in ${(opened / 1000).toFixed(1)} s`)
-  console.log(`  connections the app holds: ${held ?? 'unknown (no /proc)'}; refused with 503: ${refused} (MAX_CONNECTIONS is half the app's open-file limit)`)
+  console.log(`  ${sockets.length} slow POST /login clients, each from its own address (this process may hold ${limit} descriptors), opened in ${(opened / 1000).toFixed(1)} s`)
+  console.log(`  connections the app holds: ${held ?? 'unknown (no /proc)'} (MAX_CONNECTIONS is half the app's open-file limit); refused with 503: ${refused}; closed unanswered to make room for newer clients: ${sockets.filter((s) => s.destroyed || s.readableEnded).length - answered}`)
   console.log(`  status.php meanwhile: ${200 - failures}/200 answered, p50 ${p(0.5)} ms, p99 ${p(0.99)} ms`)
   // Each trickling body is cut by the body deadline (BODY_TIMEOUT_SECONDS, 30 s).
   const deadline = performance.now() + 45_000

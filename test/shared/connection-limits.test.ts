@@ -130,6 +130,64 @@ describe('connection caps', () => {
     expect(back.answer()).toMatch(/^HTTP\/1\.1 200 /)
   })
 
+  it('lets a newcomer in at the global cap by cutting the heaviest address\'s oldest stalled connection, never one being served', async () => {
+    const connections = createConnectionBudget({ maxConnections: 5, maxPerAddress: 10, logger })
+    let release = () => {}
+    const released = new Promise<void>((r) => (release = r))
+    const server = await startServer((req, res) => {
+      // /slow is a request the server is working on; anything else answers at once.
+      if (req.url === '/slow') void released.then(() => res.end('done'))
+      else res.end('ok')
+    }, 0, '127.0.0.1', { connections })
+    servers.push(server)
+    // The heaviest address: one request being served first (the oldest), then three trickling bodies.
+    const served = await open(server, '127.0.0.2')
+    served.write('GET /slow HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+    await sleep(50)
+    const trickling = []
+    for (let i = 0; i < 3; i++) {
+      const s = await open(server, '127.0.0.2')
+      s.write('POST /login HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\nx')
+      trickling.push(s)
+    }
+    const light = await open(server, '127.0.0.3')
+    // Past the grace a request has to show its pace.
+    await sleep(2_200)
+    expect(connections.held()).toBe(5)
+    // Someone new is served: the oldest trickling body of 127.0.0.2 makes room, not the request being served.
+    const newcomer = await open(server, '127.0.0.4')
+    newcomer.write('GET /status.php HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n')
+    await newcomer.ended
+    expect(newcomer.answer()).toMatch(/^HTTP\/1\.1 200 /)
+    await trickling[0].ended
+    expect(trickling.slice(1).every((s) => !s.destroyed) && !light.destroyed).toBe(true)
+    release()
+    await served.ended
+    expect(served.answer()).toMatch(/^HTTP\/1\.1 200 [\s\S]*done$/)
+  })
+
+  it('at the global cap of one connection per address, cuts the oldest idle one for a newcomer but never a body sent at a real pace', async () => {
+    const connections = createConnectionBudget({ maxConnections: 2, maxPerAddress: 10, logger })
+    const server = await echoLength({ connections })
+    // An upload at 20 KiB/s, then an idle connection.
+    const uploading = await open(server, '127.0.0.2')
+    uploading.write('PUT /f HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 100000\r\n\r\n')
+    const pace = setInterval(() => uploading.write(Buffer.alloc(2_048)), 100)
+    const idle = await open(server, '127.0.0.3')
+    await sleep(2_200)
+    const newcomer = await open(server, '127.0.0.4')
+    newcomer.write('GET / HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\nok')
+    await idle.ended
+    // With the idle one gone, nothing else is stalled: the next newcomer is refused.
+    const refused = await open(server, '127.0.0.5')
+    await refused.ended
+    expect(refused.answer()).toMatch(/^HTTP\/1\.1 503 /)
+    clearInterval(pace)
+    expect(uploading.destroyed).toBe(false)
+    await sleep(50)
+    expect(newcomer.answer()).toMatch(/^HTTP\/1\.1 200 /)
+  })
+
   it('counts every server of the process against one global cap; a trusted proxy is not held to the per-address one', async () => {
     const connections = createConnectionBudget({ maxConnections: 4, maxPerAddress: 1, logger })
     const a = await echoLength({ connections, unlimitedAddress: (address) => address === '127.0.0.1' })
