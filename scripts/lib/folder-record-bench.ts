@@ -44,9 +44,9 @@ export async function benchFolderRecords(o: { gatewayUrl: string; gatewayPid: nu
 
   const record = async (filePath: string) => {
     const res = await fetch(`${o.gatewayUrl}/file-info`, { method: 'POST', headers: { authorization: o.auth, 'content-type': 'application/json' }, body: JSON.stringify({ filePath, verbose: true }) })
-    const body = await res.json() as { result?: { file: { details?: { fileCounts?: Record<string, number> } } } }
+    const text = await res.text()
     if (res.status !== 200) throw new Error(`record of ${filePath} answered ${res.status}`)
-    return body
+    return Object.assign(JSON.parse(text) as { result?: { file: { details?: { fileCounts?: Record<string, number> } } } }, { bytes: text.length })
   }
   console.log('\nfolder records (POST /file-info, verbose) by files below the folder')
   for (const f of folders) {
@@ -62,7 +62,7 @@ export async function benchFolderRecords(o: { gatewayUrl: string; gatewayPid: nu
     for (let i = 0; i < runs; i++) await record(f.path)
     const each = (performance.now() - t1) / runs
     const cpuEach = ((cpuSeconds(o.gatewayPid) - cpu1) * 1000) / runs
-    console.log(`  ${String(f.files).padStart(6)} files (${counted} counted): first record ${firstMs.toFixed(0)} ms (${firstCpu.toFixed(0)} ms gateway CPU, after the change); then ${each.toFixed(2)} ms, ${cpuEach.toFixed(2)} ms gateway CPU per record`)
+    console.log(`  ${String(f.files).padStart(6)} files (${counted} counted): ${first.bytes} bytes; first record ${firstMs.toFixed(0)} ms (${firstCpu.toFixed(0)} ms gateway CPU, after the change); then ${each.toFixed(2)} ms, ${cpuEach.toFixed(2)} ms gateway CPU per record`)
   }
 
   const biggest = folders[folders.length - 1]

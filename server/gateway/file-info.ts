@@ -6,6 +6,7 @@ import { badRequest, notFound } from './errors.ts'
 import type { FolderIndex } from './folder-index.ts'
 import { fileState, retrievableCopies, type FileState } from './file-state.ts'
 import { nameOf, parentOf, type Namespace } from './namespace.ts'
+import type { RecordCache } from './record-cache.ts'
 
 export interface FileInfoDeps {
   namespace: Namespace
@@ -13,6 +14,8 @@ export interface FileInfoDeps {
   /** Folders' CIDs and counts, kept up to date as the tree changes. */
   folders: FolderIndex
   logger: Logger
+  /** Answers kept until something they are made of changes. */
+  records: RecordCache
   /** Why a group is not further along yet (see group-reason.ts); no `reason` without it. */
   reasonOf?: (g: GroupRecord) => Promise<string | undefined>
   /** Said in the `Filecoin-Network` header, so that whoever links to this gateway can check it is the network they meant. */
@@ -96,11 +99,11 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
     const kind = deps.dealKind?.()
     if (kind) res.set(DEAL_KIND_HEADER, kind.replace(/[^\x20-\x7e]/g, '?').slice(0, 500))
     handle(req)
-      .then((body) => res.status(200).json(body))
+      .then((text) => res.status(200).type('json').send(text))
       .catch(next)
   })
 
-  async function handle(req: Request) {
+  async function handle(req: Request): Promise<string> {
     const parsed = FileInfoBody.safeParse(req.body)
     if (!parsed.success) throw badRequest(describeIssue(parsed.error.issues[0]))
     const { filePath, filepath, verbose } = parsed.data
@@ -110,7 +113,10 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
     const raw = filePath ?? filepath
     if (raw === undefined) throw badRequest('filePath is required')
     const path = normaliseFilePath(raw)
+    return deps.records.get(`${verbose ? 'v' : '-'}${path}`, async () => JSON.stringify(await record(path, verbose)))
+  }
 
+  async function record(path: string, verbose: boolean | undefined) {
     const entry = await namespace.get(path)
     if (!entry) throw notFound()
 

@@ -13,6 +13,7 @@ import { createSpaceReserve, type SpaceReserve } from '../shared/disk.ts'
 import { createContentStore, testPauseHook, type ContentStore, type GroupRecord } from './content/index.ts'
 import { createDealEngine, createDealServiceClient, createDealStore, createTransferRouter, type DealEngine, type DealKind, type DealServiceClient, type DealStore, type StorageProviderPort } from './deals/index.ts'
 import { createFileInfoRouter } from './file-info.ts'
+import { countingWrites, createRecordCache, type RecordCache } from './record-cache.ts'
 import { groupReason } from './group-reason.ts'
 import { createWebDav } from './webdav/index.ts'
 import { gatewayErrorHandler } from './errors.ts'
@@ -56,6 +57,9 @@ export interface GatewayDeps {
 const DEFAULT_DEALS = { durationDays: 540, price: '0', verified: true, maxPaddingFactor: Infinity, startOffsetEpochs: 5760, tickSeconds: 5, retrievalCheckSeconds: 600, renewBeforeDays: 30, repairHoldDays: 3 }
 
 /** Writes the database lock guards, refused early (before a body streams in) while it is lost. */
+/** How old what a record says beyond the database (a deal's progress, free disk) may be: less than a tab's poll. */
+const RECORD_FRESH_MS = 1_000
+
 const WRITES = new Set(['PUT', 'DELETE', 'MKCOL', 'COPY', 'MOVE', 'PROPPATCH', 'LOCK', 'UNLOCK'])
 
 /**
@@ -72,11 +76,14 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
   let dbLock: DatabaseLock = noDatabaseLock
   let parts: { namespace: Namespace; dealStore: DealStore; content: ContentStore; folders: FolderIndex; space: SpaceReserve; webdav: RequestHandler }
   let sql: Sql
+  let records: RecordCache
   try {
     store = deps.sql ?? (await openGatewaySql(config))
     // Before the schema is touched: a second gateway on the database stops here.
     if (config.databaseUrl && store.dialect === 'postgres') dbLock = await lockDatabase({ url: config.databaseUrl, logger })
-    sql = dbLock === noDatabaseLock ? store : fencedSql(store, dbLock)
+    const counted = countingWrites(dbLock === noDatabaseLock ? store : fencedSql(store, dbLock))
+    sql = counted.sql
+    records = createRecordCache({ writes: counted.writes, freshMs: RECORD_FRESH_MS, maxEntries: 1_000 })
     const tree = await createNamespace(sql)
     const dealStore = await createDealStore(sql, deps.now)
     const content = await createContentStore({
@@ -149,7 +156,7 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
     const freeBytes = g.state === 'full' ? await space.free().catch(() => undefined) : undefined
     return groupReason(g, { groupSize: config.groupSize, groupIdleSeconds: config.groupIdleSeconds, progress: progress && (() => progress), freeBytes })
   }
-  app.use(createFileInfoRouter({ namespace, content, folders, logger, reasonOf, network: config.network, dealsBlocked: () => deals?.fundsProblem(), dealKind: () => deals && describeDealKind(deals.dealKind()) }))
+  app.use(createFileInfoRouter({ namespace, content, folders, logger, records, reasonOf, network: config.network, dealsBlocked: () => deals?.fundsProblem(), dealKind: () => deals && describeDealKind(deals.dealKind()) }))
   app.use(parts.webdav)
   app.use(gatewayErrorHandler(logger))
 
