@@ -41,7 +41,8 @@ interface Held {
   address: string
   exempt: boolean
   request?: IncomingMessage
-  /** When the current request began, or when the connection last became idle. */
+  response?: ServerResponse
+  /** When the last request began, or the connection opened. */
   since: number
   bytesAtRequest: number
 }
@@ -83,7 +84,7 @@ export function createConnectionBudget(o: ConnectionBudgetOptions = {}): Connect
 
 const REFUSAL_LINGER_MS = 250
 
-/** A request or an idle spell younger than this is never judged stalled: it has had no time to show its pace. */
+/** A connection whose last request began (or which opened) less than this ago is never judged stalled: it has had no time to show its pace. */
 const STALL_GRACE_MS = 2_000
 /** Slower than any client really sending a body (a trickle of a byte every few seconds is far below). */
 const STALL_BYTES_PER_SECOND = 1_024
@@ -94,8 +95,10 @@ const STALL_BYTES_PER_SECOND = 1_024
  */
 function stalled(held: Held, now: number): boolean {
   const ms = now - held.since
-  if (ms <= STALL_GRACE_MS || held.request?.complete) return false
-  return !held.request || ((held.socket.bytesRead - held.bytesAtRequest) * 1000) / ms < STALL_BYTES_PER_SECOND
+  if (ms <= STALL_GRACE_MS) return false
+  // Idle: no request yet, or the last one answered (read here, not by a listener on every response).
+  if (!held.request || held.response?.writableFinished || held.response?.destroyed) return true
+  return !held.request.complete && ((held.socket.bytesRead - held.bytesAtRequest) * 1000) / ms < STALL_BYTES_PER_SECOND
 }
 
 /**
@@ -173,12 +176,8 @@ export function capConnections(server: Server, budget: ConnectionBudget, opts: {
     const held = onSocket.get(request.socket)
     if (!held) return
     held.request = request
+    held.response = response
     held.since = Date.now()
     held.bytesAtRequest = request.socket.bytesRead
-    response.once('close', () => {
-      if (held.request !== request) return
-      held.request = undefined
-      held.since = Date.now()
-    })
   })
 }
