@@ -15,6 +15,7 @@
  *     (only the file's blocks fetched from providers), with the bytes fetched.
  * The gateway and the app surface run as separate processes (`--role`), as deployed.
  */
+import { DatabaseSync } from 'node:sqlite'
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createHash, randomFillSync } from 'node:crypto'
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
@@ -25,7 +26,6 @@ import { once } from 'node:events'
 import { parseArgs } from 'node:util'
 import { gzipSync } from 'node:zlib'
 import autocannon from 'autocannon'
-import Database from 'better-sqlite3'
 import { ensureBundle, hasChromium, launchChromium } from '../test/helpers/browser.ts'
 import { freePort } from '../test/helpers/ports.ts'
 import { postgresUnavailable, startPostgres } from '../test/helpers/postgres.ts'
@@ -576,11 +576,10 @@ async function dealRun(label: string, files: number, size: number): Promise<Deal
     await (await ask()).arrayBuffer()
     // Onboarded: every group is offloaded. Read from the gateway's SQLite file (read-only, from this
     // process) so that polling costs the measured process nothing; /file-info confirms it afterwards.
-    const db = new Database(join(dataDir, 'gateway', 'gateway.sqlite'), { readonly: true, fileMustExist: true })
-    const pendingGroups = db.prepare(`SELECT COUNT(*) FROM content_groups WHERE state != 'offloaded'`).pluck()
-    const stored = db.prepare('SELECT COUNT(*) FROM contents').pluck()
+    const db = new DatabaseSync(join(dataDir, 'gateway', 'gateway.sqlite'), { readOnly: true })
+    const count = (text: string) => Number(Object.values(db.prepare(text).get() ?? {})[0])
     try {
-      while ((stored.get() as number) < files || pendingGroups.get() !== 0) {
+      while (count('SELECT COUNT(*) FROM contents') < files || count(`SELECT COUNT(*) FROM content_groups WHERE state != 'offloaded'`) !== 0) {
         if (run.child.exitCode !== null) throw new Error('npm start exited during the run')
         await new Promise((r) => setTimeout(r, 200))
       }

@@ -1,7 +1,7 @@
-import Database from 'better-sqlite3'
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { namedSqliteError, openSqlite } from '../shared/db.ts'
 
 export class DataFolderInUse extends Error {
   override name = 'DataFolderInUse'
@@ -21,15 +21,15 @@ export interface DataFolderLock {
 
 export function lockDataFolder(dir: string): DataFolderLock {
   mkdirSync(dir, { recursive: true, mode: 0o700 })
-  const db = new Database(join(dir, 'gateway.lock'), { timeout: 0 })
+  const db = openSqlite(join(dir, 'gateway.lock'), { timeout: 0 })
   const pidFile = join(dir, 'gateway.pid')
   try {
-    db.pragma('locking_mode = EXCLUSIVE')
     // The first write takes the exclusive lock; in EXCLUSIVE mode it is kept after the commit.
-    db.exec('BEGIN EXCLUSIVE; CREATE TABLE IF NOT EXISTS holder (pid INTEGER); COMMIT')
+    db.exec('PRAGMA locking_mode = EXCLUSIVE; BEGIN EXCLUSIVE; CREATE TABLE IF NOT EXISTS holder (pid INTEGER); COMMIT')
   } catch (err) {
+    if (db.isTransaction) db.exec('ROLLBACK')
     db.close()
-    if ((err as { code?: string }).code !== 'SQLITE_BUSY') throw err
+    if ((namedSqliteError(err) as { code?: string }).code !== 'SQLITE_BUSY') throw err
     let holder = ''
     try {
       holder = ` (pid ${readFileSync(pidFile, 'utf8').trim()})`

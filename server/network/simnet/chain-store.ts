@@ -1,4 +1,4 @@
-import { migrate, openDatabase, type Db } from '../../shared/db.ts'
+import { immediate, migrate, openDatabase, type Db } from '../../shared/db.ts'
 import { EPOCH_SECONDS, spedUpClock, type NetworkClock } from '../../shared/epochs.ts'
 import type { DealProposal } from '../types.ts'
 
@@ -31,18 +31,19 @@ const STEPS = [
 export function openSimChainStore(file: string): SimChainStore {
   const db: Db = openDatabase(file)
   migrate(db, 'simnet.chain', STEPS)
-  const getMeta = db.prepare('SELECT value FROM simnet_meta WHERE key = ?').pluck()
+  const meta = db.prepare('SELECT value FROM simnet_meta WHERE key = ?')
+  const getMeta = (key: string) => (meta.get(key) as { value: string } | undefined)?.value
   const saveMeta = db.prepare('INSERT OR REPLACE INTO simnet_meta (key, value) VALUES (?, ?)')
   const insert = db.prepare('INSERT OR REPLACE INTO simnet_deals (deal_id, proposal, proposed_epoch) VALUES (?, ?, ?)')
   const after = db.prepare('SELECT deal_id, proposal, proposed_epoch FROM simnet_deals WHERE deal_id > ? ORDER BY deal_id')
   return {
-    clock: db.transaction((genesis: number, speed: number, nowMs: number): NetworkClock => {
-      const saved = getMeta.get('clock') as string | undefined
+    clock: (genesis, speed, nowMs) => immediate(db, () => {
+      const saved = getMeta('clock')
       const old = saved ? (JSON.parse(saved) as NetworkClock) : undefined
       if (old && Math.abs(EPOCH_SECONDS / old.epochSeconds - speed) < 1e-9) return old
       const now = nowMs / 1000
       // Where the head is now on the saved clock; a chain saved before clocks were kept was anchored by `anchor_ms`.
-      const legacyAnchor = getMeta.get('anchor_ms') as string | undefined
+      const legacyAnchor = getMeta('anchor_ms')
       let clock = spedUpClock(genesis, speed, legacyAnchor && !old ? Number(legacyAnchor) / 1000 : now)
       if (old) {
         const epochSeconds = EPOCH_SECONDS / speed
@@ -50,7 +51,7 @@ export function openSimChainStore(file: string): SimChainStore {
       }
       saveMeta.run('clock', JSON.stringify(clock))
       return clock
-    }).immediate as (genesis: number, speed: number, nowMs: number) => NetworkClock,
+    }),
     saveDeal(dealId, proposal, proposedEpoch) {
       insert.run(dealId, JSON.stringify(proposal), proposedEpoch)
     },

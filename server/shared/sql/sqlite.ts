@@ -1,17 +1,19 @@
-import type Database from 'better-sqlite3'
+import type { StatementSync } from 'node:sqlite'
+import { namedSqliteError, type Db } from '../db.ts'
 import type { Sql } from './types.ts'
 
-type Statement = Database.Statement<unknown[]>
+type Params = readonly unknown[]
+type Bindable = Parameters<StatementSync['all']>
 
 /**
- * The query layer over a better-sqlite3 connection. Queries run synchronously
+ * The query layer over a node:sqlite connection. Queries run synchronously
  * underneath (SQLite in-process is faster that way); a transaction holds a
  * queue so that what other requests do while its body awaits waits for the
  * commit instead of landing inside it.
  */
-export function sqliteSql(db: Database.Database): Sql {
-  const statements = new Map<string, Statement>()
-  const prepare = (text: string): Statement => {
+export function sqliteSql(db: Db): Sql {
+  const statements = new Map<string, StatementSync>()
+  const prepare = (text: string): StatementSync => {
     let s = statements.get(text)
     if (!s) {
       s = db.prepare(text)
@@ -19,31 +21,41 @@ export function sqliteSql(db: Database.Database): Sql {
     }
     return s
   }
+  const named = <T>(run: () => T): T => {
+    try {
+      return run()
+    } catch (err) {
+      throw namedSqliteError(err)
+    }
+  }
+  const bind = (params: Params) => params as Bindable
   // The open transaction (BEGIN … COMMIT) settles this; queries from outside wait for it.
   let open: Promise<void> | undefined
   // Transactions queue behind each other.
   let queue: Promise<void> = Promise.resolve()
-
-  // Plucking statements apart: the mode belongs to the statement.
-  const plucking = new Map<string, Statement>()
-  const prepareColumn = (text: string): Statement => {
-    let s = plucking.get(text)
+  // Rows as arrays for `column`: no row objects for long lists of one value.
+  const arrays = new Map<string, StatementSync>()
+  const prepareColumn = (text: string): StatementSync => {
+    let s = arrays.get(text)
     if (!s) {
-      s = db.prepare(text).pluck()
-      plucking.set(text, s)
+      s = db.prepare(text)
+      s.setReturnArrays(true)
+      arrays.set(text, s)
     }
     return s
   }
 
   const direct = {
-    all: <T>(text: string, params: readonly unknown[] = []) => prepare(text).all(...params) as T[],
-    column: <T>(text: string, params: readonly unknown[] = []) => prepareColumn(text).all(...params) as T[],
-    get: <T>(text: string, params: readonly unknown[] = []) => {
-      const s = prepare(text)
-      return (s.reader ? s.get(...params) : (s.run(...params), undefined)) as T | undefined
-    },
-    run: (text: string, params: readonly unknown[] = []) => ({ changes: prepare(text).run(...params).changes }),
-    exec: (text: string) => void db.exec(text),
+    all: <T>(text: string, params: Params = []) => named(() => prepare(text).all(...bind(params)) as T[]),
+    column: <T>(text: string, params: Params = []) => named(() => (prepareColumn(text).all(...bind(params)) as unknown as unknown[][]).map((row) => row[0]) as T[]),
+    get: <T>(text: string, params: Params = []) =>
+      named(() => {
+        const s = prepare(text)
+        // A statement that returns no columns (a write) runs and answers nothing.
+        return (s.columns().length > 0 ? s.get(...bind(params)) : (s.run(...bind(params)), undefined)) as T | undefined
+      }),
+    run: (text: string, params: Params = []) => named(() => ({ changes: Number(prepare(text).run(...bind(params)).changes) })),
+    exec: (text: string) => named(() => void db.exec(text)),
   }
 
   const waitTurn = async () => {
@@ -95,13 +107,13 @@ export function sqliteSql(db: Database.Database): Sql {
       let finish!: () => void
       open = new Promise<void>((resolve) => (finish = resolve))
       try {
-        db.exec('BEGIN IMMEDIATE')
+        direct.exec('BEGIN IMMEDIATE')
         try {
           const result = await fn(inside)
-          db.exec('COMMIT')
+          direct.exec('COMMIT')
           return result
         } catch (err) {
-          if (db.inTransaction) db.exec('ROLLBACK')
+          if (db.isTransaction) db.exec('ROLLBACK')
           throw err
         }
       } finally {
