@@ -58,9 +58,9 @@ interface HeldDeal {
 }
 
 /** One CBOR value each way per stream (go-cbor-util WriteCborRPC); the client closes its side after writing. */
-async function readAll(stream: { source: AsyncIterable<{ subarray(): Uint8Array }> }): Promise<Uint8Array> {
+async function readAll(stream: AsyncIterable<{ subarray(): Uint8Array }>): Promise<Uint8Array> {
   const chunks: Uint8Array[] = []
-  for await (const chunk of stream.source) chunks.push(chunk.subarray())
+  for await (const chunk of stream) chunks.push(chunk.subarray())
   return new Uint8Array(Buffer.concat(chunks))
 }
 
@@ -110,11 +110,11 @@ async function startForeignProvider(o: { providerId: string; simnet: Simnet }) {
 
   const node: Libp2p = await createLibp2p({ addresses: { listen: ['/ip4/127.0.0.1/tcp/0'] }, transports: [tcp()], connectionEncrypters: [noise()], streamMuxers: [yamux()] })
   const handle = (protocol: string, answer: (request: unknown) => Promise<unknown> | unknown) =>
-    node.handle(protocol, async ({ stream }) => {
+    node.handle(protocol, async (stream) => {
       try {
         const bytes = await readAll(stream)
         const reply = await answer(bytes.length > 0 ? dagCbor.decode(bytes) : null)
-        await stream.sink([dagCbor.encode(reply)])
+        if (!stream.send(dagCbor.encode(reply))) await stream.onDrain()
         await stream.close()
       } catch (err) {
         stream.abort(err as Error)

@@ -2,7 +2,6 @@ import { noise } from '@chainsafe/libp2p-noise'
 import { yamux } from '@chainsafe/libp2p-yamux'
 import * as dagCbor from '@ipld/dag-cbor'
 import { webSockets } from '@libp2p/websockets'
-import { multiaddr } from '@multiformats/multiaddr'
 import { createLibp2p, type Libp2p } from 'libp2p'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createProviderClient, type ProviderClient } from '../../server/network/boost/client.ts'
@@ -29,22 +28,22 @@ beforeAll(async () => {
     connectionEncrypters: [noise()],
     streamMuxers: [yamux()],
   })
-  await peer.handle('/fil/storage/ask/1.1.0', async ({ stream }) => {
-    for await (const _ of stream.source) break
+  await peer.handle('/fil/storage/ask/1.1.0', async (stream) => {
+    for await (const _ of stream) break
     // AskResponse{Ask: SignedStorageAsk{Ask: StorageAsk{...}, Signature: null}} (boost storagemarket/types/legacytypes/network/types.go)
     const ask = {
       Price: Uint8Array.of(0, 0x03, 0xe8), VerifiedPrice: new Uint8Array(0), MinPieceSize: 256 << 20, MaxPieceSize: 32 * 2 ** 30,
       Miner: addressBytesOf(PROVIDER), Timestamp: 100, Expiry: 3000, SeqNo: 0,
     }
-    await stream.sink([dagCbor.encode({ Ask: { Ask: ask, Signature: null } })])
+    stream.send(dagCbor.encode({ Ask: { Ask: ask, Signature: null } }))
     await stream.close()
   })
   // A provider that reads the proposal and then drops the stream without answering.
-  await peer.handle('/fil/storage/mk/1.2.1', async ({ stream }) => {
-    for await (const _ of stream.source) break
+  await peer.handle('/fil/storage/mk/1.2.1', async (stream) => {
+    for await (const _ of stream) break
     stream.abort(new Error('provider went away'))
   })
-  const port = multiaddr(peer.getMultiaddrs()[0].toString()).toOptions().port
+  const port = peer.getMultiaddrs()[0].getComponents().find((c) => c.name === 'tcp')?.value
   published = `/dns4/localhost/tcp/${port}/ws`
   client = await createProviderClient({
     directory: { peerOf: async () => ({ peerId: peer.peerId.toString(), multiaddrs: [published] }) },

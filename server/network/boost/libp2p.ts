@@ -8,7 +8,7 @@ import { webSockets } from '@libp2p/websockets'
 import * as dagCbor from '@ipld/dag-cbor'
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import { decodeFirst } from 'cborg'
-import { createLibp2p, type Libp2p, type Libp2pOptions } from 'libp2p'
+import { createLibp2p, type Libp2p } from 'libp2p'
 import { WireError } from './wire.ts'
 
 /**
@@ -27,8 +27,7 @@ export type { Libp2p }
 
 /** A libp2p node; `identitySeed` (32 bytes) gives it a stable Ed25519 peer id, else a new one. */
 export async function createHost(options: { identitySeed?: Uint8Array; listen?: string[] } = {}): Promise<Libp2p> {
-  // @libp2p/crypto is typed against a newer @libp2p/interface than libp2p 2 uses; the key is the same object.
-  const privateKey = options.identitySeed && ((await generateKeyPairFromSeed('Ed25519', options.identitySeed)) as unknown as Libp2pOptions['privateKey'])
+  const privateKey = options.identitySeed && (await generateKeyPairFromSeed('Ed25519', options.identitySeed))
   return createLibp2p({
     ...(privateKey ? { privateKey } : {}),
     addresses: { listen: options.listen ?? [] },
@@ -59,14 +58,16 @@ export async function request(
 ): Promise<{ protocol: string; reply: unknown }> {
   const targets: Multiaddr[] = peer.multiaddrs.map((a) => {
     const m = multiaddr(a)
-    return m.getPeerId() ? m : m.encapsulate(`/p2p/${peer.peerId}`)
+    return m.getComponents().some((c) => c.name === 'p2p') ? m : m.encapsulate(`/p2p/${peer.peerId}`)
   })
   if (targets.length === 0) throw new WireError(`provider peer ${peer.peerId} publishes no address`)
   const stream = await node.dialProtocol(targets, [...protocols], { signal })
   try {
-    await stream.sink([message])
+    // Sent whole, then our side closed for writing, as go-cbor-util's callers do.
+    await send(stream, message)
+    await stream.close({ signal })
     try {
-      return { protocol: stream.protocol ?? protocols[0], reply: await readMessage(stream, signal) }
+      return { protocol: stream.protocol, reply: await readMessage(stream, signal) }
     } catch (err) {
       // Sent, then no answer: the peer may have acted on it (Boost takes a deal before it writes its answer).
       if (signal.aborted) throw err
@@ -79,11 +80,11 @@ export async function request(
 
 /** Serves `protocol`: reads one message, answers with what `answer` returns, closes the stream. */
 export async function serve(node: Libp2p, protocol: string, answer: (message: unknown) => Promise<Uint8Array | null>): Promise<void> {
-  await node.handle(protocol, async ({ stream }) => {
+  await node.handle(protocol, async (stream) => {
     const signal = AbortSignal.timeout(SERVE_READ_TIMEOUT_MS)
     try {
       const reply = await answer(await readMessage(stream, signal))
-      if (reply) await stream.sink([reply])
+      if (reply) await send(stream, reply)
       await stream.close()
     } catch (err) {
       stream.abort(err instanceof Error ? err : new Error(String(err)))
@@ -93,14 +94,19 @@ export async function serve(node: Libp2p, protocol: string, answer: (message: un
 
 /** Serves a protocol whose answer needs no request (the transports query). */
 export async function serveAnswer(node: Libp2p, protocol: string, answer: () => Uint8Array): Promise<void> {
-  await node.handle(protocol, async ({ stream }) => {
+  await node.handle(protocol, async (stream) => {
     try {
-      await stream.sink([answer()])
+      await send(stream, answer())
       await stream.close()
     } catch (err) {
       stream.abort(err instanceof Error ? err : new Error(String(err)))
     }
   })
+}
+
+/** Writes one message, waiting for the stream's buffer to drain when it is full. */
+async function send(stream: Stream, message: Uint8Array): Promise<void> {
+  if (!stream.send(message)) await stream.onDrain()
 }
 
 /** Reads until the stream holds one whole CBOR value (DAG-CBOR, tag 42 as CIDs). */
@@ -110,7 +116,7 @@ export async function readMessage(stream: Stream, signal: AbortSignal): Promise<
   signal.addEventListener('abort', onAbort, { once: true })
   let buffered = new Uint8Array(0)
   try {
-    for await (const chunk of stream.source) {
+    for await (const chunk of stream) {
       const next = new Uint8Array(buffered.length + chunk.byteLength)
       next.set(buffered, 0)
       next.set(chunk.subarray(), buffered.length)

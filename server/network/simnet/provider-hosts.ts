@@ -94,7 +94,7 @@ async function startOne(o: { simnet: Simnet; providers: SimulatedProviders; seed
     ? await startServer((req, res) => void retrieval(providers, providerId, profile, req, res), 0, listenHost, o.http)
     : null
   const httpUrl = http ? `http://${listenHost}:${http.port}` : null
-  const port = Number(node.getMultiaddrs()[0].toOptions().port)
+  const port = Number(node.getMultiaddrs()[0].getComponents().find((c) => c.name === 'tcp')?.value)
   // curio market/libp2p/libp2p.go + lib/urlhelper: Curio announces its domain name (/dns/<domain>/tcp/443/wss), not
   // the address it listens on; here the domain is localhost and there is no TLS in front, so /ws.
   const published = curio ? [`/dns4/localhost/tcp/${port}/ws`] : node.getMultiaddrs().map((m) => m.decapsulateCode(421).toString())

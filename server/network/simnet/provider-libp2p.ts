@@ -5,7 +5,7 @@ import type { Stream } from '@libp2p/interface'
 import { mplex } from '@libp2p/mplex'
 import { tcp } from '@libp2p/tcp'
 import { webSockets } from '@libp2p/websockets'
-import { createLibp2p, type Libp2p, type Libp2pOptions } from 'libp2p'
+import { createLibp2p, type Libp2p } from 'libp2p'
 import { noFaults, stall, type FaultPlan } from './faults.ts'
 import { decodeOne, ProviderWireError } from './provider-wire.ts'
 
@@ -27,8 +27,7 @@ const MAX_MESSAGE_BYTES = 1024 * 1024
 const READ_DEADLINE_MS = 10_000
 
 export async function createProviderHost(o: { identitySeed: Uint8Array; transport: ProviderTransport; listenHost: string }): Promise<Libp2p> {
-  // @libp2p/crypto is typed against a newer @libp2p/interface than libp2p 2 uses; the key is the same object.
-  const privateKey = (await generateKeyPairFromSeed('Ed25519', o.identitySeed)) as unknown as Libp2pOptions['privateKey']
+  const privateKey = await generateKeyPairFromSeed('Ed25519', o.identitySeed)
   return createLibp2p({
     privateKey,
     addresses: { listen: [o.transport === 'ws' ? `/ip4/${o.listenHost}/tcp/0/ws` : `/ip4/${o.listenHost}/tcp/0`] },
@@ -45,7 +44,7 @@ export async function readOneMessage(stream: Stream, signal: AbortSignal): Promi
   signal.addEventListener('abort', onAbort, { once: true })
   let buffered = new Uint8Array(0)
   try {
-    for await (const chunk of stream.source) {
+    for await (const chunk of stream) {
       const next = new Uint8Array(buffered.length + chunk.byteLength)
       next.set(buffered, 0)
       next.set(chunk.subarray(), buffered.length)
@@ -58,6 +57,11 @@ export async function readOneMessage(stream: Stream, signal: AbortSignal): Promi
     signal.removeEventListener('abort', onAbort)
   }
   throw new ProviderWireError(buffered.length === 0 ? 'stream closed before a message' : 'truncated message')
+}
+
+/** Writes one message, waiting while the stream's send buffer is full. */
+async function writeOne(stream: Stream, message: Uint8Array): Promise<void> {
+  if (!stream.send(message)) await stream.onDrain()
 }
 
 /** A stream fault stands for the provider's own trouble (its handler erred, it is overloaded), the stream for a broken connection. */
@@ -74,14 +78,14 @@ class StreamFault extends Error {
  * client never heard of).
  */
 export async function handleRequests(node: Libp2p, protocol: string, answer: (message: unknown) => Promise<Uint8Array>, faults: FaultPlan = noFaults): Promise<void> {
-  await node.handle(protocol, async ({ stream }) => {
+  await node.handle(protocol, async (stream) => {
     try {
       const message = await readOneMessage(stream, AbortSignal.timeout(READ_DEADLINE_MS))
       const fault = faults.draw('stream', protocol)
       if (fault?.kind === 'stall') await stall(fault.ms)
       const reply = await answer(message)
       if (fault?.kind === 'fail') throw new StreamFault('stream reset before the answer (simulated fault)')
-      await stream.sink([reply])
+      await writeOne(stream, reply)
       await stream.close()
     } catch (err) {
       stream.abort(err instanceof Error ? err : new Error(String(err)))
@@ -91,12 +95,12 @@ export async function handleRequests(node: Libp2p, protocol: string, answer: (me
 
 /** Serves a protocol that answers without a request (the transports query); faults as `handleRequests`. */
 export async function handleQuery(node: Libp2p, protocol: string, answer: () => Uint8Array, faults: FaultPlan = noFaults): Promise<void> {
-  await node.handle(protocol, async ({ stream }) => {
+  await node.handle(protocol, async (stream) => {
     try {
       const fault = faults.draw('stream', protocol)
       if (fault?.kind === 'stall') await stall(fault.ms)
       if (fault?.kind === 'fail') throw new StreamFault('stream reset before the answer (simulated fault)')
-      await stream.sink([answer()])
+      await writeOne(stream, answer())
       await stream.close()
     } catch (err) {
       stream.abort(err instanceof Error ? err : new Error(String(err)))
@@ -108,8 +112,8 @@ export async function handleQuery(node: Libp2p, protocol: string, answer: () => 
 export async function exchange(node: Libp2p, target: Parameters<Libp2p['dialProtocol']>[0], protocol: string, message: Uint8Array | null, signal: AbortSignal): Promise<unknown> {
   const stream = await node.dialProtocol(target, protocol, { signal })
   try {
-    if (message) await stream.sink([message])
-    else await stream.closeWrite()
+    if (message) await writeOne(stream, message)
+    await stream.close({ signal })
     return await readOneMessage(stream, signal)
   } finally {
     await stream.close().catch(() => stream.abort(new Error('closed')))
