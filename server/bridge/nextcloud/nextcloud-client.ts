@@ -1,6 +1,6 @@
 import axios, { type AxiosResponse } from 'axios'
+import { createClient as createWebDavClient } from 'webdav'
 import { BridgeError } from '../errors.ts'
-import { encodePath } from '../user-path.ts'
 
 /** What the bridge forwards to Nextcloud on the caller's behalf: never stored, never logged. */
 export type NextcloudCredentials =
@@ -97,13 +97,34 @@ export function createNextcloudClient(opts: NextcloudClientOptions): NextcloudCl
       return parseCurrentUser(res.data)
     },
     async exists(creds, userId, userPath) {
-      const res = await send({
-        method: 'PROPFIND',
-        url: `/remote.php/dav/files/${encodeURIComponent(userId)}${encodePath(userPath === '/' ? '' : userPath)}`,
-        headers: { ...credentialHeaders(creds), depth: '0', 'content-type': 'application/xml; charset=utf-8' },
-        data: PROPFIND_BODY,
-      })
-      checkHealth(res)
+      // Nextcloud's WebDAV as its own clients speak it (the `webdav` library), in the caller's name.
+      const dav = createWebDavClient(`${base}/remote.php/dav/files/${encodeURIComponent(userId)}`, { headers: credentialHeaders(creds) })
+      let res: Response
+      try {
+        res = (await dav.customRequest(userPath, {
+          method: 'PROPFIND',
+          headers: { depth: '0', 'content-type': 'application/xml; charset=utf-8' },
+          data: PROPFIND_BODY,
+          signal: AbortSignal.timeout(opts.timeoutMs),
+        })) as Response
+      } catch (err) {
+        // The library throws on 4xx and 5xx with the response attached; anything else never reached an answer.
+        const answered = (err as { response?: Response }).response
+        if (!answered) {
+          // Only our deadline aborts the request (TimeoutError under fetch, AbortError under node-fetch).
+          const name = (err as { name?: string }).name
+          throw name === 'TimeoutError' || name === 'AbortError' ? nextcloudUnavailable(`Nextcloud did not answer within ${opts.timeoutMs} ms; try again later`) : nextcloudUnavailable()
+        }
+        res = answered
+      }
+      // Only the status counts: the body is dropped unread (a web stream, or a Node one under the library's node-fetch).
+      const body = res.body as { cancel?: () => Promise<void>; destroy?: () => void } | null
+      if (body?.cancel) await body.cancel().catch(() => undefined)
+      else body?.destroy?.()
+      if (res.headers.get('x-nextcloud-maintenance-mode') === '1' || res.status === 503) throw nextcloudMaintenance()
+      if (res.status >= 500) throw nextcloudUnavailable(`Nextcloud answered ${res.status}; try again later`)
+      // fetch follows redirects: a PROPFIND that ended elsewhere (a login page) means NEXTCLOUD_URL is not Nextcloud's own address.
+      if (res.redirected) throw nextcloudBadResponse(`Nextcloud redirects to ${new URL(res.url).origin}: check NEXTCLOUD_URL`)
       const refused = refusal(res.status)
       if (refused) return refused
       if (res.status === 207) return true
