@@ -3,12 +3,13 @@ import { murmur364 } from '@multiformats/murmur3'
 import { UnixFS } from 'ipfs-unixfs'
 import { CID } from 'multiformats/cid'
 import { sha256 } from 'multiformats/hashes/sha2'
+import { DEFAULT_CID_PROFILE, LAYOUTS, type DagLayout, type DagProfile } from './content/unixfs-dag.ts'
 import { parentOf, type Entry } from './namespace.ts'
 
 /**
- * kubo's `HAMTShardingSize`: a directory whose links are estimated at this
- * many bytes or more (name bytes + CID bytes per link, boxo's
- * `needsToSwitchToHAMTDir` with `>=`) is stored as a HAMT shard.
+ * kubo's `HAMTShardingSize` (IPIP-499: 256 KiB in both profiles): a directory
+ * past it is stored as a HAMT shard. How its size is judged depends on the
+ * profile (see `pastThreshold`).
  */
 export const HAMT_SHARDING_THRESHOLD = 256 * 1024
 /** Slots per shard node (8 bits of the name's hash per level), as kubo. */
@@ -16,10 +17,10 @@ const HAMT_FANOUT = 256
 const MURMUR3_X64_64 = 0x22n
 
 export interface DirectoryOptions {
-  /** Bytes of estimated links from which the directory is sharded (default kubo's 256 KiB; tests force sharding with 0). */
+  /** The folder's profile: CID version and sharding rule (default DEFAULT_CID_PROFILE). */
+  profile?: DagProfile
+  /** Bytes from which the directory is sharded (default 256 KiB; tests force sharding with 0). */
   shardThreshold?: number
-  /** CID version of the directory nodes (default 1; 0 only to check against kubo's CIDv0 vectors). */
-  cidVersion?: 0 | 1
 }
 
 export interface DirectoryLink {
@@ -50,15 +51,28 @@ const utf8 = new TextEncoder()
  * reach `HAMT_SHARDING_THRESHOLD`.
  */
 export async function directoryDag(links: DirectoryLink[], opts: DirectoryOptions = {}, subfolders: DirectoryNode[] = []): Promise<DirectoryDag> {
+  const layout = LAYOUTS[opts.profile ?? DEFAULT_CID_PROFILE]
   const entries = links.map((l) => ({ ...l, nameBytes: utf8.encode(l.name), hash: CID.parse(l.cid) }))
-  const estimate = entries.reduce((sum, e) => sum + e.nameBytes.length + e.hash.bytes.length, 0)
   const threshold = opts.shardThreshold ?? HAMT_SHARDING_THRESHOLD
-  if (entries.length > 0 && estimate >= threshold) {
+  const flat = () => ({ Data: new UnixFS({ type: 'directory' }).marshal(), Links: entries.map((e) => ({ Name: e.name, Hash: e.hash, Tsize: e.dagSize })) })
+  if (entries.length > 0 && pastThreshold(layout.shardSizing, entries, flat, threshold)) {
     const hashed = await Promise.all(entries.map(async (e) => ({ ...e, slots: await murmur364.encode(e.nameBytes) })))
-    const shard = await shardNode(hashed, 0, opts.cidVersion ?? 1)
+    const shard = await shardNode(hashed, 0, layout.cidVersion)
     return { ...shard, nodes: [...shard.nodes, ...subfolders] }
   }
-  return encodeNode(new UnixFS({ type: 'directory' }), entries.map((e) => ({ Name: e.name, Hash: e.hash, Tsize: e.dagSize })), opts.cidVersion ?? 1, subfolders)
+  const node = flat()
+  return encodeNode(node.Data, node.Links, layout.cidVersion, subfolders)
+}
+
+/**
+ * Whether a directory is past the sharding threshold. `links-bytes` (kubo
+ * before IPIP-499, boxo's `needsToSwitchToHAMTDir`): the links' name bytes
+ * plus CID bytes reach it (`>=`). `block-bytes` (IPIP-499's unixfs-v1-2025):
+ * the flat directory node, serialized, would be larger than it (`>`).
+ */
+function pastThreshold(sizing: DagLayout['shardSizing'], entries: { nameBytes: Uint8Array; hash: CID }[], flat: () => dagPb.PBNode, threshold: number): boolean {
+  if (sizing === 'links-bytes') return entries.reduce((sum, e) => sum + e.nameBytes.length + e.hash.bytes.length, 0) >= threshold
+  return dagPb.encode(dagPb.prepare(flat())).length > threshold
 }
 
 interface ShardEntry extends DirectoryLink {
@@ -99,12 +113,12 @@ async function shardNode(entries: ShardEntry[], depth: number, cidVersion: 0 | 1
   }
   const firstUsed = bitfield.findIndex((byte) => byte !== 0)
   const data = new UnixFS({ type: 'hamt-sharded-directory', data: bitfield.subarray(firstUsed), fanout: BigInt(HAMT_FANOUT), hashType: MURMUR3_X64_64 })
-  return encodeNode(data, links, cidVersion, below)
+  return encodeNode(data.marshal(), links, cidVersion, below)
 }
 
-async function encodeNode(data: UnixFS, links: dagPb.PBLink[], cidVersion: 0 | 1, below: DirectoryNode[] = []): Promise<DirectoryDag> {
+async function encodeNode(data: Uint8Array, links: dagPb.PBLink[], cidVersion: 0 | 1, below: DirectoryNode[] = []): Promise<DirectoryDag> {
   // prepare() sorts links by name bytes, as the dag-pb spec (and kubo) require; HAMT names sort by slot.
-  const bytes = dagPb.encode(dagPb.prepare({ Data: data.marshal(), Links: links }))
+  const bytes = dagPb.encode(dagPb.prepare({ Data: data, Links: links }))
   const digest = await sha256.digest(bytes)
   const cid = (cidVersion === 0 ? CID.createV0(digest) : CID.createV1(dagPb.code, digest)).toString()
   return { cid, bytes, dagSize: links.reduce((sum, l) => sum + (l.Tsize ?? 0), bytes.length), nodes: [{ cid, bytes }, ...below] }
@@ -115,7 +129,9 @@ async function encodeNode(data: UnixFS, links: dagPb.PBLink[], cidVersion: 0 | 1
  * entries (`below`: everything under `path`, as `Namespace.descendants`
  * gives it, read in one query; files carry their own CID and DAG size).
  */
-export async function folderDag(below: Entry[], path: string): Promise<DirectoryDag> {
+export async function folderDag(below: Entry[], path: string, profile: DagProfile = DEFAULT_CID_PROFILE): Promise<DirectoryDag> {
+  const folderProfiles = new Map<string, DagProfile>([[path, profile]])
+  for (const e of below) if (e.kind === 'dir') folderProfiles.set(e.path, e.cidProfile)
   const children = new Map<string, Entry[]>()
   for (const e of below) {
     const parent = parentOf(e.path)
@@ -136,7 +152,7 @@ export async function folderDag(below: Entry[], path: string): Promise<Directory
         links.push({ name, cid: child.cid, dagSize: child.dagSize })
       }
     }
-    return directoryDag(links, {}, subfolders)
+    return directoryDag(links, { profile: folderProfiles.get(folder) ?? DEFAULT_CID_PROFILE }, subfolders)
   }
   return build(path)
 }

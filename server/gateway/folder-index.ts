@@ -73,7 +73,7 @@ export function createFolderIndex(o: FolderIndexOptions): FolderIndex {
 
   const make = async (path: string): Promise<FolderSummary> => {
     const version = versions.get(path) ?? 0
-    const children = await o.namespace.children(path)
+    const [folder, children] = await Promise.all([o.namespace.get(path), o.namespace.children(path)])
     const links: DirectoryLink[] = []
     const filesByGroups = new Map<string, number>()
     const subfolders: string[] = []
@@ -97,7 +97,8 @@ export function createFolderIndex(o: FolderIndexOptions): FolderIndex {
       links.push({ name: nameOf(f.path), cid: f.cid, dagSize: f.dagSize })
       add(groupsKey(groupIds.get(f.cid) ?? []), 1)
     }
-    const dag = await directoryDag(links)
+    // The folder's own profile: changing CID_PROFILE never changes the CID of a folder made before.
+    const dag = await directoryDag(links, { profile: folder?.cidProfile })
     const made: FolderSummary = { cid: dag.cid, dagSize: dag.dagSize, filesByGroups, nodes: dag.nodes, subfolders }
     if ((versions.get(path) ?? 0) === version && !closed) summaries.set(path, made)
     return made

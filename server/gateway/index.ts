@@ -84,7 +84,7 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
     const counted = countingWrites(dbLock === noDatabaseLock ? store : fencedSql(store, dbLock))
     sql = counted.sql
     records = createRecordCache({ writes: counted.writes, freshMs: RECORD_FRESH_MS, maxEntries: 1_000 })
-    const tree = await createNamespace(sql)
+    const tree = await createNamespace(sql, { cidProfile: config.cidProfile })
     const dealStore = await createDealStore(sql, deps.now)
     const content = await createContentStore({
       sql,
@@ -95,6 +95,7 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
       dealViews: (groupIds) => dealStore.views(groupIds),
       pause: testPauseHook(config.testPauseAt, logger),
       sealThreads: config.sealThreads,
+      cidProfile: config.cidProfile,
     })
     const folders = createFolderIndex({ namespace: tree, content })
     // Every change to the tree goes through this one, so the folders' summaries follow it.

@@ -1,3 +1,4 @@
+import { DEFAULT_CID_PROFILE, LEGACY_CID_PROFILE, type CidProfile } from './content/unixfs-dag.ts'
 import { randomBytes } from 'node:crypto'
 import { migrateSql, type Sql } from '../shared/sql/index.ts'
 import { createSerial, jsonList, stepsFor, type Step } from './store.ts'
@@ -23,6 +24,8 @@ export interface Entry {
   fileId: number
   /** A checksum the client sent and we verified (`SHA1:…`, Nextcloud's `OC-Checksum` form); null when none. */
   checksum: string | null
+  /** A file's: how it was imported; a folder's: how its CID is made (sharding rule). Kept by copies and moves. */
+  cidProfile: CidProfile
 }
 
 export interface FileContent {
@@ -32,6 +35,7 @@ export interface FileContent {
   contentType?: string | null
   modifiedMs?: number
   checksum?: string | null
+  cidProfile?: CidProfile
 }
 
 export interface Namespace {
@@ -114,6 +118,8 @@ const SCHEMA: Step[] = [
    WITH root AS (INSERT INTO file_ids DEFAULT VALUES RETURNING id) UPDATE entries SET file_id = (SELECT id FROM root);
    CREATE UNIQUE INDEX entries_file_id ON entries (file_id);`,
   },
+  // The IPIP-499 profile each file was imported with and each folder's CID is made with; NULL: stored before, LEGACY_CID_PROFILE.
+  'ALTER TABLE entries ADD COLUMN cid_profile TEXT',
 ]
 
 interface Row {
@@ -128,6 +134,7 @@ interface Row {
   modified_ms: number
   file_id: number
   checksum: string | null
+  cid_profile: CidProfile | null
 }
 
 const toEntry = (r: Row): Entry => ({
@@ -142,6 +149,7 @@ const toEntry = (r: Row): Entry => ({
   modifiedMs: r.modified_ms,
   fileId: r.file_id,
   checksum: r.checksum,
+  cidProfile: r.cid_profile ?? LEGACY_CID_PROFILE,
 })
 
 const newEtag = () => randomBytes(9).toString('base64url')
@@ -162,21 +170,27 @@ function selfAndAncestors(path: string): string[] {
 /** Characters, as SQL's substr counts them (JavaScript's length counts UTF-16 units). */
 const charLength = (s: string) => [...s].length
 
-const COLUMNS = 'path, parent, kind, cid, size, dag_size, content_type, etag, created_ms, modified_ms, file_id, checksum'
+const COLUMNS = 'path, parent, kind, cid, size, dag_size, content_type, etag, created_ms, modified_ms, file_id, checksum, cid_profile'
 
-/** The gateway's file tree in its store; migrates it first. */
-export async function createNamespace(sql: Sql): Promise<Namespace> {
+/**
+ * The gateway's file tree in its store; migrates it first. New folders get
+ * `cidProfile` (DEFAULT_CID_PROFILE without it); so does the root of a tree
+ * that holds nothing yet. An existing folder keeps the profile it has.
+ */
+export async function createNamespace(sql: Sql, options: { cidProfile?: CidProfile } = {}): Promise<Namespace> {
   await migrateSql(sql, 'gateway.namespace', stepsFor(sql.dialect, SCHEMA))
+  const cidProfile = options.cidProfile ?? DEFAULT_CID_PROFILE
+  await sql.run("UPDATE entries SET cid_profile = ? WHERE path = '/' AND cid_profile IS NULL AND NOT EXISTS (SELECT 1 FROM entries WHERE path <> '/')", [cidProfile])
   const instanceId = (await sql.get<{ value: string }>("SELECT value FROM namespace_meta WHERE key = 'instance_id'"))!.value
   // Namespace changes run one at a time, as on SQLite: on PostgreSQL two transactions
   // could otherwise both find a path free and both take it. One gateway per schema
   // (the database lock), so an in-process queue is enough.
   const serial = createSerial()
   const transaction = <T>(fn: (tx: Sql) => Promise<T>) => serial(() => sql.transaction(fn))
-  return namespaceOver(sql, instanceId, transaction)
+  return namespaceOver(sql, instanceId, transaction, cidProfile)
 }
 
-function namespaceOver(sql: Sql, instanceId: string, transaction: Namespace['transaction']): Namespace {
+function namespaceOver(sql: Sql, instanceId: string, transaction: Namespace['transaction'], cidProfile: CidProfile): Namespace {
   const list = jsonList(sql.dialect)
   const all = async (text: string, params: unknown[]) => (await sql.all<Row>(text, params)).map(toEntry)
   const get = async (path: string) => {
@@ -198,8 +212,8 @@ function namespaceOver(sql: Sql, instanceId: string, transaction: Namespace['tra
     ])
   }
   const insert = (q: Sql, e: Omit<Entry, 'path'>, path: string) =>
-    q.run(`INSERT INTO entries (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
-      path, parentOf(path), e.kind, e.cid, e.size, e.dagSize, e.contentType, e.etag, e.createdMs, e.modifiedMs, e.fileId, e.checksum,
+    q.run(`INSERT INTO entries (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
+      path, parentOf(path), e.kind, e.cid, e.size, e.dagSize, e.contentType, e.etag, e.createdMs, e.modifiedMs, e.fileId, e.checksum, e.cidProfile,
     ])
   const insertCopy = async (q: Sql, e: Entry, path: string, now: number) =>
     insert(q, { ...e, etag: newEtag(), createdMs: now, fileId: await nextFileId(q) }, path)
@@ -213,10 +227,11 @@ function namespaceOver(sql: Sql, instanceId: string, transaction: Namespace['tra
         const now = Date.now()
         const created = !(await tx.get('SELECT 1 AS found FROM entries WHERE path = ?', [path]))
         await tx.run(
-          `INSERT INTO entries (${COLUMNS}) VALUES (?, ?, 'file', ?, ?, ?, ?, ?, ?, ?, ?, ?)
+          `INSERT INTO entries (${COLUMNS}) VALUES (?, ?, 'file', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
            ON CONFLICT (path) DO UPDATE SET cid = excluded.cid, size = excluded.size, dag_size = excluded.dag_size,
-             content_type = excluded.content_type, etag = excluded.etag, modified_ms = excluded.modified_ms, checksum = excluded.checksum`,
-          [path, parentOf(path), c.cid, c.size, c.dagSize, c.contentType ?? null, newEtag(), now, c.modifiedMs ?? now, created ? await nextFileId(tx) : null, c.checksum ?? null],
+             content_type = excluded.content_type, etag = excluded.etag, modified_ms = excluded.modified_ms, checksum = excluded.checksum,
+             cid_profile = excluded.cid_profile`,
+          [path, parentOf(path), c.cid, c.size, c.dagSize, c.contentType ?? null, newEtag(), now, c.modifiedMs ?? now, created ? await nextFileId(tx) : null, c.checksum ?? null, c.cidProfile ?? cidProfile],
         )
         await touchParent(tx, path, now)
         return { created }
@@ -224,7 +239,7 @@ function namespaceOver(sql: Sql, instanceId: string, transaction: Namespace['tra
     makeDir: (path) =>
       transaction(async (tx) => {
         const now = Date.now()
-        await insert(tx, { kind: 'dir', cid: null, size: 0, dagSize: 0, contentType: null, etag: newEtag(), createdMs: now, modifiedMs: now, fileId: await nextFileId(tx), checksum: null }, path)
+        await insert(tx, { kind: 'dir', cid: null, size: 0, dagSize: 0, contentType: null, etag: newEtag(), createdMs: now, modifiedMs: now, fileId: await nextFileId(tx), checksum: null, cidProfile }, path)
         await touchParent(tx, path, now)
       }),
     remove: (path) =>
@@ -265,7 +280,7 @@ function namespaceOver(sql: Sql, instanceId: string, transaction: Namespace['tra
     instanceId,
     transaction,
     // Inside a transaction: the handle is the transaction's, and nested changes are part of it.
-    within: (tx) => namespaceOver(tx, instanceId, (fn) => fn(tx)),
+    within: (tx) => namespaceOver(tx, instanceId, (fn) => fn(tx), cidProfile),
   }
   return ns
 }

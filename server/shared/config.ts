@@ -1,3 +1,4 @@
+import { CID_PROFILES, DEFAULT_CID_PROFILE, type CidProfile } from './cid-profile.ts'
 import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import { z } from 'zod'
@@ -58,6 +59,7 @@ const EnvSchema = z.object({
   GROUP_IDLE_SECONDS: z.coerce.number().int().positive().optional(),
   // Threads writing CARs and piece CIDs; 0 seals on the main thread. Default: one per core.
   SEAL_THREADS: z.coerce.number().int().min(0).max(64).optional(),
+  CID_PROFILE: z.enum(CID_PROFILES).default(DEFAULT_CID_PROFILE),
   // Gateway deal engine (deals need SERVICE_URL and SERVICE_API_KEY; `--role all` links them itself)
   SERVICE_URL: z.url({ protocol: /^https?$/ }).optional(),
   SERVICE_API_KEY: z.string().min(1).max(200).optional(),
@@ -166,6 +168,8 @@ export interface GatewayConfig extends StoredState {
   groupIdleSeconds: number
   /** Worker threads sealing groups (CAR + piece CID); 0: on the main thread. */
   sealThreads?: number
+  /** How new files and folders get their CIDs (IPIP-499 profile); what is stored keeps its own. */
+  cidProfile?: CidProfile
   /** The deal service the gateway asks for providers; no deals are made without it and a key. */
   serviceUrl?: string
   serviceApiKey?: string
@@ -328,6 +332,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       diskReserveBytes: e.DISK_RESERVE_MB === undefined ? undefined : e.DISK_RESERVE_MB * 1024 * 1024,
       groupIdleSeconds: e.GROUP_IDLE_SECONDS ?? GROUP_DEFAULTS[e.NETWORK].idleSeconds,
       sealThreads: e.SEAL_THREADS ?? availableParallelism(),
+      cidProfile: e.CID_PROFILE,
       serviceUrl: e.SERVICE_URL?.replace(/\/+$/, ''),
       serviceApiKey: e.SERVICE_API_KEY,
       publicUrl: e.GATEWAY_PUBLIC_URL?.replace(/\/+$/, ''),

@@ -101,7 +101,7 @@ describe('large folders: HAMT-sharded like kubo', () => {
   // kubo test/sharness/t0260-sharding.sh: `echo $i > <name>` for each i.
   it('matches kubo\'s flat 100-file folder (CIDv0, below the threshold)', async () => {
     const links = await Promise.all(seq(100).map((i) => v0File(`file${i}`, `${i}\n`)))
-    expect((await directoryDag(links, { cidVersion: 0 })).cid).toBe('QmZedLGyvgWiyGQzAw2GpuLZeqzxmVcUQUbyRkVWx5DkxK')
+    expect((await directoryDag(links, { profile: 'unixfs-v0-2015' })).cid).toBe('QmZedLGyvgWiyGQzAw2GpuLZeqzxmVcUQUbyRkVWx5DkxK')
   })
 
   it('shards a folder whose links pass 256 KiB exactly as ipfs-unixfs-importer does with kubo\'s profile', async () => {
@@ -112,7 +112,7 @@ describe('large folders: HAMT-sharded like kubo', () => {
     expect(links.reduce((sum, l) => sum + l.name.length + 34, 0)).toBeGreaterThanOrEqual(HAMT_SHARDING_THRESHOLD)
     const files = names.map((name, i) => ({ path: `big_dir/${name}`, content: Buffer.from(`${i + 1}\n`) }))
     const imported = await last(importer(files, discard as never, { profile: 'unixfs-v0-2015' }))
-    const ours = await directoryDag(links, { cidVersion: 0 })
+    const ours = await directoryDag(links, { profile: 'unixfs-v0-2015' })
     expect(ours.cid).toBe(imported!.cid.toString())
     expect(ours.cid).toBe('QmUj4SSHNz27z9t6DtZJiR56r17BWqwMrWCzBcR6hF2bq1')
     expect(UnixFS.unmarshal(dagPb.decode(ours.bytes).Data!).type).toBe('hamt-sharded-directory')
@@ -124,13 +124,13 @@ describe('large folders: HAMT-sharded like kubo', () => {
     expect((await directoryDag(links, { shardThreshold: 0 })).cid).toBe('bafybeibiemewfzzdyhq2l74wrd6qj2oz42usjlktgnlqv4yfawgouaqn4u')
   })
 
-  it('shards from exactly the threshold, as boxo does (>=), and not one byte below', async () => {
+  it('shards from exactly the threshold under kubo-cid-v1 (links-bytes, boxo\'s >=), and not one byte below', async () => {
     // 36-byte CIDv1 raw CIDs: names sized so that the estimate lands exactly on 256 KiB.
     const names = (pad: number) => seq(4096).map((i) => `f${String(i).padStart(pad, '0')}`)
     const at = await Promise.all(names(27).map((n, i) => rawFile(n, `${i}`)))
     expect(at.reduce((sum, l) => sum + Buffer.byteLength(l.name) + 36, 0)).toBe(HAMT_SHARDING_THRESHOLD)
     const below = [...at.slice(0, -1), { ...at.at(-1)!, name: at.at(-1)!.name.slice(1) }]
-    const kind = async (links: DirectoryLink[]) => UnixFS.unmarshal(dagPb.decode((await directoryDag(links)).bytes).Data!).type
+    const kind = async (links: DirectoryLink[]) => UnixFS.unmarshal(dagPb.decode((await directoryDag(links, { profile: 'kubo-cid-v1' })).bytes).Data!).type
     expect(await kind(at)).toBe('hamt-sharded-directory')
     expect(await kind(below)).toBe('directory')
   })

@@ -11,6 +11,7 @@ import { createRepository } from './repository.ts'
 import { migrateContent } from './schema.ts'
 import { noPause, type PauseHook } from './test-pause.ts'
 import type { ContentStore, Deal, GroupRecord } from './types.ts'
+import type { CidProfile } from './unixfs-dag.ts'
 
 export type { ContentStore, GroupRecord, IngestResult, IngestOptions, Deal } from './types.ts'
 export type { GroupState } from './group-state.ts'
@@ -34,6 +35,8 @@ export interface ContentStoreOptions {
   pause?: PauseHook
   /** Worker threads that seal groups, that many at once; 0 or absent: on this thread, one at a time. */
   sealThreads?: number
+  /** How new files are imported (CID_PROFILE; DEFAULT_CID_PROFILE without it). */
+  cidProfile?: CidProfile
 }
 
 /**
@@ -74,7 +77,7 @@ export async function createContentStore(options: ContentStoreOptions): Promise<
   return {
     async ingest(source, ingestOptions) {
       if (closed) throw new Error('Content store is closed')
-      const run = ingestFile({ repo, files, lifecycle, pending }, source, ingestOptions)
+      const run = ingestFile({ repo, files, lifecycle, pending, cidProfile: options.cidProfile }, source, ingestOptions)
       inFlight.add(run)
       try {
         return await run

@@ -5,7 +5,7 @@ import type { BlockFiles } from './block-files.ts'
 import type { GroupLifecycle } from './group-lifecycle.ts'
 import type { BlockLocation, Repository, StoredBlock } from './repository.ts'
 import type { IngestOptions, IngestResult } from './types.ts'
-import { buildFileDag, type DagProfile } from './unixfs-dag.ts'
+import { buildFileDag, DEFAULT_CID_PROFILE, type CidProfile } from './unixfs-dag.ts'
 import { createSerial } from '../store.ts'
 
 interface PendingBlock {
@@ -37,7 +37,8 @@ export interface IngestDeps {
   lifecycle: GroupLifecycle
   /** Blocks written by ingests that have not committed yet, shared so concurrent ingests dedupe too. */
   pending: Map<string, PendingBlock>
-  profile?: DagProfile
+  /** How new files are imported (DEFAULT_CID_PROFILE without it). */
+  cidProfile?: CidProfile
 }
 
 /**
@@ -181,10 +182,11 @@ export async function ingestFile(deps: IngestDeps, source: AsyncIterable<Uint8Ar
   }
 
   try {
-    const dag = await buildFileDag(counted(), blockstore, deps.profile)
+    const cidProfile = deps.cidProfile ?? DEFAULT_CID_PROFILE
+    const dag = await buildFileDag(counted(), blockstore, cidProfile)
     signal?.throwIfAborted()
     await writer.commit({ cid: dag.cid, size, dagSize: dag.dagSize, leaves: orderedLeaves(dag.cid, nodes, writer.located) })
-    return { cid: dag.cid, size, dagSize: dag.dagSize }
+    return { cid: dag.cid, size, dagSize: dag.dagSize, cidProfile }
   } finally {
     await writer.finish()
   }

@@ -1,3 +1,4 @@
+import type { CidProfile } from './unixfs-dag.ts'
 import type { GroupState } from './group-state.ts'
 import type { RemoteSource } from './remote-blocks.ts'
 
@@ -6,6 +7,8 @@ export interface IngestResult {
   size: number
   /** Cumulative DAG bytes: the Tsize a parent dag-pb link would carry. */
   dagSize: number
+  /** The IPIP-499 profile the DAG was built with, recorded with the file so its CID never changes with the setting. */
+  cidProfile: CidProfile
 }
 
 export interface IngestOptions {

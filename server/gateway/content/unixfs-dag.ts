@@ -1,24 +1,43 @@
 import { importFile, type ImporterOptions, type WritableStorage } from 'ipfs-unixfs-importer'
 import { balanced } from 'ipfs-unixfs-importer/layout'
+import { CID_PROFILES, DEFAULT_CID_PROFILE, LEGACY_CID_PROFILE, type CidProfile } from '../../shared/cid-profile.ts'
 
 /**
- * DAG shapes we can build. `kubo-cid-v1` is what the gateway stores: the DAG
- * kubo builds for `ipfs add --cid-version=1` (256 KiB fixed chunks, raw
- * leaves, balanced layout with 174 links per node, a one-chunk file is the raw
- * leaf itself). `unixfs-v0-2015` is kubo's legacy default, kept so tests can
- * check the layout against kubo's published CIDv0 vectors.
+ * How files and folders become UnixFS DAGs, by IPIP-499 profile name.
+ *
+ * - `unixfs-v1-2025` (IPIP-499, the default): CIDv1, raw leaves, 1 MiB fixed
+ *   chunks, 1 024 links per node, a folder sharded (HAMT) once its node
+ *   would serialize to more than 256 KiB. Kubo 0.40+, filecoin-pin and
+ *   Pinata give files these CIDs.
+ * - `kubo-cid-v1`: what this gateway stored before, and what
+ *   `ipfs add --cid-version=1` gave before IPIP-499: CIDv1, raw leaves,
+ *   256 KiB chunks, 174 links, sharding once the links' names and CIDs sum
+ *   to 256 KiB.
+ * - `unixfs-v0-2015` (IPIP-499's legacy profile, CIDv0): only to check the
+ *   layout against Kubo's published CIDv0 vectors.
+ *
+ * A one-chunk file is its raw leaf itself under the CIDv1 profiles.
  */
-export type DagProfile = 'kubo-cid-v1' | 'unixfs-v0-2015'
+export type DagProfile = CidProfile | 'unixfs-v0-2015'
+export { CID_PROFILES, DEFAULT_CID_PROFILE, LEGACY_CID_PROFILE, type CidProfile }
 
-export const CHUNK_SIZE = 262_144
-export const MAX_LINKS = 174
-
-// The importer's own defaults differ from kubo's --cid-version=1 (e.g. its
-// unixfs-v1-2025 profile uses 1 MiB chunks and 1024 links), so spell them out.
-const PROFILES: Record<DagProfile, ImporterOptions> = {
-  'kubo-cid-v1': { cidVersion: 1, rawLeaves: true, reduceSingleLeafToSelf: true },
-  'unixfs-v0-2015': { cidVersion: 0, rawLeaves: false, leafType: 'file', reduceSingleLeafToSelf: true },
+export interface DagLayout {
+  chunkSize: number
+  maxLinks: number
+  cidVersion: 0 | 1
+  /** How a folder's size is judged against the sharding threshold (the importer's `shardSplitStrategy` names). */
+  shardSizing: 'links-bytes' | 'block-bytes'
+  importer: ImporterOptions
 }
+
+export const LAYOUTS: Record<DagProfile, DagLayout> = {
+  'unixfs-v1-2025': { chunkSize: 1_048_576, maxLinks: 1_024, cidVersion: 1, shardSizing: 'block-bytes', importer: { cidVersion: 1, rawLeaves: true, reduceSingleLeafToSelf: true } },
+  'kubo-cid-v1': { chunkSize: 262_144, maxLinks: 174, cidVersion: 1, shardSizing: 'links-bytes', importer: { cidVersion: 1, rawLeaves: true, reduceSingleLeafToSelf: true } },
+  'unixfs-v0-2015': { chunkSize: 262_144, maxLinks: 174, cidVersion: 0, shardSizing: 'links-bytes', importer: { cidVersion: 0, rawLeaves: false, leafType: 'file', reduceSingleLeafToSelf: true } },
+}
+
+/** The largest leaf any profile cuts. */
+export const MAX_CHUNK_SIZE = 1_048_576
 
 export interface FileDag {
   cid: string
@@ -30,12 +49,13 @@ export interface FileDag {
 export async function buildFileDag(
   content: AsyncIterable<Uint8Array>,
   blocks: WritableStorage,
-  profile: DagProfile = 'kubo-cid-v1',
+  profile: DagProfile = DEFAULT_CID_PROFILE,
 ): Promise<FileDag> {
+  const layout = LAYOUTS[profile]
   const result = await importFile({ content }, blocks, {
-    ...PROFILES[profile],
-    chunker: fixedSizeLeaves,
-    layout: balanced({ maxChildrenPerNode: MAX_LINKS }),
+    ...layout.importer,
+    chunker: (source) => fixedSizeLeaves(source, layout.chunkSize),
+    layout: balanced({ maxChildrenPerNode: layout.maxLinks }),
     // Blocks hash in parallel; writes are positional, so order does not matter.
     blockWriteConcurrency: 8,
   })
@@ -43,26 +63,26 @@ export async function buildFileDag(
 }
 
 /**
- * Cuts the content into CHUNK_SIZE leaves, the last one shorter and an empty
+ * Cuts the content into `chunkSize` leaves, the last one shorter and an empty
  * file one empty leaf, as the importer's own fixedSize chunker does. Each
  * leaf is one copy into a buffer of its own, not a list of the pieces that
  * arrived joined on demand, which costs an upload a copy and its garbage.
  */
-export async function* fixedSizeLeaves(source: AsyncIterable<Uint8Array>): AsyncGenerator<Uint8Array> {
+export async function* fixedSizeLeaves(source: AsyncIterable<Uint8Array>, chunkSize: number): AsyncGenerator<Uint8Array> {
   // Not zero-filled: every byte of a leaf handed on was written first.
-  let leaf = Buffer.allocUnsafeSlow(CHUNK_SIZE)
+  let leaf = Buffer.allocUnsafeSlow(chunkSize)
   let filled = 0
   let emitted = false
   for await (const bytes of source) {
     for (let at = 0; at < bytes.length; ) {
-      const n = Math.min(CHUNK_SIZE - filled, bytes.length - at)
+      const n = Math.min(chunkSize - filled, bytes.length - at)
       leaf.set(bytes.subarray(at, at + n), filled)
       filled += n
       at += n
-      if (filled === CHUNK_SIZE) {
+      if (filled === chunkSize) {
         yield leaf
         emitted = true
-        leaf = Buffer.allocUnsafeSlow(CHUNK_SIZE)
+        leaf = Buffer.allocUnsafeSlow(chunkSize)
         filled = 0
       }
     }

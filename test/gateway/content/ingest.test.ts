@@ -8,7 +8,7 @@ import { createGroupLifecycle } from '../../../server/gateway/content/group-life
 import { ingestFile, SYNC_AHEAD_BYTES, WRITE_AHEAD_BYTES } from '../../../server/gateway/content/ingest.ts'
 import { createRepository } from '../../../server/gateway/content/repository.ts'
 import { migrateContent } from '../../../server/gateway/content/schema.ts'
-import { buildFileDag, CHUNK_SIZE, fixedSizeLeaves } from '../../../server/gateway/content/unixfs-dag.ts'
+import { buildFileDag, fixedSizeLeaves, MAX_CHUNK_SIZE } from '../../../server/gateway/content/unixfs-dag.ts'
 import { fixedSize } from 'ipfs-unixfs-importer/chunker'
 import { openSql, type Sql } from '../../../server/shared/sql/index.ts'
 import { chunksOf, silentLogger } from './helpers.ts'
@@ -69,7 +69,7 @@ describe('ingest and the disk', () => {
     for (let i = 0; i < 20; i++) await settle()
     // Taken, not yet written: the write-ahead, plus the importer's batch and the chunk being cut.
     expect(source.taken).toBeGreaterThan(0)
-    expect(source.taken).toBeLessThanOrEqual(WRITE_AHEAD_BYTES + 8 * CHUNK_SIZE + (2 << 20))
+    expect(source.taken).toBeLessThanOrEqual(WRITE_AHEAD_BYTES + 8 * MAX_CHUNK_SIZE + (2 << 20))
     release()
     const stored = await running
     expect(stored.size).toBe(bytes.length)
@@ -115,14 +115,16 @@ describe('cutting leaves', () => {
       for await (const leaf of chunker(source)) leaves.push(Buffer.from(leaf))
       return leaves
     }
-    const theirs = fixedSize({ chunkSize: CHUNK_SIZE })
-    for (const size of [0, 1, CHUNK_SIZE - 1, CHUNK_SIZE, CHUNK_SIZE + 1, 3 * CHUNK_SIZE, 3 * CHUNK_SIZE + 12_345]) {
-      const bytes = randomBytes(size)
-      for (const piece of [1000, 65_536, CHUNK_SIZE, 700_000]) {
-        const ours = await cutBy(fixedSizeLeaves, chunksOf(bytes, piece))
-        const expected = await cutBy(theirs, chunksOf(bytes, piece))
-        expect(ours.map((l) => l.length)).toEqual(expected.map((l) => l.length))
-        expect(ours.every((leaf, i) => leaf.equals(expected[i]))).toBe(true)
+    for (const chunkSize of [262_144, 1_048_576]) {
+      const theirs = fixedSize({ chunkSize })
+      for (const size of [0, 1, chunkSize - 1, chunkSize, chunkSize + 1, 3 * chunkSize + 12_345]) {
+        const bytes = randomBytes(size)
+        for (const piece of [1000, 65_536, chunkSize, 700_000]) {
+          const ours = await cutBy((s) => fixedSizeLeaves(s, chunkSize), chunksOf(bytes, piece))
+          const expected = await cutBy(theirs, chunksOf(bytes, piece))
+          expect(ours.map((l) => l.length)).toEqual(expected.map((l) => l.length))
+          expect(ours.every((leaf, i) => leaf.equals(expected[i]))).toBe(true)
+        }
       }
     }
     // Empty pieces in the stream change nothing.
@@ -131,6 +133,6 @@ describe('cutting leaves', () => {
       yield randomBytes(10)
       yield new Uint8Array(0)
     }
-    expect((await cutBy(fixedSizeLeaves, withEmpties())).map((l) => l.length)).toEqual([10])
+    expect((await cutBy((s) => fixedSizeLeaves(s, 262_144), withEmpties())).map((l) => l.length)).toEqual([10])
   })
 })

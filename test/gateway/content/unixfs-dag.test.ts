@@ -9,7 +9,7 @@ import { buildFileDag } from '../../../server/gateway/content/unixfs-dag.ts'
 import { chunksOf, kuboDeterministic } from './helpers.ts'
 
 const discard = { put: async (cid: CID) => cid }
-const dagOf = (bytes: Uint8Array | string) => buildFileDag(chunksOf(typeof bytes === 'string' ? Buffer.from(bytes) : bytes), discard)
+const dagOf = (bytes: Uint8Array | string) => buildFileDag(chunksOf(typeof bytes === 'string' ? Buffer.from(bytes) : bytes), discard, 'kubo-cid-v1')
 const emptySource = async function* (): AsyncGenerator<Uint8Array> {}
 
 describe('UnixFS file CIDs (kubo `ipfs add --cid-version=1`)', () => {
@@ -27,7 +27,7 @@ describe('UnixFS file CIDs (kubo `ipfs add --cid-version=1`)', () => {
 
   it('the empty file is the empty raw block', async () => {
     // The raw CIDv1 of sha256("") (e3b0c442…b855); kubo's balanced builder emits one empty raw leaf.
-    const dag = await buildFileDag(emptySource(), discard)
+    const dag = await buildFileDag(emptySource(), discard, 'kubo-cid-v1')
     expect(dag.cid).toBe('bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku')
     expect(dag.dagSize).toBe(0)
   })
@@ -66,8 +66,8 @@ describe('UnixFS file CIDs (kubo `ipfs add --cid-version=1`)', () => {
 
   it('does not depend on how the input is split into chunks', async () => {
     const data = randomBytes(600_000)
-    const a = await buildFileDag(chunksOf(data, 1000), discard)
-    const b = await buildFileDag(chunksOf(data, 300_000), discard)
+    const a = await buildFileDag(chunksOf(data, 1000), discard, 'kubo-cid-v1')
+    const b = await buildFileDag(chunksOf(data, 300_000), discard, 'kubo-cid-v1')
     expect(a.cid).toBe(b.cid)
   })
 })
