@@ -55,7 +55,7 @@ export async function directoryDag(links: DirectoryLink[], opts: DirectoryOption
   const entries = links.map((l) => ({ ...l, nameBytes: utf8.encode(l.name), hash: CID.parse(l.cid) }))
   const threshold = opts.shardThreshold ?? HAMT_SHARDING_THRESHOLD
   const flat = () => ({ Data: new UnixFS({ type: 'directory' }).marshal(), Links: entries.map((e) => ({ Name: e.name, Hash: e.hash, Tsize: e.dagSize })) })
-  if (entries.length > 0 && pastThreshold(layout.shardSizing, entries, flat, threshold)) {
+  if (entries.length > 0 && pastThreshold(layout, entries, flat, threshold)) {
     const hashed = await Promise.all(entries.map(async (e) => ({ ...e, slots: await murmur364.encode(e.nameBytes) })))
     const shard = await shardNode(hashed, 0, layout.cidVersion)
     return { ...shard, nodes: [...shard.nodes, ...subfolders] }
@@ -65,14 +65,17 @@ export async function directoryDag(links: DirectoryLink[], opts: DirectoryOption
 }
 
 /**
- * Whether a directory is past the sharding threshold. `links-bytes` (kubo
- * before IPIP-499, boxo's `needsToSwitchToHAMTDir`): the links' name bytes
- * plus CID bytes reach it (`>=`). `block-bytes` (IPIP-499's unixfs-v1-2025):
- * the flat directory node, serialized, would be larger than it (`>`).
+ * Whether a directory is to be sharded (boxo ipld/unixfs/io/directory.go).
+ * `links-bytes`: the links' name bytes plus CID bytes, nothing else.
+ * `block-bytes` (IPIP-499's unixfs-v1-2025): the flat directory node as it
+ * would be serialized. Compared with `>=` by Kubo up to 0.39 (our
+ * kubo-cid-v1), with `>` by boxo 0.37+ and IPIP-499's profiles.
  */
-function pastThreshold(sizing: DagLayout['shardSizing'], entries: { nameBytes: Uint8Array; hash: CID }[], flat: () => dagPb.PBNode, threshold: number): boolean {
-  if (sizing === 'links-bytes') return entries.reduce((sum, e) => sum + e.nameBytes.length + e.hash.bytes.length, 0) >= threshold
-  return dagPb.encode(dagPb.prepare(flat())).length > threshold
+function pastThreshold(layout: DagLayout, entries: { nameBytes: Uint8Array; hash: CID }[], flat: () => dagPb.PBNode, threshold: number): boolean {
+  const size = layout.shardSizing === 'links-bytes'
+    ? entries.reduce((sum, e) => sum + e.nameBytes.length + e.hash.bytes.length, 0)
+    : dagPb.encode(dagPb.prepare(flat())).length
+  return layout.shardsAtThreshold ? size >= threshold : size > threshold
 }
 
 interface ShardEntry extends DirectoryLink {

@@ -43,8 +43,8 @@ describe.skipIf(!hasRclone)('npm start, rclone and the OCS route end to end', ()
     dataDir = mkdtempSync(join(tmpdir(), 'e2e-data-'))
     localDir = mkdtempSync(join(tmpdir(), 'e2e-local-'))
     writeFileSync(join(localDir, 'notes.txt'), 'hello filecoin\n')
-    // 600 KiB: three 256 KiB chunks, so a dag-pb root over raw leaves.
-    writeFileSync(join(localDir, 'big.bin'), randomBytes(600 * 1024))
+    // 1.5 MiB: two 1 MiB chunks (CID_PROFILE unixfs-v1-2025), so a dag-pb root over raw leaves.
+    writeFileSync(join(localDir, 'big.bin'), randomBytes(1536 * 1024))
     mkdirSync(join(localDir, 'été'))
     writeFileSync(join(localDir, 'été', 'Привет мир.txt'), 'unicode names survive\n')
     stack = await startStack({ DATA_DIR: dataDir, ADMIN_PASSWORD: PASSWORD, API_KEY: OPERATOR_API_KEY, GROUP_IDLE_SECONDS: '1' })
@@ -60,7 +60,7 @@ describe.skipIf(!hasRclone)('npm start, rclone and the OCS route end to end', ()
     rclone('copy', localDir, 'nc:photos')
     const listed = JSON.parse(rclone('lsjson', '-R', 'nc:photos')) as { Path: string; Size: number; IsDir: boolean }[]
     const files = Object.fromEntries(listed.filter((e) => !e.IsDir).map((e) => [e.Path, e.Size]))
-    expect(files).toEqual({ 'notes.txt': 15, 'big.bin': 600 * 1024, 'été/Привет мир.txt': 22 })
+    expect(files).toEqual({ 'notes.txt': 15, 'big.bin': 1536 * 1024, 'été/Привет мир.txt': 22 })
   })
 
   it('reads each uploaded file\'s storage record through the OCS route', async () => {
@@ -123,6 +123,6 @@ describe.skipIf(!hasRclone)('npm start, rclone and the OCS route end to end', ()
     expect(kept(after.body.metadata.file.details.groups)).toEqual(kept(before.details.groups))
     // The bytes come back intact through WebDAV too.
     const listed = JSON.parse(rclone('lsjson', 'nc:photos/big.bin'))
-    expect(listed[0].Size).toBe(600 * 1024)
+    expect(listed[0].Size).toBe(1536 * 1024)
   })
 })

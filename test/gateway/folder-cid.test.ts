@@ -8,7 +8,7 @@ import { importer } from 'ipfs-unixfs-importer'
 import { createNamespace, type Namespace } from '../../server/gateway/namespace.ts'
 import { directoryDag, folderDag, HAMT_SHARDING_THRESHOLD, type DirectoryLink } from '../../server/gateway/folder-cid.ts'
 import { buildFileDag } from '../../server/gateway/content/unixfs-dag.ts'
-import { chunksOf } from './content/helpers.ts'
+import { chunksOf, kuboDeterministic } from './content/helpers.ts'
 import { describeEachStore, type OpenStore } from '../helpers/stores.ts'
 
 const discard = { put: async <T>(cid: T) => cid }
@@ -153,5 +153,58 @@ describe('large folders: HAMT-sharded like kubo', () => {
     }
     expect(walk(dag.cid)).toBe(2001)
     expect(dag.nodes.length).toBeGreaterThan(2)
+  })
+})
+
+/**
+ * Kubo's createDeterministicFiles (test/cli/add_test.go): names are
+ * consecutive slices of the first MiB of the seed's DeterministicRandomReader
+ * stream, each byte mapped onto this 39-character alphabet; every file holds "x".
+ */
+async function deterministicNames(seed: string, count: number, nameLength: number, lastNameLength: number): Promise<string[]> {
+  const alphabet = 'abcdefghijklmnopqrstuvwxyz01234567890-_'
+  let stream = ''
+  for await (const chunk of kuboDeterministic(1 << 20, seed)) for (const b of chunk) stream += alphabet[b % alphabet.length]
+  const names: string[] = []
+  for (let i = 0, at = 0; i < count; i++) {
+    const length = i === count - 1 ? lastNameLength : nameLength
+    names.push(stream.slice(at, at + length))
+    at += length
+  }
+  return names
+}
+
+describe('IPIP-499 HAMT thresholds (kubo test/cli/cid_profiles_test.go, ipfs/specs ipip-0499.md)', () => {
+  const x = Buffer.from('x')
+  const linksOf = async (names: string[], profile: 'unixfs-v1-2025' | 'unixfs-v0-2015') => {
+    const file = await buildFileDag(chunksOf(x), discard, profile)
+    return names.map((name) => ({ name, cid: file.cid, dagSize: file.dagSize }))
+  }
+  const typeOf = (dag: { bytes: Uint8Array }) => UnixFS.unmarshal(dagPb.decode(dag.bytes).Data!).type
+
+  it('unixfs-v1-2025: a directory whose node is exactly 256 KiB stays flat; one byte more is a HAMT', async () => {
+    const names = await deterministicNames('hamt-unixfs-v1-2025', 4766, 11, 22)
+    expect(names.slice(0, 3)).toEqual(['fvu7e4jzn1t', 'pq0th5pxd7u', 'y8gjv7f6t0w'])
+    const at = await directoryDag(await linksOf([...names.slice(0, -1), names.at(-1)!.slice(0, 21)], 'unixfs-v1-2025'), { profile: 'unixfs-v1-2025' })
+    expect(at.bytes.length).toBe(HAMT_SHARDING_THRESHOLD)
+    expect(typeOf(at)).toBe('directory')
+    expect(at.cid).toBe('bafybeic3h7rwruealwxkacabdy45jivq2crwz6bufb5ljwupn36gicplx4')
+    const over = await directoryDag(await linksOf(names, 'unixfs-v1-2025'), { profile: 'unixfs-v1-2025' })
+    expect(typeOf(over)).toBe('hamt-sharded-directory')
+    expect(over.cid).toBe('bafybeiegvuterwurhdtkikfhbxcldohmxp566vpjdofhzmnhv6o4freidu')
+  })
+
+  it('unixfs-v0-2015: names and CIDs summing to exactly 256 KiB stay flat; one byte more is a HAMT', async () => {
+    const at = await directoryDag(await linksOf(await deterministicNames('hamt-unixfs-v0-2015', 4096, 30, 30), 'unixfs-v0-2015'), { profile: 'unixfs-v0-2015' })
+    expect(typeOf(at)).toBe('directory')
+    expect(at.cid).toBe('QmX5GtRk3TSSEHtdrykgqm4eqMEn3n2XhfkFAis5fjyZmN')
+    const over = await directoryDag(await linksOf(await deterministicNames('hamt-unixfs-v0-2015', 4033, 31, 31), 'unixfs-v0-2015'), { profile: 'unixfs-v0-2015' })
+    expect(typeOf(over)).toBe('hamt-sharded-directory')
+    expect(over.cid).toBe('QmeMiJzmhpJAUgynAcxTQYek5PPKgdv3qEvFsdV3XpVnvP')
+  })
+
+  it('both: the empty directory', async () => {
+    expect((await directoryDag([], { profile: 'unixfs-v1-2025' })).cid).toBe('bafybeiczsscdsbs7ffqz55asqdf3smv6klcw3gofszvwlyarci47bgf354')
+    expect((await directoryDag([], { profile: 'unixfs-v0-2015' })).cid).toBe('QmUNLLsPACCz1vLxQVkXqqLX5R1X345qqfHbsf67hvA3Nn')
   })
 })

@@ -27,13 +27,15 @@ export interface DagLayout {
   cidVersion: 0 | 1
   /** How a folder's size is judged against the sharding threshold (the importer's `shardSplitStrategy` names). */
   shardSizing: 'links-bytes' | 'block-bytes'
+  /** Sharded at exactly the threshold (`>=`, Kubo up to 0.39) or only past it (`>`, boxo 0.37+ and IPIP-499). */
+  shardsAtThreshold: boolean
   importer: ImporterOptions
 }
 
 export const LAYOUTS: Record<DagProfile, DagLayout> = {
-  'unixfs-v1-2025': { chunkSize: 1_048_576, maxLinks: 1_024, cidVersion: 1, shardSizing: 'block-bytes', importer: { cidVersion: 1, rawLeaves: true, reduceSingleLeafToSelf: true } },
-  'kubo-cid-v1': { chunkSize: 262_144, maxLinks: 174, cidVersion: 1, shardSizing: 'links-bytes', importer: { cidVersion: 1, rawLeaves: true, reduceSingleLeafToSelf: true } },
-  'unixfs-v0-2015': { chunkSize: 262_144, maxLinks: 174, cidVersion: 0, shardSizing: 'links-bytes', importer: { cidVersion: 0, rawLeaves: false, leafType: 'file', reduceSingleLeafToSelf: true } },
+  'unixfs-v1-2025': { chunkSize: 1_048_576, maxLinks: 1_024, cidVersion: 1, shardSizing: 'block-bytes', shardsAtThreshold: false, importer: { cidVersion: 1, rawLeaves: true, reduceSingleLeafToSelf: true } },
+  'kubo-cid-v1': { chunkSize: 262_144, maxLinks: 174, cidVersion: 1, shardSizing: 'links-bytes', shardsAtThreshold: true, importer: { cidVersion: 1, rawLeaves: true, reduceSingleLeafToSelf: true } },
+  'unixfs-v0-2015': { chunkSize: 262_144, maxLinks: 174, cidVersion: 0, shardSizing: 'links-bytes', shardsAtThreshold: false, importer: { cidVersion: 0, rawLeaves: false, leafType: 'file', reduceSingleLeafToSelf: true } },
 }
 
 /** The largest leaf any profile cuts. */

@@ -49,7 +49,7 @@ describe('content store: ingest and read', () => {
   it('stores the empty file', async () => {
     t = await makeStore()
     const result = await t.store.ingest(chunksOf(new Uint8Array(0)))
-    expect(result).toEqual({ cid: 'bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku', size: 0, dagSize: 0 })
+    expect(result).toEqual({ cid: 'bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku', size: 0, dagSize: 0, cidProfile: 'kubo-cid-v1' })
     expect((await collect(t.store.read(result.cid))).length).toBe(0)
   })
 

@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { pino } from 'pino'
 import { openSql, type Sql, type StoreLocation } from '../../../server/shared/sql/index.ts'
 import { createContentStore, type ContentStore } from '../../../server/gateway/content/index.ts'
+import type { CidProfile } from '../../../server/shared/cid-profile.ts'
 
 export const silentLogger = pino({ level: 'silent' })
 
@@ -44,11 +45,16 @@ export interface TestStore {
  * A content store on a fresh temp dir, its records in a real SQLite file
  * there, or at `where` (a fresh store of the dialect under test).
  */
-export async function makeStore(options: { groupSize?: number; groupIdleMs?: number; sealThreads?: number; where?: StoreLocation } = {}): Promise<TestStore> {
+/**
+ * A content store in a temp dir. Its files are cut as kubo-cid-v1 (256 KiB
+ * leaves) unless `cidProfile` says otherwise: the store's own tests name
+ * that layout's leaf boundaries; profiles are tested in unixfs-dag.test.ts.
+ */
+export async function makeStore(options: { groupSize?: number; groupIdleMs?: number; sealThreads?: number; where?: StoreLocation; cidProfile?: CidProfile } = {}): Promise<TestStore> {
   const dir = mkdtempSync(join(tmpdir(), 'content-store-'))
   const where = options.where ?? { file: join(dir, 'gateway.sqlite'), schema: 'gateway' as const }
   const make = (sql: Sql, o: { groupSize?: number; groupIdleMs?: number; sealThreads?: number }) =>
-    createContentStore({ sql, dir, groupSize: o.groupSize ?? 64 * 1024 * 1024, groupIdleMs: o.groupIdleMs ?? 60_000, logger: silentLogger, sealThreads: o.sealThreads })
+    createContentStore({ sql, dir, groupSize: o.groupSize ?? 64 * 1024 * 1024, groupIdleMs: o.groupIdleMs ?? 60_000, logger: silentLogger, sealThreads: o.sealThreads, cidProfile: options.cidProfile ?? 'kubo-cid-v1' })
   const sql = await openSql(where)
   const t: TestStore = {
     dir,

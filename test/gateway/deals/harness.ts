@@ -17,6 +17,7 @@ import { createDealService, type DealService } from '../../../server/service/ind
 import { gatewayTestDatabase } from '../test-store.ts'
 import { startServer, type RunningServer } from '../../../server/shared/http.ts'
 import { EPOCH_SECONDS } from '../../../server/shared/epochs.ts'
+import type { CidProfile } from '../../../server/shared/cid-profile.ts'
 
 // TEST_LOG_LEVEL=info shows the stack's log when a test needs debugging.
 export const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' })
@@ -77,6 +78,8 @@ export interface DealStackOptions {
   nv29Epoch?: number
   /** Bytes at which a group closes (default 1 MiB: small groups, quick tests). */
   groupSize?: number
+  /** CID_PROFILE (default: the gateway's). */
+  cidProfile?: CidProfile
   /** The gateway's data folder (a small disk to fill, say); a folder in the stack's temp dir by default. */
   gatewayDir?: string
   /** Provider call and whole-group reload timeouts (default 1 s and 3 s: loopback, small groups). */
@@ -126,7 +129,7 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
     const client = createDealServiceClient({ url: serviceServer.url, apiKey: API_KEY })
     gateway = await createGateway(
       {
-        host: '127.0.0.1', port: 0, dataDir: o.gatewayDir ?? join(dir, 'gateway'), databaseUrl, groupSize: o.groupSize ?? 1 << 20, groupIdleSeconds: 3600,
+        host: '127.0.0.1', port: 0, dataDir: o.gatewayDir ?? join(dir, 'gateway'), databaseUrl, groupSize: o.groupSize ?? 1 << 20, groupIdleSeconds: 3600, cidProfile: o.cidProfile,
         serviceUrl: serviceServer.url, serviceApiKey: API_KEY, clientAddress,
         deals: { durationDays: 540, price: o.price ?? '0', verified: true, maxPaddingFactor: o.maxPaddingFactor, startOffsetEpochs: 5760, copies: o.copies ?? 2, tickSeconds: 3600, retrievalCheckSeconds: (o.retrievalCheckMs ?? 3_600_000) / 1000, renewBeforeDays: o.renewBeforeDays, repairHoldDays: o.repairHoldDays },
       },

@@ -36,11 +36,12 @@ function counting(asked: Asked) {
 
 /**
  * Two files in one group (the harness closes groups at 1 MiB), placed with
- * two providers and offloaded. Leaves are 256 KiB (262 144 bytes): big.bin
- * has 3, small.bin 2.
+ * two providers and offloaded. Imported as kubo-cid-v1 so that these small
+ * files span several leaves of 256 KiB (262 144 bytes): big.bin has 3,
+ * small.bin 2.
  */
 async function offloadedPair(asked: Asked, gatewayDir?: string) {
-  const s = (stack = await startDealStack({ copies: 2, providers: counting(asked), gatewayDir }))
+  const s = (stack = await startDealStack({ copies: 2, providers: counting(asked), gatewayDir, cidProfile: 'kubo-cid-v1' }))
   const big = randomBytes(700_000)
   const small = randomBytes(300_000)
   expect((await s.put('/big.bin', big)).status).toBe(201)
