@@ -3,7 +3,8 @@ import { murmur364 } from '@multiformats/murmur3'
 import { UnixFS } from 'ipfs-unixfs'
 import { CID } from 'multiformats/cid'
 import { sha256 } from 'multiformats/hashes/sha2'
-import { DEFAULT_CID_PROFILE, LAYOUTS, type DagLayout, type DagProfile } from './content/unixfs-dag.ts'
+import { DEFAULT_CID_PROFILE } from '../shared/cid-profile.ts'
+import { LAYOUTS, type DagLayout, type DagProfile } from './content/unixfs-dag.ts'
 import { parentOf, type Entry } from './namespace.ts'
 
 /**

@@ -1,4 +1,4 @@
-import { DEFAULT_CID_PROFILE, LEGACY_CID_PROFILE, type CidProfile } from './content/unixfs-dag.ts'
+import { DEFAULT_CID_PROFILE, LEGACY_CID_PROFILE, type CidProfile } from '../shared/cid-profile.ts'
 import { randomBytes } from 'node:crypto'
 import { migrateSql, type Sql } from '../shared/sql/index.ts'
 import { createSerial, jsonList, stepsFor, type Step } from './store.ts'

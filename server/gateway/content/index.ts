@@ -11,7 +11,7 @@ import { createRepository } from './repository.ts'
 import { migrateContent } from './schema.ts'
 import { noPause, type PauseHook } from './test-pause.ts'
 import type { ContentStore, Deal, GroupRecord } from './types.ts'
-import type { CidProfile } from './unixfs-dag.ts'
+import type { CidProfile } from '../../shared/cid-profile.ts'
 
 export type { ContentStore, GroupRecord, IngestResult, IngestOptions, Deal } from './types.ts'
 export type { GroupState } from './group-state.ts'

@@ -5,7 +5,8 @@ import type { BlockFiles } from './block-files.ts'
 import type { GroupLifecycle } from './group-lifecycle.ts'
 import type { BlockLocation, Repository, StoredBlock } from './repository.ts'
 import type { IngestOptions, IngestResult } from './types.ts'
-import { buildFileDag, DEFAULT_CID_PROFILE, type CidProfile } from './unixfs-dag.ts'
+import { DEFAULT_CID_PROFILE, type CidProfile } from '../../shared/cid-profile.ts'
+import { buildFileDag } from './unixfs-dag.ts'
 import { createSerial } from '../store.ts'
 
 interface PendingBlock {

@@ -1,4 +1,4 @@
-import type { CidProfile } from './unixfs-dag.ts'
+import type { CidProfile } from '../../shared/cid-profile.ts'
 import type { GroupState } from './group-state.ts'
 import type { RemoteSource } from './remote-blocks.ts'
 

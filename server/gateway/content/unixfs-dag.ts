@@ -1,6 +1,6 @@
 import { importFile, type ImporterOptions, type WritableStorage } from 'ipfs-unixfs-importer'
 import { balanced } from 'ipfs-unixfs-importer/layout'
-import { CID_PROFILES, DEFAULT_CID_PROFILE, LEGACY_CID_PROFILE, type CidProfile } from '../../shared/cid-profile.ts'
+import { DEFAULT_CID_PROFILE, type CidProfile } from '../../shared/cid-profile.ts'
 
 /**
  * How files and folders become UnixFS DAGs, by IPIP-499 profile name.
@@ -19,7 +19,6 @@ import { CID_PROFILES, DEFAULT_CID_PROFILE, LEGACY_CID_PROFILE, type CidProfile 
  * A one-chunk file is its raw leaf itself under the CIDv1 profiles.
  */
 export type DagProfile = CidProfile | 'unixfs-v0-2015'
-export { CID_PROFILES, DEFAULT_CID_PROFILE, LEGACY_CID_PROFILE, type CidProfile }
 
 export interface DagLayout {
   chunkSize: number
