@@ -57,8 +57,8 @@ export async function buildFileDag(
     ...layout.importer,
     chunker: (source) => fixedSizeLeaves(source, layout.chunkSize),
     layout: balanced({ maxChildrenPerNode: layout.maxLinks }),
-    // Blocks hash in parallel; writes are positional, so order does not matter.
-    blockWriteConcurrency: 8,
+    // Blocks hash in parallel (writes are positional, so order does not matter): 2 MiB of leaves at a time, as 8 of 256 KiB were.
+    blockWriteConcurrency: Math.max(2, (8 * 262_144) / layout.chunkSize),
   })
   return { cid: result.cid.toString(), dagSize: Number(result.size) }
 }
