@@ -2,7 +2,7 @@ import { hostname } from 'node:os'
 import pg from 'pg'
 import { createBackoff } from '../shared/disk.ts'
 import type { Logger } from '../shared/logger.ts'
-import type { Sql } from '../shared/sql/index.ts'
+import { watchWrites, type Sql } from '../shared/sql/index.ts'
 import { advisoryLockKey } from '../shared/sql/postgres.ts'
 import { GatewayError } from './errors.ts'
 
@@ -152,8 +152,6 @@ export async function lockDatabase(o: DatabaseLockOptions): Promise<DatabaseLock
   }
 }
 
-const READS = /^\s*(SELECT|WITH)\b/i
-
 /** The error every write gets while the gateway does not hold the database lock. */
 export const lockLost = () =>
   new GatewayError(503, 'DATABASE_LOCK_LOST', 'The gateway lost its hold on the database and refuses writes until it has it back; try again shortly', { 'Retry-After': '5' })
@@ -164,32 +162,9 @@ export const lockLost = () =>
  * get the 503. Reads are never refused.
  */
 export function fencedSql(sql: Sql, lock: DatabaseLock): Sql {
-  const check = () => {
-    if (!lock.held()) throw lockLost()
-  }
-  const over = (inner: Sql): Sql => ({
-    // Anything not named here (reads) goes straight through.
-    ...inner,
-    all: async (text, params) => {
-      if (!READS.test(text)) check()
-      return inner.all(text, params)
-    },
-    get: async (text, params) => {
-      if (!READS.test(text)) check()
-      return inner.get(text, params)
-    },
-    run: async (text, params) => {
-      check()
-      return inner.run(text, params)
-    },
-    exec: async (text) => {
-      check()
-      return inner.exec(text)
-    },
-    transaction: async (fn) => {
-      check()
-      return inner.transaction((tx) => fn(over(tx)))
+  return watchWrites(sql, {
+    before: () => {
+      if (!lock.held()) throw lockLost()
     },
   })
-  return over(sql)
 }

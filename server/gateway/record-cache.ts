@@ -1,55 +1,16 @@
-import type { Sql } from '../shared/sql/index.ts'
-
-const READS = /^\s*(SELECT|WITH)\b/i
+import { watchWrites, type Sql } from '../shared/sql/index.ts'
 
 /**
  * The gateway's records over `sql`, counting what is written: every record
  * (files, folders, groups, deals) is read from this one handle, and this
  * process alone writes it (one gateway per database), so an unchanged count
- * means nothing a record is made of has changed.
+ * means nothing a record is made of has changed. A transaction counts once
+ * it is over: a record made meanwhile carries the count from before, so it
+ * is not kept.
  */
 export function countingWrites(sql: Sql): { sql: Sql; writes: () => number } {
   let writes = 0
-  const over = (inner: Sql): Sql => ({
-    ...inner,
-    all: async (text, params) => {
-      try {
-        return await inner.all(text, params)
-      } finally {
-        if (!READS.test(text)) writes++
-      }
-    },
-    get: async (text, params) => {
-      try {
-        return await inner.get(text, params)
-      } finally {
-        if (!READS.test(text)) writes++
-      }
-    },
-    run: async (text, params) => {
-      try {
-        return await inner.run(text, params)
-      } finally {
-        writes++
-      }
-    },
-    exec: async (text) => {
-      try {
-        return await inner.exec(text)
-      } finally {
-        writes++
-      }
-    },
-    // Counted once it is over: a record made meanwhile carries the count from before, so it is not kept.
-    transaction: async (fn) => {
-      try {
-        return await inner.transaction((tx) => fn(over(tx)))
-      } finally {
-        writes++
-      }
-    },
-  })
-  return { sql: over(sql), writes: () => writes }
+  return { sql: watchWrites(sql, { after: () => writes++ }), writes: () => writes }
 }
 
 export interface RecordCache {

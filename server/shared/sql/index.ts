@@ -7,6 +7,7 @@ export type { Dialect, RunResult, Sql } from './types.ts'
 export { isConstraintViolation } from './types.ts'
 export { migrateSql, ddlFor } from './migrate.ts'
 export { sqliteSql } from './sqlite.ts'
+export { watchWrites } from './write-hooks.ts'
 export { advisoryLockKey, postgresSql } from './postgres.ts'
 
 export interface StoreLocation {
