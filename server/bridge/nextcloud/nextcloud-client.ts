@@ -62,23 +62,28 @@ export function createNextcloudClient(opts: NextcloudClientOptions): NextcloudCl
     proxy: false,
   })
 
+  const tooSlow = () => nextcloudUnavailable(`Nextcloud did not answer within ${opts.timeoutMs} ms; try again later`)
   const send = async (config: Parameters<typeof http.request>[0]): Promise<AxiosResponse<string>> => {
     try {
       return await http.request<string>(config)
     } catch (err) {
       const code = (err as { code?: string }).code
-      if (code === 'ECONNABORTED' || code === 'ETIMEDOUT') throw nextcloudUnavailable(`Nextcloud did not answer within ${opts.timeoutMs} ms; try again later`)
+      if (code === 'ECONNABORTED' || code === 'ETIMEDOUT') throw tooSlow()
       throw nextcloudUnavailable()
     }
   }
-  // Shared by both calls: what means "Nextcloud cannot answer now".
-  const checkHealth = (res: AxiosResponse<string>) => {
-    if (res.headers['x-nextcloud-maintenance-mode'] === '1' || res.status === 503) throw nextcloudMaintenance()
-    if (res.status >= 500) throw nextcloudUnavailable(`Nextcloud answered ${res.status}; try again later`)
-    if (res.status >= 300 && res.status < 400) {
-      throw nextcloudBadResponse(`Nextcloud redirects to ${res.headers.location ?? 'another address'}: check NEXTCLOUD_URL`)
-    }
+  // Shared by both calls: what means "Nextcloud cannot answer now" (`redirectedTo`: where an answer sent us instead).
+  const checkHealth = (answer: { status: number; maintenance: boolean; redirectedTo?: string }) => {
+    if (answer.maintenance || answer.status === 503) throw nextcloudMaintenance()
+    if (answer.status >= 500) throw nextcloudUnavailable(`Nextcloud answered ${answer.status}; try again later`)
+    if (answer.redirectedTo !== undefined) throw nextcloudBadResponse(`Nextcloud redirects to ${answer.redirectedTo}: check NEXTCLOUD_URL`)
   }
+  const axiosHealth = (res: AxiosResponse<string>) =>
+    checkHealth({
+      status: res.status,
+      maintenance: res.headers['x-nextcloud-maintenance-mode'] === '1',
+      redirectedTo: res.status >= 300 && res.status < 400 ? String(res.headers.location ?? 'another address') : undefined,
+    })
   const refusal = (status: number): Refusal | undefined => (status === 412 ? 'csrf' : status === 401 || status === 403 ? 'refused' : undefined)
 
   return {
@@ -90,7 +95,7 @@ export function createNextcloudClient(opts: NextcloudClientOptions): NextcloudCl
         params: { format: 'json' },
         headers: { ...credentialHeaders(creds), 'OCS-APIRequest': 'true', accept: 'application/json' },
       })
-      checkHealth(res)
+      axiosHealth(res)
       const refused = refusal(res.status)
       if (refused) return refused
       if (res.status !== 200) throw nextcloudBadResponse(`Nextcloud answered ${res.status} to cloud/user`)
@@ -113,7 +118,7 @@ export function createNextcloudClient(opts: NextcloudClientOptions): NextcloudCl
         if (!answered) {
           // Only our deadline aborts the request (TimeoutError under fetch, AbortError under node-fetch).
           const name = (err as { name?: string }).name
-          throw name === 'TimeoutError' || name === 'AbortError' ? nextcloudUnavailable(`Nextcloud did not answer within ${opts.timeoutMs} ms; try again later`) : nextcloudUnavailable()
+          throw name === 'TimeoutError' || name === 'AbortError' ? tooSlow() : nextcloudUnavailable()
         }
         res = answered
       }
@@ -121,10 +126,8 @@ export function createNextcloudClient(opts: NextcloudClientOptions): NextcloudCl
       const body = res.body as { cancel?: () => Promise<void>; destroy?: () => void } | null
       if (body?.cancel) await body.cancel().catch(() => undefined)
       else body?.destroy?.()
-      if (res.headers.get('x-nextcloud-maintenance-mode') === '1' || res.status === 503) throw nextcloudMaintenance()
-      if (res.status >= 500) throw nextcloudUnavailable(`Nextcloud answered ${res.status}; try again later`)
       // fetch follows redirects: a PROPFIND that ended elsewhere (a login page) means NEXTCLOUD_URL is not Nextcloud's own address.
-      if (res.redirected) throw nextcloudBadResponse(`Nextcloud redirects to ${new URL(res.url).origin}: check NEXTCLOUD_URL`)
+      checkHealth({ status: res.status, maintenance: res.headers.get('x-nextcloud-maintenance-mode') === '1', redirectedTo: res.redirected ? new URL(res.url).origin : undefined })
       const refused = refusal(res.status)
       if (refused) return refused
       if (res.status === 207) return true
