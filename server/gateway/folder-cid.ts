@@ -55,15 +55,19 @@ export async function directoryDag(links: DirectoryLink[], opts: DirectoryOption
   const layout = LAYOUTS[opts.profile ?? DEFAULT_CID_PROFILE]
   const entries = links.map((l) => ({ ...l, nameBytes: utf8.encode(l.name), hash: CID.parse(l.cid) }))
   const threshold = opts.shardThreshold ?? HAMT_SHARDING_THRESHOLD
-  const flat = () => ({ Data: new UnixFS({ type: 'directory' }).marshal(), Links: entries.map((e) => ({ Name: e.name, Hash: e.hash, Tsize: e.dagSize })) })
-  if (entries.length > 0 && pastThreshold(layout, entries, flat, threshold)) {
+  const pbLinks = entries.map((e) => ({ Name: e.name, Hash: e.hash, Tsize: e.dagSize }))
+  // Serialized at most once: to be sized (block-bytes), then kept if the directory stays flat.
+  let flat: Uint8Array | undefined
+  const flatBytes = () => (flat ??= dagPb.encode(dagPb.prepare({ Data: DIRECTORY_DATA, Links: pbLinks })))
+  if (entries.length > 0 && pastThreshold(layout, entries, flatBytes, threshold)) {
     const hashed = await Promise.all(entries.map(async (e) => ({ ...e, slots: await murmur364.encode(e.nameBytes) })))
     const shard = await shardNode(hashed, 0, layout.cidVersion)
     return { ...shard, nodes: [...shard.nodes, ...subfolders] }
   }
-  const node = flat()
-  return encodeNode(node.Data, node.Links, layout.cidVersion, subfolders)
+  return nodeOf(flatBytes(), pbLinks, layout.cidVersion, subfolders)
 }
+
+const DIRECTORY_DATA = new UnixFS({ type: 'directory' }).marshal()
 
 /**
  * Whether a directory is to be sharded (boxo ipld/unixfs/io/directory.go).
@@ -72,10 +76,10 @@ export async function directoryDag(links: DirectoryLink[], opts: DirectoryOption
  * would be serialized. Compared with `>=` by Kubo up to 0.39 (our
  * kubo-cid-v1), with `>` by boxo 0.37+ and IPIP-499's profiles.
  */
-function pastThreshold(layout: DagLayout, entries: { nameBytes: Uint8Array; hash: CID }[], flat: () => dagPb.PBNode, threshold: number): boolean {
+function pastThreshold(layout: DagLayout, entries: { nameBytes: Uint8Array; hash: CID }[], flatBytes: () => Uint8Array, threshold: number): boolean {
   const size = layout.shardSizing === 'links-bytes'
     ? entries.reduce((sum, e) => sum + e.nameBytes.length + e.hash.bytes.length, 0)
-    : dagPb.encode(dagPb.prepare(flat())).length
+    : flatBytes().length
   return layout.shardsAtThreshold ? size >= threshold : size > threshold
 }
 
@@ -117,12 +121,12 @@ async function shardNode(entries: ShardEntry[], depth: number, cidVersion: 0 | 1
   }
   const firstUsed = bitfield.findIndex((byte) => byte !== 0)
   const data = new UnixFS({ type: 'hamt-sharded-directory', data: bitfield.subarray(firstUsed), fanout: BigInt(HAMT_FANOUT), hashType: MURMUR3_X64_64 })
-  return encodeNode(data.marshal(), links, cidVersion, below)
+  // prepare() sorts links by name bytes, as the dag-pb spec (and kubo) require; HAMT names sort by slot.
+  return nodeOf(dagPb.encode(dagPb.prepare({ Data: data.marshal(), Links: links })), links, cidVersion, below)
 }
 
-async function encodeNode(data: Uint8Array, links: dagPb.PBLink[], cidVersion: 0 | 1, below: DirectoryNode[] = []): Promise<DirectoryDag> {
-  // prepare() sorts links by name bytes, as the dag-pb spec (and kubo) require; HAMT names sort by slot.
-  const bytes = dagPb.encode(dagPb.prepare({ Data: data, Links: links }))
+/** A serialized directory node: its CID, its DAG size (its bytes plus its links' Tsize) and the nodes below it. */
+async function nodeOf(bytes: Uint8Array, links: dagPb.PBLink[], cidVersion: 0 | 1, below: DirectoryNode[] = []): Promise<DirectoryDag> {
   const digest = await sha256.digest(bytes)
   const cid = (cidVersion === 0 ? CID.createV0(digest) : CID.createV1(dagPb.code, digest)).toString()
   return { cid, bytes, dagSize: links.reduce((sum, l) => sum + (l.Tsize ?? 0), bytes.length), nodes: [{ cid, bytes }, ...below] }
