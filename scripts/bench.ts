@@ -35,6 +35,7 @@ import { benchProposals } from './lib/proposal-bench.ts'
 import { benchSealing } from './lib/seal-bench.ts'
 import { benchAttack } from './lib/attack-bench.ts'
 import { benchFolderRecords } from './lib/folder-record-bench.ts'
+import { percentile } from './lib/percentile.ts'
 import { cpuSeconds } from './lib/proc.ts'
 
 const HELP = `Usage: npm run bench -- [options]
@@ -421,11 +422,10 @@ async function benchStorm(appUrl: string, auth: string) {
   storming = false
   await Promise.all(storm)
   const seconds = (performance.now() - stormStart) / 1000
-  const p = (values: number[], q: number) => [...values].sort((a, b) => a - b)[Math.min(values.length - 1, Math.floor(values.length * q))]
   console.log(`\nstorm: ${clients} clients listing ${files} files (PROPFIND Depth: 1) through the app surface, ${(listings / seconds).toFixed(1)} listings/s`)
   for (const name of Object.keys(probes)) {
-    console.log(`  ${name.padEnd(15)}: quiet p50 ${p(quiet[name], 0.5).toFixed(1)} ms, p99 ${p(quiet[name], 0.99).toFixed(1)} ms; ` +
-      `during the storm p50 ${p(stormy[name], 0.5).toFixed(1)} ms, p99 ${p(stormy[name], 0.99).toFixed(1)} ms (${stormy[name].length} probes; target p99 < 200 ms)`)
+    console.log(`  ${name.padEnd(15)}: quiet p50 ${percentile(quiet[name], 0.5).toFixed(1)} ms, p99 ${percentile(quiet[name], 0.99).toFixed(1)} ms; ` +
+      `during the storm p50 ${percentile(stormy[name], 0.5).toFixed(1)} ms, p99 ${percentile(stormy[name], 0.99).toFixed(1)} ms (${stormy[name].length} probes; target p99 < 200 ms)`)
   }
 }
 

@@ -1,6 +1,8 @@
-import { readdirSync, readFileSync, readlinkSync } from 'node:fs'
+import { readdirSync, readlinkSync } from 'node:fs'
 import { Agent, request } from 'node:http'
 import { connect, type Socket } from 'node:net'
+import { openFileLimit } from '../../server/shared/connection-cap.ts'
+import { percentile } from './percentile.ts'
 
 /**
  * What strangers without credentials can do to the app surface, on loopback:
@@ -20,7 +22,7 @@ export async function benchAttack(o: { appUrl: string; appPid: number | undefine
   console.log(`  300 parallel wrong passwords: ${count(401)} checked (401), ${count(429)} refused by the throttle (429), ${count(503)} refused by the connection cap, ${statuses.length - count(401) - count(429) - count(503)} other (target: at most 10 checked)`)
 
   // Slow clients: as many as this process's own descriptors allow.
-  const limit = openFileLimit()
+  const limit = openFileLimit() ?? 1024
   const wanted = Math.min(o.slowClients, limit - 1_000)
   const sockets: Socket[] = []
   let refused = 0
@@ -59,8 +61,7 @@ export async function benchAttack(o: { appUrl: string; appPid: number | undefine
     }
     latencies.push(performance.now() - t0)
   }
-  latencies.sort((a, b) => a - b)
-  const p = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))].toFixed(1)
+  const p = (q: number) => percentile(latencies, q).toFixed(1)
   console.log(`  ${sockets.length} slow POST /login clients, each from its own address (this process may hold ${limit} descriptors), opened in ${(opened / 1000).toFixed(1)} s`)
   console.log(`  connections the app holds: ${held ?? 'unknown (no /proc)'} (MAX_CONNECTIONS is half the app's open-file limit); refused with 503: ${refused}; closed unanswered to make room for newer clients: ${sockets.filter((s) => s.destroyed || s.readableEnded).length - answered}`)
   console.log(`  status.php meanwhile: ${200 - failures}/200 answered, p50 ${p(0.5)} ms, p99 ${p(0.99)} ms`)
@@ -93,15 +94,6 @@ function slowLogin(url: URL, localAddress: string): Promise<Socket> {
     s.on('error', () => undefined)
     s.once('error', reject)
   })
-}
-
-function openFileLimit(): number {
-  try {
-    const limits = readFileSync('/proc/self/limits', 'utf8')
-    return Number(/^Max open files\s+(\d+)/m.exec(limits)?.[1] ?? 1024)
-  } catch {
-    return 1024
-  }
 }
 
 /** Sockets a process holds, from /proc (Linux). */

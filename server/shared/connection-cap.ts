@@ -23,16 +23,20 @@ export interface ConnectionBudgetOptions {
   logger?: Logger
 }
 
+/** This process's soft limit of open files (Linux /proc), or undefined where it cannot be read. */
+export function openFileLimit(): number | undefined {
+  try {
+    const soft = /^Max open files\s+(\d+)/m.exec(readFileSync('/proc/self/limits', 'utf8'))?.[1]
+    return soft ? Number(soft) : undefined
+  } catch {
+    return undefined
+  }
+}
+
 /** Half the process's open-file limit (the rest for files, databases, peers), or 4 096 where it cannot be read. */
 export function defaultMaxConnections(): number {
-  try {
-    const limits = readFileSync('/proc/self/limits', 'utf8')
-    const soft = /^Max open files\s+(\d+)/m.exec(limits)?.[1]
-    if (soft) return Math.max(64, Math.floor(Number(soft) / 2))
-  } catch {
-    // Not Linux: fall through.
-  }
-  return 4096
+  const limit = openFileLimit()
+  return limit === undefined ? 4096 : Math.max(64, Math.floor(limit / 2))
 }
 
 /** A connection on the budget, and the request it is on, if any. */
