@@ -38,7 +38,9 @@ export const LAYOUTS: Record<DagProfile, DagLayout> = {
 }
 
 /** The largest leaf any profile cuts. */
-export const MAX_CHUNK_SIZE = 1_048_576
+export const MAX_CHUNK_SIZE = Math.max(...Object.values(LAYOUTS).map((l) => l.chunkSize))
+/** Leaves hashed at once, by their bytes: 8 of kubo's 256 KiB, 2 of IPIP-499's 1 MiB. */
+const HASHING_AHEAD_BYTES = 2 * 1_048_576
 
 export interface FileDag {
   cid: string
@@ -57,8 +59,8 @@ export async function buildFileDag(
     ...layout.importer,
     chunker: (source) => fixedSizeLeaves(source, layout.chunkSize),
     layout: balanced({ maxChildrenPerNode: layout.maxLinks }),
-    // Blocks hash in parallel (writes are positional, so order does not matter): 2 MiB of leaves at a time, as 8 of 256 KiB were.
-    blockWriteConcurrency: Math.max(2, (8 * 262_144) / layout.chunkSize),
+    // Blocks hash in parallel (writes are positional, so order does not matter).
+    blockWriteConcurrency: Math.max(2, HASHING_AHEAD_BYTES / layout.chunkSize),
   })
   return { cid: result.cid.toString(), dagSize: Number(result.size) }
 }
