@@ -37,11 +37,13 @@ import { benchAttack } from './lib/attack-bench.ts'
 import { benchFolderRecords } from './lib/folder-record-bench.ts'
 import { percentile } from './lib/percentile.ts'
 import { cpuSeconds } from './lib/proc.ts'
+import { DEFAULT_CID_PROFILE } from '../server/shared/cid-profile.ts'
 
 const HELP = `Usage: npm run bench -- [options]
 
   --duration <s>      seconds per throughput run (default 5)
-  --rounds <n>        alternating direct/bridge rounds, medians reported (default 3)
+  --rounds <n>        alternating direct/bridge rounds, and ingest uploads,
+                      medians reported (default 3)
   --connections <n>   concurrent connections for throughput runs (default 32)
   --ingest-mib <n>    size of the ingest upload in MiB (default 256)
   --only <what>       metadata | ingest | ui | storm | folder-records | attack
@@ -270,37 +272,46 @@ async function benchStack() {
     }
 
     if (wants('ingest')) {
-      const bytes = randomFillSync(Buffer.alloc(ingestMiB * 1024 * 1024))
+      const bytes = Buffer.alloc(ingestMiB * 1024 * 1024)
       const mb = bytes.length / 1e6
-
-      const hashStart = performance.now()
-      const hash = createHash('sha256')
-      for (let o = 0; o < bytes.length; o += 1 << 20) hash.update(bytes.subarray(o, o + (1 << 20)))
-      hash.digest()
-      const shaSeconds = (performance.now() - hashStart) / 1000
-
-      const path = `/${USER}/bench-ingest.bin`
       // The user's folder exists once the files area was used; with --only ingest it may not.
       await fetch(`${gateway.url}/${USER}`, { method: 'MKCOL', headers: { authorization: basic(GATEWAY_USER, GATEWAY_PASSWORD) } })
-      const started = performance.now()
-      const uploaded = await put(`${gateway.url}${encodeURI(path)}`, basic(GATEWAY_USER, GATEWAY_PASSWORD), bytes)
-      if (uploaded.status >= 300) throw new Error(`ingest upload answered ${uploaded.status}`)
-      // Done when every group holding the file has its CAR and piece CID.
-      for (;;) {
-        const info = await fileInfo(gateway.url, path)
-        const groups = info.result?.file.details.groups ?? []
-        if (groups.length && groups.every((g) => g.state === 'ready_for_deals')) break
-        await new Promise((r) => setTimeout(r, 100))
-      }
-      const totalSeconds = (performance.now() - started) / 1000
-      const putSeconds = uploaded.ms / 1000
+      // One upload varies by a third from run to run on this machine: medians of `rounds`, each of new bytes (same bytes would dedupe).
+      const runs: { sha: number; put: number; total: number; cpu: number }[] = []
+      for (let round = 0; round < rounds; round++) {
+        randomFillSync(bytes)
+        const hashStart = performance.now()
+        const hash = createHash('sha256')
+        for (let o = 0; o < bytes.length; o += 1 << 20) hash.update(bytes.subarray(o, o + (1 << 20)))
+        hash.digest()
+        const sha = (performance.now() - hashStart) / 1000
 
-      console.log(`ingest of ${ingestMiB} MiB through WebDAV (gateway, GROUP_IDLE_SECONDS=1)`)
-      console.log(`  node sha-256             : ${(mb / shaSeconds).toFixed(0)} MB/s`)
-      console.log(`  PUT → CID (durable)      : ${(mb / putSeconds).toFixed(0)} MB/s (${putSeconds.toFixed(2)} s)`)
-      console.log(`  PUT → CAR + piece CID    : ${(mb / totalSeconds).toFixed(0)} MB/s (${totalSeconds.toFixed(2)} s, includes up to 1 s idle wait for the last group)`)
-      console.log(`  ratio to sha-256 (CID)   : ${(shaSeconds / putSeconds).toFixed(2)}`)
-      console.log(`  ratio to sha-256 (piece) : ${(shaSeconds / totalSeconds).toFixed(2)}`)
+        const path = `/${USER}/bench-ingest-${round}.bin`
+        const cpuBefore = cpuSeconds(gateway.child.pid)
+        const started = performance.now()
+        const uploaded = await put(`${gateway.url}${encodeURI(path)}`, basic(GATEWAY_USER, GATEWAY_PASSWORD), bytes)
+        if (uploaded.status >= 300) throw new Error(`ingest upload answered ${uploaded.status}`)
+        const cpu = cpuSeconds(gateway.child.pid) - cpuBefore
+        // Done when every group holding the file has its CAR and piece CID.
+        for (;;) {
+          const info = await fileInfo(gateway.url, path)
+          const groups = info.result?.file.details.groups ?? []
+          if (groups.length && groups.every((g) => g.state === 'ready_for_deals')) break
+          await new Promise((r) => setTimeout(r, 100))
+        }
+        runs.push({ sha, put: uploaded.ms / 1000, total: (performance.now() - started) / 1000, cpu })
+      }
+      const at = (f: (r: (typeof runs)[number]) => number) => median(runs.map(f))
+      const each = (f: (r: (typeof runs)[number]) => number) => runs.map((r) => (mb / f(r)).toFixed(0)).join(', ')
+      const cidProfile = process.env.CID_PROFILE ?? DEFAULT_CID_PROFILE
+
+      console.log(`ingest of ${ingestMiB} MiB through WebDAV (gateway, ${cidProfile}, GROUP_IDLE_SECONDS=1), median of ${rounds} uploads`)
+      console.log(`  node sha-256             : ${(mb / at((r) => r.sha)).toFixed(0)} MB/s`)
+      console.log(`  PUT → CID (durable)      : ${(mb / at((r) => r.put)).toFixed(0)} MB/s (${at((r) => r.put).toFixed(2)} s; runs ${each((r) => r.put)} MB/s)`)
+      console.log(`  gateway CPU for the PUT  : ${((at((r) => r.cpu) * 1000) / ingestMiB).toFixed(2)} ms per MiB (user + system, with the sealing of groups that filled meanwhile)`)
+      console.log(`  PUT → CAR + piece CID    : ${(mb / at((r) => r.total)).toFixed(0)} MB/s (${at((r) => r.total).toFixed(2)} s, includes up to 1 s idle wait for the last group)`)
+      console.log(`  ratio to sha-256 (CID)   : ${(at((r) => r.sha) / at((r) => r.put)).toFixed(2)}`)
+      console.log(`  ratio to sha-256 (piece) : ${(at((r) => r.sha) / at((r) => r.total)).toFixed(2)}`)
       console.log(`  gateway peak RSS         : ${peakRssMiB(gateway.child.pid).toFixed(0)} MiB`)
       await benchSealing(ingestMiB)
     }

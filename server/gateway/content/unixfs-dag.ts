@@ -39,8 +39,12 @@ export const LAYOUTS: Record<DagProfile, DagLayout> = {
 
 /** The largest leaf any profile cuts. */
 export const MAX_CHUNK_SIZE = Math.max(...Object.values(LAYOUTS).map((l) => l.chunkSize))
-/** Leaves hashed at once, by their bytes: 8 of kubo's 256 KiB, 2 of IPIP-499's 1 MiB. */
-const HASHING_AHEAD_BYTES = 2 * 1_048_576
+/**
+ * Leaves hashed at once, by their bytes: 32 of kubo's 256 KiB, 8 of IPIP-499's 1 MiB.
+ * The importer reads no more of the upload until a whole batch is written, so a
+ * small batch left the socket waiting (2 MiB: 143–165 MB/s, 8 MiB: 181 MB/s median, `npm run bench -- --only ingest`).
+ */
+export const HASHING_AHEAD_BYTES = 8 * 1_048_576
 
 export interface FileDag {
   cid: string

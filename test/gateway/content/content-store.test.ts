@@ -5,6 +5,7 @@ import { join } from 'node:path'
 import { CarBlockIterator } from '@ipld/car/iterator'
 import { Piece } from '@web3-storage/data-segment'
 import { GatewayError } from '../../../server/gateway/errors.ts'
+import { HASHING_AHEAD_BYTES } from '../../../server/gateway/content/unixfs-dag.ts'
 import { describeEachStore } from '../../helpers/stores.ts'
 import { chunksOf, collect, makeStore as makeStoreAt, type TestStore } from './helpers.ts'
 
@@ -206,15 +207,15 @@ describe('content store: groups', () => {
     let release!: () => void
     const gate = new Promise<void>((r) => (release = r))
     async function* slow() {
-      // The importer hashes and writes leaves in batches of 8, so give it a full batch before stalling.
-      yield randomBytes(9 * 262_144)
+      // The importer hashes and writes leaves in batches, so give it a full batch and one leaf more before stalling.
+      yield randomBytes(HASHING_AHEAD_BYTES + 262_144)
       await gate
       yield randomBytes(10)
     }
     const slowIngest = t.store.ingest(slow())
     try {
       // Wait until the slow ingest's first block is on disk, i.e. it holds the writable group.
-      await waitFor(async () => (await t!.store.groups()).length === 1 && existsSync(join(t!.dir, 'groups', '1.blocks')) && readFileSync(join(t!.dir, 'groups', '1.blocks')).length >= 8 * 262_144)
+      await waitFor(async () => (await t!.store.groups()).length === 1 && existsSync(join(t!.dir, 'groups', '1.blocks')) && readFileSync(join(t!.dir, 'groups', '1.blocks')).length >= HASHING_AHEAD_BYTES)
       const small = await t.store.ingest(chunksOf(randomBytes(1000)))
       // The idle timer closes the group (it has committed data), but the slow ingest still writes into it.
       await waitFor(async () => (await t!.store.groupsOf(small.cid))[0]?.state === 'full')
@@ -229,7 +230,7 @@ describe('content store: groups', () => {
       return groups.length > 0 && groups.every((x) => x.state === 'ready_for_deals')
     })
     await t.store.settled()
-    expect((await collect(t.store.read(done.cid))).length).toBe(9 * 262_144 + 10)
+    expect((await collect(t.store.read(done.cid))).length).toBe(HASHING_AHEAD_BYTES + 262_144 + 10)
   })
 
   it('resumes after a restart: content stays readable and unfinished groups get sealed', async () => {
