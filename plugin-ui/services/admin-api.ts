@@ -3,55 +3,24 @@
  * Secrets go up, never down: the password is write-only and the bridge only
  * says whether one is set.
  */
+import type { z } from 'zod'
+import type { LinkSettingsInput, LinkTestResult, MountSetting, PublicLinkSettings } from '../../server/shared/contracts/admin-settings.ts'
 import type { Network } from '../types.ts'
 
 import axios from '@nextcloud/axios'
 import { generateOcsUrl } from '@nextcloud/router'
 import { failedAnswer, invalidAnswer, toApiError } from './errors.ts'
 import { OCS_HEADERS } from './api.ts'
+import { NETWORKS } from '../utils/network.ts'
 
 /** A Nextcloud External Storage mount of the gateway and the gateway folder behind it (FILESYNC=nextcloud). */
-export interface MountSetting {
-  mountPoint: string
-  gatewayPath: string
-}
+export type { MountSetting, LinkTestResult }
 
-export interface GatewayLinkSettings {
-  gatewayUrl: string
-  gatewayUser: string
-  gatewayPasswordSet: boolean
-  pathMap: string
-  network: Network
-  ipfsGateway: string
-  /** Absent from bridges that predate mounts. */
-  mounts?: MountSetting[]
-}
+/** The saved link as the bridge shows it; `mounts` is absent from bridges that predate mounts. */
+export type GatewayLinkSettings = Omit<PublicLinkSettings, 'mounts'> & { mounts?: MountSetting[] }
 
-/** What a save sends: the password only when the admin typed a new one. */
-export interface GatewayLinkUpdate {
-  gatewayUrl: string
-  gatewayUser: string
-  gatewayPassword?: string
-  pathMap: string
-  network: Network
-  ipfsGateway: string
-  /** Absent: the bridge keeps the saved mounts. */
-  mounts?: MountSetting[]
-}
-
-export interface LinkTestResult {
-  success: boolean
-  /** HTTP status the gateway answered with, 0 when it could not be reached. */
-  status: number
-  message: string
-  latencyMs: number
-  /** The link works, but the gateway serves another network than the form names. */
-  warning?: string
-  /** The link works, but the gateway proposes no deals (its wallet lacks DataCap or escrow). */
-  dealsWarning?: string
-  /** Which deals the gateway proposes: verified, or unverified and why. */
-  dealKind?: string
-}
+/** What a save sends: the password only when the admin typed a new one; without `mounts` the bridge keeps the saved ones. */
+export type GatewayLinkUpdate = z.input<typeof LinkSettingsInput>
 
 export const adminSettingsUrl = () => generateOcsUrl('apps/gateway/admin/settings')
 export const testLinkUrl = () => generateOcsUrl('apps/gateway/admin/test-link')
@@ -68,7 +37,7 @@ function readSettings(data: unknown, status: number): GatewayLinkSettings {
     gatewayUser: typeof s.gatewayUser === 'string' ? s.gatewayUser : '',
     gatewayPasswordSet: s.gatewayPasswordSet,
     pathMap: typeof s.pathMap === 'string' ? s.pathMap : '',
-    network: s.network === 'mainnet' || s.network === 'calibration' ? s.network : 'simnet',
+    network: NETWORKS.includes(s.network as Network) ? s.network as Network : 'simnet',
     ipfsGateway: typeof s.ipfsGateway === 'string' ? s.ipfsGateway : '',
     ...(Array.isArray(s.mounts) ? { mounts: s.mounts.filter(isMount) } : {}),
   }

@@ -6,6 +6,7 @@ import type { FileRecord, Network, TabConfig } from '../types.ts'
 
 import axios from '@nextcloud/axios'
 import { generateOcsUrl } from '@nextcloud/router'
+import { NETWORKS } from '../utils/network.ts'
 import { ApiError, failedAnswer, invalidAnswer, toApiError } from './errors.ts'
 
 export { ApiError } from './errors.ts'
@@ -48,8 +49,6 @@ export async function getFileMetadata(filePath: string, options: RequestOptions 
   if (details !== undefined && (!isObject(details) || !Array.isArray(details.groups))) throw invalidAnswer()
   return file as unknown as FileRecord
 }
-
-const NETWORKS: readonly Network[] = ['simnet', 'mainnet', 'calibration']
 
 /** Shown when the bridge cannot tell: no explorer or IPFS links rather than wrong ones. */
 export const DEFAULT_TAB_CONFIG: Readonly<TabConfig> = Object.freeze({ network: 'simnet', ipfsGateway: '' })

@@ -4,6 +4,9 @@
  */
 import type { Network } from '../types.ts'
 
+/** Every network the bridge may name (the contract's list; test/plugin-ui/contract-types.test-d.ts checks none is missing). */
+export const NETWORKS: readonly Network[] = ['simnet', 'mainnet', 'calibration', 'devnet']
+
 const EPOCH_SECONDS = 30
 
 const GENESIS: Partial<Record<Network, number>> = {

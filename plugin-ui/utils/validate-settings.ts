@@ -6,6 +6,7 @@
 import type { Network } from '../types.ts'
 
 import { t } from '@nextcloud/l10n'
+import { NETWORKS } from './network.ts'
 
 export interface LinkForm {
   gatewayUrl: string
@@ -34,11 +35,11 @@ export interface MountListErrors {
   list?: string
 }
 
-/** The bridge refuses more (server/bridge/link-settings-input.ts). */
+/** The bridge refuses more (server/shared/contracts/admin-settings.ts). */
 export const MAX_MOUNTS = 50
 const MAX_PATH_LENGTH = 1024
 
-export const NETWORKS: readonly Network[] = ['simnet', 'mainnet', 'calibration']
+export { NETWORKS }
 
 function httpUrlProblem(value: string): 'invalid' | 'credentials' | undefined {
   let url: URL

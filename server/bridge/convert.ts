@@ -1,6 +1,6 @@
 import { epochToTimestamp, type NetworkClock } from '../shared/epochs.ts'
 import type { GatewayDeal, GatewayDetails, GatewayFile, GatewayGroup } from './gateway-record.ts'
-import type { FileStateLabel, MetadataDeal, MetadataDetails, MetadataFile, MetadataGroup } from './metadata-record.ts'
+import type { FileStateLabel, MetadataDeal, MetadataDetails, MetadataFile, MetadataGroup } from '../shared/contracts/metadata-record.ts'
 import { splitPath } from './user-path.ts'
 
 export type { FileStateLabel, MetadataDeal, MetadataDetails, MetadataFile, MetadataGroup }

@@ -1,19 +1,6 @@
+import type { LinkTestResult } from '../shared/contracts/admin-settings.ts'
 import type { EffectiveLink } from './settings-store.ts'
 
-export interface LinkTestResult {
-  /** Whether the gateway answered as a gateway should (a /file-info envelope, credentials accepted). */
-  success: boolean
-  /** Its HTTP status; 0 when it could not be reached. */
-  status: number
-  message: string
-  latencyMs: number
-  /** Set when the link works but the gateway says it serves another network than the settings name. */
-  warning?: string
-  /** Set when the gateway says it proposes no deals right now, and why (no DataCap, no escrow). */
-  dealsWarning?: string
-  /** Which deals the gateway proposes now: verified, or unverified and why (its Filecoin-Deal-Kind header). */
-  dealKind?: string
-}
 
 // A path nobody stores: a cheap question every gateway answers with "not found"
 // (asking about `/` would make a real gateway aggregate its whole tree).

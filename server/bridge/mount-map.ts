@@ -1,3 +1,4 @@
+import type { MountSetting } from '../shared/contracts/admin-settings.ts'
 import { createPathMap, type PathMap } from './path-map.ts'
 
 /**
@@ -5,10 +6,7 @@ import { createPathMap, type PathMap } from './path-map.ts'
  * users see (`/Filecoin`) and the gateway folder behind it (`/{user}` when the
  * mount's root is per user, `/shared` for one folder everyone sees).
  */
-export interface MountSetting {
-  mountPoint: string
-  gatewayPath: string
-}
+export type { MountSetting }
 
 export interface MountMap {
   readonly mounts: readonly MountSetting[]

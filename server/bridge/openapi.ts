@@ -1,10 +1,10 @@
-import { z } from 'zod'
+import { AdminSettingsResponseSchema, LinkSettingsInput, LinkTestInput, LinkTestResultSchema } from '../shared/contracts/admin-settings.ts'
+import { BridgeErrorSchema, MetadataRequestSchema, MetadataResponseSchema } from '../shared/contracts/metadata-record.ts'
+import { TabConfigResponseSchema } from '../shared/contracts/tab-config.ts'
 import { buildOpenApi, type Operation } from '../shared/openapi.ts'
 import { SESSION_COOKIE } from './auth/session-auth.ts'
-import { LinkSettingsInput, LinkTestInput } from './link-settings-input.ts'
-import { BridgeErrorSchema, MetadataResponseSchema } from './metadata-record.ts'
 import { ADMIN_SETTINGS_ROUTE, TEST_LINK_ROUTE } from './routes/admin-settings.ts'
-import { FILE_METADATA_ROUTE, MetadataRequestSchema } from './routes/file-metadata.ts'
+import { FILE_METADATA_ROUTE } from './routes/file-metadata.ts'
 import { TAB_CONFIG_ROUTE } from './routes/tab-config.ts'
 
 export const OPENAPI_ROUTE = '/ocs/v2.php/apps/gateway/openapi.json'
@@ -17,20 +17,6 @@ const common = {
   412: { description: 'CSRF check failed: no OCS-APIRequest header and no valid session request token' },
   429: failure('Too many failed logins from this user or address (Retry-After)'),
 }
-
-const TabConfigSchema = z.object({
-  success: z.literal(true),
-  config: z.object({ network: z.enum(['simnet', 'mainnet', 'calibration', 'devnet']), ipfsGateway: z.string(), genesisTimestamp: z.number().int() }),
-})
-const LinkTestResultSchema = z.object({
-  success: z.boolean(),
-  status: z.number().int(),
-  message: z.string(),
-  latencyMs: z.number(),
-  warning: z.string().optional().describe('The link works, but the gateway says (Filecoin-Network header) it serves another network than the settings name'),
-  dealKind: z.string().optional().describe('Which deals the gateway proposes now (Filecoin-Deal-Kind header): verified, or unverified and why (from network version 29, FIP-0118, there are no verified deals)'),
-  dealsWarning: z.string().optional().describe('The link works, but the gateway says (Filecoin-Deals-Blocked header) it proposes no deals, and why: no DataCap, no escrow'),
-})
 
 const operations: Operation[] = [
   {
@@ -52,18 +38,18 @@ const operations: Operation[] = [
   {
     method: 'get', path: TAB_CONFIG_ROUTE, security, headers: [ocsHeader],
     summary: 'Network and link settings the sidebar tab needs',
-    responses: { 200: { description: 'Settings', schema: TabConfigSchema }, ...common },
+    responses: { 200: { description: 'Settings', schema: TabConfigResponseSchema }, ...common },
   },
   {
     method: 'get', path: ADMIN_SETTINGS_ROUTE, security, headers: [ocsHeader],
     summary: 'Gateway link settings (admins only; the password is never returned, only whether it is set)',
-    responses: { 200: { description: 'Settings' }, ...common, 403: failure('Not an admin') },
+    responses: { 200: { description: 'Settings', schema: AdminSettingsResponseSchema }, ...common, 403: failure('Not an admin') },
   },
   {
     method: 'put', path: ADMIN_SETTINGS_ROUTE, security, headers: [ocsHeader],
     summary: 'Save the gateway link settings (admins only); they apply to the next request',
     body: LinkSettingsInput,
-    responses: { 200: { description: 'Saved settings' }, 400: failure('Invalid settings'), ...common, 403: failure('Not an admin') },
+    responses: { 200: { description: 'Saved settings', schema: AdminSettingsResponseSchema }, 400: failure('Invalid settings'), ...common, 403: failure('Not an admin') },
   },
   {
     method: 'post', path: TEST_LINK_ROUTE, security, headers: [ocsHeader],

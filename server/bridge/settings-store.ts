@@ -1,6 +1,7 @@
 import type { BridgeConfig } from '../shared/config.ts'
 import { migrateSql, type Sql } from '../shared/sql/index.ts'
-import type { NetworkName } from '../shared/epochs.ts'
+import type { PublicLinkSettings } from '../shared/contracts/admin-settings.ts'
+import type { NetworkName } from '../shared/contracts/network.ts'
 import type { MountSetting } from './mount-map.ts'
 
 /**
@@ -32,9 +33,7 @@ export interface EffectiveLink {
 }
 
 /** What may be shown to an admin: the password only as "set or not". */
-export interface PublicLinkSettings extends Omit<GatewayLinkSettings, 'gatewayPassword'> {
-  gatewayPasswordSet: boolean
-}
+export type { PublicLinkSettings }
 
 export interface SettingsStore {
   /** The saved settings as last read, or the defaults taken from the configuration when nothing was saved. */

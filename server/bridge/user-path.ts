@@ -1,6 +1,7 @@
+import { MAX_PATH_LENGTH } from '../shared/contracts/metadata-record.ts'
 import { badRequest, notFound } from './errors.ts'
 
-export const MAX_PATH_LENGTH = 4096
+export { MAX_PATH_LENGTH }
 
 export interface NormaliseOptions {
   /**

@@ -1,5 +1,7 @@
 import express, { Router, type Request, type Response, type NextFunction } from 'express'
-import { z } from 'zod'
+import type { FileInfoFile, FileInfoGroup, FileInfoResponse } from '../shared/contracts/file-info.ts'
+import { FileInfoRequestSchema } from '../shared/contracts/file-info.ts'
+import { describeIssues } from '../shared/contracts/zod-issues.ts'
 import type { Logger } from '../shared/logger.ts'
 import { canHaveDeals, type ContentStore, type GroupRecord } from './content/index.ts'
 import { badRequest, notFound } from './errors.ts'
@@ -34,14 +36,6 @@ export const DEAL_KIND_HEADER = 'Filecoin-Deal-Kind'
 
 const MAX_PATH_LENGTH = 4096
 
-// Unknown fields are refused (400) so a typo like `verbos` is not silently ignored.
-export const FileInfoBody = z.strictObject({
-  filePath: z.string().optional(),
-  // Older clients spell it in lower case.
-  filepath: z.string().optional(),
-  verbose: z.boolean().optional(),
-})
-
 /**
  * Turns a client path into a namespace path: taken literally (never
  * URL-decoded), in NFC as WebDAV stores names, `.` and doubled slashes
@@ -57,17 +51,7 @@ export function normaliseFilePath(input: string): string {
   return '/' + parts.join('/')
 }
 
-interface GroupView {
-  groupId: number
-  state: string
-  pieceCid?: string
-  retrievableCopies: number
-  deals?: GroupRecord['deals']
-  reason?: string
-  fileCount?: number
-}
-
-const groupView = (g: GroupRecord, reason: string | undefined, fileCount: number | undefined): GroupView => ({
+const groupView = (g: GroupRecord, reason: string | undefined, fileCount: number | undefined): FileInfoGroup => ({
   groupId: g.id,
   state: g.state,
   ...(g.pieceCid ? { pieceCid: g.pieceCid } : {}),
@@ -104,8 +88,8 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
   })
 
   async function handle(req: Request): Promise<string> {
-    const parsed = FileInfoBody.safeParse(req.body)
-    if (!parsed.success) throw badRequest(describeIssue(parsed.error.issues[0]))
+    const parsed = FileInfoRequestSchema.safeParse(req.body)
+    if (!parsed.success) throw badRequest(describeIssues(parsed.error.issues))
     const { filePath, filepath, verbose } = parsed.data
     if (filePath !== undefined && filepath !== undefined && filePath !== filepath) {
       throw badRequest('Give filePath or filepath, not both')
@@ -116,7 +100,7 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
     return deps.records.get(`${verbose ? 'v' : '-'}${path}`, async () => JSON.stringify(await record(path, verbose)))
   }
 
-  async function record(path: string, verbose: boolean | undefined) {
+  async function record(path: string, verbose: boolean | undefined): Promise<FileInfoResponse> {
     const entry = await namespace.get(path)
     if (!entry) throw notFound()
 
@@ -152,7 +136,7 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
       }
     }
 
-    const file: Record<string, unknown> = { cid, path: parentOf(path), file: nameOf(path) }
+    const file: FileInfoFile = { cid, path: parentOf(path), file: nameOf(path) }
     if (verbose) {
       file.details = {
         state: fileState(groups),
@@ -165,14 +149,4 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
   }
 
   return router
-}
-
-/** A short, stable message for the first zod issue (never raw ZodError text). */
-function describeIssue(issue: z.core.$ZodIssue | undefined): string {
-  if (!issue) return 'Invalid request body'
-  if (issue.code === 'unrecognized_keys') return `Unknown field(s): ${issue.keys.join(', ')}`
-  if (issue.path.length === 0) return 'Request body must be a JSON object'
-  const field = issue.path.join('.')
-  if (issue.code === 'invalid_type') return `${field} must be a ${issue.expected}`
-  return `Invalid ${field}`
 }

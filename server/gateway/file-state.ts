@@ -1,7 +1,7 @@
+import type { FileState } from '../shared/contracts/file-info.ts'
 import type { GroupRecord } from './content/index.ts'
 
-/** File (or folder) states as the gateway reports them. */
-export type FileState = 'staging' | 'offloading' | 'partially_offloaded' | 'offloaded'
+export type { FileState }
 
 const STAGING = new Set(['writable', 'full', 'VRCARDone'])
 

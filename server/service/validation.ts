@@ -1,5 +1,6 @@
 import type { Request } from 'express'
 import { z } from 'zod'
+import { describeIssues } from '../shared/contracts/zod-issues.ts'
 import { badRequest } from './errors.ts'
 
 /**
@@ -17,21 +18,8 @@ export function parseBody<S extends z.ZodType>(req: Request, schema: S, options:
   }
   if (typeof body !== 'object' || body === null || Array.isArray(body)) throw badRequest('The request body must be a JSON object')
   const result = schema.safeParse(body)
-  if (!result.success) throw badRequest(describeIssues(result.error.issues))
+  if (!result.success) throw badRequest(describeIssues(result.error.issues, { max: 3 }))
   return result.data
-}
-
-/** "field: problem; other: problem" from zod issues, at most three. */
-export function describeIssues(issues: readonly z.core.$ZodIssue[]): string {
-  return issues
-    .slice(0, 3)
-    .map((issue) => {
-      const path = issue.path.map(String).join('.')
-      if (issue.code === 'unrecognized_keys') return `unknown field${issue.keys.length > 1 ? 's' : ''}: ${issue.keys.join(', ')}`
-      if (issue.code === 'invalid_type' && issue.message.includes('received undefined')) return `${path}: is required`
-      return path ? `${path}: ${issue.message}` : issue.message
-    })
-    .join('; ')
 }
 
 function isEmptyObject(v: unknown): boolean {

@@ -1,4 +1,5 @@
 import { blake2b } from '@noble/hashes/blake2.js'
+import type { NetworkName } from './contracts/network.ts'
 
 /**
  * Filecoin addresses (go-address / FIP-0048): `<network><protocol><payload>`.
@@ -94,7 +95,7 @@ export function parseAddressOn(input: string, network: AddressNetwork): AddressP
  * builds other than mainnet's print testnet addresses), `f…` on mainnet and
  * the simulated network.
  */
-export const addressNetworkOf = (network: 'simnet' | 'mainnet' | 'calibration' | 'devnet'): AddressNetwork =>
+export const addressNetworkOf = (network: NetworkName): AddressNetwork =>
   network === 'calibration' || network === 'devnet' ? 'testnet' : 'mainnet'
 
 /** True for a valid address of any protocol. */

@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os'
 import { resolve } from 'node:path'
 import { z } from 'zod'
 import { MAX_DEAL_DAYS, MIN_DEAL_DAYS, SIMNET_DEFAULT_GENESIS, type NetworkName } from './epochs.ts'
+import { NETWORK_NAMES } from './contracts/network.ts'
 
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback)
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback)
@@ -33,7 +34,7 @@ const EnvSchema = z.object({
   // Unfinished chunked uploads (upload folders) one user may hold at once; past it MKCOL answers 507.
   MAX_UPLOADS_PER_USER: z.coerce.number().int().positive().default(500),
   // devnet: a local Lotus-compatible node at LOTUS_URL, its clock read from the node.
-  NETWORK: z.enum(['simnet', 'mainnet', 'calibration', 'devnet']).default('simnet'),
+  NETWORK: z.enum(NETWORK_NAMES).default('simnet'),
   SIMNET_GENESIS: z.coerce.number().int().min(0).default(SIMNET_DEFAULT_GENESIS),
   // Set: every part keeps its state in this PostgreSQL database, each in its own schema; unset: SQLite files under DATA_DIR.
   DATABASE_URL: z.url({ protocol: /^postgres(ql)?$/ }).optional(),

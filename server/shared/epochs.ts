@@ -1,3 +1,5 @@
+import type { NetworkName } from './contracts/network.ts'
+
 /** Filecoin time: one epoch every 30 s since the network's genesis. */
 export const EPOCH_SECONDS = 30
 export const EPOCHS_PER_DAY = 2880
@@ -5,12 +7,8 @@ export const EPOCHS_PER_DAY = 2880
 export const MIN_DEAL_DAYS = 180
 export const MAX_DEAL_DAYS = 1278
 
-/**
- * `devnet`: a local Lotus-compatible node (a Lotus or Boost devnet, our
- * simulated chain served alone), whose genesis and block time are read from
- * the node at start (server/network/lotus/node-clock.ts), never constants.
- */
-export type NetworkName = 'simnet' | 'mainnet' | 'calibration' | 'devnet'
+/** `devnet`'s genesis and block time are read from the node at start (server/network/lotus/node-clock.ts), never constants. */
+export type { NetworkName }
 
 /** The networks whose clock is known without asking a node. */
 export type KnownClockNetwork = Exclude<NetworkName, 'devnet'>

@@ -1,9 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { MetadataResponseSchema } from '../../server/bridge/metadata-record.ts'
-import { FileInfoResponseSchema } from '../../server/gateway/openapi.ts'
-import { aliceAuth, basic, postMetadata, startBridgeOnRealGateway } from './helpers.ts'
+import type { z } from 'zod'
+import { AdminSettingsResponseSchema, LinkTestResultSchema } from '../../server/shared/contracts/admin-settings.ts'
+import { FileInfoResponseSchema } from '../../server/shared/contracts/file-info.ts'
+import { MetadataResponseSchema } from '../../server/shared/contracts/metadata-record.ts'
+import { TabConfigResponseSchema } from '../../server/shared/contracts/tab-config.ts'
+import { ADMIN_PASSWORD, aliceAuth, basic, postMetadata, startBridgeOnRealGateway } from './helpers.ts'
 
-/** The OpenAPI descriptions are generated from the schemas; these check that real answers match them. */
+/** Parsing strips undeclared keys, so equality means the answer has nothing undocumented and lacks nothing required. */
+function expectToMatch(schema: z.ZodType, body: unknown) {
+  const parsed = schema.safeParse(body)
+  expect(parsed.error?.issues ?? []).toEqual([])
+  expect(parsed.data).toEqual(body)
+}
+
+/** The OpenAPI descriptions are generated from the contract schemas; these check that each route's real answers match them. */
 describe('OpenAPI description of the app surface and the gateway', () => {
   let t: Awaited<ReturnType<typeof startBridgeOnRealGateway>>
 
@@ -34,8 +44,7 @@ describe('OpenAPI description of the app surface and the gateway', () => {
     for (const filePath of ['/report.pdf', '/']) {
       const { status, body } = await postMetadata({ url: t.url, body: { filePath } })
       expect(status).toBe(200)
-      // Parsing strips undeclared keys, so equality means nothing is undocumented.
-      expect(MetadataResponseSchema.parse(body)).toEqual(body)
+      expectToMatch(MetadataResponseSchema, body)
     }
   })
 
@@ -49,7 +58,32 @@ describe('OpenAPI description of the app surface and the gateway', () => {
       })
       const body = await res.json()
       expect(res.status).toBe(200)
-      expect(FileInfoResponseSchema.parse(body)).toEqual(body)
+      expectToMatch(FileInfoResponseSchema, body)
     }
+  })
+
+  it('matches what the tab config, admin settings and link test routes really answer', async () => {
+    const call = async (method: string, route: string, auth: string, body?: unknown) => {
+      const res = await fetch(`${t.url}/ocs/v2.php/apps/gateway/${route}`, {
+        method,
+        headers: { authorization: auth, 'ocs-apirequest': 'true', ...(body ? { 'content-type': 'application/json' } : {}) },
+        body: body ? JSON.stringify(body) : undefined,
+      })
+      expect(res.status).toBe(200)
+      return res.json()
+    }
+    const adminAuth = basic('admin', ADMIN_PASSWORD)
+    expectToMatch(TabConfigResponseSchema, await call('GET', 'config', aliceAuth))
+    const saved = await call('GET', 'admin/settings', adminAuth)
+    expectToMatch(AdminSettingsResponseSchema, saved)
+    const mounts = [{ mountPoint: '/Filecoin', gatewayPath: '/{user}' }]
+    expectToMatch(AdminSettingsResponseSchema, await call('PUT', 'admin/settings', adminAuth, { ...saved.settings, gatewayPasswordSet: undefined, mounts }))
+    // A link that works, and one that does not (nothing listens on port 9).
+    const working = await call('POST', 'admin/test-link', adminAuth, {})
+    expect(working.success).toBe(true)
+    expectToMatch(LinkTestResultSchema, working)
+    const broken = await call('POST', 'admin/test-link', adminAuth, { gatewayUrl: 'http://127.0.0.1:9' })
+    expect(broken.success).toBe(false)
+    expectToMatch(LinkTestResultSchema, broken)
   })
 })

@@ -1,6 +1,8 @@
 import express, { Router, type RequestHandler } from 'express'
 import { badRequest } from '../errors.ts'
-import { describeSettingsProblem, LinkSettingsInput, LinkTestInput } from '../link-settings-input.ts'
+import type { AdminSettingsResponse, LinkTestResult } from '../../shared/contracts/admin-settings.ts'
+import { LinkSettingsInput, LinkTestInput } from '../../shared/contracts/admin-settings.ts'
+import { describeIssues } from '../../shared/contracts/zod-issues.ts'
 import { testGatewayLink } from '../link-test.ts'
 import { appSurface, requireAdmin, requireJsonBody, requireOcsApiRequest } from '../ocs-guards.ts'
 import { toPublicSettings, type GatewayLinkSettings, type SettingsStore } from '../settings-store.ts'
@@ -31,7 +33,7 @@ export function createAdminSettingsRouter(deps: AdminSettingsDeps): Router {
   const router = Router()
   const guards = [appSurface, deps.auth, requireOcsApiRequest, requireAdmin]
   const json = express.json({ limit: '64kb' })
-  const answer = (s: GatewayLinkSettings) => ({ success: true, settings: toPublicSettings(s, deps.settings.effective(s)) })
+  const answer = (s: GatewayLinkSettings): AdminSettingsResponse => ({ success: true, settings: toPublicSettings(s, deps.settings.effective(s)) })
 
   router.get(ADMIN_SETTINGS_ROUTE, ...guards, (_req, res) => {
     res.json(answer(deps.settings.get()))
@@ -39,7 +41,7 @@ export function createAdminSettingsRouter(deps: AdminSettingsDeps): Router {
 
   router.put(ADMIN_SETTINGS_ROUTE, ...guards, requireJsonBody, json, async (req, res) => {
     const input = LinkSettingsInput.safeParse(req.body)
-    if (!input.success) throw badRequest(describeSettingsProblem(input.error))
+    if (!input.success) throw badRequest(describeIssues(input.error.issues, { subject: 'The settings' }))
     const next = merge(deps.settings.get(), input.data)
     await deps.settings.save(next)
     res.json(answer(next))
@@ -48,9 +50,9 @@ export function createAdminSettingsRouter(deps: AdminSettingsDeps): Router {
   router.post(TEST_LINK_ROUTE, ...guards, requireJsonBody, json, async (req, res) => {
     // No body, or settings to try before saving them.
     const input = LinkTestInput.safeParse(req.body ?? {})
-    if (!input.success) throw badRequest(describeSettingsProblem(input.error))
+    if (!input.success) throw badRequest(describeIssues(input.error.issues, { subject: 'The settings' }))
     const candidate = merge(deps.settings.get(), input.data)
-    const result = await testGatewayLink(deps.settings.effective(candidate))
+    const result: LinkTestResult = await testGatewayLink(deps.settings.effective(candidate))
     res.json(result)
   })
 

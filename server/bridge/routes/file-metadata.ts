@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import { z } from 'zod'
+import { MetadataRequestSchema, type MetadataResponse } from '../../shared/contracts/metadata-record.ts'
+import { describeIssues } from '../../shared/contracts/zod-issues.ts'
 import type { NetworkClock } from '../../shared/epochs.ts'
 import { isJsonContentType, readJsonBody } from '../../shared/json-body.ts'
 import { sendJson } from '../../shared/json-response.ts'
@@ -9,14 +10,10 @@ import { badRequest, unauthorized } from '../errors.ts'
 import type { GatewayClient } from '../gateway-client.ts'
 import { checkOcsApiRequest } from '../ocs-guards.ts'
 import type { PathMap } from '../path-map.ts'
-import { MAX_PATH_LENGTH, normaliseUserPath } from '../user-path.ts'
+import { normaliseUserPath } from '../user-path.ts'
 
 export const FILE_METADATA_ROUTE = '/ocs/v2.php/apps/gateway/get-file-metadata'
 const BODY_LIMIT = 1024 * 1024
-
-export const MetadataRequestSchema = z.strictObject({
-  filePath: z.string().min(1).max(MAX_PATH_LENGTH),
-})
 
 export interface FileMetadataDeps {
   authenticate: Authenticate
@@ -56,22 +53,10 @@ export function createFileMetadataRoute(deps: FileMetadataDeps): FileMetadataRou
     checkOcsApiRequest(req.headers)
     if (!isJsonContentType(req.headers['content-type'])) throw badRequest('Content-Type must be application/json')
     const body = MetadataRequestSchema.safeParse(await readJsonBody(req, { limit: BODY_LIMIT }))
-    if (!body.success) throw badRequest(describeBodyProblem(body.error))
+    if (!body.success) throw badRequest(describeIssues(body.error.issues))
     const userPath = normaliseUserPath(body.data.filePath, { encoding: 'literal', userId: caller.user.id })
     const record = await deps.gateway.fileInfo(await toGatewayPath(caller, userPath))
-    sendJson(res, 200, { success: true, metadata: { file: toMetadataFile(record, userPath, deps.clock) } })
+    const answer: MetadataResponse = { success: true, metadata: { file: toMetadataFile(record, userPath, deps.clock) } }
+    sendJson(res, 200, answer)
   }
-}
-
-/** A short, fixed message per problem: never raw zod text. */
-function describeBodyProblem(error: z.ZodError): string {
-  const issue = error.issues[0]
-  if (!issue) return 'Invalid request body'
-  if (issue.code === 'unrecognized_keys') return `Unknown field(s): ${issue.keys.join(', ')}; only filePath is accepted`
-  if (issue.path[0] === 'filePath') {
-    if (issue.code === 'invalid_type') return issue.input === undefined ? 'filePath is required' : 'filePath must be a string'
-    if (issue.code === 'too_small') return 'filePath must not be empty'
-    if (issue.code === 'too_big') return `filePath is longer than ${MAX_PATH_LENGTH} characters`
-  }
-  return 'Request body must be a JSON object { "filePath": string }'
 }

@@ -1,4 +1,5 @@
 import { Router, type RequestHandler } from 'express'
+import type { TabConfigResponse } from '../../shared/contracts/tab-config.ts'
 import { speedInWords, type NetworkClock } from '../../shared/epochs.ts'
 import { clockOf } from '../live-link.ts'
 import { appSurface, requireOcsApiRequest } from '../ocs-guards.ts'
@@ -19,10 +20,11 @@ export function createTabConfigRouter(deps: TabConfigDeps): Router {
     const link = deps.settings.effective()
     const clock = clockOf(link.network, deps.simnetClock)
     const speed = speedInWords(clock)
-    res.json({
+    const answer: TabConfigResponse = {
       success: true,
       config: { network: link.network, ipfsGateway: link.ipfsGateway, genesisTimestamp: clock.genesis, epochSeconds: clock.epochSeconds, ...(speed ? { speed } : {}) },
-    })
+    }
+    res.json(answer)
   })
   return router
 }

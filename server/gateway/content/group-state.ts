@@ -5,9 +5,9 @@
  * removed) ⇄ `reload` (bytes fetched back from a provider for a read, or with
  * the CAR for new deals when copies must be repaired or renewed).
  */
-export type GroupState = 'writable' | 'full' | 'VRCARDone' | 'ready_for_deals' | 'offloaded' | 'reload'
+import type { GroupState } from '../../shared/contracts/file-info.ts'
 
-export const GROUP_STATES: readonly GroupState[] = ['writable', 'full', 'VRCARDone', 'ready_for_deals', 'offloaded', 'reload']
+export { GROUP_STATES, type GroupState } from '../../shared/contracts/file-info.ts'
 
 export type GroupEvent = 'seal' | 'carWritten' | 'verified' | 'offload' | 'reload' | 'reloaded'
 

@@ -1,3 +1,5 @@
+import type { DealState } from '../../shared/contracts/file-info.ts'
+
 /**
  * A deal as the gateway tracks it:
  *   proposing → proposed (provider accepted, fetching the CAR)
@@ -11,7 +13,8 @@ export type GatewayDealState = 'proposing' | 'proposed' | 'published' | 'active'
 /** States that still count towards a group's copies (or may soon). */
 export const LIVE_STATES: readonly GatewayDealState[] = ['proposing', 'proposed', 'published', 'active']
 
-export type ShownDealState = 'proposed' | 'published' | 'active'
+/** What /file-info shows of a deal. */
+export type ShownDealState = DealState
 
 export function shownState(state: GatewayDealState): ShownDealState | undefined {
   if (state === 'proposing') return 'proposed'

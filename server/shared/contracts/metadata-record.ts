@@ -1,10 +1,19 @@
 import { z } from 'zod'
 
 /**
- * What get-file-metadata answers, as the Files sidebar reads it. The types
- * the conversion produces come from these schemas, and so does the OpenAPI
- * description, so the three cannot drift apart.
+ * `POST /ocs/v2.php/apps/gateway/get-file-metadata`: what the Files sidebar
+ * asks and what it reads. The bridge's conversion produces these types, the
+ * OpenAPI description is generated from these schemas, and plugin-ui takes
+ * its record types from here (types only), so none of them can drift apart.
  */
+
+/** The longest path a client may name, in characters. */
+export const MAX_PATH_LENGTH = 4096
+
+export const MetadataRequestSchema = z.strictObject({
+  filePath: z.string().min(1, 'must not be empty').max(MAX_PATH_LENGTH, `is longer than ${MAX_PATH_LENGTH} characters`),
+})
+
 export const FILE_STATE_LABELS = ['Staging', 'Offloading', 'Partially offloaded', 'Offloaded', 'Unknown'] as const
 
 export const MetadataDealSchema = z.object({
@@ -57,3 +66,4 @@ export type MetadataDeal = z.infer<typeof MetadataDealSchema>
 export type MetadataGroup = z.infer<typeof MetadataGroupSchema>
 export type MetadataDetails = z.infer<typeof MetadataDetailsSchema>
 export type MetadataFile = z.infer<typeof MetadataFileSchema>
+export type MetadataResponse = z.infer<typeof MetadataResponseSchema>

@@ -1,8 +1,11 @@
 import { z } from 'zod'
+import { NETWORK_NAMES } from './network.ts'
 
 /**
- * What an admin may send for the gateway link (plugin-ui/README.md). The
- * same rules as the admin page's own checks (plugin-ui/utils/validate-settings.ts);
+ * The admin page's API (plugin-ui/README.md, "Admin settings"): what an admin
+ * may send for the gateway link, what comes back (never the password, only
+ * whether one is set), and what "Test the link" answers. The input rules are
+ * the admin page's own checks (plugin-ui/utils/validate-settings.ts) and more;
  * the bridge is the authority.
  */
 
@@ -68,7 +71,7 @@ export const LinkSettingsInput = z.strictObject({
     const problem = pathMapProblem(value)
     if (problem) ctx.addIssue({ code: 'custom', message: problem })
   }),
-  network: z.enum(['simnet', 'mainnet', 'calibration', 'devnet'], { error: 'must be simnet, mainnet, calibration or devnet' }),
+  network: z.enum(NETWORK_NAMES, { error: `must be ${NETWORK_NAMES.slice(0, -1).join(', ')} or ${NETWORK_NAMES.at(-1)}` }),
   ipfsGateway: optionalHttpUrl,
   // Absent: keep the saved mounts (admin pages that predate them still save).
   mounts: Mounts.optional(),
@@ -79,15 +82,37 @@ export type LinkSettingsInput = z.infer<typeof LinkSettingsInput>
 export const LinkTestInput = LinkSettingsInput.partial()
 export type LinkTestInput = z.infer<typeof LinkTestInput>
 
-/** One short sentence naming the field: never raw zod text. */
-export function describeSettingsProblem(error: z.ZodError): string {
-  const issue = error.issues[0]
-  if (!issue) return 'Invalid settings'
-  if (issue.code === 'unrecognized_keys') return `Unknown field(s): ${issue.keys.join(', ')}`
-  if (issue.path.length === 0) return 'The body must be a JSON object of gateway link settings'
-  const field = String(issue.path[0])
-  if (issue.code === 'invalid_type') return issue.input === undefined ? `${field} is required` : `${field} must be a ${issue.expected}`
-  if (issue.code === 'too_big') return `${field} is too long`
-  if (issue.code === 'custom' || issue.code === 'invalid_value') return `${field} ${issue.message}`
-  return `${field} is invalid`
-}
+export const MountSettingSchema = z.object({
+  mountPoint: z.string().describe('Nextcloud folder where the gateway is mounted (External Storage), e.g. /Filecoin'),
+  gatewayPath: z.string().describe('Gateway folder behind it; {user} stands for the user\'s id'),
+})
+
+export const PublicLinkSettingsSchema = z.object({
+  gatewayUrl: z.string().describe('\'\': the gateway of the app\'s own configuration'),
+  gatewayUser: z.string(),
+  gatewayPasswordSet: z.boolean().describe('The password itself is never returned'),
+  pathMap: z.string(),
+  network: z.enum(NETWORK_NAMES),
+  ipfsGateway: z.string(),
+  mounts: z.array(MountSettingSchema),
+})
+
+export const AdminSettingsResponseSchema = z.object({
+  success: z.literal(true),
+  settings: PublicLinkSettingsSchema,
+})
+
+export const LinkTestResultSchema = z.object({
+  success: z.boolean().describe('Whether the gateway answered as a gateway should (a /file-info envelope, credentials accepted)'),
+  status: z.number().int().describe('Its HTTP status; 0 when it could not be reached'),
+  message: z.string(),
+  latencyMs: z.number(),
+  warning: z.string().optional().describe('The link works, but the gateway says (Filecoin-Network header) it serves another network than the settings name'),
+  dealKind: z.string().optional().describe('Which deals the gateway proposes now (Filecoin-Deal-Kind header): verified, or unverified and why (from network version 29, FIP-0118, there are no verified deals)'),
+  dealsWarning: z.string().optional().describe('The link works, but the gateway says (Filecoin-Deals-Blocked header) it proposes no deals, and why: no DataCap, no escrow'),
+})
+
+export type MountSetting = z.infer<typeof MountSettingSchema>
+export type PublicLinkSettings = z.infer<typeof PublicLinkSettingsSchema>
+export type AdminSettingsResponse = z.infer<typeof AdminSettingsResponseSchema>
+export type LinkTestResult = z.infer<typeof LinkTestResultSchema>

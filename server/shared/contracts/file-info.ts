@@ -1,0 +1,72 @@
+import { z } from 'zod'
+
+/**
+ * `POST /file-info`, the gateway's record of a file or folder (spec: "Gateway
+ * file record"). The gateway builds its answer as these types, the OpenAPI
+ * description is generated from these schemas, and the tests parse the real
+ * answers with them. (The bridge reads gateways more loosely, in
+ * bridge/gateway-record.ts: CIDgravity's gateway misspells and stringifies.)
+ */
+
+/** Unknown fields are refused (400) so a typo like `verbos` is not silently ignored. */
+export const FileInfoRequestSchema = z.strictObject({
+  filePath: z.string().optional(),
+  // Older clients spell it in lower case.
+  filepath: z.string().optional(),
+  verbose: z.boolean().optional(),
+})
+
+export const FILE_STATES = ['staging', 'offloading', 'partially_offloaded', 'offloaded'] as const
+export const GROUP_STATES = ['writable', 'full', 'VRCARDone', 'ready_for_deals', 'offloaded', 'reload'] as const
+export const DEAL_STATES = ['proposed', 'published', 'active'] as const
+
+export const FileInfoDealSchema = z.object({
+  provider: z.string(),
+  state: z.enum(DEAL_STATES),
+  dealId: z.number().int(),
+  endEpoch: z.number().int(),
+  isRetrievable: z.boolean(),
+})
+
+export const FileInfoGroupSchema = z.object({
+  groupId: z.number().int().min(1).optional().describe('Optional, additive: the gateway\'s number of the group, the same in every record that shows it'),
+  state: z.enum(GROUP_STATES),
+  pieceCid: z.string().optional(),
+  retrievableCopies: z.number().int().min(0),
+  deals: z.array(FileInfoDealSchema).optional().describe('Only for states that can have deals'),
+  reason: z.string().optional().describe('Optional, additive: why the group is not further along yet, in plain words (e.g. "waiting for more data: 4 MiB of 64 MiB…", "2 providers are fetching the data"); absent once offloaded. Other gateways may not send it.'),
+  fileCount: z.number().int().min(0).optional().describe('Folders only, optional and additive: how many files below the folder have data in this group (0: it holds only the folder\'s own directory nodes)'),
+})
+
+export const FileInfoDetailsSchema = z.object({
+  state: z.enum(FILE_STATES),
+  retrievableCopies: z.number().int().min(0),
+  groups: z.array(FileInfoGroupSchema),
+  fileCounts: z.partialRecord(z.enum(FILE_STATES), z.number().int().min(0)).optional()
+    .describe('Folders only, optional and additive: how many files below the folder are in each state'),
+})
+
+export const FileInfoFileSchema = z.object({
+  cid: z.string(),
+  path: z.string(),
+  file: z.string(),
+  details: FileInfoDetailsSchema.optional().describe('Only with verbose: true'),
+})
+
+export const FileInfoResponseSchema = z.object({
+  success: z.literal(true),
+  result: z.object({ file: FileInfoFileSchema }),
+})
+
+/** Every failure of the gateway's own routes. */
+export const GatewayFailureSchema = z.object({ success: z.literal(false), error: z.string() })
+
+export type FileInfoRequest = z.infer<typeof FileInfoRequestSchema>
+export type FileState = (typeof FILE_STATES)[number]
+export type GroupState = (typeof GROUP_STATES)[number]
+export type DealState = (typeof DEAL_STATES)[number]
+export type FileInfoDeal = z.infer<typeof FileInfoDealSchema>
+export type FileInfoGroup = z.infer<typeof FileInfoGroupSchema>
+export type FileInfoDetails = z.infer<typeof FileInfoDetailsSchema>
+export type FileInfoFile = z.infer<typeof FileInfoFileSchema>
+export type FileInfoResponse = z.infer<typeof FileInfoResponseSchema>
