@@ -4,6 +4,23 @@ import { resolve } from 'node:path'
 import { z } from 'zod'
 import { MAX_DEAL_DAYS, MIN_DEAL_DAYS, SIMNET_DEFAULT_GENESIS, type NetworkName } from './epochs.ts'
 
+/**
+ * Deal terms and pace when nothing is set: the defaults of the DEAL_* variables
+ * (README) and of a gateway built without `deals` (tests). The padding limit
+ * here is the simulated network's; real networks get theirs from GROUP_DEFAULTS.
+ */
+export const DEAL_DEFAULTS = {
+  durationDays: 540,
+  price: '0',
+  verified: true,
+  maxPaddingFactor: Infinity,
+  startOffsetEpochs: 5760,
+  tickSeconds: 5,
+  retrievalCheckSeconds: 600,
+  renewBeforeDays: 30,
+  repairHoldDays: 3,
+} as const satisfies Required<Omit<DealsConfig, 'copies'>>
+
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback)
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback)
 
@@ -67,17 +84,17 @@ const EnvSchema = z.object({
   DEAL_CLIENT_ADDRESS: z.string().min(3).max(200).optional(),
   /** Which wallet key (address) signs deals; the wallet's default key when unset. */
   WALLET: z.string().min(3).max(200).optional(),
-  DEAL_DURATION_DAYS: z.coerce.number().int().min(MIN_DEAL_DAYS).max(MAX_DEAL_DAYS).default(540),
-  DEAL_PRICE: z.string().regex(/^(0|[1-9][0-9]{0,30})$/, 'attofil per GiB per epoch, a whole number').default('0'),
-  DEAL_VERIFIED: z.enum(['true', 'false', '1', '0']).default('true'),
+  DEAL_DURATION_DAYS: z.coerce.number().int().min(MIN_DEAL_DAYS).max(MAX_DEAL_DAYS).default(DEAL_DEFAULTS.durationDays),
+  DEAL_PRICE: z.string().regex(/^(0|[1-9][0-9]{0,30})$/, 'attofil per GiB per epoch, a whole number').default(DEAL_DEFAULTS.price),
+  DEAL_VERIFIED: z.enum(['true', 'false', '1', '0']).default(DEAL_DEFAULTS.verified ? 'true' : 'false'),
   // A piece is padded with zeros up to a provider's minimum piece size only up to this factor; 0: any.
   DEAL_MAX_PADDING: z.coerce.number().int().min(0).max(1 << 30).optional(),
-  DEAL_START_OFFSET: z.coerce.number().int().min(1).max(100_000).default(5760),
+  DEAL_START_OFFSET: z.coerce.number().int().min(1).max(100_000).default(DEAL_DEFAULTS.startOffsetEpochs),
   DEAL_COPIES: z.coerce.number().int().min(1).max(100).optional(),
-  DEAL_TICK_SECONDS: z.coerce.number().positive().max(3600).default(5),
-  RETRIEVAL_CHECK_SECONDS: z.coerce.number().positive().max(7 * 86_400).default(600),
-  DEAL_RENEW_BEFORE_DAYS: z.coerce.number().positive().max(1000).default(30),
-  DEAL_REPAIR_HOLD_DAYS: z.coerce.number().positive().max(365).default(3),
+  DEAL_TICK_SECONDS: z.coerce.number().positive().max(3600).default(DEAL_DEFAULTS.tickSeconds),
+  RETRIEVAL_CHECK_SECONDS: z.coerce.number().positive().max(7 * 86_400).default(DEAL_DEFAULTS.retrievalCheckSeconds),
+  DEAL_RENEW_BEFORE_DAYS: z.coerce.number().positive().max(1000).default(DEAL_DEFAULTS.renewBeforeDays),
+  DEAL_REPAIR_HOLD_DAYS: z.coerce.number().positive().max(365).default(DEAL_DEFAULTS.repairHoldDays),
   // Crash tests only: the gateway stops at this point and waits to be killed.
   GATEWAY_TEST_PAUSE_AT: z.enum(['car-writing', 'offload', 'reload']).optional(),
   // Deal service
@@ -154,6 +171,25 @@ export interface BridgeConfig extends StoredState {
   maxUploadsPerUser?: number
 }
 
+/** The gateway's deal terms and pace (DEAL_*); what is left unset is taken from DEAL_DEFAULTS. */
+export interface DealsConfig {
+  durationDays: number
+  /** Attofil per GiB per epoch. */
+  price: string
+  verified: boolean
+  /** A piece is padded to a provider's minimum size only up to this factor (Infinity: any). */
+  maxPaddingFactor?: number
+  startOffsetEpochs: number
+  /** Fixed copies per group; unset: the tenant's onboarding policy decides. */
+  copies?: number
+  tickSeconds: number
+  retrievalCheckSeconds: number
+  /** Deals ending within this many days are replaced by new ones. */
+  renewBeforeDays?: number
+  /** Longest an offloaded group stays reloaded for repair before its local bytes are removed again. */
+  repairHoldDays?: number
+}
+
 export interface GatewayConfig extends StoredState {
   host: string
   port: number
@@ -184,24 +220,8 @@ export interface GatewayConfig extends StoredState {
   /** A real network's Lotus JSON-RPC (LOTUS_URL), read for the chain when no simulated chain is given. */
   lotusUrl?: string
   lotusToken?: string
-  /** Deal terms and pace; unset (older callers): the defaults above. */
-  deals?: {
-    durationDays: number
-    /** Attofil per GiB per epoch. */
-    price: string
-    verified: boolean
-    /** A piece is padded to a provider's minimum size only up to this factor (Infinity: any). */
-    maxPaddingFactor?: number
-    startOffsetEpochs: number
-    /** Fixed copies per group; unset: the tenant's onboarding policy decides. */
-    copies?: number
-    tickSeconds: number
-    retrievalCheckSeconds: number
-    /** Deals ending within this many days are replaced by new ones (default 30). */
-    renewBeforeDays?: number
-    /** Longest an offloaded group stays reloaded for repair before its local bytes are removed again (default 3). */
-    repairHoldDays?: number
-  }
+  /** Deal terms and pace; unset (tests): DEAL_DEFAULTS. */
+  deals?: DealsConfig
   /** Crash tests only (GATEWAY_TEST_PAUSE_AT): stop and wait to be killed at this point. */
   testPauseAt?: 'car-writing' | 'offload' | 'reload'
 }
