@@ -200,3 +200,9 @@ function describeDealKind(kind: DealKind): string {
   if (kind.verified) return 'verified (Fil+): each deal uses DataCap'
   return kind.note ? `unverified: ${kind.note}` : 'unverified (DEAL_VERIFIED=false)'
 }
+
+// What the composition (server/compose) needs to start a gateway and reach the network.
+export { acquireDataFolder, DataFolderInUse } from './data-lock.ts'
+export { DatabaseInUse } from './database-lock.ts'
+export { connectToNetwork, type NetworkAccess } from './deals/network-access.ts'
+export { whyNotPublic } from './deals/public-url.ts'
