@@ -137,7 +137,7 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
     })
     content.setRemoteSource(deals.remoteSource())
   } else {
-    logger.info('deal engine off: needs SERVICE_URL, SERVICE_API_KEY, DEAL_CLIENT_ADDRESS and a provider network')
+    logger.info('deal engine off: needs SERVICE_URL, SERVICE_API_KEY, a chain and a wallet key (whose address is the client of the deals)')
   }
 
   const app = express()
