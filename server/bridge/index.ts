@@ -61,6 +61,8 @@ export interface BridgeDeps {
   nextcloudCacheMs?: number
   /** The embedded simulated network's clock (sped up or not); real time from SIMNET_GENESIS by default. */
   simnetClock?: NetworkClock
+  /** On PostgreSQL: how often another replica's saved settings are looked for (default SETTINGS_REFRESH_MS). */
+  settingsRefreshMs?: number
 }
 
 /**
@@ -76,8 +78,8 @@ export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Prom
   const sql = deps.sql ?? (await openSql({ databaseUrl: config.databaseUrl, file: join(config.dataDir, 'app.sqlite'), schema: 'bridge' }))
   const users = await createUserStore(sql)
 
-  // Admin-saved gateway link settings override the environment's, live.
-  const settings = await createSettingsStore(sql, config)
+  // Admin-saved gateway link settings override the environment's, live; requests read them from memory.
+  const settings = await createSettingsStore(sql, config, { refreshMs: deps.settingsRefreshMs, logger })
   const simnetClock = deps.simnetClock ?? networkClock('simnet', config.simnetGenesis)
   const link = createLiveLink(settings, simnetClock)
   const throttle = await createLoginThrottle(sql, deps.throttle)
@@ -119,7 +121,7 @@ export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Prom
   app.use(bridgeErrorHandler(logger))
 
   return {
-    listener: withFreshSettings(createBridgeListener(app, fileMetadata, logger), settings, logger),
+    listener: createBridgeListener(app, fileMetadata, logger),
     users,
     serverOptions: {
       onClientError: clientErrorHandler(logger),
@@ -127,6 +129,7 @@ export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Prom
     },
     async close() {
       for (const stop of onClose) stop()
+      settings.close()
       link.close()
       if (!deps.sql) await sql.close()
     },
@@ -171,25 +174,4 @@ async function mountEmbeddedRoutes(app: Express, p: EmbeddedParts): Promise<File
     network: () => networkLabel(clock),
   }))
   return createFileMetadataRoute({ authenticate, gateway, pathMap, clock })
-}
-
-/**
- * Every request first reads the settings' revision, so an admin's save on one
- * replica is in force on the others from their next request. When the store
- * cannot be read, requests go on with the settings in use (logged once per outage).
- */
-function withFreshSettings(listener: RequestListener, settings: SettingsStore, logger: Logger): RequestListener {
-  let failing = false
-  return (req, res) => {
-    settings.refresh().then(
-      () => {
-        if (failing) logger.info('Settings store readable again')
-        failing = false
-      },
-      (err: unknown) => {
-        if (!failing) logger.warn({ err }, 'Cannot read the saved settings; going on with those in use')
-        failing = true
-      },
-    ).finally(() => listener(req, res))
-  }
 }

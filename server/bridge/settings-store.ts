@@ -2,6 +2,7 @@ import type { BridgeConfig } from '../shared/config.ts'
 import { migrateSql, type Sql } from '../shared/sql/index.ts'
 import type { PublicLinkSettings } from '../shared/contracts/admin-settings.ts'
 import type { NetworkName } from '../shared/contracts/network.ts'
+import type { Logger } from '../shared/logger.ts'
 import type { MountSetting } from './mount-map.ts'
 
 /**
@@ -36,16 +37,35 @@ export interface EffectiveLink {
 export type { PublicLinkSettings }
 
 export interface SettingsStore {
-  /** The saved settings as last read, or the defaults taken from the configuration when nothing was saved. */
+  /** The saved settings as last read (from memory), or the defaults taken from the configuration when nothing was saved. */
   get(): GatewayLinkSettings
-  /** Saves; the next request on any replica uses the new link. */
+  /** Saves, in force here from the next request; on the other replicas once they refresh. */
   save(settings: GatewayLinkSettings): Promise<void>
-  /** Reads the saved revision and reloads when another replica (or this one) saved since: call once per request. */
+  /** Reads the saved revision and reloads when another replica (or this one) saved since; a timer calls it on PostgreSQL. */
   refresh(): Promise<void>
   effective(settings?: GatewayLinkSettings): EffectiveLink
   /** The saved revision in use: readers rebuild what they derived when it changes. */
   readonly version: number
+  /** Stops the refresh timer. */
+  close(): void
 }
+
+export interface SettingsStoreOptions {
+  /**
+   * How often a store on PostgreSQL, where replicas share the settings, reads
+   * whether another one saved (default SETTINGS_REFRESH_MS). SQLite has one
+   * process, whose own saves apply at once: it never reads again.
+   */
+  refreshMs?: number
+  /** Told once when the settings cannot be read, and when they can again. */
+  logger?: Logger
+}
+
+/**
+ * How stale a replica's settings may be after an admin saved on another. Requests read
+ * them from memory, so this costs one small query per interval rather than one per request.
+ */
+export const SETTINGS_REFRESH_MS = 3_000
 
 const SCHEMA = [
   `CREATE TABLE gateway_link (
@@ -73,9 +93,10 @@ export function toPublicSettings(s: GatewayLinkSettings, effective: EffectiveLin
  * Gateway link settings in the bridge's store (one row, JSON). The
  * environment's values (GATEWAY_URL, PATH_MAP, ...) are the defaults until
  * an admin saves; from then on the saved row wins, across restarts and, on
- * PostgreSQL, on every bridge replica from its next request.
+ * PostgreSQL, on every bridge replica within `options.refreshMs`. Requests
+ * read the settings from memory, never from the store.
  */
-export async function createSettingsStore(sql: Sql, config: BridgeConfig): Promise<SettingsStore> {
+export async function createSettingsStore(sql: Sql, config: BridgeConfig, options: SettingsStoreOptions = {}): Promise<SettingsStore> {
   await migrateSql(sql, 'bridge.settings', SCHEMA)
   const defaults: GatewayLinkSettings = {
     gatewayUrl: '',
@@ -96,6 +117,7 @@ export async function createSettingsStore(sql: Sql, config: BridgeConfig): Promi
   }
   const refresh = async () => apply(await sql.get('SELECT settings, revision FROM gateway_link WHERE id = 1'))
   await refresh()
+  const stopRefreshing = sql.dialect === 'postgres' ? refreshEvery(options.refreshMs ?? SETTINGS_REFRESH_MS, refresh, options.logger) : () => {}
 
   return {
     get: () => ({ ...current }),
@@ -130,5 +152,34 @@ export async function createSettingsStore(sql: Sql, config: BridgeConfig): Promi
     get version() {
       return version
     },
+    close: stopRefreshing,
+  }
+}
+
+/** Calls `refresh` every `ms`, one call at a time; while it fails, requests go on with the settings in use. */
+function refreshEvery(ms: number, refresh: () => Promise<void>, logger?: Logger): () => void {
+  let running = false
+  let failing = false
+  let stopped = false
+  const timer = setInterval(() => {
+    if (running) return
+    running = true
+    refresh().then(
+      () => {
+        if (failing) logger?.info('Settings store readable again')
+        failing = false
+      },
+      (err: unknown) => {
+        if (!failing && !stopped) logger?.warn({ err }, 'Cannot read the saved settings; going on with those in use')
+        failing = true
+      },
+    ).finally(() => {
+      running = false
+    })
+  }, ms)
+  timer.unref()
+  return () => {
+    stopped = true
+    clearInterval(timer)
   }
 }

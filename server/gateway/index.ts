@@ -4,7 +4,7 @@ import { lockDataFolder, type DataFolderLock } from './data-lock.ts'
 import { fencedSql, lockDatabase, lockLost, noDatabaseLock, type DatabaseLock } from './database-lock.ts'
 import type { Sql } from '../shared/sql/index.ts'
 import { EPOCHS_PER_DAY } from '../shared/epochs.ts'
-import type { GatewayConfig } from '../shared/config.ts'
+import { DEAL_DEFAULTS, type GatewayConfig } from '../shared/config.ts'
 import type { Logger } from '../shared/logger.ts'
 import { requestLogger } from '../shared/request-log.ts'
 import { createNamespace, type Namespace } from './namespace.ts'
@@ -54,12 +54,10 @@ export interface GatewayDeps {
   freeBytes?: (dir: string) => Promise<number>
 }
 
-const DEFAULT_DEALS = { durationDays: 540, price: '0', verified: true, maxPaddingFactor: Infinity, startOffsetEpochs: 5760, tickSeconds: 5, retrievalCheckSeconds: 600, renewBeforeDays: 30, repairHoldDays: 3 }
-
-/** Writes the database lock guards, refused early (before a body streams in) while it is lost. */
 /** How old what a record says beyond the database (a deal's progress, free disk) may be: less than a tab's poll. */
 const RECORD_FRESH_MS = 1_000
 
+/** Writes the database lock guards, refused early (before a body streams in) while it is lost. */
 const WRITES = new Set(['PUT', 'DELETE', 'MKCOL', 'COPY', 'MOVE', 'PROPPATCH', 'LOCK', 'UNLOCK'])
 
 /**
@@ -110,7 +108,7 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
   }
   const { namespace, dealStore, content, folders, space } = parts
 
-  const terms = { ...DEFAULT_DEALS, ...config.deals }
+  const terms = { ...DEAL_DEFAULTS, ...config.deals }
   const service = deps.service ?? (config.serviceUrl && config.serviceApiKey ? createDealServiceClient({ url: config.serviceUrl, apiKey: config.serviceApiKey }) : undefined)
   let publicUrl = config.publicUrl ?? ''
   let deals: DealEngine | undefined
@@ -131,15 +129,15 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
       reloadTimeoutMs: deps.dealTimeouts?.reloadMs ?? 10 * 60_000,
       retryAfterMs: deps.dealTimeouts?.retryAfterMs ?? 60 * 60_000,
       // Deals ending within this window are renewed by new ones.
-      renewBeforeEpochs: Math.round((terms.renewBeforeDays ?? DEFAULT_DEALS.renewBeforeDays) * EPOCHS_PER_DAY),
-      repairHoldEpochs: Math.round((terms.repairHoldDays ?? DEFAULT_DEALS.repairHoldDays) * EPOCHS_PER_DAY),
+      renewBeforeEpochs: Math.round((terms.renewBeforeDays ?? DEAL_DEFAULTS.renewBeforeDays) * EPOCHS_PER_DAY),
+      repairHoldEpochs: Math.round((terms.repairHoldDays ?? DEAL_DEFAULTS.repairHoldDays) * EPOCHS_PER_DAY),
       logger: logger.child({ module: 'deals' }),
       now: deps.now,
       paused: () => !dbLock.held(),
     })
     content.setRemoteSource(deals.remoteSource())
   } else {
-    logger.info('deal engine off: needs SERVICE_URL, SERVICE_API_KEY, DEAL_CLIENT_ADDRESS and a provider network')
+    logger.info('deal engine off: needs SERVICE_URL, SERVICE_API_KEY, a chain and a wallet key (whose address is the client of the deals)')
   }
 
   const app = express()
@@ -202,3 +200,9 @@ function describeDealKind(kind: DealKind): string {
   if (kind.verified) return 'verified (Fil+): each deal uses DataCap'
   return kind.note ? `unverified: ${kind.note}` : 'unverified (DEAL_VERIFIED=false)'
 }
+
+// What the composition (server/compose) needs to start a gateway and reach the network.
+export { acquireDataFolder, DataFolderInUse } from './data-lock.ts'
+export { DatabaseInUse } from './database-lock.ts'
+export { connectToNetwork, type NetworkAccess } from './deals/network-access.ts'
+export { whyNotPublic } from './deals/public-url.ts'

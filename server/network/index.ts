@@ -41,3 +41,9 @@ export function simnetOverRpc(simnet: Simnet, rpcUrl: string): NetworkPort {
 export function devnetClock(o: { url: string; token?: string; fetch?: typeof fetch }): Promise<NetworkClock> {
   return nodeClock(createJsonRpc({ url: o.url, token: o.token, fetch: o.fetch, timeoutMs: 10_000 }))
 }
+
+// What the composition (server/compose) needs to run the simulated network and open the wallet.
+export { createSimnet, type Simnet } from './simnet/index.ts'
+export { openSimChainStore } from './simnet/chain-store.ts'
+export { startSimulatedNetwork } from './simnet/on-loopback.ts'
+export { openKeystore } from './wallet/keystore.ts'

@@ -1,6 +1,6 @@
 import type { NetworkClock } from '../shared/epochs.ts'
 
-/** The chain as the deal service sees it; one adapter per kind of node. */
+/** How a provider takes a deal's data (Boost's transfer types). */
 export type TransferType = 'http' | 'graphsync' | 'libp2p' | 'manual'
 export const TRANSFER_TYPES: readonly TransferType[] = ['http', 'graphsync', 'libp2p', 'manual']
 
@@ -83,10 +83,10 @@ export interface ProviderTerms {
   allowedClients: string[] | null
 }
 
-export interface ProposeDealInput {
-  proposal: DealProposal
-}
-
+/**
+ * The chain as the deal service and the gateway read it, and the providers it
+ * knows; one adapter per kind of node (the simulated chain, Lotus JSON-RPC).
+ */
 export interface NetworkPort {
   readonly kind: 'simnet' | 'lotus'
   readonly clock: NetworkClock

@@ -152,3 +152,6 @@ async function bootstrapTenant(config: ServiceConfig, sql: Sql): Promise<string 
   })
   return keyFile?.created ? keyFile.value : undefined
 }
+
+// The deal service's error envelope for what its HTTP server answers itself (408, 503), used by server/compose.
+export { serviceErrorBody } from './errors.ts'

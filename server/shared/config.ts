@@ -1,9 +1,27 @@
 import { CID_PROFILES, DEFAULT_CID_PROFILE, type CidProfile } from './cid-profile.ts'
 import { availableParallelism } from 'node:os'
-import { resolve } from 'node:path'
+import { join, resolve } from 'node:path'
 import { z } from 'zod'
+import { addressNetworkOf, type AddressNetwork } from './address.ts'
 import { MAX_DEAL_DAYS, MIN_DEAL_DAYS, SIMNET_DEFAULT_GENESIS, type NetworkName } from './epochs.ts'
 import { NETWORK_NAMES } from './contracts/network.ts'
+
+/**
+ * Deal terms and pace when nothing is set: the defaults of the DEAL_* variables
+ * (README) and of a gateway built without `deals` (tests). The padding limit
+ * here is the simulated network's; real networks get theirs from GROUP_DEFAULTS.
+ */
+export const DEAL_DEFAULTS = {
+  durationDays: 540,
+  price: '0',
+  verified: true,
+  maxPaddingFactor: Infinity,
+  startOffsetEpochs: 5760,
+  tickSeconds: 5,
+  retrievalCheckSeconds: 600,
+  renewBeforeDays: 30,
+  repairHoldDays: 3,
+} as const satisfies Required<Omit<DealsConfig, 'copies'>>
 
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback)
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback)
@@ -61,24 +79,25 @@ const EnvSchema = z.object({
   // Threads writing CARs and piece CIDs; 0 seals on the main thread. Default: one per core.
   SEAL_THREADS: z.coerce.number().int().min(0).max(64).optional(),
   CID_PROFILE: z.enum(CID_PROFILES).default(DEFAULT_CID_PROFILE),
-  // Gateway deal engine (deals need SERVICE_URL and SERVICE_API_KEY; `--role all` links them itself)
+  // Gateway deal engine (deals need SERVICE_URL, SERVICE_API_KEY and a wallet key; `--role all` links them itself)
   SERVICE_URL: z.url({ protocol: /^https?$/ }).optional(),
   SERVICE_API_KEY: z.string().min(1).max(200).optional(),
   GATEWAY_PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  // Read by the deal service, not the gateway (whose client address is its wallet key's): its default tenant gets it at start.
   DEAL_CLIENT_ADDRESS: z.string().min(3).max(200).optional(),
   /** Which wallet key (address) signs deals; the wallet's default key when unset. */
   WALLET: z.string().min(3).max(200).optional(),
-  DEAL_DURATION_DAYS: z.coerce.number().int().min(MIN_DEAL_DAYS).max(MAX_DEAL_DAYS).default(540),
-  DEAL_PRICE: z.string().regex(/^(0|[1-9][0-9]{0,30})$/, 'attofil per GiB per epoch, a whole number').default('0'),
-  DEAL_VERIFIED: z.enum(['true', 'false', '1', '0']).default('true'),
+  DEAL_DURATION_DAYS: z.coerce.number().int().min(MIN_DEAL_DAYS).max(MAX_DEAL_DAYS).default(DEAL_DEFAULTS.durationDays),
+  DEAL_PRICE: z.string().regex(/^(0|[1-9][0-9]{0,30})$/, 'attofil per GiB per epoch, a whole number').default(DEAL_DEFAULTS.price),
+  DEAL_VERIFIED: z.enum(['true', 'false', '1', '0']).default(DEAL_DEFAULTS.verified ? 'true' : 'false'),
   // A piece is padded with zeros up to a provider's minimum piece size only up to this factor; 0: any.
   DEAL_MAX_PADDING: z.coerce.number().int().min(0).max(1 << 30).optional(),
-  DEAL_START_OFFSET: z.coerce.number().int().min(1).max(100_000).default(5760),
+  DEAL_START_OFFSET: z.coerce.number().int().min(1).max(100_000).default(DEAL_DEFAULTS.startOffsetEpochs),
   DEAL_COPIES: z.coerce.number().int().min(1).max(100).optional(),
-  DEAL_TICK_SECONDS: z.coerce.number().positive().max(3600).default(5),
-  RETRIEVAL_CHECK_SECONDS: z.coerce.number().positive().max(7 * 86_400).default(600),
-  DEAL_RENEW_BEFORE_DAYS: z.coerce.number().positive().max(1000).default(30),
-  DEAL_REPAIR_HOLD_DAYS: z.coerce.number().positive().max(365).default(3),
+  DEAL_TICK_SECONDS: z.coerce.number().positive().max(3600).default(DEAL_DEFAULTS.tickSeconds),
+  RETRIEVAL_CHECK_SECONDS: z.coerce.number().positive().max(7 * 86_400).default(DEAL_DEFAULTS.retrievalCheckSeconds),
+  DEAL_RENEW_BEFORE_DAYS: z.coerce.number().positive().max(1000).default(DEAL_DEFAULTS.renewBeforeDays),
+  DEAL_REPAIR_HOLD_DAYS: z.coerce.number().positive().max(365).default(DEAL_DEFAULTS.repairHoldDays),
   // Crash tests only: the gateway stops at this point and waits to be killed.
   GATEWAY_TEST_PAUSE_AT: z.enum(['car-writing', 'offload', 'reload']).optional(),
   // Deal service
@@ -155,6 +174,25 @@ export interface BridgeConfig extends StoredState {
   maxUploadsPerUser?: number
 }
 
+/** The gateway's deal terms and pace (DEAL_*); what is left unset is taken from DEAL_DEFAULTS. */
+export interface DealsConfig {
+  durationDays: number
+  /** Attofil per GiB per epoch. */
+  price: string
+  verified: boolean
+  /** A piece is padded to a provider's minimum size only up to this factor (Infinity: any). */
+  maxPaddingFactor?: number
+  startOffsetEpochs: number
+  /** Fixed copies per group; unset: the tenant's onboarding policy decides. */
+  copies?: number
+  tickSeconds: number
+  retrievalCheckSeconds: number
+  /** Deals ending within this many days are replaced by new ones. */
+  renewBeforeDays?: number
+  /** Longest an offloaded group stays reloaded for repair before its local bytes are removed again. */
+  repairHoldDays?: number
+}
+
 export interface GatewayConfig extends StoredState {
   host: string
   port: number
@@ -178,31 +216,15 @@ export interface GatewayConfig extends StoredState {
   publicUrl?: string
   /** The simulated chain's Lotus JSON-RPC, read through the one chain adapter; unset: the simulated chain in this process. */
   simnetRpcUrl?: string
-  /** The client address of the gateway's proposals: its wallet key's, set by `npm start` once the key is open. */
+  /** The client address of the gateway's proposals: its wallet key's, known once the key is open (never from the environment). */
   clientAddress?: string
   /** The wallet key that signs proposals (WALLET); the default key of `<DATA_DIR>/wallet` when unset. */
   wallet?: string
   /** A real network's Lotus JSON-RPC (LOTUS_URL), read for the chain when no simulated chain is given. */
   lotusUrl?: string
   lotusToken?: string
-  /** Deal terms and pace; unset (older callers): the defaults above. */
-  deals?: {
-    durationDays: number
-    /** Attofil per GiB per epoch. */
-    price: string
-    verified: boolean
-    /** A piece is padded to a provider's minimum size only up to this factor (Infinity: any). */
-    maxPaddingFactor?: number
-    startOffsetEpochs: number
-    /** Fixed copies per group; unset: the tenant's onboarding policy decides. */
-    copies?: number
-    tickSeconds: number
-    retrievalCheckSeconds: number
-    /** Deals ending within this many days are replaced by new ones (default 30). */
-    renewBeforeDays?: number
-    /** Longest an offloaded group stays reloaded for repair before its local bytes are removed again (default 3). */
-    repairHoldDays?: number
-  }
+  /** Deal terms and pace; unset (tests): DEAL_DEFAULTS. */
+  deals?: DealsConfig
   /** Crash tests only (GATEWAY_TEST_PAUSE_AT): stop and wait to be killed at this point. */
   testPauseAt?: 'car-writing' | 'offload' | 'reload'
 }
@@ -219,7 +241,10 @@ export interface ServiceConfig extends StoredState {
   simnetRpcPort?: number
   /** Set on a replica: the simulated network another deal service runs (its RPC), read instead of running one. */
   simnetRpcUrl?: string
-  /** A client address the default tenant gets at bootstrap (DEAL_CLIENT_ADDRESS: the gateway's wallet key under `npm start`). */
+  /**
+   * A client address the default tenant gets at bootstrap (DEAL_CLIENT_ADDRESS), so that deals from it
+   * count as that tenant's; `npm start` sets it to the gateway's wallet key address for the service it starts.
+   */
   clientAddress?: string
   /** How many simulated seconds pass per real second (demos). */
   simnetSpeed: number
@@ -247,7 +272,62 @@ export interface Config {
   bridge: BridgeConfig
   gateway: GatewayConfig
   service: ServiceConfig
+  /** Where the chain is read and what that allows, decided once from NETWORK, LOTUS_URL and SIMNET_RPC_URL. */
+  chain: ChainConfig
+  /** What `--role all` hands the parts it starts. */
+  stack: StackConfig
+  /** Files under DATA_DIR that more than one part, or `npm start` itself, reads. */
+  files: SharedFiles
 }
+
+export interface ChainConfig {
+  /**
+   * What the deal service reads: `lotus` the node at LOTUS_URL; `simnet` the
+   * simulated network it runs itself; `simnet-replica` the one another deal
+   * service serves at SIMNET_RPC_URL.
+   */
+  service: 'lotus' | 'simnet' | 'simnet-replica'
+  /**
+   * The chain the gateway signs deals on: the simulated chain's JSON-RPC
+   * (SIMNET_RPC_URL, `simulated`), else LOTUS_URL with its token; unset: no
+   * chain, no deals.
+   */
+  gatewayRpc?: { url: string; token?: string; simulated: boolean }
+  /** Keys are throwaway (the simulated network, a devnet): a wallet key is made at the first start. */
+  makesWalletKey: boolean
+  /** Providers of a real network fetch CARs from GATEWAY_PUBLIC_URL, so it must be public (a devnet's reach any). */
+  publicUrlRequired: boolean
+  /** The addresses this network uses (`f…` or `t…`). */
+  addressNetwork: AddressNetwork
+}
+
+export interface StackConfig {
+  /**
+   * The service account the app surface uses on the gateway `npm start` runs:
+   * GATEWAY_USER and GATEWAY_PASSWORD when both are set, else `bridge`
+   * (`password` unset: the one generated into `files.gatewayPassword`).
+   */
+  gatewayAccount: { user: string; password?: string }
+}
+
+export interface SharedFiles {
+  /** The generated password of the stack's gateway service account. */
+  gatewayPassword: string
+  /** The wallet keys that sign the gateway's deals (`npm run wallet`). */
+  wallet: string
+  /** The simulated chain's state, shared by every process that opens it. */
+  simnetChain: string
+  /** The simulated providers' stored bytes. */
+  simnetProviders: string
+  /** The default tenant's generated key, written by the deal service when API_KEY is unset. */
+  serviceApiKey: string
+  /** The generated password of `admin`, written by the app surface when ADMIN_PASSWORD is unset. */
+  adminPassword: string
+}
+
+/** What `npm start -- --role` runs: the whole stack, or one part of it. */
+export const ROLES = ['all', 'app', 'gateway', 'service'] as const
+export type Role = (typeof ROLES)[number]
 
 export interface HttpLimits {
   /** A client sending nothing for this long while its request is due is cut. */
@@ -272,8 +352,25 @@ export function parseTrustProxy(value: string): boolean | number | string {
   return value.trim()
 }
 
-/** Reads and validates the environment once, at start. */
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/** `--role`'s value, refused with the list of roles when it is none of them. */
+export function parseRole(value: string | undefined): Role {
+  const role = z.enum(ROLES).default('all').safeParse(value)
+  if (!role.success) throw new ConfigError(`Unknown --role "${value}" (${ROLES.join(', ')})`)
+  return role.data
+}
+
+/**
+ * Reads and validates the environment once, at start, and derives everything
+ * that follows from it; the result is frozen, so no part can change another's
+ * view of it. `role` adds what that role cannot run without.
+ *
+ * @example loadConfig(process.env, { role: parseRole(values.role) })
+ */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, args: { role?: Role } = {}): Config {
+  return deepFreeze(deriveConfig(env, args.role ?? 'all'))
+}
+
+function deriveConfig(env: NodeJS.ProcessEnv, role: Role): Config {
   // Empty strings (`PORT= npm start`) mean "not set".
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''))
   const parsed = EnvSchema.safeParse(cleaned)
@@ -287,7 +384,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (e.NETWORK === 'devnet' && !e.LOTUS_URL) {
     throw new ConfigError('Invalid configuration:\n  LOTUS_URL: required when NETWORK=devnet (the JSON-RPC URL of the devnet\'s Lotus-compatible node, e.g. http://127.0.0.1:1234/rpc/v1)')
   }
+  if (role === 'app' && !e.GATEWAY_URL) throw new ConfigError('--role app needs GATEWAY_URL')
   const dataDir = resolve(e.DATA_DIR)
+  const serviceDir = resolve(dataDir, 'service')
+  const bridgeDir = resolve(dataDir, 'app')
+  const lotusUrl = e.LOTUS_URL?.replace(/\/+$/, '')
   return {
     logLevel: e.LOG_LEVEL,
     logFormat: e.LOG_FORMAT,
@@ -303,7 +404,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     bridge: {
       host: e.HOST,
       port: e.PORT,
-      dataDir: resolve(dataDir, 'app'),
+      dataDir: bridgeDir,
       databaseUrl: e.DATABASE_URL,
       network: e.NETWORK,
       simnetGenesis: e.SIMNET_GENESIS,
@@ -339,7 +440,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       publicUrl: e.GATEWAY_PUBLIC_URL?.replace(/\/+$/, ''),
       simnetRpcUrl: e.SIMNET_RPC_URL,
       wallet: e.WALLET,
-      lotusUrl: e.LOTUS_URL?.replace(/\/+$/, ''),
+      lotusUrl,
       lotusToken: e.LOTUS_TOKEN,
       deals: {
         durationDays: e.DEAL_DURATION_DAYS,
@@ -358,7 +459,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     service: {
       host: e.HOST,
       port: e.SERVICE_PORT,
-      dataDir: resolve(dataDir, 'service'),
+      dataDir: serviceDir,
       databaseUrl: e.DATABASE_URL,
       network: e.NETWORK,
       simnetGenesis: e.SIMNET_GENESIS,
@@ -370,10 +471,38 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       simnetSpeed: e.SIMNET_SPEED,
       simnetNv29Epoch: e.SIMNET_NV29_EPOCH,
       simnetFaultRate: e.SIMNET_FAULT_RATE,
-      lotusUrl: e.LOTUS_URL?.replace(/\/+$/, ''),
+      lotusUrl,
       lotusToken: e.LOTUS_TOKEN,
       tickerPollSeconds: e.TICKER_POLL_SECONDS,
       tickerEnabled: e.TICKER_ENABLED === 'true' || e.TICKER_ENABLED === '1',
     },
+    chain: {
+      service: lotusUrl ? 'lotus' : e.SIMNET_RPC_URL ? 'simnet-replica' : 'simnet',
+      gatewayRpc: e.SIMNET_RPC_URL
+        ? { url: e.SIMNET_RPC_URL, simulated: true }
+        : lotusUrl ? { url: lotusUrl, token: e.LOTUS_TOKEN, simulated: false } : undefined,
+      makesWalletKey: e.NETWORK === 'devnet' || !lotusUrl,
+      publicUrlRequired: !e.SIMNET_RPC_URL && e.NETWORK !== 'devnet',
+      addressNetwork: addressNetworkOf(e.NETWORK),
+    },
+    stack: {
+      gatewayAccount: e.GATEWAY_USER && e.GATEWAY_PASSWORD ? { user: e.GATEWAY_USER, password: e.GATEWAY_PASSWORD } : { user: 'bridge' },
+    },
+    files: {
+      gatewayPassword: join(dataDir, 'gateway-password'),
+      wallet: join(dataDir, 'wallet'),
+      simnetChain: join(dataDir, 'simnet', 'chain.sqlite'),
+      simnetProviders: join(dataDir, 'simnet', 'providers'),
+      serviceApiKey: join(serviceDir, 'api-key'),
+      adminPassword: join(bridgeDir, 'admin-password'),
+    },
   }
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value)
+    for (const inner of Object.values(value)) deepFreeze(inner)
+  }
+  return value
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { resolve } from 'node:path'
-import { loadConfig, ConfigError } from '../../server/shared/config.ts'
+import { ConfigError, DEAL_DEFAULTS, loadConfig, parseRole } from '../../server/shared/config.ts'
 
 describe('loadConfig', () => {
   it('turns simulated network faults on with SIMNET_FAULT_RATE, off by default, at most 0.2', () => {
@@ -60,5 +60,58 @@ describe('loadConfig', () => {
     expect(mainnet.gateway.deals!.maxPaddingFactor).toBe(16)
     expect(loadConfig({ NETWORK: 'calibration' }).gateway.groupSize).toBe(2 ** 30)
     expect(loadConfig({ NETWORK: 'mainnet', GROUP_SIZE: '1048576', GROUP_IDLE_SECONDS: '30', DEAL_MAX_PADDING: '0' }).gateway).toMatchObject({ groupSize: 2 ** 20, groupIdleSeconds: 30, deals: { maxPaddingFactor: Infinity } })
+  })
+})
+
+describe('what the configuration derives', () => {
+  it('decides the chain once: the simulated one by default, a replica with SIMNET_RPC_URL, a node with LOTUS_URL', () => {
+    expect(loadConfig({}).chain).toEqual({ service: 'simnet', gatewayRpc: undefined, makesWalletKey: true, publicUrlRequired: true, addressNetwork: 'mainnet' })
+    const replica = loadConfig({ SIMNET_RPC_URL: 'http://127.0.0.1:1234/rpc/v1' }).chain
+    expect(replica).toMatchObject({ service: 'simnet-replica', gatewayRpc: { url: 'http://127.0.0.1:1234/rpc/v1', simulated: true }, publicUrlRequired: false })
+    expect(replica.gatewayRpc!.token).toBeUndefined()
+    // A real network's keys are the operator's: none is made, and providers must reach GATEWAY_PUBLIC_URL.
+    const mainnet = loadConfig({ NETWORK: 'mainnet', LOTUS_URL: 'https://node.example/rpc/v1/', LOTUS_TOKEN: 't' }).chain
+    expect(mainnet).toEqual({ service: 'lotus', gatewayRpc: { url: 'https://node.example/rpc/v1', token: 't', simulated: false }, makesWalletKey: false, publicUrlRequired: true, addressNetwork: 'mainnet' })
+    const devnet = loadConfig({ NETWORK: 'devnet', LOTUS_URL: 'http://127.0.0.1:1234/rpc/v1' }).chain
+    expect(devnet).toMatchObject({ service: 'lotus', makesWalletKey: true, publicUrlRequired: false, addressNetwork: 'testnet' })
+  })
+
+  it('names the shared files under DATA_DIR and the stack\'s gateway account', () => {
+    const config = loadConfig({ DATA_DIR: '/srv/gw' })
+    expect(config.files).toEqual({
+      gatewayPassword: '/srv/gw/gateway-password',
+      wallet: '/srv/gw/wallet',
+      simnetChain: '/srv/gw/simnet/chain.sqlite',
+      simnetProviders: '/srv/gw/simnet/providers',
+      serviceApiKey: '/srv/gw/service/api-key',
+      adminPassword: '/srv/gw/app/admin-password',
+    })
+    // Without both halves of an account the stack makes its own (the password generated at the first start).
+    expect(config.stack.gatewayAccount).toEqual({ user: 'bridge' })
+    expect(loadConfig({ GATEWAY_USER: 'svc' }).stack.gatewayAccount).toEqual({ user: 'bridge' })
+    expect(loadConfig({ GATEWAY_USER: 'svc', GATEWAY_PASSWORD: 'pw' }).stack.gatewayAccount).toEqual({ user: 'svc', password: 'pw' })
+  })
+
+  it('is frozen all the way down: nothing rewrites it after start', () => {
+    const config = loadConfig({})
+    expect(Object.isFrozen(config)).toBe(true)
+    expect(Object.isFrozen(config.gateway.deals)).toBe(true)
+    expect(() => {
+      ;(config.bridge as { gatewayUser?: string }).gatewayUser = 'bridge'
+    }).toThrow(TypeError)
+  })
+
+  it('takes the deal terms\' defaults from DEAL_DEFAULTS, the ones a gateway without terms uses', () => {
+    const { deals } = loadConfig({}).gateway
+    expect(deals).toMatchObject({ ...DEAL_DEFAULTS, verified: true })
+    expect(deals!.copies).toBeUndefined()
+  })
+
+  it('checks --role: a known one, and GATEWAY_URL for the app surface alone', () => {
+    expect(parseRole(undefined)).toBe('all')
+    expect(parseRole('gateway')).toBe('gateway')
+    expect(() => parseRole('moon')).toThrow(/Unknown --role "moon" \(all, app, gateway, service\)/)
+    expect(() => loadConfig({}, { role: 'app' })).toThrow(/--role app needs GATEWAY_URL/)
+    expect(loadConfig({ GATEWAY_URL: 'http://127.0.0.1:9011' }, { role: 'app' }).bridge.gatewayUrl).toBe('http://127.0.0.1:9011')
   })
 })

@@ -1,0 +1,57 @@
+import type { Config } from '../shared/config.ts'
+import { networkClock } from '../shared/epochs.ts'
+import { startServer } from '../shared/http.ts'
+import type { Logger } from '../shared/logger.ts'
+import { acquireDataFolder, connectToNetwork, createGateway, whyNotPublic, type NetworkAccess } from '../gateway/index.ts'
+import { devnetClock } from '../network/index.ts'
+import { savedSimnetClock, walletSigner } from './local-chain.ts'
+import { serverOptions, type Part } from './part.ts'
+
+/** `--role gateway`: the gateway on GATEWAY_PORT, making deals when it can reach a chain, providers and the deal service. */
+export async function runGateway(config: Config, logger: Logger): Promise<Part> {
+  const dataLock = await acquireDataFolder(config.gateway.dataDir, 15_000, (message) => logger.warn(message))
+  const access = await networkAccess(config, logger)
+  const gateway = await createGateway({ ...config.gateway, clientAddress: access?.clientAddress }, { logger, providers: access?.port, dataLock })
+  const server = await startServer(gateway.app, config.gateway.port, config.gateway.host, serverOptions(config, logger))
+  gateway.startDeals(server.url)
+  logger.info({ url: server.url, dataDir: config.gateway.dataDir, records: config.gateway.databaseUrl ? 'PostgreSQL schema gateway' : 'gateway.sqlite', deals: gateway.deals !== undefined, chain: config.gateway.simnetRpcUrl }, 'gateway listening (WebDAV and POST /file-info)')
+  return {
+    name: 'gateway',
+    server,
+    async close() {
+      await gateway.close()
+      await access?.close()
+    },
+  }
+}
+
+/**
+ * How the gateway reaches the network: the chain through Lotus JSON-RPC (the
+ * simulated chain's, SIMNET_RPC_URL, or LOTUS_URL) and providers through the
+ * Boost protocols, signing with its wallet key. Undefined (no deals) without
+ * a chain or a key, which the log says.
+ */
+async function networkAccess(config: Config, logger: Logger): Promise<(NetworkAccess & { clientAddress: string }) | undefined> {
+  const rpc = config.chain.gatewayRpc
+  if (!rpc) return undefined
+  const network = config.service.network
+  // Real providers fetch CARs from GATEWAY_PUBLIC_URL: a loopback or private one would make every deal fail.
+  const notPublic = config.chain.publicUrlRequired ? whyNotPublic(config.gateway.publicUrl) : null
+  if (notPublic) {
+    logger.error(`deals are off: ${notPublic}; storage providers on ${network} must be able to fetch CARs from it (set it to this gateway's public https URL)`)
+    return undefined
+  }
+  const signer = walletSigner(config)
+  if (!signer) {
+    logger.error('no wallet key: deals are off until one is made or imported (npm run wallet -- new | import)')
+    return undefined
+  }
+  const clock = rpc.simulated
+    ? savedSimnetClock(config)!
+    : network === 'devnet'
+      ? await devnetClock({ url: rpc.url, token: rpc.token })
+      : networkClock(network)
+  const access = await connectToNetwork({ rpcUrl: rpc.url, token: rpc.token, clock, signer, network: config.chain.addressNetwork })
+  logger.info({ clientAddress: signer.address, chain: rpc.url }, 'deals are signed by the wallet key')
+  return { ...access, clientAddress: signer.address }
+}

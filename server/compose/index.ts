@@ -1,0 +1,77 @@
+import { mkdirSync } from 'node:fs'
+import type { Config, Role } from '../shared/config.ts'
+import { watchDiskSpace } from '../shared/disk.ts'
+import type { Logger } from '../shared/logger.ts'
+import { announceReady } from '../supervisor.ts'
+import { DatabaseInUse, DataFolderInUse } from '../gateway/index.ts'
+import { runApp } from './app.ts'
+import { runGateway } from './gateway.ts'
+import type { Part } from './part.ts'
+import { runService } from './service.ts'
+import { superviseStack } from './stack.ts'
+
+const STOP_DEADLINE_MS = 10_000
+
+/**
+ * Starts what `--role` names with a configuration already loaded: the whole
+ * stack under a supervisor that runs `entry` once per part, or one part in
+ * this process, stopped by SIGINT/SIGTERM or when its supervisor goes.
+ *
+ * @example await startRole('gateway', loadConfig(process.env, { role: 'gateway' }), logger, entry)
+ */
+export async function startRole(role: Role, config: Config, logger: Logger, entry: string): Promise<void> {
+  mkdirSync(config.dataDir, { recursive: true })
+  if (role === 'all') return superviseStack(config, logger, entry)
+
+  const disk = role === 'gateway' ? watchDiskSpace({ dir: config.dataDir, warnBelowBytes: config.diskWarnBelowBytes, logger }) : undefined
+  let part: Part | undefined
+  let stopping = false
+  const stop = async (signal: string) => {
+    // Ctrl-C reaches a supervised part twice: SIGINT from the terminal, then SIGTERM from npm start.
+    if (stopping) return
+    stopping = true
+    disk?.stop()
+    logger.info({ signal }, 'shutting down: finishing in-flight requests')
+    // A part that cannot finish stopping (a stuck transfer, a provider that never answers) goes anyway:
+    // what it stored is safe (SQLite transactions; half-written files are swept at the next start),
+    // and a gateway must free its data folder for the one that replaces it.
+    setTimeout(() => {
+      logger.warn({ afterMs: STOP_DEADLINE_MS }, 'shutdown took too long: exiting now')
+      process.exit(1)
+    }, STOP_DEADLINE_MS).unref()
+    if (part) {
+      await part.server.close()
+      await part.close()
+      logger.info({ part: part.name }, 'stopped')
+    }
+    process.exit(0)
+  }
+  process.once('SIGINT', () => void stop('SIGINT'))
+  process.once('SIGTERM', () => void stop('SIGTERM'))
+  // Under a supervisor: when it is gone (even killed outright), this part stops too. Its
+  // stdout was the supervisor's pipe: writing there now fails, so the part stops silently.
+  if (process.connected) {
+    process.once('disconnect', () => {
+      logger.level = 'silent'
+      void stop('supervisor gone')
+    })
+  }
+
+  const ready: Record<string, unknown> = {}
+  if (role === 'service') {
+    const service = await runService(config, logger)
+    ready.rpcUrl = service.rpcUrl
+    part = service
+  } else if (role === 'gateway') {
+    part = await runGateway(config, logger)
+  } else {
+    part = await runApp(config, logger)
+  }
+  // Under `--role all`, the supervisor passes this on to the parts started after this one.
+  announceReady({ url: part.server.url, ...ready })
+}
+
+/** True when a part did not start because another process holds its data folder or database: said plainly, no stack. */
+export function isHeldElsewhere(err: unknown): err is Error {
+  return err instanceof DataFolderInUse || err instanceof DatabaseInUse
+}

@@ -1,0 +1,84 @@
+import { createHash } from 'node:crypto'
+import { formatAddress } from '../shared/address.ts'
+import type { Config } from '../shared/config.ts'
+import { startServer } from '../shared/http.ts'
+import type { Logger } from '../shared/logger.ts'
+import { createNetwork, devnetClock, simnetOverRpc, startSimulatedNetwork, type Simnet } from '../network/index.ts'
+import { createDealService, serviceErrorBody, type DealService } from '../service/index.ts'
+import { openSimnet, openSimnetDirectory } from './local-chain.ts'
+import { serverOptions, type Part } from './part.ts'
+
+/**
+ * `--role service`: the deal service, and beside it the simulated network when
+ * no real chain is configured. A replica (SIMNET_RPC_URL) reads the one
+ * another deal service runs.
+ */
+export async function runService(config: Config, logger: Logger): Promise<Part & { rpcUrl?: string }> {
+  const source = config.chain.service
+  const simnet = source === 'simnet' ? openSimnet(config) : source === 'simnet-replica' ? openSimnetDirectory(config) : undefined
+  // The network first: the service reads the chain through its RPC from its first query on.
+  const network = source === 'simnet' ? await runSimulatedNetwork(config, logger, simnet!) : undefined
+  const rpcUrl = network?.rpcUrl ?? config.service.simnetRpcUrl
+  const service = await createDealService(config.service, { logger, network: simnet && rpcUrl ? simnetOverRpc(simnet, rpcUrl) : await devnetNetwork(config) })
+  if (network) await seedDemoClient(service, simnet!, config.service.simnetSeed)
+  if (service.createdApiKey) {
+    // Shown once; only its hash is stored (the file beside it is mode 0600).
+    process.stdout.write(`\nDeal service API key of tenant "default" (also in ${config.files.serviceApiKey}):\n  ${service.createdApiKey}\n\n`)
+  }
+  const server = await startServer(service.app, config.service.port, config.service.host, { ...serverOptions(config, logger), errorBody: serviceErrorBody })
+  logger.info({ url: server.url, network: service.network.kind }, 'deal service listening (/public/v1, /private/v1, /openapi.json)')
+  return {
+    name: 'service',
+    server,
+    rpcUrl,
+    async close() {
+      await service.close()
+      await (network ?? simnet)?.close()
+    },
+  }
+}
+
+/**
+ * The simulated network on loopback: its chain served as Lotus JSON-RPC
+ * (SIMNET_RPC_PORT), its storage providers as libp2p hosts with HTTP
+ * retrieval, their bytes under `<DATA_DIR>/simnet/providers/`.
+ */
+async function runSimulatedNetwork(config: Config, logger: Logger, simnet: Simnet) {
+  const network = await startSimulatedNetwork({
+    simnet, dir: config.files.simnetProviders, seed: config.service.simnetSeed, host: config.service.host,
+    rpcPort: config.service.simnetRpcPort ?? 1234, http: serverOptions(config, logger),
+    faults: { rate: config.service.simnetFaultRate ?? 0, onFault: (site, fault, label) => logger.debug({ site, fault, label }, 'simulated network fault') },
+  })
+  const kinds = [...network.hosts.endpoints.values()].reduce<Record<string, number>>((n, e) => ({ ...n, [e.kind]: (n[e.kind] ?? 0) + 1 }), {})
+  logger.info({ url: network.rpcUrl, providers: kinds }, 'simulated network: chain serving Lotus JSON-RPC, Boost-like (TCP) and Curio-like (WebSocket) providers on loopback')
+  return {
+    rpcUrl: network.rpcUrl,
+    async close() {
+      await network.close()
+      await simnet.close()
+    },
+  }
+}
+
+const DEMO_DEALS = 50
+
+/**
+ * The simulated network's demo client: an address of the default tenant with
+ * deals seeded over the past year (the same ones under a seed), so that the
+ * deal service's on-chain deal pages have something to show from the start.
+ */
+async function seedDemoClient(service: DealService, simnet: Simnet, seed: string): Promise<void> {
+  const tenant = await service.tenants.byName('default')
+  if (!tenant) return
+  const address = formatAddress('mainnet', 1, createHash('sha256').update(`client:${seed}`).digest().subarray(0, 20))
+  if (!tenant.clientAddresses.includes(address)) await service.tenants.addClientAddress(tenant.id, address)
+  const id = await simnet.lookupId(address)
+  if (id) await simnet.seedClientDeals(id, DEMO_DEALS)
+}
+
+/** On NETWORK=devnet: the chain of its node (LOTUS_URL), with the clock the node tells; otherwise undefined. */
+async function devnetNetwork(config: Config) {
+  const s = config.service
+  if (s.network !== 'devnet' || !s.lotusUrl) return undefined
+  return createNetwork(s, { clock: await devnetClock({ url: s.lotusUrl, token: s.lotusToken }) })
+}
