@@ -30,6 +30,24 @@ describeEachStore('login throttle', (_open, dialect, location) => {
   const right = async () => 'user'
   const fail = (t: LoginThrottle, address: string, now?: number, login = 'bob') => t.attempt(address, login, wrong, now)
 
+  it('believes "this address may log in" for a second: its own failures end that at once, another replica\'s within the second', async () => {
+    const opts = { maxFailures: 2, windowMs: 60_000, ...noDelay }
+    const here = await throttle(opts)
+    const there = await replica(opts)
+    expect(await here.retryAfter('10.0.0.9', T0)).toBe(0)
+    await fail(there, '10.0.0.9', T0 + 100)
+    await fail(there, '10.0.0.9', T0 + 200)
+    expect(await there.retryAfter('10.0.0.9', T0 + 300)).toBeGreaterThan(0)
+    // Known credentials from this address still pass here until the answer is a second old.
+    expect(await here.retryAfter('10.0.0.9', T0 + 900)).toBe(0)
+    expect(await here.retryAfter('10.0.0.9', T0 + 1001)).toBeGreaterThan(0)
+
+    expect(await here.retryAfter('10.0.0.10', T0)).toBe(0)
+    await fail(here, '10.0.0.10', T0 + 1)
+    await fail(here, '10.0.0.10', T0 + 2)
+    expect(await here.retryAfter('10.0.0.10', T0 + 3)).toBeGreaterThan(0)
+  })
+
   it('allows up to the limit from one address and then asks to wait until the window slides', async () => {
     const t = await throttle({ maxFailures: 3, windowMs: 60_000, ...noDelay })
     for (let i = 0; i < 3; i++) expect(await fail(t, '10.0.0.1', T0 + i * 1000)).toEqual({ retryAfter: 0, value: undefined })

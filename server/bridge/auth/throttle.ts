@@ -59,6 +59,10 @@ const SCHEMA = [
 
 interface Reserved { at: number; login: string; id: string }
 
+/** How long "this address may log in" is believed without asking the store again. */
+const CLEAR_ANSWER_MS = 1000
+const MAX_CLEAR_ANSWERS = 10_000
+
 export async function createLoginThrottle(sql: Sql, opts: ThrottleOptions = {}): Promise<LoginThrottle> {
   await migrateSql(sql, 'bridge.throttle', SCHEMA)
   const max = opts.maxFailures ?? 10
@@ -69,6 +73,10 @@ export async function createLoginThrottle(sql: Sql, opts: ThrottleOptions = {}):
   const unwritten = new Map<string, Reserved[]>()
   // Successes whose row could not be removed (a full disk): not counted, by this replica.
   const forgiven = new Set<string>()
+  // Addresses found under their limit, and until when that answer stands without asking SQL again: every
+  // request with known credentials asks, and the answer changes only with a failure. This replica's own
+  // attempts drop the entry at once; another replica's show within CLEAR_ANSWER_MS.
+  const clearUntil = new Map<string, number>()
 
   const inMemory = (key: string, now: number): number[] => {
     const list = (unwritten.get(key) ?? []).filter((r) => r.at > now - windowMs)
@@ -100,10 +108,18 @@ export async function createLoginThrottle(sql: Sql, opts: ThrottleOptions = {}):
 
   return {
     async retryAfter(address, now = Date.now()) {
-      return waitFor(await recentFailures(sql, throttleKey(address), now), now)
+      const key = throttleKey(address)
+      if ((clearUntil.get(key) ?? 0) > now) return 0
+      const wait = waitFor(await recentFailures(sql, key, now), now)
+      if (wait === 0) {
+        if (clearUntil.size >= MAX_CLEAR_ANSWERS) clearUntil.clear()
+        clearUntil.set(key, now + CLEAR_ANSWER_MS)
+      }
+      return wait
     },
     async attempt<T>(address: string, login: string, verify: () => Promise<T | undefined>, now = Date.now()): Promise<Attempt<T>> {
       const key = throttleKey(address)
+      clearUntil.delete(key)
       const r: Reserved = { at: now, login: login.toLowerCase(), id: randomUUID() }
       let reserved: { wait: number; earlier: number }
       try {
