@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ddlFor, isConstraintViolation, migrateSql, openSql, type Sql } from '../../server/shared/sql/index.ts'
+import { ddlFor, isConstraintViolation, jsonList, migrateSql, openSql, stepFor, type Sql } from '../../server/shared/sql/index.ts'
 import { toPostgresText } from '../../server/shared/sql/postgres.ts'
 import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.ts'
 
@@ -132,6 +132,17 @@ describe('query layer helpers', () => {
     expect(ddlFor('postgres', STEPS[0])).toContain('data BYTEA')
     expect(ddlFor('postgres', STEPS[1])).not.toContain('WITHOUT ROWID')
     expect(ddlFor('sqlite', STEPS[1])).toBe(STEPS[1])
+  })
+  it('takes a step shipped for SQLite alone as it is, and its PostgreSQL twin through ddlFor', () => {
+    const step = { sqlite: 'CREATE TABLE t (x INTEGER, "offset" INTEGER)', postgres: 'CREATE TABLE t (x INTEGER, "offset" BLOB)' }
+    expect(stepFor('sqlite', step)).toBe(step.sqlite)
+    expect(stepFor('postgres', step)).toBe('CREATE TABLE t (x BIGINT, "offset" BYTEA)')
+    expect(stepFor('postgres', STEPS[1])).toBe(ddlFor('postgres', STEPS[1]))
+  })
+  it('reads a list from one JSON parameter, as text or as 64-bit integers', () => {
+    expect(jsonList('sqlite', 'integer')).toBe('SELECT value FROM json_each(?)')
+    expect(jsonList('postgres')).toBe('SELECT json_array_elements_text(CAST(? AS json))')
+    expect(jsonList('postgres', 'integer')).toContain('AS BIGINT')
   })
 })
 
