@@ -7,9 +7,9 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ddlFor, isConstraintViolation, jsonList, migrateSql, openSql, stepFor, type Sql } from '../../server/shared/sql/index.ts'
-import { toPostgresText } from '../../server/shared/sql/postgres.ts'
-import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.ts'
+import { ddlFor, isConstraintViolation, jsonList, migrateSql, openSql, stepFor, type Sql } from '../../../server/shared/sql/index.ts'
+import { toPostgresText } from '../../../server/shared/sql/postgres.ts'
+import { postgresUnavailable, startPostgres, type TestPostgres } from '../../helpers/postgres.ts'
 
 const STEPS = [
   `CREATE TABLE items (
