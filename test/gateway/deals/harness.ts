@@ -14,7 +14,7 @@ import { createSigner, newPrivateKey } from '../../../server/network/wallet/keys
 import { createSimnet, type Simnet } from '../../../server/network/simnet/index.ts'
 import type { SimulatedProviders } from '../../../server/network/simnet/sim-providers.ts'
 import { createDealService, type DealService } from '../../../server/service/index.ts'
-import { gatewayTestDatabase } from '../test-store.ts'
+import { testDatabaseUrl } from '../../helpers/stores.ts'
 import { startServer, type RunningServer } from '../../../server/shared/http.ts'
 import { EPOCH_SECONDS } from '../../../server/shared/epochs.ts'
 import type { CidProfile } from '../../../server/shared/cid-profile.ts'
@@ -26,7 +26,7 @@ export const API_KEY = 'fgs_test-key-for-the-deal-engine-0001'
 
 export interface DealStack {
   dir: string
-  /** The gateway's database with GATEWAY_TEST_STORE=postgres; else its records are in `<dir>/gateway/gateway.sqlite`. */
+  /** The gateway's database with TEST_STORE=postgres; else its records are in `<dir>/gateway/gateway.sqlite`. */
   databaseUrl?: string
   clock: { now: number }
   simnet: Simnet
@@ -123,8 +123,8 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
 
   let gateway: Gateway
   let gatewayServer: RunningServer
-  // The gateway's records: its SQLite file, or with GATEWAY_TEST_STORE=postgres a database kept across restarts.
-  const databaseUrl = await gatewayTestDatabase()
+  // The gateway's records: its SQLite file, or with TEST_STORE=postgres a database kept across restarts.
+  const databaseUrl = await testDatabaseUrl('gateway')
   const build = async () => {
     const client = createDealServiceClient({ url: serviceServer.url, apiKey: API_KEY })
     gateway = await createGateway(

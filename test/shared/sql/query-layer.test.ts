@@ -3,13 +3,10 @@
  * PostgreSQL where it is installed (a throw-away cluster; skipped, and said,
  * where it is not).
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ddlFor, isConstraintViolation, jsonList, migrateSql, openSql, stepFor, type Sql } from '../../../server/shared/sql/index.ts'
 import { toPostgresText } from '../../../server/shared/sql/postgres.ts'
-import { postgresUnavailable, startPostgres, type TestPostgres } from '../../helpers/postgres.ts'
+import { describeEachStore } from '../../helpers/stores.ts'
 
 const STEPS = [
   `CREATE TABLE items (
@@ -146,15 +143,4 @@ describe('query layer helpers', () => {
   })
 })
 
-const dir = mkdtempSync(join(tmpdir(), 'sql-test-'))
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
-storeSuite('SQLite store', () => openSql({ file: join(dir, 'items.sqlite'), schema: 'gateway' }))
-
-describe.skipIf(postgresUnavailable)(`PostgreSQL store${postgresUnavailable ? ` (skipped: ${postgresUnavailable})` : ''}`, () => {
-  let pg: TestPostgres
-  beforeAll(async () => {
-    pg = await startPostgres()
-  })
-  afterAll(() => pg?.stop())
-  storeSuite('in its own schema', () => openSql({ databaseUrl: pg.createDatabase('items'), file: '', schema: 'gateway' }))
-})
+describeEachStore('the query layer', ({ open }) => storeSuite('on a fresh store', open))
