@@ -1,4 +1,5 @@
-import type { Dialect } from './types.ts'
+import { advisoryLockKey } from './postgres.ts'
+import type { Dialect, Sql } from './types.ts'
 
 /**
  * A migration step. Steps that shipped for SQLite alone (rowid, randomblob,
@@ -39,3 +40,13 @@ export const jsonList = (dialect: Dialect, type: 'text' | 'integer' = 'text'): s
     : type === 'text'
       ? 'SELECT json_array_elements_text(CAST(? AS json))'
       : 'SELECT CAST(json_array_elements_text(CAST(? AS json)) AS BIGINT)'
+
+/**
+ * Makes transactions over the same `name` take turns until `tx` commits or
+ * rolls back: a transaction-scoped advisory lock on PostgreSQL, where
+ * replicas share the database; nothing on SQLite, where every transaction
+ * already holds the file (BEGIN IMMEDIATE).
+ */
+export async function lockUntilCommit(tx: Sql, name: string): Promise<void> {
+  if (tx.dialect === 'postgres') await tx.get('SELECT pg_advisory_xact_lock(?)', [advisoryLockKey(name)])
+}

@@ -1,5 +1,4 @@
-import { stepFor, type Step } from './dialect.ts'
-import { advisoryLockKey } from './postgres.ts'
+import { lockUntilCommit, stepFor, type Step } from './dialect.ts'
 import { immediate, namedSqliteError, type Db } from './sqlite-file.ts'
 import type { Dialect, Sql } from './types.ts'
 
@@ -14,8 +13,6 @@ type Ask = { get: string; params: unknown[] } | { run: string; params: unknown[]
  * schema_versions, whichever driver wrote it.
  */
 function* migration(dialect: Dialect, module: string, steps: readonly Step[]): Generator<Ask, void, unknown> {
-  // One lock for every module: creating schema_versions is racy on PostgreSQL even with IF NOT EXISTS.
-  if (dialect === 'postgres') yield { get: 'SELECT pg_advisory_xact_lock(?)', params: [advisoryLockKey('schema_versions')] }
   yield { exec: 'CREATE TABLE IF NOT EXISTS schema_versions (module TEXT PRIMARY KEY, version INTEGER NOT NULL)' }
   const row = (yield { get: 'SELECT version FROM schema_versions WHERE module = ?', params: [module] }) as { version: number } | undefined
   for (let i = row?.version ?? 0; i < steps.length; i++) {
@@ -31,6 +28,8 @@ function* migration(dialect: Dialect, module: string, steps: readonly Step[]): G
  */
 export async function migrateSql(sql: Sql, module: string, steps: readonly Step[]): Promise<void> {
   await sql.transaction(async (tx) => {
+    // One lock for every module: creating schema_versions is racy on PostgreSQL even with IF NOT EXISTS.
+    await lockUntilCommit(tx, 'schema_versions')
     const asks = migration(tx.dialect, module, steps)
     for (let next = asks.next(); !next.done; ) {
       const ask = next.value
