@@ -1,7 +1,7 @@
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { namedSqliteError, openSqlite } from '../shared/db.ts'
+import { namedSqliteError, openSqlite } from '../shared/sql/sqlite-file.ts'
 
 export class DataFolderInUse extends Error {
   override name = 'DataFolderInUse'

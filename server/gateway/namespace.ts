@@ -1,7 +1,7 @@
 import { DEFAULT_CID_PROFILE, LEGACY_CID_PROFILE, type CidProfile } from '../shared/cid-profile.ts'
 import { randomBytes } from 'node:crypto'
-import { migrateSql, type Sql } from '../shared/sql/index.ts'
-import { createSerial, jsonList, stepsFor, type Step } from './store.ts'
+import { jsonList, migrateSql, type Sql, type Step } from '../shared/sql/index.ts'
+import { createSerial } from './store.ts'
 
 /**
  * The gateway's file tree: which path holds which content (by root CID).
@@ -178,7 +178,7 @@ const COLUMNS = 'path, parent, kind, cid, size, dag_size, content_type, etag, cr
  * that holds nothing yet. An existing folder keeps the profile it has.
  */
 export async function createNamespace(sql: Sql, options: { cidProfile?: CidProfile } = {}): Promise<Namespace> {
-  await migrateSql(sql, 'gateway.namespace', stepsFor(sql.dialect, SCHEMA))
+  await migrateSql(sql, 'gateway.namespace', SCHEMA)
   const cidProfile = options.cidProfile ?? DEFAULT_CID_PROFILE
   await sql.run("UPDATE entries SET cid_profile = ? WHERE path = '/' AND cid_profile IS NULL AND NOT EXISTS (SELECT 1 FROM entries WHERE path <> '/')", [cidProfile])
   const instanceId = (await sql.get<{ value: string }>("SELECT value FROM namespace_meta WHERE key = 'instance_id'"))!.value

@@ -7,6 +7,7 @@ import type { BridgeConfig } from '../../server/shared/config.ts'
 import { createLogger } from '../../server/shared/logger.ts'
 import { startServer, type RunningServer } from '../../server/shared/http.ts'
 import { createBridge, type Bridge, type BridgeDeps } from '../../server/bridge/index.ts'
+import { testDatabaseUrl } from '../helpers/stores.ts'
 
 export const ALICE = { user: 'alice', password: 'alice-password-1' }
 export const BOB = { user: 'bob', password: 'bob-password-1' }
@@ -133,8 +134,7 @@ export async function startRealGateway(): Promise<{ url: string; user: string; p
   const dataDir = mkdtempSync(join(tmpdir(), 'bridge-gw-'))
   const user = 'bridge'
   const password = 'gateway-service-password'
-  const { gatewayTestDatabase } = await import('../gateway/test-store.ts')
-  const gateway = await createGateway({ host: '127.0.0.1', port: 0, dataDir, databaseUrl: await gatewayTestDatabase(), network: 'mainnet', user, password, groupSize: 1 << 20, groupIdleSeconds: 60 }, { logger })
+  const gateway = await createGateway({ host: '127.0.0.1', port: 0, dataDir, databaseUrl: await testDatabaseUrl('gateway'), network: 'mainnet', user, password, groupSize: 1 << 20, groupIdleSeconds: 60 }, { logger })
   const server = await startServer(gateway.app, 0)
   return {
     url: server.url,

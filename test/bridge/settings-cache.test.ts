@@ -12,7 +12,7 @@ import { createBridge, type Bridge } from '../../server/bridge/index.ts'
 import type { BridgeConfig } from '../../server/shared/config.ts'
 import { startServer, type RunningServer } from '../../server/shared/http.ts'
 import { openSql, type Sql } from '../../server/shared/sql/index.ts'
-import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.ts'
+import { describeEachStore } from '../helpers/stores.ts'
 import { ADMIN_PASSWORD, RECORDED_FILE_INFO, aliceAuth, basic, logger, postMetadata, startFakeGateway } from './helpers.ts'
 
 const SETTINGS = '/ocs/v2.php/apps/gateway/admin/settings'
@@ -135,17 +135,15 @@ describe('admin settings cached in memory (SQLite)', () => {
   })
 })
 
-describe.skipIf(postgresUnavailable)(`admin settings shared by two replicas on PostgreSQL${postgresUnavailable ? ` (skipped: ${postgresUnavailable})` : ''}`, () => {
+describeEachStore('admin settings shared by two replicas', ({ databaseUrl: newDatabase }) => {
   const REFRESH_MS = 300
-  let postgres: TestPostgres
   let dataDir: string
   const stores: Sql[] = []
   let one: Replica
   let two: Replica
 
   beforeAll(async () => {
-    postgres = await startPostgres()
-    const databaseUrl = postgres.createDatabase('settings_cache')
+    const databaseUrl = newDatabase('settings_cache')!
     dataDir = mkdtempSync(join(tmpdir(), 'settings-cache-pg-'))
     const config = bridgeConfig('http://127.0.0.1:9', dataDir, databaseUrl)
     for (let i = 0; i < 2; i++) stores.push(await openSql({ databaseUrl, file: '', schema: 'bridge' }))
@@ -156,7 +154,6 @@ describe.skipIf(postgresUnavailable)(`admin settings shared by two replicas on P
     await one?.close()
     await two?.close()
     for (const sql of stores) await sql.close()
-    postgres?.stop()
     if (dataDir) rmSync(dataDir, { recursive: true, force: true })
   })
 
@@ -182,4 +179,4 @@ describe.skipIf(postgresUnavailable)(`admin settings shared by two replicas on P
     const intervals = Math.ceil((Date.now() - started) / REFRESH_MS)
     expect(settingsReads(two.statements)).toBeLessThanOrEqual(intervals + 1)
   })
-})
+}, { only: 'postgres' })

@@ -17,7 +17,7 @@ const config: BridgeConfig = {
   pathMap: '/{user}', ipfsGateway: 'https://ipfs.io',
 }
 
-describeEachStore('bridge state', (open) => {
+describeEachStore('bridge state', ({ open }) => {
   let sql: Sql
   beforeEach(async () => {
     sql = await open('bridge')

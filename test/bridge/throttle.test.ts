@@ -6,7 +6,7 @@ import { createCredentialCache } from '../../server/bridge/auth/credential-cache
 
 const T0 = 1_000_000
 
-describeEachStore('login throttle', (_open, dialect, location) => {
+describeEachStore('login throttle', ({ dialect, location }) => {
   const noDelay = { firstDelayMs: 0 }
   let sql: Sql
   const others: Sql[] = []

@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { basicAuth, startStack, type RunningStack } from '../helpers/stack.ts'
+import { basicAuth, startStack, type RunningStack } from '../../dev/stack.ts'
 
 const PASSWORD = 'deal-crash-password'
 const auth = basicAuth('admin', PASSWORD)

@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser } from 'playwright-core'
 import { afterAll, describe, expect, it } from 'vitest'
-import { copyBundle, ensureBundle, hasChromium, launchChromium } from '../helpers/browser.ts'
-import { basicAuth, startStack, type RunningStack } from '../helpers/stack.ts'
+import { copyBundle, ensureBundle, hasChromium, launchChromium } from '../../dev/browser.ts'
+import { basicAuth, startStack, type RunningStack } from '../../dev/stack.ts'
 
 const ARTIFACTS = join(import.meta.dirname, '..', 'artifacts')
 const FIVE_MINUTES = 5 * 60_000

@@ -8,17 +8,16 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import pg from 'pg'
 import { pino } from 'pino'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, expect, it } from 'vitest'
 import { DatabaseInUse } from '../../server/gateway/database-lock.ts'
 import { createGateway, type Gateway } from '../../server/gateway/index.ts'
 import type { GatewayConfig } from '../../server/shared/config.ts'
 import { startServer, type RunningServer } from '../../server/shared/http.ts'
-import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.ts'
+import { describeEachStore } from '../helpers/stores.ts'
 
 const logger = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' })
 
-describe.skipIf(postgresUnavailable)(`the gateway on PostgreSQL${postgresUnavailable ? ` (skipped: ${postgresUnavailable})` : ''}`, () => {
-  let cluster: TestPostgres
+describeEachStore('the gateway on DATABASE_URL', ({ databaseUrl }) => {
   const dirs: string[] = []
   const folder = () => {
     const dir = mkdtempSync(join(tmpdir(), 'gateway-pg-'))
@@ -36,16 +35,12 @@ describe.skipIf(postgresUnavailable)(`the gateway on PostgreSQL${postgresUnavail
     await gateway.close()
   }
 
-  beforeAll(async () => {
-    cluster = await startPostgres()
-  })
   afterAll(() => {
-    cluster?.stop()
     for (const d of dirs) rmSync(d, { recursive: true, force: true })
   })
 
   it('keeps a file, its CID, its group and its deals when the data folder loses its SQLite files', async () => {
-    const url = cluster.createDatabase('survives')
+    const url = databaseUrl('survives')!
     const dataDir = folder()
     let gateway = await createGateway(config(dataDir, url), { logger })
     let { server, at } = await serve(gateway)
@@ -86,7 +81,7 @@ describe.skipIf(postgresUnavailable)(`the gateway on PostgreSQL${postgresUnavail
   })
 
   it('refuses a second gateway on the same database, naming the first, and lets one start once the first has stopped', async () => {
-    const url = cluster.createDatabase('one_gateway')
+    const url = databaseUrl('one_gateway')!
     const first = await createGateway(config(folder(), url), { logger })
     const second = createGateway(config(folder(), url), { logger })
     await expect(second).rejects.toThrow(DatabaseInUse)
@@ -98,10 +93,10 @@ describe.skipIf(postgresUnavailable)(`the gateway on PostgreSQL${postgresUnavail
   })
 
   it('refuses writes with 503 while it has lost its hold on the database, serves reads, and takes the hold back', async () => {
-    const url = cluster.createDatabase('lock_lost')
+    const url = databaseUrl('lock_lost')!
     const gateway = await createGateway(config(folder(), url), { logger })
     const { server, at } = await serve(gateway)
-    const admin = new pg.Client({ connectionString: cluster.url })
+    const admin = new pg.Client({ connectionString: url })
     await admin.connect()
     try {
       expect((await fetch(at('/kept.txt'), { method: 'PUT', body: 'kept' })).status).toBe(201)
@@ -122,7 +117,7 @@ describe.skipIf(postgresUnavailable)(`the gateway on PostgreSQL${postgresUnavail
       await stop(gateway, server)
     }
   })
-})
+}, { only: 'postgres' })
 
 async function until(check: () => boolean, ms = 15_000): Promise<void> {
   for (const end = Date.now() + ms; !check(); ) {

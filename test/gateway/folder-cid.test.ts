@@ -9,7 +9,7 @@ import { createNamespace, type Namespace } from '../../server/gateway/namespace.
 import { directoryDag, folderDag, HAMT_SHARDING_THRESHOLD, type DirectoryLink } from '../../server/gateway/folder-cid.ts'
 import { buildFileDag } from '../../server/gateway/content/unixfs-dag.ts'
 import { chunksOf, kuboDeterministic } from './content/helpers.ts'
-import { describeEachStore, type OpenStore } from '../helpers/stores.ts'
+import { describeEachStore } from '../helpers/stores.ts'
 
 const discard = { put: async <T>(cid: T) => cid }
 
@@ -17,7 +17,7 @@ const discard = { put: async <T>(cid: T) => cid }
 const folderOf = async (ns: Namespace, path: string) => folderDag(await ns.descendants(path), path)
 
 // Run on both stores: PostgreSQL must list and range-scan paths byte-wise as SQLite does.
-describeEachStore('folder CIDs from the namespace', (open: OpenStore) => {
+describeEachStore('folder CIDs from the namespace', ({ open }) => {
 async function tree(files: Record<string, string>, dirs: string[] = []) {
   const ns = await createNamespace(await open('gateway'))
   for (const d of dirs) await ns.makeDir(d)

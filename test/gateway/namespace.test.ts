@@ -5,7 +5,7 @@ import { describeEachStore } from '../helpers/stores.ts'
 
 const file = (cid: string, size: number) => ({ cid, size, dagSize: size })
 
-describeEachStore('gateway namespace', (open) => {
+describeEachStore('gateway namespace', ({ open }) => {
   let sql: Sql
   let ns: Namespace
   beforeEach(async () => {

@@ -1,7 +1,8 @@
 import { statSync, readFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { expectErrorEnvelope, ON_POSTGRES, startTestService, type TestService } from './helpers.ts'
+import { TEST_STORE } from '../helpers/stores.ts'
+import { expectErrorEnvelope, startTestService, type TestService } from './helpers.ts'
 
 let t: TestService
 beforeAll(async () => {
@@ -12,7 +13,7 @@ afterAll(() => t.close())
 const days = '/private/v1/get-network-epoch-duration-from-days'
 
 describe('first start', () => {
-  it.skipIf(ON_POSTGRES)('saves the first tenant key 0600 in the data dir and only its hash in SQLite', () => {
+  it.skipIf(TEST_STORE === 'postgres')('saves the first tenant key 0600 in the data dir and only its hash in SQLite', () => {
     const file = join(t.dir, 'api-key')
     expect(statSync(file).mode & 0o777).toBe(0o600)
     expect(readFileSync(file, 'utf8').trim()).toBe(t.key)

@@ -8,7 +8,7 @@ import type { ServiceConfig } from '../../server/shared/config.ts'
 import { createLogger } from '../../server/shared/logger.ts'
 import { startServer, type RunningServer } from '../../server/shared/http.ts'
 import { createDealService, type DealService, type DealServiceDeps } from '../../server/service/index.ts'
-import { startPostgres } from '../helpers/postgres.ts'
+import { testDatabaseUrl } from '../helpers/stores.ts'
 
 /** A fixed instant well after the simulated genesis (2024-01-01), so head epochs are stable. */
 export const T0 = Date.UTC(2025, 0, 15, 12, 0, 0)
@@ -45,21 +45,18 @@ export function serviceConfig(dir: string, overrides: Partial<ServiceConfig> = {
   }
 }
 
-/** SERVICE_TEST_STORE=postgres: the test services run on PostgreSQL. */
-export const ON_POSTGRES = process.env.SERVICE_TEST_STORE === 'postgres'
-
 /**
  * A deal service on 127.0.0.1:0 over a seeded simnet and an injected clock; its
- * store is a SQLite file in a temp dir, or with SERVICE_TEST_STORE=postgres a
- * throw-away PostgreSQL (the same HTTP tests on the other dialect).
+ * store is a SQLite file in a temp dir, or with TEST_STORE=postgres a fresh
+ * PostgreSQL database (the same HTTP tests on the other dialect).
  */
 export async function startTestService(options: { deps?: Partial<DealServiceDeps>; config?: Partial<ServiceConfig> } = {}): Promise<TestService> {
   const dir = mkdtempSync(join(tmpdir(), 'service-test-'))
   const clock = { now: T0 }
   const now = () => clock.now
   const simnet = createSimnet({ seed: 'test-seed', genesis: SIMNET_GENESIS, now })
-  const pg = ON_POSTGRES && !options.config?.databaseUrl && !options.deps?.sql ? await startPostgres() : undefined
-  const config = serviceConfig(dir, { ...(pg && { databaseUrl: pg.createDatabase('service') }), ...options.config })
+  const databaseUrl = options.config?.databaseUrl || options.deps?.sql ? undefined : await testDatabaseUrl('service')
+  const config = serviceConfig(dir, { ...(databaseUrl && { databaseUrl }), ...options.config })
   const service = await createDealService(config, {
     logger: createLogger('silent'),
     network: simnet,
@@ -97,7 +94,6 @@ export async function startTestService(options: { deps?: Partial<DealServiceDeps
     async close() {
       await server.close(100)
       await service.close()
-      pg?.stop()
       rmSync(dir, { recursive: true, force: true })
     },
   }

@@ -3,30 +3,27 @@
  * balancer): whatever one writes, the others serve at once, as nothing a
  * request needs is kept in a replica's memory.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, expect, it } from 'vitest'
 import type { StoredDeal } from '../../server/service/deal-store.ts'
-import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.ts'
+import { describeEachStore } from '../helpers/stores.ts'
 import { startTestService, T0, TEST_CLIENT, type TestService } from './helpers.ts'
 
 const KEY = 'fgs_replicas-test-key'
 const deals = '/private/v1/get-on-chain-deals'
 const days = '/private/v1/get-network-epoch-duration-from-days'
 
-describe.skipIf(postgresUnavailable)(`two deal services on one PostgreSQL database${postgresUnavailable ? ` (skipped: ${postgresUnavailable})` : ''}`, () => {
-  let pg: TestPostgres
+describeEachStore('two deal services on one database', ({ databaseUrl: newDatabase }) => {
   let a: TestService
   let b: TestService
 
   beforeAll(async () => {
-    pg = await startPostgres()
-    const databaseUrl = pg.createDatabase('replicas')
+    const databaseUrl = newDatabase('replicas')
     // Started at once on an empty database: both migrate and bootstrap the default tenant together.
     ;[a, b] = await Promise.all([0, 1].map(() => startTestService({ config: { databaseUrl, apiKey: KEY } })))
   })
   afterAll(async () => {
     await a?.close()
     await b?.close()
-    pg?.stop()
   })
 
   it('started together, they make one default tenant, which the same key opens on both', async () => {
@@ -111,4 +108,4 @@ describe.skipIf(postgresUnavailable)(`two deal services on one PostgreSQL databa
       b.simnet.chainHead = headOfB
     }
   })
-})
+}, { only: 'postgres' })

@@ -11,7 +11,7 @@ import { createPolicyStore, type PolicyDocument } from '../../server/service/onb
 import { migrateService, SERVICE_STEPS } from '../../server/service/schema.ts'
 import { createTenantStore } from '../../server/service/tenants.ts'
 import { migrateSql, type Sql } from '../../server/shared/sql/index.ts'
-import { describeEachStore, type OpenStore } from '../helpers/stores.ts'
+import { describeEachStore, type StoreUnderTest } from '../helpers/stores.ts'
 
 const T0 = Date.UTC(2025, 0, 15, 12, 0, 0)
 
@@ -26,7 +26,7 @@ const active: OnChainDealState = { status: 'active', publishedEpoch: 10, onChain
 /** Deals 1..n; lastUpdate cycles over 7 values, so many deals share one. */
 const deals = (n: number): StoredDeal[] => Array.from({ length: n }, (_, k) => ({ dealId: k + 1, lastUpdateMs: T0 - ((k + 1) % 7) * 1000, proposal: proposal(k + 1), state: active }))
 
-async function openService(open: OpenStore): Promise<Sql> {
+async function openService(open: StoreUnderTest['open']): Promise<Sql> {
   const sql = await open('service')
   await migrateService(sql)
   return sql
@@ -50,7 +50,7 @@ async function pageThrough(store: ReturnType<typeof createDealStore>, tenantId: 
   }
 }
 
-describeEachStore('deal service stores', (open, dialect) => {
+describeEachStore('deal service stores', ({ open, dialect }) => {
   describe('tenants', () => {
     it('creates tenants with their plan, finds them by id and name, lists them in creation order', async () => {
       const sql = await openService(open)

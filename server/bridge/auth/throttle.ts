@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { isIPv6 } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { isDiskFull } from '../../shared/disk.ts'
-import { advisoryLockKey, migrateSql, type Sql } from '../../shared/sql/index.ts'
+import { lockUntilCommit, migrateSql, type Sql } from '../../shared/sql/index.ts'
 
 /**
  * Brute-force protection as Nextcloud does it: failed logins are counted per
@@ -99,7 +99,7 @@ export async function createLoginThrottle(sql: Sql, opts: ThrottleOptions = {}):
   const waitFor = (recent: number[], now: number) => recent.length < max ? 0 : Math.max(1, Math.ceil((recent[recent.length - 1] + windowMs - now) / 1000))
 
   const reserve = (key: string, r: Reserved) => sql.transaction(async (tx) => {
-    if (tx.dialect === 'postgres') await tx.get('SELECT pg_advisory_xact_lock(?)', [advisoryLockKey(`login ${key}`)])
+    await lockUntilCommit(tx, `login ${key}`)
     const recent = await recentFailures(tx, key, r.at)
     const wait = waitFor(recent, r.at)
     if (wait === 0) await tx.run('INSERT INTO login_failures (address_key, at_ms, login_key, attempt_id) VALUES (?, ?, ?, ?)', [key, r.at, r.login, r.id])

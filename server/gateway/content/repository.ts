@@ -1,5 +1,4 @@
-import type { Sql } from '../../shared/sql/index.ts'
-import { jsonList } from '../store.ts'
+import { jsonList, type Sql } from '../../shared/sql/index.ts'
 import { GroupTransitionError, transitionOf, type GroupEvent, type GroupState } from './group-state.ts'
 import type { GroupRecord } from './types.ts'
 

@@ -1,5 +1,4 @@
-import { migrateSql, type Sql } from '../../shared/sql/index.ts'
-import { stepsFor, type Step } from '../store.ts'
+import { migrateSql, type Sql, type Step } from '../../shared/sql/index.ts'
 
 // As shipped for SQLite. `offset` is a reserved word in PostgreSQL: quoted there (and in every query, which SQLite accepts too).
 const CONTENT_V1 = `CREATE TABLE content_groups (
@@ -47,5 +46,5 @@ const STEPS: Step[] = [
 
 /** Creates or upgrades the content store's tables. */
 export async function migrateContent(sql: Sql): Promise<void> {
-  await migrateSql(sql, 'gateway.content', stepsFor(sql.dialect, STEPS))
+  await migrateSql(sql, 'gateway.content', STEPS)
 }

@@ -1,5 +1,4 @@
-import type { Sql } from '../../shared/sql/index.ts'
-import { jsonList } from '../store.ts'
+import { jsonList, type Sql } from '../../shared/sql/index.ts'
 import type { Deal } from '../content/index.ts'
 import { DEAL_TRANSITIONS, LIVE_STATES, shownState, type GatewayDealState } from './deal-state.ts'
 import { migrateDeals } from './schema.ts'

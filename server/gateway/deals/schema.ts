@@ -1,5 +1,4 @@
-import { migrateSql, type Sql } from '../../shared/sql/index.ts'
-import { stepsFor, type Step } from '../store.ts'
+import { migrateSql, type Sql, type Step } from '../../shared/sql/index.ts'
 
 const STEPS: Step[] = [
   `CREATE TABLE group_deals (
@@ -54,5 +53,5 @@ const STEPS: Step[] = [
 
 /** Creates or upgrades the deal engine's tables (in the gateway's store, beside the content store's). */
 export async function migrateDeals(sql: Sql): Promise<void> {
-  await migrateSql(sql, 'gateway.deals', stepsFor(sql.dialect, STEPS))
+  await migrateSql(sql, 'gateway.deals', STEPS)
 }

@@ -1,5 +1,4 @@
-import type { Sql } from '../../shared/sql/index.ts'
-import { jsonList } from '../store.ts'
+import { jsonList, type Sql } from '../../shared/sql/index.ts'
 import { belowRange } from './schema.ts'
 import type { XmlElement } from './xml.ts'
 

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto'
-import type { Sql } from '../../shared/sql/index.ts'
-import { jsonList } from '../store.ts'
+import { jsonList, type Sql } from '../../shared/sql/index.ts'
 import { isWithin, selfAndAncestors } from './paths.ts'
 import { belowRange } from './schema.ts'
 import type { XmlElement } from './xml.ts'

@@ -1,5 +1,4 @@
-import { migrateSql, type Sql } from '../../shared/sql/index.ts'
-import { stepsFor, type Step } from '../store.ts'
+import { migrateSql, type Sql, type Step } from '../../shared/sql/index.ts'
 
 /** WebDAV state beside the namespace: dead properties and locks. Append-only steps. */
 const STEPS: Step[] = [
@@ -43,7 +42,7 @@ const STEPS: Step[] = [
 ]
 
 export async function migrateWebDav(sql: Sql): Promise<void> {
-  await migrateSql(sql, 'gateway.webdav', stepsFor(sql.dialect, STEPS))
+  await migrateSql(sql, 'gateway.webdav', STEPS)
 }
 
 // '/' is 0x2F and '0' is 0x30: every path strictly below P sorts in [P + '/', P + '0').

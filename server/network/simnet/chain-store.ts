@@ -1,4 +1,4 @@
-import { immediate, migrate, openDatabase, type Db } from '../../shared/db.ts'
+import { immediate, migrateSqlite, openDatabase, type Db } from '../../shared/sql/index.ts'
 import { EPOCH_SECONDS, spedUpClock, type NetworkClock } from '../../shared/epochs.ts'
 import type { DealProposal } from '../types.ts'
 
@@ -30,7 +30,7 @@ const STEPS = [
 
 export function openSimChainStore(file: string): SimChainStore {
   const db: Db = openDatabase(file)
-  migrate(db, 'simnet.chain', STEPS)
+  migrateSqlite(db, 'simnet.chain', STEPS)
   const meta = db.prepare('SELECT value FROM simnet_meta WHERE key = ?')
   const getMeta = (key: string) => (meta.get(key) as { value: string } | undefined)?.value
   const saveMeta = db.prepare('INSERT OR REPLACE INTO simnet_meta (key, value) VALUES (?, ?)')

@@ -1,5 +1,5 @@
 import type { StatementSync } from 'node:sqlite'
-import { namedSqliteError, type Db } from '../db.ts'
+import { namedSqliteError, type Db } from './sqlite-file.ts'
 import type { Sql } from './types.ts'
 
 type Params = readonly unknown[]

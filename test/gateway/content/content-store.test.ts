@@ -25,7 +25,7 @@ const waitFor = async (check: () => boolean | Promise<boolean>) => {
   expect(await check()).toBe(true)
 }
 
-describeEachStore('content store', (_open, _dialect, location) => {
+describeEachStore('content store', ({ location }) => {
 const makeStore = (o: Parameters<typeof makeStoreAt>[0] = {}) => makeStoreAt({ ...o, where: location() })
 
 describe('content store: ingest and read', () => {

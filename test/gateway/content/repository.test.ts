@@ -5,7 +5,7 @@ import { migrateContent } from '../../../server/gateway/content/schema.ts'
 import type { Sql } from '../../../server/shared/sql/index.ts'
 import { describeEachStore } from '../../helpers/stores.ts'
 
-describeEachStore('content records', (open) => {
+describeEachStore('content records', ({ open }) => {
   let sql: Sql
   beforeEach(async () => {
     sql = await open('gateway')

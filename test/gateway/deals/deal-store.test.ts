@@ -3,7 +3,7 @@ import { createDealStore, type DealStore } from '../../../server/gateway/deals/d
 import type { Sql } from '../../../server/shared/sql/index.ts'
 import { describeEachStore } from '../../helpers/stores.ts'
 
-describeEachStore('gateway deal store', (open) => {
+describeEachStore('gateway deal store', ({ open }) => {
   let sql: Sql
   beforeEach(async () => {
     sql = await open('gateway')

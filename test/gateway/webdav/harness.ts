@@ -4,7 +4,7 @@ import { openSql, type Sql } from '../../../server/shared/sql/index.ts'
 import { startServer } from '../../../server/shared/http.ts'
 import { createNamespace, type Namespace } from '../../../server/gateway/namespace.ts'
 import { createWebDav, type ContentSource } from '../../../server/gateway/webdav/index.ts'
-import { gatewayTestDatabase } from '../test-store.ts'
+import { testDatabaseUrl } from '../../helpers/stores.ts'
 import { createMemoryContent } from './memory-content.ts'
 
 export interface DavHarness {
@@ -17,10 +17,10 @@ export interface DavHarness {
 
 /**
  * The WebDAV handler alone on a loopback port, over an in-memory SQLite (or,
- * with GATEWAY_TEST_STORE=postgres, a fresh PostgreSQL database) and content store.
+ * with TEST_STORE=postgres, a fresh PostgreSQL database) and content store.
  */
 export async function startDav(content: ContentSource = createMemoryContent()): Promise<DavHarness> {
-  const sql = await openSql({ file: ':memory:', databaseUrl: await gatewayTestDatabase(), schema: 'gateway' })
+  const sql = await openSql({ file: ':memory:', databaseUrl: await testDatabaseUrl('gateway'), schema: 'gateway' })
   const namespace = await createNamespace(sql)
   const app = express()
   app.use(await createWebDav({ namespace, content, sql, logger: pino({ level: process.env.DAV_LOG ?? 'silent' }) }))

@@ -6,11 +6,11 @@ import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createGateway, type Gateway } from '../../../server/gateway/index.ts'
 import { startServer, type RunningServer } from '../../../server/shared/http.ts'
-import { gatewayTestDatabase } from '../test-store.ts'
+import { testDatabaseUrl } from '../../helpers/stores.ts'
 
 /**
  * Runs Debian's litmus (the WebDAV compliance suite, driven by neon) against
- * the real gateway: real SQLite file (PostgreSQL with GATEWAY_TEST_STORE=postgres),
+ * the real gateway: real SQLite file (PostgreSQL with TEST_STORE=postgres),
  * real content store, real HTTP, with and without the gateway's basic auth.
  */
 const LITMUS = '/usr/bin/litmus'
@@ -61,7 +61,7 @@ describe.skipIf(!hasLitmus).each([
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'gateway-litmus-'))
     gateway = await createGateway(
-      { host: '127.0.0.1', port: 0, dataDir, databaseUrl: await gatewayTestDatabase(), user, password, groupSize: 1024 * 1024, groupIdleSeconds: 3600 },
+      { host: '127.0.0.1', port: 0, dataDir, databaseUrl: await testDatabaseUrl('gateway'), user, password, groupSize: 1024 * 1024, groupIdleSeconds: 3600 },
       { logger: pino({ level: 'silent' }) },
     )
     server = await startServer(gateway.app, 0)

@@ -53,21 +53,5 @@ export function openDatabase(file: string): Db {
   // -wal and -shm files the database file's mode.
   if (file !== ':memory:') chmodSync(file, 0o600)
   db.exec('PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON')
-  db.exec('CREATE TABLE IF NOT EXISTS schema_versions (module TEXT PRIMARY KEY, version INTEGER NOT NULL)')
   return db
-}
-
-/**
- * Applies the not-yet-applied steps of one module's schema, each in a transaction.
- * Steps are append-only: never edit a step that has shipped, add a new one.
- */
-export function migrate(db: Db, module: string, steps: string[]): void {
-  const row = db.prepare('SELECT version FROM schema_versions WHERE module = ?').get(module) as { version: number } | undefined
-  const from = row?.version ?? 0
-  for (let i = from; i < steps.length; i++) {
-    immediate(db, () => {
-      db.exec(steps[i])
-      db.prepare('INSERT INTO schema_versions (module, version) VALUES (?, ?) ON CONFLICT(module) DO UPDATE SET version = excluded.version').run(module, i + 1)
-    })
-  }
 }

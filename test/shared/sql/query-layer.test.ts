@@ -3,13 +3,10 @@
  * PostgreSQL where it is installed (a throw-away cluster; skipped, and said,
  * where it is not).
  */
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ddlFor, isConstraintViolation, migrateSql, openSql, type Sql } from '../../server/shared/sql/index.ts'
-import { toPostgresText } from '../../server/shared/sql/postgres.ts'
-import { postgresUnavailable, startPostgres, type TestPostgres } from '../helpers/postgres.ts'
+import { ddlFor, isConstraintViolation, jsonList, migrateSql, openSql, stepFor, type Sql } from '../../../server/shared/sql/index.ts'
+import { toPostgresText } from '../../../server/shared/sql/postgres.ts'
+import { describeEachStore } from '../../helpers/stores.ts'
 
 const STEPS = [
   `CREATE TABLE items (
@@ -133,17 +130,17 @@ describe('query layer helpers', () => {
     expect(ddlFor('postgres', STEPS[1])).not.toContain('WITHOUT ROWID')
     expect(ddlFor('sqlite', STEPS[1])).toBe(STEPS[1])
   })
-})
-
-const dir = mkdtempSync(join(tmpdir(), 'sql-test-'))
-afterAll(() => rmSync(dir, { recursive: true, force: true }))
-storeSuite('SQLite store', () => openSql({ file: join(dir, 'items.sqlite'), schema: 'gateway' }))
-
-describe.skipIf(postgresUnavailable)(`PostgreSQL store${postgresUnavailable ? ` (skipped: ${postgresUnavailable})` : ''}`, () => {
-  let pg: TestPostgres
-  beforeAll(async () => {
-    pg = await startPostgres()
+  it('takes a step shipped for SQLite alone as it is, and its PostgreSQL twin through ddlFor', () => {
+    const step = { sqlite: 'CREATE TABLE t (x INTEGER, "offset" INTEGER)', postgres: 'CREATE TABLE t (x INTEGER, "offset" BLOB)' }
+    expect(stepFor('sqlite', step)).toBe(step.sqlite)
+    expect(stepFor('postgres', step)).toBe('CREATE TABLE t (x BIGINT, "offset" BYTEA)')
+    expect(stepFor('postgres', STEPS[1])).toBe(ddlFor('postgres', STEPS[1]))
   })
-  afterAll(() => pg?.stop())
-  storeSuite('in its own schema', () => openSql({ databaseUrl: pg.createDatabase('items'), file: '', schema: 'gateway' }))
+  it('reads a list from one JSON parameter, as text or as 64-bit integers', () => {
+    expect(jsonList('sqlite', 'integer')).toBe('SELECT value FROM json_each(?)')
+    expect(jsonList('postgres')).toBe('SELECT json_array_elements_text(CAST(? AS json))')
+    expect(jsonList('postgres', 'integer')).toContain('AS BIGINT')
+  })
 })
+
+describeEachStore('the query layer', ({ open }) => storeSuite('on a fresh store', open))

@@ -6,7 +6,8 @@ import { freePort } from './ports.ts'
 
 /**
  * A throw-away PostgreSQL cluster from Debian's `postgresql` package, for the
- * store tests: initdb in a temp folder, a free loopback port, trust auth.
+ * tests (through test/helpers/stores.ts) and the benchmarks: initdb in a temp
+ * folder, a free loopback port, trust auth.
  * PostgreSQL refuses to run as root, so under root it runs as `postgres`.
  */
 export interface TestPostgres {

@@ -1,0 +1,209 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { pino } from 'pino'
+import { createGateway, type Gateway } from '../server/gateway/index.ts'
+import { createDealServiceClient, type DealServiceClient, type StorageProviderPort } from '../server/gateway/deals/index.ts'
+import { connectToNetwork } from '../server/gateway/deals/network-access.ts'
+import { simnetOverRpc } from '../server/network/index.ts'
+import { startSimulatedNetwork } from '../server/network/simnet/on-loopback.ts'
+import type { ProviderClient } from '../server/network/boost/client.ts'
+import type { ProviderHosts } from '../server/network/simnet/provider-hosts.ts'
+import type { FaultPlan } from '../server/network/simnet/faults.ts'
+import { createSigner, newPrivateKey } from '../server/network/wallet/keys.ts'
+import { createSimnet, type Simnet } from '../server/network/simnet/index.ts'
+import type { SimulatedProviders } from '../server/network/simnet/sim-providers.ts'
+import { createDealService, type DealService } from '../server/service/index.ts'
+import { startServer, type RunningServer } from '../server/shared/http.ts'
+import { EPOCH_SECONDS } from '../server/shared/epochs.ts'
+import type { CidProfile } from '../server/shared/cid-profile.ts'
+
+// TEST_LOG_LEVEL=info shows the stack's log when a test needs debugging.
+export const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' })
+const GENESIS = 1704067200
+export const API_KEY = 'fgs_test-key-for-the-deal-engine-0001'
+
+export interface DealStack {
+  dir: string
+  /** The gateway's PostgreSQL database, when it was given one; else its records are in `<dir>/gateway/gateway.sqlite`. */
+  databaseUrl?: string
+  clock: { now: number }
+  simnet: Simnet
+  sim: SimulatedProviders
+  hosts: ProviderHosts
+  /** The simulated network's faults and how many struck. */
+  faults: FaultPlan
+  providerClient: ProviderClient
+  /** The gateway's wallet address, which signs its proposals. */
+  clientAddress: string
+  service: DealService
+  serviceServer: RunningServer
+  gateway: Gateway
+  gatewayServer: RunningServer
+  /** Moves simulated (and gateway) time on by `epochs`. */
+  advance(epochs: number): void
+  /** PUTs a file over the gateway's WebDAV. */
+  put(path: string, bytes: Uint8Array): Promise<Response>
+  get(path: string): Promise<Response>
+  fileInfo(path: string): Promise<any>
+  /** Seals the writable group and waits for its CAR and piece CID. */
+  seal(): Promise<void>
+  /** Ticks the deal engine, advancing the clock between ticks, until `done()` or `max` ticks. */
+  runUntil(done: () => boolean | Promise<boolean>, options?: { max?: number; epochsPerTick?: number }): Promise<boolean>
+  /** Stops everything (as a clean shutdown); `restart()` builds the gateway again on the same files. */
+  restartGateway(): Promise<void>
+  close(): Promise<void>
+}
+
+export interface DealStackOptions {
+  seed?: string
+  copies?: number
+  /** Wraps the provider port (to change what the chain or providers say). */
+  providers?: (port: StorageProviderPort) => StorageProviderPort
+  /** Wraps the deal service client (to make it fail). */
+  service?: (client: DealServiceClient) => DealServiceClient
+  retrievalCheckMs?: number
+  /** Attofil per GiB per epoch offered (default 0: few simulated providers take free deals of small pieces). */
+  price?: string
+  /** Deals ending within this many days are renewed (default 30). */
+  renewBeforeDays?: number
+  /** Longest a group is held for repair without its copies (default 3 days). */
+  repairHoldDays?: number
+  /** DEAL_MAX_PADDING (default: any). */
+  maxPaddingFactor?: number
+  /** The client's market escrow, attoFIL (default: plenty when `price` is above 0, else none). */
+  escrow?: bigint
+  /** The simulated chain's network version 29 upgrade epoch (FIP-0118); default: none scheduled. */
+  nv29Epoch?: number
+  /** Bytes at which a group closes (default 1 MiB: small groups, quick tests). */
+  groupSize?: number
+  /** CID_PROFILE (default: the gateway's). */
+  cidProfile?: CidProfile
+  /** The gateway's data folder (a small disk to fill, say); a folder in the stack's temp dir by default. */
+  gatewayDir?: string
+  /** Provider call and whole-group reload timeouts (default 1 s and 3 s: loopback, small groups). */
+  dealTimeouts?: { callMs: number; reloadMs: number }
+  /** Longest a simulated provider takes to fetch a CAR (default 20 s). */
+  transferTimeoutMs?: number
+  /** Seeded faults of the simulated network (SIMNET_FAULT_RATE; default none), stalls up to `maxStallMs`. */
+  faults?: { rate: number; maxStallMs?: number }
+  /** The gateway's records in this PostgreSQL database (kept across gateway restarts); default its SQLite file. */
+  databaseUrl?: string
+}
+
+/**
+ * A real deal service (HTTP, SQLite) over a simulated network whose clock the
+ * test moves, simulated providers that really fetch CARs over HTTP into a
+ * temp dir, and a gateway (HTTP, SQLite, files) making deals through them.
+ */
+export async function startDealStack(o: DealStackOptions = {}): Promise<DealStack> {
+  const dir = mkdtempSync(join(tmpdir(), 'deal-stack-'))
+  const clock = { now: Date.UTC(2025, 0, 15) }
+  const now = () => clock.now
+  const simnet = createSimnet({ seed: o.seed ?? 'deal-engine-tests', genesis: GENESIS, now, nv29Epoch: o.nv29Epoch, stateFile: join(dir, 'simnet', 'chain.sqlite') })
+  // The simulated network on loopback, composed as `npm start` composes it: the gateway and the deal
+  // service reach its chain only over Lotus JSON-RPC and its providers only over libp2p and HTTP.
+  const network = await startSimulatedNetwork({ simnet, dir: join(dir, 'simnet', 'providers'), seed: o.seed ?? 'deal-engine-tests', transferTimeoutMs: o.transferTimeoutMs ?? 20_000, faults: o.faults })
+  const sim = network.providers
+  const hosts = network.hosts
+  const service = await createDealService(
+    { host: '127.0.0.1', port: 0, dataDir: join(dir, 'service'), network: 'simnet', simnetGenesis: GENESIS, apiKey: API_KEY, simnetSeed: 'x', simnetSpeed: 1, tickerPollSeconds: 60, tickerEnabled: false },
+    { logger: silent, network: simnetOverRpc(simnet, network.rpcUrl), now, background: false },
+  )
+  const serviceServer = await startServer(service.app, 0, '127.0.0.1')
+  // The gateway's wallet key, registered with the tenant as its client address.
+  const signer = createSigner(newPrivateKey(), 'mainnet')
+  const clientAddress = signer.address
+  await service.tenants.addClientAddress((await service.tenants.byName('default'))!.id, clientAddress)
+  // Paid deals lock price × duration of the client's market escrow when published: fund it, as
+  // `npm run wallet -- add-escrow` would.
+  const escrow = o.escrow ?? (BigInt(o.price ?? '0') > 0n ? 10n ** 21n : 0n)
+  if (escrow > 0n) simnet.addEscrow(clientAddress, escrow)
+  const access = await connectToNetwork({ rpcUrl: network.rpcUrl, clock: simnet.clock, signer, network: 'mainnet' })
+  const providerClient = access.client
+
+  let gateway: Gateway
+  let gatewayServer: RunningServer
+  const databaseUrl = o.databaseUrl
+  const build = async () => {
+    const client = createDealServiceClient({ url: serviceServer.url, apiKey: API_KEY })
+    gateway = await createGateway(
+      {
+        host: '127.0.0.1', port: 0, dataDir: o.gatewayDir ?? join(dir, 'gateway'), databaseUrl, groupSize: o.groupSize ?? 1 << 20, groupIdleSeconds: 3600, cidProfile: o.cidProfile,
+        serviceUrl: serviceServer.url, serviceApiKey: API_KEY, clientAddress,
+        deals: { durationDays: 540, price: o.price ?? '0', verified: true, maxPaddingFactor: o.maxPaddingFactor, startOffsetEpochs: 5760, copies: o.copies ?? 2, tickSeconds: 3600, retrievalCheckSeconds: (o.retrievalCheckMs ?? 3_600_000) / 1000, renewBeforeDays: o.renewBeforeDays, repairHoldDays: o.repairHoldDays },
+      },
+      { logger: silent, providers: (o.providers ?? ((p) => p))(access.port), service: o.service ? o.service(client) : client, now, dealTimeouts: { proposalMs: 1500, ...(o.dealTimeouts ?? { callMs: 1000, reloadMs: 3000 }) } },
+    )
+    gatewayServer = await startServer(gateway.app, 0, '127.0.0.1')
+    // Ticks are driven by the test: set the transfer URL without starting the timer.
+    gateway.setPublicUrl(gatewayServer.url)
+  }
+  await build()
+
+  const stack: DealStack = {
+    dir,
+    databaseUrl,
+    clock,
+    simnet,
+    sim,
+    hosts,
+    faults: network.faults,
+    providerClient,
+    clientAddress,
+    service,
+    serviceServer,
+    get gateway() {
+      return gateway
+    },
+    get gatewayServer() {
+      return gatewayServer
+    },
+    advance(epochs) {
+      clock.now += epochs * EPOCH_SECONDS * 1000
+    },
+    put: (path, bytes) => fetch(`${gatewayServer.url}${path}`, { method: 'PUT', body: Buffer.from(bytes) }),
+    get: (path) => fetch(`${gatewayServer.url}${path}`),
+    async fileInfo(path) {
+      const res = await fetch(`${gatewayServer.url}/file-info`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ filePath: path, verbose: true }) })
+      return res.json()
+    },
+    async seal() {
+      await gateway.content.sealWritable()
+      await gateway.content.settled()
+    },
+    async runUntil(done, opts = {}) {
+      for (let i = 0; i < (opts.max ?? 200); i++) {
+        if (await done()) return true
+        // As the engine's own timer (deal-engine.ts start): a tick that failed is retried at the next, on a faulty network.
+        await gateway.deals!.tick().catch((err) => {
+          if (!o.faults?.rate) throw err
+        })
+        // Let providers' background transfers run.
+        await new Promise((r) => setTimeout(r, 5))
+        // The service's own timer logs a failed sync and tries again (deal-sync.ts start): so does a faulty network's run.
+        await service.sync.syncOnce().catch((err) => {
+          if (!o.faults?.rate) throw err
+        })
+        stack.advance(opts.epochsPerTick ?? 60)
+      }
+      return done()
+    },
+    async restartGateway() {
+      await gatewayServer.close()
+      await gateway.close()
+      await build()
+    },
+    async close() {
+      await access.close()
+      await network.close()
+      await gatewayServer.close()
+      await gateway.close()
+      await serviceServer.close()
+      await service.close()
+      rmSync(dir, { recursive: true, force: true })
+    },
+  }
+  return stack
+}
+
