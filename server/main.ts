@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util'
 import { createHash } from 'node:crypto'
 import { fileURLToPath } from 'node:url'
-import { mkdirSync, readFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, realpathSync } from 'node:fs'
 import { join } from 'node:path'
 import { loadConfig, ConfigError, type Config } from './shared/config.ts'
 import { createLinePrettifier, createLogger, logFormatFor, type Logger } from './shared/logger.ts'
@@ -25,6 +25,7 @@ import { createSimnet, type Simnet } from './network/simnet/index.ts'
 import { openSimChainStore } from './network/simnet/chain-store.ts'
 import { createNetwork, devnetClock, simnetOverRpc } from './network/index.ts'
 import { networkClock, speedInWords, spedUpClock, type NetworkClock } from './shared/epochs.ts'
+import type { Faults } from './shared/faults.ts'
 
 const HELP = `Usage: npm start -- [--role all|app|gateway|service]
 
@@ -63,7 +64,19 @@ interface Part {
   close(): Promise<void>
 }
 
-async function main(): Promise<void> {
+/**
+ * What the process is started with besides its configuration: `npm start` gives nothing; a crash
+ * test starts it from its own entry (test/helpers/crash-entry.ts) with the faults it needs, and
+ * the supervisor starts each part from that same entry.
+ */
+export interface StartOptions {
+  /** Where the gateway stops for a test; nothing happens without it. */
+  faults?: Faults
+  /** The file each supervised part is started from (this one without it). */
+  entry?: string
+}
+
+async function main(o: StartOptions): Promise<void> {
   const { values } = parseArgs({
     options: { role: { type: 'string', default: 'all' }, help: { type: 'boolean', short: 'h' } },
     strict: true,
@@ -78,7 +91,7 @@ async function main(): Promise<void> {
   const config = loadConfig()
   const logger = createLogger(config.logLevel, logFormatFor(config.logFormat))
   mkdirSync(config.dataDir, { recursive: true })
-  if (role === 'all') return superviseStack(config, logger)
+  if (role === 'all') return superviseStack(config, logger, o.entry ?? fileURLToPath(import.meta.url))
 
   const disk = role === 'gateway' ? watchDiskSpace({ dir: config.dataDir, warnBelowBytes: config.diskWarnBelowBytes, logger }) : undefined
   let part: Part | undefined
@@ -124,7 +137,7 @@ async function main(): Promise<void> {
     ready.rpcUrl = service.rpcUrl
     part = service
   } else if (role === 'gateway') {
-    part = await runGateway(config, logger)
+    part = await runGateway(config, logger, o.faults)
   } else {
     part = await runBridge(config, logger)
   }
@@ -140,7 +153,7 @@ async function main(): Promise<void> {
  * default tenant's key and client address, the app to the gateway with a
  * service account, all kept in DATA_DIR.
  */
-async function superviseStack(config: Config, logger: Logger): Promise<void> {
+async function superviseStack(config: Config, logger: Logger, entry: string): Promise<void> {
   linkEmbeddedGateway(config)
   // The gateway's wallet key, made at the first start on the simulated network; the deal service
   // learns its address so that the gateway's deals are the default tenant's.
@@ -154,7 +167,7 @@ async function superviseStack(config: Config, logger: Logger): Promise<void> {
   // The parts log JSON lines to the supervisor, which shows them as they are or pretty for a person.
   const prettify = logFormatFor(config.logFormat) === 'pretty' ? createLinePrettifier() : (line: string) => line + '\n'
   const supervisor = createSupervisor({
-    entry: fileURLToPath(import.meta.url),
+    entry,
     logger,
     output: (line) => process.stdout.write(prettify(line)),
     parts: [
@@ -339,10 +352,10 @@ function serverOptions(config: Config, logger: Logger): ServerOptions {
   return { ...limits, connections }
 }
 
-async function runGateway(config: Config, logger: Logger): Promise<Part> {
+async function runGateway(config: Config, logger: Logger, faults?: Faults): Promise<Part> {
   const dataLock = await acquireDataFolder(config.gateway.dataDir, 15_000, (message) => logger.warn(message))
   const access = await networkAccess(config, logger)
-  const gateway = await createGateway({ ...config.gateway, clientAddress: access?.clientAddress }, { logger, providers: access?.port, dataLock })
+  const gateway = await createGateway({ ...config.gateway, clientAddress: access?.clientAddress }, { logger, providers: access?.port, dataLock, faults })
   const server = await startServer(gateway.app, config.gateway.port, config.gateway.host, serverOptions(config, logger))
   gateway.startDeals(server.url)
   logger.info({ url: server.url, dataDir: config.gateway.dataDir, records: config.gateway.databaseUrl ? 'PostgreSQL schema gateway' : 'gateway.sqlite', deals: gateway.deals !== undefined, chain: config.gateway.simnetRpcUrl }, 'gateway listening (WebDAV and POST /file-info)')
@@ -439,7 +452,23 @@ async function runBridge(config: Config, logger: Logger): Promise<Part> {
   return { name: 'app', server, close: () => bridge.close() }
 }
 
-main().catch((err) => {
+/** Runs the process until it is stopped; exits with 1 (and says why) if it cannot start. */
+export function start(o: StartOptions = {}): void {
+  main(o).catch(failedToStart)
+}
+
+// `npm start` runs this file; a test's entry imports it and calls start() itself.
+if (isMainModule()) start()
+
+function isMainModule(): boolean {
+  try {
+    return realpathSync(process.argv[1] ?? '') === fileURLToPath(import.meta.url)
+  } catch {
+    return false
+  }
+}
+
+function failedToStart(err: any): never {
   if (err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
     process.stderr.write(`${err.message}\n\nRun with --help for usage.\n`)
   } else if (err instanceof DataFolderInUse || err instanceof DatabaseInUse) {
@@ -448,4 +477,4 @@ main().catch((err) => {
     process.stderr.write(`Failed to start: ${err?.stack ?? err}\n`)
   }
   process.exit(1)
-})
+}

@@ -78,8 +78,6 @@ const EnvSchema = z.object({
   RETRIEVAL_CHECK_SECONDS: z.coerce.number().positive().max(7 * 86_400).default(600),
   DEAL_RENEW_BEFORE_DAYS: z.coerce.number().positive().max(1000).default(30),
   DEAL_REPAIR_HOLD_DAYS: z.coerce.number().positive().max(365).default(3),
-  // Crash tests only: the gateway stops at this point and waits to be killed.
-  GATEWAY_TEST_PAUSE_AT: z.enum(['car-writing', 'offload', 'reload']).optional(),
   // Deal service
   SERVICE_PORT: port(8090),
   API_KEY: z.string().min(16).max(200).regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces').optional(),
@@ -202,8 +200,6 @@ export interface GatewayConfig extends StoredState {
     /** Longest an offloaded group stays reloaded for repair before its local bytes are removed again (default 3). */
     repairHoldDays?: number
   }
-  /** Crash tests only (GATEWAY_TEST_PAUSE_AT): stop and wait to be killed at this point. */
-  testPauseAt?: 'car-writing' | 'offload' | 'reload'
 }
 
 export interface ServiceConfig extends StoredState {
@@ -352,7 +348,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         renewBeforeDays: e.DEAL_RENEW_BEFORE_DAYS,
         repairHoldDays: e.DEAL_REPAIR_HOLD_DAYS,
       },
-      testPauseAt: e.GATEWAY_TEST_PAUSE_AT,
     },
     service: {
       host: e.HOST,
