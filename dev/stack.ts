@@ -15,11 +15,12 @@ export interface RunningStack {
 /**
  * Starts `npm start`'s entry point (server/main.ts) as its own process on free
  * ports and resolves once both parts log that they listen. A variable given
- * as undefined is left unset (the stack's own default).
+ * as undefined is left unset (the stack's own default). `entry` is the file
+ * run instead of server/main.ts (a crash test's, test/helpers/crash-entry.ts).
  */
-export function startStack(env: Record<string, string | undefined>, args: string[] = []): Promise<RunningStack> {
+export function startStack(env: Record<string, string | undefined>, args: string[] = [], entry = 'server/main.ts'): Promise<RunningStack> {
   const merged: Record<string, string | undefined> = { ...process.env, PORT: '0', GATEWAY_PORT: '0', SERVICE_PORT: '0', SIMNET_RPC_PORT: '0', TICKER_ENABLED: 'false', LOG_LEVEL: 'info', ...env }
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', ...args], {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
     env: Object.fromEntries(Object.entries(merged).filter((e): e is [string, string] => e[1] !== undefined)),
     stdio: ['ignore', 'pipe', 'pipe'],
   })

@@ -4,7 +4,8 @@ import { parseArgs } from 'node:util'
 import { addressNetworkOf } from '../server/shared/address.ts'
 import { loadConfig } from '../server/shared/config.ts'
 import { openKeystore, WalletError, type WalletKey } from '../server/network/wallet/keystore.ts'
-import { createJsonRpc, JsonRpcError } from '../server/network/lotus/json-rpc.ts'
+import { isNetworkError } from '../server/network/errors.ts'
+import { createJsonRpc } from '../server/network/lotus/json-rpc.ts'
 import { addMarketBalance } from '../server/network/lotus/messages.ts'
 
 const HELP = `Usage: npm run wallet -- <command> [--json]
@@ -95,7 +96,7 @@ function attoFil(text: string | undefined): bigint {
 }
 
 main().catch((err) => {
-  const known = err instanceof WalletError || err instanceof RangeError || err instanceof JsonRpcError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') || (err as { name?: string }).name === 'ConfigError'
+  const known = err instanceof WalletError || err instanceof RangeError || isNetworkError(err, 'REJECTED_BY_CHAIN') || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') || (err as { name?: string }).name === 'ConfigError'
   process.stderr.write(`${known ? (err as Error).message : `wallet failed: ${(err as Error).message}`}\n`)
   process.exit(2)
 })

@@ -1,8 +1,9 @@
 import { parseArgs } from 'node:util'
+import { realpathSync } from 'node:fs'
 import { fileURLToPath } from 'node:url'
 import { ConfigError, loadConfig, parseRole } from './shared/config.ts'
 import { createLogger, logFormatFor } from './shared/logger.ts'
-import { isHeldElsewhere, startRole } from './compose/index.ts'
+import { isHeldElsewhere, startRole, type StartOptions } from './compose/index.ts'
 
 const HELP = `Usage: npm start -- [--role all|app|gateway|service]
 
@@ -32,7 +33,7 @@ FILESYNC (embedded|nextcloud), NEXTCLOUD_URL, NEXTCLOUD_TIMEOUT_MS, TRUST_PROXY.
 `
 
 /** `npm start`: reads the arguments and the environment once, then starts what `--role` names (server/compose). */
-async function main(): Promise<void> {
+async function main(options: Partial<StartOptions>): Promise<void> {
   const { values } = parseArgs({
     options: { role: { type: 'string', default: 'all' }, help: { type: 'boolean', short: 'h' } },
     strict: true,
@@ -44,11 +45,19 @@ async function main(): Promise<void> {
   const role = parseRole(values.role)
   const config = loadConfig(process.env, { role })
   const logger = createLogger(config.logLevel, logFormatFor(config.logFormat))
-  // Under `--role all` this same file is each part's entry point.
-  await startRole(role, config, logger, fileURLToPath(import.meta.url))
+  // Under `--role all` this same file (or a test's entry) is each part's entry point.
+  await startRole(role, config, logger, { entry: fileURLToPath(import.meta.url), ...options })
 }
 
-main().catch((err) => {
+/** Runs the process until it is stopped; a crash test's entry calls it with the faults it needs. */
+export function start(options: Partial<StartOptions> = {}): void {
+  main(options).catch(failedToStart)
+}
+
+// `npm start` runs this file; a test's entry imports it and calls start() itself.
+if (realpathSync(process.argv[1] ?? '.') === fileURLToPath(import.meta.url)) start()
+
+function failedToStart(err: any): never {
   if (err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
     process.stderr.write(`${err.message}\n\nRun with --help for usage.\n`)
   } else if (isHeldElsewhere(err)) {
@@ -57,4 +66,4 @@ main().catch((err) => {
     process.stderr.write(`Failed to start: ${err?.stack ?? err}\n`)
   }
   process.exit(1)
-})
+}

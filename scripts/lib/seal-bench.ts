@@ -7,7 +7,6 @@ import * as Digest from 'multiformats/hashes/digest'
 import { pino } from 'pino'
 import { writeCarFile, type CarJob } from '../../server/gateway/content/group-car.ts'
 import { createSealPool } from '../../server/gateway/content/seal-pool.ts'
-import { noPause } from '../../server/gateway/content/test-pause.ts'
 
 const BLOCK = 1 << 20
 const GROUP_BLOCKS = 63 // 63 MiB of 1 MiB leaves: the CAR fits a 64 MiB piece
@@ -51,9 +50,9 @@ export async function benchSealing(totalMiB: number): Promise<void> {
     const pool = createSealPool({ size: threads, logger: pino({ level: 'silent' }) })
     try {
       // A first job per thread starts the threads; the measured round then runs on warm ones.
-      await Promise.all(jobs.slice(0, threads).map((job) => pool.seal(job, noPause)))
+      await Promise.all(jobs.slice(0, threads).map((job) => pool.seal(job)))
       started = performance.now()
-      await Promise.all(jobs.map((job) => pool.seal(job, noPause)))
+      await Promise.all(jobs.map((job) => pool.seal(job)))
     } finally {
       await pool.close()
     }

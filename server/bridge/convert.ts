@@ -58,6 +58,7 @@ function toGroup(g: GatewayGroup): MetadataGroup {
   if (g.pieceCid) group.pieceCid = g.pieceCid
   if (g.deals) group.deals = g.deals.map(toDeal)
   if (g.reason) group.reason = g.reason
+  if (g.reason && g.reasonCode) group.reasonCode = g.reasonCode
   if (g.fileCount !== undefined) group.fileCount = g.fileCount
   return group
 }

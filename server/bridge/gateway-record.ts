@@ -26,6 +26,7 @@ export const GatewayGroupSchema = z.object({
   deals: z.array(GatewayDealSchema).nullish(),
   // Our gateway's plain-words progress; optional, and dropped rather than failing the record when odd.
   reason: z.string().max(2000).optional().catch(undefined),
+  reasonCode: z.string().regex(/^[A-Z_]{1,64}$/).optional().catch(undefined),
 })
 
 export const GatewayDetailsSchema = z.object({

@@ -1,6 +1,7 @@
 import type { Config } from '../shared/config.ts'
 import { networkClock } from '../shared/epochs.ts'
 import { startServer } from '../shared/http.ts'
+import type { Faults } from '../shared/faults.ts'
 import type { Logger } from '../shared/logger.ts'
 import { acquireDataFolder, connectToNetwork, createGateway, whyNotPublic, type NetworkAccess } from '../gateway/index.ts'
 import { devnetClock } from '../network/index.ts'
@@ -8,10 +9,10 @@ import { savedSimnetClock, walletSigner } from './local-chain.ts'
 import { serverOptions, type Part } from './part.ts'
 
 /** `--role gateway`: the gateway on GATEWAY_PORT, making deals when it can reach a chain, providers and the deal service. */
-export async function runGateway(config: Config, logger: Logger): Promise<Part> {
+export async function runGateway(config: Config, logger: Logger, faults?: Faults): Promise<Part> {
   const dataLock = await acquireDataFolder(config.gateway.dataDir, 15_000, (message) => logger.warn(message))
   const access = await networkAccess(config, logger)
-  const gateway = await createGateway({ ...config.gateway, clientAddress: access?.clientAddress }, { logger, providers: access?.port, dataLock })
+  const gateway = await createGateway({ ...config.gateway, clientAddress: access?.clientAddress }, { logger, providers: access?.port, dataLock, faults })
   const server = await startServer(gateway.app, config.gateway.port, config.gateway.host, serverOptions(config, logger))
   gateway.startDeals(server.url)
   logger.info({ url: server.url, dataDir: config.gateway.dataDir, records: config.gateway.databaseUrl ? 'PostgreSQL schema gateway' : 'gateway.sqlite', deals: gateway.deals !== undefined, chain: config.gateway.simnetRpcUrl }, 'gateway listening (WebDAV and POST /file-info)')

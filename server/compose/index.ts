@@ -1,6 +1,7 @@
 import { mkdirSync } from 'node:fs'
 import type { Config, Role } from '../shared/config.ts'
 import { watchDiskSpace } from '../shared/disk.ts'
+import type { Faults } from '../shared/faults.ts'
 import type { Logger } from '../shared/logger.ts'
 import { announceReady } from '../supervisor.ts'
 import { DatabaseInUse, DataFolderInUse } from '../gateway/index.ts'
@@ -13,15 +14,25 @@ import { superviseStack } from './stack.ts'
 const STOP_DEADLINE_MS = 10_000
 
 /**
+ * What a process is started with besides its configuration: the file each
+ * supervised part is started from, and where a test's gateway stops
+ * (test/helpers/crash-entry.ts; `npm start` gives none).
+ */
+export interface StartOptions {
+  entry: string
+  faults?: Faults
+}
+
+/**
  * Starts what `--role` names with a configuration already loaded: the whole
  * stack under a supervisor that runs `entry` once per part, or one part in
  * this process, stopped by SIGINT/SIGTERM or when its supervisor goes.
  *
  * @example await startRole('gateway', loadConfig(process.env, { role: 'gateway' }), logger, entry)
  */
-export async function startRole(role: Role, config: Config, logger: Logger, entry: string): Promise<void> {
+export async function startRole(role: Role, config: Config, logger: Logger, options: StartOptions): Promise<void> {
   mkdirSync(config.dataDir, { recursive: true })
-  if (role === 'all') return superviseStack(config, logger, entry)
+  if (role === 'all') return superviseStack(config, logger, options.entry)
 
   const disk = role === 'gateway' ? watchDiskSpace({ dir: config.dataDir, warnBelowBytes: config.diskWarnBelowBytes, logger }) : undefined
   let part: Part | undefined
@@ -63,7 +74,7 @@ export async function startRole(role: Role, config: Config, logger: Logger, entr
     ready.rpcUrl = service.rpcUrl
     part = service
   } else if (role === 'gateway') {
-    part = await runGateway(config, logger)
+    part = await runGateway(config, logger, options.faults)
   } else {
     part = await runApp(config, logger)
   }

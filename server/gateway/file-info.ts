@@ -6,6 +6,7 @@ import type { Logger } from '../shared/logger.ts'
 import { canHaveDeals, type ContentStore, type GroupRecord } from './content/index.ts'
 import { badRequest, notFound } from './errors.ts'
 import type { FolderIndex } from './folder-index.ts'
+import type { GroupReasonCode } from './group-reason.ts'
 import { fileState, retrievableCopies, type FileState } from './file-state.ts'
 import { nameOf, parentOf, type Namespace } from './namespace.ts'
 import type { RecordCache } from './record-cache.ts'
@@ -18,8 +19,8 @@ export interface FileInfoDeps {
   logger: Logger
   /** Answers kept until something they are made of changes. */
   records: RecordCache
-  /** Why a group is not further along yet (see group-reason.ts); no `reason` without it. */
-  reasonOf?: (g: GroupRecord) => Promise<string | undefined>
+  /** Why a group is not further along yet, as its code and sentence (see group-reason.ts); no `reason` without it. */
+  reasonOf?: (g: GroupRecord) => Promise<{ code: GroupReasonCode; text: string } | undefined>
   /** Said in the `Filecoin-Network` header, so that whoever links to this gateway can check it is the network they meant. */
   network?: string
   /** Why no deals are proposed right now (no DataCap, no escrow), said in the `Filecoin-Deals-Blocked` header for the admin's link test. */
@@ -51,14 +52,14 @@ export function normaliseFilePath(input: string): string {
   return '/' + parts.join('/')
 }
 
-const groupView = (g: GroupRecord, reason: string | undefined, fileCount: number | undefined): FileInfoGroup => ({
+const groupView = (g: GroupRecord, reason: { code: GroupReasonCode; text: string } | undefined, fileCount: number | undefined): FileInfoGroup => ({
   groupId: g.id,
   state: g.state,
   ...(g.pieceCid ? { pieceCid: g.pieceCid } : {}),
   retrievableCopies: g.retrievableCopies,
   // Deals only for states that can have them (spec: "returned only if the group is in a state that can have deals").
   ...(canHaveDeals(g.state) ? { deals: g.deals } : {}),
-  ...(reason ? { reason } : {}),
+  ...(reason ? { reason: reason.text, reasonCode: reason.code } : {}),
   ...(fileCount !== undefined ? { fileCount } : {}),
 })
 

@@ -1,3 +1,4 @@
+import type { GroupReasonCode as WireReasonCode } from '../shared/contracts/file-info.ts'
 import type { GroupRecord } from './content/index.ts'
 import type { DealProgress } from './deals/deal-engine.ts'
 
@@ -12,55 +13,115 @@ export interface ReasonContext {
 }
 
 /**
- * "Why is my file not stored yet?", in plain words, for one group: what it
- * waits for, and until when where we know. Undefined once there is nothing to
- * wait for (offloaded). An optional, additive field of /file-info's groups.
+ * Every reason a group can give, one code each, with the facts its sentence
+ * needs. A UI counts groups by `code`; people read the sentence `wordReason`
+ * makes of it. Adding a reason means adding a code here and its wording below.
  */
-export function groupReason(g: GroupRecord, c: ReasonContext): string | undefined {
+export type GroupReason =
+  | { code: 'WAITING_FOR_DATA'; size: number; groupSize: number; idleSeconds: number }
+  | { code: 'WAITING_FOR_DISK_SPACE'; size: number; freeBytes: number }
+  | { code: 'SEALING' }
+  | { code: 'CHECKING_CAR' }
+  | { code: 'RELOADING' }
+  | { code: 'NO_DEAL_SERVICE' }
+  | ({ code: 'DEALS_UNDER_WAY'; stored: number; copies: number; fetching: number; sealing: number; startsIn?: string } & DealNote)
+  | ({ code: 'WAITING_FOR_FUNDS'; problem: string } & DealNote)
+  | ({ code: 'DEAL_SERVICE_UNREACHABLE' } & DealNote)
+  | ({ code: 'NO_PROVIDER'; why: string; failedDeals: number; failures: string[] } & DealNote)
+  | ({ code: 'LOOKING_FOR_PROVIDERS' } & DealNote)
+
+export type GroupReasonCode = GroupReason['code']
+
+// The wire's closed list (shared/contracts/file-info.ts) and the reasons worded here are the same codes.
+const sameCodes: [GroupReasonCode, WireReasonCode] extends [WireReasonCode, GroupReasonCode] ? true : never = true
+void sameCodes
+
+/** Said after any deal reason: which deals are made now, when verified ones were asked for (FIP-0118). */
+interface DealNote {
+  note?: string
+}
+
+type Wording = { [C in GroupReasonCode]: (r: Extract<GroupReason, { code: C }>) => string }
+
+const WORDING: Wording = {
+  WAITING_FOR_DATA: (r) => `waiting for more data: ${bytes(r.size)} of ${bytes(r.groupSize)}; the group closes when full or after ${r.idleSeconds} s without new data`,
+  WAITING_FOR_DISK_SPACE: (r) => `waiting for disk space: sealing needs about ${bytes(r.size)} for the CAR file and ${bytes(r.freeBytes)} are free`,
+  SEALING: () => 'sealing: writing the CAR file and computing its piece CID',
+  CHECKING_CAR: () => 'sealing: checking the CAR file against its piece CID',
+  RELOADING: () => 'reloading the data from a storage provider',
+  NO_DEAL_SERVICE: () => 'ready for deals, but this gateway makes none: it has no deal service (SERVICE_URL)',
+  DEALS_UNDER_WAY: (r) => {
+    const parts: string[] = []
+    if (r.stored > 0) parts.push(`${r.stored} of ${r.copies} ${r.copies === 1 ? 'copy' : 'copies'} stored`)
+    if (r.fetching > 0) parts.push(`${r.fetching} ${r.fetching === 1 ? 'provider is' : 'providers are'} fetching the data`)
+    if (r.sealing > 0) parts.push(`waiting for ${r.sealing === 1 ? 'the provider' : `${r.sealing} providers`} to seal: the deal starts ${r.startsIn ?? 'once its start epoch is reached'}`)
+    return noted(r, parts.join('; '))
+  },
+  WAITING_FOR_FUNDS: (r) => noted(r, `waiting for funds: ${r.problem}`),
+  DEAL_SERVICE_UNREACHABLE: (r) => noted(r, 'waiting for the deal service, which cannot be reached right now'),
+  NO_PROVIDER: (r) => {
+    const failed = r.failedDeals > 0 ? ` (${r.failedDeals} earlier ${r.failedDeals === 1 ? 'deal' : 'deals'} failed: ${r.failures.join(', ')})` : ''
+    return noted(r, `no provider takes this piece right now: ${r.why}${failed}; asking again on every pass`)
+  },
+  LOOKING_FOR_PROVIDERS: (r) => noted(r, 'looking for storage providers'),
+}
+
+const noted = (r: DealNote, sentence: string) => (r.note ? `${sentence} (${r.note})` : sentence)
+
+/** The sentence for a reason, as /file-info's `reason` gives it. */
+export function wordReason(r: GroupReason): string {
+  return (WORDING[r.code] as (r: GroupReason) => string)(r)
+}
+
+/**
+ * "Why is my file not stored yet?" for one group: what it waits for, and
+ * until when where we know. Undefined once there is nothing to wait for
+ * (offloaded). Shown in /file-info's groups as the optional, additive fields
+ * `reason` (the sentence) and `reasonCode`.
+ */
+export function groupReason(g: GroupRecord, c: ReasonContext): { code: GroupReasonCode; text: string } | undefined {
+  const r = reasonOf(g, c)
+  return r && { code: r.code, text: wordReason(r) }
+}
+
+/** What holds the group up, as a code and its facts. */
+export function reasonOf(g: GroupRecord, c: ReasonContext): GroupReason | undefined {
   switch (g.state) {
     case 'writable':
-      return `waiting for more data: ${bytes(g.size)} of ${bytes(c.groupSize)}; the group closes when full or after ${c.groupIdleSeconds} s without new data`
+      return { code: 'WAITING_FOR_DATA', size: g.size, groupSize: c.groupSize, idleSeconds: c.groupIdleSeconds }
     case 'full':
-      if (c.freeBytes !== undefined && c.freeBytes < g.size) return `waiting for disk space: sealing needs about ${bytes(g.size)} for the CAR file and ${bytes(c.freeBytes)} are free`
-      return 'sealing: writing the CAR file and computing its piece CID'
+      if (c.freeBytes !== undefined && c.freeBytes < g.size) return { code: 'WAITING_FOR_DISK_SPACE', size: g.size, freeBytes: c.freeBytes }
+      return { code: 'SEALING' }
     case 'VRCARDone':
-      return 'sealing: checking the CAR file against its piece CID'
+      return { code: 'CHECKING_CAR' }
     case 'reload':
-      return 'reloading the data from a storage provider'
+      return { code: 'RELOADING' }
     case 'offloaded':
       return undefined
     case 'ready_for_deals':
-      return c.progress ? dealReason(c.progress(g.id)) : 'ready for deals, but this gateway makes none: it has no deal service (SERVICE_URL)'
+      return c.progress ? dealReason(c.progress(g.id)) : { code: 'NO_DEAL_SERVICE' }
   }
 }
 
-function dealReason(p: DealProgress): string {
-  const why = dealWait(p)
-  return p.dealKind.note ? `${why} (${p.dealKind.note})` : why
-}
-
-function dealWait(p: DealProgress): string {
+function dealReason(p: DealProgress): GroupReason {
+  const note = p.dealKind.note ? { note: p.dealKind.note } : {}
   const count = (state: string) => p.deals.filter((d) => d.state === state).length
   const fetching = count('proposing') + count('proposed')
   const published = p.deals.filter((d) => d.state === 'published')
-  const active = count('active')
-  const parts: string[] = []
-  if (active > 0) parts.push(`${active} of ${p.copies} ${p.copies === 1 ? 'copy' : 'copies'} stored`)
-  if (fetching > 0) parts.push(`${fetching} ${fetching === 1 ? 'provider is' : 'providers are'} fetching the data`)
-  if (published.length > 0) {
-    const start = Math.min(...published.map((d) => d.startEpoch))
-    const wait = p.head === undefined ? '' : `, ${inWallTime(start - p.head, p.epochSeconds)}`
-    parts.push(`waiting for ${published.length === 1 ? 'the provider' : `${published.length} providers`} to seal: the deal starts at epoch ${start}${wait}`)
+  const stored = count('active')
+  if (stored > 0 || fetching > 0 || published.length > 0) {
+    const start = published.length > 0 ? Math.min(...published.map((d) => d.startEpoch)) : undefined
+    // An epoch number means nothing to a person: the start is said as a time from now.
+    const startsIn = start === undefined || p.head === undefined ? undefined : inWallTime(start - p.head, p.epochSeconds)
+    return { code: 'DEALS_UNDER_WAY', stored, copies: p.copies, fetching, sealing: published.length, ...(startsIn ? { startsIn } : {}), ...note }
   }
-  if (parts.length > 0) return parts.join('; ')
-  if (p.fundsError) return `waiting for funds: ${p.fundsError}`
-  if (p.serviceError) return 'waiting for the deal service, which cannot be reached right now'
-  const failed = p.deals.filter((d) => d.state === 'failed')
+  if (p.fundsError) return { code: 'WAITING_FOR_FUNDS', problem: p.fundsError, ...note }
+  if (p.serviceError) return { code: 'DEAL_SERVICE_UNREACHABLE', ...note }
   if (p.noProviders) {
-    const refusals = failed.length > 0 ? ` (${failed.length} earlier ${failed.length === 1 ? 'deal' : 'deals'} failed: ${[...new Set(failed.map((d) => d.reason ?? 'unknown'))].join(', ')})` : ''
-    return `no provider takes this piece right now: ${p.noProviders}${refusals}; asking again on every pass`
+    const failed = p.deals.filter((d) => d.state === 'failed')
+    return { code: 'NO_PROVIDER', why: p.noProviders, failedDeals: failed.length, failures: [...new Set(failed.map((d) => d.reason ?? 'unknown'))], ...note }
   }
-  return 'looking for storage providers'
+  return { code: 'LOOKING_FOR_PROVIDERS', ...note }
 }
 
 const bytes = (n: number) => {

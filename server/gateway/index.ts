@@ -5,12 +5,13 @@ import { fencedSql, lockDatabase, lockLost, noDatabaseLock, type DatabaseLock } 
 import type { Sql } from '../shared/sql/index.ts'
 import { EPOCHS_PER_DAY } from '../shared/epochs.ts'
 import { DEAL_DEFAULTS, type GatewayConfig } from '../shared/config.ts'
+import type { Faults } from '../shared/faults.ts'
 import type { Logger } from '../shared/logger.ts'
 import { requestLogger } from '../shared/request-log.ts'
 import { createNamespace, type Namespace } from './namespace.ts'
 import { createFolderIndex, type FolderIndex } from './folder-index.ts'
 import { createSpaceReserve, type SpaceReserve } from '../shared/disk.ts'
-import { createContentStore, testPauseHook, type ContentStore, type GroupRecord } from './content/index.ts'
+import { createContentStore, type ContentStore, type GroupRecord } from './content/index.ts'
 import { createDealEngine, createDealServiceClient, createDealStore, createTransferRouter, type DealEngine, type DealKind, type DealServiceClient, type DealStore, type StorageProviderPort } from './deals/index.ts'
 import { createFileInfoRouter } from './file-info.ts'
 import { countingWrites, createRecordCache, type RecordCache } from './record-cache.ts'
@@ -52,6 +53,8 @@ export interface GatewayDeps {
   dealTimeouts?: { callMs?: number; proposalMs?: number; statusPollMs?: number; reloadMs?: number; retryAfterMs?: number }
   /** Free bytes under the data folder (tests make the disk look fuller than it is). */
   freeBytes?: (dir: string) => Promise<number>
+  /** Where a test steps in (crash tests stop the gateway there); nothing happens without it. */
+  faults?: Faults
 }
 
 /** How old what a record says beyond the database (a deal's progress, free disk) may be: less than a tab's poll. */
@@ -91,7 +94,7 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
       groupIdleMs: config.groupIdleSeconds * 1000,
       logger,
       dealViews: (groupIds) => dealStore.views(groupIds),
-      pause: testPauseHook(config.testPauseAt, logger),
+      faults: deps.faults,
       sealThreads: config.sealThreads,
       cidProfile: config.cidProfile,
     })

@@ -111,7 +111,7 @@ export interface NetworkPort {
    * The deal id the market gave `proposal` in the PublishStorageDeals message
    * `publishCid` (StateSearchMsg, then the message's params to find the
    * proposal in its batch), or null while the message is not on chain.
-   * Throws a DealPublishFailedError when the message failed or the proposal
+   * Throws a NetworkError (REJECTED_BY_CHAIN, with `exitCode` and `messageCid`) when the message failed or the proposal
    * was not valid. For providers that report the publish message but
    * ChainDealID 0 (Curio until sealing ends).
    */
@@ -127,8 +127,4 @@ export interface NetworkPort {
   /** Null when the terms are not known (e.g. a plain Lotus node). */
   providerTerms(providerId: string): Promise<ProviderTerms | null>
   close(): Promise<void>
-}
-
-export class NetworkUnavailableError extends Error {
-  override name = 'NetworkUnavailableError'
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto'
 import type { ErrorRequestHandler, Response } from 'express'
-import { NetworkUnavailableError } from '../network/types.ts'
+import { isNetworkError } from '../network/errors.ts'
 import { HttpError, describeParserError } from '../shared/errors.ts'
 import type { Logger } from '../shared/logger.ts'
 
@@ -33,7 +33,8 @@ export function serviceErrorHandler(logger: Logger): ErrorRequestHandler {
       res.status(err.status).set(err.headers).json({ error: { code, message: err.message } })
       return
     }
-    if (err instanceof NetworkUnavailableError) {
+    // The node down, slow or talking nonsense; an error it answered (REJECTED_BY_CHAIN) is not an outage.
+    if (isNetworkError(err, 'UNREACHABLE', 'TIMED_OUT', 'PROTOCOL_ERROR')) {
       logger.warn({ reqId: code, err: err.message }, 'network node unavailable')
       res.status(500).json({ error: { code, message: 'The network node is not reachable right now; try again later' } })
       return

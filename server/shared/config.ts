@@ -98,8 +98,6 @@ const EnvSchema = z.object({
   RETRIEVAL_CHECK_SECONDS: z.coerce.number().positive().max(7 * 86_400).default(DEAL_DEFAULTS.retrievalCheckSeconds),
   DEAL_RENEW_BEFORE_DAYS: z.coerce.number().positive().max(1000).default(DEAL_DEFAULTS.renewBeforeDays),
   DEAL_REPAIR_HOLD_DAYS: z.coerce.number().positive().max(365).default(DEAL_DEFAULTS.repairHoldDays),
-  // Crash tests only: the gateway stops at this point and waits to be killed.
-  GATEWAY_TEST_PAUSE_AT: z.enum(['car-writing', 'offload', 'reload']).optional(),
   // Deal service
   SERVICE_PORT: port(8090),
   API_KEY: z.string().min(16).max(200).regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces').optional(),
@@ -225,8 +223,6 @@ export interface GatewayConfig extends StoredState {
   lotusToken?: string
   /** Deal terms and pace; unset (tests): DEAL_DEFAULTS. */
   deals?: DealsConfig
-  /** Crash tests only (GATEWAY_TEST_PAUSE_AT): stop and wait to be killed at this point. */
-  testPauseAt?: 'car-writing' | 'offload' | 'reload'
 }
 
 export interface ServiceConfig extends StoredState {
@@ -454,7 +450,6 @@ function deriveConfig(env: NodeJS.ProcessEnv, role: Role): Config {
         renewBeforeDays: e.DEAL_RENEW_BEFORE_DAYS,
         repairHoldDays: e.DEAL_REPAIR_HOLD_DAYS,
       },
-      testPauseAt: e.GATEWAY_TEST_PAUSE_AT,
     },
     service: {
       host: e.HOST,

@@ -81,15 +81,20 @@ describe('toMetadataFile', () => {
   it('passes a folder\'s per-state file counts through under the display labels, and the groups\' reasons', () => {
     const file = toMetadataFile(record({
       state: 'staging', retrievableCopies: 0,
-      groups: [{ groupId: 7, state: 'writable', retrievableCopies: 0, reason: 'waiting for more data', fileCount: 4 }],
+      groups: [
+        { groupId: 7, state: 'writable', retrievableCopies: 0, reason: 'waiting for more data', reasonCode: 'WAITING_FOR_DATA', fileCount: 4 },
+        // A code without its words is not passed on: the words are what the tab shows.
+        { groupId: 8, state: 'full', retrievableCopies: 0, reasonCode: 'SEALING' },
+      ],
       fileCounts: { offloaded: 5, staging: 1 },
     }), '/Photos', mainnet)
     expect(file.details.fileCounts).toEqual({ Offloaded: 5, Staging: 1 })
-    expect(file.details.groups[0]).toMatchObject({ groupId: 7, reason: 'waiting for more data', fileCount: 4 })
+    expect(file.details.groups[0]).toMatchObject({ groupId: 7, reason: 'waiting for more data', reasonCode: 'WAITING_FOR_DATA', fileCount: 4 })
+    expect(file.details.groups[1]).not.toHaveProperty('reasonCode')
   })
 
   it('drops an odd reason or odd counts from another gateway instead of failing the record', () => {
-    const parsed = GatewayFileSchema.safeParse({ cid: 'bafkreiexample', path: '/', file: 'a', details: { state: 'staging', groups: [{ state: 'writable', reason: 42, groupId: 'x', fileCount: -1 }], fileCounts: 'many' } })
+    const parsed = GatewayFileSchema.safeParse({ cid: 'bafkreiexample', path: '/', file: 'a', details: { state: 'staging', groups: [{ state: 'writable', reason: 42, reasonCode: 'rm -rf /', groupId: 'x', fileCount: -1 }], fileCounts: 'many' } })
     expect(parsed.success).toBe(true)
     expect(parsed.data!.details!.groups![0]).toEqual({ state: 'writable' })
     expect(parsed.data!.details!.fileCounts).toBeUndefined()

@@ -3,14 +3,19 @@ import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import type { FaultPoint } from '../../server/shared/faults.ts'
 import { basicAuth, startStack, type RunningStack } from '../../dev/stack.ts'
+
+const CRASH_ENTRY = 'test/helpers/crash-entry.ts'
 
 const PASSWORD = 'deal-crash-password'
 const auth = basicAuth('admin', PASSWORD)
 const dataDir = mkdtempSync(join(tmpdir(), 'deals-crash-'))
 const groupsDir = join(dataDir, 'gateway', 'groups')
 // Sped-up simulated network, fast deal ticks, two copies: a small file is offloaded within seconds.
+// Sealing on the main thread, where the car-writing fault point sits after the CAR's first block.
 const env = {
+  SEAL_THREADS: '0',
   DATA_DIR: dataDir,
   ADMIN_PASSWORD: PASSWORD,
   SIMNET_SPEED: '100000',
@@ -31,9 +36,9 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true })
 })
 
-/** Starts `npm start`'s process; `pauseAt` makes the gateway stop at that point and wait to be killed. */
-async function start(pauseAt?: 'car-writing' | 'offload' | 'reload') {
-  stack = await startStack(pauseAt ? { ...env, GATEWAY_TEST_PAUSE_AT: pauseAt } : env)
+/** Starts `npm start`'s process (through the crash entry); `stopAt` makes the gateway stop at that fault point and wait to be killed. */
+async function start(stopAt?: FaultPoint) {
+  stack = await startStack({ ...env, CRASH_TEST_STOP_AT: stopAt }, [], CRASH_ENTRY)
 }
 
 async function kill() {
@@ -68,8 +73,8 @@ const waitForState = (name: string, state: string) =>
     return m.body.metadata?.file?.details?.state === state ? m.body.metadata.file : undefined
   })
 
-/** Waits for the gateway's log line saying it stopped at `point` (GATEWAY_TEST_PAUSE_AT). */
-const waitForPause = (point: string) => poll(`the gateway to pause at ${point}`, () => (stack!.output().includes(`"pausePoint":"${point}"`) ? true : undefined))
+/** Waits for the line saying the gateway stopped at fault point `point` (test/helpers/faults.ts stopAt). */
+const waitForPause = (point: FaultPoint) => poll(`the gateway to stop at ${point}`, () => (stack!.output().includes(`"faultPoint":"${point}"`) ? true : undefined))
 
 async function read(name: string): Promise<{ status: number; bytes: Buffer }> {
   const res = await fetch(fileUrl(name), { headers: { Authorization: auth } })
@@ -116,7 +121,7 @@ describe('SIGKILL of the gateway process (npm start) around deals', () => {
     const back = await read('a.bin')
     expect(back.status).toBe(200)
     expect(back.bytes.equals(a)).toBe(true)
-    expect(stack!.output()).not.toContain('"pausePoint":"reload"')
+    expect(stack!.output()).not.toContain('"faultPoint":"reload"')
     expect((await metadata('a.bin')).body.metadata.file.details.groups.map((g: { state: string }) => g.state)).toEqual(['offloaded'])
     await kill()
     await start('car-writing')

@@ -2,63 +2,89 @@ import { describe, expect, it } from 'vitest'
 import type { GroupRecord } from '../../server/gateway/content/index.ts'
 import type { DealProgress } from '../../server/gateway/deals/deal-engine.ts'
 import type { GroupDeal } from '../../server/gateway/deals/deal-store.ts'
-import { groupReason } from '../../server/gateway/group-reason.ts'
+import { GROUP_REASON_CODES } from '../../server/shared/contracts/file-info.ts'
+import { groupReason, type ReasonContext } from '../../server/gateway/group-reason.ts'
 
 const group = (state: GroupRecord['state'], size = 4 * 1024 * 1024): GroupRecord => ({ id: 7, state, size, retrievableCopies: 0, deals: [], createdMs: 0, updatedMs: 0 })
 const deal = (state: GroupDeal['state'], extra: Partial<GroupDeal> = {}): GroupDeal => ({
   id: 1, groupId: 7, provider: 'f01000', pieceCid: 'baga', state, startEpoch: 10_000, endEpoch: 2_000_000, retrievable: false, createdMs: 0, updatedMs: 0, ...extra,
 })
 const progress = (p: Partial<DealProgress>): DealProgress => ({ head: 10_000 - 5760, copies: 3, deals: [], retryAfterEpochs: 120, epochSeconds: 30, dealKind: { verified: true, networkVersion: 28 }, ...p })
+/** The sentence, as /file-info's `reason`; `codeOf` gives its `reasonCode`. */
+const said = (g: GroupRecord, c: ReasonContext) => groupReason(g, c)?.text
+const codeOf = (g: GroupRecord, c: ReasonContext) => groupReason(g, c)?.code
 const ctx = (p?: Partial<DealProgress>) => ({ groupSize: 64 * 1024 * 1024, groupIdleSeconds: 20, progress: p && (() => progress(p)) })
 
 describe('why a group is not further along', () => {
   it('says how full an open group is and when it closes', () => {
-    expect(groupReason(group('writable'), ctx())).toBe('waiting for more data: 4.0 MiB of 64 MiB; the group closes when full or after 20 s without new data')
+    expect(said(group('writable'), ctx())).toBe('waiting for more data: 4.0 MiB of 64 MiB; the group closes when full or after 20 s without new data')
   })
 
   it('names sealing and reloading', () => {
-    expect(groupReason(group('full'), ctx())).toMatch(/^sealing: writing the CAR/)
-    expect(groupReason(group('VRCARDone'), ctx())).toMatch(/^sealing: checking/)
-    expect(groupReason(group('reload'), ctx())).toMatch(/reloading/)
+    expect(said(group('full'), ctx())).toMatch(/^sealing: writing the CAR/)
+    expect(said(group('VRCARDone'), ctx())).toMatch(/^sealing: checking/)
+    expect(said(group('reload'), ctx())).toMatch(/reloading/)
   })
 
   it('says when sealing waits for disk space rather than calling it sealing', () => {
-    expect(groupReason(group('full'), { ...ctx(), freeBytes: 1024 * 1024 })).toBe('waiting for disk space: sealing needs about 4.0 MiB for the CAR file and 1.0 MiB are free')
-    expect(groupReason(group('full'), { ...ctx(), freeBytes: 5 * 1024 * 1024 })).toMatch(/^sealing: writing the CAR/)
+    expect(said(group('full'), { ...ctx(), freeBytes: 1024 * 1024 })).toBe('waiting for disk space: sealing needs about 4.0 MiB for the CAR file and 1.0 MiB are free')
+    expect(said(group('full'), { ...ctx(), freeBytes: 5 * 1024 * 1024 })).toMatch(/^sealing: writing the CAR/)
   })
 
   it('says nothing once offloaded', () => {
-    expect(groupReason(group('offloaded'), ctx({}))).toBeUndefined()
+    expect(said(group('offloaded'), ctx({}))).toBeUndefined()
   })
 
   it('says plainly when this gateway makes no deals at all', () => {
-    expect(groupReason(group('ready_for_deals'), ctx())).toMatch(/no deal service/)
+    expect(said(group('ready_for_deals'), ctx())).toMatch(/no deal service/)
   })
 
   it('counts providers fetching, copies stored and deals waiting to be sealed, with when the deal starts', () => {
     const p = { deals: [deal('proposed'), deal('proposing'), deal('published', { startEpoch: 10_000 }), deal('active', { retrievable: true })] }
-    expect(groupReason(group('ready_for_deals'), ctx(p))).toBe(
-      '1 of 3 copies stored; 2 providers are fetching the data; waiting for the provider to seal: the deal starts at epoch 10000, in about 2 days',
+    expect(said(group('ready_for_deals'), ctx(p))).toBe(
+      '1 of 3 copies stored; 2 providers are fetching the data; waiting for the provider to seal: the deal starts in about 2 days',
     )
   })
 
   it('says when a deal starts in wall-clock time on a sped-up simulated network (1 minute ≈ 5 hours)', () => {
     const p = { epochSeconds: 0.1, deals: [deal('published', { startEpoch: 10_000 })] }
-    expect(groupReason(group('ready_for_deals'), ctx(p))).toBe('waiting for the provider to seal: the deal starts at epoch 10000, in about 10 minutes')
+    expect(said(group('ready_for_deals'), ctx(p))).toBe('waiting for the provider to seal: the deal starts in about 10 minutes')
   })
 
   it('says why no provider takes the piece, with the earlier failures, and that it keeps asking', () => {
     const p = { noProviders: 'NO_PROVIDERS_AVAILABLE', deals: [deal('failed', { reason: 'PRICE_TOO_LOW' }), deal('failed', { reason: 'PRICE_TOO_LOW' })] }
-    expect(groupReason(group('ready_for_deals'), ctx(p))).toBe('no provider takes this piece right now: NO_PROVIDERS_AVAILABLE (2 earlier deals failed: PRICE_TOO_LOW); asking again on every pass')
+    expect(said(group('ready_for_deals'), ctx(p))).toBe('no provider takes this piece right now: NO_PROVIDERS_AVAILABLE (2 earlier deals failed: PRICE_TOO_LOW); asking again on every pass')
   })
 
   it('says when the deal service cannot be reached', () => {
-    expect(groupReason(group('ready_for_deals'), ctx({ serviceError: 'ECONNREFUSED' }))).toMatch(/deal service, which cannot be reached/)
+    expect(said(group('ready_for_deals'), ctx({ serviceError: 'ECONNREFUSED' }))).toMatch(/deal service, which cannot be reached/)
   })
 
   it('says that deals go unverified once the network has ended Fil+ (FIP-0118, network version 29)', () => {
     const note = 'Fil+ ended at network version 29 (FIP-0118): deals are unverified, no DataCap is needed'
     const p = { deals: [deal('proposed')], dealKind: { verified: false, networkVersion: 29, note } }
-    expect(groupReason(group('ready_for_deals'), ctx(p))).toBe(`1 provider is fetching the data (${note})`)
+    expect(said(group('ready_for_deals'), ctx(p))).toBe(`1 provider is fetching the data (${note})`)
+  })
+
+  it('says when a deal starts without an epoch number, even before the engine has read the head', () => {
+    const p = { head: undefined, deals: [deal('published', { startEpoch: 10_000 })] }
+    expect(said(group('ready_for_deals'), ctx(p))).toBe('waiting for the provider to seal: the deal starts once its start epoch is reached')
+    expect(said(group('ready_for_deals'), ctx(p))).not.toMatch(/\d{3,}/)
+  })
+
+  it('gives every reason a code from the closed list, the one a UI counts', () => {
+    expect(codeOf(group('writable'), ctx())).toBe('WAITING_FOR_DATA')
+    expect(codeOf(group('full'), { ...ctx(), freeBytes: 1024 })).toBe('WAITING_FOR_DISK_SPACE')
+    expect(codeOf(group('full'), ctx())).toBe('SEALING')
+    expect(codeOf(group('VRCARDone'), ctx())).toBe('CHECKING_CAR')
+    expect(codeOf(group('reload'), ctx())).toBe('RELOADING')
+    expect(codeOf(group('ready_for_deals'), ctx())).toBe('NO_DEAL_SERVICE')
+    expect(codeOf(group('ready_for_deals'), ctx({ deals: [deal('proposed')] }))).toBe('DEALS_UNDER_WAY')
+    expect(codeOf(group('ready_for_deals'), ctx({ fundsError: 'no DataCap' }))).toBe('WAITING_FOR_FUNDS')
+    expect(codeOf(group('ready_for_deals'), ctx({ serviceError: 'ECONNREFUSED' }))).toBe('DEAL_SERVICE_UNREACHABLE')
+    expect(codeOf(group('ready_for_deals'), ctx({ noProviders: 'BUSY' }))).toBe('NO_PROVIDER')
+    expect(codeOf(group('ready_for_deals'), ctx({}))).toBe('LOOKING_FOR_PROVIDERS')
+    expect(codeOf(group('offloaded'), ctx({}))).toBeUndefined()
+    expect([...GROUP_REASON_CODES].sort()).toEqual(['CHECKING_CAR', 'DEALS_UNDER_WAY', 'DEAL_SERVICE_UNREACHABLE', 'LOOKING_FOR_PROVIDERS', 'NO_DEAL_SERVICE', 'NO_PROVIDER', 'RELOADING', 'SEALING', 'WAITING_FOR_DATA', 'WAITING_FOR_DISK_SPACE', 'WAITING_FOR_FUNDS'])
   })
 })

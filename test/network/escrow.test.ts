@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createJsonRpc, JsonRpcError } from '../../server/network/lotus/json-rpc.ts'
+import { createJsonRpc } from '../../server/network/lotus/json-rpc.ts'
 import { addMarketBalance, lotusSignature, toLotusMessage } from '../../server/network/lotus/messages.ts'
 import { createSimnet } from '../../server/network/simnet/index.ts'
 import { SIMNET_RPC_PATH, simnetRpcListener } from '../../server/network/simnet/rpc-server.ts'
@@ -92,7 +92,7 @@ describe('market escrow (AddBalance)', () => {
       params: Uint8Array.from([0x55, 0x01, ...new Uint8Array(20)]),
     }
     const forged = await other.sign(chainCid(encodeMessage(message)).bytes)
-    await expect(call()('Filecoin.MpoolPush', [{ Message: toLotusMessage(message), Signature: lotusSignature(forged) }])).rejects.toThrow(JsonRpcError)
+    await expect(call()('Filecoin.MpoolPush', [{ Message: toLotusMessage(message), Signature: lotusSignature(forged) }])).rejects.toMatchObject({ name: 'NetworkError', code: 'REJECTED_BY_CHAIN' })
     const stale = await signMessage(signer, { ...message, nonce: 7 })
     await expect(call()('Filecoin.MpoolPush', [{ Message: toLotusMessage(stale.message), Signature: lotusSignature(stale.signature) }])).rejects.toThrow(/nonce 7/)
     await expect(call()('Filecoin.MpoolPush', [{ Message: { ...toLotusMessage(message), Value: '-5' }, Signature: lotusSignature(forged) }])).rejects.toThrow(/Value/)

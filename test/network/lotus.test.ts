@@ -7,7 +7,7 @@ import { dealStatus } from '../../server/network/deal-status.ts'
 import { createLotusNetwork, lotusNetworkParams } from '../../server/network/lotus/index.ts'
 import { createJsonRpc } from '../../server/network/lotus/json-rpc.ts'
 import { BitfieldError, decodeRlePlus } from '../../server/network/lotus/bitfield.ts'
-import { NetworkUnavailableError, type DealProposal, type MarketDeal } from '../../server/network/types.ts'
+import { type DealProposal, type MarketDeal } from '../../server/network/types.ts'
 import { networkClock } from '../../server/shared/epochs.ts'
 import { startServer, type RunningServer } from '../../server/shared/http.ts'
 
@@ -73,10 +73,10 @@ describe('Lotus JSON-RPC adapter', () => {
     expect(await lotus().publishedDealId('bafy2bzacepublish', proposals[0])).toBe(85341301)
     expect(await lotus().publishedDealId('bafy2bzacepublish', proposals[2])).toBe(85341302)
     // The invalid one, and one the message does not publish at all.
-    await expect(lotus().publishedDealId('bafy2bzacepublish', proposals[1])).rejects.toMatchObject({ name: 'DealPublishFailedError' })
-    await expect(lotus().publishedDealId('bafy2bzacepublish', { ...proposals[0], StartEpoch: 1 })).rejects.toMatchObject({ name: 'DealPublishFailedError' })
+    await expect(lotus().publishedDealId('bafy2bzacepublish', proposals[1])).rejects.toMatchObject({ code: 'REJECTED_BY_CHAIN', messageCid: 'bafy2bzacepublish' })
+    await expect(lotus().publishedDealId('bafy2bzacepublish', { ...proposals[0], StartEpoch: 1 })).rejects.toMatchObject({ code: 'REJECTED_BY_CHAIN', messageCid: 'bafy2bzacepublish' })
     recorded['Filecoin.StateSearchMsg'] = { ...(recorded['Filecoin.StateSearchMsg'] as object), Receipt: { ExitCode: 16, Return: null, GasUsed: 1 } }
-    await expect(lotus().publishedDealId('bafy2bzacepublish', proposals[0])).rejects.toMatchObject({ name: 'DealPublishFailedError', exitCode: 16 })
+    await expect(lotus().publishedDealId('bafy2bzacepublish', proposals[0])).rejects.toMatchObject({ code: 'REJECTED_BY_CHAIN', exitCode: 16 })
     recorded['Filecoin.StateSearchMsg'] = null
     expect(await lotus().publishedDealId('bafy2bzacepublish', proposals[0])).toBeNull()
     delete recorded['Filecoin.StateSearchMsg']
@@ -123,9 +123,19 @@ describe('Lotus JSON-RPC adapter', () => {
     expect(await lotus().providerTerms('f02182')).toBeNull()
   })
 
-  it('an unreachable node is a NetworkUnavailableError, not a "not found"', async () => {
+  it('an unreachable node is UNREACHABLE, not a "not found"', async () => {
     const down = createLotusNetwork({ url: 'http://127.0.0.1:1/rpc/v1', clock: networkClock('mainnet') })
-    await expect(down.chainHead()).rejects.toBeInstanceOf(NetworkUnavailableError)
-    await expect(down.minerInfo('f02182')).rejects.toBeInstanceOf(NetworkUnavailableError)
+    await expect(down.chainHead()).rejects.toMatchObject({ name: 'NetworkError', code: 'UNREACHABLE' })
+    await expect(down.minerInfo('f02182')).rejects.toMatchObject({ name: 'NetworkError', code: 'UNREACHABLE' })
+  })
+
+  it('an error the node answers is REJECTED_BY_CHAIN with its code; a slow node is TIMED_OUT; a reply that is not JSON-RPC, PROTOCOL_ERROR', async () => {
+    const answering = (body: string): typeof fetch => async () => new Response(body, { status: 200 })
+    const rpc = (f: typeof fetch, timeoutMs?: number) => createJsonRpc({ url: 'http://node.invalid/rpc/v1', fetch: f, timeoutMs })
+    await expect(rpc(answering(JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: 1, message: 'actor not found' } })))('Filecoin.StateLookupID', []))
+      .rejects.toMatchObject({ code: 'REJECTED_BY_CHAIN', rpcCode: 1, message: 'actor not found' })
+    await expect(rpc(answering('<html>'))('Filecoin.ChainHead', [])).rejects.toMatchObject({ code: 'PROTOCOL_ERROR' })
+    const slow: typeof fetch = (_url, init) => new Promise((_resolve, reject) => init!.signal!.addEventListener('abort', () => reject(init!.signal!.reason)))
+    await expect(rpc(slow, 50)('Filecoin.ChainHead', [])).rejects.toMatchObject({ code: 'TIMED_OUT' })
   })
 })

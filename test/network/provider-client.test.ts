@@ -65,10 +65,23 @@ describe('provider client', () => {
         Label: 'bafkqaaa', StartEpoch: 10_000, EndEpoch: 600_000, StoragePricePerEpoch: '0', ProviderCollateral: '0', ClientCollateral: '0',
       }
       const input = { dealUuid: '0b7c0f4e-2b2a-4d61-9a55-8f6f3e2b1c00', proposal, dataRoot: 'bafkqaaa', transfer: { url: 'http://127.0.0.1:9/x', headers: {}, size: 100, clientId: 'x' }, removeUnsealedCopy: false, skipIpniAnnounce: false }
-      await expect(proposing.propose(input, AbortSignal.timeout(10_000))).rejects.toMatchObject({ name: 'NoAnswerError' })
+      await expect(proposing.propose(input, AbortSignal.timeout(10_000))).rejects.toMatchObject({ name: 'NetworkError', code: 'PROTOCOL_ERROR', unanswered: true })
     } finally {
       await proposing.close()
     }
+  })
+
+  it('tells a provider that does not speak a protocol (REFUSED) from one that cannot be reached (UNREACHABLE)', async () => {
+    const signer = createSigner(newPrivateKey(), 'mainnet')
+    const asking = await createProviderClient({ directory: { peerOf: async () => ({ peerId: peer.peerId.toString(), multiaddrs: [published] }) }, signer, network: 'mainnet' })
+    // The peer serves no /fil/storage/status/1.2.0: multistream-select answers "na".
+    await expect(asking.status(PROVIDER, '0b7c0f4e-2b2a-4d61-9a55-8f6f3e2b1c00', AbortSignal.timeout(10_000)))
+      .rejects.toMatchObject({ name: 'NetworkError', code: 'REFUSED', providerReason: expect.stringContaining('/fil/storage/status/1.2.0') })
+    await asking.close()
+    // Nothing listens on port 1.
+    const nowhere = await createProviderClient({ directory: { peerOf: async () => ({ peerId: peer.peerId.toString(), multiaddrs: ['/ip4/127.0.0.1/tcp/1/ws'] }) }, network: 'mainnet' })
+    await expect(nowhere.ask(PROVIDER, AbortSignal.timeout(10_000))).rejects.toMatchObject({ name: 'NetworkError', code: 'UNREACHABLE' })
+    await nowhere.close()
   })
 
   it('reaches a provider that publishes only a WebSocket address, and reads its ask', async () => {

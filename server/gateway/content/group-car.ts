@@ -7,7 +7,7 @@ import type { BlockFiles } from './block-files.ts'
 import { readExactly } from './block-files.ts'
 import { createPieceHasher, type PieceInfo } from '../../shared/piece.ts'
 import type { Repository } from './repository.ts'
-import { noPause, type PauseHook } from './test-pause.ts'
+import { noFaults, type Faults } from '../../shared/faults.ts'
 
 export interface GroupCar extends PieceInfo {
   carSize: number
@@ -25,7 +25,7 @@ export interface CarJob {
 
 /** Runs CAR jobs somewhere (a worker pool); without one they run on the calling thread. */
 export interface CarSealer {
-  seal(job: CarJob, pause: PauseHook): Promise<GroupCar>
+  seal(job: CarJob): Promise<GroupCar>
 }
 
 /**
@@ -40,10 +40,16 @@ export async function carJobOf(groupId: number, repo: Repository, files: BlockFi
   return { groupId, blocks, roots: roots.length > 0 ? roots : [blocks[0].cid], blockPath: files.blockPath(groupId), carPath: files.carPath(groupId) }
 }
 
-/** Writes the group's CAR and computes its piece CID, on `sealer` when given. */
-export async function writeGroupCar(groupId: number, repo: Repository, files: BlockFiles, pause: PauseHook = noPause, sealer?: CarSealer): Promise<GroupCar> {
+/**
+ * Writes the group's CAR and computes its piece CID, on `sealer` when given. The `car-writing`
+ * fault point stays on this thread: after the first block when writing here, before the job
+ * leaves for a sealing thread otherwise (a thread carries no test messages).
+ */
+export async function writeGroupCar(groupId: number, repo: Repository, files: BlockFiles, faults: Faults = noFaults, sealer?: CarSealer): Promise<GroupCar> {
   const job = await carJobOf(groupId, repo, files)
-  return sealer ? sealer.seal(job, pause) : writeCarFile(job, () => pause('car-writing', { groupId }))
+  if (!sealer) return writeCarFile(job, () => faults.reached('car-writing', { groupId }))
+  await faults.reached('car-writing', { groupId })
+  return sealer.seal(job)
 }
 
 /** Blocks read, hashed and written together: neighbours in the block file, up to this many bytes. */
@@ -55,8 +61,8 @@ const BATCH_BYTES = 4 << 20
  * Reading the next batch of blocks and writing the previous one overlap with
  * hashing the current one, so the thread waits on the disk as little as it can.
  * Writes to a temp file, fsyncs, then renames, so a crash never leaves a
- * half-written CAR under the final name. `afterFirstBlock` is where crash
- * tests stop (a half-written temp CAR on disk).
+ * half-written CAR under the final name. `afterFirstBlock` runs once the
+ * first block is on disk (the `car-writing` fault point: a half-written temp CAR).
  */
 export async function writeCarFile(job: CarJob, afterFirstBlock: () => Promise<void> = async () => {}): Promise<GroupCar> {
   const temp = `${job.carPath}.tmp`
@@ -108,7 +114,7 @@ function carHeader(roots: string[]): Uint8Array {
   return CarBufferWriter.close(CarBufferWriter.createWriter(new ArrayBuffer(CarBufferWriter.headerLength({ roots: cids })), { roots: cids }))
 }
 
-/** The first block alone (crash tests stop right after it), then runs of neighbours up to BATCH_BYTES. */
+/** The first block alone (the `car-writing` fault point comes right after it), then runs of neighbours up to BATCH_BYTES. */
 function batchesOf(blocks: CarJob['blocks']): CarJob['blocks'][] {
   if (blocks.length === 0) return []
   const batches = [blocks.slice(0, 1)]

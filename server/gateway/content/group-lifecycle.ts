@@ -1,11 +1,11 @@
 import { statSync } from 'node:fs'
 import { unlink } from 'node:fs/promises'
 import { createBackoff } from '../../shared/disk.ts'
+import type { Faults } from '../../shared/faults.ts'
 import type { Logger } from '../../shared/logger.ts'
 import type { BlockFiles } from './block-files.ts'
 import { carIsIntact, writeGroupCar, type CarSealer } from './group-car.ts'
 import type { Repository } from './repository.ts'
-import type { PauseHook } from './test-pause.ts'
 import { createSerial } from '../store.ts'
 
 export interface Reservation {
@@ -20,7 +20,8 @@ export interface GroupLifecycleOptions {
   groupSize: number
   groupIdleMs: number
   logger: Logger
-  pause?: PauseHook
+  /** Where a test steps in (shared/faults.ts); nothing happens without it. */
+  faults?: Faults
   /** Where CARs are written and piece CIDs computed (a worker pool); on this thread when absent. */
   sealer?: CarSealer
   /** Groups sealed at once (the pool's size); 1 without a pool. */
@@ -193,7 +194,7 @@ export function createGroupLifecycle(o: GroupLifecycleOptions) {
         await unlink(files.blockPath(id)).catch(() => {})
         return
       }
-      const car = await writeGroupCar(id, repo, files, o.pause, o.sealer)
+      const car = await writeGroupCar(id, repo, files, o.faults, o.sealer)
       await repo.recordPiece(id, car)
       logger.info({ groupId: id, pieceCid: car.pieceCid, pieceSize: car.pieceSize, carSize: car.carSize }, 'group CAR written')
       g = (await repo.group(id))!
@@ -201,7 +202,7 @@ export function createGroupLifecycle(o: GroupLifecycleOptions) {
     if (g.state === 'VRCARDone') {
       if (!(await carIsIntact(files.carPath(id), g.carSize))) {
         // Same blocks give the same CAR and the same piece CID.
-        const car = await writeGroupCar(id, repo, files, o.pause, o.sealer)
+        const car = await writeGroupCar(id, repo, files, o.faults, o.sealer)
         if (car.pieceCid !== g.pieceCid) throw new Error(`Rebuilt CAR of group ${id} has a different piece CID`)
       }
       await repo.transition(id, 'verified')

@@ -1,6 +1,7 @@
 import { join } from 'node:path'
 import { createSealPool } from './seal-pool.ts'
 import type { Sql } from '../../shared/sql/index.ts'
+import type { Faults } from '../../shared/faults.ts'
 import type { Logger } from '../../shared/logger.ts'
 import { createBlockFiles } from './block-files.ts'
 import { createGroupLifecycle } from './group-lifecycle.ts'
@@ -9,7 +10,6 @@ import { createLocalBytes } from './local-bytes.ts'
 import { readContent } from './read-content.ts'
 import { createRepository } from './repository.ts'
 import { migrateContent } from './schema.ts'
-import { noPause, type PauseHook } from './test-pause.ts'
 import type { ContentStore, Deal, GroupRecord } from './types.ts'
 import type { CidProfile } from '../../shared/cid-profile.ts'
 
@@ -17,7 +17,6 @@ export type { ContentStore, GroupRecord, IngestResult, IngestOptions, Deal } fro
 export type { GroupState } from './group-state.ts'
 export type { RemoteCopy, RemoteSource } from './remote-blocks.ts'
 export { canHaveDeals, GROUP_STATES } from './group-state.ts'
-export { PAUSE_POINTS, testPauseHook, type PauseHook, type PausePoint } from './test-pause.ts'
 
 export interface ContentStoreOptions {
   /** The gateway's store (SQLite file or PostgreSQL schema). */
@@ -31,8 +30,8 @@ export interface ContentStoreOptions {
   logger: Logger
   /** Groups' shown deals and retrievable copies (the deal engine's view), by group id, in one query; none without it. */
   dealViews?: (groupIds?: number[]) => Promise<Map<number, { deals: Deal[]; retrievableCopies: number }>>
-  /** Crash tests only: where to stop and wait to be killed (see test-pause.ts). */
-  pause?: PauseHook
+  /** Where a test steps in (shared/faults.ts); nothing happens without it. */
+  faults?: Faults
   /** Worker threads that seal groups, that many at once; 0 or absent: on this thread, one at a time. */
   sealThreads?: number
   /** How new files are imported (CID_PROFILE; DEFAULT_CID_PROFILE without it). */
@@ -50,13 +49,12 @@ export async function createContentStore(options: ContentStoreOptions): Promise<
   await migrateContent(options.sql)
   const repo = createRepository(options.sql)
   const files = createBlockFiles(join(options.dir, 'groups'))
-  const pause = options.pause ?? noPause
   const sealer = options.sealThreads ? createSealPool({ size: options.sealThreads, logger }) : undefined
-  const lifecycle = createGroupLifecycle({ repo, files, groupSize: options.groupSize, groupIdleMs: options.groupIdleMs, logger, pause, sealer, sealConcurrency: sealer?.size })
+  const lifecycle = createGroupLifecycle({ repo, files, groupSize: options.groupSize, groupIdleMs: options.groupIdleMs, logger, faults: options.faults, sealer, sealConcurrency: sealer?.size })
   const pending = new Map()
   const inFlight = new Set<Promise<unknown>>()
   let closed = false
-  const local = createLocalBytes({ repo, files, logger, pause })
+  const local = createLocalBytes({ repo, files, logger, faults: options.faults })
   try {
     await lifecycle.resume()
   } catch (err) {

@@ -6,7 +6,7 @@ import { carIsIntact, writeGroupCar } from './group-car.ts'
 import { contentUnavailable, remoteBlocks, type RemoteBlocks, type RemoteSource } from './remote-blocks.ts'
 import type { Repository } from './repository.ts'
 import type { GroupRecord } from './types.ts'
-import { noPause, type PauseHook } from './test-pause.ts'
+import { noFaults, type Faults } from '../../shared/faults.ts'
 import { blockMatchesCid } from './verify-block.ts'
 
 export type { RemoteCopy, RemoteSource } from './remote-blocks.ts'
@@ -28,9 +28,9 @@ export interface ReadHold {
  * providers of new deals can fetch it, and once released the bytes go again
  * (`offloaded`).
  */
-export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logger: Logger; pause?: PauseHook }) {
+export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logger: Logger; faults?: Faults }) {
   const { repo, files, logger } = o
-  const pause = o.pause ?? noPause
+  const faults = o.faults ?? noFaults
   const readers = new Map<number, number>()
   const reloads = new Map<number, Promise<void>>()
   // Bytes of a finished reload being removed; a new reader waits for that before reloading again.
@@ -57,8 +57,8 @@ export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logge
         let done = 0
         while (done < bytes.length) done += (await out.write(bytes, done, bytes.length - done, at.offset + done)).bytesWritten
         seen.add(key)
-        // Crash tests stop here: group in `reload`, a partial temp file on disk.
-        if (seen.size === 1) await pause('reload', { groupId: id })
+        // The `reload` fault point: group in `reload`, a partial temp file on disk.
+        if (seen.size === 1) await faults.reached('reload', { groupId: id })
       }
       if (seen.size !== expected.size) throw new Error(`CAR holds ${seen.size} of the group's ${expected.size} blocks`)
       await out.datasync()
@@ -181,7 +181,7 @@ export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logge
         const g = await repo.group(id)
         if (!g?.pieceCid) throw new Error(`Group ${id} has no piece CID`)
         if (!(await carIsIntact(files.carPath(id), g.carSize))) {
-          const car = await writeGroupCar(id, repo, files, pause)
+          const car = await writeGroupCar(id, repo, files, faults)
           if (car.pieceCid !== g.pieceCid || car.carSize !== g.carSize) throw new Error(`Rebuilt CAR of group ${id} does not match its piece CID`)
         }
       } catch (err) {
@@ -194,8 +194,8 @@ export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logge
     async offload(id: number): Promise<boolean> {
       if ((readers.get(id) ?? 0) > 0) return false
       await repo.transition(id, 'offload')
-      // Crash tests stop here: offloaded in SQLite, files still on disk.
-      await pause('offload', { groupId: id })
+      // The `offload` fault point: offloaded in the store, files still on disk.
+      await faults.reached('offload', { groupId: id })
       await removeFiles(id)
       return true
     },

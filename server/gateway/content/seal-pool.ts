@@ -2,7 +2,6 @@ import { Worker } from 'node:worker_threads'
 import type { Logger } from '../../shared/logger.ts'
 import type { CarJob, CarSealer, GroupCar } from './group-car.ts'
 import type { FromThread, ToThread } from './seal-thread.ts'
-import { noPause, type PauseHook } from './test-pause.ts'
 
 export interface SealPool extends CarSealer {
   readonly size: number
@@ -11,7 +10,6 @@ export interface SealPool extends CarSealer {
 
 interface Waiting {
   job: CarJob
-  pause: PauseHook
   resolve: (car: GroupCar) => void
   reject: (err: Error) => void
 }
@@ -36,9 +34,7 @@ export function createSealPool(options: { size: number; logger: Logger }): SealP
       fn()
     }
     const onMessage = (m: FromThread) => {
-      if (m.type === 'paused') {
-        void w.pause('car-writing', { groupId: w.job.groupId }).then(() => worker.postMessage({ type: 'resume' } satisfies ToThread))
-      } else if (m.type === 'sealed') {
+      if (m.type === 'sealed') {
         done(() => w.resolve(m.car))
         release(worker)
       } else {
@@ -55,7 +51,7 @@ export function createSealPool(options: { size: number; logger: Logger }): SealP
     worker.on('message', onMessage)
     worker.once('error', onError)
     worker.once('exit', onExit)
-    worker.postMessage({ type: 'seal', job: w.job, pauseAfterFirstBlock: w.pause !== noPause } satisfies ToThread)
+    worker.postMessage({ type: 'seal', job: w.job } satisfies ToThread)
   }
 
   const release = (worker: Worker) => {
@@ -78,10 +74,10 @@ export function createSealPool(options: { size: number; logger: Logger }): SealP
 
   return {
     size: options.size,
-    seal(job, pause) {
+    seal(job) {
       if (closed) return Promise.reject(new Error('the seal pool is closed'))
       return new Promise<GroupCar>((resolve, reject) => {
-        queue.push({ job, pause, resolve, reject })
+        queue.push({ job, resolve, reject })
         next()
       })
     },

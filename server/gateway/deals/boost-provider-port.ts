@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import type { ProviderClient } from '../../network/boost/client.ts'
 import { dealStatus } from '../../network/deal-status.ts'
+import { NetworkError, protocolError, timedOut } from '../../network/errors.ts'
 import type { NetworkPort } from '../../network/types.ts'
 import { chainCid } from '../../network/wallet/message.ts'
 import type { ProposalState, StorageProviderPort } from './provider-port.ts'
@@ -25,15 +26,25 @@ export function boostProviderPort(o: { chain: NetworkPort; client: ProviderClien
   const doFetch = o.fetch ?? fetch
   const signalOf = (options?: { signal?: AbortSignal }) => options?.signal ?? AbortSignal.timeout(DEFAULT_CALL_MS)
 
+  /**
+   * A GET to the provider's HTTP retrieval endpoint. A 5xx or no connection is UNREACHABLE, another
+   * answer than 200 is the provider refusing (REFUSED, with its status and the start of its body).
+   */
   async function get(provider: string, path: string, accept: string, signal: AbortSignal): Promise<Response> {
     const base = await client.retrievalUrl(provider, signal)
-    if (!base) throw new Error(`provider ${provider} serves no HTTP retrieval`)
-    const res = await doFetch(`${base}${path}`, { headers: { Accept: accept }, signal })
-    if (res.status !== 200 || !res.body) {
-      await res.body?.cancel()
-      throw new Error(`provider ${provider} answered ${res.status} for ${path}`)
+    if (!base) throw new NetworkError('REFUSED', `provider ${provider} serves no HTTP retrieval`, { providerReason: 'no HTTP retrieval transport' })
+    let res: Response
+    try {
+      res = await doFetch(`${base}${path}`, { headers: { Accept: accept }, signal })
+    } catch (err) {
+      if (signal.aborted) throw timedOut(`provider ${provider} did not answer ${path} in time`, err)
+      throw new NetworkError('UNREACHABLE', `provider ${provider} cannot be reached for ${path}: ${(err as Error)?.message ?? err}`, { cause: err })
     }
-    return res
+    if (res.status === 200 && res.body) return res
+    const said = res.status === 200 ? '' : (await res.text().catch(() => '')).slice(0, 200)
+    if (res.status >= 500) throw new NetworkError('UNREACHABLE', `provider ${provider} answered ${res.status} for ${path}`)
+    if (res.status === 200) throw protocolError(`provider ${provider} answered 200 without a body for ${path}`)
+    throw new NetworkError('REFUSED', `provider ${provider} answered ${res.status} for ${path}`, { providerReason: said ? `${res.status}: ${said}` : String(res.status) })
   }
 
   return {
@@ -101,7 +112,7 @@ export function boostProviderPort(o: { chain: NetworkPort; client: ProviderClien
       let size = 0
       for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
         size += chunk.length
-        if (size > MAX_BLOCK_BYTES) throw new Error(`provider ${provider} sent more than a block for ${blockCid}`)
+        if (size > MAX_BLOCK_BYTES) throw protocolError(`provider ${provider} sent more than a block for ${blockCid}`)
         chunks.push(chunk)
       }
       return new Uint8Array(Buffer.concat(chunks))
@@ -117,7 +128,7 @@ export function boostProviderPort(o: { chain: NetworkPort; client: ProviderClien
           left -= take.length
           yield take
         }
-        if (left > 0) throw new Error(`provider ${provider} ended piece ${pieceCid} early`)
+        if (left > 0) throw protocolError(`provider ${provider} ended piece ${pieceCid} early`)
       })()
     },
   }

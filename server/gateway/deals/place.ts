@@ -1,3 +1,4 @@
+import { isNetworkError } from '../../network/errors.ts'
 import { padPieceCid, piecePricePerEpoch, unpaddedPieceSize } from '../../shared/piece.ts'
 import { randomSecret, sha256Hex } from '../../shared/secrets.ts'
 import type { GroupRecord } from '../content/index.ts'
@@ -246,10 +247,11 @@ export function createPlacement(c: EngineContext): Placement {
  * provider may have taken it), a provider that does not speak the protocol, or one that cannot be reached.
  */
 function proposalFailure(err: unknown): string {
-  const e = err as { name?: string; message?: string }
-  const message = String(e?.message ?? err).slice(0, 200)
-  if (e?.name === 'AbortError' || e?.name === 'TimeoutError' || /timed out|aborted/i.test(message)) return 'PROPOSAL_TIMEOUT'
-  if (e?.name === 'NoAnswerError') return `PROPOSAL_UNANSWERED: ${message}`
-  if (e?.name === 'WireError') return `PROVIDER_PROTOCOL_ERROR: ${message}`
+  const message = String((err as Error)?.message ?? err).slice(0, 200)
+  if (!isNetworkError(err)) return `PROVIDER_UNREACHABLE: ${message}`
+  if (err.code === 'TIMED_OUT') return 'PROPOSAL_TIMEOUT'
+  if (err.unanswered) return `PROPOSAL_UNANSWERED: ${message}`
+  if (err.code === 'PROTOCOL_ERROR') return `PROVIDER_PROTOCOL_ERROR: ${message}`
+  if (err.code === 'REFUSED') return `PROVIDER_REFUSED: ${err.providerReason ?? message}`
   return `PROVIDER_UNREACHABLE: ${message}`
 }

@@ -1,10 +1,11 @@
 import { multiaddr } from '@multiformats/multiaddr'
 import type { AddressNetwork } from '../../shared/address.ts'
+import { isNetworkError, NetworkError } from '../errors.ts'
 import type { NetworkPort } from '../types.ts'
 import type { Signer } from '../wallet/keys.ts'
 import { createHost, request, type Libp2p, type PeerAddress } from './libp2p.ts'
 import {
-  PROTOCOL, WireError, decodeAskResponse, decodeDealResponse, decodeDealStatusResponse, decodeTransports, encodeAskRequest,
+  PROTOCOL, decodeAskResponse, decodeDealResponse, decodeDealStatusResponse, decodeTransports, encodeAskRequest,
   encodeClientDealProposal, encodeDealParams, encodeDealProposal, encodeDealStatusRequest, uuidBytes,
   type DealParams, type DealResponse, type DealStatusResponse, type StorageAsk,
 } from './wire.ts'
@@ -47,7 +48,7 @@ const PEER_TTL_MS = 60_000
 /** Without a signer the client only reads (ask, transports): proposals and status need the wallet key. */
 export async function createProviderClient(o: { directory: ProviderDirectory; signer?: Signer; network: AddressNetwork; host?: Libp2p }): Promise<ProviderClient> {
   const signerOf = (): Signer => {
-    if (!o.signer) throw new WireError('this client has no wallet key: it can ask, not propose')
+    if (!o.signer) throw new Error('this client has no wallet key: it can ask, not propose')
     return o.signer
   }
   const node = o.host ?? (await createHost())
@@ -65,7 +66,7 @@ export async function createProviderClient(o: { directory: ProviderDirectory; si
 
   const ask = async (provider: string, protocols: readonly string[], message: Uint8Array, signal: AbortSignal) => {
     const peer = await peerOf(provider)
-    if (!peer) throw new WireError(`provider ${provider} publishes no libp2p peer on chain`)
+    if (!peer) throw new NetworkError('UNREACHABLE', `provider ${provider} publishes no libp2p peer on chain`)
     try {
       return await request(node, peer, protocols, message, signal)
     } catch (err) {
@@ -81,7 +82,7 @@ export async function createProviderClient(o: { directory: ProviderDirectory; si
     },
     async propose(input, signal) {
       const signer = signerOf()
-      if (input.proposal.Client !== signer.address) throw new WireError(`the proposal is from ${input.proposal.Client}, the wallet key is ${signer.address}`)
+      if (input.proposal.Client !== signer.address) throw new Error(`the proposal is from ${input.proposal.Client}, the wallet key is ${signer.address}`)
       const clientSignature = await signer.sign(encodeDealProposal(input.proposal))
       const params: DealParams = { ...input, clientSignature }
       // The newest version the provider speaks; the message is written for that one.
@@ -93,7 +94,8 @@ export async function createProviderClient(o: { directory: ProviderDirectory; si
           break
         } catch (err) {
           lastError = err
-          if (signal.aborted || !isProtocolRefused(err)) throw err
+          // Only a provider that refused this version is asked the next one.
+          if (!isNetworkError(err, 'REFUSED')) throw err
         }
       }
       if (!answer) throw lastError
@@ -140,10 +142,4 @@ export function httpUrlOf(bytes: Uint8Array): string | null {
   if (!m) return null
   const host = m[1] === 'ip6' ? `[${m[2]}]` : m[2]
   return `${m[4] === 'http' ? 'http' : 'https'}://${host}:${m[3]}`
-}
-
-/** multistream-select's "na": the provider does not speak this protocol version. */
-function isProtocolRefused(err: unknown): boolean {
-  const e = err as { name?: string; code?: string }
-  return e?.name === 'UnsupportedProtocolError' || e?.code === 'ERR_UNSUPPORTED_PROTOCOL' || /protocol selection failed|not supported/i.test(String((err as Error)?.message))
 }

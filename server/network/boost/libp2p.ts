@@ -1,7 +1,7 @@
 import { noise } from '@chainsafe/libp2p-noise'
 import { yamux } from '@chainsafe/libp2p-yamux'
 import { generateKeyPairFromSeed } from '@libp2p/crypto/keys'
-import type { Stream } from '@libp2p/interface'
+import { UnsupportedProtocolError, type Stream } from '@libp2p/interface'
 import { mplex } from '@libp2p/mplex'
 import { tcp } from '@libp2p/tcp'
 import { webSockets } from '@libp2p/websockets'
@@ -9,7 +9,7 @@ import * as dagCbor from '@ipld/dag-cbor'
 import { multiaddr, type Multiaddr } from '@multiformats/multiaddr'
 import { decodeFirst } from 'cborg'
 import { createLibp2p, type Libp2p } from 'libp2p'
-import { WireError } from './wire.ts'
+import { NetworkError, protocolError, timedOut } from '../errors.ts'
 
 /**
  * libp2p as Boost and Curio speak it: TCP (Boost) or WebSocket (Curio, whose
@@ -37,18 +37,18 @@ export async function createHost(options: { identitySeed?: Uint8Array; listen?: 
   })
 }
 
-/** The request reached the peer, but no answer came back (a reset stream, a closed one, garbage). */
-export class NoAnswerError extends WireError {
-  override name = 'NoAnswerError'
-}
-
 /** A provider as the chain publishes it (StateMinerInfo's PeerId and Multiaddrs). */
 export interface PeerAddress {
   peerId: string
   multiaddrs: string[]
 }
 
-/** Opens a stream to the peer on the first of `protocols` it speaks, sends `message`, reads its one reply. */
+/**
+ * Opens a stream to the peer on the first of `protocols` it speaks, sends `message`, reads its one reply.
+ * Fails with a NetworkError: UNREACHABLE (no connection), REFUSED (it speaks none of `protocols`),
+ * TIMED_OUT (`signal`), or PROTOCOL_ERROR with `unanswered` once the message was sent and no
+ * answer came back (a reset stream, a closed one, garbage).
+ */
 export async function request(
   node: Libp2p,
   peer: PeerAddress,
@@ -60,23 +60,47 @@ export async function request(
     const m = multiaddr(a)
     return m.getComponents().some((c) => c.name === 'p2p') ? m : m.encapsulate(`/p2p/${peer.peerId}`)
   })
-  if (targets.length === 0) throw new WireError(`provider peer ${peer.peerId} publishes no address`)
-  const stream = await node.dialProtocol(targets, [...protocols], { signal })
+  if (targets.length === 0) throw new NetworkError('UNREACHABLE', `provider peer ${peer.peerId} publishes no address`)
+  let stream: Stream
+  try {
+    stream = await node.dialProtocol(targets, [...protocols], { signal })
+  } catch (err) {
+    throw dialFailure(err, protocols, signal)
+  }
   try {
     // Sent whole, then our side closed for writing, as go-cbor-util's callers do.
-    await send(stream, message)
-    await stream.close({ signal })
+    try {
+      await send(stream, message)
+      await stream.close({ signal })
+    } catch (err) {
+      if (signal.aborted) throw timedOut(`no room to send to ${peer.peerId} in time`, err)
+      throw new NetworkError('UNREACHABLE', `the stream to ${peer.peerId} broke while sending: ${messageOf(err)}`, { cause: err })
+    }
     try {
       return { protocol: stream.protocol, reply: await readMessage(stream, signal) }
     } catch (err) {
       // Sent, then no answer: the peer may have acted on it (Boost takes a deal before it writes its answer).
-      if (signal.aborted) throw err
-      throw new NoAnswerError(`the peer did not answer: ${err instanceof Error ? err.message : String(err)}`, { cause: err })
+      if (signal.aborted) throw timedOut(`${peer.peerId} did not answer in time`, err)
+      throw new NetworkError('PROTOCOL_ERROR', `the peer did not answer: ${messageOf(err)}`, { cause: err, unanswered: true })
     }
   } finally {
     await stream.close().catch(() => stream.abort(new Error('closed')))
   }
 }
+
+/**
+ * What a failed dial means. The one place libp2p's own errors are read: multistream-select's
+ * "na" (UnsupportedProtocolError) is the provider refusing the protocol; anything else, no connection.
+ */
+function dialFailure(err: unknown, protocols: readonly string[], signal: AbortSignal): NetworkError {
+  if (signal.aborted) return timedOut(`dialing timed out: ${messageOf(err)}`, err)
+  if (err instanceof UnsupportedProtocolError) {
+    return new NetworkError('REFUSED', `the provider speaks none of ${protocols.join(', ')}`, { cause: err, providerReason: `protocol not supported: ${protocols.join(', ')}` })
+  }
+  return new NetworkError('UNREACHABLE', `could not reach the provider: ${messageOf(err)}`, { cause: err })
+}
+
+const messageOf = (err: unknown) => (err instanceof Error ? err.message : String(err))
 
 /** Serves `protocol`: reads one message, answers with what `answer` returns, closes the stream. */
 export async function serve(node: Libp2p, protocol: string, answer: (message: unknown) => Promise<Uint8Array | null>): Promise<void> {
@@ -121,7 +145,7 @@ export async function readMessage(stream: Stream, signal: AbortSignal): Promise<
       next.set(buffered, 0)
       next.set(chunk.subarray(), buffered.length)
       buffered = next
-      if (buffered.length > MAX_MESSAGE_BYTES) throw new WireError('message too large')
+      if (buffered.length > MAX_MESSAGE_BYTES) throw protocolError('message too large')
       const decoded = tryDecode(buffered)
       if (decoded !== INCOMPLETE) return decoded
     }
@@ -129,7 +153,7 @@ export async function readMessage(stream: Stream, signal: AbortSignal): Promise<
     signal.removeEventListener('abort', onAbort)
   }
   if (signal.aborted) throw signal.reason
-  throw new WireError(buffered.length === 0 ? 'the peer closed the stream without answering' : 'the peer sent a truncated message')
+  throw protocolError(buffered.length === 0 ? 'the peer closed the stream without answering' : 'the peer sent a truncated message')
 }
 
 const INCOMPLETE = Symbol('incomplete')
@@ -139,6 +163,6 @@ function tryDecode(bytes: Uint8Array): unknown {
     return decodeFirst(bytes, dagCbor.decodeOptions)[0]
   } catch (err) {
     if (err instanceof Error && /unexpected end|not enough data/i.test(err.message)) return INCOMPLETE
-    throw new WireError(`not CBOR: ${err instanceof Error ? err.message : String(err)}`)
+    throw protocolError(`not CBOR: ${err instanceof Error ? err.message : String(err)}`)
   }
 }

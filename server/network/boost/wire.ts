@@ -1,6 +1,7 @@
 import * as dagCbor from '@ipld/dag-cbor'
 import { CID } from 'multiformats/cid'
 import { addressBytesOf, addressFromBytes, type AddressNetwork } from '../../shared/address.ts'
+import { protocolError } from '../errors.ts'
 import type { DealProposal } from '../types.ts'
 import { signatureBytes, type Signature } from '../wallet/keys.ts'
 import { bigIntBytes, chainCid } from '../wallet/message.ts'
@@ -13,7 +14,7 @@ import { bigIntBytes, chainCid } from '../wallet/message.ts'
  * DAG-CBOR's canonical order, so `@ipld/dag-cbor` writes the same bytes. The
  * market DealProposal is a CBOR tuple (go-state-types builtin/v9/market).
  * Everything read from a peer is checked here and arrives typed or as a
- * WireError.
+ * NetworkError with code PROTOCOL_ERROR.
  */
 
 export const PROTOCOL = {
@@ -23,10 +24,6 @@ export const PROTOCOL = {
   status: '/fil/storage/status/1.2.0',
   transports: '/fil/retrieval/transports/1.0.0',
 } as const
-
-export class WireError extends Error {
-  override name = 'WireError'
-}
 
 /** Where the provider fetches the CAR: Boost's `Transfer` with type "http" and its JSON params. */
 export interface HttpTransfer {
@@ -99,7 +96,7 @@ export interface TransportProtocol {
 // ---- the market deal proposal -------------------------------------------------
 
 const amount = (decimal: string): Uint8Array => {
-  if (!/^(0|[1-9][0-9]*)$/.test(decimal)) throw new WireError(`not an amount: ${decimal}`)
+  if (!/^(0|[1-9][0-9]*)$/.test(decimal)) throw new RangeError(`not an amount: ${decimal}`)
   return bigIntBytes(BigInt(decimal))
 }
 
@@ -150,19 +147,19 @@ export function encodeDealParams(d: DealParams, protocol: string = PROTOCOL.deal
 
 export function decodeDealParams(value: unknown, network: AddressNetwork): DealParams {
   const m = map(value, 'DealParams')
-  if (bool(m.IsOffline, 'IsOffline')) throw new WireError('offline deals are not taken')
+  if (bool(m.IsOffline, 'IsOffline')) throw protocolError('offline deals are not taken')
   const signed = array(m.ClientDealProposal, 'ClientDealProposal', 2)
   const transfer = map(m.Transfer, 'Transfer')
-  if (text(transfer.Type, 'Transfer.Type') !== 'http') throw new WireError(`transfer type ${String(transfer.Type)} is not supported`)
+  if (text(transfer.Type, 'Transfer.Type') !== 'http') throw protocolError(`transfer type ${String(transfer.Type)} is not supported`)
   let params: { URL?: unknown; Headers?: unknown }
   try {
     params = JSON.parse(new TextDecoder('utf-8', { fatal: true }).decode(bytes(transfer.Params, 'Transfer.Params')))
   } catch {
-    throw new WireError('Transfer.Params is not JSON')
+    throw protocolError('Transfer.Params is not JSON')
   }
   const headers = params.Headers ?? {}
   if (typeof params.URL !== 'string' || typeof headers !== 'object' || headers === null || Object.values(headers).some((v) => typeof v !== 'string')) {
-    throw new WireError('Transfer.Params must be {URL, Headers}')
+    throw protocolError('Transfer.Params must be {URL, Headers}')
   }
   return {
     dealUuid: uuidText(bytes(m.DealUUID, 'DealUUID')),
@@ -283,12 +280,12 @@ export function decodeTransports(value: unknown): TransportProtocol[] {
 
 export function uuidBytes(uuid: string): Uint8Array {
   const hex = uuid.replace(/-/g, '')
-  if (!/^[0-9a-f]{32}$/i.test(hex)) throw new WireError(`not a UUID: ${uuid}`)
+  if (!/^[0-9a-f]{32}$/i.test(hex)) throw new RangeError(`not a UUID: ${uuid}`)
   return Uint8Array.from(Buffer.from(hex, 'hex'))
 }
 
 function uuidText(b: Uint8Array): string {
-  if (b.length !== 16) throw new WireError('DealUUID must be 16 bytes')
+  if (b.length !== 16) throw protocolError('DealUUID must be 16 bytes')
   const h = Buffer.from(b).toString('hex')
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`
 }
@@ -314,53 +311,53 @@ function decodeProposal(value: unknown, network: AddressNetwork): DealProposal {
 
 function decodeSignature(value: unknown): Signature {
   const b = bytes(value, 'Signature')
-  if (b[0] !== 1 || b.length !== 66) throw new WireError('only secp256k1 signatures (type 1, 65 bytes) are taken')
+  if (b[0] !== 1 || b.length !== 66) throw protocolError('only secp256k1 signatures (type 1, 65 bytes) are taken')
   return { type: 1, data: b.slice(1) }
 }
 
 function map(v: unknown, what: string): Record<string, unknown> {
-  if (typeof v !== 'object' || v === null || Array.isArray(v) || v instanceof Uint8Array || CID.asCID(v)) throw new WireError(`${what} must be a map`)
+  if (typeof v !== 'object' || v === null || Array.isArray(v) || v instanceof Uint8Array || CID.asCID(v)) throw protocolError(`${what} must be a map`)
   return v as Record<string, unknown>
 }
 function array(v: unknown, what: string, length?: number): unknown[] {
-  if (!Array.isArray(v) || (length !== undefined && v.length !== length)) throw new WireError(`${what} must be a list${length ? ` of ${length}` : ''}`)
+  if (!Array.isArray(v) || (length !== undefined && v.length !== length)) throw protocolError(`${what} must be a list${length ? ` of ${length}` : ''}`)
   return v
 }
 function bytes(v: unknown, what: string): Uint8Array {
-  if (!(v instanceof Uint8Array)) throw new WireError(`${what} must be bytes`)
+  if (!(v instanceof Uint8Array)) throw protocolError(`${what} must be bytes`)
   return v
 }
 function text(v: unknown, what: string): string {
-  if (typeof v !== 'string') throw new WireError(`${what} must be a string`)
+  if (typeof v !== 'string') throw protocolError(`${what} must be a string`)
   return v
 }
 function bool(v: unknown, what: string): boolean {
-  if (typeof v !== 'boolean') throw new WireError(`${what} must be a boolean`)
+  if (typeof v !== 'boolean') throw protocolError(`${what} must be a boolean`)
   return v
 }
 function int(v: unknown, what: string): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw new WireError(`${what} must be an integer`)
+  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw protocolError(`${what} must be an integer`)
   return v
 }
 function uint(v: unknown, what: string): number {
   const n = int(v, what)
-  if (n < 0) throw new WireError(`${what} must not be negative`)
+  if (n < 0) throw protocolError(`${what} must not be negative`)
   return n
 }
 function cid(v: unknown, what: string): string {
   const c = CID.asCID(v)
-  if (!c) throw new WireError(`${what} must be a CID`)
+  if (!c) throw protocolError(`${what} must be a CID`)
   return c.toString()
 }
 function address(v: unknown, what: string, network: AddressNetwork): string {
   const a = addressFromBytes(bytes(v, what), network)
-  if (!a) throw new WireError(`${what} is not an address`)
+  if (!a) throw protocolError(`${what} is not an address`)
   return a
 }
 /** big.Int bytes: empty for zero, else a sign byte (0 positive, 1 negative) and the magnitude. */
 function tokenAmount(v: unknown, what: string): string {
   const b = bytes(v, what)
   if (b.length === 0) return '0'
-  if (b[0] !== 0) throw new WireError(`${what} must not be negative`)
+  if (b[0] !== 0) throw protocolError(`${what} must not be negative`)
   return b.length === 1 ? '0' : BigInt(`0x${Buffer.from(b.subarray(1)).toString('hex')}`).toString()
 }

@@ -5,7 +5,8 @@ import { addressBytesOf, parseAddress } from '../../shared/address.ts'
 import { epochToTimestamp, type NetworkClock } from '../../shared/epochs.ts'
 import type { DealProposal, MarketDeal, MinerInfo, NetworkPort } from '../types.ts'
 import { decodeRlePlus } from './bitfield.ts'
-import { createJsonRpc, JsonRpcError, type JsonRpcCall } from './json-rpc.ts'
+import { isNetworkError, NetworkError, protocolError } from '../errors.ts'
+import { createJsonRpc, type JsonRpcCall } from './json-rpc.ts'
 
 export interface LotusOptions {
   url: string
@@ -21,12 +22,8 @@ interface LotusMarketDeal {
 }
 
 /** A PublishStorageDeals message that is on chain but did not publish the deal asked for. */
-export class DealPublishFailedError extends Error {
-  override name = 'DealPublishFailedError'
-  constructor(readonly publishCid: string, readonly exitCode: number, message: string) {
-    super(message)
-  }
-}
+const publishFailed = (publishCid: string, exitCode: number, message: string) =>
+  new NetworkError('REJECTED_BY_CHAIN', message, { messageCid: publishCid, exitCode })
 
 export interface LotusNetwork extends NetworkPort {
   readonly kind: 'lotus'
@@ -50,7 +47,7 @@ export function createLotusNetwork(options: LotusOptions): LotusNetwork {
     try {
       return await p
     } catch (err) {
-      if (err instanceof JsonRpcError) return null
+      if (isNetworkError(err, 'REJECTED_BY_CHAIN')) return null
       throw err
     }
   }
@@ -106,7 +103,7 @@ export function createLotusNetwork(options: LotusOptions): LotusNetwork {
       // The market state's root only (a few CIDs and counters): its deals stay behind their CIDs.
       const actor = await call<{ State: { NextID: number } }>('Filecoin.StateReadState', [MARKET_ACTOR, null])
       const next = actor?.State?.NextID
-      if (typeof next !== 'number' || !Number.isSafeInteger(next) || next < 0) throw new JsonRpcError(0, 'the market actor state has no NextID')
+      if (typeof next !== 'number' || !Number.isSafeInteger(next) || next < 0) throw protocolError('the market actor state has no NextID')
       return next
     },
     async networkVersion() {
@@ -117,16 +114,16 @@ export function createLotusNetwork(options: LotusOptions): LotusNetwork {
       // replaced with other gas only (allowReplaced) is the same publication.
       const lookup = await call<MsgLookup | null>('Filecoin.StateSearchMsg', [null, { '/': publishCid }, -1, true])
       if (!lookup) return null
-      if (lookup.Receipt.ExitCode !== 0) throw new DealPublishFailedError(publishCid, lookup.Receipt.ExitCode, `PublishStorageDeals ${publishCid} failed with exit code ${lookup.Receipt.ExitCode}`)
+      if (lookup.Receipt.ExitCode !== 0) throw publishFailed(publishCid, lookup.Receipt.ExitCode, `PublishStorageDeals ${publishCid} failed with exit code ${lookup.Receipt.ExitCode}`)
       // A provider publishes deals in batches: our proposal's place in the executed message's params,
       // as Lotus's own client finds it (lotus storage/pipeline/currentdealinfo.go).
       const message = await call<{ Params: string | null }>('Filecoin.ChainGetMessage', [lookup.Message])
       const proposalIndex = proposalIndexIn(message.Params, proposal)
-      if (proposalIndex < 0) throw new DealPublishFailedError(publishCid, 0, `PublishStorageDeals ${publishCid} does not publish this proposal`)
+      if (proposalIndex < 0) throw publishFailed(publishCid, 0, `PublishStorageDeals ${publishCid} does not publish this proposal`)
       const { ids, valid } = decodePublishReturn(lookup.Receipt.Return)
       // IDs holds the ids of the valid proposals only, in the order of the batch (go-state-types builtin/v9/market PublishStorageDealsReturn).
       const rank = valid.indexOf(proposalIndex)
-      if (rank < 0 || rank >= ids.length) throw new DealPublishFailedError(publishCid, 0, `proposal ${proposalIndex} of PublishStorageDeals ${publishCid} was not valid`)
+      if (rank < 0 || rank >= ids.length) throw publishFailed(publishCid, 0, `proposal ${proposalIndex} of PublishStorageDeals ${publishCid} was not valid`)
       return ids[rank]
     },
     async listProviders() {
@@ -156,10 +153,10 @@ export function proposalIndexIn(base64Params: string | null, proposal: DealPropo
   try {
     value = dagCbor.decode(Buffer.from(base64Params ?? '', 'base64'))
   } catch {
-    throw new JsonRpcError(0, 'not PublishStorageDeals params')
+    throw protocolError('not PublishStorageDeals params')
   }
   const deals = Array.isArray(value) && Array.isArray(value[0]) ? (value[0] as unknown[]) : null
-  if (!deals) throw new JsonRpcError(0, 'not PublishStorageDeals params')
+  if (!deals) throw protocolError('not PublishStorageDeals params')
   const provider = addressBytesOf(proposal.Provider)
   return deals.findIndex((d) => {
     const t = Array.isArray(d) && Array.isArray(d[0]) ? (d[0] as unknown[]) : []
@@ -170,12 +167,17 @@ export function proposalIndexIn(base64Params: string | null, proposal: DealPropo
 
 /** The CBOR tuple [IDs, ValidDeals] of a PublishStorageDeals return, base64 in a receipt. */
 export function decodePublishReturn(base64: string | null): { ids: number[]; valid: number[] } {
-  const value = dagCbor.decode(Buffer.from(base64 ?? '', 'base64')) as unknown
+  let value: unknown
+  try {
+    value = dagCbor.decode(Buffer.from(base64 ?? '', 'base64'))
+  } catch (err) {
+    throw protocolError('not a PublishStorageDeals return', err)
+  }
   if (!Array.isArray(value) || value.length !== 2 || !Array.isArray(value[0]) || !(value[1] instanceof Uint8Array)) {
-    throw new JsonRpcError(0, 'not a PublishStorageDeals return')
+    throw protocolError('not a PublishStorageDeals return')
   }
   const ids = value[0].map((id: unknown) => (typeof id === 'number' ? id : typeof id === 'bigint' ? Number(id) : NaN))
-  if (!ids.every((id) => Number.isSafeInteger(id) && id >= 0)) throw new JsonRpcError(0, 'not a PublishStorageDeals return: bad deal id')
+  if (!ids.every((id) => Number.isSafeInteger(id) && id >= 0)) throw protocolError('not a PublishStorageDeals return: bad deal id')
   return { ids, valid: decodeRlePlus(value[1]) }
 }
 

@@ -2,6 +2,7 @@ import * as dagCbor from '@ipld/dag-cbor'
 import { addressBytesOf, parseAddress, type AddressNetwork } from '../../shared/address.ts'
 import type { Signature, Signer } from '../wallet/keys.ts'
 import { signedMessageCid, signMessage, type Message } from '../wallet/message.ts'
+import { protocolError } from '../errors.ts'
 import type { JsonRpcCall } from './json-rpc.ts'
 
 /** A message as Lotus's JSON-RPC writes it (types.Message): amounts as decimal strings, params base64. */
@@ -69,10 +70,16 @@ export async function addMarketBalance(call: JsonRpcCall, signer: Signer, amount
     to: `${network === 'mainnet' ? 'f' : 't'}0${MARKET_ACTOR_ID}`, from: signer.address, nonce, value: amount,
     gasLimit: 0, gasFeeCap: 0n, gasPremium: 0n, method: ADD_BALANCE_METHOD, params: dagCbor.encode(beneficiaryBytes),
   }
-  const estimated = fromLotusMessage(await call('Filecoin.GasEstimateMessageGas', [toLotusMessage(draft), { MaxFee: '0' }, null]))
+  let estimated: Message
+  try {
+    estimated = fromLotusMessage(await call('Filecoin.GasEstimateMessageGas', [toLotusMessage(draft), { MaxFee: '0' }, null]))
+  } catch (err) {
+    // A reply that is not a message is the node breaking the protocol; its own errors pass as they are.
+    throw err instanceof RangeError ? protocolError(`GasEstimateMessageGas answered no message: ${err.message}`, err) : err
+  }
   // The node fills in gas only: anything else changed is not the message we meant to sign.
   if (estimated.to !== draft.to || estimated.from !== draft.from || estimated.value !== draft.value || estimated.nonce !== draft.nonce || estimated.method !== draft.method) {
-    throw new Error('the node changed more than the gas of the message')
+    throw protocolError('the node changed more than the gas of the message')
   }
   const signed = await signMessage(signer, estimated)
   const pushed = await call<{ '/': string } | null>('Filecoin.MpoolPush', [{ Message: toLotusMessage(signed.message), Signature: lotusSignature(signed.signature) }])

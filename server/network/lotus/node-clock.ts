@@ -1,4 +1,4 @@
-import { NetworkUnavailableError } from '../types.ts'
+import { protocolError } from '../errors.ts'
 import type { NetworkClock } from '../../shared/epochs.ts'
 import type { JsonRpcCall } from './json-rpc.ts'
 
@@ -18,9 +18,9 @@ export async function nodeClock(call: JsonRpcCall): Promise<NetworkClock> {
   const epochSeconds = params?.BlockDelaySecs
   const height = head?.Height
   const timestamp = head?.Blocks?.[0]?.Timestamp
-  if (typeof epochSeconds !== 'number' || !(epochSeconds > 0)) throw new NetworkUnavailableError('the node sent no usable BlockDelaySecs in StateGetNetworkParams')
+  if (typeof epochSeconds !== 'number' || !(epochSeconds > 0)) throw protocolError('the node sent no usable BlockDelaySecs in StateGetNetworkParams')
   if (typeof height !== 'number' || !Number.isSafeInteger(height) || height < 0 || typeof timestamp !== 'number' || !Number.isFinite(timestamp)) {
-    throw new NetworkUnavailableError('the node sent no usable Height and block Timestamp in ChainHead')
+    throw protocolError('the node sent no usable Height and block Timestamp in ChainHead')
   }
   return { name: 'devnet', genesis: timestamp - height * epochSeconds, epochSeconds }
 }

@@ -19,6 +19,11 @@ export const FileInfoRequestSchema = z.strictObject({
 export const FILE_STATES = ['staging', 'offloading', 'partially_offloaded', 'offloaded'] as const
 export const GROUP_STATES = ['writable', 'full', 'VRCARDone', 'ready_for_deals', 'offloaded', 'reload'] as const
 export const DEAL_STATES = ['proposed', 'published', 'active'] as const
+/** Why a group is not further along yet, one code per reason (gateway/group-reason.ts words each), for a UI to explain and count. */
+export const GROUP_REASON_CODES = [
+  'WAITING_FOR_DATA', 'WAITING_FOR_DISK_SPACE', 'SEALING', 'CHECKING_CAR', 'RELOADING', 'NO_DEAL_SERVICE',
+  'DEALS_UNDER_WAY', 'WAITING_FOR_FUNDS', 'DEAL_SERVICE_UNREACHABLE', 'NO_PROVIDER', 'LOOKING_FOR_PROVIDERS',
+] as const
 
 export const FileInfoDealSchema = z.object({
   provider: z.string(),
@@ -35,6 +40,7 @@ export const FileInfoGroupSchema = z.object({
   retrievableCopies: z.number().int().min(0),
   deals: z.array(FileInfoDealSchema).optional().describe('Only for states that can have deals'),
   reason: z.string().optional().describe('Optional, additive: why the group is not further along yet, in plain words (e.g. "waiting for more data: 4 MiB of 64 MiB…", "2 providers are fetching the data"); absent once offloaded. Other gateways may not send it.'),
+  reasonCode: z.enum(GROUP_REASON_CODES).optional().describe('Optional, additive: the code `reason` was worded from, present exactly when `reason` is'),
   fileCount: z.number().int().min(0).optional().describe('Folders only, optional and additive: how many files below the folder have data in this group (0: it holds only the folder\'s own directory nodes)'),
 })
 
@@ -65,6 +71,7 @@ export type FileInfoRequest = z.infer<typeof FileInfoRequestSchema>
 export type FileState = (typeof FILE_STATES)[number]
 export type GroupState = (typeof GROUP_STATES)[number]
 export type DealState = (typeof DEAL_STATES)[number]
+export type GroupReasonCode = (typeof GROUP_REASON_CODES)[number]
 export type FileInfoDeal = z.infer<typeof FileInfoDealSchema>
 export type FileInfoGroup = z.infer<typeof FileInfoGroupSchema>
 export type FileInfoDetails = z.infer<typeof FileInfoDetailsSchema>

@@ -31,6 +31,7 @@ export const MetadataGroupSchema = z.object({
   retrievableCopies: z.number().int().min(0),
   deals: z.array(MetadataDealSchema).optional(),
   reason: z.string().optional().describe('Why the group is not further along yet, in plain words, when the gateway says (ours does; CIDgravity\'s gateway does not)'),
+  reasonCode: z.string().optional().describe('The code of `reason` when the gateway says (ours: WAITING_FOR_DATA, SEALING, DEALS_UNDER_WAY, NO_PROVIDER…), for counting; the words are in `reason`'),
   fileCount: z.number().int().min(0).optional().describe('Folders, when the gateway says: how many files below the folder have data in this group'),
 })
 

@@ -8,6 +8,7 @@ import { GatewayError } from '../../../server/gateway/errors.ts'
 import { HASHING_AHEAD_BYTES } from '../../../server/gateway/content/unixfs-dag.ts'
 import { describeEachStore } from '../../helpers/stores.ts'
 import { chunksOf, collect, makeStore as makeStoreAt, type TestStore } from './helpers.ts'
+import { holdAt } from '../../helpers/faults.ts'
 
 let t: TestStore | undefined
 afterEach(async () => {
@@ -191,6 +192,28 @@ describe('content store: groups', () => {
     expect(onThreads.groups.every((g) => g.state === 'ready_for_deals')).toBe(true)
     expect(onThreads.groups).toEqual(onMain.groups)
     expect(onThreads.groups[0].pieceCid).toBe(onThreads.reference)
+  })
+
+  it('holds sealing at the car-writing fault point: on the main thread with the CAR half written, with sealing threads before the job leaves', async () => {
+    const data = randomBytes(600_000)
+    for (const sealThreads of [0, 1]) {
+      const faults = holdAt('car-writing')
+      t = await makeStore({ sealThreads, faults })
+      const { cid } = await t.store.ingest(chunksOf(data))
+      const sealing = t.store.sealWritable()
+      const groupId = await faults.held
+      const files = readdirSync(join(t.dir, 'groups'))
+      // On the main thread the temp CAR holds its header and first block; a thread has not been given the job yet.
+      expect(files.includes(`${groupId}.car.tmp`), `sealThreads ${sealThreads}`).toBe(sealThreads === 0)
+      expect(files).not.toContain(`${groupId}.car`)
+      expect((await t.store.groupsOf(cid))[0].state).toBe('full')
+      faults.release()
+      await sealing
+      await t.store.settled()
+      expect((await t.store.groupsOf(cid))[0].state).toBe('ready_for_deals')
+      await t.cleanup()
+      t = undefined
+    }
   })
 
   it('seals a group with data once it has been idle', async () => {

@@ -266,6 +266,7 @@ describe('deal engine and the client’s funds', () => {
     const info = await details(s, '/funds.bin')
     expect(info.groups[0].deals).toEqual([])
     expect((await s.fileInfo('/funds.bin')).result.file.details.groups[0].reason).toMatch(/^waiting for funds: f1\w+ has no DataCap/)
+    expect((await s.fileInfo('/funds.bin')).result.file.details.groups[0].reasonCode).toBe('WAITING_FOR_FUNDS')
     // The admin's link test reads the same reason from this header.
     const probe = await fetch(`${s.gatewayServer.url}/file-info`, { method: 'POST', body: JSON.stringify({ filePath: '/nothing-here' }) })
     expect(probe.headers.get('filecoin-deals-blocked')).toMatch(/^f1\w+ has no DataCap/)

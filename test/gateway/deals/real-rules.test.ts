@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { boostProviderPort } from '../../../server/gateway/deals/index.ts'
 import type { ProposalState, StorageProviderPort } from '../../../server/gateway/deals/provider-port.ts'
 import type { ProviderClient } from '../../../server/network/boost/client.ts'
-import { NoAnswerError } from '../../../server/network/boost/libp2p.ts'
+import { NetworkError } from '../../../server/network/errors.ts'
 import type { DealProposal, NetworkPort } from '../../../server/network/types.ts'
 import { piecePricePerEpoch } from '../../../server/shared/piece.ts'
 import { startDealStack, type DealStack } from './harness.ts'
@@ -145,9 +145,9 @@ describe('what the gateway believes', () => {
         ...port,
         async propose(proposal, transfer, options) {
           sent.push(proposal)
-          // The first provider asked reads the proposal and drops the stream (NoAnswerError, as the client tells it).
+          // The first provider asked reads the proposal and drops the stream (unanswered, as the client tells it).
           silent ??= proposal.Provider
-          if (proposal.Provider === silent) throw new NoAnswerError('the peer did not answer: stream reset')
+          if (proposal.Provider === silent) throw new NetworkError('PROTOCOL_ERROR', 'the peer did not answer: stream reset', { unanswered: true })
           // The others refuse for a while, so the group stays short of its copy past the hour after which a
           // provider that failed it may be asked again.
           return othersBusy ? { accepted: false, reason: 'BUSY' } : port.propose(proposal, transfer, options)

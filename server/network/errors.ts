@@ -1,0 +1,58 @@
+/**
+ * How a call to the network failed, as a closed set of codes, so that callers
+ * decide by `code` and never by reading messages or third-party error names:
+ * - `UNREACHABLE`: no connection (dial failed, node down, HTTP 5xx);
+ * - `REFUSED`: the provider answered no (`providerReason` holds its words);
+ * - `TIMED_OUT`: the call ran out of time (or was aborted);
+ * - `PROTOCOL_ERROR`: an answer came that is malformed or not what the protocol says;
+ * - `REJECTED_BY_CHAIN`: the node answered a JSON-RPC error, or a message failed on chain.
+ *
+ * The adapters under `server/network/` (the Boost/Curio client, the Lotus
+ * JSON-RPC client, HTTP retrieval) turn what they meet into these at their
+ * edge. The simulated network never throws them: it answers on the wire, and
+ * the client maps what it receives.
+ */
+export const NETWORK_ERROR_CODES = ['UNREACHABLE', 'REFUSED', 'TIMED_OUT', 'PROTOCOL_ERROR', 'REJECTED_BY_CHAIN'] as const
+export type NetworkErrorCode = (typeof NETWORK_ERROR_CODES)[number]
+
+export interface NetworkErrorDetail {
+  cause?: unknown
+  /** REFUSED: the provider's own reason (its message, or what it answered over HTTP). */
+  providerReason?: string
+  /** REJECTED_BY_CHAIN: the node's JSON-RPC error code. */
+  rpcCode?: number
+  /** REJECTED_BY_CHAIN: the exit code of a message that failed on chain, and the message. */
+  exitCode?: number
+  messageCid?: string
+  /** The request went out and no answer came back: the peer may have acted on it (Boost takes a deal before it answers). */
+  unanswered?: boolean
+}
+
+export class NetworkError extends Error {
+  override name = 'NetworkError'
+  readonly providerReason?: string
+  readonly rpcCode?: number
+  readonly exitCode?: number
+  readonly messageCid?: string
+  readonly unanswered: boolean
+
+  constructor(readonly code: NetworkErrorCode, message: string, detail: NetworkErrorDetail = {}) {
+    super(message, detail.cause === undefined ? undefined : { cause: detail.cause })
+    this.providerReason = detail.providerReason
+    this.rpcCode = detail.rpcCode
+    this.exitCode = detail.exitCode
+    this.messageCid = detail.messageCid
+    this.unanswered = detail.unanswered ?? false
+  }
+}
+
+/** Whether `err` is a NetworkError, of one of `codes` when given. */
+export function isNetworkError(err: unknown, ...codes: NetworkErrorCode[]): err is NetworkError {
+  return err instanceof NetworkError && (codes.length === 0 || codes.includes(err.code))
+}
+
+/** An answer that does not follow the protocol. */
+export const protocolError = (message: string, cause?: unknown) => new NetworkError('PROTOCOL_ERROR', message, { cause })
+
+/** The call's signal fired: out of time (or the caller gave up). */
+export const timedOut = (message: string, cause?: unknown) => new NetworkError('TIMED_OUT', message, { cause })
