@@ -4,14 +4,9 @@ import { createBackoff } from '../../shared/disk.ts'
 import type { Logger } from '../../shared/logger.ts'
 import type { BlockFiles } from './block-files.ts'
 import { carIsIntact, writeGroupCar, type CarSealer } from './group-car.ts'
-import type { Repository } from './repository.ts'
 import type { PauseHook } from './test-pause.ts'
+import type { GroupLifecycle, Repository, Reservation } from './types.ts'
 import { createSerial } from '../store.ts'
-
-export interface Reservation {
-  groupId: number
-  offset: number
-}
 
 export interface GroupLifecycleOptions {
   repo: Repository
@@ -50,7 +45,7 @@ export const carCapacity = (pieceSize: number) => Math.floor((pieceSize * 127) /
  * `sealConcurrency` at once, only once no ingest still writes into them. State changes themselves go through
  * the transition table (group-state.ts) via the repository.
  */
-export function createGroupLifecycle(o: GroupLifecycleOptions) {
+export function createGroupLifecycle(o: GroupLifecycleOptions): GroupLifecycle {
   const { repo, files, logger } = o
   /** The writable group: bytes reserved for its blocks, and how many blocks. */
   let current: { id: number; reserved: number; blocks: number } | undefined
@@ -287,5 +282,3 @@ export function createGroupLifecycle(o: GroupLifecycleOptions) {
     },
   }
 }
-
-export type GroupLifecycle = ReturnType<typeof createGroupLifecycle>
