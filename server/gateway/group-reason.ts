@@ -1,5 +1,5 @@
 import type { GroupRecord } from './content/index.ts'
-import type { DealProgress } from './deals/deal-engine.ts'
+import type { DealProgress } from './deals/types.ts'
 
 export interface ReasonContext {
   /** Target size of a group, and how long it stays open without new data. */

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { GroupRecord } from '../../server/gateway/content/index.ts'
-import type { DealProgress } from '../../server/gateway/deals/deal-engine.ts'
-import type { GroupDeal } from '../../server/gateway/deals/deal-store.ts'
+import type { DealProgress, GroupDeal } from '../../server/gateway/deals/types.ts'
 import { groupReason } from '../../server/gateway/group-reason.ts'
 
 const group = (state: GroupRecord['state'], size = 4 * 1024 * 1024): GroupRecord => ({ id: 7, state, size, retrievableCopies: 0, deals: [], createdMs: 0, updatedMs: 0 })
