@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { createDealStore, type DealAudit } from '../server/gateway/deals/deal-store.ts'
+import { createDealStore } from '../server/gateway/deals/deal-store.ts'
+import type { DealAudit } from '../server/gateway/deals/types.ts'
 import { loadConfig } from '../server/shared/config.ts'
 import { openGatewaySql } from '../server/gateway/store.ts'
 

@@ -1,6 +1,6 @@
 import type { GroupReasonCode as WireReasonCode } from '../shared/contracts/file-info.ts'
 import type { GroupRecord } from './content/index.ts'
-import type { DealProgress } from './deals/deal-engine.ts'
+import type { DealProgress } from './deals/types.ts'
 
 export interface ReasonContext {
   /** Target size of a group, and how long it stays open without new data. */

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { GroupRecord } from '../../server/gateway/content/index.ts'
-import type { DealProgress } from '../../server/gateway/deals/deal-engine.ts'
-import type { GroupDeal } from '../../server/gateway/deals/deal-store.ts'
+import type { DealProgress, GroupDeal } from '../../server/gateway/deals/types.ts'
 import { GROUP_REASON_CODES } from '../../server/shared/contracts/file-info.ts'
 import { groupReason, type ReasonContext } from '../../server/gateway/group-reason.ts'
 

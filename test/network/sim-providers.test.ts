@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createPieceHasher } from '../../server/shared/piece.ts'
-import { createSimnet, simulatedCollateralBounds } from '../../server/network/simnet/index.ts'
-import { createSimulatedProviders, minimumPricePerEpoch } from '../../server/network/simnet/sim-providers.ts'
+import { createSimnet, simulatedCollateralBounds, type Simnet } from '../../server/network/simnet/index.ts'
+import { createSimulatedProviders, minimumPricePerEpoch, type SimulatedProviders } from '../../server/network/simnet/sim-providers.ts'
 import { providerProfile, type ProviderKind } from '../../server/network/simnet/provider-kind.ts'
 import type { DealProposal, ProviderTerms } from '../../server/network/types.ts'
 
@@ -37,7 +37,7 @@ const piece = () => {
   return h.digest()
 }
 
-async function onlineHttpProvider(net: ReturnType<typeof createSimnet>, kind?: ProviderKind, test: (t: ProviderTerms) => boolean = () => true) {
+async function onlineHttpProvider(net: Simnet, kind?: ProviderKind, test: (t: ProviderTerms) => boolean = () => true) {
   for (const p of await net.listProviders()) {
     const t = (await net.providerTerms(p))!
     if (t.online && t.transferTypes.includes('http') && (!kind || providerProfile(p).kind === kind) && test(t)) return p
@@ -50,7 +50,7 @@ const proposal = (provider: string, pieceCid: string, pieceSize: number, head: n
   StartEpoch: head + 5760, EndEpoch: head + 5760 + 518_400, StoragePricePerEpoch: '0', ProviderCollateral: simulatedCollateralBounds(pieceSize, true).min.toString(), ClientCollateral: '0',
 })
 
-async function settle(sim: ReturnType<typeof createSimulatedProviders>, provider: string, id: string) {
+async function settle(sim: SimulatedProviders, provider: string, id: string) {
   for (let i = 0; i < 200; i++) {
     const s = sim.proposalState(provider, id)
     if (s.state !== 'transferring') return s

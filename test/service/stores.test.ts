@@ -5,7 +5,7 @@
 import { describe, expect, it } from 'vitest'
 import type { OnChainDealState } from '../../server/network/deal-status.ts'
 import type { DealProposal, NetworkPort } from '../../server/network/types.ts'
-import { createDealStore, type StoredDeal } from '../../server/service/deal-store.ts'
+import { createDealStore, type DealStore, type StoredDeal } from '../../server/service/deal-store.ts'
 import { ServiceError } from '../../server/service/errors.ts'
 import { createPolicyStore, type PolicyDocument } from '../../server/service/onboarding-policy.ts'
 import { migrateService, SERVICE_STEPS } from '../../server/service/schema.ts'
@@ -33,7 +33,7 @@ async function openService(open: StoreUnderTest['open']): Promise<Sql> {
 }
 
 /** Every deal id of a tenant, page after page, in the order served. */
-async function pageThrough(store: ReturnType<typeof createDealStore>, tenantId: number, sort: 'dealId' | 'lastUpdate', pageSize: number) {
+async function pageThrough(store: DealStore, tenantId: number, sort: 'dealId' | 'lastUpdate', pageSize: number) {
   const ids: number[] = []
   const cursors: string[] = []
   let cursor: string | null = null

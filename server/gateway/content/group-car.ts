@@ -6,7 +6,7 @@ import { dirname } from 'node:path'
 import type { BlockFiles } from './block-files.ts'
 import { readExactly } from './block-files.ts'
 import { createPieceHasher, type PieceInfo } from '../../shared/piece.ts'
-import type { Repository } from './repository.ts'
+import type { Repository } from './types.ts'
 import { noFaults, type Faults } from '../../shared/faults.ts'
 
 export interface GroupCar extends PieceInfo {

@@ -15,7 +15,7 @@ import type { CidProfile } from '../../shared/cid-profile.ts'
 
 export type { ContentStore, GroupRecord, IngestResult, IngestOptions, Deal } from './types.ts'
 export type { GroupState } from './group-state.ts'
-export type { RemoteCopy, RemoteSource } from './remote-blocks.ts'
+export type { RemoteCopy, RemoteSource } from './types.ts'
 export { canHaveDeals, GROUP_STATES } from './group-state.ts'
 
 export interface ContentStoreOptions {

@@ -3,20 +3,10 @@ import { open, rename, unlink } from 'node:fs/promises'
 import type { Logger } from '../../shared/logger.ts'
 import type { BlockFiles } from './block-files.ts'
 import { carIsIntact, writeGroupCar } from './group-car.ts'
-import { contentUnavailable, remoteBlocks, type RemoteBlocks, type RemoteSource } from './remote-blocks.ts'
-import type { Repository } from './repository.ts'
-import type { GroupRecord } from './types.ts'
+import { contentUnavailable, remoteBlocks } from './remote-blocks.ts'
+import type { GroupRecord, LocalBytes, ReadHold, RemoteBlocks, RemoteSource, Repository } from './types.ts'
 import { noFaults, type Faults } from '../../shared/faults.ts'
 import { blockMatchesCid } from './verify-block.ts'
-
-export type { RemoteCopy, RemoteSource } from './remote-blocks.ts'
-
-/** The groups of one read: which to read from this disk (held until `release`) and which from providers. */
-export interface ReadHold {
-  /** Offloaded groups (or ones whose reload is still under way): their blocks come from providers. */
-  remote: Set<number>
-  release(): Promise<void>
-}
 
 /**
  * Which groups have their bytes on this disk. Offload removes a group's block
@@ -28,7 +18,7 @@ export interface ReadHold {
  * providers of new deals can fetch it, and once released the bytes go again
  * (`offloaded`).
  */
-export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logger: Logger; faults?: Faults }) {
+export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logger: Logger; faults?: Faults }): LocalBytes {
   const { repo, files, logger } = o
   const faults = o.faults ?? noFaults
   const readers = new Map<number, number>()
@@ -167,7 +157,6 @@ export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logge
     },
     acquire,
     holdForRead,
-    /** Fetches blocks of offloaded groups for one read (aborted with `signal` when the reader goes). */
     remoteBlocks: (signal: AbortSignal): RemoteBlocks => remoteBlocks({ source: remote, group: (id) => repo.group(id), logger, signal }),
     /**
      * Brings an offloaded group back (`reload`) with its CAR, for new deals
@@ -190,7 +179,6 @@ export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logge
       }
       return release
     },
-    /** ready_for_deals → offloaded, then the local bytes go. False while someone reads the group. */
     async offload(id: number): Promise<boolean> {
       if ((readers.get(id) ?? 0) > 0) return false
       await repo.transition(id, 'offload')
@@ -199,12 +187,9 @@ export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logge
       await removeFiles(id)
       return true
     },
-    /** After a crash: an interrupted reload goes back to offloaded; files an offload left behind are swept. */
     async recover(): Promise<void> {
       for (const g of await repo.groupsInState('reload')) await repo.transition(g.id, 'reloaded')
       for (const g of await repo.groupsInState('offloaded')) await removeFiles(g.id)
     },
   }
 }
-
-export type LocalBytes = ReturnType<typeof createLocalBytes>

@@ -1,8 +1,8 @@
 import type { FileHandle } from 'node:fs/promises'
 import { GatewayError, notFound } from '../errors.ts'
 import { readExactly, type BlockFiles } from './block-files.ts'
-import type { LocalBytes } from './local-bytes.ts'
-import type { Repository } from './repository.ts'
+import type { LocalBytes } from './types.ts'
+import type { Repository } from './types.ts'
 
 // Large leaves are handed out in slices so a reader never holds much at once.
 const MAX_SLICE = 256 * 1024

@@ -1,31 +1,10 @@
 import type { Logger } from '../../shared/logger.ts'
 import { GatewayError } from '../errors.ts'
-import type { GroupRecord } from './types.ts'
+import type { GroupRecord, RemoteBlocks, RemoteCopy, RemoteSource } from './types.ts'
 import { blockMatchesCid } from './verify-block.ts'
-
-/** One provider's copy of an offloaded group. */
-export interface RemoteCopy {
-  provider: string
-  /** The group's whole CAR: a reload for new deals (repair, renewal). */
-  fetch(): AsyncIterable<Uint8Array>
-  /** One block by CID, as the provider sends it (trustless `GET /ipfs/<cid>`, raw): the caller verifies it. */
-  block(cid: string, signal: AbortSignal): Promise<Uint8Array>
-}
-
-/** Where an offloaded group's bytes can be fetched back from: one copy per provider, best first. */
-export interface RemoteSource {
-  sources(group: GroupRecord): Promise<RemoteCopy[]>
-}
 
 export const contentUnavailable = (detail: string) =>
   new GatewayError(503, 'CONTENT_UNAVAILABLE', `Offloaded data could not be fetched back (${detail})`, { 'Retry-After': '60' })
-
-export interface RemoteBlocks {
-  /** Fails (503) unless every group has at least one copy to try: checked before a read's first byte. */
-  prepare(groupIds: Iterable<number>): Promise<void>
-  /** The leaf block `cid` of an offloaded group, `length` bytes, verified against its CID. */
-  block(groupId: number, cid: string, length: number): Promise<Uint8Array>
-}
 
 /**
  * Blocks of offloaded groups for one read, each from the first provider that

@@ -1,31 +1,6 @@
 import { jsonList, type Sql } from '../../shared/sql/index.ts'
 import { GroupTransitionError, transitionOf, type GroupEvent, type GroupState } from './group-state.ts'
-import type { GroupRecord } from './types.ts'
-
-export interface BlockLocation {
-  groupId: number
-  offset: number
-  length: number
-}
-
-export interface StoredBlock extends BlockLocation {
-  cid: string
-}
-
-export interface LeafRow extends BlockLocation {
-  fileOffset: number
-  /** The leaf's block (raw: its bytes are the file's), to fetch it from a provider when its group is offloaded. */
-  cid: string
-}
-
-export interface NewContent {
-  cid: string
-  size: number
-  dagSize: number
-  blocks: StoredBlock[]
-  /** Raw leaves in file order. */
-  leaves: { cid: string; length: number }[]
-}
+import type { BlockLocation, GroupRecord, LeafRow, NewContent, Repository, StoredBlock } from './types.ts'
 
 interface GroupRow {
   id: number
@@ -65,7 +40,7 @@ function* batches<T>(rows: readonly T[]): Generator<readonly T[]> {
 const valuesOf = (rows: number, columns: number) => Array(rows).fill(`(${Array(columns).fill('?').join(', ')})`).join(', ')
 
 /** All SQL of the content store. Multi-row writes always run in one transaction. */
-export function createRepository(sql: Sql) {
+export function createRepository(sql: Sql): Repository {
   const texts = jsonList(sql.dialect)
   const integers = jsonList(sql.dialect, 'integer')
   const groups = async (text: string, params: unknown[] = []) => (await sql.all<GroupRow>(text, params)).map(toGroup)
@@ -100,11 +75,8 @@ export function createRepository(sql: Sql) {
     group,
     groupsInState: (state: GroupState) => groups('SELECT * FROM content_groups WHERE state = ? ORDER BY id', [state]),
     allGroups: () => groups('SELECT * FROM content_groups ORDER BY id'),
-    /** Bytes in groups not sealed yet: the CAR files still to write. */
     unsealedBytes: async () => Number((await sql.get<{ n: number | null }>(`SELECT SUM(size) AS n FROM content_groups WHERE state IN ('writable', 'full')`))?.n ?? 0),
-    /** Applies `event` to a group through the one transition table; returns the new state. */
     transition: (id: number, event: GroupEvent) => transition(id, event),
-    /** full → VRCARDone with the CAR's size and piece. */
     async recordPiece(id: number, piece: { carSize: number; pieceCid: string; pieceSize: number }): Promise<void> {
       await transition(id, 'carWritten', 'car_size = ?, piece_cid = ?, piece_size = ?, ', [piece.carSize, piece.pieceCid, piece.pieceSize])
     },
@@ -113,9 +85,7 @@ export function createRepository(sql: Sql) {
     },
     block: (cid: string) => sql.get<BlockLocation>('SELECT group_id AS "groupId", "offset", length FROM content_blocks WHERE cid = ?', [cid]),
     groupBlocks: (id: number) => sql.all<StoredBlock>('SELECT cid, group_id AS "groupId", "offset", length FROM content_blocks WHERE group_id = ? ORDER BY "offset"', [id]),
-    /** A random block of the group (retrieval checks sample one). */
     sampleBlock: async (id: number) => (await sql.get<{ cid: string }>('SELECT cid FROM content_blocks WHERE group_id = ? ORDER BY random() LIMIT 1', [id]))?.cid,
-    /** The group's block that comes first in its CAR. */
     firstBlock: async (id: number) => (await sql.get<{ cid: string }>('SELECT cid FROM content_blocks WHERE group_id = ? ORDER BY "offset" LIMIT 1', [id]))?.cid,
     groupBlockCount: async (id: number) => (await sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM content_blocks WHERE group_id = ?', [id]))!.n,
     groupRoots: async (id: number) =>
@@ -131,7 +101,6 @@ export function createRepository(sql: Sql) {
       ),
     groupsOf: (cid: string) =>
       groups('SELECT g.* FROM content_group_links cg JOIN content_groups g ON g.id = cg.group_id WHERE cg.content_cid = ? ORDER BY g.id', [cid]),
-    /** Which groups hold each of several contents, by content CID (ids only: a folder's summary needs no more). */
     async groupIdsOfMany(cids: string[]): Promise<Map<string, number[]>> {
       const out = new Map<string, number[]>()
       if (cids.length === 0) return out
@@ -144,7 +113,6 @@ export function createRepository(sql: Sql) {
     },
     groupsWithIds: (ids: number[]) =>
       ids.length === 0 ? Promise.resolve([]) : groups(`SELECT * FROM content_groups WHERE id IN (${integers}) ORDER BY id`, [JSON.stringify(ids)]),
-    /** The groups of several contents in one query (a folder's files), by content CID. */
     async groupsOfMany(cids: string[]): Promise<Map<string, GroupRecord[]>> {
       const out = new Map<string, GroupRecord[]>()
       if (cids.length === 0) return out
@@ -161,11 +129,6 @@ export function createRepository(sql: Sql) {
       return out
     },
 
-    /**
-     * Records a finished ingest in one transaction: its blocks, the content
-     * and its leaves, in multi-row statements (one round trip per few hundred
-     * rows on PostgreSQL, not three per block).
-     */
     async commitContent(c: NewContent): Promise<void> {
       await sql.transaction(async (tx) => {
         // The first writer of a block wins; link the group that really holds it.
@@ -207,5 +170,3 @@ export function createRepository(sql: Sql) {
     },
   }
 }
-
-export type Repository = ReturnType<typeof createRepository>

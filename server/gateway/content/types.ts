@@ -1,6 +1,5 @@
 import type { CidProfile } from '../../shared/cid-profile.ts'
-import type { GroupState } from './group-state.ts'
-import type { RemoteSource } from './remote-blocks.ts'
+import type { GroupEvent, GroupState } from './group-state.ts'
 
 export interface IngestResult {
   cid: string
@@ -101,5 +100,168 @@ export interface ContentStore {
   /** Resolves once no CAR/piece work is queued or running. */
   settled(): Promise<void>
   /** Stops timers, waits for CAR/piece work in progress, leaves everything consistent. */
+  close(): Promise<void>
+}
+
+/** One provider's copy of an offloaded group. */
+export interface RemoteCopy {
+  provider: string
+  /** The group's whole CAR: a reload for new deals (repair, renewal). */
+  fetch(): AsyncIterable<Uint8Array>
+  /** One block by CID, as the provider sends it (trustless `GET /ipfs/<cid>`, raw): the caller verifies it. */
+  block(cid: string, signal: AbortSignal): Promise<Uint8Array>
+}
+
+/** Where an offloaded group's bytes can be fetched back from: one copy per provider, best first. */
+export interface RemoteSource {
+  sources(group: GroupRecord): Promise<RemoteCopy[]>
+}
+
+/** Blocks of offloaded groups for one read, each verified against its CID. */
+export interface RemoteBlocks {
+  /** Fails (503) unless every group has at least one copy to try: checked before a read's first byte. */
+  prepare(groupIds: Iterable<number>): Promise<void>
+  /** The leaf block `cid` of an offloaded group, `length` bytes, verified against its CID. */
+  block(groupId: number, cid: string, length: number): Promise<Uint8Array>
+}
+
+/** Where a block's bytes sit: in its group's block file, `length` bytes from `offset`. */
+export interface BlockLocation {
+  groupId: number
+  offset: number
+  length: number
+}
+
+export interface StoredBlock extends BlockLocation {
+  cid: string
+}
+
+/** One leaf of a file, where the file's bytes and the group's block file meet. */
+export interface LeafRow extends BlockLocation {
+  fileOffset: number
+  /** The leaf's block (raw: its bytes are the file's), to fetch it from a provider when its group is offloaded. */
+  cid: string
+}
+
+/** A finished ingest, as the store records it. */
+export interface NewContent {
+  cid: string
+  size: number
+  dagSize: number
+  blocks: StoredBlock[]
+  /** Raw leaves in file order. */
+  leaves: { cid: string; length: number }[]
+}
+
+/** All SQL of the content store: groups, blocks, contents and their leaves. Multi-row writes run in one transaction. */
+export interface Repository {
+  /** Opens a new writable group and returns its id. */
+  createGroup(): Promise<number>
+  /** One group as stored (no deals: those are the deal engine's), or undefined. */
+  group(id: number): Promise<GroupRecord | undefined>
+  /** The groups in `state`, oldest first. */
+  groupsInState(state: GroupState): Promise<GroupRecord[]>
+  /** Every group, oldest first. */
+  allGroups(): Promise<GroupRecord[]>
+  /** Bytes in groups not sealed yet: the CAR files still to write. */
+  unsealedBytes(): Promise<number>
+  /**
+   * Applies `event` to a group through the one transition table and returns
+   * the new state; GroupTransitionError when it cannot happen from where the
+   * group is (also when a racing transition moved it first).
+   */
+  transition(id: number, event: GroupEvent): Promise<GroupState>
+  /** full → VRCARDone with the CAR's size and piece. */
+  recordPiece(id: number, piece: { carSize: number; pieceCid: string; pieceSize: number }): Promise<void>
+  /** Forgets a group (one holding only orphan bytes of failed ingests). */
+  deleteGroup(id: number): Promise<void>
+  /** Where the block `cid` is stored, or undefined when it is not. */
+  block(cid: string): Promise<BlockLocation | undefined>
+  /** The group's blocks in block-file order. */
+  groupBlocks(id: number): Promise<StoredBlock[]>
+  /** A random block of the group (retrieval checks sample one). */
+  sampleBlock(id: number): Promise<string | undefined>
+  /** The group's block that comes first in its CAR. */
+  firstBlock(id: number): Promise<string | undefined>
+  /** How many committed blocks the group holds. */
+  groupBlockCount(id: number): Promise<number>
+  /** Root CIDs of the contents whose root block is in the group, in block-file order (the CAR header's roots). */
+  groupRoots(id: number): Promise<string[]>
+  /** Size and DAG size of stored content, or undefined. */
+  content(cid: string): Promise<{ cid: string; size: number; dagSize: number } | undefined>
+  /** The file's leaves that overlap the inclusive byte range [start, end], in file order. */
+  leavesInRange(cid: string, start: number, end: number): Promise<LeafRow[]>
+  /** The groups holding any block of the content. */
+  groupsOf(cid: string): Promise<GroupRecord[]>
+  /** Which groups hold each of several contents, by content CID (ids only: a folder's summary needs no more). */
+  groupIdsOfMany(cids: string[]): Promise<Map<string, number[]>>
+  /** These groups, oldest first. */
+  groupsWithIds(ids: number[]): Promise<GroupRecord[]>
+  /** The groups of several contents in one query (a folder's files), by content CID. */
+  groupsOfMany(cids: string[]): Promise<Map<string, GroupRecord[]>>
+  /**
+   * Records a finished ingest in one transaction: its blocks, the content
+   * and its leaves, in multi-row statements (one round trip per few hundred
+   * rows on PostgreSQL, not three per block).
+   */
+  commitContent(c: NewContent): Promise<void>
+}
+
+/** The groups of one read: which to read from this disk (held until `release`) and which from providers. */
+export interface ReadHold {
+  /** Offloaded groups (or ones whose reload is still under way): their blocks come from providers. */
+  remote: Set<number>
+  release(): Promise<void>
+}
+
+/** Which groups have their bytes on this disk: offload removes them, reads and repair bring them back. */
+export interface LocalBytes {
+  /** Sets where offloaded groups come back from (the providers of their deals). */
+  setRemote(source: RemoteSource): void
+  /** Makes every group local, reloading offloaded ones, and holds them; call the result when done. */
+  acquire(groupIds: number[]): Promise<() => Promise<void>>
+  /**
+   * The groups of one read: local ones are held, offloaded ones (and ones
+   * whose reload is still under way) stay remote, read block by block.
+   */
+  holdForRead(groupIds: number[]): Promise<ReadHold>
+  /** Fetches blocks of offloaded groups for one read (aborted with `signal` when the reader goes). */
+  remoteBlocks(signal: AbortSignal): RemoteBlocks
+  /**
+   * Brings an offloaded group back (`reload`) with its CAR, for new deals
+   * (repair, renewal); it stays local until the returned release is called.
+   */
+  holdForDeals(id: number): Promise<() => Promise<void>>
+  /** ready_for_deals → offloaded, then the local bytes go. False while someone reads the group. */
+  offload(id: number): Promise<boolean>
+  /** After a crash: an interrupted reload goes back to offloaded; files an offload left behind are swept. */
+  recover(): Promise<void>
+}
+
+/** Bytes reserved for one block: in which group, and where in its block file. */
+export interface Reservation {
+  groupId: number
+  offset: number
+}
+
+/** Groups from writable to sealed: where new blocks go, when a group closes, and its CAR and piece CID. */
+export interface GroupLifecycle {
+  /**
+   * Reserves `length` bytes for a new block, in turn, so concurrent ingests
+   * never overlap, and retains its group for the caller (who releases it):
+   * the group cannot seal before the block is written.
+   */
+  reserve(length: number): Promise<Reservation>
+  /** An ingest starts depending on pending bytes of this group. */
+  retain(groupId: number): void
+  /** The ingest is done with this group (committed or failed): a full group with no one writing into it is sealed. */
+  release(groupId: number): void
+  /** Closes the writable group now if it holds committed data. */
+  sealWritable(): Promise<void>
+  /** Picks up where a previous process stopped: the writable group, and unfinished sealing. */
+  resume(): Promise<void>
+  /** Resolves when no sealing work is queued or running. */
+  settled(): Promise<void>
+  /** Stops timers and retries, lets the reservation in its turn finish, and waits for sealing under way. */
   close(): Promise<void>
 }

@@ -1,6 +1,5 @@
 import { blockMatchesCid } from '../content/verify-block.ts'
-import type { TickReport } from './deal-engine.ts'
-import type { EngineContext } from './engine-context.ts'
+import type { EngineContext, TickReport } from './types.ts'
 
 /** Retrieves one random block of the group from each active deal's provider and checks it against its CID. */
 export async function checkRetrievals(c: EngineContext, r: TickReport): Promise<void> {

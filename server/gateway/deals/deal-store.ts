@@ -2,40 +2,7 @@ import { jsonList, type Sql } from '../../shared/sql/index.ts'
 import type { Deal } from '../content/index.ts'
 import { DEAL_TRANSITIONS, LIVE_STATES, shownState, type GatewayDealState } from './deal-state.ts'
 import { migrateDeals } from './schema.ts'
-
-export interface GroupDeal {
-  id: number
-  groupId: number
-  provider: string
-  pieceCid: string
-  state: GatewayDealState
-  proposalId?: string
-  dealId?: number
-  startEpoch: number
-  endEpoch: number
-  tokenHash?: string
-  reason?: string
-  retrievable: boolean
-  checkedMs?: number
-  /** Head epoch when the proposal was made. */
-  proposalEpoch?: number
-  /**
-   * Bytes the provider downloads: the CAR, then zeros up to the proposal's
-   * unpadded piece size. Absent on deals made before it was recorded: the CAR alone.
-   */
-  transferSize?: number
-  createdMs: number
-  updatedMs: number
-}
-
-/** One deal as `npm run deals` shows it: the row, what was signed and answered, and its history. */
-export interface DealAudit extends GroupDeal {
-  /** The signed proposal (market.ClientDealProposal) as CBOR, exactly as sent. */
-  signedProposal?: Uint8Array
-  proposalCid?: string
-  providerAnswer?: string
-  events: { state: GatewayDealState; reason?: string; atMs: number }[]
-}
+import type { DealAudit, DealStore, DealView, GroupDeal, NewDeal } from './types.ts'
 
 interface Row {
   id: number
@@ -80,18 +47,6 @@ const toDeal = (r: Row): GroupDeal => ({
   updatedMs: r.updated_ms,
 })
 
-export interface NewDeal {
-  groupId: number
-  provider: string
-  pieceCid: string
-  startEpoch: number
-  endEpoch: number
-  tokenHash: string
-  proposalEpoch: number
-  /** Bytes the transfer route serves (CAR then zeros): the proposal's PieceSize × 127/128. Without it, the CAR's size. */
-  transferSize?: number
-}
-
 /** For each target state, the states a deal may move to it from. */
 const FROM = Object.fromEntries(
   (Object.keys(DEAL_TRANSITIONS) as GatewayDealState[]).map((to) => [to, (Object.keys(DEAL_TRANSITIONS) as GatewayDealState[]).filter((from) => DEAL_TRANSITIONS[from].includes(to))]),
@@ -99,10 +54,8 @@ const FROM = Object.fromEntries(
 
 const inList = (states: readonly string[]) => states.map((s) => `'${s}'`).join(', ')
 
-export type DealView = { deals: Deal[]; retrievableCopies: number }
-
 /** All SQL of the deal engine: one row per proposal the gateway ever made. Migrates first. */
-export async function createDealStore(sql: Sql, now: () => number = Date.now) {
+export async function createDealStore(sql: Sql, now: () => number = Date.now): Promise<DealStore> {
   await migrateDeals(sql)
   const live = inList(LIVE_STATES)
   const ids = jsonList(sql.dialect, 'integer')
@@ -153,7 +106,6 @@ export async function createDealStore(sql: Sql, now: () => number = Date.now) {
   }
 
   return {
-    /** Records a proposal before it is sent, so a crash mid-call leaves a trace. */
     create: (d: NewDeal): Promise<GroupDeal> =>
       sql.transaction(async (tx) => {
         const t = now()
@@ -165,7 +117,6 @@ export async function createDealStore(sql: Sql, now: () => number = Date.now) {
         await event(tx, row.id, 'proposing', null, t)
         return toDeal(row)
       }),
-    /** What was sent and answered: the signed proposal's CBOR, its CID, the provider's words. */
     async recordSent(id: number, sent: { signedProposal?: Uint8Array; proposalCid?: string; answer: string }): Promise<void> {
       await sql.run('UPDATE group_deals SET signed_proposal = ?, proposal_cid = ?, provider_answer = ? WHERE id = ?', [sent.signedProposal ?? null, sent.proposalCid ?? null, sent.answer, id])
     },
@@ -185,7 +136,6 @@ export async function createDealStore(sql: Sql, now: () => number = Date.now) {
       const t = now()
       await sql.run('UPDATE group_deals SET retrievable = ?, checked_ms = ?, updated_ms = ? WHERE id = ?', [ok ? 1 : 0, t, t, id])
     },
-    /** Proposals in flight when the process died: the provider's answer is lost, so they count as failed. */
     async failInterrupted(): Promise<number> {
       let n = 0
       for (const { id } of await sql.all<{ id: number }>(`SELECT id FROM group_deals WHERE state = 'proposing'`)) {
@@ -194,7 +144,6 @@ export async function createDealStore(sql: Sql, now: () => number = Date.now) {
       return n
     },
 
-    /** Deals with their audit trail, oldest first (all, or one group's). */
     async audit(groupId?: number): Promise<DealAudit[]> {
       const rows =
         groupId === undefined
@@ -202,15 +151,12 @@ export async function createDealStore(sql: Sql, now: () => number = Date.now) {
           : await sql.all<Row>('SELECT * FROM group_deals WHERE group_id = ? ORDER BY id', [groupId])
       return Promise.all(rows.map(withAudit))
     },
-    /** One deal by its deal UUID (the proposal id sent to the provider). */
     async auditOf(dealUuid: string): Promise<DealAudit | undefined> {
       const r = await sql.get<Row>('SELECT * FROM group_deals WHERE proposal_id = ?', [dealUuid])
       return r && withAudit(r)
     },
 
-    /** What /file-info shows of a group: its live deals and how many are retrievable. */
     view: async (groupId: number): Promise<DealView> => viewOf(await liveOfGroup(groupId)),
-    /** The views of several groups (all without ids) in one query, by group id. */
     async views(groupIds?: number[]): Promise<Map<number, DealView>> {
       const deals = groupIds
         ? await all(`SELECT * FROM group_deals WHERE state IN (${live}) AND group_id IN (${ids}) ORDER BY id`, [JSON.stringify(groupIds)])
@@ -221,5 +167,3 @@ export async function createDealStore(sql: Sql, now: () => number = Date.now) {
     },
   }
 }
-
-export type DealStore = Awaited<ReturnType<typeof createDealStore>>

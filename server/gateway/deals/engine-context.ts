@@ -1,33 +1,7 @@
 import { EPOCH_SECONDS } from '../../shared/epochs.ts'
-import type { DealEngineOptions, TickReport } from './deal-engine.ts'
-import type { GroupDeal } from './deal-store.ts'
+import type { DealEngineOptions, EngineContext, GroupDeal } from './types.ts'
 
-/**
- * What every phase of the deal engine shares: its options, the copies a group
- * needs right now, and the few rules about which deals count. One per engine.
- */
-export interface EngineContext {
-  o: DealEngineOptions
-  now: () => number
-  /** Copies required per group: DEAL_COPIES, else the tenant's policy as last read. */
-  copies: number
-  retryAfterEpochs: number
-  /** Runs a provider call under the call timeout (or `timeoutMs`). */
-  withTimeout<T>(run: (signal: AbortSignal) => Promise<T>, timeoutMs?: number): Promise<T>
-  /** Marks a deal failed (another provider will be asked) and counts it. */
-  fail(d: GroupDeal, reason: string, r: TickReport): Promise<void>
-  /**
-   * Live deals that hold (or will soon hold) the group's data for a while:
-   * not about to end, and not an active deal whose last retrieval check failed
-   * (the provider lost or altered the data). Fewer than `copies`: repair.
-   */
-  counting(groupId: number, head: number): Promise<GroupDeal[]>
-  /** Copies that can be retrieved now and will last: what offload (and the end of a repair) waits for. */
-  lastingRetrievable(groupId: number, head: number): Promise<number>
-  /** Whether a provider may still be fetching the group's CAR. */
-  transferPending(groupId: number): Promise<boolean>
-}
-
+/** The context the engine's phases share, from the engine's options. */
 export function createEngineContext(o: DealEngineOptions): EngineContext {
   const { deals, logger } = o
   const endsSoon = (d: GroupDeal, head: number) => d.endEpoch - head <= o.renewBeforeEpochs

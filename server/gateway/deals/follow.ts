@@ -1,9 +1,7 @@
 import type { DealProposal } from '../../network/types.ts'
 import { EPOCH_SECONDS } from '../../shared/epochs.ts'
 import { paddedPieceSize } from '../../shared/piece.ts'
-import type { TickReport } from './deal-engine.ts'
-import type { GroupDeal } from './deal-store.ts'
-import type { EngineContext } from './engine-context.ts'
+import type { EngineContext, GroupDeal, TickReport } from './types.ts'
 
 /** "No such deal" answers in a row, each a status poll apart, before a proposal counts as lost. */
 const LOST_AFTER_NOT_FOUND = 3

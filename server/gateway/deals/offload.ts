@@ -1,5 +1,4 @@
-import type { TickReport } from './deal-engine.ts'
-import type { EngineContext } from './engine-context.ts'
+import type { EngineContext, TickReport } from './types.ts'
 
 /** Groups whose copies are all retrievable, with no provider still fetching: local CAR and blocks removed. */
 export async function offloadGroups(c: EngineContext, head: number, r: TickReport): Promise<void> {

@@ -2,11 +2,9 @@ import { isNetworkError } from '../../network/errors.ts'
 import { padPieceCid, piecePricePerEpoch, unpaddedPieceSize } from '../../shared/piece.ts'
 import { randomSecret, sha256Hex } from '../../shared/secrets.ts'
 import type { GroupRecord } from '../content/index.ts'
-import type { TickReport } from './deal-engine.ts'
-import type { GroupDeal } from './deal-store.ts'
-import type { EngineContext } from './engine-context.ts'
 import type { ClientFunds } from './provider-port.ts'
 import { TRANSFER_PATH } from './transfer-route.ts'
+import type { DealKind, EngineContext, GroupDeal, TickReport } from './types.ts'
 
 /** FIP-0118: from network version 29 the verified registry refuses every write, so no deal can be verified. */
 export const FIL_PLUS_ENDS_AT_NETWORK_VERSION = 29
@@ -20,14 +18,6 @@ export interface Placement {
   fundsError(): string | undefined
   /** Whether new deals are verified (Fil+), and why not when the operator asked for them. */
   dealKind(): DealKind
-}
-
-export interface DealKind {
-  verified: boolean
-  /** The chain's network version as last read; undefined before the first pass. */
-  networkVersion?: number
-  /** Set when verified deals were asked for (DEAL_VERIFIED) but the network no longer has them. */
-  note?: string
 }
 
 /** The piece as one provider is offered it. */

@@ -1,5 +1,4 @@
-import type { TickReport } from './deal-engine.ts'
-import type { EngineContext } from './engine-context.ts'
+import type { EngineContext, TickReport } from './types.ts'
 
 interface Repair {
   /** Set once the group is local with its CAR. */

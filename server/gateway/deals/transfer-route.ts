@@ -8,7 +8,7 @@ import { sha256Hex } from '../../shared/secrets.ts'
 import type { ContentStore } from '../content/index.ts'
 import { GatewayError } from '../errors.ts'
 import { parseRange, type ByteRange } from '../webdav/range.ts'
-import type { DealStore } from './deal-store.ts'
+import type { DealStore } from './types.ts'
 
 export const TRANSFER_PATH = '/deal-transfer'
 

@@ -4,8 +4,8 @@ import * as raw from 'multiformats/codecs/raw'
 import { sha256 } from 'multiformats/hashes/sha2'
 import { pino } from 'pino'
 import { describe, expect, it } from 'vitest'
-import { remoteBlocks, type RemoteCopy } from '../../../server/gateway/content/remote-blocks.ts'
-import type { GroupRecord } from '../../../server/gateway/content/types.ts'
+import { remoteBlocks } from '../../../server/gateway/content/remote-blocks.ts'
+import type { GroupRecord, RemoteCopy } from '../../../server/gateway/content/types.ts'
 
 const silent = pino({ level: 'silent' })
 const group = { id: 7, state: 'offloaded', size: 0, retrievableCopies: 2, deals: [], createdMs: 0, updatedMs: 0 } as GroupRecord

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { createDealStore, type DealStore } from '../../../server/gateway/deals/deal-store.ts'
+import { createDealStore } from '../../../server/gateway/deals/deal-store.ts'
+import type { DealStore } from '../../../server/gateway/deals/types.ts'
 import type { Sql } from '../../../server/shared/sql/index.ts'
 import { describeEachStore } from '../../helpers/stores.ts'
 

@@ -1,0 +1,134 @@
+import { readdirSync, readFileSync } from 'node:fs'
+import { dirname, join, relative, resolve } from 'node:path'
+import ts from 'typescript'
+import { describe, expect, it } from 'vitest'
+
+/**
+ * No module may reach itself through its imports, type-only ones included:
+ * a cycle means two parts that cannot be read (or tested) one without the
+ * other, and at run time it can hand a module another's exports before they
+ * exist. Every import form counts: static, `import type`, `export … from`,
+ * `import()` calls and `import('…')` types.
+ */
+
+const ROOT = resolve(import.meta.dirname, '../..')
+const FOLDERS = ['server', 'plugin-ui', 'scripts', 'test']
+
+/** The module paths a file names, as written, parsed by TypeScript (so comments and strings never count). */
+function specifiersOf(text: string): string[] {
+  const source = ts.createSourceFile('x.ts', text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS)
+  const out: string[] = []
+  const visit = (node: ts.Node): void => {
+    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+      out.push(node.moduleSpecifier.text)
+    } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference) && ts.isStringLiteral(node.moduleReference.expression)) {
+      out.push(node.moduleReference.expression.text)
+    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
+      out.push(node.arguments[0].text)
+    } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
+      out.push(node.argument.literal.text)
+    }
+    ts.forEachChild(node, visit)
+  }
+  visit(source)
+  return out
+}
+
+/** A .vue file's code is in its `<script>` blocks (a component may have two: `setup` and a plain one). */
+const scriptOf = (file: string, text: string) =>
+  file.endsWith('.vue') ? [...text.matchAll(/<script\b[^>]*>([\s\S]*?)<\/script>/g)].map((m) => m[1]).join('\n') : text
+
+/** Every .ts and .vue file under the folders, and the files among them each one imports (relative imports only). */
+function importGraph(root: string, folders: string[]): Map<string, string[]> {
+  const files = folders.flatMap((folder) =>
+    readdirSync(join(root, folder), { recursive: true, encoding: 'utf8' })
+      .filter((f) => /\.(ts|vue)$/.test(f) && !f.split(/[\\/]/).includes('node_modules'))
+      .map((f) => join(folder, f)),
+  )
+  const known = new Set(files)
+  return new Map(
+    files.map((file) => {
+      const targets = specifiersOf(scriptOf(file, readFileSync(join(root, file), 'utf8')))
+        .filter((s) => s.startsWith('.'))
+        .map((s) => relative(root, resolve(root, dirname(file), s)))
+      return [file, [...new Set(targets.filter((t) => known.has(t)))]]
+    }),
+  )
+}
+
+/** The graph's cycles: each strongly connected component of more than one file (or a file importing itself), sorted. */
+function cyclesOf(graph: Map<string, string[]>): string[][] {
+  // Tarjan's algorithm: one depth-first walk, each node's lowest reachable index on the stack marks a component's root.
+  const index = new Map<string, number>()
+  const low = new Map<string, number>()
+  const stack: string[] = []
+  const onStack = new Set<string>()
+  const found: string[][] = []
+  const walk = (v: string): void => {
+    index.set(v, index.size)
+    low.set(v, index.get(v)!)
+    stack.push(v)
+    onStack.add(v)
+    for (const w of graph.get(v) ?? []) {
+      if (!graph.has(w)) continue
+      if (!index.has(w)) {
+        walk(w)
+        low.set(v, Math.min(low.get(v)!, low.get(w)!))
+      } else if (onStack.has(w)) {
+        low.set(v, Math.min(low.get(v)!, index.get(w)!))
+      }
+    }
+    if (low.get(v) !== index.get(v)) return
+    const component: string[] = []
+    let w: string
+    do {
+      w = stack.pop()!
+      onStack.delete(w)
+      component.push(w)
+    } while (w !== v)
+    if (component.length > 1 || graph.get(v)!.includes(v)) found.push(component.sort())
+  }
+  for (const v of graph.keys()) if (!index.has(v)) walk(v)
+  return found.sort((a, b) => a[0].localeCompare(b[0]))
+}
+
+describe('import graph', () => {
+  it('finds every import form, and none in comments or strings', () => {
+    const text = [
+      `import { a } from './a.ts'`,
+      `import type { B } from './b.ts'`,
+      `import './c.ts'`,
+      `export { d } from './d.ts'`,
+      `export type * from './e.ts'`,
+      `const f = await import('./f.ts')`,
+      `type G = typeof import('./g.ts')`,
+      `import H = require('./h.ts')`,
+      `// import { x } from './comment.ts'`,
+      `/* export * from './block-comment.ts' */`,
+      `const s = "import { y } from './string.ts'"`,
+      `import { z } from 'zod'`,
+    ].join('\n')
+    expect(specifiersOf(text)).toEqual(['./a.ts', './b.ts', './c.ts', './d.ts', './e.ts', './f.ts', './g.ts', './h.ts', 'zod'])
+  })
+
+  it('names the files of each cycle, and nothing outside them', () => {
+    const graph = new Map([
+      ['a.ts', ['b.ts']],
+      ['b.ts', ['c.ts', 'x.ts']],
+      ['c.ts', ['a.ts']],
+      ['x.ts', ['y.ts']],
+      ['y.ts', []],
+      ['self.ts', ['self.ts']],
+    ])
+    expect(cyclesOf(graph)).toEqual([['a.ts', 'b.ts', 'c.ts'], ['self.ts']])
+  })
+
+  it('has no cycle in server/, plugin-ui/, scripts/ or test/', () => {
+    const graph = importGraph(ROOT, FOLDERS)
+    // Sanity: the walk saw the code (a broken walk would find no cycle either).
+    expect(graph.size).toBeGreaterThan(100)
+    expect(graph.get(join('server', 'main.ts'))?.length).toBeGreaterThan(0)
+    const cycles = cyclesOf(graph)
+    expect(cycles, `files that import one another in a circle:\n${cycles.map((c) => `  ${c.join(', ')}`).join('\n')}`).toEqual([])
+  })
+})
