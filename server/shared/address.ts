@@ -98,11 +98,6 @@ export function parseAddressOn(input: string, network: AddressNetwork): AddressP
 export const addressNetworkOf = (network: NetworkName): AddressNetwork =>
   network === 'calibration' || network === 'devnet' ? 'testnet' : 'mainnet'
 
-/** True for a valid address of any protocol. */
-export function isFilecoinAddress(input: string): boolean {
-  return parseAddress(input).ok
-}
-
 /** True for a valid ID (f0/t0) address, the "short address" of a provider. */
 export function isIdAddress(input: string): boolean {
   const r = parseAddress(input)

@@ -26,13 +26,6 @@ export class GroupTransitionError extends Error {
   readonly code = 'INVALID_GROUP_TRANSITION'
 }
 
-/** The state after `event`, or a GroupTransitionError when `event` cannot happen in `state`. */
-export function nextGroupState(state: GroupState, event: GroupEvent): GroupState {
-  const t = TRANSITIONS[event]
-  if (!t.from.includes(state)) throw new GroupTransitionError(`A ${state} group cannot ${event}`)
-  return t.to
-}
-
 /** Where `event` may happen and where it leads (a conditional UPDATE applies it atomically). */
 export function transitionOf(event: GroupEvent): { from: readonly GroupState[]; to: GroupState } {
   return TRANSITIONS[event]

@@ -116,18 +116,6 @@ export async function serve(node: Libp2p, protocol: string, answer: (message: un
   })
 }
 
-/** Serves a protocol whose answer needs no request (the transports query). */
-export async function serveAnswer(node: Libp2p, protocol: string, answer: () => Uint8Array): Promise<void> {
-  await node.handle(protocol, async (stream) => {
-    try {
-      await send(stream, answer())
-      await stream.close()
-    } catch (err) {
-      stream.abort(err instanceof Error ? err : new Error(String(err)))
-    }
-  })
-}
-
 /** Writes one message, waiting for the stream's buffer to drain when it is full. */
 async function send(stream: Stream, message: Uint8Array): Promise<void> {
   if (!stream.send(message)) await stream.onDrain()

@@ -455,6 +455,3 @@ export function signSecp256k1(privateKey: Uint8Array, payload: Uint8Array): Wire
   return { type: 1, data }
 }
 
-export function secp256k1AddressOf(privateKey: Uint8Array): string {
-  return formatAddress('mainnet', 1, blake2b(secp256k1.getPublicKey(privateKey, false), { dkLen: 20 }))
-}
