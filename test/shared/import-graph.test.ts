@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest'
  */
 
 const ROOT = resolve(import.meta.dirname, '../..')
-const FOLDERS = ['server', 'plugin-ui', 'scripts', 'test']
+const FOLDERS = ['server', 'plugin-ui', 'scripts', 'test', 'dev']
 
 /** The module paths a file names, as written, parsed by TypeScript (so comments and strings never count). */
 function specifiersOf(text: string): string[] {
@@ -123,12 +123,23 @@ describe('import graph', () => {
     expect(cyclesOf(graph)).toEqual([['a.ts', 'b.ts', 'c.ts'], ['self.ts']])
   })
 
-  it('has no cycle in server/, plugin-ui/, scripts/ or test/', () => {
+  it('has no cycle in server/, plugin-ui/, scripts/, test/ or dev/', () => {
     const graph = importGraph(ROOT, FOLDERS)
     // Sanity: the walk saw the code (a broken walk would find no cycle either).
     expect(graph.size).toBeGreaterThan(100)
     expect(graph.get(join('server', 'main.ts'))?.length).toBeGreaterThan(0)
     const cycles = cyclesOf(graph)
     expect(cycles, `files that import one another in a circle:\n${cycles.map((c) => `  ${c.join(', ')}`).join('\n')}`).toEqual([])
+  })
+
+  it('keeps scripts/ and test/ apart: what both use lives in dev/, and the product imports neither', () => {
+    const graph = importGraph(ROOT, FOLDERS)
+    const crossing = [...graph].flatMap(([file, targets]) => targets.map((target) => [file, target]))
+      .filter(([file, target]) => {
+        const [from, to] = [file.split(/[\\/]/)[0], target.split(/[\\/]/)[0]]
+        return (from === 'scripts' && to === 'test') || (from === 'test' && to === 'scripts') || ((from === 'server' || from === 'plugin-ui') && ['scripts', 'test', 'dev'].includes(to))
+      })
+      .map(([file, target]) => `${file} → ${target}`)
+    expect(crossing).toEqual([])
   })
 })
