@@ -38,6 +38,10 @@ export const loggedUrl = (req: IncomingMessage): string => redactUrl(requestedUr
  * `fields` adds (the user, a request id) — never headers, which carry
  * credentials. Cheaper than pino-http (no child logger per request), which
  * matters on the bridge's hot path.
+ *
+ * Answered requests are `debug`: an open Files tab polls its record every
+ * 10 s, and at `info` its lines buried everything else. Refusals (4xx) stay
+ * `info`, aborted requests `warn`, server errors `error`.
  */
 export function logWhenDone(logger: Logger, req: IncomingMessage, res: ServerResponse, fields: () => Record<string, unknown>): void {
   const started = performance.now()
@@ -45,7 +49,7 @@ export function logWhenDone(logger: Logger, req: IncomingMessage, res: ServerRes
   const remoteAddress = req.socket?.remoteAddress
   res.once('close', () => {
     const status = res.statusCode
-    const level = status >= 500 ? 'error' : !res.writableFinished ? 'warn' : 'info'
+    const level = status >= 500 ? 'error' : !res.writableFinished ? 'warn' : status >= 400 ? 'info' : 'debug'
     if (!logger.isLevelEnabled(level)) return
     logger[level]({
       req: { method: req.method, url: loggedUrl(req), remoteAddress },

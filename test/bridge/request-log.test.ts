@@ -13,7 +13,7 @@ describe('request logging', () => {
       },
     })
     const gateway = await startFakeGateway((app) => app.post('/file-info', (_req, res) => res.json(RECORDED_FILE_INFO)))
-    const t = await startBridge(gateway.url, {}, { logger: pino({ level: 'info' }, sink) })
+    const t = await startBridge(gateway.url, {}, { logger: pino({ level: 'debug' }, sink) })
     try {
       expect((await postMetadata({ url: t.url })).status).toBe(200)
       expect((await postMetadata({ url: t.url, auth: basic('alice', 'a-wrong-secret') })).status).toBe(401)

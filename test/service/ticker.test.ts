@@ -116,7 +116,7 @@ describe('ticker', () => {
     expectErrorEnvelope(r.json)
   })
 
-  it('warns once when an exchange starts failing and says once when it is back, at the default level', async () => {
+  it('warns once, in one line, when exchanges start failing (offline: one warning that says so), and says once when they are back', async () => {
     const lines: { level: number; exchange?: string; msg: string }[] = []
     const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) })
     const baseUrls = Object.fromEntries(EXCHANGES.map((e) => [e.name, `${exchanges.url}/${e.name}`]))
@@ -125,14 +125,23 @@ describe('ticker', () => {
       for (const e of EXCHANGES) broken.add(e.name)
       for (let i = 0; i < 3; i++) await ticker.pollOnce()
       const warnings = lines.filter((l) => l.level === 40)
-      expect(warnings.map((l) => l.exchange).sort()).toEqual(EXCHANGES.map((e) => e.name).sort())
-      expect(warnings[0].msg).toMatch(/unreachable/)
+      expect(warnings).toHaveLength(1)
+      expect(warnings[0].msg).toMatch(/no exchange answers \(is this machine offline\?\)/)
+      expect(Object.keys((warnings[0] as { errors?: object }).errors ?? {}).sort()).toEqual(EXCHANGES.map((e) => e.name).sort())
 
       broken.clear()
       await ticker.pollOnce()
       await ticker.pollOnce()
       const recovered = lines.filter((l) => l.level === 30 && /again/.test(l.msg))
-      expect(recovered.map((l) => l.exchange).sort()).toEqual(EXCHANGES.map((e) => e.name).sort())
+      expect(recovered).toHaveLength(1)
+      expect((recovered[0] as { exchanges?: string[] }).exchanges).toEqual(EXCHANGES.map((e) => e.name).sort())
+
+      // One exchange failing alone is named, and the others carry on.
+      broken.add(EXCHANGES[0].name)
+      await ticker.pollOnce()
+      const one = lines.filter((l) => l.level === 40).slice(1)
+      expect(one).toHaveLength(1)
+      expect(one[0].msg).toContain(`${EXCHANGES[0].name} does not answer; prices come from the other exchanges`)
     } finally {
       broken.clear()
       await ticker.stop()

@@ -6,9 +6,9 @@ import { startServer, type RunningServer } from '../../server/shared/http.ts'
 import { logWhenDone, redactUrl } from '../../server/shared/request-log.ts'
 
 /** A server for the suite: every request logged by `logWhenDone` into `lines`, then answered by `respond`. */
-function loggedServer(respond: (req: IncomingMessage, res: ServerResponse) => void) {
+function loggedServer(respond: (req: IncomingMessage, res: ServerResponse) => void, level = 'info') {
   const lines: Record<string, any>[] = []
-  const logger = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) })
+  const logger = pino({ level }, { write: (line: string) => void lines.push(JSON.parse(line)) })
   const t = { lines, server: undefined as unknown as RunningServer }
   beforeAll(async () => {
     t.server = await startServer((req, res) => {
@@ -61,7 +61,7 @@ describe('request log when a body reader fails half-way', () => {
 })
 
 describe('request log and secrets in URLs', () => {
-  const t = loggedServer((_req, res) => res.end('ok'))
+  const t = loggedServer((_req, res) => res.end('ok'), 'debug')
 
   it('logs the path and harmless parameters as sent, never the values of keys, tokens or passwords', async () => {
     await (await fetch(`${t.server.url}/private/v1/deals?apiKey=fgs_s3cret&page=2&access_token=tok123&X-Amz-Signature=abc&Password=hunter2&q=cat`)).text()
@@ -73,5 +73,27 @@ describe('request log and secrets in URLs', () => {
   it('redacts a parameter whose name is percent-encoded, and leaves a URL without a query alone', async () => {
     expect(redactUrl('/a?api%4Bey=1&%ZZ=2')).toBe('/a?api%4Bey=[redacted]&%ZZ=2')
     expect(redactUrl('/remote.php/dav/files/alice/token.txt')).toBe('/remote.php/dav/files/alice/token.txt')
+  })
+})
+
+describe('request log levels', () => {
+  const at = (level: string) => loggedServer((req, res) => {
+    res.statusCode = Number(req.url!.slice(1))
+    res.end()
+  }, level)
+  const info = at('info')
+  const debug = at('debug')
+  const get = async (t: { server: RunningServer }, status: number) => (await fetch(`${t.server.url}/${status}`)).status
+
+  it('keeps answered requests (a tab polling its record) out of the info log, and refusals and errors in it', async () => {
+    for (const status of [200, 204, 304, 401, 404, 500]) expect(await get(info, status)).toBe(status)
+    await new Promise((r) => setTimeout(r, 50))
+    expect(info.lines.map((l) => [l.res.statusCode, l.level])).toEqual([[401, 30], [404, 30], [500, 50]])
+  })
+
+  it('writes every request at debug', async () => {
+    for (const status of [200, 404]) await get(debug, status)
+    await new Promise((r) => setTimeout(r, 50))
+    expect(debug.lines.map((l) => [l.res.statusCode, l.level])).toEqual([[200, 20], [404, 30]])
   })
 })

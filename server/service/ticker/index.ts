@@ -55,24 +55,34 @@ export function createTicker(options: TickerOptions): Ticker {
     return res.json()
   }
 
+  // One line per round at most, whatever the number of exchanges: an offline machine gets one warning that says what it means.
   const pollOnce = async () => {
+    const newlyFailing: Record<string, string> = {}
+    const back: string[] = []
     await Promise.all(
       adapters.map(async (a) => {
         try {
           const data = await a.fetchPairs(getJson, options.baseUrls?.[a.name] ?? a.defaultBaseUrl)
           last.set(a.name, { exchange: a.name, fetchedAt: options.now(), data })
-          if (failing.delete(a.name)) options.logger.info({ exchange: a.name }, 'ticker: exchange answers again')
+          if (failing.delete(a.name)) back.push(a.name)
         } catch (err) {
           if (abort.signal.aborted) return
           const message = (err as Error).message
           if (failing.has(a.name)) options.logger.debug({ exchange: a.name, err: message }, 'ticker fetch failed again; keeping the last success')
           else {
             failing.add(a.name)
-            options.logger.warn({ exchange: a.name, err: message }, 'ticker: exchange unreachable; its prices drop out once stale, until it answers again')
+            newlyFailing[a.name] = message
           }
         }
       }),
     )
+    const names = Object.keys(newlyFailing).sort()
+    if (names.length === adapters.length) {
+      options.logger.warn({ errors: newlyFailing }, 'ticker: no exchange answers (is this machine offline?); the public ticker has no prices until one does, and nothing else depends on it')
+    } else if (names.length > 0) {
+      options.logger.warn({ errors: newlyFailing }, `ticker: ${names.join(', ')} ${names.length === 1 ? 'does' : 'do'} not answer; prices come from the other exchanges until ${names.length === 1 ? 'it answers' : 'they answer'} again`)
+    }
+    if (back.length > 0) options.logger.info({ exchanges: back.sort() }, `ticker: ${back.join(', ')} ${back.length === 1 ? 'answers' : 'answer'} again`)
   }
 
   const fresh = () => {
