@@ -95,7 +95,8 @@ export async function superviseStack(config: Config, logger: Logger, entry: stri
 /** What a person needs after `npm start`: where to go, how to log in, how to sync, how to stop. */
 function startBanner(config: Config, ready: ReadonlyMap<string, PartReady>): string {
   const app = ready.get('app')!.url
-  const password = config.bridge.adminPassword ? 'the one in ADMIN_PASSWORD' : `in ${config.files.adminPassword}`
+  // ADMIN_PASSWORD counts only when it made the admin (the app part says so when it is ignored).
+  const password = config.bridge.adminPassword ? 'ADMIN_PASSWORD if it was set at the first start' : `in ${config.files.adminPassword}`
   const network = config.service.lotusUrl
     ? `${config.service.network}, through ${new URL(config.service.lotusUrl).host}`
     : `simulated network, ${speedInWords(spedUpClock(config.service.simnetGenesis, config.service.simnetSpeed, Date.now() / 1000)) ?? 'in real time'}`

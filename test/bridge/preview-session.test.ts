@@ -61,6 +61,9 @@ describe('preview page: login, session cookie and request token', () => {
     const html = await res.text()
     expect(html).toContain('action="/login"')
     expect(html).not.toContain('data-requesttoken')
+    // Whoever ran `npm start` learns here whom to log in as and where the password is, never the password itself.
+    expect(html).toContain('The first user is <strong>admin</strong>')
+    expect(html).toMatch(/ADMIN_PASSWORD at the first start, or else in the file app\/admin-password of DATA_DIR .*\.\/data\/app\/admin-password/)
   })
 
   it('sets an HttpOnly, SameSite=Lax session cookie whose id is stored only hashed', async () => {

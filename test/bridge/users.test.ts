@@ -75,6 +75,24 @@ describe('first start', () => {
     expect(printed).toHaveLength(0)
     expect(await canLogIn(dataDir, 'admin', 'chosen-admin-pw')).toBe(200)
   })
+
+  it('says plainly that a later ADMIN_PASSWORD is ignored, and how to change the password, rather than seem to take it', async () => {
+    const dataDir = tempDir()
+    await (await createBridge(config(dataDir), { logger, print: () => {} })).close()
+    const password = readFileSync(join(dataDir, 'admin-password'), 'utf8').trim()
+
+    const printed: string[] = []
+    const later = await createBridge(config(dataDir, { adminPassword: 'demo-password' }), { logger, print: (l) => printed.push(l) })
+    await later.close()
+    expect(printed).toEqual([expect.stringMatching(/^ADMIN_PASSWORD is ignored: user "admin" was created at the first start and keeps its password .*npm run users -- passwd admin$/)])
+    expect(await canLogIn(dataDir, 'admin', password)).toBe(200)
+    expect(await canLogIn(dataDir, 'admin', 'demo-password')).toBe(401)
+
+    // The same password as the admin's says nothing.
+    const same: string[] = []
+    await (await createBridge(config(dataDir, { adminPassword: password }), { logger, print: (l) => same.push(l) })).close()
+    expect(same).toEqual([])
+  })
 })
 
 describe('npm run users', () => {

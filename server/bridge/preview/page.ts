@@ -4,6 +4,7 @@
  * in assets/host.js.
  */
 import { speedInWords, type NetworkClock } from '../../shared/epochs.ts'
+import { FIRST_PASSWORD } from '../admin-bootstrap.ts'
 import type { User } from '../users.ts'
 
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
@@ -81,7 +82,7 @@ export function loginPage(opts: { error?: string; user?: string; redirect?: stri
     title: 'Log in',
     body: `<main class="preview-login">
   <h1>Log in</h1>
-  <p>Use an embedded user of this app surface (see <code>npm run users</code>).</p>
+  <p>The first user is <strong>admin</strong>; its password is ${escapeHtml(FIRST_PASSWORD)} (<code>./data/app/admin-password</code> by default). Add users with <code>npm run users</code>.</p>
   ${error}
   <form method="post" action="/login" class="preview-login__form">
     <label>User <input name="user" autocomplete="username" required value="${escapeHtml(opts.user ?? '')}" autofocus></label>
