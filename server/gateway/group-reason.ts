@@ -54,7 +54,7 @@ const WORDING: Wording = {
     const parts: string[] = []
     if (r.stored > 0) parts.push(`${r.stored} of ${r.copies} ${r.copies === 1 ? 'copy' : 'copies'} stored`)
     if (r.fetching > 0) parts.push(`${r.fetching} ${r.fetching === 1 ? 'provider is' : 'providers are'} fetching the data`)
-    if (r.sealing > 0) parts.push(`waiting for ${r.sealing === 1 ? 'the provider' : `${r.sealing} providers`} to seal: the deal starts ${r.startsIn ?? 'once its start epoch is reached'}`)
+    if (r.sealing > 0) parts.push(`waiting for ${r.sealing === 1 ? 'the provider' : `${r.sealing} providers`} to seal: at the latest by the deal's start${r.startsIn ? `, ${r.startsIn}` : ''}`)
     return noted(r, parts.join('; '))
   },
   WAITING_FOR_FUNDS: (r) => noted(r, `waiting for funds: ${r.problem}`),
@@ -111,7 +111,8 @@ function dealReason(p: DealProgress): GroupReason {
   const stored = count('active')
   if (stored > 0 || fetching > 0 || published.length > 0) {
     const start = published.length > 0 ? Math.min(...published.map((d) => d.startEpoch)) : undefined
-    // An epoch number means nothing to a person: the start is said as a time from now.
+    // An epoch number means nothing to a person: the start is said as a time from now. It is the provider's
+    // deadline, not a forecast: a provider proves the sector when it is sealed, often well before.
     const startsIn = start === undefined || p.head === undefined ? undefined : inWallTime(start - p.head, p.epochSeconds)
     return { code: 'DEALS_UNDER_WAY', stored, copies: p.copies, fetching, sealing: published.length, ...(startsIn ? { startsIn } : {}), ...note }
   }

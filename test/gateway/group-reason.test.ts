@@ -41,13 +41,13 @@ describe('why a group is not further along', () => {
   it('counts providers fetching, copies stored and deals waiting to be sealed, with when the deal starts', () => {
     const p = { deals: [deal('proposed'), deal('proposing'), deal('published', { startEpoch: 10_000 }), deal('active', { retrievable: true })] }
     expect(said(group('ready_for_deals'), ctx(p))).toBe(
-      '1 of 3 copies stored; 2 providers are fetching the data; waiting for the provider to seal: the deal starts in about 2 days',
+      '1 of 3 copies stored; 2 providers are fetching the data; waiting for the provider to seal: at the latest by the deal\'s start, in about 2 days',
     )
   })
 
   it('says when a deal starts in wall-clock time on a sped-up simulated network (1 minute ≈ 5 hours)', () => {
     const p = { epochSeconds: 0.1, deals: [deal('published', { startEpoch: 10_000 })] }
-    expect(said(group('ready_for_deals'), ctx(p))).toBe('waiting for the provider to seal: the deal starts in about 10 minutes')
+    expect(said(group('ready_for_deals'), ctx(p))).toBe('waiting for the provider to seal: at the latest by the deal\'s start, in about 10 minutes')
   })
 
   it('says why no provider takes the piece, with the earlier failures, and that it keeps asking', () => {
@@ -67,7 +67,7 @@ describe('why a group is not further along', () => {
 
   it('says when a deal starts without an epoch number, even before the engine has read the head', () => {
     const p = { head: undefined, deals: [deal('published', { startEpoch: 10_000 })] }
-    expect(said(group('ready_for_deals'), ctx(p))).toBe('waiting for the provider to seal: the deal starts once its start epoch is reached')
+    expect(said(group('ready_for_deals'), ctx(p))).toBe('waiting for the provider to seal: at the latest by the deal\'s start')
     expect(said(group('ready_for_deals'), ctx(p))).not.toMatch(/\d{3,}/)
   })
 
