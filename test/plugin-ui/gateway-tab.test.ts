@@ -214,6 +214,28 @@ describe('GatewayTab details', () => {
     expect(w.get('[data-test="deal-end"] time').attributes('datetime')).toBe(new Date((1_795_000_000 + 400_000) * 1000).toISOString())
   })
 
+  it('says beside the expiration date how far it is on a sped-up simulated network\'s clock', async () => {
+    // 0.1 s per epoch: 300 times real time, so 540 days of the network's time pass in under two days.
+    http.on('GET', CONFIG, tabConfig('simnet', '', 1_795_000_000, { epochSeconds: 0.1, speed: '1 minute ≈ 5 hours' }))
+    const expirationTimestamp = Math.floor(Date.now() / 1000) + (540 * 86400) / 300
+    http.on('POST', METADATA, ok(fileRecord({ state: 'Offloaded', retrievableCopies: 1, expirationEpoch: 5_000_000, expirationTimestamp })))
+    const w = await showTab()
+    expect(text(w, 'expiration-simulated')).toBe('simulated network: 540 days of its time')
+    expect(text(w, 'expiration')).toMatch(/\(in 2 days\)\s*simulated network: 540 days of its time$/)
+  })
+
+  it('says when copies end at different times, and nothing of it on a real network\'s single end', async () => {
+    http.on('GET', CONFIG, tabConfig('mainnet', '', 1_598_306_400))
+    const deal = (endEpoch: number) => ({ provider: 'f01234', dealId: endEpoch, endEpoch, isRetrievable: true, state: 'active' })
+    const at = (epoch: number) => new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short' }).format(new Date((1_598_306_400 + epoch * 30) * 1000))
+    http.on('POST', METADATA,
+      ok(fileRecord({ state: 'Offloaded', retrievableCopies: 2, expirationTimestamp: 1_900_000_000, groups: [{ state: 'offloaded', retrievableCopies: 2, deals: [deal(6_000_000), deal(7_000_000)] }] })),
+      ok(offloaded()))
+    const w = await showTab()
+    expect(text(w, 'copies-end')).toBe(`Copies end between ${at(6_000_000)} and ${at(7_000_000)}`)
+    expect(w.find('[data-test="expiration-simulated"]').exists()).toBe(false)
+  })
+
   it('says nothing of a simulated network on a real one', async () => {
     http.on('POST', METADATA, ok(offloaded()))
     const w = await showTab()

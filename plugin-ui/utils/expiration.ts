@@ -1,0 +1,30 @@
+/**
+ * What the tab says about when storage ends, beyond the file's expiration
+ * date: how long that is on a sped-up simulated network's own clock, and
+ * when copies end at different times.
+ */
+import type { Group, Network } from '../types.ts'
+
+import { epochToUnix } from './network.ts'
+
+/** Real Filecoin time: one epoch every 30 s. */
+const REAL_EPOCH_SECONDS = 30
+
+/**
+ * "540 days": how far `unixSeconds` is on a sped-up network's clock, where a
+ * 540-day deal ends two wall-clock days from now; undefined in real time.
+ */
+export function networkTimeUntil(unixSeconds: number, epochSeconds: number | undefined, nowSeconds = Date.now() / 1000): string | undefined {
+  if (!epochSeconds || epochSeconds >= REAL_EPOCH_SECONDS || unixSeconds <= nowSeconds) return undefined
+  const days = ((unixSeconds - nowSeconds) * REAL_EPOCH_SECONDS) / epochSeconds / 86400
+  return days >= 1 ? `${Math.round(days)} days` : `${Math.max(1, Math.round(days * 24))} hours`
+}
+
+/** The first and last end (unix seconds) of the retrievable copies, when they differ; undefined when they all end together. */
+export function copiesEndSpread(groups: readonly Group[], network: Network, genesisTimestamp?: number, epochSeconds?: number): { first: number; last: number } | undefined {
+  const ends = groups.flatMap((g) => (g.deals ?? []).filter((d) => d.isRetrievable).map((d) => d.endEpoch))
+  if (ends.length < 2) return undefined
+  const first = epochToUnix(Math.min(...ends), network, genesisTimestamp, epochSeconds)
+  const last = epochToUnix(Math.max(...ends), network, genesisTimestamp, epochSeconds)
+  return first !== undefined && last !== undefined && first !== last ? { first, last } : undefined
+}
