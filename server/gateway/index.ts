@@ -24,6 +24,8 @@ export interface Gateway {
   namespace: Namespace
   content: ContentStore
   dealStore: DealStore
+  /** Folders' summaries; their directory nodes are stored in the background after changes. */
+  folders: FolderIndex
   /** Present when the gateway can make deals (a deal service, its key, providers and a client address). */
   deals?: DealEngine
   /** Starts the deal engine's timer once the gateway listens (its URL goes into CAR transfer URLs). */
@@ -51,6 +53,8 @@ export interface GatewayDeps {
   dealTimeouts?: { callMs?: number; proposalMs?: number; statusPollMs?: number; reloadMs?: number; retryAfterMs?: number }
   /** Free bytes under the data folder (tests make the disk look fuller than it is). */
   freeBytes?: (dir: string) => Promise<number>
+  /** How long folders' directory nodes wait after a change before they are stored (default 1 s; tests store them by hand). */
+  folderSettleMs?: number
 }
 
 const DEFAULT_DEALS = { durationDays: 540, price: '0', verified: true, maxPaddingFactor: Infinity, startOffsetEpochs: 5760, tickSeconds: 5, retrievalCheckSeconds: 600, renewBeforeDays: 30, repairHoldDays: 3 }
@@ -89,7 +93,7 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
       pause: testPauseHook(config.testPauseAt, logger),
       sealThreads: config.sealThreads,
     })
-    const folders = createFolderIndex({ namespace: tree, content })
+    const folders = createFolderIndex({ namespace: tree, content, logger: logger.child({ module: 'folder-index' }), settleMs: deps.folderSettleMs })
     // Every change to the tree goes through this one, so the folders' summaries follow it.
     const namespace = folders.tracking(tree)
     const space = createSpaceReserve({ dir: config.dataDir, unsealedBytes: () => content.unsealedBytes(), marginBytes: config.diskReserveBytes, freeBytes: deps.freeBytes })
@@ -101,6 +105,8 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
     throw err
   }
   const { namespace, dealStore, content, folders, space } = parts
+  // Folders' summaries and directory nodes from now on in the background (all of them first: an existing data dir).
+  folders.start()
 
   const terms = { ...DEFAULT_DEALS, ...config.deals }
   const service = deps.service ?? (config.serviceUrl && config.serviceApiKey ? createDealServiceClient({ url: config.serviceUrl, apiKey: config.serviceApiKey }) : undefined)
@@ -158,6 +164,7 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
     namespace,
     content,
     dealStore,
+    folders,
     deals,
     setPublicUrl(listenUrl) {
       publicUrl = config.publicUrl ?? listenUrl
