@@ -44,8 +44,9 @@ export interface FolderIndex {
   /** Something changed at these paths: the folders on their way up are made again. */
   changed(paths: string[]): void
   /**
-   * Starts the background run: once now (every folder, e.g. an existing data
-   * dir after a restart) and again after each change, one run at a time.
+   * Starts the background work: every folder's summary now (e.g. an existing
+   * data dir after a restart), a run storing directory nodes after the settle
+   * time, and again after each change, one run at a time.
    */
   start(): void
   /** Resolves once no background work is due (due work runs now, without waiting the settle time). */
@@ -290,8 +291,11 @@ export function createFolderIndex(o: FolderIndexOptions): FolderIndex {
     changed,
     start() {
       started = true
+      // Summaries now (a data dir from before: the first record need not make them), in the background;
+      // directory nodes not stored yet after the settle time, as after a change.
+      summary('/').catch((err) => o.logger?.warn({ err }, 'making folder summaries at start failed; made when first asked for'))
       due = true
-      kick()
+      later(settleMs)
     },
     tracking: (ns) => tracking(ns),
     async close() {
