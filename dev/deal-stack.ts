@@ -46,8 +46,8 @@ export interface DealStack {
   put(path: string, bytes: Uint8Array): Promise<Response>
   get(path: string): Promise<Response>
   fileInfo(path: string): Promise<any>
-  /** Seals the writable group and waits for its CAR and piece CID. */
-  seal(): Promise<void>
+  /** Seals the writable group and waits for its CAR and piece CID; with `folders`, the folders' directory nodes due until now go in first. */
+  seal(opts?: { folders?: boolean }): Promise<void>
   /** Ticks the deal engine, advancing the clock between ticks, until `done()` or `max` ticks. */
   runUntil(done: () => boolean | Promise<boolean>, options?: { max?: number; epochsPerTick?: number }): Promise<boolean>
   /** Stops everything (as a clean shutdown); `restart()` builds the gateway again on the same files. */
@@ -133,7 +133,7 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
         serviceUrl: serviceServer.url, serviceApiKey: API_KEY, clientAddress,
         deals: { durationDays: 540, price: o.price ?? '0', verified: true, maxPaddingFactor: o.maxPaddingFactor, startOffsetEpochs: 5760, copies: o.copies ?? 2, tickSeconds: 3600, retrievalCheckSeconds: (o.retrievalCheckMs ?? 3_600_000) / 1000, renewBeforeDays: o.renewBeforeDays, repairHoldDays: o.repairHoldDays },
       },
-      { logger: silent, providers: (o.providers ?? ((p) => p))(access.port), service: o.service ? o.service(client) : client, now, dealTimeouts: { proposalMs: 1500, ...(o.dealTimeouts ?? { callMs: 1000, reloadMs: 3000 }) } },
+      { logger: silent, providers: (o.providers ?? ((p) => p))(access.port), service: o.service ? o.service(client) : client, now, dealTimeouts: { proposalMs: 1500, ...(o.dealTimeouts ?? { callMs: 1000, reloadMs: 3000 }) }, folderSettleMs: 3_600_000 },
     )
     gatewayServer = await startServer(gateway.app, 0, '127.0.0.1')
     // Ticks are driven by the test: set the transfer URL without starting the timer.
@@ -168,7 +168,9 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
       const res = await fetch(`${gatewayServer.url}/file-info`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ filePath: path, verbose: true }) })
       return res.json()
     },
-    async seal() {
+    async seal(opts = {}) {
+      // Folders' directory nodes are stored in the background after a change (here only when the test says so).
+      if (opts.folders) await gateway.folders.settled()
       await gateway.content.sealWritable()
       await gateway.content.settled()
     },

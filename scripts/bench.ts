@@ -581,7 +581,7 @@ async function dealRun(label: string, files: number, size: number): Promise<Deal
       }
     }
     await Promise.all(Array.from({ length: Math.min(16, files) }, uploader))
-    // The folder's own directory nodes are stored (in a group of their own) when its record is first asked for.
+    // The folder's own directory nodes are stored in the background about a second after the last change; a record only reads.
     const ask = () =>
       fetch(`${run.url}/file-info`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify({ filePath: '/bench', verbose: true }) })
     await (await ask()).arrayBuffer()

@@ -115,13 +115,11 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
       groups = entry.cid ? await content.groupsOf(entry.cid) : []
     } else {
       // Kept per folder and made from its direct children (folder-index.ts): no walk of everything below per record.
+      // A read never writes: the folder's directory nodes are stored by the index's background run after a change
+      // (until then, the groups that already hold this CID, if any).
       const summary = await deps.folders.summary(path)
       cid = summary.cid
-      // The CID we report must be fetchable from the network: its directory nodes go into groups too (once per folder version).
-      const directoryGroups = await deps.folders.storedGroups(path).catch((err) => {
-        deps.logger.warn({ err, path, cid }, 'storing the folder\'s directory nodes failed; tried again on the next request')
-        return new Set<number>()
-      })
+      const directoryGroups = summary.directoryGroups ?? new Set((await content.groupIdsOfMany([cid])).get(cid) ?? [])
       const idsOf = (key: string) => (key ? key.split(',').map(Number) : [])
       // A folder aggregates every file below it, and its own directory nodes: the union of their groups.
       const ids = new Set(directoryGroups)

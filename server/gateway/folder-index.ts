@@ -1,3 +1,4 @@
+import type { Logger } from '../shared/logger.ts'
 import type { Sql } from '../shared/sql/index.ts'
 import type { ContentStore } from './content/index.ts'
 import { directoryDag, type DirectoryLink, type DirectoryNode } from './folder-cid.ts'
@@ -20,7 +21,7 @@ export interface FolderSummary {
   dagSize: number
   /** Files below, counted by the groups holding their content (sorted ids joined by ','; '' = not stored yet). */
   filesByGroups: Map<string, number>
-  /** This folder's own directory nodes (itself, its HAMT shards), to store when asked for. */
+  /** This folder's own directory nodes (itself, its HAMT shards), to store; emptied once stored. */
   nodes: DirectoryNode[]
   subfolders: string[]
   /** Groups holding the directory nodes of this folder and of every folder below, once stored. */
@@ -28,16 +29,28 @@ export interface FolderSummary {
 }
 
 export interface FolderIndex {
-  /** The folder's summary: kept, or made now (once, however many ask at the same time). */
+  /**
+   * The folder's summary: kept, or made now from its direct children and its
+   * sub-folders' summaries (once, however many ask at the same time). Reads
+   * only: `directoryGroups` is set once the background run stored the nodes.
+   */
   summary(path: string): Promise<FolderSummary>
   /**
    * Stores the directory nodes of the folder and every folder below not
    * stored yet (so every CID a record names can be fetched from providers),
-   * and answers the groups holding them.
+   * and answers the groups holding them. The background run's job.
    */
   storedGroups(path: string): Promise<Set<number>>
   /** Something changed at these paths: the folders on their way up are made again. */
   changed(paths: string[]): void
+  /**
+   * Starts the background work: every folder's summary now (e.g. an existing
+   * data dir after a restart), a run storing directory nodes after the settle
+   * time, and again after each change, one run at a time.
+   */
+  start(): void
+  /** Resolves once no background work is due (due work runs now, without waiting the settle time). */
+  settled(): Promise<void>
   /**
    * The namespace that tells this index what it changes; also after its
    * transactions commit, so a summary made meanwhile is not kept.
@@ -49,6 +62,13 @@ export interface FolderIndex {
 export interface FolderIndexOptions {
   namespace: Namespace
   content: ContentStore
+  /** Where a failing background run says so (once until it succeeds again); silent without it. */
+  logger?: Logger
+  /** How long after a change the background run waits for more (default 1 s). */
+  settleMs?: number
+  /** Back-off after a failed background run, doubling up to `maxRetryMs` (defaults 1 s, 60 s). */
+  retryMs?: number
+  maxRetryMs?: number
 }
 
 export const groupsKey = (ids: readonly number[]): string => [...ids].sort((a, b) => a - b).join(',')
@@ -72,6 +92,8 @@ export function createFolderIndex(o: FolderIndexOptions): FolderIndex {
   }
 
   const make = async (path: string): Promise<FolderSummary> => {
+    // A macrotask between folders: a run over a big tree leaves room for other requests.
+    await new Promise((resolve) => setImmediate(resolve))
     const version = versions.get(path) ?? 0
     const [folder, children] = await Promise.all([o.namespace.get(path), o.namespace.children(path)])
     const links: DirectoryLink[] = []
@@ -112,6 +134,8 @@ export function createFolderIndex(o: FolderIndexOptions): FolderIndex {
     await o.content.storeDirectory({ cid: s.cid, dagSize: s.dagSize, nodes: s.nodes })
     for (const id of (await o.content.groupIdsOfMany([s.cid])).get(s.cid) ?? []) groups.add(id)
     s.directoryGroups = groups
+    // Stored: the bytes need not stay in memory.
+    s.nodes = []
     return groups
   }
 
@@ -137,6 +161,72 @@ export function createFolderIndex(o: FolderIndexOptions): FolderIndex {
     return pending
   }
 
+  // The background run: one at a time. Changes wait `settleMs` (many PUTs in a row make one run,
+  // not one per file). Records never wait for it: they read summaries, which are made on demand.
+  let started = false
+  let due = false
+  let running: Promise<void> | undefined
+  let settleTimer: NodeJS.Timeout | undefined
+  let retryTimer: NodeJS.Timeout | undefined
+  let failures = 0
+  const settleMs = o.settleMs ?? 1_000
+  const retryMs = o.retryMs ?? 1_000
+  const maxRetryMs = o.maxRetryMs ?? 60_000
+
+  const runOnce = async () => {
+    // The root holds every folder: made again along the changed paths only (the rest is kept).
+    const root = await summary('/')
+    // An empty tree has nothing to fetch: no directory node stored for it (a fresh gateway writes nothing).
+    if (root.filesByGroups.size === 0 && root.subfolders.length === 0) return
+    await storedGroups('/')
+  }
+  const later = (ms: number) => {
+    if (settleTimer || closed) return
+    settleTimer = setTimeout(() => {
+      settleTimer = undefined
+      kick()
+    }, ms)
+    settleTimer.unref()
+  }
+  function kick() {
+    if (!started || closed || running || retryTimer) return
+    clearTimeout(settleTimer)
+    settleTimer = undefined
+    running = (async () => {
+      while (due && !closed) {
+        due = false
+        try {
+          await runOnce()
+          if (failures > 0) o.logger?.info({ failures }, 'folder summaries are up to date again')
+          failures = 0
+        } catch (err) {
+          // Logged once per streak of failures, retried with back-off.
+          if (failures++ === 0) o.logger?.warn({ err }, 'making folder summaries or storing their directory nodes failed; retrying in the background')
+          due = true
+          retryTimer = setTimeout(() => {
+            retryTimer = undefined
+            kick()
+          }, Math.min(maxRetryMs, retryMs * 2 ** (failures - 1)))
+          retryTimer.unref()
+          return
+        }
+        // Changed during the run: again after the settle time.
+        if (due) return later(settleMs)
+      }
+    })().finally(() => {
+      running = undefined
+    })
+  }
+
+  // Due work now, without the settle time, and until none is left (tests, and before sealing by hand).
+  const settled = async () => {
+    while (started && !closed) {
+      if (due && !running && !retryTimer) kick()
+      if (!running) return
+      await running
+    }
+  }
+
   const changed = (paths: string[]) => {
     for (const path of paths) {
       // The path itself, if a folder, and everything below it (a folder removed or moved away).
@@ -149,6 +239,9 @@ export function createFolderIndex(o: FolderIndexOptions): FolderIndex {
         versions.set(p, (versions.get(p) ?? 0) + 1)
       }
     }
+    // After forgetting: the run then makes the changed folders again.
+    due = true
+    if (!running) later(settleMs)
   }
 
   const tracking = (ns: Namespace, buffer?: string[]): Namespace => {
@@ -193,12 +286,23 @@ export function createFolderIndex(o: FolderIndexOptions): FolderIndex {
 
   return {
     summary,
+    settled,
     storedGroups,
     changed,
+    start() {
+      started = true
+      // Summaries now (a data dir from before: the first record need not make them), in the background;
+      // directory nodes not stored yet after the settle time, as after a change.
+      summary('/').catch((err) => o.logger?.warn({ err }, 'making folder summaries at start failed; made when first asked for'))
+      due = true
+      later(settleMs)
+    },
     tracking: (ns) => tracking(ns),
     async close() {
       closed = true
-      await Promise.allSettled([...making.values(), ...storing.values()])
+      clearTimeout(retryTimer)
+      clearTimeout(settleTimer)
+      await Promise.allSettled([running, ...making.values(), ...storing.values()])
     },
   }
 }

@@ -26,6 +26,8 @@ export interface Gateway {
   namespace: Namespace
   content: ContentStore
   dealStore: DealStore
+  /** Folders' summaries; their directory nodes are stored in the background after changes. */
+  folders: FolderIndex
   /** Present when the gateway can make deals (a deal service, its key, providers and a client address). */
   deals?: DealEngine
   /** Starts the deal engine's timer once the gateway listens (its URL goes into CAR transfer URLs). */
@@ -55,6 +57,8 @@ export interface GatewayDeps {
   freeBytes?: (dir: string) => Promise<number>
   /** Where a test steps in (crash tests stop the gateway there); nothing happens without it. */
   faults?: Faults
+  /** How long folders' directory nodes wait after a change before they are stored (default 1 s; tests store them by hand). */
+  folderSettleMs?: number
 }
 
 /** How old what a record says beyond the database (a deal's progress, free disk) may be: less than a tab's poll. */
@@ -98,7 +102,7 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
       sealThreads: config.sealThreads,
       cidProfile: config.cidProfile,
     })
-    const folders = createFolderIndex({ namespace: tree, content })
+    const folders = createFolderIndex({ namespace: tree, content, logger: logger.child({ module: 'folder-index' }), settleMs: deps.folderSettleMs })
     // Every change to the tree goes through this one, so the folders' summaries follow it.
     const namespace = folders.tracking(tree)
     const space = createSpaceReserve({ dir: config.dataDir, unsealedBytes: () => content.unsealedBytes(), marginBytes: config.diskReserveBytes, freeBytes: deps.freeBytes })
@@ -110,6 +114,8 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
     throw err
   }
   const { namespace, dealStore, content, folders, space } = parts
+  // Folders' summaries and directory nodes from now on in the background (all of them first: an existing data dir).
+  folders.start()
 
   const terms = { ...DEAL_DEFAULTS, ...config.deals }
   const service = deps.service ?? (config.serviceUrl && config.serviceApiKey ? createDealServiceClient({ url: config.serviceUrl, apiKey: config.serviceApiKey }) : undefined)
@@ -167,6 +173,7 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
     namespace,
     content,
     dealStore,
+    folders,
     deals,
     setPublicUrl(listenUrl) {
       publicUrl = config.publicUrl ?? listenUrl

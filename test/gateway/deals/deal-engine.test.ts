@@ -71,8 +71,9 @@ describe('deal engine', () => {
     expect(d.groups[0].deals.every((x: { isRetrievable: boolean }) => x.isRetrievable)).toBe(true)
     // Local CAR and blocks are gone.
     expect(groupFiles(s)).toEqual([])
-    // The folder's own CID is stored the first time it is reported: its directory node goes into a new
-    // group, so the folder is offloaded only once that group is too.
+    // The folder's own directory node is stored in the background after it changed (here: after the file's
+    // group was sealed), in a new group, so the folder is offloaded only once that group is too.
+    await s.gateway.folders.settled()
     expect((await details(s, '/docs')).state).toBe('staging')
     await s.seal()
     expect(await s.runUntil(async () => (await details(s, '/docs')).state === 'offloaded')).toBe(true)

@@ -70,7 +70,7 @@ describe('folder CIDs on the network', () => {
     for (const [path, bytes] of files) expect((await s.put(`/proj${path}`, bytes)).status).toBe(201)
 
     const reported = (await details(s, '/proj')).cid
-    await s.seal()
+    await s.seal({ folders: true })
     expect(await s.runUntil(async () => (await details(s, '/proj')).details.state === 'offloaded')).toBe(true)
     // The folder kept its CID, and nothing is left on the gateway's disk.
     expect((await details(s, '/proj')).cid).toBe(reported)
