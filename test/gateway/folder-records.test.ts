@@ -186,7 +186,7 @@ describe('a folder record\'s cost', () => {
     folders.changed(['/f'])
     await folders.settled()
     const app = express()
-    app.use(createFileInfoRouter({ namespace: tracked, content, folders, logger: silentLogger }))
+    app.use(createFileInfoRouter({ namespace: tracked, content, folders, logger: silentLogger, records: { get: (_key, make) => make() } }))
     const s = await startServer(app, 0)
     try {
       const ask = async () => {

@@ -426,6 +426,21 @@ describe('GatewayTab folders', () => {
     http.on('POST', METADATA, ok(fileRecord({ state: 'Staging', fileCounts: { Offloaded: 5, Staging: 1 } })))
     const w = await showTab(legacyFolder())
     expect(text(w, 'file-counts')).toBe('5 of 6 files offloaded, 1 staging')
+    expect(text(w, 'state-explanation')).toMatch(/^Some files are still being packed/)
+  })
+
+  it('says that the files are all stored and only the folder\'s listing is pending, not that files are still being packed', async () => {
+    http.on('POST', METADATA, ok(fileRecord({
+      state: 'Staging',
+      fileCounts: { Offloaded: 23 },
+      groups: [
+        { groupId: 4, state: 'offloaded', retrievableCopies: 2, pieceCid: PIECE_CID, fileCount: 23 },
+        { groupId: 9, state: 'writable', retrievableCopies: 0, fileCount: 0 },
+      ],
+    })))
+    const w = await showTab(legacyFolder())
+    expect(text(w, 'state-label')).toBe('Staging')
+    expect(text(w, 'state-explanation')).toBe('All 23 files below are stored; the folder\'s own listing is being packed and stored the same way.')
   })
 
   it('says how many of the folder\'s files each group holds, under the gateway\'s own group numbers', async () => {
