@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { existsSync, readFileSync } from 'node:fs'
 import { ConfigError, type Config } from '../shared/config.ts'
 import { speedInWords, spedUpClock } from '../shared/epochs.ts'
 import { createLinePrettifier, logFormatFor, type Logger } from '../shared/logger.ts'
@@ -95,8 +95,9 @@ export async function superviseStack(config: Config, logger: Logger, entry: stri
 /** What a person needs after `npm start`: where to go, how to log in, how to sync, how to stop. */
 function startBanner(config: Config, ready: ReadonlyMap<string, PartReady>): string {
   const app = ready.get('app')!.url
-  // ADMIN_PASSWORD counts only when it made the admin (the app part says so when it is ignored).
-  const password = config.bridge.adminPassword ? 'ADMIN_PASSWORD if it was set at the first start' : `in ${config.files.adminPassword}`
+  // The file exists only when the first start generated the password; otherwise ADMIN_PASSWORD made the admin then
+  // (a later one is ignored, and the app part says so).
+  const password = existsSync(config.files.adminPassword) ? `in ${config.files.adminPassword}` : 'ADMIN_PASSWORD, as set at the first start'
   const network = config.service.lotusUrl
     ? `${config.service.network}, through ${new URL(config.service.lotusUrl).host}`
     : `simulated network, ${speedInWords(spedUpClock(config.service.simnetGenesis, config.service.simnetSpeed, Date.now() / 1000)) ?? 'in real time'}`

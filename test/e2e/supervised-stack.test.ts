@@ -47,7 +47,7 @@ describe('the supervised stack', () => {
   it('says where to go, how to log in and how to stop once everything listens', () => {
     const banner = stack.output().slice(stack.output().indexOf('is running'))
     expect(banner).toContain(`Files and the sidebar tab:  ${stack.appUrl}/`)
-    expect(banner).toContain('admin, password ADMIN_PASSWORD if it was set at the first start')
+    expect(banner).toContain('admin, password ADMIN_PASSWORD, as set at the first start')
     expect(banner).toContain(`${stack.appUrl}/remote.php/dav/files/admin/`)
     expect(banner).toContain('Stop with Ctrl-C')
   })
