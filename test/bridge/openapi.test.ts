@@ -1,17 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { z } from 'zod'
 import { AdminSettingsResponseSchema, LinkTestResultSchema } from '../../server/shared/contracts/admin-settings.ts'
 import { FileInfoResponseSchema } from '../../server/shared/contracts/file-info.ts'
 import { MetadataResponseSchema } from '../../server/shared/contracts/metadata-record.ts'
 import { TabConfigResponseSchema } from '../../server/shared/contracts/tab-config.ts'
 import { ADMIN_PASSWORD, aliceAuth, basic, postMetadata, startBridgeOnRealGateway } from './helpers.ts'
-
-/** Parsing strips undeclared keys, so equality means the answer has nothing undocumented and lacks nothing required. */
-function expectToMatch(schema: z.ZodType, body: unknown) {
-  const parsed = schema.safeParse(body)
-  expect(parsed.error?.issues ?? []).toEqual([])
-  expect(parsed.data).toEqual(body)
-}
+import { expectToMatch } from '../helpers/contracts.ts'
 
 /** The OpenAPI descriptions are generated from the contract schemas; these check that each route's real answers match them. */
 describe('OpenAPI description of the app surface and the gateway', () => {

@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { z } from 'zod'
 import { ENDPOINTS } from '../../server/service/catalog.ts'
 import { ErrorEnvelope } from '../../server/service/schemas.ts'
 import { startTestService, T0, type TestService } from './helpers.ts'
+import { expectToMatch } from '../helpers/contracts.ts'
 
 /** A valid body for every endpoint that answers with a body (server/service/catalog.ts). */
 const SAMPLE_BODIES: Record<string, (provider: string) => unknown> = {
@@ -19,13 +19,6 @@ const SAMPLE_BODIES: Record<string, (provider: string) => unknown> = {
 const deal = (extra: Record<string, unknown> = {}) => ({
   duration: 518400, storagePricePerEpoch: '0', verifiedDeal: false, transferSize: 1_000_000, transferType: 'http', removeUnsealedCopy: false, ...extra,
 })
-
-/** Parsing strips undeclared keys, so equality means the answer has nothing undocumented and lacks nothing required. */
-function expectToMatch(schema: z.ZodType, body: unknown) {
-  const parsed = schema.safeParse(body)
-  expect(parsed.error?.issues ?? []).toEqual([])
-  expect(parsed.data).toEqual(body)
-}
 
 describe('deal service answers match its contract (server/service/schemas.ts, the OpenAPI source)', () => {
   let t: TestService
