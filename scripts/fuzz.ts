@@ -8,8 +8,8 @@ import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
-import { basicAuth, startStack } from '../dev/stack.ts'
-import { describeFailure, FUZZED_ENDPOINTS, runFuzz, type FuzzTarget } from '../dev/fuzz.ts'
+import { basicAuth, startStack } from './lib/stack.ts'
+import { describeFailure, FUZZED_ENDPOINTS, runFuzz, type FuzzTarget } from './lib/fuzz.ts'
 
 const HELP = `Usage: npm run fuzz -- [options]
 

@@ -1,6 +1,6 @@
 import { randomFillSync } from 'node:crypto'
 import type { StorageProviderPort } from '../../server/gateway/deals/index.ts'
-import { startDealStack, type DealStack } from '../../dev/deal-stack.ts'
+import { startDealStack, type DealStack } from './deal-stack.ts'
 
 export interface OffloadedRead {
   label: string

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { NGINX, recipe, startNginx, type RunningNginx } from '../helpers/nginx.ts'
-import { freePort } from '../../dev/ports.ts'
+import { freePort } from '../../scripts/lib/ports.ts'
 import { basic, postMetadata, RECORDED_FILE_INFO } from './helpers.ts'
 import { NC_ALICE, ncAlice, startNextcloudSetup } from './nextcloud-helpers.ts'
 

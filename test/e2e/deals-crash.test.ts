@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { FaultPoint } from '../../server/shared/faults.ts'
-import { basicAuth, startStack, type RunningStack } from '../../dev/stack.ts'
+import { basicAuth, startStack, type RunningStack } from '../../scripts/lib/stack.ts'
 
 const CRASH_ENTRY = 'test/helpers/crash-entry.ts'
 

@@ -12,8 +12,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser } from 'playwright-core'
 import { afterAll, describe, expect, it } from 'vitest'
-import { copyBundle, ensureBundle, hasChromium, launchChromium } from '../../dev/browser.ts'
-import { basicAuth, startStack, type RunningStack } from '../../dev/stack.ts'
+import { copyBundle, ensureBundle, hasChromium, launchChromium } from '../../scripts/lib/browser.ts'
+import { basicAuth, startStack, type RunningStack } from '../../scripts/lib/stack.ts'
 
 const ARTIFACTS = join(import.meta.dirname, '..', 'artifacts')
 const FIVE_MINUTES = 5 * 60_000

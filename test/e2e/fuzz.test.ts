@@ -1,14 +1,14 @@
 /**
  * Every endpoint of the three surfaces, fuzzed with malformed, oversized and
- * hostile requests (dev/fuzz.ts; `npm run fuzz` runs more): no 5xx,
+ * hostile requests (scripts/lib/fuzz.ts; `npm run fuzz` runs more): no 5xx,
  * no hang, no reset before the answer.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { describeFailure, FUZZED_ENDPOINTS, runFuzz } from '../../dev/fuzz.ts'
-import { basicAuth, startStack, type RunningStack } from '../../dev/stack.ts'
+import { describeFailure, FUZZED_ENDPOINTS, runFuzz } from '../../scripts/lib/fuzz.ts'
+import { basicAuth, startStack, type RunningStack } from '../../scripts/lib/stack.ts'
 
 const PASSWORD = 'fuzz-admin-password'
 const API_KEY = 'fgs_fuzz-key-0000000000000000'

@@ -9,7 +9,7 @@ import { mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSyn
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { basicAuth, startStack, type RunningStack } from '../../dev/stack.ts'
+import { basicAuth, startStack, type RunningStack } from '../../scripts/lib/stack.ts'
 
 const hasNextcloudcmd = spawnSync('nextcloudcmd', ['--version']).status === 0
 if (!hasNextcloudcmd) console.warn('Skipping nextcloudcmd tests: Debian package "nextcloud-desktop-cmd" is missing (.ci/run installs it)')

@@ -8,8 +8,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { copyBundle, ensureBundle, hasChromium, launchChromium } from '../../dev/browser.ts'
-import { basicAuth, startStack, type RunningStack } from '../../dev/stack.ts'
+import { copyBundle, ensureBundle, hasChromium, launchChromium } from '../../scripts/lib/browser.ts'
+import { basicAuth, startStack, type RunningStack } from '../../scripts/lib/stack.ts'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 const ARTIFACTS = join(ROOT, 'test', 'artifacts')

@@ -4,7 +4,7 @@ import { request } from 'node:http'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startStack, basicAuth } from '../../dev/stack.ts'
+import { startStack, basicAuth } from '../../scripts/lib/stack.ts'
 
 const PASSWORD = 'shutdown-password-1'
 

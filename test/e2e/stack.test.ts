@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { startStack, basicAuth, type RunningStack } from '../../dev/stack.ts'
+import { startStack, basicAuth, type RunningStack } from '../../scripts/lib/stack.ts'
 
 const PASSWORD = 'e2e-password-1'
 const hasRclone = spawnSync('rclone', ['version']).status === 0

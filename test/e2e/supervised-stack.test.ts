@@ -8,7 +8,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { basicAuth, startStack, type RunningStack } from '../../dev/stack.ts'
+import { basicAuth, startStack, type RunningStack } from '../../scripts/lib/stack.ts'
 
 const PASSWORD = 'supervised-admin-password'
 

@@ -12,7 +12,7 @@
  *   `TEST_STORE=postgres` (`TEST_STORE=postgres npx vitest run test/gateway`).
  *
  * PostgreSQL is a throw-away cluster from Debian's `postgresql`
- * (dev/postgres.ts); where it cannot run, its suites are skipped and say why
+ * (scripts/lib/postgres.ts); where it cannot run, its suites are skipped and say why
  * in their names, and TEST_STORE=postgres fails loudly. Import this module
  * statically: it registers the hook that stops the cluster of testDatabaseUrl.
  */
@@ -21,7 +21,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe } from 'vitest'
 import { openSql, type Dialect, type Sql, type StoreLocation } from '../../server/shared/sql/index.ts'
-import { postgresUnavailable, startPostgres, type TestPostgres } from '../../dev/postgres.ts'
+import { postgresUnavailable, startPostgres, type TestPostgres } from '../../scripts/lib/postgres.ts'
 
 /** The store of the tests that run once: `TEST_STORE=postgres`, else SQLite. */
 export const TEST_STORE: Dialect = process.env.TEST_STORE === 'postgres' ? 'postgres' : 'sqlite'

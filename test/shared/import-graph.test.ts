@@ -12,7 +12,7 @@ import { describe, expect, it } from 'vitest'
  */
 
 const ROOT = resolve(import.meta.dirname, '../..')
-const FOLDERS = ['server', 'plugin-ui', 'scripts', 'test', 'dev']
+const FOLDERS = ['server', 'plugin-ui', 'scripts', 'test']
 
 /** The module paths a file names, as written, parsed by TypeScript (so comments and strings never count). */
 function specifiersOf(text: string): string[] {
@@ -123,7 +123,7 @@ describe('import graph', () => {
     expect(cyclesOf(graph)).toEqual([['a.ts', 'b.ts', 'c.ts'], ['self.ts']])
   })
 
-  it('has no cycle in server/, plugin-ui/, scripts/, test/ or dev/', () => {
+  it('has no cycle in server/, plugin-ui/, scripts/ or test/', () => {
     const graph = importGraph(ROOT, FOLDERS)
     // Sanity: the walk saw the code (a broken walk would find no cycle either).
     expect(graph.size).toBeGreaterThan(100)
@@ -132,12 +132,12 @@ describe('import graph', () => {
     expect(cycles, `files that import one another in a circle:\n${cycles.map((c) => `  ${c.join(', ')}`).join('\n')}`).toEqual([])
   })
 
-  it('keeps scripts/ and test/ apart: what both use lives in dev/, and the product imports neither', () => {
+  it('keeps the tools off the tests: scripts/ never imports test/ (what both use is in scripts/lib/), and the product imports neither', () => {
     const graph = importGraph(ROOT, FOLDERS)
     const crossing = [...graph].flatMap(([file, targets]) => targets.map((target) => [file, target]))
       .filter(([file, target]) => {
         const [from, to] = [file.split(/[\\/]/)[0], target.split(/[\\/]/)[0]]
-        return (from === 'scripts' && to === 'test') || (from === 'test' && to === 'scripts') || ((from === 'server' || from === 'plugin-ui') && ['scripts', 'test', 'dev'].includes(to))
+        return (from === 'scripts' && to === 'test') || ((from === 'server' || from === 'plugin-ui') && ['scripts', 'test'].includes(to))
       })
       .map(([file, target]) => `${file} → ${target}`)
     expect(crossing).toEqual([])

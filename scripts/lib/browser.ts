@@ -16,7 +16,7 @@ export async function launchChromium(): Promise<Browser> {
   return chromium.launch({ executablePath: CHROMIUM, args: ARGS })
 }
 
-const ROOT = join(import.meta.dirname, '..')
+const ROOT = join(import.meta.dirname, '..', '..')
 
 /** Builds the app's front end (js/) once when it is not there yet. */
 export function ensureBundle(): void {
