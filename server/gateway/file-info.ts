@@ -5,7 +5,7 @@ import { describeIssues } from '../shared/contracts/zod-issues.ts'
 import type { Logger } from '../shared/logger.ts'
 import { canHaveDeals, type ContentStore, type GroupRecord } from './content/index.ts'
 import { badRequest, notFound } from './errors.ts'
-import type { FolderIndex } from './folder-index.ts'
+import { folderGroupIds, groupIdsOfKey, type FolderIndex } from './folder-index.ts'
 import type { GroupReasonCode } from './group-reason.ts'
 import { fileState, retrievableCopies, type FileState } from './file-state.ts'
 import { nameOf, parentOf, type Namespace } from './namespace.ts'
@@ -115,23 +115,18 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
       groups = entry.cid ? await content.groupsOf(entry.cid) : []
     } else {
       // Kept per folder and made from its direct children (folder-index.ts): no walk of everything below per record.
-      // A read never writes: the folder's directory nodes are stored by the index's background run after a change
-      // (until then, the groups that already hold this CID, if any).
       const summary = await deps.folders.summary(path)
       cid = summary.cid
-      const directoryGroups = summary.directoryGroups ?? new Set((await content.groupIdsOfMany([cid])).get(cid) ?? [])
-      const idsOf = (key: string) => (key ? key.split(',').map(Number) : [])
-      // A folder aggregates every file below it, and its own directory nodes: the union of their groups.
-      const ids = new Set(directoryGroups)
-      for (const key of summary.filesByGroups.keys()) for (const id of idsOf(key)) ids.add(id)
+      const ids = await folderGroupIds(summary, content)
       groups = await content.groupsWithIds([...ids])
       const byId = new Map(groups.map((g) => [g.id, g]))
       fileCounts = {}
-      filesPerGroup = new Map([...directoryGroups].map((id) => [id, 0]))
+      // A group holding only the folder's own directory nodes counts 0 files.
+      filesPerGroup = new Map([...ids].map((id) => [id, 0]))
       for (const [key, count] of summary.filesByGroups) {
-        const state = fileState(idsOf(key).flatMap((id) => byId.get(id) ?? []))
+        const state = fileState(groupIdsOfKey(key).flatMap((id) => byId.get(id) ?? []))
         fileCounts[state] = (fileCounts[state] ?? 0) + count
-        for (const id of idsOf(key)) filesPerGroup.set(id, (filesPerGroup.get(id) ?? 0) + count)
+        for (const id of groupIdsOfKey(key)) filesPerGroup.set(id, (filesPerGroup.get(id) ?? 0) + count)
       }
     }
 

@@ -72,6 +72,19 @@ export interface FolderIndexOptions {
 }
 
 export const groupsKey = (ids: readonly number[]): string => [...ids].sort((a, b) => a - b).join(',')
+/** The group ids of a `filesByGroups` key. */
+export const groupIdsOfKey = (key: string): number[] => (key ? key.split(',').map(Number) : [])
+
+/**
+ * The groups a folder's record is made of: those of every file below it, and
+ * those holding its own directory nodes (once the background run stored them;
+ * until then, the groups that already hold its CID, if any). A read never writes.
+ */
+export async function folderGroupIds(summary: FolderSummary, content: Pick<ContentStore, 'groupIdsOfMany'>): Promise<Set<number>> {
+  const ids = new Set(summary.directoryGroups ?? (await content.groupIdsOfMany([summary.cid])).get(summary.cid) ?? [])
+  for (const key of summary.filesByGroups.keys()) for (const id of groupIdsOfKey(key)) ids.add(id)
+  return ids
+}
 
 export function createFolderIndex(o: FolderIndexOptions): FolderIndex {
   const summaries = new Map<string, FolderSummary>()

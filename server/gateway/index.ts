@@ -14,6 +14,7 @@ import { createSpaceReserve, type SpaceReserve } from '../shared/disk.ts'
 import { createContentStore, type ContentStore, type GroupRecord } from './content/index.ts'
 import { createDealEngine, createDealServiceClient, createDealStore, createTransferRouter, type DealEngine, type DealKind, type DealServiceClient, type DealStore, type StorageProviderPort } from './deals/index.ts'
 import { createFileInfoRouter } from './file-info.ts'
+import { createFolderStatesRouter } from './folder-states.ts'
 import { countingWrites, createRecordCache, type RecordCache } from './record-cache.ts'
 import { groupReason } from './group-reason.ts'
 import { createWebDav } from './webdav/index.ts'
@@ -165,6 +166,7 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
     return groupReason(g, { groupSize: config.groupSize, groupIdleSeconds: config.groupIdleSeconds, progress: progress && (() => progress), freeBytes })
   }
   app.use(createFileInfoRouter({ namespace, content, folders, logger, records, reasonOf, network: config.network, dealsBlocked: () => deals?.fundsProblem(), dealKind: () => deals && describeDealKind(deals.dealKind()) }))
+  app.use(createFolderStatesRouter({ namespace, content, folders, records, reasonOf }))
   app.use(parts.webdav)
   app.use(gatewayErrorHandler(logger))
 

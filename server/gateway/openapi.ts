@@ -1,4 +1,5 @@
 import { FileInfoRequestSchema, FileInfoResponseSchema, GatewayFailureSchema } from '../shared/contracts/file-info.ts'
+import { FolderStatesRequestSchema, GatewayFolderStatesResponseSchema } from '../shared/contracts/folder-states.ts'
 import { buildOpenApi } from '../shared/openapi.ts'
 
 /** The gateway's HTTP API besides WebDAV (RFC 4918 on every other path). */
@@ -6,7 +7,7 @@ export function gatewayOpenApi(version: string): Record<string, unknown> {
   return buildOpenApi({
     title: 'Filecoin gateway',
     version,
-    description: 'WebDAV (RFC 4918 class 1 and 2) serves every path except POST /file-info.',
+    description: 'WebDAV (RFC 4918 class 1 and 2) serves every path except POST /file-info and POST /folder-states.',
     securitySchemes: { basic: { type: 'http', scheme: 'basic', description: 'Service account, when GATEWAY_USER and GATEWAY_PASSWORD are set' } },
     operations: [{
       method: 'post', path: '/file-info', security: ['basic'],
@@ -19,6 +20,18 @@ export function gatewayOpenApi(version: string): Record<string, unknown> {
         401: { description: 'Credentials required', schema: GatewayFailureSchema },
         404: { description: 'No such file or folder', schema: GatewayFailureSchema },
         413: { description: 'Body over 1 MiB', schema: GatewayFailureSchema },
+      },
+    }, {
+      method: 'post', path: '/folder-states', security: ['basic'],
+      summary: 'State of each direct entry of a folder, in one request (an addition of ours: other gateways answer 404)',
+      description: 'For the Files list\'s badges: a listing of any size costs one request. A sub-folder\'s state follows the same rule as its record.',
+      body: FolderStatesRequestSchema,
+      responses: {
+        200: { description: 'The folder\'s entries', schema: GatewayFolderStatesResponseSchema },
+        400: { description: 'Malformed body or path, or the path names a file', schema: GatewayFailureSchema },
+        401: { description: 'Credentials required', schema: GatewayFailureSchema },
+        404: { description: 'No such folder', schema: GatewayFailureSchema },
+        413: { description: 'Body over 64 KiB', schema: GatewayFailureSchema },
       },
     }],
   })

@@ -1,0 +1,95 @@
+import express, { Router, type Request, type Response, type NextFunction } from 'express'
+import { ATTENTION_REASON_CODES, FolderStatesRequestSchema, type AttentionReasonCode, type GatewayFolderEntry, type GatewayFolderStatesResponse } from '../shared/contracts/folder-states.ts'
+import { describeIssues } from '../shared/contracts/zod-issues.ts'
+import type { GroupRecord } from './content/index.ts'
+import { badRequest, notFound } from './errors.ts'
+import { normaliseFilePath, type FileInfoDeps } from './file-info.ts'
+import { fileState, retrievableCopies } from './file-state.ts'
+import { folderGroupIds } from './folder-index.ts'
+import { nameOf } from './namespace.ts'
+
+export type FolderStatesDeps = Pick<FileInfoDeps, 'namespace' | 'content' | 'folders' | 'records' | 'reasonOf'>
+
+const ATTENTION = new Set<string>(ATTENTION_REASON_CODES)
+
+/**
+ * `POST /folder-states` body `{ folderPath }` → the state of each direct entry
+ * of a folder, for the Files list's badges. One request per listing: one query
+ * for the files' groups, one kept summary per subfolder, one query for all the
+ * groups, and each group's reason worked out once however many entries share it.
+ */
+export function createFolderStatesRouter(deps: FolderStatesDeps): Router {
+  const { namespace, content, folders } = deps
+  const router = Router()
+  const parseJson = express.json({ limit: '64kb', strict: true, type: () => true })
+
+  router.post('/folder-states', parseJson, (req: Request, res: Response, next: NextFunction) => {
+    const parsed = FolderStatesRequestSchema.safeParse(req.body)
+    if (!parsed.success) return next(badRequest(describeIssues(parsed.error.issues)))
+    let path: string
+    try {
+      path = normaliseFilePath(parsed.data.folderPath)
+    } catch (err) {
+      return next(err)
+    }
+    deps.records.get(`d${path}`, async () => JSON.stringify(await listing(path)))
+      .then((text) => res.status(200).type('json').send(text))
+      .catch(next)
+  })
+
+  async function listing(path: string): Promise<GatewayFolderStatesResponse> {
+    const folder = await namespace.get(path)
+    if (!folder) throw notFound('Folder')
+    if (folder.kind !== 'dir') throw badRequest('folderPath names a file, not a folder')
+    const children = await namespace.children(path)
+
+    const fileCids = children.flatMap((c) => (c.kind === 'file' && c.cid ? [c.cid] : []))
+    const fileGroups = await content.groupIdsOfMany(fileCids)
+    const folderSummaries = new Map<string, { cid: string; ids: Set<number> }>()
+    for (const child of children) {
+      if (child.kind !== 'dir') continue
+      const summary = await folders.summary(child.path)
+      folderSummaries.set(child.path, { cid: summary.cid, ids: await folderGroupIds(summary, content) })
+    }
+
+    const allIds = new Set<number>()
+    for (const ids of fileGroups.values()) for (const id of ids) allIds.add(id)
+    for (const { ids } of folderSummaries.values()) for (const id of ids) allIds.add(id)
+    const groups = new Map((await content.groupsWithIds([...allIds])).map((g) => [g.id, g]))
+
+    const reasons = new Map<number, Promise<{ code: AttentionReasonCode; reason: string } | undefined>>()
+    const attentionOf = (g: GroupRecord) => {
+      let found = reasons.get(g.id)
+      if (!found) {
+        found = (deps.reasonOf?.(g) ?? Promise.resolve(undefined))
+          .then((r) => (r && ATTENTION.has(r.code) ? { code: r.code as AttentionReasonCode, reason: r.text } : undefined))
+        reasons.set(g.id, found)
+      }
+      return found
+    }
+
+    const entries: GatewayFolderEntry[] = []
+    for (const child of children) {
+      const folderSummary = folderSummaries.get(child.path)
+      const ids = folderSummary ? [...folderSummary.ids] : child.cid ? fileGroups.get(child.cid) ?? [] : []
+      const held = ids.flatMap((id) => groups.get(id) ?? [])
+      let attention: GatewayFolderEntry['attention']
+      for (const g of held) {
+        attention = await attentionOf(g)
+        if (attention) break
+      }
+      const cid = folderSummary?.cid ?? child.cid
+      entries.push({
+        name: nameOf(child.path),
+        kind: child.kind,
+        ...(cid ? { cid } : {}),
+        state: fileState(held),
+        retrievableCopies: retrievableCopies(held),
+        ...(attention ? { attention } : {}),
+      })
+    }
+    return { success: true, result: { folder: { path, entries } } }
+  }
+
+  return router
+}
