@@ -2,6 +2,7 @@ import { epochToTimestamp, type NetworkClock } from '../shared/epochs.ts'
 import type { GatewayDeal, GatewayDetails, GatewayFile, GatewayGroup } from './gateway-record.ts'
 import type { FileStateLabel, MetadataDeal, MetadataDetails, MetadataFile, MetadataGroup } from '../shared/contracts/metadata-record.ts'
 import { splitPath } from './user-path.ts'
+import { ATTENTION_REASON_CODES, type AttentionReasonCode, type FolderEntry, type GatewayFolderEntry } from '../shared/contracts/folder-states.ts'
 
 export type { FileStateLabel, MetadataDeal, MetadataDetails, MetadataFile, MetadataGroup }
 
@@ -102,4 +103,30 @@ function toDetails(d: GatewayDetails | null | undefined, clock: NetworkClock): M
 export function toMetadataFile(record: GatewayFile, userPath: string, clock: NetworkClock): MetadataFile {
   const [path, file] = splitPath(userPath)
   return { cid: record.cid, path, file, details: toDetails(record.details, clock) }
+}
+
+const ATTENTION = new Set<string>(ATTENTION_REASON_CODES)
+
+/** A gateway folder entry → the Files list's entry: the state display-cased, nothing of the gateway's tree. */
+export function toFolderEntry(e: GatewayFolderEntry): FolderEntry {
+  return {
+    name: e.name,
+    ...(e.cid ? { cid: e.cid } : {}),
+    state: fileStateLabel(e.state),
+    retrievableCopies: e.retrievableCopies,
+    ...(e.attention ? { attention: e.attention } : {}),
+  }
+}
+
+/** A whole record as a list entry (a mount point, whose state the listing of its parent cannot hold). */
+export function folderEntryOfRecord(name: string, record: GatewayFile): FolderEntry {
+  const groups = record.details?.groups ?? []
+  const waiting = groups.find((g) => g.reason && g.reasonCode && ATTENTION.has(g.reasonCode))
+  return {
+    name,
+    ...(record.cid ? { cid: record.cid } : {}),
+    state: fileStateLabel(record.details?.state),
+    retrievableCopies: record.details?.retrievableCopies ?? 0,
+    ...(waiting ? { attention: { code: waiting.reasonCode as AttentionReasonCode, reason: waiting.reason! } } : {}),
+  }
 }

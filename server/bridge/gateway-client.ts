@@ -4,6 +4,7 @@ import { Pool, errors as undiciErrors } from 'undici'
 import { gatewayBadResponse, gatewayTimeout, gatewayUnreachable, notFound } from './errors.ts'
 import { FileInfoFailureSchema, FileInfoSuccessSchema, type GatewayFile } from './gateway-record.ts'
 import { encodePath } from './user-path.ts'
+import { GatewayFolderStatesResponseSchema, type GatewayFolderEntry } from '../shared/contracts/folder-states.ts'
 
 export interface GatewayClientOptions {
   url: string
@@ -22,6 +23,11 @@ export interface GatewayClient {
   readonly agent: HttpAgent
   /** `POST /file-info` with `verbose: true`; a missing file is a 404 BridgeError whatever way the gateway says it. */
   fileInfo(gatewayPath: string): Promise<GatewayFile>
+  /**
+   * `POST /folder-states`: the state of each entry of a gateway folder, or
+   * undefined when the gateway has no such route (only ours has) or no such folder.
+   */
+  folderStates(gatewayPath: string): Promise<GatewayFolderEntry[] | undefined>
   /** Creates a gateway folder and its parents (MKCOL), remembering those known to exist. */
   ensureFolder(gatewayPath: string): Promise<void>
   close(): void
@@ -30,6 +36,8 @@ export interface GatewayClient {
 // The real CIDgravity gateway answers 200 `{ success: false, error: "... not found ..." }`.
 const NOT_FOUND_TEXT = /not\s*found|no such|does not exist/i
 const MAX_ANSWER_BYTES = 32 * 1024 * 1024
+// What a gateway without `/folder-states` answers: nothing there, or WebDAV refusing a POST.
+const NO_FOLDER_STATES = new Set([404, 405, 501])
 const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT'])
 
 /**
@@ -98,6 +106,21 @@ export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
       const ok = FileInfoSuccessSchema.safeParse(body)
       if (!ok.success) throw gatewayBadResponse('The gateway\'s file record has an unexpected shape')
       return ok.data.result.file
+    },
+    async folderStates(gatewayPath) {
+      const res = await send('POST', '/folder-states', { folderPath: gatewayPath })
+      if (res.status === 401 || res.status === 403) throw gatewayBadResponse('The gateway refused the bridge\'s credentials')
+      if (NO_FOLDER_STATES.has(res.status)) return undefined
+      if (res.status !== 200) throw gatewayBadResponse(`The gateway answered ${res.status}`)
+      let body: unknown
+      try {
+        body = JSON.parse(res.text)
+      } catch {
+        throw gatewayBadResponse('The gateway\'s folder states are not JSON')
+      }
+      const ok = GatewayFolderStatesResponseSchema.safeParse(body)
+      if (!ok.success) throw gatewayBadResponse('The gateway\'s folder states have an unexpected shape')
+      return ok.data.result.folder.entries
     },
     async ensureFolder(gatewayPath) {
       if (gatewayPath === '/' || knownFolders.has(gatewayPath)) return

@@ -13,14 +13,15 @@ import { embeddedAuthBackend, nextcloudAuthBackend } from './auth/auth-backend.t
 import { createLoginThrottle, type LoginThrottle, type ThrottleOptions } from './auth/throttle.ts'
 import { clientErrorHandler } from './client-errors.ts'
 import { BridgeError, bridgeErrorHandler } from './errors.ts'
-import { createBridgeListener } from './fast-lane.ts'
+import { createBridgeListener, type BridgeRoute } from './fast-lane.ts'
 import { refuseIdentityHeaders } from './identity-headers.ts'
 import { createLiveLink } from './live-link.ts'
 import { bridgeOpenApi, OPENAPI_ROUTE } from './openapi.ts'
 import { createAdminSettingsRouter } from './routes/admin-settings.ts'
 import { createChunkedUploadRouter } from './routes/chunked-upload.ts'
 import { createDavProxy } from './routes/dav-proxy.ts'
-import { createFileMetadataRoute, type FileMetadataRoute } from './routes/file-metadata.ts'
+import { FILE_METADATA_ROUTE, createFileMetadataRoute } from './routes/file-metadata.ts'
+import { FOLDER_STATES_ROUTE, createFolderStatesRoute, type FolderStatesDeps } from './routes/folder-states.ts'
 import { createNextcloudStatusRouter } from './routes/nextcloud-status.ts'
 import { createPreviewRouter } from './routes/preview.ts'
 import { networkLabel } from './preview/page.ts'
@@ -28,7 +29,7 @@ import { createTabConfigRouter } from './routes/tab-config.ts'
 import { createSessionStore } from './sessions.ts'
 import { createNextcloudClient } from './nextcloud/nextcloud-client.ts'
 import { nextcloudGatewayPath } from './nextcloud/nextcloud-paths.ts'
-import { createSettingsStore, type SettingsStore } from './settings-store.ts'
+import { createSettingsStore, type EffectiveLink, type SettingsStore } from './settings-store.ts'
 import { createUploadStore } from './upload-store.ts'
 import { createUserStore, type UserStore } from './users.ts'
 import type { LiveLink } from './live-link.ts'
@@ -98,20 +99,19 @@ export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Prom
   })
 
   const onClose: (() => void)[] = []
-  let fileMetadata: FileMetadataRoute
+  let lane: LaneParts
   if (mode === 'embedded') {
     await ensureAdminUser(users, {
       dataDir: config.dataDir,
       adminPassword: config.adminPassword,
       print: deps.print ?? ((line) => process.stdout.write(line + '\n')),
     })
-    fileMetadata = await mountEmbeddedRoutes(app, { config, deps, sql, users, settings, link, throttle, logger, onClose })
+    lane = await mountEmbeddedRoutes(app, { config, deps, sql, users, settings, link, throttle, logger, onClose })
   } else {
     // Nextcloud owns users, sessions, files, status.php and capabilities: only the app's OCS routes are here.
     const client = createNextcloudClient({ url: config.nextcloudUrl!, timeoutMs: config.nextcloudTimeoutMs ?? 5_000 })
     const { auth, authenticate } = nextcloudAuthBackend({ client, throttle, logger, cacheTtlMs: deps.nextcloudCacheMs })
-    const { gateway, pathMap, clock, mounts } = link
-    fileMetadata = createFileMetadataRoute({ authenticate, gateway, pathMap, clock, toGatewayPath: nextcloudGatewayPath({ mounts, client, logger }) })
+    lane = { authenticate, toGatewayPath: nextcloudGatewayPath({ mounts: link.mounts, client, logger }), mountPointsIn: (_caller, userPath) => link.mounts.pointsIn(userPath) }
     app.use(createTabConfigRouter({ auth, settings, simnetClock }))
     app.use(createAdminSettingsRouter({ auth, settings }))
   }
@@ -120,8 +120,13 @@ export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Prom
   })
   app.use(bridgeErrorHandler(logger))
 
+  const { gateway, pathMap, clock } = link
+  const routes = new Map<string, BridgeRoute>([
+    [FILE_METADATA_ROUTE, createFileMetadataRoute({ authenticate: lane.authenticate, gateway, pathMap, clock, toGatewayPath: lane.toGatewayPath })],
+    [FOLDER_STATES_ROUTE, createFolderStatesRoute({ ...lane, gateway, ipfsGateway: () => ipfsGatewayOf(settings.effective()) })],
+  ])
   return {
-    listener: createBridgeListener(app, fileMetadata, logger),
+    listener: createBridgeListener(app, routes, logger),
     users,
     serverOptions: {
       onClientError: clientErrorHandler(logger),
@@ -149,12 +154,20 @@ interface EmbeddedParts {
   onClose: (() => void)[]
 }
 
+/** What the polled routes (served outside Express, fast-lane.ts) need of a mode: who calls, and where their paths live. */
+type LaneParts = Pick<FolderStatesDeps, 'authenticate' | 'toGatewayPath' | 'mountPointsIn'>
+
+/** Only a network whose providers publish what they store can open it on IPFS; a local one cannot. */
+function ipfsGatewayOf(link: EffectiveLink): string | undefined {
+  return link.network === 'mainnet' || link.network === 'calibration' ? link.ipfsGateway || undefined : undefined
+}
+
 /**
  * The embedded default: users, the WebDAV files area, status endpoints and the
- * preview page, besides the OCS routes. Returns the metadata route, served
- * outside Express (fast-lane.ts).
+ * preview page, besides the OCS routes; the polled routes are served outside
+ * Express (fast-lane.ts).
  */
-async function mountEmbeddedRoutes(app: Express, p: EmbeddedParts): Promise<FileMetadataRoute> {
+async function mountEmbeddedRoutes(app: Express, p: EmbeddedParts): Promise<LaneParts> {
   const { gateway, pathMap, clock } = p.link
   const sessions = await createSessionStore(p.sql)
   const { authenticate, auth, davAuth, optionalAuth } = embeddedAuthBackend({ users: p.users, sessions, throttle: p.throttle })
@@ -173,5 +186,5 @@ async function mountEmbeddedRoutes(app: Express, p: EmbeddedParts): Promise<File
     bundleDir: p.deps.bundleDir ?? p.config.bundleDir ?? join(import.meta.dirname, '..', '..', 'js'),
     network: () => networkLabel(clock),
   }))
-  return createFileMetadataRoute({ authenticate, gateway, pathMap, clock })
+  return { authenticate, toGatewayPath: async (caller, userPath) => pathMap.toGateway(caller.user.id, userPath) }
 }

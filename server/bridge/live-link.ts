@@ -58,6 +58,7 @@ export function createLiveLink(settings: SettingsStore, simnetClock: NetworkCloc
     get authorization() { return current().gateway.authorization },
     get agent() { return current().gateway.agent },
     fileInfo: (gatewayPath) => current().gateway.fileInfo(gatewayPath),
+    folderStates: (gatewayPath) => current().gateway.folderStates(gatewayPath),
     ensureFolder: (gatewayPath) => current().gateway.ensureFolder(gatewayPath),
     close: () => current().gateway.close(),
   }
@@ -69,6 +70,7 @@ export function createLiveLink(settings: SettingsStore, simnetClock: NetworkCloc
   const mounts: MountMap = {
     get mounts() { return current().mounts.mounts },
     toGateway: (userId, userPath) => current().mounts.toGateway(userId, userPath),
+    pointsIn: (userPath) => current().mounts.pointsIn(userPath),
   }
   const clock: NetworkClock = {
     get name() { return current().clock.name },

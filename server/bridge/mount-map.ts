@@ -12,9 +12,12 @@ export interface MountMap {
   readonly mounts: readonly MountSetting[]
   /** The gateway path of a canonical user path, or undefined when it lies on no mount. */
   toGateway(userId: string, userPath: string): string | undefined
+  /** The mount points directly inside a user folder (`/Filecoin` in `/`). */
+  pointsIn(userPath: string): string[]
 }
 
 const trimTrailing = (p: string) => (p.length > 1 ? p.replace(/\/+$/, '') : p)
+const parentOf = (p: string) => p.slice(0, p.lastIndexOf('/')) || '/'
 
 /**
  * @example createMountMap([{ mountPoint: '/Filecoin', gatewayPath: '/{user}' }]).toGateway('alice', '/Filecoin/a.txt') // '/alice/a.txt'
@@ -33,5 +36,6 @@ export function createMountMap(mounts: readonly MountSetting[]): MountMap {
       }
       return undefined
     },
+    pointsIn: (userPath) => entries.map((e) => e.point).filter((point) => parentOf(point) === userPath),
   }
 }

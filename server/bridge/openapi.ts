@@ -1,10 +1,12 @@
 import { AdminSettingsResponseSchema, LinkSettingsInput, LinkTestInput, LinkTestResultSchema } from '../shared/contracts/admin-settings.ts'
 import { BridgeErrorSchema, MetadataRequestSchema, MetadataResponseSchema } from '../shared/contracts/metadata-record.ts'
+import { FolderStatesRequestSchema, FolderStatesResponseSchema } from '../shared/contracts/folder-states.ts'
 import { TabConfigResponseSchema } from '../shared/contracts/tab-config.ts'
 import { buildOpenApi, type Operation } from '../shared/openapi.ts'
 import { SESSION_COOKIE } from './auth/session-auth.ts'
 import { ADMIN_SETTINGS_ROUTE, TEST_LINK_ROUTE } from './routes/admin-settings.ts'
 import { FILE_METADATA_ROUTE } from './routes/file-metadata.ts'
+import { FOLDER_STATES_ROUTE } from './routes/folder-states.ts'
 import { TAB_CONFIG_ROUTE } from './routes/tab-config.ts'
 
 export const OPENAPI_ROUTE = '/ocs/v2.php/apps/gateway/openapi.json'
@@ -30,6 +32,21 @@ const operations: Operation[] = [
       ...common,
       404: failure('No such file or folder for this user'),
       413: failure('Body over 1 MiB'),
+      415: failure('Compressed body (Content-Encoding) or a charset other than UTF-8'),
+      502: failure('Gateway unreachable or its answer is broken'),
+      504: failure('Gateway did not answer in time'),
+    },
+  },
+  {
+    method: 'post', path: FOLDER_STATES_ROUTE, security, headers: [ocsHeader],
+    summary: 'State of each entry of a folder, for the Files list\'s badges: one request per listing',
+    description: 'folderPath is a folder in the user\'s files tree. Entries the gateway does not know are absent; a gateway without folder states gives none.',
+    body: FolderStatesRequestSchema,
+    responses: {
+      200: { description: 'The folder\'s entries', schema: FolderStatesResponseSchema },
+      400: failure('Missing, malformed or hostile folderPath, unknown fields, not JSON, a file\'s path'),
+      ...common,
+      413: failure('Body over 64 KiB'),
       415: failure('Compressed body (Content-Encoding) or a charset other than UTF-8'),
       502: failure('Gateway unreachable or its answer is broken'),
       504: failure('Gateway did not answer in time'),

@@ -102,18 +102,20 @@ export const RECORDED_FILE_INFO = {
 
 export interface MetadataCall {
   url: string
+  /** The OCS route; the file-metadata route by default. */
+  route?: string
   body?: unknown
   raw?: string
   auth?: string | null
   headers?: Record<string, string>
 }
 
-/** POSTs to the OCS file-metadata route with the headers a real client sends, unless told otherwise. */
+/** POSTs to an OCS route (file metadata by default) with the headers a real client sends, unless told otherwise. */
 export async function postMetadata(call: MetadataCall): Promise<{ status: number; headers: Headers; body: any }> {
   const headers: Record<string, string> = { 'ocs-apirequest': 'true', 'content-type': 'application/json', ...call.headers }
   const auth = call.auth === undefined ? aliceAuth : call.auth
   if (auth !== null) headers.authorization = auth
-  const res = await fetch(`${call.url}/ocs/v2.php/apps/gateway/get-file-metadata`, {
+  const res = await fetch(`${call.url}${call.route ?? '/ocs/v2.php/apps/gateway/get-file-metadata'}`, {
     method: 'POST',
     headers,
     body: call.raw ?? JSON.stringify(call.body ?? { filePath: '/docs/report.pdf' }),

@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AdminSettingsResponseSchema, LinkTestResultSchema } from '../../server/shared/contracts/admin-settings.ts'
 import { FileInfoResponseSchema } from '../../server/shared/contracts/file-info.ts'
+import { FolderStatesResponseSchema, GatewayFolderStatesResponseSchema } from '../../server/shared/contracts/folder-states.ts'
+import { gatewayOpenApi } from '../../server/gateway/openapi.ts'
 import { MetadataResponseSchema } from '../../server/shared/contracts/metadata-record.ts'
 import { TabConfigResponseSchema } from '../../server/shared/contracts/tab-config.ts'
 import { ADMIN_PASSWORD, aliceAuth, basic, postMetadata, startBridgeOnRealGateway } from './helpers.ts'
@@ -39,6 +41,22 @@ describe('OpenAPI description of the app surface and the gateway', () => {
       expect(status).toBe(200)
       expectToMatch(MetadataResponseSchema, body)
     }
+  })
+
+  it('describes the folder-states route on both surfaces, and matches what they really answer', async () => {
+    const doc = (await (await fetch(`${t.url}/ocs/v2.php/apps/gateway/openapi.json`)).json()) as any
+    const op = doc.paths['/ocs/v2.php/apps/gateway/get-folder-states'].post
+    expect(op.requestBody.content['application/json'].schema.required).toEqual(['folderPath'])
+    expect(Object.keys(gatewayOpenApi('test').paths as object)).toEqual(['/file-info', '/folder-states'])
+    const { status, body } = await postMetadata({ url: t.url, route: '/ocs/v2.php/apps/gateway/get-folder-states', body: { folderPath: '/' } })
+    expect(status).toBe(200)
+    expectToMatch(FolderStatesResponseSchema, body)
+    const res = await fetch(`${t.gateway.url}/folder-states`, {
+      method: 'POST',
+      headers: { authorization: basic(t.gateway.user, t.gateway.password), 'content-type': 'application/json' },
+      body: JSON.stringify({ folderPath: '/alice' }),
+    })
+    expectToMatch(GatewayFolderStatesResponseSchema, await res.json())
   })
 
   it('matches what the gateway\'s /file-info really answers', async () => {

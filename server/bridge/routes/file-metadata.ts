@@ -1,4 +1,3 @@
-import type { IncomingMessage, ServerResponse } from 'node:http'
 import { MetadataRequestSchema, type MetadataResponse } from '../../shared/contracts/metadata-record.ts'
 import { describeIssues } from '../../shared/contracts/zod-issues.ts'
 import type { NetworkClock } from '../../shared/epochs.ts'
@@ -7,6 +6,7 @@ import { sendJson } from '../../shared/json-response.ts'
 import type { Authenticate, Caller } from '../auth/caller.ts'
 import { toMetadataFile } from '../convert.ts'
 import { badRequest, unauthorized } from '../errors.ts'
+import type { BridgeRoute } from '../fast-lane.ts'
 import type { GatewayClient } from '../gateway-client.ts'
 import { checkOcsApiRequest } from '../ocs-guards.ts'
 import type { PathMap } from '../path-map.ts'
@@ -27,16 +27,6 @@ export interface FileMetadataDeps {
   toGatewayPath?: (caller: Caller, userPath: string) => Promise<string>
 }
 
-/** What the fast lane knows of a request beyond node's own objects. */
-export interface RequestContext {
-  /** The client's address, after the trusted proxies. */
-  address: string
-  /** Set once authentication succeeded, for the request log. */
-  caller?: Caller
-}
-
-export type FileMetadataRoute = (req: IncomingMessage, res: ServerResponse, ctx: RequestContext) => Promise<void>
-
 /**
  * `POST /ocs/v2.php/apps/gateway/get-file-metadata`: checks in the order
  * auth → throttle → CSRF → body → path, then reads the gateway's record
@@ -44,7 +34,7 @@ export type FileMetadataRoute = (req: IncomingMessage, res: ServerResponse, ctx:
  * Served on node's own request and response (see fast-lane.ts); failures
  * are thrown as BridgeErrors for the one error writer.
  */
-export function createFileMetadataRoute(deps: FileMetadataDeps): FileMetadataRoute {
+export function createFileMetadataRoute(deps: FileMetadataDeps): BridgeRoute {
   const toGatewayPath = deps.toGatewayPath ?? (async (caller: Caller, userPath: string) => deps.pathMap.toGateway(caller.user.id, userPath))
   return async (req, res, ctx) => {
     const caller = await deps.authenticate({ method: req.method ?? 'POST', headers: req.headers, address: ctx.address })
