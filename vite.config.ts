@@ -1,5 +1,5 @@
 /**
- * Builds the Nextcloud app's front end: entry `main` → js/gateway-main.mjs
+ * Builds the Nextcloud app's front end: entry `init` → js/gateway-init.mjs
  * (the sidebar tab, loaded on Files pages) and `admin` → js/gateway-admin.mjs.
  * The app id and version come from appinfo/info.xml.
  */
@@ -7,7 +7,7 @@ import { createAppConfig } from '@nextcloud/vite-config'
 import { join } from 'node:path'
 
 export default createAppConfig({
-  main: join(import.meta.dirname, 'plugin-ui', 'main.ts'),
+  init: join(import.meta.dirname, 'plugin-ui', 'init.ts'),
   admin: join(import.meta.dirname, 'plugin-ui', 'admin.ts'),
 }, {
   // Each chunk injects its own styles, so the lazy view's CSS loads with the view.

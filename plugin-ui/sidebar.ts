@@ -8,6 +8,7 @@
 import type { ISidebarTab } from '@nextcloud/files'
 
 import { storageSvg } from './icons.ts'
+import { translate } from './utils/entry-l10n.ts'
 import { toFileTarget } from './utils/file-target.ts'
 
 /**
@@ -76,6 +77,9 @@ export interface LegacySidebarTabOptions {
 export interface LegacySidebar {
   registerTab(tab: unknown): void
   Tab: new (options: LegacySidebarTabOptions) => unknown
+  /** Which tab `open` shows; a path relative to the user's files. */
+  setActiveTab?(id: string): void
+  open?(path: string): Promise<void> | void
 }
 
 export type SidebarHost =
@@ -92,14 +96,18 @@ function serverMajorVersion(win: HostWindow): number | undefined {
   return Number.isFinite(major) ? major : undefined
 }
 
+/** Nextcloud 33+, whose Files app reads @nextcloud/files 4's registries: known by its version or its sidebar entry point. */
+export function runsFiles4(win: HostWindow): boolean {
+  const major = serverMajorVersion(win)
+  return (major !== undefined && major >= 33) || typeof win.OCA?.Files?._sidebar === 'function'
+}
+
 /**
  * Which sidebar API this page offers. Nextcloud 33+ is recognised by its
  * version or its sidebar entry point; older servers by `OCA.Files.Sidebar`.
  */
 export function detectSidebarHost(win: HostWindow, registerSidebarTab?: (tab: ISidebarTab) => void | Promise<void>): SidebarHost | null {
-  const major = serverMajorVersion(win)
-  const files4 = (major !== undefined && major >= 33) || typeof win.OCA?.Files?._sidebar === 'function'
-  if (files4 && typeof registerSidebarTab === 'function') {
+  if (runsFiles4(win) && typeof registerSidebarTab === 'function') {
     return { kind: 'files4', registerSidebarTab }
   }
   const legacy = win.OCA?.Files?.Sidebar
@@ -109,24 +117,13 @@ export function detectSidebarHost(win: HostWindow, registerSidebarTab?: (tab: IS
   return null
 }
 
-/**
- * The tab's name in the user's language, read from the registry Nextcloud's
- * l10n keeps for the app (what `t('gateway', 'Filecoin')` reads). Not `t`
- * itself: it brings a 13 KB HTML sanitizer into every Files page for one
- * plain word.
- */
-function tabName(): string {
-  const registry = (globalThis as { _oc_l10n_registry_translations?: Record<string, Record<string, string | string[]>> })._oc_l10n_registry_translations
-  const translated = registry?.gateway?.Filecoin
-  return (Array.isArray(translated) ? translated[0] : translated) || 'Filecoin'
-}
 const isShowable = (info: unknown) => toFileTarget(info) !== null
 
 function registerLegacy(sidebar: LegacySidebar): void {
   const host = new LazyTabHost()
   sidebar.registerTab(new sidebar.Tab({
     id: TAB_ID,
-    name: tabName(),
+    name: translate('Filecoin'),
     iconSvg: storageSvg,
     mount: (el, fileInfo) => host.mount(el, fileInfo),
     update: (fileInfo) => host.update(fileInfo),
@@ -175,7 +172,7 @@ function registerFiles4(registerSidebarTab: (tab: ISidebarTab) => void | Promise
   const registered = registerSidebarTab({
     id: TAB_ID,
     order: 90,
-    displayName: tabName(),
+    displayName: translate('Filecoin'),
     iconSvgInline: storageSvg,
     tagName: TAB_TAG_NAME,
     enabled: ({ node }) => isShowable(node),
@@ -185,6 +182,19 @@ function registerFiles4(registerSidebarTab: (tab: ISidebarTab) => void | Promise
     },
   })
   void Promise.resolve(registered).catch((err) => logError('Could not register the Filecoin tab', err))
+}
+
+/**
+ * Opens the Files sidebar on the Filecoin tab for a node (a file action's
+ * way in), as the Files app's own "Details" action does on each version.
+ */
+export async function openGatewayTab(host: SidebarHost | null, node: { path: string }, openOnFiles4: (node: unknown, tabId: string) => Promise<void>): Promise<void> {
+  if (host?.kind === 'legacy') {
+    host.sidebar.setActiveTab?.(TAB_ID)
+    await host.sidebar.open?.(node.path)
+  } else if (host?.kind === 'files4') {
+    await openOnFiles4(node, TAB_ID)
+  }
 }
 
 /** Registers the tab on the detected host; returns which one, or null when there is none. */

@@ -451,7 +451,7 @@ const median = (values: number[]) => {
 async function benchUi(appUrl: string, auth: string) {
   ensureBundle()
   const jsDir = join(import.meta.dirname, '..', 'js')
-  const initial = initialJs(jsDir, 'gateway-main.mjs')
+  const initial = initialJs(jsDir, 'gateway-init.mjs')
   const view = readdirSync(jsDir).filter((f) => /^GatewayTab-.*\.mjs$/.test(f))
   const viewGzip = view.reduce((sum, f) => sum + gzipSync(readFileSync(join(jsDir, f)), { level: 9 }).length, 0)
   console.log('\nsidebar tab (preview page, the built bundle)')

@@ -7,12 +7,12 @@ import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
-  process.stdout.write('Usage: tsx scripts/build-if-stale.ts\n\nRuns `npm run build` when js/gateway-main.mjs or js/gateway-admin.mjs is missing\nor older than a file under plugin-ui/ or the Vite config. Run by `npm start`.\n')
+  process.stdout.write('Usage: tsx scripts/build-if-stale.ts\n\nRuns `npm run build` when js/gateway-init.mjs or js/gateway-admin.mjs is missing\nor older than a file under plugin-ui/ or the Vite config. Run by `npm start`.\n')
   process.exit(0)
 }
 
 const root = join(import.meta.dirname, '..')
-const outputs = ['js/gateway-main.mjs', 'js/gateway-admin.mjs'].map((f) => join(root, f))
+const outputs = ['js/gateway-init.mjs', 'js/gateway-admin.mjs'].map((f) => join(root, f))
 
 function newestSource(dir: string): number {
   let newest = 0

@@ -2,7 +2,7 @@
  * Packs the Nextcloud app: builds the front end (unless --skip-build), then
  * writes dist/gateway-<version>.tar.gz that unpacks into a Nextcloud `apps/`
  * folder as `gateway/`. Also measures the sidebar's initial JavaScript
- * (js/gateway-main.mjs plus the chunks it imports statically), gzipped,
+ * (js/gateway-init.mjs plus the chunks it imports statically), gzipped,
  * against the budget.
  */
 import { spawnSync } from 'node:child_process'
@@ -177,7 +177,7 @@ async function main() {
   }
   const jsDir = join(ROOT, 'js')
   if (!existsSync(join(jsDir, `${APP_ID}-main.mjs`)) || !existsSync(join(jsDir, `${APP_ID}-admin.mjs`))) {
-    throw new Error('js/gateway-main.mjs or js/gateway-admin.mjs is missing: run without --skip-build')
+    throw new Error('js/gateway-init.mjs or js/gateway-admin.mjs is missing: run without --skip-build')
   }
 
   const initial = initialJs(jsDir, `${APP_ID}-main.mjs`)

@@ -8,8 +8,9 @@ declare(strict_types=1);
 
 namespace OCA\Gateway\AppInfo;
 
+use OCA\Files\Event\LoadAdditionalScriptsEvent;
 use OCA\Files\Event\LoadSidebar;
-use OCA\Gateway\Listener\LoadSidebarListener;
+use OCA\Gateway\Listener\LoadFilesScriptsListener;
 use OCP\AppFramework\App;
 use OCP\AppFramework\Bootstrap\IBootContext;
 use OCP\AppFramework\Bootstrap\IBootstrap;
@@ -29,7 +30,8 @@ class Application extends App implements IBootstrap {
 
 	public function register(IRegistrationContext $context): void {
 		// appinfo/app.php is gone since Nextcloud 20; listeners are the way in.
-		$context->registerEventListener(LoadSidebar::class, LoadSidebarListener::class);
+		$context->registerEventListener(LoadAdditionalScriptsEvent::class, LoadFilesScriptsListener::class);
+		$context->registerEventListener(LoadSidebar::class, LoadFilesScriptsListener::class);
 	}
 
 	public function boot(IBootContext $context): void {

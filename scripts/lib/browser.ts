@@ -20,7 +20,7 @@ const ROOT = join(import.meta.dirname, '..', '..')
 
 /** Builds the app's front end (js/) once when it is not there yet. */
 export function ensureBundle(): void {
-  if (existsSync(join(ROOT, 'js', 'gateway-main.mjs')) && existsSync(join(ROOT, 'js', 'gateway-admin.mjs'))) return
+  if (existsSync(join(ROOT, 'js', 'gateway-init.mjs')) && existsSync(join(ROOT, 'js', 'gateway-admin.mjs'))) return
   execFileSync('npm', ['run', 'build'], { cwd: ROOT, stdio: 'ignore' })
 }
 
@@ -36,7 +36,7 @@ export async function copyBundle(to: string): Promise<void> {
       rmSync(to, { recursive: true, force: true })
       cpSync(from, to, { recursive: true })
       const files = new Set(readdirSync(to))
-      const complete = ['gateway-main.mjs', 'gateway-admin.mjs'].every((entry) => {
+      const complete = ['gateway-init.mjs', 'gateway-admin.mjs'].every((entry) => {
         if (!files.has(entry)) return false
         const code = readFileSync(join(to, entry), 'utf8')
         return [...code.matchAll(/["'](?:\.\/|js\/)([\w.-]+\.mjs)["']/g)].every((m) => files.has(m[1]))

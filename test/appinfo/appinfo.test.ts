@@ -67,7 +67,7 @@ describe('PHP', () => {
     const names = files.map((f) => f.slice(ROOT.length + 1))
     expect(names).toEqual(expect.arrayContaining([
       'lib/AppInfo/Application.php',
-      'lib/Listener/LoadSidebarListener.php',
+      'lib/Listener/LoadFilesScriptsListener.php',
       'lib/Settings/AdminSettings.php',
       'lib/Settings/AdminSection.php',
       'templates/admin.php',
@@ -82,9 +82,13 @@ describe('PHP', () => {
   })
 
   it('loads the built scripts by the names Vite gives them', () => {
-    const listener = readFileSync(join(ROOT, 'lib', 'Listener', 'LoadSidebarListener.php'), 'utf8')
+    const listener = readFileSync(join(ROOT, 'lib', 'Listener', 'LoadFilesScriptsListener.php'), 'utf8')
+    const application = readFileSync(join(ROOT, 'lib', 'AppInfo', 'Application.php'), 'utf8')
     const settings = readFileSync(join(ROOT, 'lib', 'Settings', 'AdminSettings.php'), 'utf8')
-    expect(listener).toContain("Util::addScript(Application::APP_ID, 'gateway-main')")
+    // An init script, before the Files app starts, on both events Nextcloud 29 to 33 dispatch on the Files page.
+    expect(listener).toContain("Util::addInitScript(Application::APP_ID, 'gateway-init')")
+    expect(application).toContain('registerEventListener(LoadAdditionalScriptsEvent::class, LoadFilesScriptsListener::class)')
+    expect(application).toContain('registerEventListener(LoadSidebar::class, LoadFilesScriptsListener::class)')
     expect(settings).toContain("Util::addScript(Application::APP_ID, 'gateway-admin')")
     expect(readFileSync(join(ROOT, 'templates', 'admin.php'), 'utf8')).toContain('id="gateway-admin-settings"')
   })

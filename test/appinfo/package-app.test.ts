@@ -43,13 +43,13 @@ describe('npm run package:app', () => {
     const untar = spawnSync('tar', ['-xzf', summary.archive, '-C', apps], { encoding: 'utf8' })
     expect(untar.status, untar.stderr).toBe(0)
     expect(untar.stderr).toBe('')
-    for (const file of ['appinfo/info.xml', 'js/gateway-main.mjs', 'js/gateway-admin.mjs', 'lib/AppInfo/Application.php',
-      'lib/Listener/LoadSidebarListener.php', 'lib/Settings/AdminSettings.php', 'templates/admin.php', 'img/app-dark.svg', 'README.md']) {
+    for (const file of ['appinfo/info.xml', 'js/gateway-init.mjs', 'js/gateway-admin.mjs', 'lib/AppInfo/Application.php',
+      'lib/Listener/LoadFilesScriptsListener.php', 'lib/Settings/AdminSettings.php', 'templates/admin.php', 'img/app-dark.svg', 'README.md']) {
       expect(existsSync(join(apps, 'gateway', file)), file).toBe(true)
     }
     expect(readFileSync(join(apps, 'gateway', 'appinfo', 'info.xml'), 'utf8')).toBe(readFileSync(join(ROOT, 'appinfo', 'info.xml'), 'utf8'))
     // Every lazy chunk the entry points name is in the archive.
-    const main = readFileSync(join(apps, 'gateway', 'js', 'gateway-main.mjs'), 'utf8')
+    const main = readFileSync(join(apps, 'gateway', 'js', 'gateway-init.mjs'), 'utf8')
     for (const chunk of main.matchAll(/js\/([\w-]+\.chunk\.mjs)/g)) {
       expect(existsSync(join(apps, 'gateway', 'js', chunk[1])), chunk[1]).toBe(true)
     }
@@ -57,11 +57,11 @@ describe('npm run package:app', () => {
     expect(list.every((name) => name.startsWith('gateway/'))).toBe(true)
     expect(list.some((name) => name.endsWith('.map'))).toBe(false)
 
-    expect(summary.initialJs.files[0]).toBe('gateway-main.mjs')
+    expect(summary.initialJs.files[0]).toBe('gateway-init.mjs')
     expect(summary.initialJs.files.some((f) => f.startsWith('GatewayTab'))).toBe(false)
     // Every Files page runs it, tab opened or not: registration only (Vue, the view and @nextcloud/files are lazy).
     expect(summary.initialJs.gzipBytes).toBeLessThanOrEqual(15 * 1024)
-    const entry = readFileSync(join(ROOT, 'js', 'gateway-main.mjs'), 'utf8')
+    const entry = readFileSync(join(ROOT, 'js', 'gateway-init.mjs'), 'utf8')
     expect(entry).not.toMatch(/createApp|DOMPurify/)
   }, 120_000)
 })

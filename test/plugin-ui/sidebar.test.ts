@@ -163,33 +163,33 @@ describe('no sidebar host', () => {
     expect(detectSidebarHost({ OC: { config: { version: '33.0.0' } } })).toBeNull()
   })
 
-  it('the main entry registers through OCA.Files.Sidebar when the page offers it', async () => {
+  it('the init entry registers through OCA.Files.Sidebar when the page offers it', async () => {
     const { sidebar, tabs } = fakeLegacySidebar()
     ;(window as unknown as { OCA: unknown }).OCA = { Files: { Sidebar: sidebar } }
     vi.resetModules()
-    await import('../../plugin-ui/main.ts')
+    await import('../../plugin-ui/init.ts')
     expect(tabs.map((t) => t.id)).toEqual([TAB_ID])
     delete (window as unknown as { OCA?: unknown }).OCA
   })
 
-  it('the main entry registers nothing on a page without a Files sidebar', async () => {
+  it('the init entry registers nothing on a page without a Files sidebar', async () => {
     const win = window as unknown as { OCA?: unknown, OC?: unknown }
     delete win.OCA
     delete win.OC
     clearFilesTabs()
     vi.resetModules()
-    await import('../../plugin-ui/main.ts')
+    await import('../../plugin-ui/init.ts')
     const files = await import('@nextcloud/files')
     expect(files.getSidebarTabs()).toEqual([])
   })
 
-  it('the main entry registers through @nextcloud/files on Nextcloud 33', async () => {
+  it('the init entry registers through @nextcloud/files on Nextcloud 33', async () => {
     const win = window as unknown as { OCA?: unknown, OC?: unknown }
     delete win.OCA
     clearFilesTabs()
     win.OC = { config: { version: '33.0.1.2' } }
     vi.resetModules()
-    await import('../../plugin-ui/main.ts')
+    await import('../../plugin-ui/init.ts')
     const files = await import('@nextcloud/files')
     expect(files.getSidebarTabs().map((t) => t.tagName)).toEqual([TAB_TAG_NAME])
     delete win.OC

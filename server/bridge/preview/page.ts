@@ -105,7 +105,7 @@ export function filesPage(opts: { user: User; requestToken: string; bundleBuilt:
     user: opts.user,
     requestToken: opts.requestToken,
     // The host first: it provides OC/OCA before the bundle registers its tab.
-    scripts: opts.bundleBuilt ? [`${PREVIEW_ASSETS}/host.js`, `${APP_ASSETS}/js/gateway-main.mjs`] : [`${PREVIEW_ASSETS}/host.js`],
+    scripts: opts.bundleBuilt ? [`${PREVIEW_ASSETS}/host.js`, `${APP_ASSETS}/js/gateway-init.mjs`] : [`${PREVIEW_ASSETS}/host.js`],
     body: `<div class="preview-app">
 <main class="preview-files" aria-labelledby="preview-files-title">
   ${opts.bundleBuilt ? '' : missingBundle}
@@ -116,7 +116,7 @@ export function filesPage(opts: { user: User; requestToken: string; bundleBuilt:
   </div>
   <p id="preview-files-status" role="status" data-test="files-status">Loading…</p>
   <table class="preview-files__table" data-test="files">
-    <thead><tr><th scope="col">Name</th><th scope="col">Size</th><th scope="col">Modified</th></tr></thead>
+    <thead><tr><th scope="col">Name</th><th scope="col" aria-label="Actions"></th><th scope="col">Size</th><th scope="col">Modified</th></tr></thead>
     <tbody id="preview-files-rows"></tbody>
   </table>
 </main>

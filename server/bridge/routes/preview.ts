@@ -37,7 +37,7 @@ function sendPage(res: Response, status: number, html: string): void {
  */
 export function createPreviewRouter(deps: PreviewDeps): Router {
   const router = Router()
-  const bundleBuilt = () => existsSync(join(deps.bundleDir, 'gateway-main.mjs'))
+  const bundleBuilt = () => existsSync(join(deps.bundleDir, 'gateway-init.mjs'))
   const form = express.urlencoded({ extended: false, limit: '16kb' })
   const cookie = (req: Request) => ({ httpOnly: true, sameSite: 'lax' as const, secure: req.secure, path: '/' })
   const loggedIn = async (req: Request): Promise<{ id: string; user: User; requestToken: string } | undefined> => {

@@ -3,18 +3,27 @@
  * globals the bundle reads (OC, OCA.Files.Sidebar of Nextcloud 29–32,
  * _oc_webroot) and, on the files page, a file list over WebDAV (PROPFIND)
  * with a sidebar that drives registered tabs the way the Files app does:
- * mount on first show, update on another file, destroy on close.
+ * mount on first show, update on another file, destroy on close. The list
+ * runs the file actions registered in `window._nc_fileactions` as Nextcloud
+ * 29–32's Files app does: `renderInline` beside the name, the rest in the
+ * row's menu, `enabled([node], view)` asked when the row is drawn.
+ *
+ * With `?nc=33` it is Nextcloud 33 instead: no `OCA.Files.Sidebar`, tabs and
+ * actions read from @nextcloud/files 4's registries (`_nc_files_scope.v4_0`),
+ * every callback given one context object, the sidebar opened through
+ * `OCA.Files._sidebar()`, and a tab being a custom element given `node`.
  */
 const head = document.head.dataset
 const userId = head.user || ''
 const requestToken = head.requesttoken || ''
 const webroot = ''
+const nc33 = new URLSearchParams(location.search).get('nc') === '33'
 
 window._oc_webroot = webroot
 window.OC = Object.assign(window.OC || {}, {
   webroot,
   requestToken,
-  config: { version: '31.0.5.1', modRewriteWorking: false, loglevel: 2 },
+  config: { version: nc33 ? '33.0.0.16' : '31.0.5.1', modRewriteWorking: false, loglevel: 2 },
   // Nextcloud's signature: app, type (folder inside the app), file.
   filePath: (app, type, file) => `${webroot}/apps/${app}/${type ? `${type}/` : ''}${file}`,
   getCurrentUser: () => ({ uid: userId, displayName: head.userDisplayname || userId }),
@@ -28,16 +37,81 @@ class Tab {
 }
 window.OCA = window.OCA || {}
 window.OCA.Files = window.OCA.Files || {}
-window.OCA.Files.Sidebar = {
-  Tab,
-  registerTab(tab) {
-    if (!tab || !tab.id || typeof tab.mount !== 'function') throw new Error('Not a sidebar tab')
-    registeredTabs.push(tab)
-    renderTabs()
-  },
-  open: (path) => openPath(path),
-  close: () => closeSidebar(),
+if (nc33) {
+  // Nextcloud 33's Files app owns the registry @nextcloud/files 4 announces registrations on, and redraws the
+  // list when an action comes (registrations may come after the first listing).
+  class FilesRegistry extends EventTarget {
+    dispatchTypedEvent(_type, event) {
+      return super.dispatchEvent(event)
+    }
+  }
+  window._nc_files_scope ??= {}
+  window._nc_files_scope.v4_0 ??= {}
+  window._nc_files_scope.v4_0.registry ??= new FilesRegistry()
+  window._nc_files_scope.v4_0.registry.addEventListener('register:action', () => {
+    if (shownEntries) renderRows(shownEntries)
+  })
+  // Nextcloud 33's sidebar store, as @nextcloud/files 4's getSidebar() reaches it.
+  window.OCA.Files._sidebar = () => ({
+    get isOpen() { return currentInfo !== null },
+    get activeTab() { return activeTabId },
+    get node() { return currentInfo?.node },
+    open: (node, tabId) => {
+      if (tabId) activeTabId = tabId
+      void openPath(node.path)
+    },
+    close: () => closeSidebar(),
+    setActiveTab: (id) => {
+      activeTabId = id
+      void showTabs()
+    },
+    getTabs: () => files4Tabs(),
+  })
+} else {
+  window.OCA.Files.Sidebar = {
+    Tab,
+    registerTab(tab) {
+      if (!tab || !tab.id || typeof tab.mount !== 'function') throw new Error('Not a sidebar tab')
+      registeredTabs.push(tab)
+      renderTabs()
+    },
+    open: (path) => openPath(path),
+    close: () => closeSidebar(),
+    setActiveTab: (id) => {
+      activeTabId = id
+    },
+  }
 }
+
+/** @nextcloud/files 4's registries (Nextcloud 33), as far as they are filled. */
+const files4Scope = () => window._nc_files_scope?.v4_0 ?? {}
+
+/** Nextcloud 33's web-component tabs, driven through the same mount/update/destroy as the older ones. */
+const files4Wrapped = new Map()
+function files4Tabs() {
+  for (const tab of files4Scope().filesSidebarTabs?.values() ?? []) {
+    if (files4Wrapped.has(tab.id)) continue
+    let element = null
+    files4Wrapped.set(tab.id, {
+      id: tab.id,
+      name: tab.displayName,
+      iconSvg: tab.iconSvgInline,
+      enabled: (info) => tab.enabled({ node: info.node, folder: info.node, view: filesView }),
+      async mount(el, info) {
+        await tab.onInit?.()
+        await customElements.whenDefined(tab.tagName)
+        element = document.createElement(tab.tagName)
+        element.node = info.node
+        element.active = true
+        el.replaceChildren(element)
+      },
+      update: (info) => { if (element) element.node = info.node },
+      destroy: () => { element?.remove(); element = null },
+    })
+  }
+  return [...files4Wrapped.values()]
+}
+const allTabs = () => (nc33 ? files4Tabs() : registeredTabs)
 
 const themeSelect = document.getElementById('preview-theme')
 if (themeSelect) {
@@ -62,7 +136,7 @@ let currentInfo = null
 let activeTabId = null
 
 function enabledTabs(info) {
-  return registeredTabs.filter((tab) => typeof tab.enabled !== 'function' || tab.enabled(info))
+  return allTabs().filter((tab) => typeof tab.enabled !== 'function' || tab.enabled(info))
 }
 
 function panelOf(tab) {
@@ -103,7 +177,7 @@ function renderTabs() {
 }
 
 async function showTabs() {
-  for (const tab of registeredTabs) {
+  for (const tab of allTabs()) {
     const panel = panelOf(tab)
     const active = tab.id === activeTabId
     panel.hidden = !active
@@ -125,7 +199,7 @@ function openSidebar(info) {
 }
 
 function closeSidebar() {
-  for (const tab of registeredTabs) {
+  for (const tab of allTabs()) {
     if (mounted.has(tab.id)) tab.destroy()
   }
   mounted.clear()
@@ -151,9 +225,10 @@ function currentDir() {
   return dir.startsWith('/') ? dir.replace(/\/+$/, '') || '/' : '/'
 }
 
-/** Nextcloud 29–32's FileInfo as the legacy sidebar hands it to tabs. */
+/** Nextcloud 29–32's FileInfo as the legacy sidebar hands it to tabs; `node` is what Nextcloud 33 gives instead. */
 function fileInfo(path, isDir, extra = {}) {
   return {
+    node: nodeOf({ path, isDir, ...extra }),
     id: extra.fileId,
     name: path === '/' ? '' : baseName(path),
     path: path === '/' ? '/' : parentOf(path),
@@ -232,7 +307,10 @@ function renderBreadcrumbs(dir) {
 const FOLDER_ICON = '<svg class="preview-files__icon preview-files__icon--folder" viewBox="0 0 24 24" aria-hidden="true"><path d="M10 4H4a2 2 0 0 0-2 2v12a2 2 0 0 0 2 2h16a2 2 0 0 0 2-2V8a2 2 0 0 0-2-2h-8l-2-2z"/></svg>'
 const FILE_ICON = '<svg class="preview-files__icon" viewBox="0 0 24 24" aria-hidden="true"><path d="M14 2H6a2 2 0 0 0-2 2v16a2 2 0 0 0 2 2h12a2 2 0 0 0 2-2V8l-6-6zm-1 7V3.5L18.5 9H13z"/></svg>'
 
+let shownEntries = null
+
 function renderRows(entries) {
+  shownEntries = entries
   rows.replaceChildren(...entries.map((entry) => {
     const row = document.createElement('tr')
     row.dataset.test = 'file-row'
@@ -251,13 +329,164 @@ function renderRows(entries) {
       openSidebar(fileInfo(entry.path, false, entry))
     })
     name.append(button)
+    const actions = document.createElement('td')
+    actions.className = 'preview-files__actions'
+    renderActions(actions, entry)
     const size = document.createElement('td')
     size.textContent = entry.isDir ? '' : formatSize(entry.size)
     const modified = document.createElement('td')
     modified.textContent = entry.mtime ? new Date(entry.mtime).toLocaleString() : ''
-    row.append(name, size, modified)
+    row.append(name, actions, size, modified)
     return row
   }))
+}
+
+// ---------------------------------------------------------------- file actions
+
+const filesView = { id: 'files', name: 'All files' }
+
+/** A Nextcloud 29–32 (@nextcloud/files 3) Node, as far as actions read it. */
+function nodeOf(entry) {
+  return {
+    path: entry.path,
+    dirname: parentOf(entry.path),
+    basename: baseName(entry.path),
+    type: entry.isDir ? 'folder' : 'file',
+    fileid: entry.fileId ? Number(entry.fileId) : undefined,
+    root: `/files/${userId}`,
+    mime: entry.isDir ? 'httpd/unix-directory' : entry.mimetype,
+    attributes: {},
+  }
+}
+
+/**
+ * How each Files app calls an action: Nextcloud 29–32 with positional
+ * arguments, Nextcloud 33 with one context object.
+ */
+function callsFor(node) {
+  const folder = nodeOf({ path: parentOf(node.path), isDir: true })
+  const context = { nodes: [node], view: filesView, folder, contents: [] }
+  return nc33
+    ? {
+        registered: () => [...(files4Scope().fileActions?.values() ?? [])],
+        enabled: (a) => a.enabled(context),
+        displayName: (a) => a.displayName(context),
+        iconSvgInline: (a) => a.iconSvgInline(context),
+        renderInline: (a) => a.renderInline(context),
+        exec: (a) => a.exec(context),
+      }
+    : {
+        registered: () => window._nc_fileactions || [],
+        enabled: (a) => a.enabled([node], filesView),
+        displayName: (a) => a.displayName([node], filesView),
+        iconSvgInline: (a) => a.iconSvgInline([node], filesView),
+        renderInline: (a) => a.renderInline(node, filesView),
+        exec: (a) => a.exec(node, filesView, parentOf(node.path)),
+      }
+}
+
+function enabledActions(calls) {
+  return calls.registered()
+    .filter((action) => {
+      try {
+        return typeof action.enabled !== 'function' || calls.enabled(action)
+      } catch (err) {
+        // As the Files app does: one broken action must not break the list.
+        console.error('Error while checking action', action.id, err)
+        return false
+      }
+    })
+    .sort((a, b) => (a.order || 0) - (b.order || 0))
+}
+
+function renderActions(cell, entry) {
+  const node = nodeOf(entry)
+  const calls = callsFor(node)
+  const enabled = enabledActions(calls)
+  for (const action of enabled.filter((a) => typeof a.renderInline === 'function')) {
+    const slot = document.createElement('span')
+    slot.className = 'preview-files__inline'
+    slot.dataset.action = action.id
+    cell.append(slot)
+    calls.renderInline(action).then((el) => el && slot.replaceChildren(el), (err) => console.error('Error while rendering action', action.id, err))
+  }
+  const menu = enabled.filter((a) => typeof a.renderInline !== 'function')
+  if (menu.length === 0) return
+  const toggle = document.createElement('button')
+  toggle.type = 'button'
+  toggle.className = 'preview-button preview-files__menu-toggle'
+  toggle.setAttribute('aria-haspopup', 'menu')
+  toggle.setAttribute('aria-expanded', 'false')
+  toggle.setAttribute('aria-label', `Actions for ${node.basename}`)
+  toggle.dataset.test = 'row-actions'
+  toggle.textContent = '⋯'
+  toggle.addEventListener('click', () => openMenu(toggle, calls, menu))
+  cell.append(toggle)
+}
+
+let openedMenu = null
+
+function closeMenu() {
+  openedMenu?.list.remove()
+  openedMenu?.toggle.setAttribute('aria-expanded', 'false')
+  openedMenu = null
+}
+
+function openMenu(toggle, calls, actions) {
+  const again = openedMenu?.toggle === toggle
+  closeMenu()
+  if (again) return
+  const list = document.createElement('div')
+  list.className = 'preview-menu'
+  list.setAttribute('role', 'menu')
+  list.dataset.test = 'row-menu'
+  for (const action of actions) {
+    const item = document.createElement('button')
+    item.type = 'button'
+    item.setAttribute('role', 'menuitem')
+    item.className = 'preview-menu__item'
+    item.dataset.action = action.id
+    // iconSvgInline is the registering app's static SVG markup, as Nextcloud renders it.
+    item.innerHTML = `<span class="preview-menu__icon" aria-hidden="true">${calls.iconSvgInline(action)}</span>`
+    const name = calls.displayName(action)
+    item.append(document.createTextNode(name))
+    item.addEventListener('click', async () => {
+      closeMenu()
+      try {
+        const done = await calls.exec(action)
+        if (done === false) showToast(`"${name}" action failed`)
+      } catch (err) {
+        console.error('Error while running action', action.id, err)
+        showToast(`"${name}" action failed`)
+      }
+    })
+    list.append(item)
+  }
+  toggle.setAttribute('aria-expanded', 'true')
+  toggle.after(list)
+  openedMenu = { toggle, list }
+  list.querySelector('button')?.focus()
+}
+
+document.addEventListener('click', (event) => {
+  if (openedMenu && !openedMenu.list.contains(event.target) && event.target !== openedMenu.toggle) closeMenu()
+})
+document.addEventListener('keydown', (event) => {
+  if (event.key === 'Escape' && openedMenu) {
+    const toggle = openedMenu.toggle
+    closeMenu()
+    toggle.focus()
+  }
+})
+
+function showToast(message) {
+  const toast = document.createElement('p')
+  toast.className = 'preview-toast'
+  toast.setAttribute('role', 'alert')
+  toast.dataset.test = 'toast'
+  toast.textContent = message
+  document.body.append(toast)
+  setTimeout(() => toast.remove(), 5000)
 }
 
 async function showFolder(dir) {
@@ -284,7 +513,8 @@ async function openPath(path) {
   const dir = parentOf(path)
   const entries = await listFolder(dir)
   const entry = entries.find((e) => e.path === path)
-  if (entry) openSidebar(fileInfo(path, entry.isDir, entry))
+  if (!entry) throw new Error(`No such file: ${path}`)
+  openSidebar(fileInfo(path, entry.isDir, entry))
 }
 
 if (rows && userId) {
@@ -293,5 +523,7 @@ if (rows && userId) {
     const dir = currentDir()
     openSidebar(fileInfo(dir, true))
   })
-  void showFolder(currentDir())
+  // Once every script of the page ran (module scripts run before DOMContentLoaded), as the Files app starts
+  // after the init scripts registered their actions.
+  document.addEventListener('DOMContentLoaded', () => void showFolder(currentDir()), { once: true })
 }
