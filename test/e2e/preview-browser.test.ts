@@ -199,6 +199,32 @@ describe.skipIf(!hasChromium())('preview page in chromium', () => {
     await page.getByRole('button', { name: 'Close sidebar' }).click()
   }, 90_000)
 
+  it('keeps the header one compact row at 400 px and shows long file names with an ellipsis and the whole name as title', async () => {
+    const longName = 'Quarterly report of the storage providers in the northern region, final version.txt'
+    expect(await davPut(stack, `/${encodeURIComponent(longName)}`, 'a file with a long name')).toBe(201)
+    await page.setViewportSize({ width: 400, height: 800 })
+    await openFilesPage(page, stack.appUrl)
+    const row = page.locator(`[data-test="file-row"][data-path="/${longName}"]`)
+    await row.waitFor()
+    const header = await page.locator('.preview-header').boundingBox()
+    expect(header!.height).toBeLessThanOrEqual(80)
+    // Nothing of the page runs out, sideways or below: the header's rows are taken from the list, not added to the page.
+    expect(await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.scrollHeight])).toEqual([400, 800])
+    const name = row.getByTestId('file-name')
+    expect(await name.getAttribute('title')).toBe(longName)
+    const shown = await name.evaluate((el) => {
+      const box = el.getBoundingClientRect()
+      const list = document.querySelector('.preview-files')!.getBoundingClientRect()
+      return { left: box.left, right: box.right, listLeft: list.left, listRight: list.right, ellipsis: getComputedStyle(el).textOverflow, cut: el.scrollWidth > el.clientWidth }
+    })
+    // The name sits wholly inside the list, cut only where an ellipsis says so.
+    expect(shown.left).toBeGreaterThanOrEqual(shown.listLeft)
+    expect(shown.right).toBeLessThanOrEqual(shown.listRight)
+    if (shown.cut) expect(shown.ellipsis).toBe('ellipsis')
+    await page.screenshot({ path: join(ARTIFACTS, 'preview-page-400px.png') })
+    await page.setViewportSize({ width: 1280, height: 1100 })
+  }, 60_000)
+
   it('saves a gateway link on the admin page and shows the test result', async () => {
     await page.goto(`${stack.appUrl}/settings/admin/gateway`)
     await page.getByTestId('form').waitFor()
