@@ -1,6 +1,6 @@
 import { epochToTimestamp, type NetworkClock } from '../shared/epochs.ts'
-import type { GatewayDeal, GatewayDetails, GatewayFile, GatewayGroup } from './gateway-record.ts'
-import type { FileStateLabel, MetadataDeal, MetadataDetails, MetadataFile, MetadataGroup } from '../shared/contracts/metadata-record.ts'
+import type { GatewayDeal, GatewayDetails, GatewayFailedDeal, GatewayFile, GatewayGroup } from './gateway-record.ts'
+import type { FileStateLabel, MetadataDeal, MetadataDetails, MetadataFailedDeal, MetadataFile, MetadataGroup } from '../shared/contracts/metadata-record.ts'
 import { splitPath } from './user-path.ts'
 import { ATTENTION_REASON_CODES, type AttentionReasonCode, type FolderEntry, type GatewayFolderEntry } from '../shared/contracts/folder-states.ts'
 
@@ -50,6 +50,10 @@ const toDeal = (d: GatewayDeal): MetadataDeal => ({
   provider: d.provider, state: d.state, dealId: d.dealId, endEpoch: d.endEpoch, isRetrievable: d.isRetrievable,
 })
 
+const toFailedDeal = (d: GatewayFailedDeal): MetadataFailedDeal => ({
+  provider: d.provider, ...(d.dealId !== undefined ? { dealId: d.dealId } : {}), reason: d.reason, replaced: d.replaced,
+})
+
 function toGroup(g: GatewayGroup): MetadataGroup {
   const group: MetadataGroup = {
     ...(g.groupId !== undefined ? { groupId: g.groupId } : {}),
@@ -58,6 +62,7 @@ function toGroup(g: GatewayGroup): MetadataGroup {
   }
   if (g.pieceCid) group.pieceCid = g.pieceCid
   if (g.deals) group.deals = g.deals.map(toDeal)
+  if (g.failedDeals?.length) group.failedDeals = g.failedDeals.map(toFailedDeal)
   if (g.reason) group.reason = g.reason
   if (g.reason && g.reasonCode) group.reasonCode = g.reasonCode
   if (g.fileCount !== undefined) group.fileCount = g.fileCount

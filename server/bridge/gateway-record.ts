@@ -16,6 +16,14 @@ export const GatewayDealSchema = z.object({
   isRetrievable: z.boolean(),
 })
 
+/** Our gateway's deals that providers failed; another gateway's odd entry drops the list rather than the record. */
+export const GatewayFailedDealSchema = z.object({
+  provider: z.string().max(200),
+  dealId: integer.optional(),
+  reason: z.string().max(2000),
+  replaced: z.boolean(),
+})
+
 export const GatewayGroupSchema = z.object({
   // Our gateway's optional additions: dropped rather than failing the record when odd.
   groupId: count.optional().catch(undefined),
@@ -24,6 +32,7 @@ export const GatewayGroupSchema = z.object({
   pieceCid: z.string().optional(),
   retrievableCopies: count.optional(),
   deals: z.array(GatewayDealSchema).nullish(),
+  failedDeals: z.array(GatewayFailedDealSchema).max(1000).optional().catch(undefined),
   // Our gateway's plain-words progress; optional, and dropped rather than failing the record when odd.
   reason: z.string().max(2000).optional().catch(undefined),
   reasonCode: z.string().regex(/^[A-Z_]{1,64}$/).optional().catch(undefined),
@@ -59,6 +68,7 @@ export const FileInfoFailureSchema = z.object({
 })
 
 export type GatewayDeal = z.infer<typeof GatewayDealSchema>
+export type GatewayFailedDeal = z.infer<typeof GatewayFailedDealSchema>
 export type GatewayGroup = z.infer<typeof GatewayGroupSchema>
 export type GatewayDetails = z.infer<typeof GatewayDetailsSchema>
 export type GatewayFile = z.infer<typeof GatewayFileSchema>

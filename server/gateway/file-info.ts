@@ -59,6 +59,7 @@ const groupView = (g: GroupRecord, reason: { code: GroupReasonCode; text: string
   retrievableCopies: g.retrievableCopies,
   // Deals only for states that can have them (spec: "returned only if the group is in a state that can have deals").
   ...(canHaveDeals(g.state) ? { deals: g.deals } : {}),
+  ...(canHaveDeals(g.state) && g.failedDeals?.length ? { failedDeals: g.failedDeals } : {}),
   ...(reason ? { reason: reason.text, reasonCode: reason.code } : {}),
   ...(fileCount !== undefined ? { fileCount } : {}),
 })

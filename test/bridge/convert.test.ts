@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { networkClock } from '../../server/shared/epochs.ts'
 import { expirationEpochOf, fileStateLabel, groupStateLabel, toMetadataFile } from '../../server/bridge/convert.ts'
 import { GatewayFileSchema, type GatewayFile, type GatewayGroup } from '../../server/bridge/gateway-record.ts'
+import { MetadataFileSchema } from '../../server/shared/contracts/metadata-record.ts'
+import { expectToMatch } from '../helpers/contracts.ts'
 
 const mainnet = networkClock('mainnet')
 const deal = (endEpoch: number, isRetrievable = true, dealId = 1) =>
@@ -91,6 +93,21 @@ describe('toMetadataFile', () => {
     expect(file.details.fileCounts).toEqual({ Offloaded: 5, Staging: 1 })
     expect(file.details.groups[0]).toMatchObject({ groupId: 7, reason: 'waiting for more data', reasonCode: 'WAITING_FOR_DATA', fileCount: 4 })
     expect(file.details.groups[1]).not.toHaveProperty('reasonCode')
+  })
+
+  it('passes the deals providers failed through, whether replaced or not, beside the live deals', () => {
+    const failedDeals = [
+      { provider: 'f01000', dealId: 41, reason: 'SEALING_FAILED', replaced: true },
+      { provider: 'f03000', reason: 'NOT_SEALED_IN_TIME', replaced: false },
+    ]
+    const parsed = GatewayFileSchema.parse(record({ state: 'offloading', retrievableCopies: 1, groups: [group('ready_for_deals', [deal(9000)], { failedDeals })] }))
+    const file = toMetadataFile(parsed, '/a.txt', mainnet)
+    expect(file.details.groups[0].failedDeals).toEqual(failedDeals)
+    expect(file.details.groups[0].deals).toHaveLength(1)
+    expectToMatch(MetadataFileSchema, file)
+    // Another gateway's odd list is dropped, not the record.
+    const odd = GatewayFileSchema.parse(record({ state: 'offloading', groups: [{ state: 'ready_for_deals', failedDeals: [{ provider: 'f01000' }] } as never] }))
+    expect(toMetadataFile(odd, '/a.txt', mainnet).details.groups[0]).not.toHaveProperty('failedDeals')
   })
 
   it('drops an odd reason or odd counts from another gateway instead of failing the record', () => {

@@ -45,6 +45,6 @@ describe('the app surface on a sped-up simulated network', () => {
     })
     const cookie = /gateway_session=[^;]+/.exec(login.headers.get('set-cookie') ?? '')![0]
     const page = await (await fetch(`${t.url}/`, { headers: { cookie } })).text()
-    expect(page).toContain('<span class="preview-header__network" data-test="network">Simulated network, 1 minute ≈ 5 hours</span>')
+    expect(page).toContain('<span class="preview-header__network" data-test="network" title="Simulated network, 1 minute ≈ 5 hours">Simulated network, 1 minute ≈ 5 hours</span>')
   })
 })

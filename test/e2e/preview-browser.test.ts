@@ -3,6 +3,7 @@
  * against the whole stack (`server/main.ts`), through the preview page that
  * hosts the same built bundle Nextcloud loads.
  */
+import { randomBytes } from 'node:crypto'
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -18,7 +19,7 @@ const auth = basicAuth('admin', ADMIN_PASSWORD)
 
 if (!hasChromium()) console.warn('Skipping browser tests: /usr/bin/chromium is missing (Debian package "chromium"; .ci/run installs it)')
 
-async function davPut(stack: RunningStack, path: string, body: string): Promise<number> {
+async function davPut(stack: RunningStack, path: string, body: string | Uint8Array<ArrayBuffer>): Promise<number> {
   const res = await fetch(`${stack.appUrl}/remote.php/dav/files/admin${path}`, { method: 'PUT', headers: { authorization: auth }, body })
   return res.status
 }
@@ -29,6 +30,12 @@ async function logIn(page: Page, appUrl: string): Promise<void> {
   await page.getByLabel('Password').fill(ADMIN_PASSWORD)
   await page.getByRole('button', { name: 'Log in' }).click()
   await page.getByTestId('user').waitFor()
+}
+
+/** The files page, logging in first if this page has no session yet (a test run on its own with -t). */
+async function openFilesPage(page: Page, appUrl: string): Promise<void> {
+  await page.goto(`${appUrl}/`)
+  if (await page.getByLabel('Password').count()) await logIn(page, appUrl)
 }
 
 /** Opens a file of the current folder in the sidebar and waits for its record. */
@@ -54,7 +61,8 @@ describe.skipIf(!hasChromium())('preview page in chromium', () => {
     bundleDir = join(dataDir, 'bundle')
     await copyBundle(bundleDir)
     mkdirSync(ARTIFACTS, { recursive: true })
-    stack = await startStack({ DATA_DIR: join(dataDir, 'data'), ADMIN_PASSWORD, GROUP_IDLE_SECONDS: '1', BUNDLE_DIR: bundleDir })
+    // Groups of 4 MiB: a 13 MB file spans several groups (1 MiB chunks, three to a group), as a big file does on a real network.
+    stack = await startStack({ DATA_DIR: join(dataDir, 'data'), ADMIN_PASSWORD, GROUP_IDLE_SECONDS: '1', GROUP_SIZE: String(4 * 1024 * 1024), BUNDLE_DIR: bundleDir })
     browser = await launchChromium()
     page = await browser.newPage({ viewport: { width: 1280, height: 1100 } })
     page.on('console', (msg) => {
@@ -157,6 +165,64 @@ describe.skipIf(!hasChromium())('preview page in chromium', () => {
     const cafeCid = await cidOf('/Caf\u00e9.txt')
     await openFile(page, 'Caf\u00e9.txt')
     await expect.poll(() => tab.getByTestId('cid-full').textContent()).toBe(cafeCid)
+  }, 60_000)
+
+  it('never makes the page taller than the window, for a file in many groups and for "All files" with every group open', async () => {
+    // Random bytes: repeated text would give repeated 1 MiB blocks, stored once, in fewer groups.
+    expect(await davPut(stack, '/video.bin', new Uint8Array(randomBytes(13_000_000)))).toBe(201)
+    const tab = page.locator('#app-sidebar')
+    // The page's own height, how much of it scrolls, and the tab's scroll position at its end.
+    const pageHeight = () => page.evaluate(() => {
+      const panels = document.getElementById('app-sidebar')!
+      panels.scrollTop = panels.scrollHeight
+      return { scrollHeight: document.documentElement.scrollHeight, innerHeight: window.innerHeight }
+    })
+    const openEveryGroup = async () => {
+      for (const summary of await tab.getByTestId('group-summary').all()) await summary.click()
+    }
+    await openFilesPage(page, stack.appUrl)
+    await openFile(page, 'video.bin')
+    await expect.poll(() => tab.getByTestId('group').count(), { timeout: 30_000 }).toBeGreaterThanOrEqual(4)
+    const file = await pageHeight()
+    await openEveryGroup()
+    const fileOpen = await pageHeight()
+    await page.getByRole('link', { name: 'All files' }).click()
+    await page.getByTestId('folder-details').click()
+    await tab.getByTestId('record').waitFor()
+    await expect.poll(() => tab.getByTestId('group').count()).toBeGreaterThanOrEqual(4)
+    const folder = await pageHeight()
+    await openEveryGroup()
+    const folderOpen = await pageHeight()
+    // Hidden text (the full CIDs kept for screen readers and copying) takes no room: the wheel scrolls the sidebar, never the page into white space.
+    const heights = [file, fileOpen, folder, folderOpen]
+    expect(heights.map((h) => h.scrollHeight)).toEqual(heights.map((h) => h.innerHeight))
+    await page.getByRole('button', { name: 'Close sidebar' }).click()
+  }, 90_000)
+
+  it('keeps the header one compact row at 400 px and shows long file names with an ellipsis and the whole name as title', async () => {
+    const longName = 'Quarterly report of the storage providers in the northern region, final version.txt'
+    expect(await davPut(stack, `/${encodeURIComponent(longName)}`, 'a file with a long name')).toBe(201)
+    await page.setViewportSize({ width: 400, height: 800 })
+    await openFilesPage(page, stack.appUrl)
+    const row = page.locator(`[data-test="file-row"][data-path="/${longName}"]`)
+    await row.waitFor()
+    const header = await page.locator('.preview-header').boundingBox()
+    expect(header!.height).toBeLessThanOrEqual(80)
+    // Nothing of the page runs out, sideways or below: the header's rows are taken from the list, not added to the page.
+    expect(await page.evaluate(() => [document.documentElement.scrollWidth, document.documentElement.scrollHeight])).toEqual([400, 800])
+    const name = row.getByTestId('file-name')
+    expect(await name.getAttribute('title')).toBe(longName)
+    const shown = await name.evaluate((el) => {
+      const box = el.getBoundingClientRect()
+      const list = document.querySelector('.preview-files')!.getBoundingClientRect()
+      return { left: box.left, right: box.right, listLeft: list.left, listRight: list.right, ellipsis: getComputedStyle(el).textOverflow, cut: el.scrollWidth > el.clientWidth }
+    })
+    // The name sits wholly inside the list, cut only where an ellipsis says so.
+    expect(shown.left).toBeGreaterThanOrEqual(shown.listLeft)
+    expect(shown.right).toBeLessThanOrEqual(shown.listRight)
+    if (shown.cut) expect(shown.ellipsis).toBe('ellipsis')
+    await page.screenshot({ path: join(ARTIFACTS, 'preview-page-400px.png') })
+    await page.setViewportSize({ width: 1280, height: 1100 })
   }, 60_000)
 
   it('saves a gateway link on the admin page and shows the test result', async () => {

@@ -184,6 +184,45 @@ describe('GatewayTab details', () => {
     expect((w.get('[data-test="group"] details').element as HTMLDetailsElement).open).toBe(false)
   })
 
+  it('folds the providers that failed to seal into one line per group, opened on click, beside the live deals', async () => {
+    const active = { provider: 'f01234', dealId: 98765, endEpoch: 4_000_000, isRetrievable: true, state: 'active' }
+    http.on('POST', METADATA, ok(fileRecord({
+      state: 'Offloading',
+      groups: [
+        { state: 'ready for deals', retrievableCopies: 1, pieceCid: PIECE_CID, deals: [active], failedDeals: [{ provider: 'f09999', dealId: 98700, reason: 'SEALING_FAILED', replaced: true }] },
+        { state: 'ready for deals', retrievableCopies: 0, pieceCid: PIECE_CID, deals: [], failedDeals: [
+          { provider: 'f07777', dealId: 98701, reason: 'NOT_SEALED_IN_TIME', replaced: true },
+          { provider: 'f08888', reason: 'the sector could not be committed', replaced: false },
+        ] },
+        { state: 'ready for deals', retrievableCopies: 0, pieceCid: PIECE_CID, deals: [active] },
+      ],
+    })))
+    const w = await showTab()
+    const groups = w.findAll('[data-test="group"]')
+    expect(groups[0].get('[data-test="failed-summary"]').text()).toBe('1 provider failed to seal, replaced')
+    expect(groups[1].get('[data-test="failed-summary"]').text()).toBe('2 providers failed to seal; 1 replaced')
+    expect(groups[2].find('[data-test="failed-deals"]').exists()).toBe(false)
+    // The failure is not counted among the deals, and stays folded until clicked.
+    expect(groups[0].findAll('[data-test="deal"]')).toHaveLength(1)
+    const folded = groups[0].get('[data-test="failed-deals"]')
+    expect(folded.element.tagName).toBe('DETAILS')
+    expect((folded.element as HTMLDetailsElement).open).toBe(false)
+    await groups[1].get('[data-test="failed-summary"]').trigger('click')
+    const failed = groups[1].findAll('[data-test="failed-deal"]')
+    expect(failed.map((f) => f.text())).toEqual([
+      'f07777 · deal 98701 · not sealed before the deal was due to start · replaced',
+      'f08888 · the sector could not be committed · not replaced yet',
+    ])
+    expect(failed[0].get('a').attributes('href')).toBe('https://filfox.info/en/address/f07777')
+  })
+
+  it('says "2 providers failed to seal; replaced" when every failure was replaced', async () => {
+    const failure = (provider: string) => ({ provider, reason: 'SEALING_FAILED', replaced: true })
+    http.on('POST', METADATA, ok(fileRecord({ state: 'Offloading', groups: [{ state: 'ready for deals', retrievableCopies: 0, failedDeals: [failure('f01'), failure('f02')] }] })))
+    const w = await showTab()
+    expect(text(w, 'failed-summary')).toBe('2 providers failed to seal; replaced')
+  })
+
   it('links to the calibration explorer on calibration', async () => {
     http.on('GET', CONFIG, tabConfig('calibration'))
     http.on('POST', METADATA, ok(offloaded()))

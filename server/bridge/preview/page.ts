@@ -50,7 +50,7 @@ ${scripts.map((src) => `<script type="module" src="${escapeHtml(src)}"></script>
 <body>
 <header class="preview-header">
   <span class="preview-header__title">Filecoin gateway <small>preview</small></span>
-  ${network ? `<span class="preview-header__network" data-test="network">${escapeHtml(network)}</span>` : ''}
+  ${network ? `<span class="preview-header__network" data-test="network" title="${escapeHtml(network)}">${escapeHtml(network)}</span>` : ''}
   ${user ? userMenu(user, requestToken ?? '') : ''}
 </header>
 ${body}
@@ -63,12 +63,12 @@ function userMenu(user: User, requestToken: string): string {
   return `<nav class="preview-header__nav" aria-label="Account">
     <a href="/">Files</a>
     ${user.isAdmin ? '<a href="/settings/admin/gateway">Admin settings</a>' : ''}
-    <label class="preview-theme">Theme
+    <label class="preview-theme"><span class="preview-theme__word">Theme</span>
       <select id="preview-theme" data-test="theme">
         <option value="auto">Auto</option><option value="light">Light</option><option value="dark">Dark</option>
       </select>
     </label>
-    <span class="preview-header__user" data-test="user">${escapeHtml(user.displayName)}</span>
+    <span class="preview-header__user" data-test="user" title="${escapeHtml(user.displayName)}">${escapeHtml(user.displayName)}</span>
     <form method="post" action="/logout">
       <input type="hidden" name="requesttoken" value="${escapeHtml(requestToken)}">
       <button type="submit" class="preview-button">Log out</button>

@@ -10,10 +10,10 @@ import { createLocalBytes } from './local-bytes.ts'
 import { readContent } from './read-content.ts'
 import { createRepository } from './repository.ts'
 import { migrateContent } from './schema.ts'
-import type { ContentStore, Deal, GroupRecord } from './types.ts'
+import type { ContentStore, GroupDealView, GroupRecord } from './types.ts'
 import type { CidProfile } from '../../shared/cid-profile.ts'
 
-export type { ContentStore, GroupRecord, IngestResult, IngestOptions, Deal } from './types.ts'
+export type { ContentStore, GroupRecord, IngestResult, IngestOptions, Deal, FailedDeal, GroupDealView } from './types.ts'
 export type { GroupState } from './group-state.ts'
 export type { RemoteCopy, RemoteSource } from './types.ts'
 export { canHaveDeals, GROUP_STATES } from './group-state.ts'
@@ -28,8 +28,8 @@ export interface ContentStoreOptions {
   /** A group with data closes after this long without new blocks. */
   groupIdleMs: number
   logger: Logger
-  /** Groups' shown deals and retrievable copies (the deal engine's view), by group id, in one query; none without it. */
-  dealViews?: (groupIds?: number[]) => Promise<Map<number, { deals: Deal[]; retrievableCopies: number }>>
+  /** Groups' shown deals, failed deals and retrievable copies (the deal engine's view), by group id, in one query; none without it. */
+  dealViews?: (groupIds?: number[]) => Promise<Map<number, GroupDealView>>
   /** Where a test steps in (shared/faults.ts); nothing happens without it. */
   faults?: Faults
   /** Worker threads that seal groups, that many at once; 0 or absent: on this thread, one at a time. */

@@ -22,6 +22,24 @@ export interface Deal {
   isRetrievable: boolean
 }
 
+/** A deal a provider accepted and then failed; `deals` leaves it out. */
+export interface FailedDeal {
+  provider: string
+  /** The chain deal id, when it was published before it failed. */
+  dealId?: number
+  reason: string
+  /** Whether another provider was asked in its place. */
+  replaced: boolean
+}
+
+/** What the deal engine tells of a group's deals. */
+export interface GroupDealView {
+  deals: Deal[]
+  retrievableCopies: number
+  /** Absent when no provider failed the group. */
+  failedDeals?: FailedDeal[]
+}
+
 export interface GroupRecord {
   id: number
   state: GroupState
@@ -35,6 +53,8 @@ export interface GroupRecord {
   retrievableCopies: number
   /** Deals shown for this group: proposed, published or active (failed ones are left out). */
   deals: Deal[]
+  /** Deals providers accepted and then failed, oldest first; absent when none. */
+  failedDeals?: FailedDeal[]
   createdMs: number
   updatedMs: number
 }

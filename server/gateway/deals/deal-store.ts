@@ -1,6 +1,7 @@
 import { jsonList, type Sql } from '../../shared/sql/index.ts'
 import type { Deal } from '../content/index.ts'
 import { DEAL_TRANSITIONS, LIVE_STATES, shownState, type GatewayDealState } from './deal-state.ts'
+import { failedDealsOf } from './failed-deals.ts'
 import { migrateDeals } from './schema.ts'
 import type { DealAudit, DealStore, DealView, GroupDeal, NewDeal } from './types.ts'
 
@@ -94,7 +95,7 @@ export async function createDealStore(sql: Sql, now: () => number = Date.now): P
     })),
   })
 
-  /** What /file-info shows of a group: its live deals and how many are retrievable. */
+  /** What /file-info shows of a group, from all its deals: the live ones, how many are retrievable, and the ones providers failed. */
   const viewOf = (deals: GroupDeal[]): DealView => {
     const shown: Deal[] = []
     for (const d of deals) {
@@ -102,7 +103,8 @@ export async function createDealStore(sql: Sql, now: () => number = Date.now): P
       if (!state) continue
       shown.push({ provider: d.provider, state, dealId: d.dealId ?? 0, endEpoch: d.endEpoch, isRetrievable: d.state === 'active' && d.retrievable })
     }
-    return { deals: shown, retrievableCopies: shown.filter((d) => d.isRetrievable).length }
+    const failedDeals = failedDealsOf(deals)
+    return { deals: shown, retrievableCopies: shown.filter((d) => d.isRetrievable).length, ...(failedDeals.length > 0 ? { failedDeals } : {}) }
   }
 
   return {
@@ -156,14 +158,17 @@ export async function createDealStore(sql: Sql, now: () => number = Date.now): P
       return r && withAudit(r)
     },
 
-    view: async (groupId: number): Promise<DealView> => viewOf(await liveOfGroup(groupId)),
+    view: async (groupId: number): Promise<DealView> => viewOf(await all('SELECT * FROM group_deals WHERE group_id = ? ORDER BY id', [groupId])),
     async views(groupIds?: number[]): Promise<Map<number, DealView>> {
+      // Every deal, failed and ended ones too: the view lists the failures and whether a later deal replaced each.
       const deals = groupIds
-        ? await all(`SELECT * FROM group_deals WHERE state IN (${live}) AND group_id IN (${ids}) ORDER BY id`, [JSON.stringify(groupIds)])
-        : await all(`SELECT * FROM group_deals WHERE state IN (${live}) ORDER BY id`)
+        ? await all(`SELECT * FROM group_deals WHERE group_id IN (${ids}) ORDER BY id`, [JSON.stringify(groupIds)])
+        : await all('SELECT * FROM group_deals ORDER BY id')
       const byGroup = new Map<number, GroupDeal[]>()
       for (const d of deals) byGroup.get(d.groupId)?.push(d) ?? byGroup.set(d.groupId, [d])
-      return new Map([...byGroup].map(([id, list]) => [id, viewOf(list)]))
+      const views = [...byGroup].map(([id, list]) => [id, viewOf(list)] as const)
+      // A group whose only deals were refused shows nothing, as one without deals.
+      return new Map(views.filter(([, v]) => v.deals.length > 0 || v.failedDeals))
     },
   }
 }

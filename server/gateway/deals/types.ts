@@ -1,5 +1,5 @@
 import type { Logger } from '../../shared/logger.ts'
-import type { ContentStore, Deal, RemoteSource } from '../content/index.ts'
+import type { ContentStore, GroupDealView, RemoteSource } from '../content/index.ts'
 import type { GatewayDealState } from './deal-state.ts'
 import type { StorageProviderPort } from './provider-port.ts'
 import type { DealServiceClient } from './service-client.ts'
@@ -53,7 +53,7 @@ export interface NewDeal {
 }
 
 /** What /file-info shows of a group's deals. */
-export type DealView = { deals: Deal[]; retrievableCopies: number }
+export type DealView = GroupDealView
 
 /**
  * The gateway's record of every proposal it ever made, one row per proposal,

@@ -33,12 +33,20 @@ export const FileInfoDealSchema = z.object({
   isRetrievable: z.boolean(),
 })
 
+export const FileInfoFailedDealSchema = z.object({
+  provider: z.string(),
+  dealId: z.number().int().optional().describe('The chain deal id, when the deal was published before it failed'),
+  reason: z.string().describe('Why it failed: a code of ours (SEALING_FAILED, NOT_SEALED_IN_TIME, PROPOSAL_EXPIRED…) or the provider\'s own words'),
+  replaced: z.boolean().describe('Whether another provider was asked in its place'),
+})
+
 export const FileInfoGroupSchema = z.object({
   groupId: z.number().int().min(1).optional().describe('Optional, additive: the gateway\'s number of the group, the same in every record that shows it'),
   state: z.enum(GROUP_STATES),
   pieceCid: z.string().optional(),
   retrievableCopies: z.number().int().min(0),
   deals: z.array(FileInfoDealSchema).optional().describe('Only for states that can have deals'),
+  failedDeals: z.array(FileInfoFailedDealSchema).optional().describe('Optional, additive: deals a provider accepted and then failed (sealing failed, not sealed in time…), oldest first, which `deals` leaves out; absent when there are none. Proposals a provider refused are not deals and are not listed.'),
   reason: z.string().optional().describe('Optional, additive: why the group is not further along yet, in plain words (e.g. "waiting for more data: 4 MiB of 64 MiB…", "2 providers are fetching the data"); absent once offloaded. Other gateways may not send it.'),
   reasonCode: z.enum(GROUP_REASON_CODES).optional().describe('Optional, additive: the code `reason` was worded from, present exactly when `reason` is'),
   fileCount: z.number().int().min(0).optional().describe('Folders only, optional and additive: how many files below the folder have data in this group (0: it holds only the folder\'s own directory nodes)'),
@@ -73,6 +81,7 @@ export type GroupState = (typeof GROUP_STATES)[number]
 export type DealState = (typeof DEAL_STATES)[number]
 export type GroupReasonCode = (typeof GROUP_REASON_CODES)[number]
 export type FileInfoDeal = z.infer<typeof FileInfoDealSchema>
+export type FileInfoFailedDeal = z.infer<typeof FileInfoFailedDealSchema>
 export type FileInfoGroup = z.infer<typeof FileInfoGroupSchema>
 export type FileInfoDetails = z.infer<typeof FileInfoDetailsSchema>
 export type FileInfoFile = z.infer<typeof FileInfoFileSchema>

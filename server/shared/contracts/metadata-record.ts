@@ -24,12 +24,20 @@ export const MetadataDealSchema = z.object({
   isRetrievable: z.boolean(),
 })
 
+export const MetadataFailedDealSchema = z.object({
+  provider: z.string().describe('Storage provider address, e.g. f01234'),
+  dealId: z.number().int().optional().describe('The chain deal id, when the deal was published before it failed'),
+  reason: z.string().describe('Why it failed, as the gateway says: a code (SEALING_FAILED, NOT_SEALED_IN_TIME…) or the provider\'s words'),
+  replaced: z.boolean().describe('Whether another provider was asked in its place'),
+})
+
 export const MetadataGroupSchema = z.object({
   groupId: z.number().int().optional().describe('The gateway\'s number of the group, the same for every file and folder that shows it, when the gateway says (ours does)'),
   state: z.string().describe('writable, full, VRCARDone, ready for deals, offloaded or reload'),
   pieceCid: z.string().optional().describe('Piece CID (v1, baga6ea4seaq…) once the group\'s CAR is written'),
   retrievableCopies: z.number().int().min(0),
   deals: z.array(MetadataDealSchema).optional(),
+  failedDeals: z.array(MetadataFailedDealSchema).optional().describe('Deals a provider accepted and then failed, oldest first, when the gateway says (ours does); `deals` leaves them out'),
   reason: z.string().optional().describe('Why the group is not further along yet, in plain words, when the gateway says (ours does; CIDgravity\'s gateway does not)'),
   reasonCode: z.string().optional().describe('The code of `reason` when the gateway says (ours: WAITING_FOR_DATA, SEALING, DEALS_UNDER_WAY, NO_PROVIDER…), for counting; the words are in `reason`'),
   fileCount: z.number().int().min(0).optional().describe('Folders, when the gateway says: how many files below the folder have data in this group'),
@@ -64,6 +72,7 @@ export const BridgeErrorSchema = z.object({
 
 export type FileStateLabel = (typeof FILE_STATE_LABELS)[number]
 export type MetadataDeal = z.infer<typeof MetadataDealSchema>
+export type MetadataFailedDeal = z.infer<typeof MetadataFailedDealSchema>
 export type MetadataGroup = z.infer<typeof MetadataGroupSchema>
 export type MetadataDetails = z.infer<typeof MetadataDetailsSchema>
 export type MetadataFile = z.infer<typeof MetadataFileSchema>

@@ -4,6 +4,8 @@ import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startDealStack, type DealStack } from './harness.ts'
+import { FileInfoResponseSchema } from '../../../server/shared/contracts/file-info.ts'
+import { expectToMatch } from '../../helpers/contracts.ts'
 import { createSimnet, simulatedCollateralBounds } from '../../../server/network/simnet/index.ts'
 
 let stack: DealStack | undefined
@@ -132,6 +134,12 @@ describe('deal engine', () => {
     const active = all.find((d) => d.state === 'active')!
     expect(failed.map((d) => d.provider)).not.toContain(active.provider)
     expect(active.startEpoch).toBeLessThan(Math.max(...failed.map((d) => d.startEpoch)) + 5760 / 2)
+    // The record still names each provider that failed, replaced by the one that sealed, beside the live deals.
+    const record = await s.fileInfo('/a.bin')
+    expectToMatch(FileInfoResponseSchema, record)
+    const [group] = record.result.file.details.groups
+    expect(group.failedDeals).toEqual(failed.map((d) => ({ provider: d.provider, ...(d.dealId !== undefined ? { dealId: d.dealId } : {}), reason: 'SEALING_FAILED', replaced: true })))
+    expect(group.deals.map((d: { provider: string }) => d.provider)).toEqual([active.provider])
   })
 
   it('serves the CAR only to a request with the deal token', async () => {

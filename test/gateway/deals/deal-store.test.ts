@@ -105,5 +105,30 @@ describeEachStore('gateway deal store', ({ open }) => {
       expect(views.has(2)).toBe(false)
       expect(await store.views()).toEqual(views)
     })
+
+    it('lists the deals providers took and then failed, each replaced once a later deal stands in for it; refusals are no deals', async () => {
+      const { store, deal } = await fresh(1)
+      const propose = (provider: string) => store.create({ groupId: 1, provider, pieceCid: 'baga6ea4seaq', startEpoch: 100, endEpoch: 200, tokenHash: 'h', proposalEpoch: 40 })
+      // f01000 takes the deal, publishes it and never seals it; f02000, asked at the same time, refuses.
+      const refused = await propose('f02000')
+      await store.markAccepted(deal.id, 'uuid-1')
+      await store.markPublished(deal.id, 41)
+      await store.markFailed(refused.id, 'BUSY')
+      await store.markFailed(deal.id, 'SEALING_FAILED')
+      expect((await store.views([1])).get(1)).toEqual({ deals: [], retrievableCopies: 0, failedDeals: [{ provider: 'f01000', dealId: 41, reason: 'SEALING_FAILED', replaced: false }] })
+      // f03000 is asked next and takes it: it replaces the failure. Its own later failure is not replaced yet.
+      const standIn = await propose('f03000')
+      expect((await store.view(1)).failedDeals?.[0].replaced).toBe(false)
+      await store.markAccepted(standIn.id, 'uuid-3')
+      expect((await store.view(1)).failedDeals).toEqual([{ provider: 'f01000', dealId: 41, reason: 'SEALING_FAILED', replaced: true }])
+      await store.markFailed(standIn.id, 'TRANSFER_FAILED')
+      const view = await store.view(1)
+      expect(view.deals).toEqual([])
+      expect(view.failedDeals).toEqual([
+        { provider: 'f01000', dealId: 41, reason: 'SEALING_FAILED', replaced: true },
+        { provider: 'f03000', reason: 'TRANSFER_FAILED', replaced: false },
+      ])
+      expect((await store.views()).get(1)).toEqual(view)
+    })
   })
 })

@@ -321,7 +321,12 @@ function renderRows(entries) {
     button.className = 'preview-files__name'
     // Static SVG markup of this file; the name goes in as text.
     button.innerHTML = entry.isDir ? FOLDER_ICON : FILE_ICON
-    button.append(document.createTextNode(baseName(entry.path)))
+    // The name in its own box: a long one ends in an ellipsis, and its title gives it whole.
+    const label = document.createElement('span')
+    label.className = 'preview-files__label'
+    label.dataset.test = 'file-name'
+    label.textContent = label.title = baseName(entry.path)
+    button.append(label)
     button.addEventListener('click', () => {
       if (entry.isDir) return navigate(entry.path)
       for (const r of rows.children) r.removeAttribute('aria-current')
