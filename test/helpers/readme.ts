@@ -44,3 +44,20 @@ export function startEnv(commands: string): Record<string, string> | undefined {
 
 /** The commands aimed at a stack listening elsewhere than the README's port. */
 export const aimedAt = (commands: string, appUrl: string) => commands.replaceAll(README_APP_URL, appUrl)
+
+/**
+ * A step ending in `watch -n N '<command>'`, split into what runs once and the
+ * command watch repeats (a test polls that itself).
+ */
+export function splitWatch(commands: string): { once: string; watched?: string } {
+  const match = /^watch -n \S+ '([^']*)'\s*$/m.exec(commands)
+  return match ? { once: commands.slice(0, match.index), watched: match[1] } : { once: commands }
+}
+
+/** The text under a `##` heading, up to the next one. */
+export function sectionText(markdown: string, section: string): string {
+  const start = markdown.indexOf(`\n## ${section}\n`)
+  if (start < 0) throw new Error(`README has no section "${section}"`)
+  const end = markdown.indexOf('\n## ', start + 1)
+  return markdown.slice(start, end < 0 ? undefined : end)
+}
