@@ -30,7 +30,11 @@ export function startStack(env: Record<string, string | undefined>, args: string
   child.stderr!.on('data', (c: Buffer) => (err += c.toString()))
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`stack did not start:\n${out}\n${err}`)), 30_000)
+    const timer = setTimeout(() => {
+      // Stopped, not left behind: a stack that never came up would otherwise keep running for good.
+      child.kill('SIGTERM')
+      reject(new Error(`stack did not start:\n${out}\n${err}`))
+    }, 30_000)
     const check = () => {
       const app = out.match(/"url":"(http:[^"]+)"[^\n]*app surface listening/)
       const gateway = out.match(/"url":"(http:[^"]+)"[^\n]*gateway listening/)

@@ -123,13 +123,29 @@ describe.skipIf(!hasChromium())('preview page in chromium', () => {
     await firstGroup.getByTestId('group-summary').click()
     await expect.poll(() => firstGroup.locator('[data-test="group-copies"]').isVisible()).toBe(true)
 
+    // Once deals are proposed they show end dates: on the simulated network those are the sped-up
+    // chain's (a 540-day deal ends in about 2 days of wall-clock time), never dates years ahead, and the page
+    // and the tab both say the network is simulated.
+    const ends = firstGroup.locator('[data-test="deal-end"] time')
+    await expect.poll(() => ends.count(), { timeout: 30_000, interval: 500 }).toBeGreaterThan(0)
+    for (const datetime of await ends.evaluateAll((times) => times.map((time) => time.getAttribute('datetime')!))) {
+      expect(Date.parse(datetime) - Date.now()).toBeGreaterThan(0)
+      expect(Date.parse(datetime) - Date.now()).toBeLessThan(7 * 24 * 3600_000)
+    }
+    expect(await page.getByTestId('network').textContent()).toMatch(/^Simulated network/)
+    expect(await tab.getByTestId('simnet-note').isVisible()).toBe(true)
+
+    // Tall enough for the whole record with three deals, so the picture cuts nothing off.
+    await page.setViewportSize({ width: 1280, height: 1250 })
     for (const colorScheme of ['light', 'dark'] as const) {
       await page.emulateMedia({ colorScheme })
       await tab.screenshot({ path: join(ARTIFACTS, `gateway-tab-${colorScheme}.png`) })
       await page.screenshot({ path: join(ARTIFACTS, `preview-page-${colorScheme}.png`) })
     }
-    // The README's picture of the tab: `UPDATE_DOCS_SCREENSHOT=1 npx vitest run test/e2e/preview-browser.test.ts` renews it.
-    if (process.env.UPDATE_DOCS_SCREENSHOT) cpSync(join(ARTIFACTS, 'preview-page-light.png'), join(ROOT, 'docs', 'preview-page.png'))
+    await page.setViewportSize({ width: 1280, height: 1100 })
+    // The README's picture, renewed only on request so that a test run never changes docs/:
+    // `UPDATE_DOCS_SCREENSHOT=1 npx vitest run test/e2e/preview-browser.test.ts`.
+    if (process.env.UPDATE_DOCS_SCREENSHOT === '1') cpSync(join(ARTIFACTS, 'preview-page-light.png'), join(ROOT, 'docs', 'preview-page.png'))
     await page.emulateMedia({ colorScheme: 'light' })
     expect(consoleErrors).toEqual([])
   }, 120_000)
