@@ -41,7 +41,7 @@ async function openFilesPage(page: Page, appUrl: string): Promise<void> {
 /** Opens a file of the current folder in the sidebar and waits for its record. */
 async function openFile(page: Page, name: string): Promise<void> {
   await page.getByRole('link', { name: 'All files' }).click()
-  await page.locator(`[data-test="file-row"][data-path="/${name}"] button`).click()
+  await page.locator(`[data-test="file-row"][data-path="/${name}"] button.preview-files__name`).click()
   await page.locator('#app-sidebar [data-test="record"]').waitFor({ timeout: 15_000 })
 }
 

@@ -54,7 +54,7 @@ describe.skipIf(!hasChromium())('the Files list in chromium', () => {
    */
   const revisitDocs = async () => {
     await page.getByRole('link', { name: 'All files' }).click()
-    await page.locator('[data-test="file-row"][data-path="/docs"] button').first().click()
+    await page.locator('[data-test="file-row"][data-path="/docs"] button.preview-files__name').click()
     await badge('a.txt').waitFor()
   }
   const menuItems = async (name: string) => {
