@@ -46,7 +46,7 @@ const HELP = `Usage: npm run bench -- [options]
                       medians reported (default 3)
   --connections <n>   concurrent connections for throughput runs (default 32)
   --ingest-mib <n>    size of the ingest upload in MiB (default 256)
-  --only <what>       metadata | ingest | ui | storm | folder-records | attack
+  --only <what>       metadata | ingest | ui | badges | storm | folder-records | attack
                       | service | deals | first-run | offloaded-read, or several
                       separated by commas (default: all)
   --folder-files <list> files below each folder of the folder-records section
@@ -70,6 +70,7 @@ const HELP = `Usage: npm run bench -- [options]
                       in MiB (default 256)
   --read-file-mib <n> size of the file read out of it in MiB (default 1)
   --ui-runs <n>       tab openings measured on the preview page (default 7)
+  --badge-files <n>   files in the folder the badges section lists (default 1000)
   --first-run-mib <n> size of the first-run section's large file in MiB (default
                       200; 0 skips it)
   --cpu-prof <dir>    write V8 CPU profiles of the gateway and app processes
@@ -92,6 +93,7 @@ const { values: opts } = parseArgs({
     'ingest-mib': { type: 'string', default: '256' },
     only: { type: 'string' },
     'ui-runs': { type: 'string', default: '7' },
+    'badge-files': { type: 'string', default: '1000' },
     'first-run-mib': { type: 'string', default: '200' },
     'read-group-mib': { type: 'string', default: '256' },
     'read-file-mib': { type: 'string', default: '1' },
@@ -119,7 +121,7 @@ const rounds = Number(opts.rounds)
 const connections = Number(opts.connections)
 const ingestMiB = Number(opts['ingest-mib'])
 const uiRuns = Number(opts['ui-runs'])
-const SECTIONS = ['metadata', 'ingest', 'ui', 'storm', 'folder-records', 'attack', 'service', 'deals', 'first-run', 'offloaded-read']
+const SECTIONS = ['metadata', 'ingest', 'ui', 'badges', 'storm', 'folder-records', 'attack', 'service', 'deals', 'first-run', 'offloaded-read']
 const only = opts.only?.split(',')
 if (only?.some((section) => !SECTIONS.includes(section))) {
   process.stderr.write(`--only takes one or more of ${SECTIONS.join(', ')}, separated by commas\n`)
@@ -317,6 +319,7 @@ async function benchStack() {
     }
 
     if (wants('ui')) await benchUi(app.url, userAuth)
+    if (wants('badges')) await benchBadges(app.url, userAuth)
     if (wants('storm')) await benchStorm(app.url, userAuth)
     if (wants('folder-records')) {
       const sizes = opts['folder-files']!.split(',').map(Number)
@@ -358,7 +361,7 @@ async function benchService() {
 }
 
 async function main() {
-  if (['metadata', 'ingest', 'ui', 'storm', 'folder-records', 'attack'].some(wants)) await benchStack()
+  if (['metadata', 'ingest', 'ui', 'badges', 'storm', 'folder-records', 'attack'].some(wants)) await benchStack()
   if (wants('service')) await benchService()
   if (wants('deals')) await benchDeals()
   if (wants('first-run')) await benchFirstRun()
@@ -474,7 +477,7 @@ async function benchUi(appUrl: string, auth: string) {
     // Timed inside the page: from the click on the file to the record in the DOM.
     // A string, not a function: tsx would wrap a function's helpers in names the page does not have.
     const openTab = () => page.evaluate<number>(`new Promise((resolve) => {
-      const row = document.querySelector('[data-test="file-row"][data-path="/bench-tab.txt"] button')
+      const row = document.querySelector('[data-test="file-row"][data-path="/bench-tab.txt"] button.preview-files__name')
       const started = performance.now()
       const observer = new MutationObserver(() => {
         if (!document.querySelector('#app-sidebar [data-test="record"]')) return
@@ -497,6 +500,83 @@ async function benchUi(appUrl: string, auth: string) {
     }
     console.log(`  open tab → record (cold) : median ${median(cold).toFixed(0)} ms over ${uiRuns} page loads (min ${Math.min(...cold).toFixed(0)}, max ${Math.max(...cold).toFixed(0)})`)
     console.log(`  open tab → record (warm) : median ${median(warm).toFixed(0)} ms (sidebar reopened on the same page)`)
+  } finally {
+    await browser.close()
+  }
+}
+
+/**
+ * The Files list's badges on a folder of `--badge-files` files: what one
+ * get-folder-states request costs (bytes, ms) beside asking each file's
+ * record, and in chromium, from opening the folder to every badge shown.
+ */
+async function benchBadges(appUrl: string, auth: string) {
+  const files = Number(opts['badge-files'])
+  const folder = `/bench-badges-${files}`
+  const dav = (path: string, method: string, body?: string) => fetch(`${appUrl}/remote.php/dav/files/${USER}${path}`, { method, headers: { authorization: auth }, body })
+  await dav(folder, 'MKCOL')
+  for (let i = 0; i < files; i += 16) {
+    await Promise.all(Array.from({ length: Math.min(16, files - i) }, (_, j) => dav(`${folder}/file-${String(i + j).padStart(5, '0')}.txt`, 'PUT', `badge bench file ${i + j}\n`)))
+  }
+  const ocs = async (route: string, body: unknown) => {
+    const started = performance.now()
+    const res = await fetch(`${appUrl}/ocs/v2.php/apps/gateway/${route}`, {
+      method: 'POST', headers: { authorization: auth, 'ocs-apirequest': 'true', 'content-type': 'application/json' }, body: JSON.stringify(body),
+    })
+    const bytes = (await res.arrayBuffer()).byteLength
+    if (res.status !== 200) throw new Error(`${route} answered ${res.status}`)
+    return { ms: performance.now() - started, bytes }
+  }
+  // First a changed folder (nothing kept), then kept answers, as each listing of an unchanged folder gets.
+  await dav(`${folder}/touched.txt`, 'PUT', 'changed')
+  const first = await ocs('get-folder-states', { folderPath: folder })
+  const again: number[] = []
+  for (let i = 0; i < 7; i++) again.push((await ocs('get-folder-states', { folderPath: folder })).ms)
+  let perFileMs = 0
+  let perFileBytes = 0
+  const sample = Math.min(files, 100)
+  for (let i = 0; i < sample; i++) {
+    const one = await ocs('get-file-metadata', { filePath: `${folder}/file-${String(i).padStart(5, '0')}.txt` })
+    perFileMs += one.ms
+    perFileBytes += one.bytes
+  }
+  const perFileTotalMs = (perFileMs / sample) * (files + 1)
+  const perFileTotalBytes = (perFileBytes / sample) * (files + 1)
+  console.log(`\nFiles list badges on a folder of ${files + 1} files`)
+  console.log(`  get-folder-states        : 1 request, ${(first.bytes / 1024).toFixed(1)} KB, ${first.ms.toFixed(0)} ms after a change, median ${median(again).toFixed(0)} ms unchanged`)
+  console.log(`  one record per file      : ${files + 1} requests, ${(perFileTotalBytes / 1024).toFixed(0)} KB, ${perFileTotalMs.toFixed(0)} ms one after another (from ${sample} measured)`)
+  console.log(`  ratio per-file/batch     : ${(perFileTotalMs / first.ms).toFixed(0)}× the time, ${(perFileTotalBytes / first.bytes).toFixed(1)}× the bytes`)
+  if (!hasChromium()) {
+    console.log('  listing → every badge    : skipped (/usr/bin/chromium is missing)')
+    return
+  }
+  ensureBundle()
+  const browser = await launchChromium()
+  try {
+    const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
+    await page.goto(`${appUrl}/`)
+    await page.getByLabel('User').fill(USER)
+    await page.getByLabel('Password').fill(PASSWORD)
+    await page.getByRole('button', { name: 'Log in' }).click()
+    await page.getByTestId('user').waitFor()
+    const runs: { rows: number; badges: number; requests: number }[] = []
+    for (let i = 0; i < 5; i++) {
+      let requests = 0
+      const count = (res: import('playwright-core').Response) => {
+        if (res.url().includes('/get-folder-states')) requests++
+      }
+      page.on('response', count)
+      const started = Date.now()
+      await page.goto(`${appUrl}/?dir=${encodeURIComponent(folder)}`)
+      await page.waitForFunction((n) => document.querySelectorAll('[data-test="file-row"]').length === n, files + 1, { timeout: 120_000 })
+      const rows = Date.now() - started
+      await page.waitForFunction((n) => document.querySelectorAll('[data-gateway-badge]').length === n, files + 1, { timeout: 120_000 })
+      runs.push({ rows, badges: Date.now() - started, requests })
+      page.off('response', count)
+    }
+    const at = (f: (r: (typeof runs)[number]) => number) => median(runs.map(f))
+    console.log(`  listing → every row      : median ${at((r) => r.rows).toFixed(0)} ms over ${runs.length} page loads (the preview page's own PROPFIND and rows)`)
+    console.log(`  listing → every badge    : median ${at((r) => r.badges).toFixed(0)} ms (${(at((r) => r.badges) - at((r) => r.rows)).toFixed(0)} ms after the rows), ${Math.max(...runs.map((r) => r.requests))} get-folder-states request per listing`)
   } finally {
     await browser.close()
   }
