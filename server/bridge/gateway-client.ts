@@ -40,6 +40,18 @@ const MAX_ANSWER_BYTES = 32 * 1024 * 1024
 const NO_FOLDER_STATES = new Set([404, 405, 501])
 const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT'])
 
+function refuseCredentialsProblem(status: number): void {
+  if (status === 401 || status === 403) throw gatewayBadResponse('The gateway refused the bridge\'s credentials')
+}
+
+function parseAnswer(res: { status: number; text: string }): unknown {
+  try {
+    return JSON.parse(res.text)
+  } catch {
+    throw gatewayBadResponse(`The gateway answered ${res.status} with a body that is not JSON`)
+  }
+}
+
 /**
  * JSON calls go through an undici pool: the metadata route makes one per
  * request, and undici costs about half the CPU of node:http and a fifth of
@@ -90,14 +102,9 @@ export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
     agent,
     async fileInfo(gatewayPath) {
       const res = await send('POST', '/file-info', { filePath: gatewayPath, verbose: true })
-      if (res.status === 401 || res.status === 403) throw gatewayBadResponse('The gateway refused the bridge\'s credentials')
+      refuseCredentialsProblem(res.status)
       if (res.status === 404) throw notFound()
-      let body: unknown
-      try {
-        body = JSON.parse(res.text)
-      } catch {
-        throw gatewayBadResponse(`The gateway answered ${res.status} with a body that is not JSON`)
-      }
+      const body = parseAnswer(res)
       // Only an answer that says it failed is read as a failure: the common case skips a failing parse.
       const failure = (body as { success?: unknown } | null)?.success === false ? FileInfoFailureSchema.safeParse(body) : undefined
       if (failure?.success && NOT_FOUND_TEXT.test(failure.data.error ?? '')) throw notFound()
@@ -109,16 +116,10 @@ export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
     },
     async folderStates(gatewayPath) {
       const res = await send('POST', '/folder-states', { folderPath: gatewayPath })
-      if (res.status === 401 || res.status === 403) throw gatewayBadResponse('The gateway refused the bridge\'s credentials')
+      refuseCredentialsProblem(res.status)
       if (NO_FOLDER_STATES.has(res.status)) return undefined
       if (res.status !== 200) throw gatewayBadResponse(`The gateway answered ${res.status}`)
-      let body: unknown
-      try {
-        body = JSON.parse(res.text)
-      } catch {
-        throw gatewayBadResponse('The gateway\'s folder states are not JSON')
-      }
-      const ok = GatewayFolderStatesResponseSchema.safeParse(body)
+      const ok = GatewayFolderStatesResponseSchema.safeParse(parseAnswer(res))
       if (!ok.success) throw gatewayBadResponse('The gateway\'s folder states have an unexpected shape')
       return ok.data.result.folder.entries
     },
