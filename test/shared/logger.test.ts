@@ -1,3 +1,5 @@
+import { spawn } from 'node:child_process'
+import { once } from 'node:events'
 import { describe, expect, it } from 'vitest'
 import { createLinePrettifier, logFormatFor } from '../../server/shared/logger.ts'
 
@@ -16,4 +18,27 @@ describe('log format', () => {
     expect(pretty('Created user "admin"')).toBe('Created user "admin"\n')
     expect(pretty('{not json')).toBe('{not json\n')
   })
+})
+
+describe('logging to a reader that has gone', () => {
+  it('lets the process exit at once, as a supervised part must when its supervisor was killed', async () => {
+    // Several lines in one go and then exit: what a part does as it stops, with its supervisor's pipe closed.
+    const script = `
+      import { createLogger } from ${JSON.stringify(new URL('../../server/shared/logger.ts', import.meta.url).pathname)}
+      const logger = createLogger('info', 'json')
+      process.once('message', () => {
+        for (const step of ['shutting down', 'closed', 'stopped']) logger.info(step)
+        process.exit(0)
+      })
+      process.send('ready')`
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
+    const exited = once(child, 'exit')
+    await once(child, 'message')
+    child.stdout!.destroy()
+    child.send('go')
+    const hung = setTimeout(() => child.kill('SIGKILL'), 5_000)
+    const [code, signal] = await exited
+    clearTimeout(hung)
+    expect({ code, signal }).toEqual({ code: 0, signal: null })
+  }, 30_000)
 })
