@@ -10,6 +10,18 @@ export interface RunningStack {
   output(): string
   /** Sends a signal and resolves with the exit code. */
   stop(signal?: NodeJS.Signals): Promise<number | null>
+  /** Resolves with the exit code once the process has exited, however it was stopped. */
+  exited: Promise<number | null>
+}
+
+export interface StackOptions {
+  /**
+   * Runs the stack as the leader of a process group of its own, as a service
+   * manager or a terminal does, so that a test can signal the whole group.
+   */
+  ownProcessGroup?: boolean
+  /** Longest the stack may take to listen (default 30 s; a first start on a busy machine takes longer). */
+  readyTimeoutMs?: number
 }
 
 /**
@@ -18,11 +30,12 @@ export interface RunningStack {
  * as undefined is left unset (the stack's own default). `entry` is the file
  * run instead of server/main.ts (a crash test's, test/helpers/crash-entry.ts).
  */
-export function startStack(env: Record<string, string | undefined>, args: string[] = [], entry = 'server/main.ts'): Promise<RunningStack> {
+export function startStack(env: Record<string, string | undefined>, args: string[] = [], entry = 'server/main.ts', options: StackOptions = {}): Promise<RunningStack> {
   const merged: Record<string, string | undefined> = { ...process.env, PORT: '0', GATEWAY_PORT: '0', SERVICE_PORT: '0', SIMNET_RPC_PORT: '0', TICKER_ENABLED: 'false', LOG_LEVEL: 'info', ...env }
   const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
     env: Object.fromEntries(Object.entries(merged).filter((e): e is [string, string] => e[1] !== undefined)),
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: options.ownProcessGroup ?? false,
   })
   let out = ''
   let err = ''
@@ -34,7 +47,7 @@ export function startStack(env: Record<string, string | undefined>, args: string
       // Stopped, not left behind: a stack that never came up would otherwise keep running for good.
       child.kill('SIGTERM')
       reject(new Error(`stack did not start:\n${out}\n${err}`))
-    }, 30_000)
+    }, options.readyTimeoutMs ?? 30_000)
     const check = () => {
       const app = out.match(/"url":"(http:[^"]+)"[^\n]*app surface listening/)
       const gateway = out.match(/"url":"(http:[^"]+)"[^\n]*gateway listening/)
@@ -52,6 +65,7 @@ export function startStack(env: Record<string, string | undefined>, args: string
           child.kill(signal)
           return exited
         },
+        exited,
       })
     }
     child.stdout!.on('data', check)
@@ -64,6 +78,7 @@ export const basicAuth = (user: string, password: string) =>
 
 export interface RunningPart {
   url: string
+  pid: number
   output(): string
   stop(): Promise<number | null>
 }
@@ -89,6 +104,7 @@ export function startPart(role: 'app' | 'gateway' | 'service', env: Record<strin
       child.stdout!.off('data', check)
       resolve({
         url,
+        pid: child.pid!,
         output: () => out,
         stop: () => {
           if (child.exitCode === null) child.kill('SIGTERM')

@@ -38,7 +38,8 @@ export async function startRole(role: Role, config: Config, logger: Logger, opti
   let part: Part | undefined
   let stopping = false
   const stop = async (signal: string) => {
-    // Ctrl-C reaches a supervised part twice: SIGINT from the terminal, then SIGTERM from npm start.
+    // A stop signal often comes twice (the process group's, then the one npm or the supervisor passes on):
+    // the stop under way goes on, its deadline still set.
     if (stopping) return
     stopping = true
     disk?.stop()
@@ -57,8 +58,10 @@ export async function startRole(role: Role, config: Config, logger: Logger, opti
     }
     process.exit(0)
   }
-  process.once('SIGINT', () => void stop('SIGINT'))
-  process.once('SIGTERM', () => void stop('SIGTERM'))
+  // Kept for the whole stop: with no listener left, a second signal would end the process
+  // on the spot, before its 'stopped' line, its pid file and its database's log are cleared.
+  process.on('SIGINT', () => void stop('SIGINT'))
+  process.on('SIGTERM', () => void stop('SIGTERM'))
   // Under a supervisor: when it is gone (even killed outright), this part stops too. Its
   // stdout was the supervisor's pipe: writing there now fails, so the part stops silently.
   if (process.connected) {

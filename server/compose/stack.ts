@@ -74,14 +74,16 @@ export async function superviseStack(config: Config, logger: Logger, entry: stri
   })
   let stopping = false
   const stop = async (signal: string) => {
+    // Once is enough: a second signal (the process group's and npm's) leaves the stop under way alone.
     if (stopping) return
     stopping = true
     logger.info({ signal }, 'shutting down: the app surface, then the gateway, then the deal service')
     await supervisor.stop()
     process.exit(0)
   }
-  process.once('SIGINT', () => void stop('SIGINT'))
-  process.once('SIGTERM', () => void stop('SIGTERM'))
+  // Kept while stopping: without a listener a second signal would end the supervisor before its parts.
+  process.on('SIGINT', () => void stop('SIGINT'))
+  process.on('SIGTERM', () => void stop('SIGTERM'))
   let ready: ReadonlyMap<string, PartReady>
   try {
     ready = await supervisor.start()
