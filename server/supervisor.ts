@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { createInterface } from 'node:readline'
+import { setTimeout as sleep } from 'node:timers/promises'
 import { createBackoff } from './shared/disk.ts'
 import type { Logger } from './shared/logger.ts'
 
@@ -41,6 +42,9 @@ export interface Supervisor {
   stop(): Promise<void>
 }
 
+/** How long a stopped part's last lines may take to come through once it has exited. */
+const OUTPUT_GRACE_MS = 2_000
+
 /** Sent by a part to its supervisor once it listens; nothing happens when it runs on its own. */
 export function announceReady(info: PartReady): void {
   process.send?.({ type: 'ready', ...info })
@@ -58,6 +62,8 @@ export function createSupervisor(o: SupervisorOptions): Supervisor {
   const restart = o.restart ?? { firstMs: 1_000, maxMs: 30_000, stableMs: 60_000 }
   const ready = new Map<string, PartReady>()
   const running = new Map<string, ChildProcess>()
+  /** Per child: settles once it has exited and its output has been passed on. */
+  const done = new WeakMap<ChildProcess, Promise<void>>()
   let stopping = false
 
   /** Spawns one part and resolves with its announcement, or rejects when it exits first. */
@@ -67,6 +73,11 @@ export function createSupervisor(o: SupervisorOptions): Supervisor {
       stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
     })
     running.set(spec.name, child)
+    // 'close' comes after 'exit' once the part's last output has been read: only then is the part done.
+    // Bounded, should something the part started still hold its output open.
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+    const closed = new Promise<void>((resolve) => child.once('close', () => resolve()))
+    done.set(child, Promise.race([closed, exited.then(() => sleep(OUTPUT_GRACE_MS, undefined, { ref: false }))]))
     const startedAt = Date.now()
     createInterface({ input: child.stdout! }).on('line', o.output)
     createInterface({ input: child.stderr! }).on('line', (line) => o.logger.warn({ part: spec.name, stderr: line }, 'part wrote to stderr'))
@@ -106,13 +117,14 @@ export function createSupervisor(o: SupervisorOptions): Supervisor {
 
   const backoffs = new Map(o.parts.map((p) => [p.name, createBackoff(restart.firstMs, restart.maxMs)]))
 
-  async function stopChild(name: string): Promise<void> {
-    const child = running.get(name)
-    if (!child || child.exitCode !== null || child.signalCode !== null) return
-    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-    child.kill('SIGTERM')
+  /**
+   * Stops a part and waits until its last line has been passed on. A part that
+   * the process group's SIGTERM already stopped is only waited for.
+   */
+  async function stopChild(child: ChildProcess): Promise<void> {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM')
     const force = setTimeout(() => child.kill('SIGKILL'), stopGraceMs)
-    await exited
+    await done.get(child)
     clearTimeout(force)
   }
 
@@ -127,8 +139,10 @@ export function createSupervisor(o: SupervisorOptions): Supervisor {
     child: (name) => running.get(name),
     async stop() {
       stopping = true
+      // Taken now: a part that exits meanwhile leaves `running`, but its output is still to be waited for.
+      const children = [...o.parts].reverse().map((spec) => running.get(spec.name))
       // Front first, so nothing new reaches a part that is draining.
-      for (const spec of [...o.parts].reverse()) await stopChild(spec.name)
+      for (const child of children) if (child) await stopChild(child)
     },
   }
 }

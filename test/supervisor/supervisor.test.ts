@@ -73,4 +73,34 @@ describe('supervisor', () => {
     expect(exits).toEqual(['b', 'a'])
     expect(children.every((c) => c.exitCode === 0)).toBe(true)
   })
+
+  it('passes on every line a part writes as it stops, also when the process group\'s SIGTERM stopped it first', async () => {
+    const lines: string[] = []
+    sup = createSupervisor({
+      entry,
+      logger,
+      // Passing a line on takes a moment (pretty-printing on a busy machine): the parts write faster than that.
+      output: (line) => {
+        const until = performance.now() + 0.1
+        while (performance.now() < until);
+        lines.push(line)
+      },
+      parts: [
+        { name: 'a', args: ['a'], env: () => ({ FAKE_STOP_LINES: '2000' }) },
+        { name: 'b', args: ['b'], env: () => ({ FAKE_STOP_LINES: '2000' }) },
+      ],
+    })
+    await sup.start()
+    // The group's signal reaches the parts as it reaches the supervisor; one has exited before the supervisor stops it.
+    const a = sup.child('a')!
+    a.kill('SIGTERM')
+    sup.child('b')!.kill('SIGTERM')
+    await new Promise((resolve) => a.once('exit', resolve))
+    await sup.stop()
+    for (const part of ['a', 'b']) {
+      const said = lines.map((l) => JSON.parse(l)).filter((l) => l.part === part)
+      expect(said.filter((l) => l.msg === 'closing'), part).toHaveLength(2000)
+      expect(said.at(-1), part).toMatchObject({ msg: 'stopped' })
+    }
+  })
 })
