@@ -37,17 +37,21 @@ export function vanishedDealState(recorded: SyncedDeal, head: number): OnChainDe
   return { ...s, status: 'slashed', onChainEndEpoch: head }
 }
 
-/** Runs `fn` over `items` with at most `limit` at once, in order of results. */
-async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>): Promise<R[]> {
+/**
+ * Runs `fn` over `items` with at most `limit` at once, in order of results.
+ * Once `signal` is aborted no further item starts, and it throws once the ones under way are done.
+ */
+async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) => Promise<R>, signal?: AbortSignal): Promise<R[]> {
   const out: R[] = new Array(items.length)
   let next = 0
   const worker = async () => {
-    while (next < items.length) {
+    while (next < items.length && !signal?.aborted) {
       const i = next++
       out[i] = await fn(items[i])
     }
   }
   await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker))
+  signal?.throwIfAborted()
   return out
 }
 
@@ -62,6 +66,9 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) 
 export function createDealSync(deps: { sql: Sql; network: NetworkPort; tenants: TenantStore; deals: DealStore; now: () => number; logger: Logger }, options: DealSyncOptions = {}): DealSync {
   let timer: NodeJS.Timeout | undefined
   let running: Promise<number> | undefined
+  // A pass walks up to 2,000 deal ids, one call each: a stop ends it after the calls in flight
+  // instead of waiting for all of them (seconds on a busy node), and writes nothing of it.
+  const stopped = new AbortController()
   const scanPerPass = options.scanPerPass ?? 2_000
   const initialLookback = options.initialLookback ?? 2_000
   const concurrency = options.concurrency ?? 8
@@ -91,7 +98,7 @@ export function createDealSync(deps: { sql: Sql; network: NetworkPort; tenants: 
         const state = dealStatus(deal, head)
         // A node does not tell the publish epoch (-1); keep the one recorded.
         return { dealId: deal.dealId, proposal: deal.proposal, state: state.publishedEpoch < 0 ? { ...state, publishedEpoch: recorded.state.publishedEpoch } : state }
-      })
+      }, stopped.signal)
       await write(tenant.id, now)
     }
 
@@ -106,7 +113,7 @@ export function createDealSync(deps: { sql: Sql; network: NetworkPort; tenants: 
       const owners = deal ? tenantsOf.get(deal.proposal.Client) : undefined
       if (!deal || !owners) return
       for (const tenantId of new Set(owners)) found.set(tenantId, [...(found.get(tenantId) ?? []), { dealId: deal.dealId, proposal: deal.proposal, state: dealStatus(deal, head) }])
-    })
+    }, stopped.signal)
     for (const [tenantId, deals] of found) await write(tenantId, deals)
     if (to > from) await deps.deals.saveScanCursor(to)
     return changed
@@ -121,7 +128,7 @@ export function createDealSync(deps: { sql: Sql; network: NetworkPort; tenants: 
     start(intervalMs) {
       const tick = () => {
         guarded()
-          .catch((err) => deps.logger.warn({ err }, 'deal sync failed; will retry'))
+          .catch((err) => stopped.signal.aborted || deps.logger.warn({ err }, 'deal sync failed; will retry'))
           .finally(() => {
             if (timer) timer = setTimeout(tick, intervalMs)
           })
@@ -132,6 +139,7 @@ export function createDealSync(deps: { sql: Sql; network: NetworkPort; tenants: 
       const t = timer
       timer = undefined
       clearTimeout(t)
+      stopped.abort()
       await running?.catch(() => undefined)
     },
   }
