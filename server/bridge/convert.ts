@@ -2,7 +2,7 @@ import { epochToTimestamp, type NetworkClock } from '../shared/epochs.ts'
 import type { GatewayDeal, GatewayDetails, GatewayFailedDeal, GatewayFile, GatewayGroup } from './gateway-record.ts'
 import type { FileStateLabel, MetadataDeal, MetadataDetails, MetadataFailedDeal, MetadataFile, MetadataGroup } from '../shared/contracts/metadata-record.ts'
 import { splitPath } from './user-path.ts'
-import { ATTENTION_REASON_CODES, type AttentionReasonCode, type FolderEntry, type GatewayFolderEntry } from '../shared/contracts/folder-states.ts'
+import { isAttentionCode, type AttentionReasonCode, type FolderEntry, type GatewayFolderEntry } from '../shared/contracts/folder-states.ts'
 
 export type { FileStateLabel, MetadataDeal, MetadataDetails, MetadataFile, MetadataGroup }
 
@@ -110,8 +110,6 @@ export function toMetadataFile(record: GatewayFile, userPath: string, clock: Net
   return { cid: record.cid, path, file, details: toDetails(record.details, clock) }
 }
 
-const ATTENTION = new Set<string>(ATTENTION_REASON_CODES)
-
 /** A gateway folder entry → the Files list's entry: the state display-cased, nothing of the gateway's tree. */
 export function toFolderEntry(e: GatewayFolderEntry): FolderEntry {
   return {
@@ -126,7 +124,7 @@ export function toFolderEntry(e: GatewayFolderEntry): FolderEntry {
 /** A whole record as a list entry (a mount point, whose state the listing of its parent cannot hold). */
 export function folderEntryOfRecord(name: string, record: GatewayFile): FolderEntry {
   const groups = record.details?.groups ?? []
-  const waiting = groups.find((g) => g.reason && g.reasonCode && ATTENTION.has(g.reasonCode))
+  const waiting = groups.find((g) => g.reason && g.reasonCode && isAttentionCode(g.reasonCode))
   return {
     name,
     ...(record.cid ? { cid: record.cid } : {}),

@@ -1,5 +1,5 @@
 import express, { Router, type Request, type Response, type NextFunction } from 'express'
-import { ATTENTION_REASON_CODES, FolderStatesRequestSchema, type AttentionReasonCode, type GatewayFolderEntry, type GatewayFolderStatesResponse } from '../shared/contracts/folder-states.ts'
+import { FolderStatesRequestSchema, isAttentionCode, type AttentionReasonCode, type GatewayFolderEntry, type GatewayFolderStatesResponse } from '../shared/contracts/folder-states.ts'
 import { describeIssues } from '../shared/contracts/zod-issues.ts'
 import type { GroupRecord } from './content/index.ts'
 import { badRequest, notFound } from './errors.ts'
@@ -9,8 +9,6 @@ import { folderGroupIds } from './folder-index.ts'
 import { nameOf } from './namespace.ts'
 
 export type FolderStatesDeps = Pick<FileInfoDeps, 'namespace' | 'content' | 'folders' | 'records' | 'reasonOf'>
-
-const ATTENTION = new Set<string>(ATTENTION_REASON_CODES)
 
 /**
  * `POST /folder-states` body `{ folderPath }` → the state of each direct entry
@@ -62,7 +60,7 @@ export function createFolderStatesRouter(deps: FolderStatesDeps): Router {
       let found = reasons.get(g.id)
       if (!found) {
         found = (deps.reasonOf?.(g) ?? Promise.resolve(undefined))
-          .then((r) => (r && ATTENTION.has(r.code) ? { code: r.code as AttentionReasonCode, reason: r.text } : undefined))
+          .then((r) => (r && isAttentionCode(r.code) ? { code: r.code, reason: r.text } : undefined))
         reasons.set(g.id, found)
       }
       return found

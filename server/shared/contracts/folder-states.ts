@@ -17,6 +17,8 @@ export const ATTENTION_REASON_CODES = [
   'WAITING_FOR_DISK_SPACE', 'NO_DEAL_SERVICE', 'WAITING_FOR_FUNDS', 'DEAL_SERVICE_UNREACHABLE', 'NO_PROVIDER',
 ] as const satisfies readonly (typeof GROUP_REASON_CODES)[number][]
 
+export const isAttentionCode = (code: string): code is AttentionReasonCode => (ATTENTION_REASON_CODES as readonly string[]).includes(code)
+
 export const FolderStatesRequestSchema = z.strictObject({
   folderPath: z.string().min(1, 'must not be empty').max(MAX_PATH_LENGTH, `is longer than ${MAX_PATH_LENGTH} characters`),
 })
