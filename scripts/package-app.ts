@@ -176,11 +176,11 @@ async function main() {
     if (build.status !== 0) throw new Error(`vite build failed (exit ${build.status ?? build.signal})`)
   }
   const jsDir = join(ROOT, 'js')
-  if (!existsSync(join(jsDir, `${APP_ID}-main.mjs`)) || !existsSync(join(jsDir, `${APP_ID}-admin.mjs`))) {
+  if (!existsSync(join(jsDir, `${APP_ID}-init.mjs`)) || !existsSync(join(jsDir, `${APP_ID}-admin.mjs`))) {
     throw new Error('js/gateway-init.mjs or js/gateway-admin.mjs is missing: run without --skip-build')
   }
 
-  const initial = initialJs(jsDir, `${APP_ID}-main.mjs`)
+  const initial = initialJs(jsDir, `${APP_ID}-init.mjs`)
   const entries = collect()
   const archive = resolve(ROOT, values.out!, `${APP_ID}-${pkg}.tar.gz`)
   await mkdir(dirname(archive), { recursive: true })
