@@ -563,7 +563,7 @@ async function benchBadges(appUrl: string, auth: string) {
     for (let i = 0; i < 5; i++) {
       let requests = 0
       const count = (res: import('playwright-core').Response) => {
-        if (res.url().includes('/get-folder-states')) requests++
+        if (res.url().includes('/get-folder-states') && res.request().postData()?.includes(folder)) requests++
       }
       page.on('response', count)
       const started = Date.now()
