@@ -193,6 +193,9 @@ function respond(method: string, up: IncomingMessage, res: Response, mapper: Dav
   const rewrite = method !== 'GET' && method !== 'HEAD' && isXml(up.headers['content-type']) && !up.headers['content-encoding']
   if (!rewrite) {
     res.writeHead(status, headers)
+    // pipeline() puts 7 'close' listeners on its destination; beside the request log's, the connection
+    // cap's, the proxy's own and an upload's, that is 11 on one response: a fixed count, not a leak.
+    res.setMaxListeners(res.getMaxListeners() + 8)
     pipeline(up, res, (err) => {
       if (err) logger.debug({ err: err.message }, 'proxied response interrupted')
     })
