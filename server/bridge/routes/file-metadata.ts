@@ -1,16 +1,13 @@
 import { MetadataRequestSchema, type MetadataResponse } from '../../shared/contracts/metadata-record.ts'
-import { describeIssues } from '../../shared/contracts/zod-issues.ts'
 import type { NetworkClock } from '../../shared/epochs.ts'
-import { isJsonContentType, readJsonBody } from '../../shared/json-body.ts'
 import { sendJson } from '../../shared/json-response.ts'
 import type { Authenticate, Caller } from '../auth/caller.ts'
 import { toMetadataFile } from '../convert.ts'
-import { badRequest, unauthorized } from '../errors.ts'
 import type { BridgeRoute } from '../fast-lane.ts'
 import type { GatewayClient } from '../gateway-client.ts'
-import { checkOcsApiRequest } from '../ocs-guards.ts'
 import type { PathMap } from '../path-map.ts'
 import { normaliseUserPath } from '../user-path.ts'
+import { readOcsPost } from './ocs-post.ts'
 
 export const FILE_METADATA_ROUTE = '/ocs/v2.php/apps/gateway/get-file-metadata'
 const BODY_LIMIT = 1024 * 1024
@@ -37,14 +34,8 @@ export interface FileMetadataDeps {
 export function createFileMetadataRoute(deps: FileMetadataDeps): BridgeRoute {
   const toGatewayPath = deps.toGatewayPath ?? (async (caller: Caller, userPath: string) => deps.pathMap.toGateway(caller.user.id, userPath))
   return async (req, res, ctx) => {
-    const caller = await deps.authenticate({ method: req.method ?? 'POST', headers: req.headers, address: ctx.address })
-    if (!caller) throw unauthorized()
-    ctx.caller = caller
-    checkOcsApiRequest(req.headers)
-    if (!isJsonContentType(req.headers['content-type'])) throw badRequest('Content-Type must be application/json')
-    const body = MetadataRequestSchema.safeParse(await readJsonBody(req, { limit: BODY_LIMIT }))
-    if (!body.success) throw badRequest(describeIssues(body.error.issues))
-    const userPath = normaliseUserPath(body.data.filePath, { encoding: 'literal', userId: caller.user.id })
+    const { caller, body } = await readOcsPost(req, ctx, deps.authenticate, MetadataRequestSchema, BODY_LIMIT)
+    const userPath = normaliseUserPath(body.filePath, { encoding: 'literal', userId: caller.user.id })
     const record = await deps.gateway.fileInfo(await toGatewayPath(caller, userPath))
     const answer: MetadataResponse = { success: true, metadata: { file: toMetadataFile(record, userPath, deps.clock) } }
     sendJson(res, 200, answer)

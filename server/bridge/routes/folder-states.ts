@@ -1,13 +1,11 @@
 import { FolderStatesRequestSchema, type FolderEntry, type FolderStatesResponse } from '../../shared/contracts/folder-states.ts'
-import { describeIssues } from '../../shared/contracts/zod-issues.ts'
-import { isJsonContentType, readJsonBody } from '../../shared/json-body.ts'
 import { sendJson } from '../../shared/json-response.ts'
 import type { Authenticate, Caller } from '../auth/caller.ts'
 import { folderEntryOfRecord, toFolderEntry } from '../convert.ts'
-import { BridgeError, badRequest, unauthorized } from '../errors.ts'
+import { BridgeError } from '../errors.ts'
 import type { GatewayClient } from '../gateway-client.ts'
-import { checkOcsApiRequest } from '../ocs-guards.ts'
 import { normaliseUserPath, splitPath } from '../user-path.ts'
+import { readOcsPost } from './ocs-post.ts'
 import type { BridgeRoute } from '../fast-lane.ts'
 
 export const FOLDER_STATES_ROUTE = '/ocs/v2.php/apps/gateway/get-folder-states'
@@ -35,14 +33,8 @@ export interface FolderStatesDeps {
  */
 export function createFolderStatesRoute(deps: FolderStatesDeps): BridgeRoute {
   return async (req, res, ctx) => {
-    const caller = await deps.authenticate({ method: req.method ?? 'POST', headers: req.headers, address: ctx.address })
-    if (!caller) throw unauthorized()
-    ctx.caller = caller
-    checkOcsApiRequest(req.headers)
-    if (!isJsonContentType(req.headers['content-type'])) throw badRequest('Content-Type must be application/json')
-    const body = FolderStatesRequestSchema.safeParse(await readJsonBody(req, { limit: BODY_LIMIT }))
-    if (!body.success) throw badRequest(describeIssues(body.error.issues))
-    const userPath = normaliseUserPath(body.data.folderPath, { encoding: 'literal', userId: caller.user.id })
+    const { caller, body } = await readOcsPost(req, ctx, deps.authenticate, FolderStatesRequestSchema, BODY_LIMIT)
+    const userPath = normaliseUserPath(body.folderPath, { encoding: 'literal', userId: caller.user.id })
     const ipfsGateway = deps.ipfsGateway()
     const answer: FolderStatesResponse = {
       success: true,
