@@ -54,10 +54,14 @@ export function ipfsLink(folder: ListedFolder, entry: FolderEntry): string | und
 
 export function createListActions(deps: ActionDeps): ListAction[] {
   const { states } = deps
-  /** The entry, once its folder's answer came; undefined before, null when the gateway does not have it. */
-  const knownEntry = (node: ListNode) => {
-    const folder = states.known(node.dirname)
-    return folder && (folder.entries.get(node.basename) ?? null)
+  /**
+   * The one node asked about, with its folder's answer and its entry once that came: `entry` is
+   * undefined before the answer, null when the gateway does not have the node.
+   */
+  const asked = (nodes: readonly ListNode[]) => {
+    const node = one(nodes)
+    const folder = node && states.known(node.dirname)
+    return { node, folder, entry: node && folder && (folder.entries.get(node.basename) ?? null) }
   }
   const entryOf = async (node: ListNode) => (await states.load(node.dirname))?.entries.get(node.basename)
 
@@ -85,8 +89,7 @@ export function createListActions(deps: ActionDeps): ListAction[] {
       iconSvgInline: () => svg(copyPath),
       // Offered before the folder's answer comes (the Files app asks once per row, when it renders it); it then copies once the CID is known.
       enabled: (nodes) => {
-        const node = one(nodes)
-        const entry = node && knownEntry(node)
+        const { node, entry } = asked(nodes)
         return node !== undefined && (entry === undefined || Boolean(entry?.cid))
       },
       exec: async (node) => {
@@ -102,8 +105,7 @@ export function createListActions(deps: ActionDeps): ListAction[] {
       displayName: () => translate('Why is this not stored yet?'),
       iconSvgInline: () => svg(storagePath),
       enabled: (nodes) => {
-        const node = one(nodes)
-        const entry = node && knownEntry(node)
+        const { node, entry } = asked(nodes)
         return node !== undefined && (entry === undefined || (entry !== null && entry.state !== 'Offloaded'))
       },
       exec: async (node) => {
@@ -118,9 +120,7 @@ export function createListActions(deps: ActionDeps): ListAction[] {
       iconSvgInline: () => svg(openPath),
       // Only once the answer says the network publishes the data: never a link that cannot resolve.
       enabled: (nodes) => {
-        const node = one(nodes)
-        const folder = node && states.known(node.dirname)
-        const entry = node && folder?.entries.get(node.basename)
+        const { folder, entry } = asked(nodes)
         return Boolean(folder && entry && ipfsLink(folder, entry))
       },
       exec: async (node) => {
