@@ -26,7 +26,7 @@ import { once } from 'node:events'
 import { parseArgs } from 'node:util'
 import { gzipSync } from 'node:zlib'
 import autocannon from 'autocannon'
-import { ensureBundle, hasChromium, launchChromium } from './lib/browser.ts'
+import { ensureBundle, hasChromium, launchChromium, logInToPreview } from './lib/browser.ts'
 import { freePort } from './lib/ports.ts'
 import { postgresUnavailable, startPostgres } from './lib/postgres.ts'
 import { initialJs } from './lib/bundle-size.ts'
@@ -469,11 +469,7 @@ async function benchUi(appUrl: string, auth: string) {
   const browser = await launchChromium()
   try {
     const page = await browser.newPage()
-    await page.goto(`${appUrl}/`)
-    await page.getByLabel('User').fill(USER)
-    await page.getByLabel('Password').fill(PASSWORD)
-    await page.getByRole('button', { name: 'Log in' }).click()
-    await page.getByTestId('user').waitFor()
+    await logInToPreview(page, appUrl, USER, PASSWORD)
     // Timed inside the page: from the click on the file to the record in the DOM.
     // A string, not a function: tsx would wrap a function's helpers in names the page does not have.
     const openTab = () => page.evaluate<number>(`new Promise((resolve) => {
@@ -554,11 +550,7 @@ async function benchBadges(appUrl: string, auth: string) {
   const browser = await launchChromium()
   try {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
-    await page.goto(`${appUrl}/`)
-    await page.getByLabel('User').fill(USER)
-    await page.getByLabel('Password').fill(PASSWORD)
-    await page.getByRole('button', { name: 'Log in' }).click()
-    await page.getByTestId('user').waitFor()
+    await logInToPreview(page, appUrl, USER, PASSWORD)
     const runs: { rows: number; badges: number; requests: number }[] = []
     for (let i = 0; i < 5; i++) {
       let requests = 0

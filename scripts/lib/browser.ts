@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process'
 import { cpSync, existsSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Browser } from 'playwright-core'
+import type { Browser, Page } from 'playwright-core'
 
 /** Debian's chromium (`.ci/run` installs it); playwright cannot download browsers here. */
 export const CHROMIUM = '/usr/bin/chromium'
@@ -14,6 +14,15 @@ export async function launchChromium(): Promise<Browser> {
   // The app's components and the preview page mark their parts with data-test.
   selectors.setTestIdAttribute('data-test')
   return chromium.launch({ executablePath: CHROMIUM, args: ARGS })
+}
+
+/** Logs in on the preview page's login form and waits for the files page. */
+export async function logInToPreview(page: Page, appUrl: string, user: string, password: string): Promise<void> {
+  await page.goto(`${appUrl}/`)
+  await page.getByLabel('User').fill(user)
+  await page.getByLabel('Password').fill(password)
+  await page.getByRole('button', { name: 'Log in' }).click()
+  await page.getByTestId('user').waitFor()
 }
 
 const ROOT = join(import.meta.dirname, '..', '..')

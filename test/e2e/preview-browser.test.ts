@@ -9,8 +9,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { copyBundle, ensureBundle, hasChromium, launchChromium } from '../../scripts/lib/browser.ts'
+import { copyBundle, ensureBundle, hasChromium, launchChromium, logInToPreview } from '../../scripts/lib/browser.ts'
 import { basicAuth, startStack, type RunningStack } from '../../scripts/lib/stack.ts'
+import { keepGroupWritable } from '../helpers/busy-group.ts'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 const ARTIFACTS = join(ROOT, 'test', 'artifacts')
@@ -24,18 +25,10 @@ async function davPut(stack: RunningStack, path: string, body: string | Uint8Arr
   return res.status
 }
 
-async function logIn(page: Page, appUrl: string): Promise<void> {
-  await page.goto(`${appUrl}/`)
-  await page.getByLabel('User').fill('admin')
-  await page.getByLabel('Password').fill(ADMIN_PASSWORD)
-  await page.getByRole('button', { name: 'Log in' }).click()
-  await page.getByTestId('user').waitFor()
-}
-
 /** The files page, logging in first if this page has no session yet (a test run on its own with -t). */
 async function openFilesPage(page: Page, appUrl: string): Promise<void> {
   await page.goto(`${appUrl}/`)
-  if (await page.getByLabel('Password').count()) await logIn(page, appUrl)
+  if (await page.getByLabel('Password').count()) await logInToPreview(page, appUrl, 'admin', ADMIN_PASSWORD)
 }
 
 /** Opens a file of the current folder in the sidebar and waits for its record. */
@@ -52,8 +45,7 @@ describe.skipIf(!hasChromium())('preview page in chromium', () => {
   let dataDir: string
   let bundleDir: string
   const consoleErrors: string[] = []
-  let trickling = true
-  let trickle: Promise<void> = Promise.resolve()
+  let busy: { stop(): Promise<void> } | undefined
 
   beforeAll(async () => {
     ensureBundle()
@@ -72,28 +64,19 @@ describe.skipIf(!hasChromium())('preview page in chromium', () => {
   }, 120_000)
 
   afterAll(async () => {
-    trickling = false
-    await trickle
+    await busy?.stop()
     await browser?.close()
     await stack?.stop()
     rmSync(dataDir, { recursive: true, force: true })
   })
 
   it('logs in, opens an uploaded file and shows its CID and state, then the state moves on', async () => {
-    // Small writes every 300 ms keep the gateway's current group writable (idle
-    // limit 1 s), so the file is still staging when the tab first shows it.
-    expect((await fetch(`${stack.appUrl}/remote.php/dav/files/admin/busy`, { method: 'MKCOL', headers: { authorization: auth } })).status).toBe(201)
-    let n = 0
-    trickle = (async () => {
-      while (trickling) {
-        await davPut(stack, `/busy/${n++}.txt`, `keeps the group open ${n} `.repeat(8))
-        await new Promise((r) => setTimeout(r, 300))
-      }
-    })()
+    // The file is still staging when the tab first shows it.
+    busy = await keepGroupWritable(stack.appUrl, auth)
     const report = 'Filecoin preview page report. '.repeat(2200)
     expect(await davPut(stack, '/report.txt', report)).toBe(201)
 
-    await logIn(page, stack.appUrl)
+    await logInToPreview(page, stack.appUrl, 'admin', ADMIN_PASSWORD)
     await openFile(page, 'report.txt')
     const tab = page.locator('#app-sidebar')
     await expect.poll(() => tab.getByTestId('state-label').textContent()).toBe('Staging')
@@ -112,8 +95,7 @@ describe.skipIf(!hasChromium())('preview page in chromium', () => {
     await tab.screenshot({ path: join(ARTIFACTS, 'gateway-tab-staging.png') })
 
     // Let the group go idle: it is sealed, gets its CAR and piece CID and is ready for deals.
-    trickling = false
-    await trickle
+    await busy.stop()
     await expect.poll(() => tab.getByTestId('state-label').textContent(), { timeout: 45_000, interval: 500 }).not.toBe('Staging')
     expect(['Offloading', 'Partially offloaded', 'Offloaded']).toContain(await tab.getByTestId('state-label').textContent())
     await expect.poll(() => tab.getByTestId('group').count()).toBeGreaterThan(0)

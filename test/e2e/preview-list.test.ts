@@ -11,8 +11,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { copyBundle, ensureBundle, hasChromium, launchChromium } from '../../scripts/lib/browser.ts'
+import { copyBundle, ensureBundle, hasChromium, launchChromium, logInToPreview } from '../../scripts/lib/browser.ts'
 import { basicAuth, startStack, type RunningStack } from '../../scripts/lib/stack.ts'
+import { keepGroupWritable } from '../helpers/busy-group.ts'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 const ARTIFACTS = join(ROOT, 'test', 'artifacts')
@@ -28,8 +29,7 @@ describe.skipIf(!hasChromium())('the Files list in chromium', () => {
   let dataDir: string
   const consoleErrors: string[] = []
   const folderStateRequests: string[] = []
-  let trickling = true
-  let trickle: Promise<void> = Promise.resolve()
+  let busy: { stop(): Promise<void> } | undefined
 
   const dav = async (method: string, path: string, body?: string) => {
     const res = await fetch(`${stack.appUrl}/remote.php/dav/files/admin${path}`, { method, headers: { authorization: auth }, body })
@@ -71,16 +71,8 @@ describe.skipIf(!hasChromium())('the Files list in chromium', () => {
     await copyBundle(bundleDir)
     mkdirSync(ARTIFACTS, { recursive: true })
     stack = await startStack({ DATA_DIR: join(dataDir, 'data'), ADMIN_PASSWORD, GROUP_IDLE_SECONDS: '1', BUNDLE_DIR: bundleDir })
-    // Small writes every 300 ms keep the gateway's current group writable (idle limit 1 s): the files
-    // stay staging until the last test stops them, and then go on to deals at once.
-    await dav('MKCOL', '/busy')
-    let n = 0
-    trickle = (async () => {
-      while (trickling) {
-        await fetch(`${stack.appUrl}/remote.php/dav/files/admin/busy/${n++}.txt`, { method: 'PUT', headers: { authorization: auth }, body: `keeps the group open ${n}` })
-        await new Promise((r) => setTimeout(r, 300))
-      }
-    })()
+    // The files stay staging until the last test lets their group go idle.
+    busy = await keepGroupWritable(stack.appUrl, auth)
     await dav('MKCOL', '/docs')
     await dav('MKCOL', '/docs/sub')
     for (const name of ['a.txt', 'b.txt', 'c.txt']) await dav('PUT', `/docs/${name}`, `the file ${name}\n`.repeat(40))
@@ -92,16 +84,11 @@ describe.skipIf(!hasChromium())('the Files list in chromium', () => {
     page.on('console', (msg) => { if (msg.type() === 'error') consoleErrors.push(`${msg.text()} (${msg.location().url})`) })
     page.on('pageerror', (err) => consoleErrors.push(err.message))
     page.on('request', (req) => { if (new URL(req.url()).pathname === FOLDER_STATES) folderStateRequests.push(req.postData() ?? '') })
-    await page.goto(`${stack.appUrl}/`)
-    await page.getByLabel('User').fill('admin')
-    await page.getByLabel('Password').fill(ADMIN_PASSWORD)
-    await page.getByRole('button', { name: 'Log in' }).click()
-    await page.getByTestId('user').waitFor()
+    await logInToPreview(page, stack.appUrl, 'admin', ADMIN_PASSWORD)
   }, 120_000)
 
   afterAll(async () => {
-    trickling = false
-    await trickle
+    await busy?.stop()
     await browser?.close()
     await stack?.stop()
     rmSync(dataDir, { recursive: true, force: true })
@@ -156,8 +143,7 @@ describe.skipIf(!hasChromium())('the Files list in chromium', () => {
       await badge('a.txt').waitFor()
       await page.locator('main').screenshot({ path: join(ARTIFACTS, `files-list-staging-${colorScheme}.png`) })
     }
-    trickling = false
-    await trickle
+    await busy!.stop()
     // The group goes idle, is sealed and stored by the simulated providers; each listing asks again.
     await expect.poll(async () => {
       await openDocs()
