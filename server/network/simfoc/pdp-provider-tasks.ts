@@ -61,7 +61,7 @@ const proofToHex = (p: LeafProof) => ({ leaf: bytesToHex(p.leaf), proof: p.proof
 export class CurioTasks {
   private running: Promise<void> | null = null
   private lastHead = -1
-  private readonly pulling = new Set<string>()
+  private readonly pulling = new Map<string, Promise<void>>()
 
   constructor(private readonly c: TaskContext) {}
 
@@ -401,7 +401,10 @@ export class CurioTasks {
 
   /** Resolves once no pass is running. */
   async settled(): Promise<void> {
-    while (this.running) await this.running.catch(() => {})
+    while (this.running || this.pulling.size > 0) {
+      await this.running?.catch(() => {})
+      await Promise.all(this.pulling.values())
+    }
   }
 
   /** Starts every pending pull item not already running. */
@@ -412,8 +415,12 @@ export class CurioTasks {
         if (item.status !== 'pending' && item.status !== 'retrying') continue
         const key = `${pull.id}/${item.pieceCid}/${item.sourceUrl}`
         if (this.pulling.has(key)) continue
-        this.pulling.add(key)
-        void this.pullItem(pull.service, item).finally(() => this.pulling.delete(key))
+        this.pulling.set(
+          key,
+          this.pullItem(pull.service, item)
+            .catch((err: unknown) => this.c.log.error({ err }, 'simulated Curio: pull task failed'))
+            .finally(() => this.pulling.delete(key)),
+        )
       }
     }
   }

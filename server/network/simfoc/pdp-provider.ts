@@ -69,8 +69,11 @@ export interface PdpProvider {
   listen(port?: number, host?: string): Promise<string>
   /** One pass of the chain-driven tasks (what a new tipset triggers). */
   tick(): Promise<void>
-  setFault(fault: PdpProviderFault | null): void
+  /** Resolves once the fault has taken effect (a `lose` has removed the bytes). */
+  setFault(fault: PdpProviderFault | null): Promise<void>
   readonly fault: PdpProviderFault | null
+  /** Uploads held by the `stall` fault right now. */
+  stalledUploads(): number
   /** The provider's data sets and pieces as its database has them. */
   dataSets(): (DataSet & { pieces: DataSetPiece[] })[]
   /** The proofs it has sent. */
@@ -269,13 +272,25 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
   // ---- Upload bodies ----
 
   /** The request body with Curio's idle timeout, the seeded transfer faults and the `stall` fault. */
-  async function* uploadBody(req: IncomingMessage, label: string): AsyncGenerator<Uint8Array> {
+  async function* uploadBody(req: IncomingMessage, res: ServerResponse, label: string): AsyncGenerator<Uint8Array> {
     const drawn = options.faults?.draw('transfer', label) ?? null
     const iterator = req[Symbol.asyncIterator]()
     let passed = 0
     while (true) {
-      if (fault === 'stall') await new Promise<void>((resolve) => (stallWaiters.add(resolve), req.once('close', resolve)))
-      if (req.destroyed && !req.readableEnded) throw new UploadStalledError('client went away')
+      if (fault === 'stall') {
+        await new Promise<void>((resolve) => {
+          const wake = () => {
+            stallWaiters.delete(wake)
+            res.off('close', wake)
+            resolve()
+          }
+          stallWaiters.add(wake)
+          // The response closes before it is sent only when the client has gone.
+          res.once('close', wake)
+        })
+        if (res.destroyed) throw new UploadStalledError('client went away')
+        continue
+      }
       let timer: NodeJS.Timeout | undefined
       const idle = new Promise<never>((_, reject) => {
         timer = setTimeout(() => reject(new UploadStalledError(`upload timeout: no progress (duration: ${uploadIdleTimeoutMs / 1000} Seconds)`)), uploadIdleTimeoutMs)
@@ -357,7 +372,7 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
     if (upload.pieceRef) throw new HttpFail(409, 'Data has already been uploaded')
     let stashed
     try {
-      stashed = await store.stash(uploadBody(req, `upload ${uuid}`), upload.rawSize)
+      stashed = await store.stash(uploadBody(req, res, `upload ${uuid}`), upload.rawSize)
     } catch (err) {
       if (err instanceof PieceTooLargeError) throw new HttpFail(400, `piece data exceeds the size declared in pieceCid (${upload.rawSize} bytes)`)
       throw new HttpFail(500, 'Failed to store piece data', true, err)
@@ -408,7 +423,7 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
     if (!upload) return goError(res, 404, '404 page not found')
     let stashed
     try {
-      stashed = await store.stash(uploadBody(req, `upload ${uuid}`), PIECE_SIZE_MAX)
+      stashed = await store.stash(uploadBody(req, res, `upload ${uuid}`), PIECE_SIZE_MAX)
     } catch (err) {
       if (err instanceof PieceTooLargeError) throw new HttpFail(413, `piece data exceeds the maximum allowed size (${PIECE_SIZE_MAX} bytes)`)
       throw new HttpFail(500, 'Failed to store piece data', true, err)
@@ -943,23 +958,27 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
       return url
     },
     tick: () => tasks.tick(),
-    setFault(next) {
+    async setFault(next) {
       fault = next
-      if (next === 'lose') void store.lose()
+      if (next === 'lose') await store.lose()
       if (next !== 'stall') {
-        for (const wake of stallWaiters) wake()
-        stallWaiters.clear()
+        for (const wake of [...stallWaiters]) wake()
         tasks.startPulls()
       }
     },
+    stalledUploads: () => stallWaiters.size,
     dataSets: () => Object.values(db.t.dataSets).map((d) => ({ ...d, pieces: db.t.pieces.filter((p) => p.dataSet === d.id) })),
     proofs: () => [...db.t.proofs],
     async close() {
       if (poller) clearInterval(poller)
       poller = null
-      for (const wake of stallWaiters) wake()
+      for (const wake of [...stallWaiters]) wake()
       for (const res of openRequests) res.destroy()
-      if (server) await new Promise<void>((resolve) => server!.close(() => resolve()))
+      if (server) {
+        const closed = new Promise<void>((resolve) => server!.close(() => resolve()))
+        server.closeAllConnections()
+        await closed
+      }
       server = null
       await tasks.settled()
       await db.flush()
