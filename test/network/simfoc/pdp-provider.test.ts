@@ -5,7 +5,11 @@ import { createHash } from 'node:crypto'
 import { mkdtemp, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { CarReader, CarWriter } from '@ipld/car'
+import * as dagPb from '@ipld/dag-pb'
 import { CID } from 'multiformats/cid'
+import * as raw from 'multiformats/codecs/raw'
+import { sha256 } from 'multiformats/hashes/sha2'
 import * as Digest from 'multiformats/hashes/digest'
 import { createWalletClient, http, type Address } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
@@ -196,6 +200,74 @@ describe('simulated Curio: retrieval', () => {
   it('answers 404 for a piece it does not have', async () => {
     const res = await fetch(`${url}/piece/${Piece.calculate(bytes(500, 'absent'))}`)
     expect(res.status).toBe(404)
+  })
+})
+
+/** A small DAG (a dag-pb node over two raw leaves) as a CARv1. */
+async function smallDag(): Promise<{ car: Uint8Array<ArrayBuffer>; root: CID; leaves: { cid: CID; bytes: Uint8Array }[]; rootBytes: Uint8Array }> {
+  const leaves = []
+  for (const text of ['first leaf of the dag', 'second leaf of the dag']) {
+    const bytes = new TextEncoder().encode(text.repeat(20))
+    leaves.push({ cid: CID.create(1, raw.code, await sha256.digest(bytes)), bytes })
+  }
+  const rootBytes = dagPb.encode(dagPb.prepare({ Data: new Uint8Array([8, 2]), Links: leaves.map((l, i) => ({ Hash: l.cid, Name: `part${i}`, Tsize: l.bytes.length })) }))
+  const root = CID.create(1, dagPb.code, await sha256.digest(rootBytes))
+  const { writer, out } = CarWriter.create([root])
+  const chunks: Uint8Array[] = []
+  const collected = (async () => {
+    for await (const chunk of out) chunks.push(chunk)
+  })()
+  await writer.put({ cid: root, bytes: rootBytes })
+  for (const leaf of leaves) await writer.put(leaf)
+  await writer.close()
+  await collected
+  const car = new Uint8Array(Buffer.concat(chunks))
+  return { car, root, leaves, rootBytes }
+}
+
+describe('simulated Curio: trustless gateway retrieval of indexed CARs', () => {
+  it('indexes a CAR piece of a data set with withIPFSIndexing and serves its blocks and DAG', async () => {
+    const dag = await smallDag()
+    const { pieceCid } = await SP.uploadPieceStreaming({ serviceURL: url, data: dag.car })
+    // Not indexed while the piece is only parked.
+    expect((await fetch(`${url}/ipfs/${dag.root}?format=raw`)).status).toBe(404)
+    const created = await SP.createDataSetAndAddPieces(client, { serviceURL: url, payee: chain.address, pieces: [{ pieceCid }], metadata: { withIPFSIndexing: '' } })
+    await advance(3)
+    await SP.waitForCreateDataSetAddPieces({ statusUrl: created.statusUrl })
+
+    const rawRoot = await fetch(`${url}/ipfs/${dag.root}?format=raw`)
+    expect(rawRoot.status).toBe(200)
+    expect(rawRoot.headers.get('content-type')).toBe('application/vnd.ipld.raw')
+    expect(Buffer.from(await rawRoot.arrayBuffer()).equals(Buffer.from(dag.rootBytes))).toBe(true)
+
+    const leaf = await fetch(`${url}/ipfs/${dag.leaves[1].cid}`, { headers: { Accept: 'application/vnd.ipld.raw' } })
+    expect(Buffer.from(await leaf.arrayBuffer()).equals(Buffer.from(dag.leaves[1].bytes))).toBe(true)
+
+    const carRes = await fetch(`${url}/ipfs/${dag.root}`, { headers: { Accept: 'application/vnd.ipld.car' } })
+    expect(carRes.status).toBe(200)
+    expect(carRes.headers.get('content-type')).toContain('application/vnd.ipld.car')
+    const reader = await CarReader.fromBytes(new Uint8Array(await carRes.arrayBuffer()))
+    expect((await reader.getRoots()).map(String)).toEqual([dag.root.toString()])
+    const order: string[] = []
+    for await (const block of reader.blocks()) order.push(block.cid.toString())
+    expect(order).toEqual([dag.root, ...dag.leaves.map((l) => l.cid)].map(String))
+
+    const onlyRoot = await CarReader.fromBytes(new Uint8Array(await (await fetch(`${url}/ipfs/${dag.root}?format=car&dag-scope=block`)).arrayBuffer()))
+    const blocks: string[] = []
+    for await (const block of onlyRoot.blocks()) blocks.push(block.cid.toString())
+    expect(blocks).toEqual([dag.root.toString()])
+
+    const absent = await fetch(`${url}/ipfs/${CID.create(1, raw.code, await sha256.digest(new Uint8Array([1])))}?format=raw`)
+    expect(absent.status).toBe(404)
+  })
+
+  it('does not index pieces of data sets without withIPFSIndexing (Curio indexes on request only)', async () => {
+    const dag = await smallDag()
+    const { pieceCid } = await SP.uploadPieceStreaming({ serviceURL: url, data: dag.car })
+    const created = await SP.createDataSetAndAddPieces(client, { serviceURL: url, payee: chain.address, pieces: [{ pieceCid }] })
+    await advance(3)
+    await SP.waitForCreateDataSetAddPieces({ statusUrl: created.statusUrl })
+    expect((await fetch(`${url}/ipfs/${dag.root}?format=raw`)).status).toBe(404)
   })
 })
 
