@@ -48,7 +48,13 @@ function roomyEstimates(url: string): Transport {
   }
 }
 
-export const GENESIS = 1_767_225_600 // 2026-01-01T00:00:00Z
+/**
+ * Epoch 0, a whole day 30 days back. The SDK signs permits and session keys
+ * with deadlines of wall time + 1 hour (Date.now()), which the contracts
+ * compare with block.timestamp = GENESIS + epoch × 30; the tests' epochs (up
+ * to a few thousand, a day or two of chain time) stay well before that.
+ */
+export const GENESIS = Math.floor(Date.now() / 86_400_000) * 86_400 - 30 * 86_400
 
 /** A private key derived from a name, so every run uses the same accounts. */
 export const keyOf = (name: string): Hex => keccak256(toHex(`simfoc pay test: ${name}`))
