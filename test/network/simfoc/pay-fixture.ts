@@ -7,7 +7,6 @@ import type { Chain } from '@filoz/synapse-core/chains'
 import {
   createPublicClient,
   createWalletClient,
-  custom,
   http,
   keccak256,
   parseEther,
@@ -25,28 +24,6 @@ import { privateKeyToAccount } from 'viem/accounts'
 import { loadFocArtifacts, type FocArtifacts } from '../../../server/network/simfoc/contracts/compile.ts'
 import { deployFoc, focChain, mintUsdfc, type FocAddresses } from '../../../server/network/simfoc/contracts/deploy.ts'
 import { startEvmNode, type EvmNode } from '../../../server/network/simfoc/evm-node.ts'
-
-/**
- * TEMPORARY, until the node is fixed: evm-chain.ts simulate() keeps the EVM's
- * journal (warm slots and addresses, EIP-2929) and original-storage cache
- * from one eth_call to the next, so viem's eth_estimateGas, which follows its
- * eth_call of the same function, is measured with everything already warm and
- * falls short for storage-heavy calls (a settlement then runs out of gas).
- * Until simulate() starts each call clean (journal.cleanJournal() and
- * originalStorageCache.clear()), the tests' clients triple the estimate.
- */
-function roomyEstimates(url: string): Transport {
-  const rpc = http(url)
-  return (config) => {
-    const inner = rpc(config)
-    return custom({
-      async request({ method, params }) {
-        const answer = await inner.request({ method, params })
-        return method === 'eth_estimateGas' ? toHex(BigInt(answer as Hex) * 3n) : answer
-      },
-    })(config)
-  }
-}
 
 /**
  * Epoch 0, a whole day 30 days back. The SDK signs permits and session keys
@@ -90,7 +67,7 @@ export async function startPayChain(): Promise<PayChain> {
   const addresses = await deployFoc(node.url, deployerKey)
   const chain = focChain(node.url, addresses, { genesisTimestamp: GENESIS })
   const artifacts = await loadFocArtifacts()
-  const publicClient = createPublicClient({ chain, transport: roomyEstimates(node.url), pollingInterval: 50 })
+  const publicClient = createPublicClient({ chain, transport: http(node.url), pollingInterval: 50 })
   const funded = new Set<Address>()
   return {
     node,
@@ -110,7 +87,7 @@ export async function startPayChain(): Promise<PayChain> {
         await node.setBalance(account.address, parseEther('100'))
         funded.add(account.address)
       }
-      return createWalletClient({ account, chain, transport: roomyEstimates(node.url), pollingInterval: 50 })
+      return createWalletClient({ account, chain, transport: http(node.url), pollingInterval: 50 })
     },
     async mint(to, amount) {
       await mintUsdfc(node.url, deployerKey, addresses.usdfc, to, amount)
