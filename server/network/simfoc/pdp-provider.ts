@@ -225,6 +225,8 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
   const db = new ProviderDb(join(options.dir, 'db.json'))
   await db.load()
   for (const ref of db.t.pieceRefs) await store.meta(ref.pieceCid)
+  // Pulls cut short by a restart run again (Curio retries a task whose machine went away).
+  for (const pull of db.t.pulls) for (const item of pull.items) if (item.status === 'inProgress') item.status = 'retrying'
   const recordKeepers = new Set(options.recordKeepers.map((a) => a.toLowerCase()))
   const pullAllowInsecure = options.pullAllowInsecure ?? true
   const uploadIdleTimeoutMs = options.uploadIdleTimeoutMs ?? 5000

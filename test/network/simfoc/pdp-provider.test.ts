@@ -14,6 +14,9 @@ import * as Digest from 'multiformats/hashes/digest'
 import { createWalletClient, http, type Address } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { capabilitiesListToObject, decodePDPCapabilities } from '@filoz/synapse-core/utils'
+import type { FaultPlan } from '../../../server/network/simnet/faults.ts'
+import { offeringCapabilities } from '../../../server/network/simfoc/pdp-provider-chain.ts'
 import { createPdpProvider, type PdpProvider } from '../../../server/network/simfoc/pdp-provider.ts'
 import { FakePdpChain } from './pdp-provider-fake-chain.ts'
 
@@ -432,5 +435,57 @@ describe('simulated Curio: faults', () => {
     const res = await fetch(`${url}/piece/${pieceCid}`)
     expect(res.status).toBe(404)
     await expect(SP.findPiece({ serviceURL: url, pieceCid })).resolves.toBeDefined()
+  })
+})
+
+describe('simulated Curio: seeded transfer faults', () => {
+  it('a drawn fail cuts an upload part-way and the SDK reports it; the next draw lets one through', async () => {
+    const draws: ('fail' | null)[] = ['fail', null]
+    const faults: FaultPlan = {
+      rate: 0.5,
+      draw: () => (draws.shift() === 'fail' ? { kind: 'fail' } : null),
+      counts: () => ({ chain: { fail: 0, stall: 0 }, stream: { fail: 0, stall: 0 }, transfer: { fail: 1, stall: 0 } }),
+    }
+    await provider.close()
+    provider = await createPdpProvider({ dir, chain, recordKeepers: [FWSS], pollMs: 0, faults })
+    url = await provider.listen()
+    const data = bytes(50_000, 'faulty')
+    await expect(SP.uploadPieceStreaming({ serviceURL: url, data })).rejects.toThrow()
+    const { pieceCid } = await SP.uploadPieceStreaming({ serviceURL: url, data })
+    expect(pieceCid.toString()).toBe(Piece.calculate(data).toString())
+  })
+})
+
+describe('simulated Curio: registration capabilities', () => {
+  it('encodes the PDP offering so that the SDK decodes it back', () => {
+    const offering = {
+      serviceURL: 'http://127.0.0.1:4321',
+      minPieceSizeInBytes: 127n,
+      maxPieceSizeInBytes: 1_065_353_216n,
+      storagePricePerTibPerDay: 100_000_000_000_000_000n,
+      minProvingPeriodInEpochs: 0n,
+      location: 'loopback',
+      paymentTokenAddress: '0x00000000000000000000000000000000000Cafe1' as Address,
+      ipniPiece: true,
+      ipniIpfs: true,
+      ipniPeerId: '0x0024080112205f1b' as const,
+    }
+    const { keys, values } = offeringCapabilities(offering, { region: 'sim' })
+    expect(keys.slice(0, 7)).toEqual(['serviceURL', 'minPieceSizeInBytes', 'maxPieceSizeInBytes', 'storagePricePerTibPerDay', 'minProvingPeriodInEpochs', 'location', 'paymentTokenAddress'])
+    // Zero is one zero byte, as Curio encodes it.
+    expect(values[4]).toBe('0x00')
+    const decoded = decodePDPCapabilities(capabilitiesListToObject(keys, values))
+    expect(decoded).toMatchObject({
+      serviceURL: offering.serviceURL,
+      minPieceSizeInBytes: 127n,
+      maxPieceSizeInBytes: 1_065_353_216n,
+      storagePricePerTibPerDay: offering.storagePricePerTibPerDay,
+      minProvingPeriodInEpochs: 0n,
+      location: 'loopback',
+      paymentTokenAddress: offering.paymentTokenAddress.toLowerCase(),
+      ipniPiece: true,
+      ipniIpfs: true,
+    })
+    expect(decoded.extraCapabilities).toMatchObject({ region: '0x73696d' })
   })
 })
