@@ -90,6 +90,10 @@ export interface DataSet {
   /** The hash of the last nextProvingPeriod until its effects (removals) are reconciled. */
   ppReconcileHash: string | null
   prevChallengeRequestEpoch: number | null
+  /** Challenge requests that failed in a row (sent and reverted, or refused at estimate). */
+  provingFailures?: number
+  /** Set when proving gave up on the data set (Curio's unrecoverable_proving_failure_epoch). */
+  unrecoverableEpoch?: number | null
 }
 
 /** pdp_data_set_pieces. */

@@ -17,6 +17,8 @@ import type { FaultPlan } from '../simnet/faults.ts'
 export const NUM_CHALLENGES = 5
 /** Curio tasks/message/watch_eth.go MinEthConfidence: a message counts once a block is built on it. */
 export const MIN_ETH_CONFIDENCE = 1
+/** Failed challenge requests in a row after which proving stops for a data set (a terminated or deleted one keeps refusing). */
+export const MAX_PROVING_FAILURES = 5
 
 export interface TaskLog {
   debug(obj: object, msg?: string): void
@@ -224,6 +226,7 @@ export class CurioTasks {
       if (!wait || wait.status === 'pending') continue
       dataSet.ppReconcileHash = null
       if (wait.success) {
+        dataSet.provingFailures = 0
         // nextProvingPeriod applies the scheduled removals.
         for (const piece of db.t.pieces) {
           if (piece.dataSet !== dataSet.id || piece.removed || !piece.rmTxHash) continue
@@ -239,6 +242,7 @@ export class CurioTasks {
         dataSet.challengeRequestMsgHash = null
         dataSet.proveAtEpoch = dataSet.prevProveAtEpoch
         if (dataSet.proveAtEpoch === null) dataSet.initReady = true
+        this.provingFailed(dataSet)
       }
       await db.save()
     }
@@ -249,7 +253,7 @@ export class CurioTasks {
   private async initProvingPeriods(head: number): Promise<void> {
     const { db, chain } = this.c
     for (const dataSet of Object.values(db.t.dataSets)) {
-      if (!dataSet.initReady || dataSet.proveAtEpoch !== null || dataSet.ppReconcileHash) continue
+      if (!dataSet.initReady || dataSet.proveAtEpoch !== null || dataSet.ppReconcileHash || dataSet.unrecoverableEpoch != null) continue
       const setId = BigInt(dataSet.id)
       try {
         if ((await chain.dataSetLeafCount(setId)) === 0n) {
@@ -268,8 +272,18 @@ export class CurioTasks {
         this.c.log.info({ dataSetId: dataSet.id, epoch: Number(proveAt), hash }, 'simulated Curio: initial challenge window scheduled')
       } catch (err) {
         this.c.log.warn({ err, dataSetId: dataSet.id }, 'simulated Curio: failed to set up initial proving period')
+        this.provingFailed(dataSet)
       }
       await db.save()
+    }
+  }
+
+  /** Counts a failed challenge request; past the limit the data set is given up (tasks/pdpv0/failure_handling.go). */
+  private provingFailed(dataSet: DataSet): void {
+    dataSet.provingFailures = (dataSet.provingFailures ?? 0) + 1
+    if (dataSet.provingFailures >= MAX_PROVING_FAILURES) {
+      dataSet.unrecoverableEpoch = this.lastHead
+      this.c.log.error({ dataSetId: dataSet.id, failures: dataSet.provingFailures }, 'simulated Curio: proving given up for the data set')
     }
   }
 
@@ -288,7 +302,7 @@ export class CurioTasks {
   private async nextProvingPeriods(head: number): Promise<void> {
     const { db, chain } = this.c
     for (const dataSet of Object.values(db.t.dataSets)) {
-      if (dataSet.proveAtEpoch === null || dataSet.ppReconcileHash || dataSet.proveAtEpoch + dataSet.challengeWindow > head) continue
+      if (dataSet.proveAtEpoch === null || dataSet.ppReconcileHash || dataSet.unrecoverableEpoch != null || dataSet.proveAtEpoch + dataSet.challengeWindow > head) continue
       const setId = BigInt(dataSet.id)
       try {
         const listener = await chain.dataSetListener(setId)
@@ -301,6 +315,7 @@ export class CurioTasks {
         this.c.log.info({ dataSetId: dataSet.id, epoch: Number(next), hash }, 'simulated Curio: next challenge window scheduled')
       } catch (err) {
         this.c.log.warn({ err, dataSetId: dataSet.id }, 'simulated Curio: failed to set up next proving period')
+        this.provingFailed(dataSet)
       }
       await db.save()
     }

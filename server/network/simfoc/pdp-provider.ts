@@ -627,6 +627,7 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
   function verifyDataSet(id: number): DataSet {
     const dataSet = db.dataSet(id)
     if (!dataSet || dataSet.service !== SERVICE) throw new HttpFail(404, 'Data set not found')
+    if (dataSet.unrecoverableEpoch != null) throw new HttpFail(409, 'data set has been terminated due to unrecoverable proving failure', false)
     return dataSet
   }
 

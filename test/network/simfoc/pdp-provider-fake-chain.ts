@@ -55,6 +55,8 @@ export class FakePdpChain implements PdpChain {
   private nonce = 0
   /** The next send fails with this text (as a reverting gas estimate would). */
   failNextSend: string | null = null
+  /** Every send of these functions fails with the given text. */
+  readonly refuse = new Map<string, string>()
   config = { maxProvingPeriod: 60n, challengeWindow: 20n, challengesPerProof: 5n }
   challengeFinality = 2
 
@@ -64,6 +66,8 @@ export class FakePdpChain implements PdpChain {
   }
 
   private record(name: string, args: unknown[], value?: bigint): Hex {
+    const refused = this.refuse.get(name)
+    if (refused) throw new ChainSendError(refused)
     if (this.failNextSend) {
       const text = this.failNextSend
       this.failNextSend = null

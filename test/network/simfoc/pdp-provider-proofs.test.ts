@@ -235,4 +235,15 @@ describe('simulated Curio: the proving loop', () => {
     await advanceTo(nextAt + 2)
     await checkProof(chain.callsNamed('provePossession')[1], nextAt)
   })
+
+  it('gives a data set up after challenge requests keep failing, and then refuses to add to it', async () => {
+    chain.refuse.set('nextProvingPeriod', 'execution reverted: DataSetNotLive')
+    await dataSetWithTwoPieces()
+    await advanceTo(chain.head + 10)
+    expect(provider.dataSets()[0].unrecoverableEpoch).not.toBeNull()
+    const { pieceCid } = await SP.uploadPieceStreaming({ serviceURL: url, data: bytes(1000, 'late') })
+    await expect(SP.addPieces(client, { serviceURL: url, dataSetId: 1n, clientDataSetId: 1n, pieces: [{ pieceCid }] })).rejects.toThrow(
+      'data set has been terminated due to unrecoverable proving failure',
+    )
+  })
 })
