@@ -374,6 +374,8 @@ export class CurioTasks {
     const hash = await chain.provePossession(setId, proofs.map(proofToHex), fee)
     db.t.waits[hash.toLowerCase()] = { status: 'pending', success: null, reason: 'pdp-prove' }
     db.t.proofs.push({ dataSetId: dataSet.id, challengeEpoch: Number(challengeEpoch), sentAtEpoch: head, txHash: hash.toLowerCase() })
+    // The most recent proofs are enough for tests and logs; the database stays small on a long run.
+    if (db.t.proofs.length > 1000) db.t.proofs.splice(0, db.t.proofs.length - 1000)
     await db.save()
     this.c.log.info({ dataSetId: dataSet.id, challengeEpoch: Number(challengeEpoch), hash }, 'simulated Curio: proof sent')
   }
