@@ -12,8 +12,10 @@ const HELP = `Usage: npm run wallet -- <command> [--json]
 
 Manages the gateway's Filecoin keys (secp256k1, f1… on mainnet and the
 simulated network, t1… on calibration), one file per key (mode 0600) under
-DATA_DIR/wallet/ (DATA_DIR defaults to ./data). Private keys are never
-printed: only addresses and public keys.
+DATA_DIR/wallet/ (DATA_DIR defaults to ./data). Each key is also an FEVM
+account, which pays the Filecoin Onchain Cloud route: shown by its 0x address
+and the f410f (t410f) address that FIL for it is sent to. Private keys are
+never printed: only addresses and public keys.
 
 Commands:
   new                  create a key; the first key becomes the default
@@ -49,7 +51,12 @@ async function main(): Promise<void> {
   const keystore = openKeystore(join(config.dataDir, 'wallet'), addressNetworkOf(config.service.network))
   const print = (keys: WalletKey[], one = false) => {
     if (values.json) process.stdout.write(`${JSON.stringify(one ? keys[0] : keys, null, 2)}\n`)
-    else for (const k of keys) process.stdout.write(`${k.address}${k.isDefault ? '  (default)' : ''}${one ? `\n  public key ${k.publicKey}` : ''}\n`)
+    else {
+      for (const k of keys) {
+        const details = one ? `\n  Onchain Cloud account ${k.ethAddress} (${k.delegatedAddress})\n  public key ${k.publicKey}` : `  ${k.ethAddress}`
+        process.stdout.write(`${k.address}${k.isDefault ? '  (default)' : ''}${details}\n`)
+      }
+    }
   }
   switch (command) {
     case 'new':

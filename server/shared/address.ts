@@ -110,6 +110,19 @@ export function formatAddress(network: AddressNetwork, protocol: 1 | 2 | 3, payl
   return `${network === 'mainnet' ? 'f' : 't'}${protocol}${base32Encode(concat(payload, sum))}`
 }
 
+/** The Ethereum address manager's actor id: f410f… addresses are Ethereum accounts (FIP-0055). */
+export const EAM_NAMESPACE = 10
+
+/**
+ * The f410f/t410f address of a 20-byte Ethereum address: the same account seen
+ * from Filecoin, where FIL for an FEVM account is sent (FIP-0048, FIP-0055).
+ */
+export function delegatedAddress(network: AddressNetwork, ethAddress: Uint8Array): string {
+  if (ethAddress.length !== 20) throw new RangeError('an Ethereum address has 20 bytes')
+  const sum = checksum(4, concat(leb128(BigInt(EAM_NAMESPACE)), ethAddress))
+  return `${network === 'mainnet' ? 'f' : 't'}4${EAM_NAMESPACE}f${base32Encode(concat(ethAddress, sum))}`
+}
+
 /** An address as the chain's CBOR carries it: protocol byte ‖ payload. */
 export function addressBytes(address: FilecoinAddress): Uint8Array {
   return concat(Uint8Array.of(address.protocol), address.payload)

@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { blake2b } from '@noble/hashes/blake2.js'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createSigner, secp256k1Address, verifySignature } from '../../server/network/wallet/keys.ts'
+import { createSigner, ethereumAddress, secp256k1Address, verifySignature } from '../../server/network/wallet/keys.ts'
+import { delegatedAddress } from '../../server/shared/address.ts'
 import { openKeystore, WalletError } from '../../server/network/wallet/keystore.ts'
 import { bigIntBytes, encodeMessage, signMessage, type Message } from '../../server/network/wallet/message.ts'
 
@@ -38,6 +39,14 @@ describe('wallet: addresses and signatures (published vectors)', () => {
   it('derives the f1 address of a secp256k1 key, and its t1 twin on testnets', () => {
     expect(secp256k1Address(KEY, 'mainnet')).toBe(ADDRESS)
     expect(secp256k1Address(KEY, 'testnet')).toBe(`t${ADDRESS.slice(1)}`)
+  })
+
+  it('derives the FEVM account of a key (0x, EIP-55) and its f410f address (published vectors)', () => {
+    // web3.js's accounts documentation: this private key is account 0x2c7536E3605D9C16a7a3D7b1898e529396a65c23.
+    expect(ethereumAddress(Buffer.from('4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318', 'hex'))).toBe('0x2c7536E3605D9C16a7a3D7b1898e529396a65c23')
+    // go-address's test vectors (and Lotus's ethtypes tests): 0xd388…8498 is f410f2oekwcmo2pueydmaq53eic2i62crtbeyuzx2gmy.
+    expect(delegatedAddress('mainnet', Buffer.from('d388ab098ed3e84c0d808776440b48f685198498', 'hex'))).toBe('f410f2oekwcmo2pueydmaq53eic2i62crtbeyuzx2gmy')
+    expect(delegatedAddress('testnet', Buffer.from('8dbd6c7ede90646a61bbc649831b7c298bfd37a0', 'hex'))).toBe('t410frw6wy7w6sbsguyn3yzeygg34fgf72n5ao5sxyky')
   })
 
   it('encodes a message as Lotus does, big amounts as sign byte and magnitude', () => {
@@ -89,6 +98,12 @@ describe('wallet: keystore', () => {
     expect(verifySignature(ADDRESS, new Uint8Array([1, 2, 3]), signature)).toBe(true)
     keystore.setDefault(made.address)
     expect(keystore.signer().address).toBe(made.address)
+    // A key's FEVM account signs as its own 0x address, which the listing shows, and does not hold the key in sight.
+    expect(keystore.evmAccount().address).toBe(made.ethAddress)
+    const account = keystore.evmAccount(ADDRESS)
+    expect(account.address).toBe(keystore.list()[1].ethAddress)
+    expect(await account.signMessage({ message: 'deposit' })).toMatch(/^0x[0-9a-f]{130}$/)
+    expect(JSON.stringify(account)).not.toContain(Buffer.from(KEY).toString('hex'))
     // The same key file gives the t1 address on a testnet.
     expect(openKeystore(join(dir, 'wallet'), 'testnet').list().map((k) => k.address)).toContain(`t${ADDRESS.slice(1)}`)
   })

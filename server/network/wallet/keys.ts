@@ -1,5 +1,6 @@
 import { secp256k1 } from '@noble/curves/secp256k1.js'
 import { blake2b } from '@noble/hashes/blake2.js'
+import { keccak_256 } from '@noble/hashes/sha3.js'
 import { formatAddress, parseAddress, type AddressNetwork } from '../../shared/address.ts'
 
 /** A Filecoin signature: type 1 is secp256k1, 65 bytes r ‖ s ‖ recovery id. */
@@ -20,6 +21,18 @@ export const SIGNATURE_SECP256K1 = 1
 export function secp256k1Address(privateKey: Uint8Array, network: AddressNetwork): string {
   const publicKey = secp256k1.getPublicKey(privateKey, false)
   return formatAddress(network, 1, blake2b(publicKey, { dkLen: 20 }))
+}
+
+/**
+ * The Ethereum (FEVM) address of a secp256k1 key, EIP-55 checksummed: the last
+ * 20 bytes of keccak-256 of its uncompressed public key without the 0x04 prefix.
+ * The Onchain Cloud's contracts know the gateway by it.
+ */
+export function ethereumAddress(privateKey: Uint8Array): `0x${string}` {
+  const digest = keccak_256(secp256k1.getPublicKey(privateKey, false).subarray(1)).subarray(12)
+  const lower = Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('')
+  const mixed = keccak_256(new TextEncoder().encode(lower))
+  return `0x${[...lower].map((c, i) => ((mixed[i >> 1] >> (i % 2 ? 0 : 4)) & 0xf) >= 8 ? c.toUpperCase() : c).join('')}`
 }
 
 /** A new random secp256k1 private key (32 bytes, from the OS's CSPRNG via noble). */

@@ -1,8 +1,9 @@
 import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { secp256k1 } from '@noble/curves/secp256k1.js'
-import type { AddressNetwork } from '../../shared/address.ts'
-import { createSigner, newPrivateKey, secp256k1Address, type Signer } from './keys.ts'
+import { privateKeyToAccount, type LocalAccount } from 'viem/accounts'
+import { delegatedAddress, type AddressNetwork } from '../../shared/address.ts'
+import { createSigner, ethereumAddress, newPrivateKey, secp256k1Address, type Signer } from './keys.ts'
 
 /** What Lotus keeps (and `lotus wallet export` prints as hex of this JSON): the key type and the key, base64. */
 interface LotusKeyInfo {
@@ -14,6 +15,10 @@ export interface WalletKey {
   address: string
   /** Uncompressed public key, hex. */
   publicKey: string
+  /** The same key's FEVM account, which pays the Onchain Cloud: its 0x address… */
+  ethAddress: `0x${string}`
+  /** …and that account's f410f/t410f address, where FIL for it is sent. */
+  delegatedAddress: string
   isDefault: boolean
 }
 
@@ -30,6 +35,8 @@ export interface Keystore {
   setDefault(address: string): void
   /** The signer of `address`, or of the default key. */
   signer(address?: string): Signer
+  /** The same key as an FEVM account that signs transactions and typed data (viem's), for the Onchain Cloud. */
+  evmAccount(address?: string): LocalAccount
 }
 
 /**
@@ -54,7 +61,11 @@ export function openKeystore(dir: string, network: AddressNetwork): Keystore {
   }
   const describe = (key: Uint8Array, defaultSlug: string | undefined): WalletKey => {
     const address = secp256k1Address(key, network)
-    return { address, publicKey: Buffer.from(secp256k1.getPublicKey(key, false)).toString('hex'), isDefault: slug(address) === defaultSlug }
+    const ethAddress = ethereumAddress(key)
+    return {
+      address, publicKey: Buffer.from(secp256k1.getPublicKey(key, false)).toString('hex'), ethAddress,
+      delegatedAddress: delegatedAddress(network, Buffer.from(ethAddress.slice(2), 'hex')), isDefault: slug(address) === defaultSlug,
+    }
   }
   const defaultSlug = () => (existsSync(defaultFile) ? readFileSync(defaultFile, 'utf8').trim() : undefined)
   const writeAtomically = (file: string, text: string) => {
@@ -76,6 +87,12 @@ export function openKeystore(dir: string, network: AddressNetwork): Keystore {
   const keyOf = (address: string): Uint8Array => {
     if (!/^[ft]1[a-z2-7]{39}$/.test(address) || !existsSync(fileOf(address))) throw new WalletError(`no key for ${address} in ${dir}`)
     return readKey(fileOf(address))
+  }
+
+  const chosenAddress = (address?: string): string => {
+    const chosen = address ?? (defaultSlug() && `${network === 'mainnet' ? 'f' : 't'}${defaultSlug()}`)
+    if (!chosen) throw new WalletError(`no wallet key yet in ${dir}: create one with \`npm run wallet -- new\``)
+    return chosen
   }
 
   return {
@@ -107,9 +124,10 @@ export function openKeystore(dir: string, network: AddressNetwork): Keystore {
       writeAtomically(defaultFile, slug(address))
     },
     signer(address) {
-      const chosen = address ?? (defaultSlug() && `${network === 'mainnet' ? 'f' : 't'}${defaultSlug()}`)
-      if (!chosen) throw new WalletError(`no wallet key yet in ${dir}: create one with \`npm run wallet -- new\``)
-      return createSigner(keyOf(chosen), network)
+      return createSigner(keyOf(chosenAddress(address)), network)
+    },
+    evmAccount(address) {
+      return privateKeyToAccount(`0x${Buffer.from(keyOf(chosenAddress(address))).toString('hex')}`)
     },
   }
 }
