@@ -1,0 +1,207 @@
+/**
+ * Deploys the simulated Onchain Cloud's contracts to an EVM JSON-RPC node and
+ * describes the result as the Synapse SDK's `Chain`.
+ */
+import { devnet, type Chain } from '@filoz/synapse-core/chains'
+import {
+  createPublicClient,
+  createWalletClient,
+  defineChain,
+  getContractAddress,
+  http,
+  type Abi,
+  type Address,
+  type Hash,
+  type Hex,
+  type PublicClient,
+  type WalletClient,
+} from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import { loadFocArtifacts, type FocArtifacts } from './compile.ts'
+import { deployWarmStorage } from './deploy-warm-storage.ts'
+
+/** The Synapse SDK's devnet chain id (synapse-core chains.ts devnet), which its chain checks accept. */
+export const FOC_CHAIN_ID = 31415926
+
+export interface FocAddresses {
+  multicall3: Address
+  usdfc: Address
+  filecoinPay: Address
+  fwss: Address
+  fwssView: Address
+  serviceProviderRegistry: Address
+  sessionKeyRegistry: Address
+  pdp: Address
+  endorsements: Address
+}
+
+export class FocDeployError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'FocDeployError'
+  }
+}
+
+/** The pay-side contracts, in deployment order, by their artifact names. */
+const PAY_SIDE = [
+  ['multicall3', 'Multicall3'],
+  ['usdfc', 'SimUsdfc'],
+  ['filecoinPay', 'FilecoinPay'],
+  ['serviceProviderRegistry', 'ServiceProviderRegistry'],
+  ['sessionKeyRegistry', 'SessionKeyRegistry'],
+  ['endorsements', 'ProviderIdSet'],
+] as const
+
+type PaySide = Record<(typeof PAY_SIDE)[number][0], Address>
+
+/**
+ * Deploys every contract from `deployerKey`, which must hold FIL for gas. The
+ * deployer owns what has an owner (the endorsements list, the registry) and is
+ * USDFC's minter (the faucet). The addresses follow from the deployer and its
+ * nonce, so a fresh deployer on a fresh chain always gets the same ones.
+ */
+export async function deployFoc(rpcUrl: string, deployerKey: Hex): Promise<FocAddresses> {
+  const { wallet, publicClient } = await focClients(rpcUrl, deployerKey)
+  const artifacts = await loadFocArtifacts()
+  const paySide = await deployPaySide(wallet, publicClient, artifacts)
+  const warm = await deployWarmStorage(wallet, publicClient, artifacts, {
+    usdfc: paySide.usdfc,
+    filecoinPay: paySide.filecoinPay,
+    serviceProviderRegistry: paySide.serviceProviderRegistry,
+    sessionKeyRegistry: paySide.sessionKeyRegistry,
+    endorsements: paySide.endorsements,
+  })
+  return { ...paySide, ...warm }
+}
+
+/** A wallet client for `key` and a public client, on the node's own chain id, polling briskly. */
+export async function focClients(
+  rpcUrl: string,
+  key: Hex,
+): Promise<{ wallet: WalletClient; publicClient: PublicClient }> {
+  const probe = createPublicClient({ transport: http(rpcUrl) })
+  const chain = defineChain({
+    id: await probe.getChainId(),
+    name: 'Simulated Filecoin Onchain Cloud',
+    nativeCurrency: { name: 'Filecoin', symbol: 'FIL', decimals: 18 },
+    rpcUrls: { default: { http: [rpcUrl] } },
+  })
+  const transport = http(rpcUrl)
+  const publicClient = createPublicClient({ chain, transport, pollingInterval: 100 })
+  const wallet = createWalletClient({ account: privateKeyToAccount(key), chain, transport, pollingInterval: 100 })
+  return { wallet, publicClient }
+}
+
+/**
+ * Sends every pay-side deployment at once, with consecutive nonces, then
+ * waits for all of them: the node may include transactions only at the next
+ * epoch, and one epoch then covers them all.
+ */
+export async function deployPaySide(
+  wallet: WalletClient,
+  publicClient: PublicClient,
+  artifacts: FocArtifacts,
+): Promise<PaySide> {
+  const account = wallet.account
+  if (account === undefined) throw new FocDeployError('the wallet client has no account')
+  const nonce = await publicClient.getTransactionCount({ address: account.address, blockTag: 'pending' })
+  const sent: { key: keyof PaySide; name: string; hash: Hash; address: Address }[] = []
+  for (const [index, [key, name]] of PAY_SIDE.entries()) {
+    const artifact = artifacts[name]
+    if (artifact === undefined) throw new FocDeployError(`no compiled contract named ${name}`)
+    const hash = await wallet.deployContract({
+      abi: artifact.abi as Abi,
+      bytecode: artifact.bytecode,
+      account,
+      chain: wallet.chain,
+      nonce: nonce + index,
+    })
+    sent.push({ key, name, hash, address: getContractAddress({ from: account.address, nonce: BigInt(nonce + index) }) })
+  }
+  const addresses = {} as PaySide
+  for (const { key, name, hash, address } of sent) {
+    const receipt = await publicClient.waitForTransactionReceipt({ hash })
+    if (receipt.status !== 'success') throw new FocDeployError(`deploying ${name} failed (transaction ${hash})`)
+    if (receipt.contractAddress?.toLowerCase() !== address.toLowerCase()) {
+      throw new FocDeployError(`${name} landed at ${receipt.contractAddress}, expected ${address}`)
+    }
+    addresses[key] = address
+  }
+  return addresses
+}
+
+/** The faucet: mints simulated USDFC to `to`, signed by the deployer (the token's minter). */
+export async function mintUsdfc(rpcUrl: string, deployerKey: Hex, usdfc: Address, to: Address, amount: bigint): Promise<Hash> {
+  const { wallet, publicClient } = await focClients(rpcUrl, deployerKey)
+  const artifacts = await loadFocArtifacts()
+  const hash = await wallet.writeContract({
+    address: usdfc,
+    abi: artifacts.SimUsdfc.abi,
+    functionName: 'mint',
+    args: [to, amount],
+    account: wallet.account!,
+    chain: wallet.chain,
+  })
+  const receipt = await publicClient.waitForTransactionReceipt({ hash })
+  if (receipt.status !== 'success') throw new FocDeployError(`minting USDFC failed (transaction ${hash})`)
+  return hash
+}
+
+export interface FocChainOptions {
+  /** Unix seconds of epoch 0 on the simulated clock (block.timestamp = genesis + epoch × 30). */
+  genesisTimestamp?: number
+  /** Real milliseconds per epoch on the simulated clock: viem polls at half of it (within 0.5–4 s). */
+  blockTime?: number
+}
+
+/**
+ * The Synapse SDK's `Chain` for the simulated Onchain Cloud: the devnet id
+ * 31415926, our RPC URL and contract addresses, the SDK's own ABIs.
+ *
+ * It also points the SDK's built-in devnet entry at these addresses:
+ * synapse-core's depositWithPermit looks its chain up by id
+ * (`getChain(client.chain.id)`, pay/deposit-with-permit.ts) instead of using
+ * the client's chain, and would otherwise sign for and call address zero. The
+ * SDK's code stays as it is; only its devnet table is filled in, once per
+ * process (a fresh deployer always yields the same addresses).
+ */
+export function focChain(rpcUrl: string, addresses: FocAddresses, options: FocChainOptions = {}): Chain {
+  const contracts: Chain['contracts'] = {
+    multicall3: { address: addresses.multicall3, blockCreated: 0 },
+    usdfc: { address: addresses.usdfc, abi: devnet.contracts.usdfc.abi },
+    filecoinPay: { address: addresses.filecoinPay, abi: devnet.contracts.filecoinPay.abi },
+    fwss: { address: addresses.fwss, abi: devnet.contracts.fwss.abi },
+    fwssView: { address: addresses.fwssView, abi: devnet.contracts.fwssView.abi },
+    serviceProviderRegistry: {
+      address: addresses.serviceProviderRegistry,
+      abi: devnet.contracts.serviceProviderRegistry.abi,
+    },
+    sessionKeyRegistry: { address: addresses.sessionKeyRegistry, abi: devnet.contracts.sessionKeyRegistry.abi },
+    pdp: { address: addresses.pdp, abi: devnet.contracts.pdp.abi },
+    endorsements: { address: addresses.endorsements, abi: devnet.contracts.endorsements.abi },
+  }
+  for (const key of Object.keys(contracts) as (keyof Chain['contracts'])[]) {
+    devnet.contracts[key].address = contracts[key].address
+  }
+  return {
+    id: FOC_CHAIN_ID,
+    name: 'Simulated Filecoin Onchain Cloud',
+    nativeCurrency: { name: 'Filecoin', symbol: 'FIL', decimals: 18 },
+    rpcUrls: { default: { http: [rpcUrl] } },
+    ...(options.blockTime === undefined ? {} : { blockTime: options.blockTime }),
+    contracts,
+    filbeam: null,
+    testnet: true,
+    genesisTimestamp: options.genesisTimestamp ?? 0,
+  }
+}
+
+/** focChain with the genesis timestamp read from the node: block 0's timestamp. */
+export async function focChainFromNode(
+  rpcUrl: string,
+  addresses: FocAddresses,
+  options: Omit<FocChainOptions, 'genesisTimestamp'> = {},
+): Promise<Chain> {
+  const block = await createPublicClient({ transport: http(rpcUrl) }).getBlock({ blockNumber: 0n })
+  return focChain(rpcUrl, addresses, { ...options, genesisTimestamp: Number(block.timestamp) })
+}
