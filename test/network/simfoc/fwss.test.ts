@@ -13,6 +13,7 @@ import {
   challengedLeaves,
   GENESIS,
   locate,
+  missingFromAbi,
   pdpWithListenerErrors,
   proofsFor,
   revertOf,
@@ -100,6 +101,13 @@ describe('simulated FilecoinWarmStorageService', () => {
     await Pay.fundSync(payer, { amount: USDFC('20') })
   }, 120_000)
   afterAll(() => foc?.close())
+
+  it('has every function and event of the SDK’s FWSS and view ABIs, with the same types, but the proxy upgrades', () => {
+    // two events the real service declares but never emits (its provider changes and CDN rails end otherwise)
+    const unused = ['CDNPaymentTerminated', 'DataSetServiceProviderChanged']
+    expect(missingFromAbi(Abis.generated.filecoinWarmStorageServiceAbi, foc.artifacts.FilecoinWarmStorageService.abi, unused)).toEqual([])
+    expect(missingFromAbi(Abis.fwssView, foc.artifacts.FilecoinWarmStorageServiceStateView.abi)).toEqual([])
+  })
 
   it('answers the SDK’s address, pricing, provider and EIP-712 domain reads', async () => {
     expect(await WarmStorage.readAddresses(foc.publicClient, { contractAddress: fwss })).toMatchObject({
@@ -350,6 +358,33 @@ describe('simulated FilecoinWarmStorageService', () => {
     expect((await PdpVerifier.getActivePieces(foc.publicClient, { dataSetId: newId })).pieces.map((p) => bytesToHex(p.cid.bytes))).toEqual([tree.cidHex])
   })
 
+  it('opens the two CDN rails for a "withCDN" data set, and FilBeam’s controller can end them', async () => {
+    const extraData = await TypedData.signCreateDataSet(payer, {
+      clientDataSetId: 7004n,
+      payee: payee.account.address,
+      metadata: [{ key: 'withCDN', value: '' }],
+    })
+    const receipt = await pdpSend('createDataSet', [fwss, extraData])
+    const events = fwssEvents(receipt)
+    const created = events.find((e) => e.eventName === 'DataSetCreated')!.args as { dataSetId: bigint; cacheMissRailId: bigint; cdnRailId: bigint }
+    expect(created.cacheMissRailId).toBeGreaterThan(0n)
+    expect(created.cdnRailId).toBeGreaterThan(0n)
+    expect(events.find((e) => e.eventName === 'CDNPaymentRailsToppedUp')?.args).toMatchObject({ cdnAmountAdded: USDFC('0.7'), cacheMissAmountAdded: USDFC('0.3') })
+    expect(await Pay.getRail(foc.publicClient, { railId: created.cdnRailId })).toMatchObject({
+      to: foc.deployer.account.address, // the FilBeam beneficiary on the simulated network
+      lockupFixed: USDFC('0.7'),
+    })
+    expect((await Pay.getRail(foc.publicClient, { railId: created.cacheMissRailId })).lockupFixed).toBe(USDFC('0.3'))
+    expect((await WarmStorage.getPdpDataSet(foc.publicClient, { dataSetId: created.dataSetId }))?.cdn).toBe(true)
+
+    expect(await revertOf(foc.send(payer, fwss, Abis.fwss, 'terminateCDNService', [created.dataSetId]))).toMatchObject({
+      errorName: 'OnlyFilBeamControllerAllowed',
+    })
+    const ended = await foc.send(foc.deployer, fwss, Abis.fwss, 'terminateCDNService', [created.dataSetId])
+    expect(fwssEvents(ended).find((e) => e.eventName === 'CDNServiceTerminated')?.args).toMatchObject({ dataSetId: created.dataSetId })
+    expect(await WarmStorage.getAllDataSetMetadata(foc.publicClient, { dataSetId: created.dataSetId })).toEqual({})
+  })
+
   it('schedules piece removals on the SDK’s SchedulePieceRemovals signature and drops their metadata at the next period', async () => {
     const extraData = await TypedData.signSchedulePieceRemovals(payer, { clientDataSetId, pieceIds: [0n] })
     const forged = await TypedData.signSchedulePieceRemovals(mallory, { clientDataSetId, pieceIds: [0n] })
@@ -379,5 +414,32 @@ describe('simulated FilecoinWarmStorageService', () => {
       errorName: 'DataSetPaymentAlreadyTerminated',
       args: [dataSetId],
     })
+  })
+
+  it('deletes the data set once its rail is settled to the end epoch, and forgets it', async () => {
+    const { endEpoch } = await Pay.getRail(foc.publicClient, { railId: info.pdpRailId })
+    expect(await revertOf(pdpSend('deleteDataSet', [dataSetId, '0x']))).toEqual({ errorName: 'PaymentRailsNotFinalized', args: [dataSetId, endEpoch] })
+    // Just past the end epoch, its proving period is still open (a proof may come until its deadline),
+    // so validatePayment holds settlement at the last closed period and deletion must wait.
+    foc.setEpoch(Number(endEpoch) + 1)
+    const settle = () => foc.send(payee, foc.addresses.filecoinPay, Abis.filecoinPay, 'settleRail', [info.pdpRailId, endEpoch])
+    await settle()
+    const lastDeadline = activation + ((endEpoch - activation) / MAX_PROVING_PERIOD) * MAX_PROVING_PERIOD
+    expect((await Pay.getRail(foc.publicClient, { railId: info.pdpRailId })).settledUpTo).toBe(lastDeadline)
+    expect(await revertOf(pdpSend('deleteDataSet', [dataSetId, '0x']))).toEqual({
+      errorName: 'RailNotFullySettled',
+      args: [info.pdpRailId, lastDeadline, endEpoch],
+    })
+    // once that period's deadline has passed unproven, settlement reaches the end and the rail is finalised
+    foc.setEpoch(Number(lastDeadline + MAX_PROVING_PERIOD) + 1)
+    await settle()
+    await pdpSend('deleteDataSet', [dataSetId, '0x'])
+    expect(await PdpVerifier.dataSetLive(foc.publicClient, { dataSetId })).toBe(false)
+    expect(await WarmStorage.getDataSet(foc.publicClient, { dataSetId })).toBe(null)
+    expect(await view('railToDataSet', [info.pdpRailId])).toBe(0n)
+    expect((await WarmStorage.getClientDataSets(foc.publicClient, { address: payer.account.address })).map((d) => d.dataSetId).sort()).toEqual([2n, 3n])
+    expect(await WarmStorage.getAllDataSetMetadata(foc.publicClient, { dataSetId })).toEqual({})
+    // the clientDataSetId stays spent
+    expect(await view('clientNonces', [payer.account.address, clientDataSetId])).toBe(dataSetId)
   })
 })

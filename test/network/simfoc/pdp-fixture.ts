@@ -18,6 +18,8 @@ import {
   parseEther,
   toHex,
   type Abi,
+  type AbiEvent,
+  type AbiFunction,
   type Account,
   type Address,
   type Hex,
@@ -27,6 +29,7 @@ import {
   type WalletClient,
 } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
+import { formatAbiItem, formatAbiParams } from 'viem/utils'
 import { loadFocArtifacts, type FocArtifacts } from '../../../server/network/simfoc/contracts/compile.ts'
 import { deployFoc, focChain, mintUsdfc, type FocAddresses } from '../../../server/network/simfoc/contracts/deploy.ts'
 import { startEvmNode, type EvmNode } from '../../../server/network/simfoc/evm-node.ts'
@@ -157,6 +160,24 @@ export function proofsFor(challenges: { pieceId: bigint; offset: bigint }[], tre
     if (tree === undefined) throw new Error(`no tree for piece ${pieceId}`)
     return tree.proof(Number(offset))
   })
+}
+
+/** Proxy-upgrade machinery of the real contracts: our stand-ins have no proxy. */
+const UPGRADE_ONLY = new Set(['UPGRADE_INTERFACE_VERSION', 'announcePlannedUpgrade', 'migrate', 'proxiableUUID', 'renounceOwnership', 'upgradeToAndCall', 'ContractUpgraded', 'UpgradeAnnounced', 'Upgraded'])
+
+/** Functions and events of the SDK's ABI (names, parameter and return types) that `ours` lacks, but for the upgrade machinery. */
+export function missingFromAbi(sdk: readonly unknown[], ours: Abi, alsoAllowed: string[] = []): string[] {
+  const describe = (item: AbiFunction | AbiEvent) =>
+    `${item.type} ${formatAbiItem(item)} returns (${'outputs' in item ? formatAbiParams(item.outputs) : ''})`
+  const entries = (abi: readonly unknown[]) =>
+    (abi as (AbiFunction | AbiEvent | { type: string; name?: string })[]).filter(
+      (x): x is AbiFunction | AbiEvent => x.type === 'function' || x.type === 'event',
+    )
+  const have = new Set(entries(ours).map(describe))
+  return entries(sdk)
+    .filter((x) => !UPGRADE_ONLY.has(x.name) && !alsoAllowed.includes(x.name))
+    .map(describe)
+    .filter((d) => !have.has(d))
 }
 
 /** Deterministic test data of a given length. */

@@ -4,7 +4,7 @@ import * as Piece from '@filoz/synapse-core/piece'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bytesToHex, parseEventLogs, zeroAddress, type Address, type Hex, type TransactionReceipt } from 'viem'
 import { buildPieceTree, type PieceTree } from './commp-tree.ts'
-import { challengedLeaves, locate, proofsFor, revertOf, startFoc, testBytes, type Foc, type SdkClient } from './pdp-fixture.ts'
+import { challengedLeaves, locate, missingFromAbi, proofsFor, revertOf, startFoc, testBytes, type Foc, type SdkClient } from './pdp-fixture.ts'
 
 // PDPVerifier on its own (no listener): data sets, CommPv2 pieces, proving periods and real
 // Merkle proofs of the challenges drawn from the chain's beacon randomness.
@@ -35,6 +35,10 @@ describe('simulated PDPVerifier', () => {
     other = await foc.wallet('someone else')
   }, 120_000)
   afterAll(() => foc?.close())
+
+  it('has every function and event of the SDK’s PDPVerifier ABI, with the same types, but the proxy upgrades', () => {
+    expect(missingFromAbi(pdpAbi, foc.artifacts.PDPVerifier.abi)).toEqual([])
+  })
 
   it('checks the test tree builder against the SDK: same PieceCIDv2 for each piece', () => {
     for (const [i, data] of [testBytes(1000, 1), testBytes(4065, 2), testBytes(300, 3)].entries()) {

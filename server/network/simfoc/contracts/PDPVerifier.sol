@@ -730,6 +730,11 @@ contract PDPVerifier {
         emit FeeUpdateProposed(currentFeePerTiB, newFeePerTiB, feeTransitionTime);
     }
 
+    /// No upgrades are planned on the simulated chain (the verifier has no proxy).
+    function nextUpgrade() external pure returns (address nextImplementation, uint96 afterEpoch) {
+        return (address(0), 0);
+    }
+
     // ---- the Fenwick tree of leaf counts ----
 
     function lowbit(uint256 k) internal pure returns (uint256) {
