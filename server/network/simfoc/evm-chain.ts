@@ -206,9 +206,20 @@ export async function createEvmChain(options: EvmChainOptions): Promise<EvmChain
     return hash
   }
 
+  /**
+   * Forgets what the last call warmed (EIP-2929 access lists) and the storage
+   * values it started from (EIP-2200), as runTx does around a transaction;
+   * runCall leaves both, and a call measured on warm storage under-estimates gas.
+   */
+  const freshAccess = () => {
+    vm.evm.journal.cleanJournal()
+    stateManager.originalStorageCache.clear()
+  }
+
   async function simulate(request: CallRequest) {
     const epoch = headEpoch()
     executingEpoch = epoch
+    freshAccess()
     await stateManager.checkpoint()
     try {
       const caller = createAddressFromString(request.from ?? '0x0000000000000000000000000000000000000000')
@@ -222,6 +233,7 @@ export async function createEvmChain(options: EvmChainOptions): Promise<EvmChain
       return { returnValue: bytesToHex(returnValue), gasUsed: executionGasUsed }
     } finally {
       await stateManager.revert()
+      freshAccess()
     }
   }
 

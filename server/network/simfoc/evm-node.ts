@@ -15,7 +15,13 @@ export interface EvmNodeOptions {
   chainId?: number
   /** Real seconds per epoch (the simulated clock, sped up); default 30. */
   epochSeconds?: number
-  /** Unix seconds of epoch 0 as block timestamps show it; default: the start. */
+  /**
+   * Unix seconds (wall clock) of epoch 0; default: the start. An epoch's block
+   * time is when it happens on the wall clock, genesis + epoch × epochSeconds:
+   * FEVM's genesis + epoch × 30 in real time, and on a sped-up simulation still
+   * the wall clock, against which the SDK sets its permit and session-key
+   * deadlines (Date.now() + 1 hour) that the contracts compare with block.timestamp.
+   */
   genesisTimestamp?: number
   /** The head epoch now, when another clock drives the chain (the simulated Lotus chain's); overrides epochSeconds. */
   headEpoch?: () => number
@@ -205,13 +211,12 @@ async function answer(methods: ReturnType<typeof ethMethods>, request: unknown):
 /** Starts the simulated Onchain Cloud's EVM on loopback, serving Lotus's eth_* JSON-RPC at /rpc/v1. */
 export async function startEvmNode(options: EvmNodeOptions = {}): Promise<EvmNode> {
   const now = options.now ?? Date.now
-  const startedMs = now()
   const epochSeconds = options.epochSeconds ?? EPOCH_SECONDS
-  const genesisTimestamp = options.genesisTimestamp ?? Math.floor(startedMs / 1000)
-  const headEpoch = options.headEpoch ?? (() => Math.floor((now() - startedMs) / 1000 / epochSeconds))
+  const genesisTimestamp = options.genesisTimestamp ?? now() / 1000
+  const headEpoch = options.headEpoch ?? (() => Math.max(0, Math.floor((now() / 1000 - genesisTimestamp) / epochSeconds)))
   const chain = await createEvmChain({
     chainId: options.chainId ?? SIMFOC_CHAIN_ID, headEpoch, seed: options.seed ?? 'simfoc',
-    epochTimestamp: (epoch) => genesisTimestamp + epoch * EPOCH_SECONDS,
+    epochTimestamp: (epoch) => Math.floor(genesisTimestamp + epoch * epochSeconds),
   })
   for (const { address, wei } of options.accounts ?? []) await chain.setBalance(address, wei)
   const methods = ethMethods(chain)

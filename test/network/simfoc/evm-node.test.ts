@@ -45,7 +45,7 @@ describe('the simulated FOC EVM node (eth JSON-RPC on loopback)', () => {
   let wallet: ReturnType<typeof createWalletClient>
 
   beforeAll(async () => {
-    node = await startEvmNode({ now: () => clockMs, epochSeconds: 30, genesisTimestamp: 1_598_306_400, seed: 'test', accounts: [{ address: account.address, wei: parseEther('100') }] })
+    node = await startEvmNode({ now: () => clockMs, epochSeconds: 30, genesisTimestamp: 1_700_000_000, seed: 'test', accounts: [{ address: account.address, wei: parseEther('100') }] })
     const transport = http(node.url)
     pub = createPublicClient({ chain: { ...chain, rpcUrls: { default: { http: [node.url] } } }, transport })
     wallet = createWalletClient({ chain: { ...chain, rpcUrls: { default: { http: [node.url] } } }, transport, account })
@@ -58,8 +58,21 @@ describe('the simulated FOC EVM node (eth JSON-RPC on loopback)', () => {
     expect(await pub.getBlockNumber()).toBe(5n)
     const block = await pub.getBlock({ blockTag: 'latest' })
     expect(block.number).toBe(5n)
-    expect(block.timestamp).toBe(BigInt(1_598_306_400 + 5 * 30))
+    expect(block.timestamp).toBe(BigInt(1_700_000_000 + 5 * 30))
     expect(block.baseFeePerGas).toBe(100n)
+  })
+
+  it('sped up, keeps block times on the wall clock (the SDK sets its deadlines by it), many epochs a second', async () => {
+    let ms = 1_800_000_000_000
+    const fast = await startEvmNode({ now: () => ms, epochSeconds: 0.1 })
+    try {
+      ms += 2_000
+      const client = createPublicClient({ transport: http(fast.url) })
+      expect(await client.getBlockNumber()).toBe(20n)
+      expect((await client.getBlock({ blockTag: 'latest' })).timestamp).toBe(1_800_000_002n)
+    } finally {
+      await fast.close()
+    }
   })
 
   it('deploys a contract from a signed transaction, executes calls and transactions, and reports logs', async () => {
@@ -77,7 +90,7 @@ describe('the simulated FOC EVM node (eth JSON-RPC on loopback)', () => {
     const events = await pub.getContractEvents({ address, abi: probe.abi, eventName: 'Stored', fromBlock: 0n, toBlock: 'latest' })
     expect(events).toHaveLength(1)
     expect(events[0].args).toEqual({ by: account.address, value: 42n, epoch: 6n })
-    expect(await pub.readContract({ address, abi: probe.abi, functionName: 'epoch' })).toEqual([6n, BigInt(1_598_306_400 + 6 * 30)])
+    expect(await pub.readContract({ address, abi: probe.abi, functionName: 'epoch' })).toEqual([6n, BigInt(1_700_000_000 + 6 * 30)])
     // Gas was paid: the balance went down by what the receipts say.
     expect(await pub.getTransactionCount({ address: account.address })).toBe(2)
     const tx = await pub.getTransaction({ hash: store })
@@ -96,6 +109,17 @@ describe('the simulated FOC EVM node (eth JSON-RPC on loopback)', () => {
     const receipt = await pub.waitForTransactionReceipt({ hash, pollingInterval: 10 })
     expect(receipt.status).toBe('reverted')
     expect(receipt.logs).toEqual([])
+  })
+
+  it('estimates gas the same however warm the last call left storage, and never below what the transaction uses', async () => {
+    const request = { address, abi: probe.abi, functionName: 'store', args: [77n], account } as const
+    const cold = await pub.estimateContractGas(request)
+    await pub.simulateContract(request)
+    expect(await pub.estimateContractGas(request)).toBe(cold)
+    const hash = await wallet.writeContract({ ...request, chain: null, gas: cold })
+    const receipt = await pub.waitForTransactionReceipt({ hash, pollingInterval: 10 })
+    expect(receipt.status).toBe('success')
+    expect(receipt.gasUsed).toBeLessThanOrEqual(cold)
   })
 
   it('refuses a replayed transaction and a wrong nonce with JSON-RPC errors, not a crash', async () => {

@@ -280,8 +280,10 @@ contract ServiceProviderRegistry {
         require(providers[providerId].isActive, "the provider is not active");
     }
 
+    /// The SDK matches this revert reason word for word to answer "no such provider"
+    /// (synapse-core utils/contract-errors.ts isProviderExistsRevert).
     function _mustExist(uint256 providerId) private view {
-        require(providerId > 0 && providerId <= numProviders, "no such provider");
+        require(providerId > 0 && providerId <= numProviders, "Provider does not exist");
     }
 
     function _checkInfo(string calldata name, string calldata description) private pure {

@@ -101,7 +101,8 @@ export function compileSources(sources: Record<string, string>): FocArtifacts {
   return artifacts
 }
 
-let memo: { key: string; artifacts: Promise<FocArtifacts> } | undefined
+/** The last load in this process, so that every test of a file compiles or reads the cache once. */
+let memo: { key: string; cacheDir: string; artifacts: Promise<FocArtifacts> } | undefined
 
 /**
  * The compiled contracts: from the cache when the sources and settings are
@@ -111,9 +112,10 @@ let memo: { key: string; artifacts: Promise<FocArtifacts> } | undefined
 export async function loadFocArtifacts(options: { dir?: string; cacheDir?: string } = {}): Promise<FocArtifacts> {
   const sources = await readFocSources(options.dir)
   const key = sourcesKey(sources)
-  if (memo?.key === key) return memo.artifacts
-  const artifacts = loadOrCompile(sources, key, options.cacheDir ?? CACHE_DIR)
-  memo = { key, artifacts }
+  const cacheDir = options.cacheDir ?? CACHE_DIR
+  if (memo?.key === key && memo.cacheDir === cacheDir) return memo.artifacts
+  const artifacts = loadOrCompile(sources, key, cacheDir)
+  memo = { key, cacheDir, artifacts }
   artifacts.catch(() => {
     if (memo?.artifacts === artifacts) memo = undefined
   })
