@@ -322,11 +322,8 @@ describe('simulated FilecoinWarmStorageService', () => {
   })
 
   it('lets Filecoin Pay pay the provider only for proven epochs (validatePayment)', async () => {
-    // Sent with a fixed gas limit (foc.send), not Pay.settleRailSync: the node's eth_estimateGas
-    // still counts storage that earlier eth_calls warmed, and validatePayment's cold reads then
-    // run out of gas (reported to the lead; with that fixed the SDK's own call passes here too).
-    const settle = (untilEpoch: bigint) =>
-      foc.send(payee, foc.addresses.filecoinPay, Abis.filecoinPay, 'settleRail', [info.pdpRailId, untilEpoch])
+    // the SDK's own settlement call, as the provider's payee would make it
+    const settle = (untilEpoch: bigint) => Pay.settleRailSync(payee, { railId: info.pdpRailId, untilEpoch })
     const before = (await payAccount(payee.account.address)).funds
     // up to the first deadline: the proven period is paid in full
     await settle(deadline)
@@ -400,8 +397,7 @@ describe('simulated FilecoinWarmStorageService', () => {
 
   it('ends the service on the payer’s terminateService: Filecoin Pay reports the end epoch back, and no pieces are added after', async () => {
     expect(await revertOf(foc.send(mallory, fwss, Abis.fwss, 'terminateService', [dataSetId]))).toMatchObject({ errorName: 'CallerNotPayerOrPayee' })
-    // foc.send rather than WarmStorage.terminateServiceSync, for the node's gas estimate (see above)
-    const receipt = await foc.send(payer, fwss, Abis.fwss, 'terminateService', [dataSetId])
+    const { receipt } = await WarmStorage.terminateServiceSync(payer, { dataSetId })
     const events = fwssEvents(receipt)
     const rail = await Pay.getRail(foc.publicClient, { railId: info.pdpRailId })
     expect(rail.endEpoch).toBeGreaterThan(0n)
@@ -422,7 +418,7 @@ describe('simulated FilecoinWarmStorageService', () => {
     // Just past the end epoch, its proving period is still open (a proof may come until its deadline),
     // so validatePayment holds settlement at the last closed period and deletion must wait.
     foc.setEpoch(Number(endEpoch) + 1)
-    const settle = () => foc.send(payee, foc.addresses.filecoinPay, Abis.filecoinPay, 'settleRail', [info.pdpRailId, endEpoch])
+    const settle = () => Pay.settleRailSync(payee, { railId: info.pdpRailId, untilEpoch: endEpoch })
     await settle()
     const lastDeadline = activation + ((endEpoch - activation) / MAX_PROVING_PERIOD) * MAX_PROVING_PERIOD
     expect((await Pay.getRail(foc.publicClient, { railId: info.pdpRailId })).settledUpTo).toBe(lastDeadline)

@@ -35,8 +35,12 @@ import { deployFoc, focChain, mintUsdfc, type FocAddresses } from '../../../serv
 import { startEvmNode, type EvmNode } from '../../../server/network/simfoc/evm-node.ts'
 import type { PieceTree } from './commp-tree.ts'
 
-export const GENESIS = 1_767_225_600 // 2026-01-01T00:00:00Z
-const SEND_GAS = 30_000_000n
+/**
+ * Epoch 0, a month before the machine's date: the SDK signs USDFC permits with wall-clock
+ * deadlines (Date.now() + 1 hour) that the token compares with block.timestamp, and the tests
+ * fund their clients within the chain's first day. Nothing else depends on the date.
+ */
+export const GENESIS = Math.floor(Date.now() / 1000) - 30 * 86_400
 
 /** PDPVerifier's ABI with the warm storage service's errors, so reverts coming up through the listener decode. */
 export const pdpWithListenerErrors = [...Abis.pdp, ...Abis.generated.errorsAbi] as const
@@ -104,9 +108,7 @@ export async function startFoc(): Promise<Foc> {
     },
     async send(client, address, abi, functionName, args, value) {
       const { request } = await publicClient.simulateContract({ account: client.account, address, abi: abi as Abi, functionName, args, value })
-      // A fixed, ample gas limit rather than eth_estimateGas: only the gas used is paid, and the
-      // tests then do not stand on the node's estimate.
-      const hash = await client.writeContract({ ...request, gas: SEND_GAS } as Parameters<SdkClient['writeContract']>[0])
+      const hash = await client.writeContract(request as Parameters<SdkClient['writeContract']>[0])
       const receipt = await publicClient.waitForTransactionReceipt({ hash })
       if (receipt.status !== 'success') throw new Error(`${functionName} failed in ${hash} (gas used ${receipt.gasUsed})`)
       return receipt
