@@ -31,7 +31,8 @@ import {
 import { privateKeyToAccount } from 'viem/accounts'
 import { formatAbiItem, formatAbiParams } from 'viem/utils'
 import { loadFocArtifacts, type FocArtifacts } from '../../../server/network/simfoc/contracts/compile.ts'
-import { deployFoc, focChain, mintUsdfc, type FocAddresses } from '../../../server/network/simfoc/contracts/deploy.ts'
+import { deployFoc, mintUsdfc, type FocAddresses } from '../../../server/network/simfoc/contracts/deploy.ts'
+import { simulatedFocChain } from './sdk-chain.ts'
 import { startEvmNode, type EvmNode } from '../../../server/network/simfoc/evm-node.ts'
 import type { PieceTree } from './commp-tree.ts'
 
@@ -76,7 +77,7 @@ export async function startFoc(): Promise<Foc> {
     accounts: [{ address: privateKeyToAccount(deployerKey).address, wei: parseEther('1000') }],
   })
   const addresses = await deployFoc(node.url, deployerKey)
-  const chain = focChain(node.url, addresses, { genesisTimestamp: GENESIS })
+  const chain = simulatedFocChain(node.url, addresses, GENESIS)
   const artifacts = await loadFocArtifacts()
   const transport = http(node.url)
   const publicClient = createPublicClient({ chain, transport, pollingInterval: 20 })
