@@ -7,6 +7,7 @@ import { Account, bigIntToBytes, createZeroAddress, bytesToHex, createAddressFro
 import { createVM, runTx, type VM } from '@ethereumjs/vm'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { keccak_256 } from '@noble/hashes/sha3.js'
+import type { ChainJournal } from './chain-journal.ts'
 
 type Hex = PrefixedHexString
 
@@ -93,6 +94,8 @@ export interface EvmChainOptions {
   epochTimestamp: (epoch: number) => number
   /** Seeds the beacon randomness, so a simulation replays the same challenges. */
   seed: string
+  /** Where every state change is kept; replayed at creation so the chain outlives the process. */
+  journal?: ChainJournal
 }
 
 export interface EvmChain {
@@ -171,8 +174,7 @@ export async function createEvmChain(options: EvmChainOptions): Promise<EvmChain
       { common, skipConsensusFormatValidation: true },
     )
 
-  async function execute(tx: TypedTransaction, raw: Hex): Promise<Hex> {
-    const epoch = headEpoch()
+  async function execute(tx: TypedTransaction, raw: Hex, epoch: number): Promise<Hex> {
     const from = tx.getSenderAddress()
     const account = (await stateManager.getAccount(from)) ?? new Account()
     if (tx.nonce < account.nonce) throw new TransactionRejected(`nonce too low: next nonce ${account.nonce}, tx nonce ${tx.nonce}`)
@@ -246,21 +248,40 @@ export async function createEvmChain(options: EvmChainOptions): Promise<EvmChain
     return gas
   }
 
+  const decode = (raw: Hex): TypedTransaction => {
+    let tx: TypedTransaction
+    try {
+      tx = createTxFromRLP(hexToBytes(raw), { common })
+    } catch (error) {
+      throw new TransactionRejected(`invalid transaction: ${(error as Error).message.replace(/ -> .*$/s, '')}`)
+    }
+    if (!tx.isSigned() || !tx.verifySignature()) throw new TransactionRejected('invalid transaction: bad signature')
+    return tx
+  }
+  const credit = async (address: Hex, wei: bigint) => {
+    const at = createAddressFromString(address)
+    const account = (await stateManager.getAccount(at)) ?? new Account()
+    account.balance = wei
+    await stateManager.putAccount(at, account)
+  }
+
+  // The state so far, from the journal: each change again, at its own epoch.
+  for (const entry of options.journal?.entries() ?? []) {
+    if (entry.kind === 'balance') await credit(entry.address, entry.wei)
+    else await execute(decode(entry.raw), entry.raw, entry.epoch)
+  }
+
   return {
     chainId,
     headEpoch,
     sendRawTransaction: (raw) =>
       serialized(async () => {
-        let tx: TypedTransaction
-        try {
-          tx = createTxFromRLP(hexToBytes(raw), { common })
-        } catch (error) {
-          throw new TransactionRejected(`invalid transaction: ${(error as Error).message.replace(/ -> .*$/s, '')}`)
-        }
-        if (!tx.isSigned() || !tx.verifySignature()) throw new TransactionRejected('invalid transaction: bad signature')
-        const hash = bytesToHex(tx.hash())
-        if (transactions.has(hash)) throw new TransactionRejected('already known')
-        return execute(tx, raw)
+        const tx = decode(raw)
+        if (transactions.has(bytesToHex(tx.hash()))) throw new TransactionRejected('already known')
+        const epoch = headEpoch()
+        const hash = await execute(tx, raw, epoch)
+        options.journal?.append({ epoch, kind: 'tx', raw })
+        return hash
       }),
     call: (request) => serialized(async () => (await simulate(request)).returnValue),
     // The gas a call used plus its intrinsic gas, with room for the 63/64 rule of nested calls
@@ -277,10 +298,8 @@ export async function createEvmChain(options: EvmChainOptions): Promise<EvmChain
       serialized(async () => bytesToHex(setLengthLeft(await stateManager.getStorage(createAddressFromString(address), setLengthLeft(hexToBytes(slot), 32)), 32))),
     setBalance: (address, wei) =>
       serialized(async () => {
-        const at = createAddressFromString(address)
-        const account = (await stateManager.getAccount(at)) ?? new Account()
-        account.balance = wei
-        await stateManager.putAccount(at, account)
+        await credit(address, wei)
+        options.journal?.append({ epoch: headEpoch(), kind: 'balance', address, wei })
       }),
     receipt: (hash) => receipts.get(hash.toLowerCase() as Hex),
     transaction: (hash) => transactions.get(hash.toLowerCase() as Hex),

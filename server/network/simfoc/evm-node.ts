@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { openChainJournal } from './chain-journal.ts'
 import { BASE_FEE, BLOCK_GAS_LIMIT, createEvmChain, ExecutionReverted, hex, TransactionRejected, type CallRequest, type ChainLog, type ChainReceipt, type EvmChain } from './evm-chain.ts'
 
 type Hex = `0x${string}`
@@ -29,8 +30,10 @@ export interface EvmNodeOptions {
   now?: () => number
   /** Seeds the beacon randomness. */
   seed?: string
-  /** Accounts funded with FIL at genesis. */
+  /** Accounts funded with FIL at genesis (on a fresh chain only). */
   accounts?: { address: Hex; wei: bigint }[]
+  /** SQLite file keeping every state change, replayed at start (e.g. `<DATA_DIR>/simfoc/chain.sqlite`); unset: in memory. */
+  stateFile?: string
   /** Port to listen on (127.0.0.1); default any free one. */
   port?: number
 }
@@ -39,6 +42,8 @@ export interface EvmNode {
   /** The JSON-RPC endpoint, as Lotus serves its eth_* methods: http://127.0.0.1:<port>/rpc/v1. */
   url: string
   chain: EvmChain
+  /** Whether the chain started empty (nothing to replay): deploy contracts and fund accounts then. */
+  fresh: boolean
   headEpoch(): number
   setBalance(address: Hex, wei: bigint): Promise<void>
   close(): Promise<void>
@@ -214,11 +219,13 @@ export async function startEvmNode(options: EvmNodeOptions = {}): Promise<EvmNod
   const epochSeconds = options.epochSeconds ?? EPOCH_SECONDS
   const genesisTimestamp = options.genesisTimestamp ?? now() / 1000
   const headEpoch = options.headEpoch ?? (() => Math.max(0, Math.floor((now() / 1000 - genesisTimestamp) / epochSeconds)))
+  const journal = options.stateFile ? openChainJournal(options.stateFile) : undefined
+  const fresh = (journal?.entries().length ?? 0) === 0
   const chain = await createEvmChain({
-    chainId: options.chainId ?? SIMFOC_CHAIN_ID, headEpoch, seed: options.seed ?? 'simfoc',
+    chainId: options.chainId ?? SIMFOC_CHAIN_ID, headEpoch, seed: options.seed ?? 'simfoc', journal,
     epochTimestamp: (epoch) => Math.floor(genesisTimestamp + epoch * epochSeconds),
   })
-  for (const { address, wei } of options.accounts ?? []) await chain.setBalance(address, wei)
+  if (fresh) for (const { address, wei } of options.accounts ?? []) await chain.setBalance(address, wei)
   const methods = ethMethods(chain)
 
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
@@ -250,11 +257,15 @@ export async function startEvmNode(options: EvmNodeOptions = {}): Promise<EvmNod
   return {
     url: `http://127.0.0.1:${port}${EVM_RPC_PATH}`,
     chain,
+    fresh,
     headEpoch,
     setBalance: (address, wei) => chain.setBalance(address, wei),
     close: () => new Promise<void>((resolve) => {
       server.closeAllConnections()
-      server.close(() => resolve())
+      server.close(() => {
+        journal?.close()
+        resolve()
+      })
     }),
   }
 }

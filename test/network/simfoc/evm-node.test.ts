@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
 import solc from 'solc'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
@@ -139,6 +142,40 @@ describe('the simulated FOC EVM node (eth JSON-RPC on loopback)', () => {
     expect(a).not.toBe(b)
     expect(await pub.readContract({ address, abi: probe.abi, functionName: 'randomness', args: [3n] })).toBe(a)
     await expect(pub.readContract({ address, abi: probe.abi, functionName: 'randomness', args: [1_000n] })).rejects.toThrow(/randomness refused/)
+  })
+
+  it('outlives a restart: its state file replays every change, receipts and logs included, and genesis funds are not given twice', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'simfoc-chain-'))
+    let ms = 1_900_000_000_000
+    const options = { now: () => ms, genesisTimestamp: 1_900_000_000, stateFile: join(dir, 'chain.sqlite'), accounts: [{ address: account.address, wei: parseEther('10') }] }
+    try {
+      const first = await startEvmNode(options)
+      expect(first.fresh).toBe(true)
+      const c = { ...chain, rpcUrls: { default: { http: [first.url] } } }
+      const w = createWalletClient({ chain: c, transport: http(first.url), account })
+      const p = createPublicClient({ chain: c, transport: http(first.url) })
+      ms += 30_000
+      const deployed = await p.waitForTransactionReceipt({ hash: await w.deployContract({ abi: probe.abi, bytecode: probe.bytecode }), pollingInterval: 10 })
+      ms += 60_000
+      const stored = await w.writeContract({ address: deployed.contractAddress!, abi: probe.abi, functionName: 'store', args: [5n] })
+      await p.waitForTransactionReceipt({ hash: stored, pollingInterval: 10 })
+      const balance = await p.getBalance({ address: account.address })
+      await first.close()
+
+      ms += 30_000
+      const second = await startEvmNode(options)
+      expect(second.fresh).toBe(false)
+      const q = createPublicClient({ chain: { ...chain, rpcUrls: { default: { http: [second.url] } } }, transport: http(second.url) })
+      expect(await q.getBalance({ address: account.address })).toBe(balance)
+      expect(await q.readContract({ address: deployed.contractAddress!, abi: probe.abi, functionName: 'stored' })).toBe(5n)
+      expect(await q.getTransactionCount({ address: account.address })).toBe(2)
+      expect((await q.getTransactionReceipt({ hash: stored })).blockNumber).toBe(3n)
+      const events = await q.getContractEvents({ address: deployed.contractAddress!, abi: probe.abi, eventName: 'Stored', fromBlock: 0n })
+      expect(events.map((e) => (e.args as { epoch: bigint }).epoch)).toEqual([3n])
+      await second.close()
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it('answers bad requests in the JSON-RPC envelope', async () => {

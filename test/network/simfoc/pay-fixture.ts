@@ -22,7 +22,8 @@ import {
 } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { loadFocArtifacts, type FocArtifacts } from '../../../server/network/simfoc/contracts/compile.ts'
-import { deployFoc, focChain, mintUsdfc, type FocAddresses } from '../../../server/network/simfoc/contracts/deploy.ts'
+import { deployFoc, mintUsdfc, type FocAddresses } from '../../../server/network/simfoc/contracts/deploy.ts'
+import { simulatedFocChain } from './sdk-chain.ts'
 import { startEvmNode, type EvmNode } from '../../../server/network/simfoc/evm-node.ts'
 
 /**
@@ -65,7 +66,7 @@ export async function startPayChain(): Promise<PayChain> {
     accounts: [{ address: privateKeyToAccount(deployerKey).address, wei: parseEther('1000') }],
   })
   const addresses = await deployFoc(node.url, deployerKey)
-  const chain = focChain(node.url, addresses, { genesisTimestamp: GENESIS })
+  const chain = simulatedFocChain(node.url, addresses, GENESIS)
   const artifacts = await loadFocArtifacts()
   const publicClient = createPublicClient({ chain, transport: http(node.url), pollingInterval: 50 })
   const funded = new Set<Address>()

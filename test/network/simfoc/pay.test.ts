@@ -10,7 +10,6 @@ import * as Pay from '@filoz/synapse-core/pay'
 import { hashDomain, maxUint256, parseSignature, parseUnits, zeroAddress } from 'viem'
 import { multicall } from 'viem/actions'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { focChainFromNode } from '../../../server/network/simfoc/contracts/deploy.ts'
 import { GENESIS, startPayChain, type PayChain } from './pay-fixture.ts'
 
 const USDFC = (n: string) => parseUnits(n, 18)
@@ -30,10 +29,6 @@ describe('USDFC and Filecoin Pay through the Synapse SDK', () => {
     expect(devnet.contracts.usdfc.address).toBe(fx.addresses.usdfc)
     expect(devnet.contracts.filecoinPay.address).toBe(fx.addresses.filecoinPay)
     expect(fx.chain.genesisTimestamp).toBe(GENESIS)
-  })
-
-  it('focChainFromNode reads the genesis timestamp from block 0', async () => {
-    expect((await focChainFromNode(fx.node.url, fx.addresses)).genesisTimestamp).toBe(GENESIS)
   })
 
   it('USDFC answers the reads the SDK makes before a deposit, and its permit domain is the one the SDK signs', async () => {

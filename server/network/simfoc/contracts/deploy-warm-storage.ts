@@ -1,18 +1,160 @@
 /**
- * TEMPORARY STUB (branch simfoc-pay only): helper "pdp" writes the real
- * deploy-warm-storage.ts (PDPVerifier, FilecoinWarmStorageService and its view);
- * the lead replaces this file with theirs at merge. It deploys nothing and
- * answers zero addresses so that deploy.ts type-checks and its pay-side half
- * can be tested on its own.
+ * Deploys the proof and warm-storage half of the simulated Onchain Cloud:
+ * PDPVerifier, FilecoinWarmStorageService (with the FwssSignatures library it
+ * links, as the real service links SignatureVerificationLib) and its state
+ * view, then initialises them as the real deploy scripts do through their
+ * proxies (filecoin-services service_contracts/tools/warm-storage-deploy-all.sh).
  */
-import { zeroAddress, type Address, type PublicClient, type WalletClient } from 'viem'
+import {
+  getContractAddress,
+  parseUnits,
+  type Abi,
+  type Address,
+  type Hash,
+  type Hex,
+  type PublicClient,
+  type WalletClient,
+} from 'viem'
 import type { FocArtifacts } from './compile.ts'
 
+/** The proving schedule; the defaults are calibnet's (filecoin-services service_contracts/tools/README.md). */
+export interface WarmStorageOptions {
+  /** Epochs the challenge must lie ahead of nextProvingPeriod (PDPVerifier.initialize); calibnet 10. */
+  challengeFinality?: bigint
+  /** Epochs between two proofs' deadlines; calibnet 240, mainnet 2880. */
+  maxProvingPeriod?: bigint
+  /** Epochs before a deadline in which the challenge falls and the proof is due; calibnet 20, mainnet 60. */
+  challengeWindowSize?: bigint
+}
+
+export const WARM_STORAGE_DEFAULTS: Required<WarmStorageOptions> = {
+  challengeFinality: 10n,
+  maxProvingPeriod: 240n,
+  challengeWindowSize: 20n,
+}
+
+/**
+ * PDPVerifier's USDFC sybil fee: 0.1 USDFC, what FWSS pulls from the payer at data set
+ * creation and what the SDK budgets for (synapse-core src/utils/constants.ts USDFC_SYBIL_FEE).
+ */
+export const USDFC_SYBIL_FEE = parseUnits('0.1', 18)
+
+export class WarmStorageDeployError extends Error {
+  constructor(message: string) {
+    super(message)
+    this.name = 'WarmStorageDeployError'
+  }
+}
+
+/**
+ * solc leaves `__$<34 hex>$__` where a linked library's address goes; the service links one
+ * library only, so every placeholder in its code is that library's.
+ */
+export function linkLibrary(bytecode: Hex, library: Address): Hex {
+  const linked = bytecode.replace(/__\$[0-9a-fA-F]{34}\$__/g, library.slice(2).toLowerCase())
+  if (!/^0x[0-9a-fA-F]*$/.test(linked)) throw new WarmStorageDeployError('the service code has an unlinked reference left')
+  return linked as Hex
+}
+
+function artifact(artifacts: FocArtifacts, name: string): { abi: Abi; bytecode: Hex } {
+  const found = artifacts[name]
+  if (found === undefined) throw new WarmStorageDeployError(`no compiled contract named ${name}`)
+  return found
+}
+
 export async function deployWarmStorage(
-  _wallet: WalletClient,
-  _publicClient: PublicClient,
-  _artifacts: FocArtifacts,
-  _deps: { usdfc: Address; filecoinPay: Address; serviceProviderRegistry: Address; sessionKeyRegistry: Address; endorsements: Address },
+  wallet: WalletClient,
+  publicClient: PublicClient,
+  artifacts: FocArtifacts,
+  deps: { usdfc: Address; filecoinPay: Address; serviceProviderRegistry: Address; sessionKeyRegistry: Address; endorsements: Address },
+  options: WarmStorageOptions = {},
 ): Promise<{ pdp: Address; fwss: Address; fwssView: Address }> {
-  return { pdp: zeroAddress, fwss: zeroAddress, fwssView: zeroAddress }
+  const account = wallet.account
+  if (account === undefined) throw new WarmStorageDeployError('the wallet client has no account')
+  const schedule = { ...WARM_STORAGE_DEFAULTS, ...options }
+  const pdpArtifact = artifact(artifacts, 'PDPVerifier')
+  const libraryArtifact = artifact(artifacts, 'FwssSignatures')
+  const fwssArtifact = artifact(artifacts, 'FilecoinWarmStorageService')
+  const viewArtifact = artifact(artifacts, 'FilecoinWarmStorageServiceStateView')
+
+  // Every address follows from the deployer's nonce, so the four deployments go out at once
+  // and one wait covers them (the node may include them only at the next epoch).
+  const first = await publicClient.getTransactionCount({ address: account.address, blockTag: 'pending' })
+  const at = (offset: number) => getContractAddress({ from: account.address, nonce: BigInt(first + offset) })
+  const pdp = at(0)
+  const library = at(1)
+  const fwss = at(2)
+  const fwssView = at(3)
+
+  const deployments: { name: string; abi: Abi; bytecode: Hex; args: readonly unknown[]; address: Address }[] = [
+    { name: 'PDPVerifier', ...pdpArtifact, args: [1n, deps.usdfc, USDFC_SYBIL_FEE, deps.filecoinPay], address: pdp },
+    { name: 'FwssSignatures', ...libraryArtifact, args: [], address: library },
+    {
+      name: 'FilecoinWarmStorageService',
+      abi: fwssArtifact.abi,
+      bytecode: linkLibrary(fwssArtifact.bytecode, library),
+      // the deployer stands in as FilBeam's beneficiary: no CDN runs on the simulated network
+      args: [pdp, deps.filecoinPay, deps.usdfc, account.address, deps.serviceProviderRegistry, deps.sessionKeyRegistry, 1n],
+      address: fwss,
+    },
+    { name: 'FilecoinWarmStorageServiceStateView', ...viewArtifact, args: [fwss], address: fwssView },
+  ]
+  const sent: { what: string; hash: Hash; address?: Address }[] = []
+  for (const [index, d] of deployments.entries()) {
+    const hash = await wallet.deployContract({
+      abi: d.abi,
+      bytecode: d.bytecode,
+      args: d.args as unknown[],
+      account,
+      chain: wallet.chain,
+      nonce: first + index,
+    })
+    sent.push({ what: `deploying ${d.name}`, hash, address: d.address })
+  }
+  await confirm(publicClient, sent)
+
+  // Then the initialisations the real proxies run, and the service learns its view.
+  const calls: { what: string; address: Address; abi: Abi; functionName: string; args: readonly unknown[] }[] = [
+    { what: 'PDPVerifier.initialize', address: pdp, abi: pdpArtifact.abi, functionName: 'initialize', args: [schedule.challengeFinality] },
+    {
+      what: 'FilecoinWarmStorageService.initialize',
+      address: fwss,
+      abi: fwssArtifact.abi,
+      functionName: 'initialize',
+      args: [
+        schedule.maxProvingPeriod,
+        schedule.challengeWindowSize,
+        account.address, // FilBeam controller
+        'Simulated Filecoin Warm Storage Service',
+        'PDP warm storage on the simulated Filecoin Onchain Cloud',
+      ],
+    },
+    { what: 'FilecoinWarmStorageService.setViewContract', address: fwss, abi: fwssArtifact.abi, functionName: 'setViewContract', args: [fwssView] },
+  ]
+  const next = first + deployments.length
+  const done: { what: string; hash: Hash }[] = []
+  for (const [index, c] of calls.entries()) {
+    const hash = await wallet.writeContract({
+      address: c.address,
+      abi: c.abi,
+      functionName: c.functionName,
+      args: c.args as unknown[],
+      account,
+      chain: wallet.chain,
+      nonce: next + index,
+    })
+    done.push({ what: c.what, hash })
+  }
+  await confirm(publicClient, done)
+  return { pdp, fwss, fwssView }
+}
+
+async function confirm(publicClient: PublicClient, sent: { what: string; hash: Hash; address?: Address }[]): Promise<void> {
+  for (const { what, hash, address } of sent) {
+    const receipt = await publicClient.waitForTransactionReceipt({ hash })
+    if (receipt.status !== 'success') throw new WarmStorageDeployError(`${what} failed (transaction ${hash})`)
+    if (address !== undefined && receipt.contractAddress?.toLowerCase() !== address.toLowerCase()) {
+      throw new WarmStorageDeployError(`${what}: landed at ${receipt.contractAddress}, expected ${address}`)
+    }
+  }
 }

@@ -1,8 +1,7 @@
 /**
- * Deploys the simulated Onchain Cloud's contracts to an EVM JSON-RPC node and
- * describes the result as the Synapse SDK's `Chain`.
+ * Deploys the simulated Onchain Cloud's contracts to an EVM JSON-RPC node. A
+ * client learns where they are as from a real FOC devnet (server/network/foc/chain.ts).
  */
-import { devnet, type Chain } from '@filoz/synapse-core/chains'
 import {
   createPublicClient,
   createWalletClient,
@@ -19,9 +18,6 @@ import {
 import { privateKeyToAccount } from 'viem/accounts'
 import { loadFocArtifacts, type FocArtifacts } from './compile.ts'
 import { deployWarmStorage } from './deploy-warm-storage.ts'
-
-/** The Synapse SDK's devnet chain id (synapse-core chains.ts devnet), which its chain checks accept. */
-export const FOC_CHAIN_ID = 31415926
 
 export interface FocAddresses {
   multicall3: Address
@@ -145,63 +141,4 @@ export async function mintUsdfc(rpcUrl: string, deployerKey: Hex, usdfc: Address
   const receipt = await publicClient.waitForTransactionReceipt({ hash })
   if (receipt.status !== 'success') throw new FocDeployError(`minting USDFC failed (transaction ${hash})`)
   return hash
-}
-
-export interface FocChainOptions {
-  /** Unix seconds of epoch 0 on the simulated clock (block.timestamp = genesis + epoch × 30). */
-  genesisTimestamp?: number
-  /** Real milliseconds per epoch on the simulated clock: viem polls at half of it (within 0.5–4 s). */
-  blockTime?: number
-}
-
-/**
- * The Synapse SDK's `Chain` for the simulated Onchain Cloud: the devnet id
- * 31415926, our RPC URL and contract addresses, the SDK's own ABIs.
- *
- * It also points the SDK's built-in devnet entry at these addresses:
- * synapse-core's depositWithPermit looks its chain up by id
- * (`getChain(client.chain.id)`, pay/deposit-with-permit.ts) instead of using
- * the client's chain, and would otherwise sign for and call address zero. The
- * SDK's code stays as it is; only its devnet table is filled in, once per
- * process (a fresh deployer always yields the same addresses).
- */
-export function focChain(rpcUrl: string, addresses: FocAddresses, options: FocChainOptions = {}): Chain {
-  const contracts: Chain['contracts'] = {
-    multicall3: { address: addresses.multicall3, blockCreated: 0 },
-    usdfc: { address: addresses.usdfc, abi: devnet.contracts.usdfc.abi },
-    filecoinPay: { address: addresses.filecoinPay, abi: devnet.contracts.filecoinPay.abi },
-    fwss: { address: addresses.fwss, abi: devnet.contracts.fwss.abi },
-    fwssView: { address: addresses.fwssView, abi: devnet.contracts.fwssView.abi },
-    serviceProviderRegistry: {
-      address: addresses.serviceProviderRegistry,
-      abi: devnet.contracts.serviceProviderRegistry.abi,
-    },
-    sessionKeyRegistry: { address: addresses.sessionKeyRegistry, abi: devnet.contracts.sessionKeyRegistry.abi },
-    pdp: { address: addresses.pdp, abi: devnet.contracts.pdp.abi },
-    endorsements: { address: addresses.endorsements, abi: devnet.contracts.endorsements.abi },
-  }
-  for (const key of Object.keys(contracts) as (keyof Chain['contracts'])[]) {
-    devnet.contracts[key].address = contracts[key].address
-  }
-  return {
-    id: FOC_CHAIN_ID,
-    name: 'Simulated Filecoin Onchain Cloud',
-    nativeCurrency: { name: 'Filecoin', symbol: 'FIL', decimals: 18 },
-    rpcUrls: { default: { http: [rpcUrl] } },
-    ...(options.blockTime === undefined ? {} : { blockTime: options.blockTime }),
-    contracts,
-    filbeam: null,
-    testnet: true,
-    genesisTimestamp: options.genesisTimestamp ?? 0,
-  }
-}
-
-/** focChain with the genesis timestamp read from the node: block 0's timestamp. */
-export async function focChainFromNode(
-  rpcUrl: string,
-  addresses: FocAddresses,
-  options: Omit<FocChainOptions, 'genesisTimestamp'> = {},
-): Promise<Chain> {
-  const block = await createPublicClient({ transport: http(rpcUrl) }).getBlock({ blockNumber: 0n })
-  return focChain(rpcUrl, addresses, { ...options, genesisTimestamp: Number(block.timestamp) })
 }
