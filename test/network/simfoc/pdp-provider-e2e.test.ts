@@ -13,10 +13,11 @@ import { fileURLToPath } from 'node:url'
 import { createPublicClient, createWalletClient, http, keccak256, parseEther, parseUnits, toHex, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { deployFoc, focChain, mintUsdfc, type FocAddresses } from '../../../server/network/simfoc/contracts/deploy.ts'
+import { deployFoc, mintUsdfc, type FocAddresses } from '../../../server/network/simfoc/contracts/deploy.ts'
 import { startEvmNode, type EvmNode } from '../../../server/network/simfoc/evm-node.ts'
 import { createViemPdpChain, registerPdpProvider } from '../../../server/network/simfoc/pdp-provider-chain.ts'
 import { createPdpProvider, type PdpProvider } from '../../../server/network/simfoc/pdp-provider.ts'
+import { simulatedFocChain } from './sdk-chain.ts'
 
 /**
  * End to end on the simulated chain: two simulated Curio providers register
@@ -45,7 +46,7 @@ describe.skipIf(!withPdpContracts)('simulated Curio providers on the simulated c
   let epoch = 1000
   let node: EvmNode
   let addresses: FocAddresses
-  let chain: ReturnType<typeof focChain>
+  let chain: ReturnType<typeof simulatedFocChain>
   const providers: PdpProvider[] = []
   const dirs: string[] = []
   const providerIds: bigint[] = []
@@ -61,7 +62,8 @@ describe.skipIf(!withPdpContracts)('simulated Curio providers on the simulated c
       accounts: [{ address: privateKeyToAccount(deployerKey).address, wei: parseEther('1000') }],
     })
     addresses = await deployFoc(node.url, deployerKey)
-    chain = focChain(node.url, addresses, { genesisTimestamp: GENESIS })
+    // The SDK's Chain as the gateway's client builds it (the lead's test helper).
+    chain = simulatedFocChain(node.url, addresses, GENESIS)
     const deployer = createWalletClient({ account: privateKeyToAccount(deployerKey), chain, transport: http(node.url), pollingInterval: 20 })
 
     for (const name of ['alpha', 'beta']) {
