@@ -1,0 +1,256 @@
+import type { Chain } from '@filoz/synapse-core/chains'
+import * as Erc20 from '@filoz/synapse-core/erc20'
+import * as Pay from '@filoz/synapse-core/pay'
+import { CommitError, StoreError, Synapse } from '@filoz/synapse-sdk'
+import { http, maxUint256, type Address, type Hash, type LocalAccount } from 'viem'
+import { NetworkError } from '../errors.ts'
+
+/** One copy of a piece on one PDP provider: the piece `pieceId` of data set `dataSetId`. */
+export interface FocCopy {
+  providerId: number
+  dataSetId: bigint
+  pieceId: bigint
+  /** Where the provider serves the piece (`<serviceURL>/piece/<pieceCid>`). */
+  retrievalUrl: string
+  /** The epoch the piece was added on chain: a proof after it covers the piece. */
+  addedEpoch: number
+}
+
+export interface FocStored {
+  pieceCid: string
+  size: number
+  copies: FocCopy[]
+  /** Providers tried that hold no copy, and why. */
+  failures: { providerId: number; reason: string }[]
+}
+
+/** Whether the account can pay for storing `dataSize` more bytes, and what it would take. */
+export interface FocFunding {
+  ready: boolean
+  /** USDFC (18 decimals) to deposit into Filecoin Pay first. */
+  depositNeeded: bigint
+  /** Whether the warm storage service still needs the payer's operator approval. */
+  needsApproval: boolean
+  /** What the new bytes add to the payment rate, per epoch. */
+  ratePerEpoch: bigint
+}
+
+/** The payer's standing in Filecoin Pay (synapse-core getAccountSummary). */
+export interface FocAccount {
+  walletUsdfc: bigint
+  walletFil: bigint
+  funds: bigint
+  availableFunds: bigint
+  lockupRatePerEpoch: bigint
+  /** Epochs until the funds no longer cover the lockup rate (the SDK's runway). */
+  runwayEpochs: bigint
+  epoch: bigint
+}
+
+/** Where a copy stands on chain: the data set's proving, as PDPVerifier keeps it. */
+export interface FocCopyProof {
+  dataSetLive: boolean
+  pieceLive: boolean
+  /** Whether a proof covering the piece has passed (in one of the latest proving periods since it was added). */
+  proved: boolean
+  /** The latest closed proving periods in a row with no proof (up to a few): a provider that stopped proving. */
+  missedPeriods: number
+  /** The epoch of the last accepted proof (or the data set's creation, before any). */
+  lastProvenEpoch: number
+  /** When the next challenge window opens; null when none is scheduled. */
+  nextChallengeEpoch: number | null
+  /** The warm storage service's proving terms (getPDPConfig). */
+  maxProvingPeriod: number
+  challengeWindow: number
+}
+
+export interface FocStoreOptions {
+  copies: number
+  /** Providers that must not get a copy (they hold one already, or failed it). */
+  excludeProviderIds?: number[]
+  /** Data set metadata: pieces with the same metadata share a data set per provider. */
+  metadata?: Record<string, string>
+  signal?: AbortSignal
+  onProgress?: (event: FocStoreEvent) => void
+}
+
+export type FocStoreEvent =
+  | { kind: 'uploaded'; bytes: number }
+  | { kind: 'stored'; providerId: number }
+  | { kind: 'adding'; providerId: number; txHash: Hash }
+  | { kind: 'added'; providerId: number; dataSetId: bigint }
+  | { kind: 'copy-failed'; providerId: number; reason: string }
+
+/** The gateway's port to the Filecoin Onchain Cloud: PDP copies through the Synapse SDK, unchanged. */
+export interface FocClient {
+  /** The payer: the wallet key's FEVM account. */
+  readonly address: Address
+  readonly chain: Chain
+  funding(dataSize: number): Promise<FocFunding>
+  /** Deposits `amount` USDFC into Filecoin Pay (with a permit) and approves the warm storage service when needed. */
+  fund(amount: bigint): Promise<Hash>
+  store(data: Uint8Array | ReadableStream<Uint8Array>, options: FocStoreOptions): Promise<FocStored>
+  copyProof(copy: Pick<FocCopy, 'dataSetId' | 'pieceId' | 'addedEpoch'>): Promise<FocCopyProof>
+  account(): Promise<FocAccount>
+}
+
+export interface FocClientOptions {
+  chain: Chain
+  account: LocalAccount
+  /** Names our data sets apart from other applications' of the same wallet (the SDK's `source`). */
+  source?: string
+  /** Per JSON-RPC request. */
+  rpcTimeoutMs?: number
+}
+
+/** The innermost message of an error and its causes. */
+function rootMessage(error: unknown): string {
+  let e: unknown = error
+  while (e instanceof Error && e.cause instanceof Error) e = e.cause
+  return e instanceof Error ? (e as { shortMessage?: string }).shortMessage ?? e.message : String(error)
+}
+
+/** The SDK's failures as the network's closed set of codes (server/network/errors.ts). */
+export function focNetworkError(error: unknown): NetworkError {
+  if (error instanceof NetworkError) return error
+  const reason = rootMessage(error).slice(0, 500)
+  if (error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError')) return new NetworkError('TIMED_OUT', reason, { cause: error })
+  if (/ECONNREFUSED|ECONNRESET|fetch failed|socket hang up|HTTP request failed/i.test(reason)) return new NetworkError('UNREACHABLE', reason, { cause: error })
+  if (error instanceof StoreError) return new NetworkError('REFUSED', `provider refused the piece: ${reason}`, { cause: error, providerReason: reason })
+  if (error instanceof CommitError) return new NetworkError('REJECTED_BY_CHAIN', `the piece was not added on chain: ${reason}`, { cause: error })
+  return new NetworkError('PROTOCOL_ERROR', reason, { cause: error })
+}
+
+/** How many of the latest proving periods a copy's proofs are looked up in. */
+const RECENT_PERIODS = 4
+
+export function createFocClient(options: FocClientOptions): FocClient {
+  const synapse = Synapse.create({
+    chain: options.chain,
+    account: options.account,
+    transport: http(options.chain.rpcUrls.default.http[0], { timeout: options.rpcTimeoutMs ?? 30_000, retryCount: 2 }),
+    source: options.source ?? 'nextcloud-filecoin-gateway',
+  })
+  const client = synapse.client
+  const pdp = options.chain.contracts.pdp
+
+  const guarded = <A extends unknown[], R>(work: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
+    try {
+      return await work(...args)
+    } catch (error) {
+      throw focNetworkError(error)
+    }
+  }
+
+  return {
+    address: options.account.address,
+    chain: options.chain,
+
+    funding: guarded(async (dataSize) => {
+      const { costs } = await synapse.storage.prepare({ dataSize: BigInt(dataSize) })
+      return { ready: costs.ready, depositNeeded: costs.depositNeeded, needsApproval: costs.needsFwssMaxApproval, ratePerEpoch: costs.rate.perEpoch }
+    }),
+
+    fund: guarded(async (amount) => {
+      const confirmed = async (hash: Hash) => {
+        const receipt = await client.waitForTransactionReceipt({ hash })
+        if (receipt.status !== 'success') throw new NetworkError('REJECTED_BY_CHAIN', `transaction ${hash} failed on chain`)
+        return hash
+      }
+      if (!(await Pay.isFwssMaxApproved(client, { clientAddress: options.account.address }))) {
+        return confirmed(await Pay.fund(client, { amount, needsFwssMaxApproval: true }))
+      }
+      // Approved already: the SDK would deposit with a permit, which looks its chain up by id
+      // (synapse-core 0.5.2 pay/deposit-with-permit.ts) and so signs for address zero on a devnet.
+      // An allowance and a plain deposit work the same on every chain.
+      await confirmed(await Erc20.approve(client, { amount, spender: options.chain.contracts.filecoinPay.address }))
+      return confirmed(await Pay.deposit(client, { amount }))
+    }),
+
+    store: guarded(async (data, o) => {
+      const report = o.onProgress ?? (() => undefined)
+      const addTransactions = new Map<number, Hash>()
+      const result = await synapse.storage.upload(data, {
+        copies: o.copies,
+        excludeProviderIds: o.excludeProviderIds?.map(BigInt),
+        metadata: o.metadata,
+        signal: o.signal,
+        callbacks: {
+          onProgress: (bytes) => report({ kind: 'uploaded', bytes }),
+          onStored: (providerId) => report({ kind: 'stored', providerId: Number(providerId) }),
+          onPiecesAdded: (txHash, providerId) => {
+            addTransactions.set(Number(providerId), txHash)
+            report({ kind: 'adding', providerId: Number(providerId), txHash })
+          },
+          onPiecesConfirmed: (dataSetId, providerId) => report({ kind: 'added', providerId: Number(providerId), dataSetId }),
+          onCopyFailed: (providerId, _piece, error) => report({ kind: 'copy-failed', providerId: Number(providerId), reason: rootMessage(error) }),
+        },
+      })
+      const head = Number(await client.getBlockNumber({ cacheTime: 0 }))
+      const addedEpoch = async (providerId: number) => {
+        const hash = addTransactions.get(providerId)
+        const receipt = hash ? await client.getTransactionReceipt({ hash }).catch(() => null) : null
+        return receipt ? Number(receipt.blockNumber) : head
+      }
+      const copies = await Promise.all(result.copies.map(async (c) => ({
+        providerId: Number(c.providerId), dataSetId: c.dataSetId, pieceId: c.pieceId, retrievalUrl: c.retrievalUrl, addedEpoch: await addedEpoch(Number(c.providerId)),
+      })))
+      return {
+        pieceCid: result.pieceCid.toString(),
+        size: result.size,
+        copies,
+        failures: result.failedAttempts.map((f) => ({ providerId: Number(f.providerId), reason: f.error })),
+      }
+    }),
+
+    copyProof: guarded(async ({ dataSetId, pieceId, addedEpoch }) => {
+      const read = <T>(contract: { address: Address; abi: unknown }, functionName: string, args: unknown[] = []) =>
+        client.readContract({ address: contract.address, abi: contract.abi, functionName, args } as never) as Promise<T>
+      const { fwss, fwssView } = options.chain.contracts
+      const head = await client.getBlockNumber({ cacheTime: 0 })
+      const [dataSetLive, pieceLive, lastProven, nextChallenge, config, addedPeriod, currentPeriod] = await Promise.all([
+        read<boolean>(pdp, 'dataSetLive', [dataSetId]),
+        read<boolean>(pdp, 'pieceLive', [dataSetId, pieceId]),
+        read<bigint>(pdp, 'getDataSetLastProvenEpoch', [dataSetId]).catch(() => 0n),
+        read<bigint>(pdp, 'getNextChallengeEpoch', [dataSetId]).catch(() => 0n),
+        read<readonly [bigint, bigint, bigint, bigint]>(fwssView, 'getPDPConfig'),
+        read<bigint>(fwss, 'getProvingPeriodForEpoch', [dataSetId, BigInt(addedEpoch)]),
+        read<bigint>(fwss, 'getProvingPeriodForEpoch', [dataSetId, head]),
+      ])
+      // FWSS counts proofs per proving period (provenPeriods). A piece added in period k is first
+      // challenged in period k + 1, once the provider's nextProvingPeriod takes it into the range;
+      // one added before proving started, from period 0.
+      let proved = false
+      let missedPeriods = 0
+      if (dataSetLive && currentPeriod !== maxUint256) {
+        const first = addedPeriod === maxUint256 ? 0n : addedPeriod + 1n
+        const periods: bigint[] = []
+        for (let p = currentPeriod; p >= first && periods.length < RECENT_PERIODS; p--) periods.push(p)
+        const proven = await Promise.all(periods.map((p) => read<boolean>(fwssView, 'provenPeriods', [dataSetId, p])))
+        proved = proven.some(Boolean)
+        // Closed periods (all but the current one) without a proof, the latest first, in a row.
+        for (const wasProven of proven.slice(1)) {
+          if (wasProven) break
+          missedPeriods++
+        }
+      }
+      return {
+        dataSetLive, pieceLive: dataSetLive && pieceLive, proved: proved && pieceLive, missedPeriods, lastProvenEpoch: Number(lastProven),
+        nextChallengeEpoch: nextChallenge === 0n ? null : Number(nextChallenge),
+        maxProvingPeriod: Number(config[0]), challengeWindow: Number(config[1]),
+      }
+    }),
+
+    account: guarded(async () => {
+      const [summary, walletUsdfc, walletFil] = await Promise.all([
+        Pay.getAccountSummary(client, { address: options.account.address }),
+        synapse.payments.walletBalance({ token: 'USDFC' }),
+        synapse.payments.walletBalance({ token: 'FIL' }),
+      ])
+      return {
+        walletUsdfc, walletFil, funds: summary.funds, availableFunds: summary.availableFunds,
+        lockupRatePerEpoch: summary.lockupRatePerEpoch, runwayEpochs: summary.runwayInEpochs, epoch: summary.epoch,
+      }
+    }),
+  }
+}

@@ -1,0 +1,148 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { join } from 'node:path'
+import { keccak256, parseEther, parseUnits, toHex, type Address, type Hex } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
+import type { Logger } from '../../shared/logger.ts'
+import { loadFocArtifacts } from './contracts/compile.ts'
+import { deployFoc, focClients, mintUsdfc, type FocAddresses } from './contracts/deploy.ts'
+import { startEvmNode, type EvmNode } from './evm-node.ts'
+import { createViemPdpChain, registerPdpProvider } from './pdp-provider-chain.ts'
+import { createPdpProvider, type PdpProvider, type PdpProviderFault } from './pdp-provider.ts'
+
+export interface SimulatedFocOptions {
+  /** Where the chain's journal, the contracts' addresses and each provider's pieces and database live. */
+  dir: string
+  seed: string
+  /** The simulated clock: wall-clock unix seconds of epoch 0, and real seconds per epoch (the Lotus simulation's). */
+  genesisTimestamp: number
+  epochSeconds: number
+  /** How many PDP providers (default 3). */
+  providerCount?: number
+  /** A fault for some providers, by index: refuse, stall, lose (the data), stop-proving. */
+  faults?: Record<number, PdpProviderFault>
+  logger?: Logger
+}
+
+export interface SimulatedPdpProvider {
+  index: number
+  providerId: bigint
+  name: string
+  url: string
+  provider: PdpProvider
+}
+
+/** The simulated Filecoin Onchain Cloud on loopback: an FEVM chain with our stand-in contracts, and Curio-like PDP providers. */
+export interface SimulatedFoc {
+  /** The chain's JSON-RPC endpoint (Lotus's eth_* at /rpc/v1). */
+  rpcUrl: string
+  node: EvmNode
+  contracts: FocAddresses
+  genesisTimestamp: number
+  providers: SimulatedPdpProvider[]
+  /** The simulation's faucet: FIL for gas and USDFC to pay with, as calibration's faucets give them. */
+  faucet(address: Address, amounts: { fil?: bigint; usdfc?: bigint }): Promise<void>
+  close(): Promise<void>
+}
+
+/** The terms every simulated provider offers: calibration's usual (2.5 USDFC per TiB-month is FWSS's list price). */
+const OFFERING = {
+  minPieceSizeInBytes: 127n,
+  maxPieceSizeInBytes: ((1n << 30n) / 128n) * 127n,
+  storagePricePerTibPerDay: parseUnits('0.1', 18),
+  minProvingPeriodInEpochs: 240n,
+  location: 'loopback',
+}
+
+const keyOf = (seed: string, name: string): Hex => keccak256(toHex(`simulated FOC ${seed}: ${name}`))
+
+/**
+ * Starts (or, from `dir`, resumes) the simulated Onchain Cloud: on a fresh
+ * chain it deploys the contracts, registers each provider in the registry
+ * (each pays the fee from its own key, as an operator does with Curio), and
+ * has the warm storage service's owner approve them and endorse the first,
+ * which the SDK wants for a first copy. Each provider listens on the port it
+ * registered, so the registry's service URLs stay true across restarts.
+ */
+export async function startSimulatedFoc(options: SimulatedFocOptions): Promise<SimulatedFoc> {
+  const { dir, seed } = options
+  mkdirSync(dir, { recursive: true })
+  const deployerKey = keyOf(seed, 'deployer')
+  const deployer = privateKeyToAccount(deployerKey).address
+  const node = await startEvmNode({
+    stateFile: join(dir, 'chain.sqlite'),
+    genesisTimestamp: options.genesisTimestamp,
+    epochSeconds: options.epochSeconds,
+    seed,
+    accounts: [{ address: deployer, wei: parseEther('1000000') }],
+  })
+  const started: PdpProvider[] = []
+  try {
+    const contractsFile = join(dir, 'contracts.json')
+    let contracts: FocAddresses
+    if (node.fresh || !existsSync(contractsFile)) {
+      contracts = await deployFoc(node.url, deployerKey)
+      writeFileSync(contractsFile, JSON.stringify(contracts, null, 2))
+    } else contracts = JSON.parse(readFileSync(contractsFile, 'utf8')) as FocAddresses
+
+    const providers: SimulatedPdpProvider[] = []
+    for (let index = 0; index < (options.providerCount ?? 3); index++) {
+      const key = keyOf(seed, `provider ${index}`)
+      const address = privateKeyToAccount(key).address
+      const providerDir = join(dir, 'providers', String(index))
+      mkdirSync(providerDir, { recursive: true })
+      const provider = await createPdpProvider({
+        dir: providerDir,
+        chain: createViemPdpChain({ rpcUrl: node.url, privateKey: key, pdpVerifier: contracts.pdp }),
+        recordKeepers: [contracts.fwss],
+        fault: options.faults?.[index] ?? null,
+        pollMs: Math.max(50, Math.min(1000, options.epochSeconds * 1000)),
+        log: options.logger?.child({ provider: index }),
+      })
+      started.push(provider)
+      const portFile = join(providerDir, 'port')
+      const url = await provider.listen(existsSync(portFile) ? Number(readFileSync(portFile, 'utf8')) : 0)
+      writeFileSync(portFile, String(new URL(url).port))
+      if (node.fresh) await node.setBalance(address, parseEther('1000'))
+      const name = `sim-curio-${index}`
+      const providerId = await registerPdpProvider({
+        rpcUrl: node.url, privateKey: key, serviceProviderRegistry: contracts.serviceProviderRegistry, name,
+        description: 'simulated Curio PDP provider', offering: { ...OFFERING, serviceURL: url, paymentTokenAddress: contracts.usdfc },
+      })
+      providers.push({ index, providerId, name, url, provider })
+    }
+    if (node.fresh) await approveProviders(node.url, deployerKey, contracts, providers.map((p) => p.providerId))
+
+    return {
+      rpcUrl: node.url,
+      node,
+      contracts,
+      genesisTimestamp: options.genesisTimestamp,
+      providers,
+      async faucet(address, { fil, usdfc }) {
+        if (fil) await node.setBalance(address, (await node.chain.balance(address)) + fil)
+        if (usdfc) await mintUsdfc(node.url, deployerKey, contracts.usdfc, address, usdfc)
+      },
+      async close() {
+        for (const p of providers) await p.provider.close()
+        await node.close()
+      },
+    }
+  } catch (error) {
+    for (const p of started) await p.close().catch(() => undefined)
+    await node.close()
+    throw error
+  }
+}
+
+/** The service owner's approval of each provider (FWSS addApprovedProvider) and the endorsement of the first (ProviderIdSet addProviderId). */
+async function approveProviders(rpcUrl: string, ownerKey: Hex, contracts: FocAddresses, providerIds: bigint[]): Promise<void> {
+  const { wallet, publicClient } = await focClients(rpcUrl, ownerKey)
+  const artifacts = await loadFocArtifacts()
+  const send = async (address: Address, abi: (typeof artifacts)[string]['abi'], functionName: string, args: unknown[]) => {
+    const hash = await wallet.writeContract({ address, abi, functionName, args, account: wallet.account!, chain: wallet.chain } as never)
+    const receipt = await publicClient.waitForTransactionReceipt({ hash })
+    if (receipt.status !== 'success') throw new Error(`${functionName}(${args.join(', ')}) failed on the simulated chain`)
+  }
+  for (const id of providerIds) await send(contracts.fwss, artifacts.FilecoinWarmStorageService.abi, 'addApprovedProvider', [id])
+  if (providerIds.length > 0) await send(contracts.endorsements, artifacts.ProviderIdSet.abi, 'addProviderId', [providerIds[0]])
+}

@@ -1,0 +1,102 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import * as Piece from '@filoz/synapse-core/piece'
+import { parseEther, parseUnits } from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { focChain } from '../../../server/network/foc/chain.ts'
+import { createFocClient, type FocClient } from '../../../server/network/foc/client.ts'
+import { startSimulatedFoc, type SimulatedFoc } from '../../../server/network/simfoc/index.ts'
+
+const USDFC = (n: string) => parseUnits(n, 18)
+
+/** Everything this process fetched while `run` ran: the SDK's JSON-RPC calls and its HTTP calls to providers alike. */
+async function recordingFetches<T>(run: () => Promise<T>): Promise<{ result: T; urls: URL[] }> {
+  const original = globalThis.fetch
+  const urls: URL[] = []
+  globalThis.fetch = (input, init) => {
+    urls.push(new URL(input instanceof Request ? input.url : String(input)))
+    return original(input, init)
+  }
+  try {
+    return { result: await run(), urls }
+  } finally {
+    globalThis.fetch = original
+  }
+}
+
+const until = async <T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 120_000): Promise<T> => {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await probe()
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, 100))
+  }
+}
+
+describe('the gateway\'s Onchain Cloud client (the unchanged Synapse SDK) against the simulated FOC on loopback', () => {
+  let dir: string
+  let foc: SimulatedFoc
+  let client: FocClient
+  const account = privateKeyToAccount(generatePrivateKey())
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'foc-client-'))
+    // 20 epochs a second: a proving period (240 epochs) is 12 s.
+    foc = await startSimulatedFoc({ dir, seed: 'client test', genesisTimestamp: Date.now() / 1000, epochSeconds: 0.05, providerCount: 3 })
+    await foc.faucet(account.address, { fil: parseEther('10'), usdfc: USDFC('100') })
+    client = createFocClient({ chain: focChain('devnet', foc.rpcUrl, { contracts: foc.contracts, genesisTimestamp: foc.genesisTimestamp }), account })
+  }, 180_000)
+  afterAll(async () => {
+    await foc?.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+
+  it('says what a first upload needs before any deposit, and is ready once funded', async () => {
+    const before = await client.funding(1_000_000)
+    expect(before.ready).toBe(false)
+    expect(before.needsApproval).toBe(true)
+    expect(before.depositNeeded).toBeGreaterThan(0n)
+    await client.fund(before.depositNeeded + USDFC('5'))
+    expect((await client.funding(1_000_000)).ready).toBe(true)
+    // A second deposit, once the service is approved, takes the allowance path (the SDK's permit path fails on devnets).
+    await client.fund(USDFC('1'))
+    const account_ = await client.account()
+    expect(account_.funds).toBe(before.depositNeeded + USDFC('6'))
+    expect(account_.walletUsdfc).toBe(USDFC('100') - account_.funds)
+  })
+
+  it('stores a piece on two providers, every request on loopback, and each copy gets a proof on chain', async () => {
+    const data = new Uint8Array(200_000).map((_, i) => (i * 7919) % 251)
+    const { result: stored, urls } = await recordingFetches(() => client.store(data, { copies: 2 }))
+    expect(stored.pieceCid).toBe(Piece.calculate(data).toString())
+    expect(stored.copies).toHaveLength(2)
+    expect(new Set(stored.copies.map((c) => c.providerId)).size).toBe(2)
+    // The SDK spoke to the chain and to the providers, and to nothing else.
+    expect(urls.length).toBeGreaterThan(10)
+    expect(new Set(urls.map((u) => u.hostname))).toEqual(new Set(['127.0.0.1']))
+    const ports = new Set(urls.map((u) => u.port))
+    expect(ports).toContain(new URL(foc.rpcUrl).port)
+    for (const copy of stored.copies) expect(ports).toContain(new URL(foc.providers.find((p) => Number(p.providerId) === copy.providerId)!.url).port)
+
+    for (const copy of stored.copies) {
+      const proof = await until(async () => {
+        const p = await client.copyProof(copy)
+        return p.proved ? p : undefined
+      }, `a proof of data set ${copy.dataSetId}`)
+      expect(proof.dataSetLive).toBe(true)
+      expect(proof.lastProvenEpoch).toBeGreaterThan(copy.addedEpoch)
+      expect(proof.maxProvingPeriod).toBe(240)
+      const provider = foc.providers.find((p) => Number(p.providerId) === copy.providerId)!
+      expect(provider.provider.proofs().some((p) => BigInt(p.dataSetId) === copy.dataSetId)).toBe(true)
+      // The copy is there to read back, byte for byte.
+      const back = await Piece.downloadAndValidate({ url: copy.retrievalUrl, expectedPieceCid: Piece.parse(stored.pieceCid) })
+      expect(back).toEqual(data)
+    }
+    const after = await client.account()
+    expect(after.lockupRatePerEpoch).toBeGreaterThan(0n)
+    expect(after.runwayEpochs).toBeGreaterThan(0n)
+  }, 240_000)
+})
