@@ -2,7 +2,7 @@ import type { Chain } from '@filoz/synapse-core/chains'
 import * as Erc20 from '@filoz/synapse-core/erc20'
 import * as Pay from '@filoz/synapse-core/pay'
 import { CommitError, StoreError, Synapse } from '@filoz/synapse-sdk'
-import { http, maxUint256, type Address, type Hash, type LocalAccount } from 'viem'
+import { formatUnits, http, maxUint256, type Address, type Hash, type LocalAccount } from 'viem'
 import { NetworkError } from '../errors.ts'
 
 /** One copy of a piece on one PDP provider: the piece `pieceId` of data set `dataSetId`. */
@@ -110,11 +110,22 @@ function rootMessage(error: unknown): string {
   return e instanceof Error ? (e as { shortMessage?: string }).shortMessage ?? e.message : String(error)
 }
 
+/** Whether the error or one of its causes is an abort (the caller's signal, or a timeout). */
+function aborted(error: unknown): boolean {
+  for (let e: unknown = error; e instanceof Error; e = e.cause) if (e.name === 'AbortError' || e.name === 'TimeoutError') return true
+  return false
+}
+
+/** The wallet cannot pay: it holds less USDFC (or FIL for gas) than asked. Not a network failure: a person must act. */
+export class FocFundsError extends Error {
+  override name = 'FocFundsError'
+}
+
 /** The SDK's failures as the network's closed set of codes (server/network/errors.ts). */
-export function focNetworkError(error: unknown): NetworkError {
-  if (error instanceof NetworkError) return error
+export function focNetworkError(error: unknown): NetworkError | FocFundsError {
+  if (error instanceof NetworkError || error instanceof FocFundsError) return error
   const reason = rootMessage(error).slice(0, 500)
-  if (error instanceof Error && (error.name === 'AbortError' || error.name === 'TimeoutError')) return new NetworkError('TIMED_OUT', reason, { cause: error })
+  if (aborted(error)) return new NetworkError('TIMED_OUT', reason, { cause: error })
   if (/ECONNREFUSED|ECONNRESET|fetch failed|socket hang up|HTTP request failed/i.test(reason)) return new NetworkError('UNREACHABLE', reason, { cause: error })
   if (error instanceof StoreError) return new NetworkError('REFUSED', `provider refused the piece: ${reason}`, { cause: error, providerReason: reason })
   if (error instanceof CommitError) return new NetworkError('REJECTED_BY_CHAIN', `the piece was not added on chain: ${reason}`, { cause: error })
@@ -152,6 +163,8 @@ export function createFocClient(options: FocClientOptions): FocClient {
     }),
 
     fund: guarded(async (amount) => {
+      const held = await synapse.payments.walletBalance({ token: 'USDFC' })
+      if (held < amount) throw new FocFundsError(`the wallet ${options.account.address} holds ${formatUnits(held, 18)} USDFC, ${formatUnits(amount, 18)} is to be deposited`)
       const confirmed = async (hash: Hash) => {
         const receipt = await client.waitForTransactionReceipt({ hash })
         if (receipt.status !== 'success') throw new NetworkError('REJECTED_BY_CHAIN', `transaction ${hash} failed on chain`)

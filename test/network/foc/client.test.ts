@@ -6,7 +6,8 @@ import { parseEther, parseUnits } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { focChain } from '../../../server/network/foc/chain.ts'
-import { createFocClient, type FocClient } from '../../../server/network/foc/client.ts'
+import { createFocClient, FocFundsError, type FocClient, type FocStored } from '../../../server/network/foc/client.ts'
+import { NetworkError } from '../../../server/network/errors.ts'
 import { startSimulatedFoc, type SimulatedFoc } from '../../../server/network/simfoc/index.ts'
 
 const USDFC = (n: string) => parseUnits(n, 18)
@@ -40,12 +41,15 @@ describe('the gateway\'s Onchain Cloud client (the unchanged Synapse SDK) agains
   let dir: string
   let foc: SimulatedFoc
   let client: FocClient
+  let stored: FocStored
   const account = privateKeyToAccount(generatePrivateKey())
+  const data = new Uint8Array(200_000).map((_, i) => (i * 7919) % 251)
+  const providerOf = (providerId: number) => foc.providers.find((p) => Number(p.providerId) === providerId)!
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'foc-client-'))
-    // 20 epochs a second: a proving period (240 epochs) is 12 s.
-    foc = await startSimulatedFoc({ dir, seed: 'client test', genesisTimestamp: Date.now() / 1000, epochSeconds: 0.05, providerCount: 3 })
+    // 40 epochs a second: a proving period (240 epochs) is 6 s.
+    foc = await startSimulatedFoc({ dir, seed: 'client test', genesisTimestamp: Date.now() / 1000, epochSeconds: 0.025, providerCount: 3 })
     await foc.faucet(account.address, { fil: parseEther('10'), usdfc: USDFC('100') })
     client = createFocClient({ chain: focChain('devnet', foc.rpcUrl, { contracts: foc.contracts, genesisTimestamp: foc.genesisTimestamp }), account })
   }, 180_000)
@@ -69,8 +73,8 @@ describe('the gateway\'s Onchain Cloud client (the unchanged Synapse SDK) agains
   })
 
   it('stores a piece on two providers, every request on loopback, and each copy gets a proof on chain', async () => {
-    const data = new Uint8Array(200_000).map((_, i) => (i * 7919) % 251)
-    const { result: stored, urls } = await recordingFetches(() => client.store(data, { copies: 2 }))
+    const { result, urls } = await recordingFetches(() => client.store(data, { copies: 2 }))
+    stored = result
     expect(stored.pieceCid).toBe(Piece.calculate(data).toString())
     expect(stored.copies).toHaveLength(2)
     expect(new Set(stored.copies.map((c) => c.providerId)).size).toBe(2)
@@ -79,7 +83,7 @@ describe('the gateway\'s Onchain Cloud client (the unchanged Synapse SDK) agains
     expect(new Set(urls.map((u) => u.hostname))).toEqual(new Set(['127.0.0.1']))
     const ports = new Set(urls.map((u) => u.port))
     expect(ports).toContain(new URL(foc.rpcUrl).port)
-    for (const copy of stored.copies) expect(ports).toContain(new URL(foc.providers.find((p) => Number(p.providerId) === copy.providerId)!.url).port)
+    for (const copy of stored.copies) expect(ports).toContain(new URL(providerOf(copy.providerId).url).port)
 
     for (const copy of stored.copies) {
       const proof = await until(async () => {
@@ -89,7 +93,7 @@ describe('the gateway\'s Onchain Cloud client (the unchanged Synapse SDK) agains
       expect(proof.dataSetLive).toBe(true)
       expect(proof.lastProvenEpoch).toBeGreaterThan(copy.addedEpoch)
       expect(proof.maxProvingPeriod).toBe(240)
-      const provider = foc.providers.find((p) => Number(p.providerId) === copy.providerId)!
+      const provider = providerOf(copy.providerId)
       expect(provider.provider.proofs().some((p) => BigInt(p.dataSetId) === copy.dataSetId)).toBe(true)
       // The copy is there to read back, byte for byte.
       const back = await Piece.downloadAndValidate({ url: copy.retrievalUrl, expectedPieceCid: Piece.parse(stored.pieceCid) })
@@ -99,4 +103,52 @@ describe('the gateway\'s Onchain Cloud client (the unchanged Synapse SDK) agains
     expect(after.lockupRatePerEpoch).toBeGreaterThan(0n)
     expect(after.runwayEpochs).toBeGreaterThan(0n)
   }, 240_000)
+
+  it('sees a provider that stops proving: its copy misses proving periods while the other goes on', async () => {
+    const [failing, healthy] = stored.copies
+    await providerOf(failing.providerId).provider.setFault('stop-proving')
+    try {
+      const missed = await until(async () => {
+        const p = await client.copyProof(failing)
+        return p.missedPeriods >= 2 ? p : undefined
+      }, 'two missed proving periods')
+      expect(missed.dataSetLive).toBe(true)
+      expect((await client.copyProof(healthy)).missedPeriods).toBe(0)
+    } finally {
+      await providerOf(failing.providerId).provider.setFault(null)
+    }
+  }, 120_000)
+
+  it('sees a provider that lost the piece: it no longer serves it, and its proofs stop', async () => {
+    const copy = stored.copies[1]
+    await providerOf(copy.providerId).provider.setFault('lose')
+    expect((await fetch(copy.retrievalUrl)).status).toBe(404)
+    const missed = await until(async () => {
+      const p = await client.copyProof(copy)
+      return p.missedPeriods >= 1 ? p : undefined
+    }, 'a missed proving period after the loss')
+    expect(missed.proved).toBe(true) // it was proved before; what changed is that the latest periods were not
+  }, 120_000)
+
+  it('with an empty wallet, says what is missing and refuses to deposit what it does not hold', async () => {
+    const empty = createFocClient({ chain: client.chain, account: privateKeyToAccount(generatePrivateKey()) })
+    const funding = await empty.funding(1_000_000)
+    expect(funding.ready).toBe(false)
+    expect(funding.depositNeeded).toBeGreaterThan(0n)
+    const refused = await empty.fund(funding.depositNeeded).catch((e: unknown) => e)
+    expect(refused).toBeInstanceOf(FocFundsError)
+    expect((refused as Error).message).toMatch(/holds 0 USDFC/)
+  })
+
+  it('gives up a stalled upload when its time is out, with a timeout the engine can tell apart', async () => {
+    for (const p of foc.providers) await p.provider.setFault('stall')
+    try {
+      const failure = await client.store(new Uint8Array(50_000).fill(9), { copies: 1, signal: AbortSignal.timeout(3_000) }).catch((e: unknown) => e)
+      expect(failure).toBeInstanceOf(NetworkError)
+      expect((failure as NetworkError).code).toBe('TIMED_OUT')
+    } finally {
+      for (const p of foc.providers) await p.provider.setFault(null)
+    }
+    expect(foc.providers.every((p) => p.provider.stalledUploads() === 0)).toBe(true)
+  }, 60_000)
 })
