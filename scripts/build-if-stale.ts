@@ -7,7 +7,7 @@ import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
-  process.stdout.write('Usage: tsx scripts/build-if-stale.ts\n\nRuns `npm run build` when js/gateway-init.mjs or js/gateway-admin.mjs is missing\nor older than a file under plugin-ui/ or the Vite config. Run by `npm start`.\n')
+  process.stdout.write('Usage: tsx scripts/build-if-stale.ts\n\nRuns `npm run build` when js/gateway-init.mjs or js/gateway-admin.mjs is missing\nor older than a file under plugin-ui/ or the Vite config, and compiles the simulated\nOnchain Cloud\'s contracts when they changed (cached). Run by `npm start`.\n')
   process.exit(0)
 }
 
@@ -28,4 +28,11 @@ const stale = outputs.some((f) => !existsSync(f) || statSync(f).mtimeMs < source
 if (stale) {
   process.stdout.write('Building the sidebar tab and admin page (js/)…\n')
   execFileSync('npm', ['run', 'build', '--silent'], { cwd: root, stdio: 'inherit' })
+}
+
+// The simulated Onchain Cloud's contracts: compiled once (about 20 s of solc), then cached by their sources' hash.
+const { loadFocArtifacts, isCompiled } = await import('../server/network/simfoc/contracts/compile.ts')
+if (!(await isCompiled())) {
+  process.stdout.write('Compiling the simulated Onchain Cloud\'s contracts (once)…\n')
+  await loadFocArtifacts()
 }

@@ -75,6 +75,7 @@ export async function startRole(role: Role, config: Config, logger: Logger, opti
   if (role === 'service') {
     const service = await runService(config, logger)
     ready.rpcUrl = service.rpcUrl
+    ready.focRpcUrl = service.focRpcUrl
     part = service
   } else if (role === 'gateway') {
     part = await runGateway(config, logger, options.faults)

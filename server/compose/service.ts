@@ -3,7 +3,8 @@ import { formatAddress } from '../shared/address.ts'
 import type { Config } from '../shared/config.ts'
 import { startServer } from '../shared/http.ts'
 import type { Logger } from '../shared/logger.ts'
-import { createNetwork, devnetClock, simnetOverRpc, startSimulatedNetwork, type Simnet } from '../network/index.ts'
+import { createNetwork, devnetClock, openKeystore, simnetOverRpc, startSimulatedFoc, startSimulatedNetwork, type Simnet } from '../network/index.ts'
+import { addressNetworkOf } from '../shared/address.ts'
 import { createDealService, serviceErrorBody, type DealService } from '../service/index.ts'
 import { openSimnet, openSimnetDirectory } from './local-chain.ts'
 import { serverOptions, type Part } from './part.ts'
@@ -13,7 +14,7 @@ import { serverOptions, type Part } from './part.ts'
  * no real chain is configured. A replica (SIMNET_RPC_URL) reads the one
  * another deal service runs.
  */
-export async function runService(config: Config, logger: Logger): Promise<Part & { rpcUrl?: string }> {
+export async function runService(config: Config, logger: Logger): Promise<Part & { rpcUrl?: string; focRpcUrl?: string }> {
   const source = config.chain.service
   const simnet = source === 'simnet' ? openSimnet(config) : source === 'simnet-replica' ? openSimnetDirectory(config) : undefined
   // The network first: the service reads the chain through its RPC from its first query on.
@@ -31,6 +32,7 @@ export async function runService(config: Config, logger: Logger): Promise<Part &
     name: 'service',
     server,
     rpcUrl,
+    focRpcUrl: network?.focRpcUrl,
     async close() {
       await service.close()
       await (network ?? simnet)?.close()
@@ -51,13 +53,39 @@ async function runSimulatedNetwork(config: Config, logger: Logger, simnet: Simne
   })
   const kinds = [...network.hosts.endpoints.values()].reduce<Record<string, number>>((n, e) => ({ ...n, [e.kind]: (n[e.kind] ?? 0) + 1 }), {})
   logger.info({ url: network.rpcUrl, providers: kinds }, 'simulated network: chain serving Lotus JSON-RPC, Boost-like (TCP) and Curio-like (WebSocket) providers on loopback')
+  const foc = await runSimulatedFoc(config, logger, simnet).catch(async (err) => {
+    await network.close()
+    throw err
+  })
   return {
     rpcUrl: network.rpcUrl,
+    focRpcUrl: foc.rpcUrl,
     async close() {
+      await foc.close()
       await network.close()
       await simnet.close()
     },
   }
+}
+
+const FAUCET_FIL = 100n * 10n ** 18n
+const FAUCET_USDFC = 1_000n * 10n ** 18n
+
+/**
+ * The simulated Filecoin Onchain Cloud on the simulated chain's clock: an
+ * FEVM chain with our stand-in contracts (SIMFOC_RPC_PORT) and Curio-like PDP
+ * providers, under `<DATA_DIR>/simfoc/`. At its first start the gateway's
+ * wallet account gets test FIL and USDFC, as calibration's faucets give them.
+ */
+async function runSimulatedFoc(config: Config, logger: Logger, simnet: Simnet) {
+  const foc = await startSimulatedFoc({
+    dir: config.files.simfoc, seed: config.service.simnetSeed, genesisTimestamp: simnet.clock.genesis, epochSeconds: simnet.clock.epochSeconds,
+    providerCount: config.service.simfocProviders, rpcPort: config.service.simfocRpcPort, logger: logger.child({ part: 'simfoc' }),
+  })
+  const wallet = openKeystore(config.files.wallet, addressNetworkOf(config.service.network)).list().find((k) => k.isDefault)
+  if (foc.fresh && wallet) await foc.faucet(wallet.ethAddress, { fil: FAUCET_FIL, usdfc: FAUCET_USDFC })
+  logger.info({ url: foc.rpcUrl, providers: foc.providers.length }, 'simulated Onchain Cloud: FEVM chain serving eth_* JSON-RPC with the FOC contracts, Curio-like PDP providers on loopback')
+  return foc
 }
 
 const DEMO_DEALS = 50

@@ -41,9 +41,11 @@ export async function superviseStack(config: Config, logger: Logger, entry: stri
         env: (ready) => {
           // A restarted service serves the simulated chain's RPC where the gateway already reads it.
           const rpcUrl = ready.get('service')?.rpcUrl
+          const focRpcUrl = ready.get('service')?.focRpcUrl
           return {
             ...samePort('service', ready),
             ...(typeof rpcUrl === 'string' ? { SIMNET_RPC_PORT: new URL(rpcUrl).port } : {}),
+            ...(typeof focRpcUrl === 'string' ? { SIMFOC_RPC_PORT: new URL(focRpcUrl).port } : {}),
             ...(clientAddress ? { DEAL_CLIENT_ADDRESS: clientAddress } : {}),
             LOG_FORMAT: 'json',
           }
@@ -113,6 +115,7 @@ function startBanner(config: Config, ready: ReadonlyMap<string, PartReady>): str
     `  Gateway:                    ${ready.get('gateway')!.url}`,
     `  Deal service:               ${ready.get('service')!.url}/openapi.json`,
     ...(typeof ready.get('service')!.rpcUrl === 'string' ? [`  Simulated chain (Lotus RPC): ${ready.get('service')!.rpcUrl}`] : []),
+    ...(typeof ready.get('service')!.focRpcUrl === 'string' ? [`  Simulated Onchain Cloud:    ${ready.get('service')!.focRpcUrl} (FEVM eth_* RPC; PDP providers on loopback)`] : []),
     '',
     '  Stop with Ctrl-C.',
     '',

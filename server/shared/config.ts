@@ -106,6 +106,10 @@ const EnvSchema = z.object({
   SIMNET_RPC_PORT: port(1234),
   // The simulated chain's JSON-RPC URL the gateway reads deals through (set by npm start).
   SIMNET_RPC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  // Where the deal service serves the simulated Filecoin Onchain Cloud's FEVM as eth_* JSON-RPC (0: a free port),
+  // and how many simulated Curio PDP providers it runs.
+  SIMFOC_RPC_PORT: port(1235),
+  SIMFOC_PROVIDERS: z.coerce.number().int().min(1).max(20).default(3),
   // The demo's pace: 1 minute of wall-clock time ≈ 5 hours of simulated chain time, so a file reaches
   // Offloaded (sealed by simulated providers) within minutes. Only the simulated network has a speed.
   SIMNET_SPEED: z.coerce.number().positive().max(100_000).default(300),
@@ -237,6 +241,9 @@ export interface ServiceConfig extends StoredState {
   simnetRpcPort?: number
   /** Set on a replica: the simulated network another deal service runs (its RPC), read instead of running one. */
   simnetRpcUrl?: string
+  /** Port of the simulated Onchain Cloud's FEVM JSON-RPC, and how many PDP providers it runs (default 3). */
+  simfocRpcPort?: number
+  simfocProviders?: number
   /**
    * A client address the default tenant gets at bootstrap (DEAL_CLIENT_ADDRESS), so that deals from it
    * count as that tenant's; `npm start` sets it to the gateway's wallet key address for the service it starts.
@@ -315,6 +322,8 @@ export interface SharedFiles {
   simnetChain: string
   /** The simulated providers' stored bytes. */
   simnetProviders: string
+  /** The simulated Onchain Cloud: its chain's journal, the contracts' addresses, each PDP provider's pieces. */
+  simfoc: string
   /** The default tenant's generated key, written by the deal service when API_KEY is unset. */
   serviceApiKey: string
   /** The generated password of `admin`, written by the app surface when ADMIN_PASSWORD is unset. */
@@ -462,6 +471,8 @@ function deriveConfig(env: NodeJS.ProcessEnv, role: Role): Config {
       simnetSeed: e.SIMNET_SEED,
       simnetRpcPort: e.SIMNET_RPC_PORT,
       simnetRpcUrl: e.SIMNET_RPC_URL,
+      simfocRpcPort: e.SIMFOC_RPC_PORT,
+      simfocProviders: e.SIMFOC_PROVIDERS,
       clientAddress: e.DEAL_CLIENT_ADDRESS,
       simnetSpeed: e.SIMNET_SPEED,
       simnetNv29Epoch: e.SIMNET_NV29_EPOCH,
@@ -488,6 +499,7 @@ function deriveConfig(env: NodeJS.ProcessEnv, role: Role): Config {
       wallet: join(dataDir, 'wallet'),
       simnetChain: join(dataDir, 'simnet', 'chain.sqlite'),
       simnetProviders: join(dataDir, 'simnet', 'providers'),
+      simfoc: join(dataDir, 'simfoc'),
       serviceApiKey: join(serviceDir, 'api-key'),
       adminPassword: join(bridgeDir, 'admin-password'),
     },

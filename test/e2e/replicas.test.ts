@@ -47,7 +47,7 @@ describe.skipIf(!NGINX)(`behind nginx${NGINX ? '' : ' (skipped: nginx is not ins
         if (failed) throw failed.reason
         return settled.map((s) => (s as PromiseFulfilledResult<RunningPart>).value)
       }
-      const [serviceA] = await started(startPart('service', { ...common, SERVICE_PORT: '0', SIMNET_RPC_PORT: String(rpc) }))
+      const [serviceA] = await started(startPart('service', { ...common, SERVICE_PORT: '0', SIMNET_RPC_PORT: String(rpc), SIMFOC_RPC_PORT: '0' }))
       const [serviceB] = await started(startPart('service', { ...common, SERVICE_PORT: '0', SIMNET_RPC_URL: rpcUrl }))
       const [gateway] = await started(startPart('gateway', { ...common, GATEWAY_PORT: '0', SERVICE_URL: `http://127.0.0.1:${dealsPort}`, SERVICE_API_KEY: API_KEY, SIMNET_RPC_URL: rpcUrl }))
       const bridge = { ...common, GATEWAY_URL: gateway.url, TRUST_PROXY: 'loopback' }

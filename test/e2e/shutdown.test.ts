@@ -155,7 +155,7 @@ describe('stopping', () => {
 
   it('stops a lone deal service once, and soon, however many times SIGTERM reaches it', async () => {
     const dataDir = newDataDir()
-    const service = await startPart('service', { DATA_DIR: dataDir, SERVICE_PORT: '0', SIMNET_RPC_PORT: '0' })
+    const service = await startPart('service', { DATA_DIR: dataDir, SERVICE_PORT: '0', SIMNET_RPC_PORT: '0', SIMFOC_RPC_PORT: '0' })
     const since = service.output().length
     // The group's signal, then the one npm (or a supervisor) passes on while the part is already stopping.
     process.kill(service.pid, 'SIGTERM')

@@ -83,6 +83,7 @@ describe('what the configuration derives', () => {
       wallet: '/srv/gw/wallet',
       simnetChain: '/srv/gw/simnet/chain.sqlite',
       simnetProviders: '/srv/gw/simnet/providers',
+      simfoc: '/srv/gw/simfoc',
       serviceApiKey: '/srv/gw/service/api-key',
       adminPassword: '/srv/gw/app/admin-password',
     })

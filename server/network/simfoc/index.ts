@@ -18,6 +18,8 @@ export interface SimulatedFocOptions {
   epochSeconds: number
   /** How many PDP providers (default 3). */
   providerCount?: number
+  /** Port of the chain's JSON-RPC on loopback (0 or unset: any free one). */
+  rpcPort?: number
   /** A fault for some providers, by index: refuse, stall, lose (the data), stop-proving. */
   faults?: Record<number, PdpProviderFault>
   logger?: Logger
@@ -36,6 +38,8 @@ export interface SimulatedFoc {
   /** The chain's JSON-RPC endpoint (Lotus's eth_* at /rpc/v1). */
   rpcUrl: string
   node: EvmNode
+  /** Whether this start made the chain (nothing was there to resume). */
+  fresh: boolean
   contracts: FocAddresses
   genesisTimestamp: number
   providers: SimulatedPdpProvider[]
@@ -73,6 +77,7 @@ export async function startSimulatedFoc(options: SimulatedFocOptions): Promise<S
     genesisTimestamp: options.genesisTimestamp,
     epochSeconds: options.epochSeconds,
     seed,
+    port: options.rpcPort,
     accounts: [{ address: deployer, wei: parseEther('1000000') }],
   })
   const started: PdpProvider[] = []
@@ -95,7 +100,8 @@ export async function startSimulatedFoc(options: SimulatedFocOptions): Promise<S
         chain: createViemPdpChain({ rpcUrl: node.url, privateKey: key, pdpVerifier: contracts.pdp }),
         recordKeepers: [contracts.fwss],
         fault: options.faults?.[index] ?? null,
-        pollMs: Math.max(50, Math.min(1000, options.epochSeconds * 1000)),
+        // Often enough to catch each challenge window (20 epochs) several times, at any speed.
+        pollMs: Math.max(250, Math.min(1000, options.epochSeconds * 5_000)),
         log: options.logger?.child({ provider: index }),
       })
       started.push(provider)
@@ -115,6 +121,7 @@ export async function startSimulatedFoc(options: SimulatedFocOptions): Promise<S
     return {
       rpcUrl: node.url,
       node,
+      fresh: node.fresh,
       contracts,
       genesisTimestamp: options.genesisTimestamp,
       providers,

@@ -4,6 +4,7 @@
  * use, and caches the result under node_modules/.cache/simfoc/ keyed by the
  * sha256 of the sources and the settings.
  */
+import { existsSync } from 'node:fs'
 import { createHash, randomBytes } from 'node:crypto'
 import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import { createRequire } from 'node:module'
@@ -99,6 +100,12 @@ export function compileSources(sources: Record<string, string>): FocArtifacts {
     }
   }
   return artifacts
+}
+
+/** Whether the cache holds the contracts as their sources are now. */
+export async function isCompiled(options: { dir?: string; cacheDir?: string } = {}): Promise<boolean> {
+  const key = sourcesKey(await readFocSources(options.dir))
+  return existsSync(join(options.cacheDir ?? CACHE_DIR, `${key}.json`))
 }
 
 /** The last load in this process, so that every test of a file compiles or reads the cache once. */

@@ -1,0 +1,53 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { getPDPProviders } from '@filoz/synapse-core/sp-registry'
+import * as SP from '@filoz/synapse-core/sp'
+import { createPublicClient, erc20Abi, http } from 'viem'
+import { afterAll, describe, expect, it } from 'vitest'
+import { startPart } from '../../scripts/lib/stack.ts'
+import { focChain } from '../../server/network/foc/chain.ts'
+import { openKeystore } from '../../server/network/wallet/keystore.ts'
+import type { FocAddresses } from '../../server/network/simfoc/contracts/deploy.ts'
+
+/** The URL a log line with this message carries. */
+const urlOf = (output: string, msg: string) => new RegExp(`"url":"(http:[^"]+)"[^\\n]*${msg}`).exec(output)?.[1]
+
+describe('the deal service part runs the simulated Onchain Cloud beside the simulated network', () => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'simfoc-part-'))
+  afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
+
+  it('serves FEVM RPC with the FOC contracts and registered PDP providers, funds the wallet once, and comes back the same after a restart', async () => {
+    // The wallet key npm start makes at the first start, before the parts.
+    const wallet = openKeystore(join(dataDir, 'wallet'), 'mainnet').create()
+    const env = { DATA_DIR: dataDir, SERVICE_PORT: '0', SIMNET_RPC_PORT: '0', SIMFOC_RPC_PORT: '0', SIMFOC_PROVIDERS: '2' }
+    const look = async () => {
+      const service = await startPart('service', env)
+      try {
+        const rpcUrl = urlOf(service.output(), 'simulated Onchain Cloud')!
+        const contracts = JSON.parse(readFileSync(join(dataDir, 'simfoc', 'contracts.json'), 'utf8')) as FocAddresses
+        const chain = focChain('devnet', rpcUrl, { contracts, genesisTimestamp: 0 })
+        const client = createPublicClient({ chain, transport: http(rpcUrl) })
+        const providers = await getPDPProviders(client, {})
+        // Each registered service URL answers Curio's ping.
+        for (const p of providers.providers) await SP.ping(p.pdp.serviceURL)
+        return {
+          chainId: await client.getChainId(),
+          contracts,
+          providers: providers.providers.map((p) => ({ id: p.id, serviceURL: p.pdp.serviceURL })),
+          usdfc: await client.readContract({ address: contracts.usdfc, abi: erc20Abi, functionName: 'balanceOf', args: [wallet.ethAddress] }),
+          fil: await client.getBalance({ address: wallet.ethAddress }),
+        }
+      } finally {
+        expect(await service.stop()).toBe(0)
+      }
+    }
+    const first = await look()
+    expect(first.chainId).toBe(31_415_926)
+    expect(first.providers).toHaveLength(2)
+    expect(first.usdfc).toBe(1_000n * 10n ** 18n)
+    expect(first.fil).toBe(100n * 10n ** 18n)
+    // Restarted on another RPC port: the same chain, contracts and providers (at the URLs they registered), no second faucet.
+    expect(await look()).toEqual(first)
+  }, 120_000)
+})
