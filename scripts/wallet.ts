@@ -7,6 +7,9 @@ import { openKeystore, WalletError, type WalletKey } from '../server/network/wal
 import { isNetworkError } from '../server/network/errors.ts'
 import { createJsonRpc } from '../server/network/lotus/json-rpc.ts'
 import { addMarketBalance } from '../server/network/lotus/messages.ts'
+import { createFocClient, FocFundsError } from '../server/network/foc/client.ts'
+import { onchainCloudChain } from '../server/compose/onchain-cloud.ts'
+import { formatUnits } from 'viem'
 
 const HELP = `Usage: npm run wallet -- <command> [--json]
 
@@ -31,12 +34,21 @@ Commands:
                        SIMNET_RPC_URL); prints the message CID. Paid deals
                        need escrow; verified deals at price 0 do not.
 
+  foc                  the Onchain Cloud account of the default key: its FIL and
+                       USDFC, what it has deposited in Filecoin Pay, the rate it
+                       pays and how long the deposit lasts at that rate
+  deposit AMOUNT USDFC deposit USDFC from the default key into Filecoin Pay (and
+                       approve the warm storage service the first time), through
+                       the Synapse SDK, at FOC_RPC_URL (NETWORK=calibration or
+                       mainnet) or the simulated Onchain Cloud of \`npm start\`
+
 Options:
   --json               print JSON instead of lines
   -h, --help           this text
 
 Environment: DATA_DIR, NETWORK (simnet|mainnet|calibration: f or t addresses),
-WALLET (the key that pays), LOTUS_URL and LOTUS_TOKEN (or SIMNET_RPC_URL).
+WALLET (the key that pays), LOTUS_URL and LOTUS_TOKEN (or SIMNET_RPC_URL),
+FOC_RPC_URL (or SIMFOC_RPC_URL).
 `
 
 async function main(): Promise<void> {
@@ -88,22 +100,59 @@ async function main(): Promise<void> {
       else process.stdout.write(`AddBalance of ${arg} FIL pushed: message ${cid}\n`)
       return
     }
+    case 'foc':
+    case 'deposit': {
+      const chain = await onchainCloudChain(config)
+      const client = createFocClient({ chain, account: keystore.evmAccount(config.gateway.wallet) })
+      if (command === 'deposit') {
+        const [amountText, token] = positionals.slice(1)
+        if (token?.toUpperCase() !== 'USDFC') throw new WalletError('deposit takes an amount of USDFC, e.g. `npm run wallet -- deposit 10 USDFC`')
+        const hash = await client.fund(parseAmount(amountText, 'deposit'))
+        if (values.json) process.stdout.write(`${JSON.stringify({ transaction: hash, usdfc: amountText })}\n`)
+        else process.stdout.write(`Deposited ${amountText} USDFC into Filecoin Pay: transaction ${hash}\n`)
+      }
+      const a = await client.account()
+      const runway = a.lockupRatePerEpoch > 0n ? fundedUntil(chain.genesisTimestamp, Number(a.epoch + a.runwayEpochs)) : undefined
+      if (values.json) {
+        process.stdout.write(`${JSON.stringify({ account: client.address, ...Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v.toString()])), fundedUntil: runway }, null, 2)}\n`)
+      } else {
+        process.stdout.write([
+          `Onchain Cloud account ${client.address} (${chain.name})`,
+          `  wallet:        ${formatUnits(a.walletFil, 18)} FIL, ${formatUnits(a.walletUsdfc, 18)} USDFC`,
+          `  Filecoin Pay:  ${formatUnits(a.funds, 18)} USDFC deposited, ${formatUnits(a.availableFunds, 18)} not locked`,
+          `  paying:        ${formatUnits(a.lockupRatePerEpoch * 2880n * 30n, 18)} USDFC a month`,
+          `  funded until:  ${runway ?? 'nothing stored yet'}`,
+          '',
+        ].join('\n'))
+      }
+      return
+    }
     default:
-      throw new WalletError(`unknown command "${command}" (new, import, list, show, default, add-escrow)`)
+      throw new WalletError(`unknown command "${command}" (new, import, list, show, default, add-escrow, foc, deposit)`)
   }
+}
+
+/** When an epoch's time comes, in words; epochs are 30 s from genesis on a real network. */
+function fundedUntil(genesisTimestamp: number, epoch: number): string {
+  return new Date((genesisTimestamp + epoch * 30) * 1000).toISOString().slice(0, 10)
 }
 
 /** "1.5" FIL as attoFIL (18 decimals); a WalletError for anything else. */
 function attoFil(text: string | undefined): bigint {
+  return parseAmount(text, 'add-escrow')
+}
+
+/** A decimal amount of an 18-decimal token (FIL, USDFC); a WalletError for anything else. */
+function parseAmount(text: string | undefined, command: string): bigint {
   const m = /^(\d{1,12})(?:\.(\d{1,18}))?$/.exec(text ?? '')
-  if (!m) throw new WalletError('add-escrow needs an amount in FIL, e.g. 0.5')
+  if (!m) throw new WalletError(`${command} needs an amount, e.g. 0.5`)
   const amount = BigInt(m[1]) * 10n ** 18n + BigInt((m[2] ?? '').padEnd(18, '0'))
   if (amount === 0n) throw new WalletError('the amount must be more than zero')
   return amount
 }
 
 main().catch((err) => {
-  const known = err instanceof WalletError || err instanceof RangeError || isNetworkError(err, 'REJECTED_BY_CHAIN') || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') || (err as { name?: string }).name === 'ConfigError'
+  const known = err instanceof WalletError || err instanceof FocFundsError || err instanceof RangeError || isNetworkError(err, 'REJECTED_BY_CHAIN') || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') || (err as { name?: string }).name === 'ConfigError'
   process.stderr.write(`${known ? (err as Error).message : `wallet failed: ${(err as Error).message}`}\n`)
   process.exit(2)
 })

@@ -109,6 +109,10 @@ const EnvSchema = z.object({
   // Where the deal service serves the simulated Filecoin Onchain Cloud's FEVM as eth_* JSON-RPC (0: a free port),
   // and how many simulated Curio PDP providers it runs.
   SIMFOC_RPC_PORT: port(1235),
+  // The simulated Onchain Cloud's RPC URL as other processes reach it (default: SIMFOC_RPC_PORT on loopback).
+  SIMFOC_RPC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  // A real Filecoin Onchain Cloud: the FEVM JSON-RPC of NETWORK=calibration or mainnet (e.g. Glif's /rpc/v1).
+  FOC_RPC_URL: z.url({ protocol: /^https?$/ }).optional(),
   SIMFOC_PROVIDERS: z.coerce.number().int().min(1).max(20).default(3),
   // The demo's pace: 1 minute of wall-clock time ≈ 5 hours of simulated chain time, so a file reaches
   // Offloaded (sealed by simulated providers) within minutes. Only the simulated network has a speed.
@@ -225,6 +229,9 @@ export interface GatewayConfig extends StoredState {
   /** A real network's Lotus JSON-RPC (LOTUS_URL), read for the chain when no simulated chain is given. */
   lotusUrl?: string
   lotusToken?: string
+  /** The Filecoin Onchain Cloud: a real one's FEVM RPC (FOC_RPC_URL), else the simulated one's (SIMFOC_RPC_URL). */
+  focRpcUrl?: string
+  simfocRpcUrl?: string
   /** Deal terms and pace; unset (tests): DEAL_DEFAULTS. */
   deals?: DealsConfig
 }
@@ -447,6 +454,8 @@ function deriveConfig(env: NodeJS.ProcessEnv, role: Role): Config {
       wallet: e.WALLET,
       lotusUrl,
       lotusToken: e.LOTUS_TOKEN,
+      focRpcUrl: e.FOC_RPC_URL,
+      simfocRpcUrl: e.SIMFOC_RPC_URL ?? `http://127.0.0.1:${e.SIMFOC_RPC_PORT || 1235}/rpc/v1`,
       deals: {
         durationDays: e.DEAL_DURATION_DAYS,
         price: e.DEAL_PRICE,

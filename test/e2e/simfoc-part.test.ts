@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -49,5 +50,37 @@ describe('the deal service part runs the simulated Onchain Cloud beside the simu
     expect(first.fil).toBe(100n * 10n ** 18n)
     // Restarted on another RPC port: the same chain, contracts and providers (at the URLs they registered), no second faucet.
     expect(await look()).toEqual(first)
+  }, 120_000)
+
+  it('npm run wallet -- foc and deposit: the account\'s USDFC, a deposit into Filecoin Pay through the SDK, a deposit it cannot pay refused', async () => {
+    const service = await startPart('service', { DATA_DIR: dataDir, SERVICE_PORT: '0', SIMNET_RPC_PORT: '0', SIMFOC_RPC_PORT: '0', SIMFOC_PROVIDERS: '2' })
+    const wallet = (...args: string[]) => new Promise<{ status: number | null; out: string }>((resolve) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/wallet.ts', ...args], {
+        env: { ...process.env, DATA_DIR: dataDir, SIMFOC_RPC_URL: urlOf(service.output(), 'simulated Onchain Cloud')! },
+      })
+      let out = ''
+      child.stdout.on('data', (c: Buffer) => (out += c))
+      child.stderr.on('data', (c: Buffer) => (out += c))
+      child.on('exit', (status) => resolve({ status, out }))
+    })
+    try {
+      const before = await wallet('foc')
+      expect(before.status).toBe(0)
+      expect(before.out).toMatch(/wallet: +100 FIL, 1000 USDFC/)
+      expect(before.out).toMatch(/funded until: +nothing stored yet/)
+      const deposited = await wallet('deposit', '10', 'USDFC')
+      expect(deposited.status).toBe(0)
+      expect(deposited.out).toMatch(/Deposited 10 USDFC into Filecoin Pay: transaction 0x[0-9a-f]{64}/)
+      expect(deposited.out).toMatch(/Filecoin Pay: +10 USDFC deposited/)
+      const again = await wallet('deposit', '2.5', 'USDFC', '--json')
+      expect(again.status).toBe(0)
+      expect(JSON.parse(again.out.slice(again.out.indexOf('\n{') + 1)).funds).toBe((125n * 10n ** 17n).toString())
+      const tooMuch = await wallet('deposit', '5000', 'USDFC')
+      expect(tooMuch.status).toBe(2)
+      expect(tooMuch.out).toMatch(/holds 987.5 USDFC, 5000 is to be deposited/)
+      expect((await wallet('deposit', '10')).out).toMatch(/deposit takes an amount of USDFC/)
+    } finally {
+      expect(await service.stop()).toBe(0)
+    }
   }, 120_000)
 })
