@@ -37,6 +37,7 @@ import { benchAttack } from './lib/attack-bench.ts'
 import { benchFolderRecords } from './lib/folder-record-bench.ts'
 import { percentile } from './lib/percentile.ts'
 import { cpuSeconds } from './lib/proc.ts'
+import { benchOnchainCloud } from './lib/foc-bench.ts'
 import { DEFAULT_CID_PROFILE } from '../server/shared/cid-profile.ts'
 
 const HELP = `Usage: npm run bench -- [options]
@@ -47,8 +48,8 @@ const HELP = `Usage: npm run bench -- [options]
   --connections <n>   concurrent connections for throughput runs (default 32)
   --ingest-mib <n>    size of the ingest upload in MiB (default 256)
   --only <what>       metadata | ingest | ui | badges | storm | folder-records | attack
-                      | service | deals | first-run | offloaded-read, or several
-                      separated by commas (default: all)
+                      | service | deals | first-run | offloaded-read | foc, or
+                      several separated by commas (default: all)
   --folder-files <list> files below each folder of the folder-records section
                       (default 10,1000,100000)
   --slow-clients <n>  slow POST /login clients of the attack section (default
@@ -68,6 +69,12 @@ const HELP = `Usage: npm run bench -- [options]
                       enough to move a 64 MiB CAR on a busy machine)
   --read-group-mib <n> size of the offloaded group of the offloaded-read section
                       in MiB (default 256)
+  --foc-files <n>     files of the foc section's time to a first proved copy
+                      (default 20, 64 KiB each)
+  --foc-large-mib <n> size of the foc section's one large file in MiB (default
+                      256; 0 skips it)
+  --foc-speed <n>     SIMNET_SPEED of the foc section (default 1200: a proving
+                      period of 240 epochs is 6 s)
   --read-file-mib <n> size of the file read out of it in MiB (default 1)
   --ui-runs <n>       tab openings measured on the preview page (default 7)
   --badge-files <n>   files in the folder the badges section lists (default 1000)
@@ -108,6 +115,9 @@ const { values: opts } = parseArgs({
     'storm-files': { type: 'string', default: '1000' },
     'folder-files': { type: 'string', default: '10,1000,100000' },
     'slow-clients': { type: 'string', default: '20000' },
+    'foc-files': { type: 'string', default: '20' },
+    'foc-large-mib': { type: 'string', default: '256' },
+    'foc-speed': { type: 'string', default: '1200' },
     help: { type: 'boolean', short: 'h' },
   },
 })
@@ -121,7 +131,7 @@ const rounds = Number(opts.rounds)
 const connections = Number(opts.connections)
 const ingestMiB = Number(opts['ingest-mib'])
 const uiRuns = Number(opts['ui-runs'])
-const SECTIONS = ['metadata', 'ingest', 'ui', 'badges', 'storm', 'folder-records', 'attack', 'service', 'deals', 'first-run', 'offloaded-read']
+const SECTIONS = ['metadata', 'ingest', 'ui', 'badges', 'storm', 'folder-records', 'attack', 'service', 'deals', 'first-run', 'offloaded-read', 'foc']
 const only = opts.only?.split(',')
 if (only?.some((section) => !SECTIONS.includes(section))) {
   process.stderr.write(`--only takes one or more of ${SECTIONS.join(', ')}, separated by commas\n`)
@@ -366,6 +376,7 @@ async function main() {
   if (wants('deals')) await benchDeals()
   if (wants('first-run')) await benchFirstRun()
   if (wants('offloaded-read')) await benchReadOffloaded()
+  if (wants('foc')) await benchOnchainCloud({ files: Number(opts['foc-files']), fileKib: 64, largeMib: Number(opts['foc-large-mib']), speed: Number(opts['foc-speed']) })
 }
 
 /** Offloaded-read section: what a reader of one file waits for once its group has left the disk. */

@@ -18,18 +18,10 @@ import {
 import { privateKeyToAccount } from 'viem/accounts'
 import { loadFocArtifacts, type FocArtifacts } from './compile.ts'
 import { deployWarmStorage } from './deploy-warm-storage.ts'
+import type { FocContracts } from '../../foc/chain.ts'
 
-export interface FocAddresses {
-  multicall3: Address
-  usdfc: Address
-  filecoinPay: Address
-  fwss: Address
-  fwssView: Address
-  serviceProviderRegistry: Address
-  sessionKeyRegistry: Address
-  pdp: Address
-  endorsements: Address
-}
+/** Where the deployment put each contract: what a devnet publishes, in the shape its clients read (a record of addresses, no code). */
+export type FocAddresses = FocContracts
 
 export class FocDeployError extends Error {
   constructor(message: string) {

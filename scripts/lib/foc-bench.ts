@@ -1,0 +1,89 @@
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { createPublicClient, http, parseUnits } from 'viem'
+import { focChain, type FocContracts } from '../../server/network/foc/chain.ts'
+import { createFocClient, type FocClient, type FocCopy } from '../../server/network/foc/client.ts'
+import { openKeystore } from '../../server/network/wallet/keystore.ts'
+import { percentile } from './percentile.ts'
+import { startPart } from './stack.ts'
+
+export interface FocBenchOptions {
+  files: number
+  fileKib: number
+  largeMib: number
+  /** SIMNET_SPEED of the simulated chain the Onchain Cloud follows. */
+  speed: number
+}
+
+/** How long after `store` returns until one of its copies has a proof on chain, in ms and epochs. */
+async function untilFirstProof(client: FocClient, copies: FocCopy[], startEpoch: number, head: () => Promise<number>): Promise<{ ms: number; epochs: number }> {
+  const started = performance.now()
+  for (;;) {
+    for (const copy of copies) {
+      if ((await client.copyProof(copy)).proved) return { ms: performance.now() - started, epochs: (await head()) - startEpoch }
+    }
+    if (performance.now() - started > 600_000) throw new Error('no proof within 10 minutes')
+    await new Promise((r) => setTimeout(r, 50))
+  }
+}
+
+/**
+ * Onchain Cloud section: the gateway's side of the PDP route, through the
+ * unchanged Synapse SDK, against the simulated Onchain Cloud of a deal
+ * service part (another process: what is measured here is the client's CPU).
+ * Time to the first proved copy of a file (upload, pull to a second
+ * provider, pieces added on chain, then the provider's first proof, which
+ * waits for its proving period's challenge window), and CPU per GiB stored.
+ */
+export async function benchOnchainCloud(o: FocBenchOptions): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-foc-'))
+  const keystore = openKeystore(join(dataDir, 'wallet'), 'mainnet')
+  keystore.create()
+  const service = await startPart('service', {
+    DATA_DIR: dataDir, SERVICE_PORT: '0', SIMNET_RPC_PORT: '0', SIMFOC_RPC_PORT: '0', SIMNET_SPEED: String(o.speed), TICKER_ENABLED: 'false',
+  })
+  try {
+    const rpcUrl = /"url":"(http:[^"]+)"[^\n]*simulated Onchain Cloud/.exec(service.output())![1]
+    const contracts = JSON.parse(readFileSync(join(dataDir, 'simfoc', 'contracts.json'), 'utf8')) as FocContracts
+    const publicClient = createPublicClient({ transport: http(rpcUrl) })
+    const genesis = Number((await publicClient.getBlock({ blockNumber: 0n })).timestamp)
+    const client = createFocClient({ chain: focChain('devnet', rpcUrl, { contracts, genesisTimestamp: genesis }), account: keystore.evmAccount() })
+    const head = async () => Number(await publicClient.getBlockNumber({ cacheTime: 0 }))
+    const funding = await client.funding(Math.max(o.largeMib * 2 ** 20, o.fileKib * 1024))
+    await client.fund(funding.depositNeeded + parseUnits('50', 18))
+
+    const firstProof: { ms: number; epochs: number }[] = []
+    for (let i = 0; i < o.files; i++) {
+      const started = performance.now()
+      const startEpoch = await head()
+      const stored = await client.store(randomBytes(o.fileKib * 1024), { copies: 2 })
+      const proof = await untilFirstProof(client, stored.copies, startEpoch, head)
+      firstProof.push({ ms: performance.now() - started, epochs: proof.epochs })
+    }
+    const ms = firstProof.map((p) => p.ms)
+    const epochs = firstProof.map((p) => p.epochs)
+    const epochMs = 30_000 / o.speed
+    console.log(`\nonchain cloud: time to the first proved copy (${o.files} files × ${o.fileKib} KiB, 2 copies each, SIMNET_SPEED=${o.speed}: an epoch is ${epochMs.toFixed(0)} ms)`)
+    console.log('  It is mostly the proving schedule: FWSS\'s first challenge window opens up to a proving period (240 epochs) after the data set starts proving.')
+    console.log('                 p50        p95')
+    console.log(`  wall s    ${(percentile(ms, 0.5) / 1000).toFixed(1).padStart(8)}   ${(percentile(ms, 0.95) / 1000).toFixed(1).padStart(8)}`)
+    console.log(`  epochs    ${String(percentile(epochs, 0.5)).padStart(8)}   ${String(percentile(epochs, 0.95)).padStart(8)}   (on a real network, ×30 s: p50 ${((percentile(epochs, 0.5) * 30) / 60).toFixed(0)} min)`)
+
+    if (o.largeMib > 0) {
+      const bytes = randomBytes(o.largeMib * 2 ** 20)
+      const cpu = process.cpuUsage()
+      const started = performance.now()
+      await client.store(bytes, { copies: 2 })
+      const used = process.cpuUsage(cpu)
+      const seconds = (used.user + used.system) / 1e6
+      const gib = bytes.length / 2 ** 30
+      console.log(`\nonchain cloud: one ${o.largeMib} MiB file stored with 2 copies (the client's process: the SDK's piece CID, the upload, signatures)`)
+      console.log(`  wall ${((performance.now() - started) / 1000).toFixed(1)} s, CPU ${seconds.toFixed(2)} s: ${(seconds / gib).toFixed(1)} CPU s per GiB, ${((bytes.length / 2 ** 20) / ((performance.now() - started) / 1000)).toFixed(1)} MiB/s`)
+    }
+  } finally {
+    await service.stop()
+    rmSync(dataDir, { recursive: true, force: true })
+  }
+}
