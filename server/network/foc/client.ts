@@ -116,7 +116,7 @@ function aborted(error: unknown): boolean {
   return false
 }
 
-/** The wallet cannot pay: it holds less USDFC (or FIL for gas) than asked. Not a network failure: a person must act. */
+/** The wallet cannot pay: it holds less USDFC than it is asked to deposit. Not a network failure: a person must act. */
 export class FocFundsError extends Error {
   override name = 'FocFundsError'
 }
