@@ -595,7 +595,7 @@ async function startAllInOne(dataDir: string, env: Record<string, string>): Prom
   const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', '--role', 'all'], {
     env: {
       ...process.env, LOG_LEVEL: 'warn', HOST: '127.0.0.1', DATA_DIR: dataDir,
-      PORT: String(appPort), GATEWAY_PORT: String(gatewayPort), SERVICE_PORT: String(servicePort), SIMNET_RPC_PORT: '0', SIMFOC_RPC_PORT: '0',
+      PORT: String(appPort), GATEWAY_PORT: String(gatewayPort), SERVICE_PORT: String(servicePort), SIMNET_RPC_PORT: '0', SIMFOC_RPC_PORT: '0', SIMFOC_PROVIDERS: '0',
       GATEWAY_USER, GATEWAY_PASSWORD, ADMIN_PASSWORD: PASSWORD, TICKER_ENABLED: 'false', ...env,
     },
     stdio: ['ignore', 'ignore', 'inherit'],

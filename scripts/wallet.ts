@@ -107,7 +107,7 @@ async function main(): Promise<void> {
       if (command === 'deposit') {
         const [amountText, token] = positionals.slice(1)
         if (token?.toUpperCase() !== 'USDFC') throw new WalletError('deposit takes an amount of USDFC, e.g. `npm run wallet -- deposit 10 USDFC`')
-        const hash = await client.fund(parseAmount(amountText, 'deposit'))
+        const hash = await client.fund(parseAmount(amountText, 'deposit', 'USDFC'))
         if (values.json) process.stdout.write(`${JSON.stringify({ transaction: hash, usdfc: amountText })}\n`)
         else process.stdout.write(`Deposited ${amountText} USDFC into Filecoin Pay: transaction ${hash}\n`)
       }
@@ -139,13 +139,13 @@ function fundedUntil(genesisTimestamp: number, epoch: number): string {
 
 /** "1.5" FIL as attoFIL (18 decimals); a WalletError for anything else. */
 function attoFil(text: string | undefined): bigint {
-  return parseAmount(text, 'add-escrow')
+  return parseAmount(text, 'add-escrow', 'FIL')
 }
 
 /** A decimal amount of an 18-decimal token (FIL, USDFC); a WalletError for anything else. */
-function parseAmount(text: string | undefined, command: string): bigint {
+function parseAmount(text: string | undefined, command: string, unit: string): bigint {
   const m = /^(\d{1,12})(?:\.(\d{1,18}))?$/.exec(text ?? '')
-  if (!m) throw new WalletError(`${command} needs an amount, e.g. 0.5`)
+  if (!m) throw new WalletError(`${command} needs an amount in ${unit}, e.g. 0.5`)
   const amount = BigInt(m[1]) * 10n ** 18n + BigInt((m[2] ?? '').padEnd(18, '0'))
   if (amount === 0n) throw new WalletError('the amount must be more than zero')
   return amount

@@ -31,7 +31,7 @@ export interface StackOptions {
  * run instead of server/main.ts (a crash test's, test/helpers/crash-entry.ts).
  */
 export function startStack(env: Record<string, string | undefined>, args: string[] = [], entry = 'server/main.ts', options: StackOptions = {}): Promise<RunningStack> {
-  const merged: Record<string, string | undefined> = { ...process.env, PORT: '0', GATEWAY_PORT: '0', SERVICE_PORT: '0', SIMNET_RPC_PORT: '0', SIMFOC_RPC_PORT: '0', TICKER_ENABLED: 'false', LOG_LEVEL: 'info', ...env }
+  const merged: Record<string, string | undefined> = { ...process.env, PORT: '0', GATEWAY_PORT: '0', SERVICE_PORT: '0', SIMNET_RPC_PORT: '0', SIMFOC_RPC_PORT: '0', SIMFOC_PROVIDERS: '0', TICKER_ENABLED: 'false', LOG_LEVEL: 'info', ...env }
   const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
     env: Object.fromEntries(Object.entries(merged).filter((e): e is [string, string] => e[1] !== undefined)),
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -53,15 +53,15 @@ async function runSimulatedNetwork(config: Config, logger: Logger, simnet: Simne
   })
   const kinds = [...network.hosts.endpoints.values()].reduce<Record<string, number>>((n, e) => ({ ...n, [e.kind]: (n[e.kind] ?? 0) + 1 }), {})
   logger.info({ url: network.rpcUrl, providers: kinds }, 'simulated network: chain serving Lotus JSON-RPC, Boost-like (TCP) and Curio-like (WebSocket) providers on loopback')
-  const foc = await runSimulatedFoc(config, logger, simnet).catch(async (err) => {
+  const foc = config.service.simfocProviders === 0 ? undefined : await runSimulatedFoc(config, logger, simnet).catch(async (err) => {
     await network.close()
     throw err
   })
   return {
     rpcUrl: network.rpcUrl,
-    focRpcUrl: foc.rpcUrl,
+    focRpcUrl: foc?.rpcUrl,
     async close() {
-      await foc.close()
+      await foc?.close()
       await network.close()
       await simnet.close()
     },

@@ -107,13 +107,13 @@ const EnvSchema = z.object({
   // The simulated chain's JSON-RPC URL the gateway reads deals through (set by npm start).
   SIMNET_RPC_URL: z.url({ protocol: /^https?$/ }).optional(),
   // Where the deal service serves the simulated Filecoin Onchain Cloud's FEVM as eth_* JSON-RPC (0: a free port),
-  // and how many simulated Curio PDP providers it runs.
+  // and how many simulated Curio PDP providers it runs (0: no simulated Onchain Cloud).
   SIMFOC_RPC_PORT: port(1235),
+  SIMFOC_PROVIDERS: z.coerce.number().int().min(0).max(20).default(3),
   // The simulated Onchain Cloud's RPC URL as other processes reach it (default: SIMFOC_RPC_PORT on loopback).
   SIMFOC_RPC_URL: z.url({ protocol: /^https?$/ }).optional(),
   // A real Filecoin Onchain Cloud: the FEVM JSON-RPC of NETWORK=calibration or mainnet (e.g. Glif's /rpc/v1).
   FOC_RPC_URL: z.url({ protocol: /^https?$/ }).optional(),
-  SIMFOC_PROVIDERS: z.coerce.number().int().min(1).max(20).default(3),
   // The demo's pace: 1 minute of wall-clock time ≈ 5 hours of simulated chain time, so a file reaches
   // Offloaded (sealed by simulated providers) within minutes. Only the simulated network has a speed.
   SIMNET_SPEED: z.coerce.number().positive().max(100_000).default(300),
