@@ -334,24 +334,27 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
     if (info.rawSize! > PIECE_SIZE_MAX) throw new HttpFail(413, `piece data exceeds the maximum allowed size (${PIECE_SIZE_MAX} bytes)`)
   }
 
-  /** POST /pdp/piece (handlers_upload.go handlePiecePost). */
-  async function handlePiecePost(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    let body: Record<string, unknown>
+  /** The `{ pieceCid, notify }` body both upload handlers take, with Curio's 400 answers for a bad body or piece CID. */
+  async function readPieceCidBody(req: IncomingMessage): Promise<{ info: ParsedPieceCid; notifyUrl?: string }> {
     let pieceCidText: string | undefined
     let notifyUrl: string | undefined
     try {
-      body = await readJson(req)
+      const body = await readJson(req)
       pieceCidText = optString(body, 'pieceCid')
       notifyUrl = optString(body, 'notify')
     } catch (err) {
       throw new HttpFail(400, `Invalid request body: ${(err as Error).message}`)
     }
-    let info: ParsedPieceCid
     try {
-      info = parsePieceCid(pieceCidText ?? '', true)
+      return { info: parsePieceCid(pieceCidText ?? '', true), notifyUrl }
     } catch (err) {
       throw new HttpFail(400, `Invalid request body: invalid pieceCid: ${(err as Error).message}`)
     }
+  }
+
+  /** POST /pdp/piece (handlers_upload.go handlePiecePost). */
+  async function handlePiecePost(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const { info, notifyUrl } = await readPieceCidBody(req)
     checkPieceSize(info)
     const v1 = info.v1.toString()
     const id = randomUUID()
@@ -446,21 +449,7 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
     if (!UUID_RE.test(uuid)) throw new HttpFail(400, 'Invalid upload UUID')
     const upload = db.t.streaming[uuid.toLowerCase()]
     if (!upload) return goError(res, 404, '404 page not found')
-    let pieceCidText: string | undefined
-    let notifyUrl: string | undefined
-    try {
-      const body = await readJson(req)
-      pieceCidText = optString(body, 'pieceCid')
-      notifyUrl = optString(body, 'notify')
-    } catch (err) {
-      throw new HttpFail(400, `Invalid request body: ${(err as Error).message}`)
-    }
-    let info: ParsedPieceCid
-    try {
-      info = parsePieceCid(pieceCidText ?? '', true)
-    } catch (err) {
-      throw new HttpFail(400, `Invalid request body: invalid pieceCid: ${(err as Error).message}`)
-    }
+    const { info, notifyUrl } = await readPieceCidBody(req)
     if (!upload.complete || upload.pieceCid === undefined) throw new HttpFail(500, 'Database error')
     // Size first: a smaller tree with the same root must not pass (Curio's comment).
     if (info.rawSize !== upload.rawSize) throw new HttpFail(400, 'Invalid request body: pieceCid size does not match uploaded piece size')
