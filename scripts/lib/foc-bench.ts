@@ -1,9 +1,10 @@
 import { randomBytes } from 'node:crypto'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createPublicClient, http, parseUnits } from 'viem'
-import { focChain, type FocContracts } from '../../server/network/foc/chain.ts'
+import { onchainCloudChain } from '../../server/compose/onchain-cloud.ts'
+import { loadConfig } from '../../server/shared/config.ts'
 import { createFocClient, type FocClient, type FocCopy } from '../../server/network/foc/client.ts'
 import { openKeystore } from '../../server/network/wallet/keystore.ts'
 import { percentile } from './percentile.ts'
@@ -46,10 +47,10 @@ export async function benchOnchainCloud(o: FocBenchOptions): Promise<void> {
   })
   try {
     const rpcUrl = /"url":"(http:[^"]+)"[^\n]*simulated Onchain Cloud/.exec(service.output())![1]
-    const contracts = JSON.parse(readFileSync(join(dataDir, 'simfoc', 'contracts.json'), 'utf8')) as FocContracts
+    // Found as the wallet command finds it: its RPC and the contracts file in DATA_DIR.
+    const chain = await onchainCloudChain(loadConfig({ DATA_DIR: dataDir, SIMFOC_RPC_URL: rpcUrl }))
     const publicClient = createPublicClient({ transport: http(rpcUrl) })
-    const genesis = Number((await publicClient.getBlock({ blockNumber: 0n })).timestamp)
-    const client = createFocClient({ chain: focChain('devnet', rpcUrl, { contracts, genesisTimestamp: genesis }), account: keystore.evmAccount() })
+    const client = createFocClient({ chain, account: keystore.evmAccount() })
     const head = async () => Number(await publicClient.getBlockNumber({ cacheTime: 0 }))
     const funding = await client.funding(Math.max(o.largeMib * 2 ** 20, o.fileKib * 1024))
     await client.fund(funding.depositNeeded + parseUnits('50', 18))

@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { getPDPProviders } from '@filoz/synapse-core/sp-registry'
@@ -7,9 +7,9 @@ import * as SP from '@filoz/synapse-core/sp'
 import { createPublicClient, erc20Abi, http } from 'viem'
 import { afterAll, describe, expect, it } from 'vitest'
 import { startPart } from '../../scripts/lib/stack.ts'
-import { focChain } from '../../server/network/foc/chain.ts'
+import { onchainCloudChain } from '../../server/compose/onchain-cloud.ts'
+import { loadConfig } from '../../server/shared/config.ts'
 import { openKeystore } from '../../server/network/wallet/keystore.ts'
-import type { FocAddresses } from '../../server/network/simfoc/contracts/deploy.ts'
 
 /** The URL a log line with this message carries. */
 const urlOf = (output: string, msg: string) => new RegExp(`"url":"(http:[^"]+)"[^\\n]*${msg}`).exec(output)?.[1]
@@ -26,17 +26,18 @@ describe('the deal service part runs the simulated Onchain Cloud beside the simu
       const service = await startPart('service', env)
       try {
         const rpcUrl = urlOf(service.output(), 'simulated Onchain Cloud')!
-        const contracts = JSON.parse(readFileSync(join(dataDir, 'simfoc', 'contracts.json'), 'utf8')) as FocAddresses
-        const chain = focChain('devnet', rpcUrl, { contracts, genesisTimestamp: 0 })
+        // Found as the wallet command and the gateway find it: the RPC and DATA_DIR/simfoc/contracts.json.
+        const chain = await onchainCloudChain(loadConfig({ DATA_DIR: dataDir, SIMFOC_RPC_URL: rpcUrl }))
+        const contracts = chain.contracts
         const client = createPublicClient({ chain, transport: http(rpcUrl) })
         const providers = await getPDPProviders(client, {})
         // Each registered service URL answers Curio's ping.
         for (const p of providers.providers) await SP.ping(p.pdp.serviceURL)
         return {
           chainId: await client.getChainId(),
-          contracts,
+          contracts: Object.fromEntries(Object.entries(contracts).map(([k, c]) => [k, c.address])),
           providers: providers.providers.map((p) => ({ id: p.id, serviceURL: p.pdp.serviceURL })),
-          usdfc: await client.readContract({ address: contracts.usdfc, abi: erc20Abi, functionName: 'balanceOf', args: [wallet.ethAddress] }),
+          usdfc: await client.readContract({ address: contracts.usdfc.address, abi: erc20Abi, functionName: 'balanceOf', args: [wallet.ethAddress] }),
           fil: await client.getBalance({ address: wallet.ethAddress }),
         }
       } finally {
