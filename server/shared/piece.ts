@@ -263,3 +263,33 @@ export function padPieceCid(pieceCid: string, pieceSize: number, targetSize: num
 }
 
 const isPowerOfTwo = (n: number) => Number.isSafeInteger(n) && n > 0 && 2 ** Math.round(Math.log2(n)) === n
+
+/** raw: a piece CID v2 names the bytes themselves (FRC-0069). */
+const RAW_CODEC = 0x55
+/** fr32-sha256-trunc254-padbintree */
+const PIECE_V2_MULTIHASH = 0x1011
+
+/**
+ * The FRC-0069 piece CID (`bafkzcib…`) of a piece CID v1 and the payload it
+ * was computed from: the same root, with the tree's height and the zeros
+ * padded after the payload, so the payload's size can be read back from the
+ * CID. The Onchain Cloud (PDP) names pieces this way.
+ */
+export function pieceCidV2(pieceCid: string, payloadSize: number): string {
+  const cid = CID.parse(pieceCid)
+  if (cid.code !== PIECE_CID_CODEC || cid.multihash.code !== PIECE_MULTIHASH) throw new RangeError(`not a piece CID v1: ${pieceCid}`)
+  if (!Number.isSafeInteger(payloadSize) || payloadSize < MIN_PIECE_PAYLOAD) throw new RangeError(`a piece holds at least ${MIN_PIECE_PAYLOAD} bytes`)
+  const pieceSize = paddedPieceSize(payloadSize)
+  const height = Math.log2(pieceSize / 32)
+  const padding = unpaddedPieceSize(pieceSize) - payloadSize
+  const varint: number[] = []
+  for (let n = padding; ; n = Math.floor(n / 128)) {
+    if (n < 128) {
+      varint.push(n)
+      break
+    }
+    varint.push((n % 128) | 0x80)
+  }
+  const digest = new Uint8Array([...varint, height, ...cid.multihash.digest])
+  return CID.create(1, RAW_CODEC, Digest.create(PIECE_V2_MULTIHASH, digest)).toString()
+}

@@ -2,7 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { randomBytes } from 'node:crypto'
 import { CID } from 'multiformats/cid'
 import { Piece } from '@web3-storage/data-segment'
-import { createPieceHasher, fr32FourQuanta, fr32FourQuantaBytes, padPieceCid, paddedPieceSize } from '../../server/shared/piece.ts'
+import * as SynapsePiece from '@filoz/synapse-core/piece'
+import { createPieceHasher, fr32FourQuanta, fr32FourQuantaBytes, padPieceCid, paddedPieceSize, pieceCidV2 } from '../../server/shared/piece.ts'
 
 const pieceOf = (data: Uint8Array, chunk = data.length || 1) => {
   const h = createPieceHasher()
@@ -101,5 +102,17 @@ describe('piece CID (CommP)', () => {
     expect(() => padPieceCid(pieceCid, pieceSize, 128)).toThrow(/cannot pad/)
     expect(() => padPieceCid(pieceCid, pieceSize, 1000)).toThrow(/powers of two/)
     expect(() => padPieceCid('bafkqaaa', 128, 256)).toThrow(/not a piece CID/)
+  })
+
+  it('names a piece as FRC-0069 does (piece CID v2), the same as the Synapse SDK computes from the bytes', () => {
+    // Sizes across the varint's one- and two-byte paddings, and payloads just under and over a power of two.
+    for (const n of [65, 127, 128, 1000, 16_256, 16_257, 300_000]) {
+      const data = sample(n)
+      const v2 = pieceCidV2(pieceOf(data).pieceCid, n)
+      expect(v2).toBe(SynapsePiece.calculate(data).toString())
+      expect(SynapsePiece.getSizeFromPieceCID(v2)).toBe(n)
+    }
+    expect(() => pieceCidV2('bafkqaaa', 100)).toThrow(/not a piece CID v1/)
+    expect(() => pieceCidV2(pieceOf(sample(100)).pieceCid, 10)).toThrow(/at least 65/)
   })
 })
