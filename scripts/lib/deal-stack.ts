@@ -11,6 +11,12 @@ import type { ProviderClient } from '../../server/network/boost/client.ts'
 import type { ProviderHosts } from '../../server/network/simnet/provider-hosts.ts'
 import type { FaultPlan } from '../../server/network/simnet/faults.ts'
 import { createSigner, newPrivateKey } from '../../server/network/wallet/keys.ts'
+import { focChain } from '../../server/network/foc/chain.ts'
+import { createFocClient, type FocClient } from '../../server/network/foc/client.ts'
+import { startSimulatedFoc, type SimulatedFoc } from '../../server/network/simfoc/index.ts'
+import type { PdpProviderFault } from '../../server/network/simfoc/pdp-provider.ts'
+import { parseEther, parseUnits } from 'viem'
+import { privateKeyToAccount } from 'viem/accounts'
 import { createSimnet, type Simnet } from '../../server/network/simnet/index.ts'
 import type { SimulatedProviders } from '../../server/network/simnet/sim-providers.ts'
 import { createDealService, type DealService } from '../../server/service/index.ts'
@@ -40,6 +46,10 @@ export interface DealStack {
   serviceServer: RunningServer
   gateway: Gateway
   gatewayServer: RunningServer
+  /** The simulated Onchain Cloud, when the stack stores PDP copies (`foc`). */
+  foc?: SimulatedFoc
+  /** The gateway's client of it, paying from `focAccount`. */
+  focClient?: FocClient
   /** Moves simulated (and gateway) time on by `epochs`. */
   advance(epochs: number): void
   /** PUTs a file over the gateway's WebDAV. */
@@ -49,7 +59,7 @@ export interface DealStack {
   /** Seals the writable group and waits for its CAR and piece CID; with `folders`, the folders' directory nodes due until now go in first. */
   seal(opts?: { folders?: boolean }): Promise<void>
   /** Ticks the deal engine, advancing the clock between ticks, until `done()` or `max` ticks. */
-  runUntil(done: () => boolean | Promise<boolean>, options?: { max?: number; epochsPerTick?: number }): Promise<boolean>
+  runUntil(done: () => boolean | Promise<boolean>, options?: { max?: number; epochsPerTick?: number; pauseMs?: number }): Promise<boolean>
   /** Stops everything (as a clean shutdown); `restart()` builds the gateway again on the same files. */
   restartGateway(): Promise<void>
   close(): Promise<void>
@@ -89,6 +99,13 @@ export interface DealStackOptions {
   faults?: { rate: number; maxStallMs?: number }
   /** The gateway's records in this PostgreSQL database (kept across gateway restarts); default its SQLite file. */
   databaseUrl?: string
+  /**
+   * PDP copies on a simulated Onchain Cloud beside the simulated network:
+   * its chain runs on the wall clock (`epochSeconds` real seconds an epoch,
+   * default 0.025: a 240-epoch proving period in 6 s), `providers` Curio-like
+   * providers (faults by index), the gateway's account given `fil` and `usdfc`.
+   */
+  foc?: { copies: number; autoDeposit?: boolean; epochSeconds?: number; providers?: number; faults?: Record<number, PdpProviderFault>; fil?: bigint; usdfc?: bigint; uploadMs?: number }
 }
 
 /**
@@ -112,7 +129,8 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
   )
   const serviceServer = await startServer(service.app, 0, '127.0.0.1')
   // The gateway's wallet key, registered with the tenant as its client address.
-  const signer = createSigner(newPrivateKey(), 'mainnet')
+  const privateKey = newPrivateKey()
+  const signer = createSigner(privateKey, 'mainnet')
   const clientAddress = signer.address
   await service.tenants.addClientAddress((await service.tenants.byName('default'))!.id, clientAddress)
   // Paid deals lock price × duration of the client's market escrow when published: fund it, as
@@ -121,6 +139,15 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
   if (escrow > 0n) simnet.addEscrow(clientAddress, escrow)
   const access = await connectToNetwork({ rpcUrl: network.rpcUrl, clock: simnet.clock, signer, network: 'mainnet' })
   const providerClient = access.client
+  // The Onchain Cloud pays from the same key's FEVM account, as the gateway's wallet does.
+  let foc: SimulatedFoc | undefined
+  let focClient: FocClient | undefined
+  if (o.foc) {
+    foc = await startSimulatedFoc({ dir: join(dir, 'simfoc'), seed: o.seed ?? 'deal-engine-tests', genesisTimestamp: Date.now() / 1000, epochSeconds: o.foc.epochSeconds ?? 0.025, providerCount: o.foc.providers ?? 3, faults: o.foc.faults, logger: silent })
+    const account = privateKeyToAccount(`0x${Buffer.from(privateKey).toString('hex')}`)
+    await foc.faucet(account.address, { fil: o.foc.fil ?? parseEther('10'), usdfc: o.foc.usdfc ?? parseUnits('100', 18) })
+    focClient = createFocClient({ chain: focChain('devnet', foc.rpcUrl, { contracts: foc.contracts, genesisTimestamp: foc.genesisTimestamp }), account })
+  }
 
   let gateway: Gateway
   let gatewayServer: RunningServer
@@ -132,8 +159,12 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
         host: '127.0.0.1', port: 0, dataDir: o.gatewayDir ?? join(dir, 'gateway'), databaseUrl, groupSize: o.groupSize ?? 1 << 20, groupIdleSeconds: 3600, cidProfile: o.cidProfile,
         serviceUrl: serviceServer.url, serviceApiKey: API_KEY, clientAddress,
         deals: { durationDays: 540, price: o.price ?? '0', verified: true, maxPaddingFactor: o.maxPaddingFactor, startOffsetEpochs: 5760, copies: o.copies ?? 2, tickSeconds: 3600, retrievalCheckSeconds: (o.retrievalCheckMs ?? 3_600_000) / 1000, renewBeforeDays: o.renewBeforeDays, repairHoldDays: o.repairHoldDays },
+        ...(o.foc ? { pdp: { copies: o.foc.copies, autoDeposit: o.foc.autoDeposit ?? true } } : {}),
       },
-      { logger: silent, providers: (o.providers ?? ((p) => p))(access.port), service: o.service ? o.service(client) : client, now, dealTimeouts: { proposalMs: 1500, ...(o.dealTimeouts ?? { callMs: 1000, reloadMs: 3000 }) }, folderSettleMs: 3_600_000 },
+      {
+        logger: silent, providers: (o.providers ?? ((p) => p))(access.port), foc: focClient, service: o.service ? o.service(client) : client, now,
+        dealTimeouts: { proposalMs: 1500, ...(o.dealTimeouts ?? { callMs: 1000, reloadMs: 3000 }), ...(o.foc?.uploadMs ? { uploadMs: o.foc.uploadMs } : {}) }, folderSettleMs: 3_600_000,
+      },
     )
     gatewayServer = await startServer(gateway.app, 0, '127.0.0.1')
     // Ticks are driven by the test: set the transfer URL without starting the timer.
@@ -151,6 +182,8 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
     faults: network.faults,
     providerClient,
     clientAddress,
+    foc,
+    focClient,
     service,
     serviceServer,
     get gateway() {
@@ -182,7 +215,7 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
           if (!o.faults?.rate) throw err
         })
         // Let providers' background transfers run.
-        await new Promise((r) => setTimeout(r, 5))
+        await new Promise((r) => setTimeout(r, opts.pauseMs ?? 5))
         // The service's own timer logs a failed sync and tries again (deal-sync.ts start): so does a faulty network's run.
         await service.sync.syncOnce().catch((err) => {
           if (!o.faults?.rate) throw err
@@ -201,6 +234,7 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
       await network.close()
       await gatewayServer.close()
       await gateway.close()
+      await foc?.close()
       await serviceServer.close()
       await service.close()
       rmSync(dir, { recursive: true, force: true })

@@ -46,22 +46,26 @@ export function expirationEpochOf(groups: readonly GatewayGroup[]): number | und
   return min
 }
 
-const toDeal = (d: GatewayDeal): MetadataDeal => ({
+const toDeal = (d: GatewayDeal, clock: NetworkClock): MetadataDeal => ({
   provider: d.provider, state: d.state, dealId: d.dealId, endEpoch: d.endEpoch, isRetrievable: d.isRetrievable,
+  ...(d.route === 'pdp' ? { route: d.route } : {}),
+  ...(d.dataSetId !== undefined ? { dataSetId: d.dataSetId } : {}),
+  ...(d.pieceId !== undefined ? { pieceId: d.pieceId } : {}),
+  ...(d.lastProofEpoch !== undefined ? { lastProofEpoch: d.lastProofEpoch, lastProofTimestamp: epochToTimestamp(clock, d.lastProofEpoch) } : {}),
 })
 
 const toFailedDeal = (d: GatewayFailedDeal): MetadataFailedDeal => ({
   provider: d.provider, ...(d.dealId !== undefined ? { dealId: d.dealId } : {}), reason: d.reason, replaced: d.replaced,
 })
 
-function toGroup(g: GatewayGroup): MetadataGroup {
+function toGroup(g: GatewayGroup, clock: NetworkClock): MetadataGroup {
   const group: MetadataGroup = {
     ...(g.groupId !== undefined ? { groupId: g.groupId } : {}),
     state: groupStateLabel(g.state),
     retrievableCopies: g.retrievableCopies ?? retrievableDeals(g).length,
   }
   if (g.pieceCid) group.pieceCid = g.pieceCid
-  if (g.deals) group.deals = g.deals.map(toDeal)
+  if (g.deals) group.deals = g.deals.map((d) => toDeal(d, clock))
   if (g.failedDeals?.length) group.failedDeals = g.failedDeals.map(toFailedDeal)
   if (g.reason) group.reason = g.reason
   if (g.reason && g.reasonCode) group.reasonCode = g.reasonCode
@@ -71,7 +75,7 @@ function toGroup(g: GatewayGroup): MetadataGroup {
 
 function toDetails(d: GatewayDetails | null | undefined, clock: NetworkClock): MetadataDetails {
   const groups = d?.groups ?? []
-  const converted = groups.map(toGroup)
+  const converted = groups.map((g) => toGroup(g, clock))
   const details: MetadataDetails = {
     state: fileStateLabel(d?.state),
     // The gateway's own number is passed through, as the real app does.

@@ -14,6 +14,11 @@ export const GatewayDealSchema = z.object({
   dealId: integer,
   endEpoch: integer,
   isRetrievable: z.boolean(),
+  // Our gateway's PDP copies say so; dropped rather than failing the record when odd.
+  route: z.literal('pdp').optional().catch(undefined),
+  dataSetId: count.optional().catch(undefined),
+  pieceId: count.optional().catch(undefined),
+  lastProofEpoch: count.optional().catch(undefined),
 })
 
 /** Our gateway's deals that providers failed; another gateway's odd entry drops the list rather than the record. */

@@ -5,14 +5,17 @@ import type { Faults } from '../shared/faults.ts'
 import type { Logger } from '../shared/logger.ts'
 import { acquireDataFolder, connectToNetwork, createGateway, whyNotPublic, type NetworkAccess } from '../gateway/index.ts'
 import { devnetClock } from '../network/index.ts'
-import { savedSimnetClock, walletSigner } from './local-chain.ts'
+import { createFocClient, type FocClient } from '../network/foc/client.ts'
+import { savedSimnetClock, walletEvmAccount, walletSigner } from './local-chain.ts'
+import { onchainCloudChain } from './onchain-cloud.ts'
 import { serverOptions, type Part } from './part.ts'
 
 /** `--role gateway`: the gateway on GATEWAY_PORT, making deals when it can reach a chain, providers and the deal service. */
 export async function runGateway(config: Config, logger: Logger, faults?: Faults): Promise<Part> {
   const dataLock = await acquireDataFolder(config.gateway.dataDir, 15_000, (message) => logger.warn(message))
   const access = await networkAccess(config, logger)
-  const gateway = await createGateway({ ...config.gateway, clientAddress: access?.clientAddress }, { logger, providers: access?.port, dataLock, faults })
+  const foc = access ? await onchainCloudAccess(config, logger) : undefined
+  const gateway = await createGateway({ ...config.gateway, clientAddress: access?.clientAddress }, { logger, providers: access?.port, foc, dataLock, faults })
   const server = await startServer(gateway.app, config.gateway.port, config.gateway.host, serverOptions(config, logger))
   gateway.startDeals(server.url)
   logger.info({ url: server.url, dataDir: config.gateway.dataDir, records: config.gateway.databaseUrl ? 'PostgreSQL schema gateway' : 'gateway.sqlite', deals: gateway.deals !== undefined, chain: config.gateway.simnetRpcUrl }, 'gateway listening (WebDAV and POST /file-info)')
@@ -23,6 +26,26 @@ export async function runGateway(config: Config, logger: Logger, faults?: Faults
       await gateway.close()
       await access?.close()
     },
+  }
+}
+
+/**
+ * The Filecoin Onchain Cloud the gateway stores PDP copies on, paid by the
+ * wallet key's FEVM account: FOC_RPC_URL, else the simulated one the stack
+ * runs. Undefined (deal market only) with PDP_COPIES=0, without a key, or
+ * when it cannot be found, which the log says.
+ */
+async function onchainCloudAccess(config: Config, logger: Logger): Promise<FocClient | undefined> {
+  if (!config.gateway.pdp?.copies) return undefined
+  const account = walletEvmAccount(config)
+  if (!account) return undefined
+  try {
+    const chain = await onchainCloudChain(config)
+    logger.info({ payer: account.address, rpc: chain.rpcUrls.default.http[0], copies: config.gateway.pdp.copies }, 'PDP copies on Filecoin Onchain Cloud, paid by the wallet key')
+    return createFocClient({ chain, account })
+  } catch (err) {
+    logger.error(`PDP copies are off: ${(err as Error).message}`)
+    return undefined
   }
 }
 

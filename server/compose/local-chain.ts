@@ -43,3 +43,9 @@ export function walletSigner(config: Config) {
   }
   return keystore.signer(config.gateway.wallet)
 }
+
+/** The same wallet key as an FEVM account, for the Onchain Cloud; undefined while there is no key. */
+export function walletEvmAccount(config: Config) {
+  const keystore = openKeystore(config.files.wallet, config.chain.addressNetwork)
+  return keystore.list().length === 0 ? undefined : keystore.evmAccount(config.gateway.wallet)
+}

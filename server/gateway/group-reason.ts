@@ -24,7 +24,7 @@ export type GroupReason =
   | { code: 'CHECKING_CAR' }
   | { code: 'RELOADING' }
   | { code: 'NO_DEAL_SERVICE' }
-  | ({ code: 'DEALS_UNDER_WAY'; stored: number; copies: number; fetching: number; sealing: number; startsIn?: string } & DealNote)
+  | ({ code: 'DEALS_UNDER_WAY'; stored: number; copies: number; fetching: number; sealing: number; startsIn?: string; pdp?: PdpSteps } & DealNote)
   | ({ code: 'WAITING_FOR_FUNDS'; problem: string } & DealNote)
   | ({ code: 'DEAL_SERVICE_UNREACHABLE' } & DealNote)
   | ({ code: 'NO_PROVIDER'; why: string; failedDeals: number; failures: string[] } & DealNote)
@@ -35,6 +35,21 @@ export type GroupReasonCode = GroupReason['code']
 // The wire's closed list (shared/contracts/file-info.ts) and the reasons worded here are the same codes.
 const sameCodes: [GroupReasonCode, WireReasonCode] extends [WireReasonCode, GroupReasonCode] ? true : never = true
 void sameCodes
+
+/** Where a group's PDP copies stand (Filecoin Onchain Cloud), and what stops more. */
+interface PdpSteps {
+  proved: number
+  copies: number
+  /** Providers being uploaded to, and how much of the CAR has been sent. */
+  uploading?: { providers: number; percent: number }
+  /** Copies whose piece is being added on chain. */
+  adding: number
+  /** Copies on chain waiting for their first proof, and when the first is due. */
+  awaitingProof: number
+  proofDueIn?: string
+  /** Why no more are being made (no funds, refused). */
+  problem?: string
+}
 
 /** Said after any deal reason: which deals are made now, when verified ones were asked for (FIP-0118). */
 interface DealNote {
@@ -55,15 +70,27 @@ const WORDING: Wording = {
     if (r.stored > 0) parts.push(`${r.stored} of ${r.copies} ${r.copies === 1 ? 'copy' : 'copies'} stored`)
     if (r.fetching > 0) parts.push(`${r.fetching} ${r.fetching === 1 ? 'provider is' : 'providers are'} fetching the data`)
     if (r.sealing > 0) parts.push(`waiting for ${r.sealing === 1 ? 'the provider' : `${r.sealing} providers`} to seal: at the latest by the deal's start${r.startsIn ? `, ${r.startsIn}` : ''}`)
+    if (r.pdp) parts.push(...pdpParts(r.pdp))
     return noted(r, parts.join('; '))
   },
-  WAITING_FOR_FUNDS: (r) => noted(r, `waiting for funds: ${r.problem}`),
+  // The PDP route's problem already opens with "no funds: deposit USDFC".
+  WAITING_FOR_FUNDS: (r) => noted(r, r.problem.startsWith('no funds') ? r.problem : `waiting for funds: ${r.problem}`),
   DEAL_SERVICE_UNREACHABLE: (r) => noted(r, 'waiting for the deal service, which cannot be reached right now'),
   NO_PROVIDER: (r) => {
     const failed = r.failedDeals > 0 ? ` (${r.failedDeals} earlier ${r.failedDeals === 1 ? 'deal' : 'deals'} failed: ${r.failures.join(', ')})` : ''
     return noted(r, `no provider takes this piece right now: ${r.why}${failed}; asking again on every pass`)
   },
   LOOKING_FOR_PROVIDERS: (r) => noted(r, 'looking for storage providers'),
+}
+
+function pdpParts(p: PdpSteps): string[] {
+  const parts: string[] = []
+  if (p.proved > 0) parts.push(`${p.proved} of ${p.copies} PDP ${p.copies === 1 ? 'copy' : 'copies'} proved`)
+  if (p.uploading) parts.push(`uploading to ${p.uploading.providers} ${p.uploading.providers === 1 ? 'provider' : 'providers'} (${p.uploading.percent} % sent)`)
+  if (p.adding > 0) parts.push('waiting for the piece to be added on chain')
+  if (p.awaitingProof > 0) parts.push(`first proof due ${p.proofDueIn ?? 'soon'}`)
+  if (p.problem) parts.push(p.problem)
+  return parts
 }
 
 const noted = (r: DealNote, sentence: string) => (r.note ? `${sentence} (${r.note})` : sentence)
@@ -103,24 +130,48 @@ export function reasonOf(g: GroupRecord, c: ReasonContext): GroupReason | undefi
   }
 }
 
+/** The PDP route's steps for a group, or undefined when nothing happens on it. */
+function pdpSteps(p: DealProgress): PdpSteps | undefined {
+  if (!p.pdp) return undefined
+  const copies = p.deals.filter((d) => d.route === 'pdp')
+  const inState = (...states: string[]) => copies.filter((d) => states.includes(d.state)).length
+  const { upload, firstProofIn } = p.pdp
+  const dueIn = [...firstProofIn.values()]
+  const steps: PdpSteps = {
+    proved: inState('active'),
+    copies: p.pdp.copies,
+    ...(upload && upload.adding === 0 ? { uploading: { providers: upload.copies, percent: Math.floor((100 * upload.bytes) / upload.total) } } : {}),
+    adding: upload && upload.adding > 0 ? upload.adding : inState('proposed'),
+    awaitingProof: inState('published'),
+    ...(dueIn.length > 0 ? { proofDueIn: inWallTime(Math.min(...dueIn), p.epochSeconds) } : {}),
+  }
+  const problem = p.pdp.fundsError ?? (p.pdp.refused && !upload ? `PDP provider refused: ${p.pdp.refused}` : undefined)
+  if (problem && steps.proved < steps.copies) steps.problem = problem
+  return steps.proved > 0 || steps.uploading || steps.adding > 0 || steps.awaitingProof > 0 || steps.problem ? steps : undefined
+}
+
 function dealReason(p: DealProgress): GroupReason {
   const note = p.dealKind.note ? { note: p.dealKind.note } : {}
-  const count = (state: string) => p.deals.filter((d) => d.state === state).length
+  const market = p.deals.filter((d) => d.route !== 'pdp')
+  const count = (state: string) => market.filter((d) => d.state === state).length
   const fetching = count('proposing') + count('proposed')
-  const published = p.deals.filter((d) => d.state === 'published')
+  const published = market.filter((d) => d.state === 'published')
   const stored = count('active')
-  if (stored > 0 || fetching > 0 || published.length > 0) {
+  const pdp = pdpSteps(p)
+  const pdpUnderWay = pdp && (pdp.proved > 0 || pdp.uploading || pdp.adding > 0 || pdp.awaitingProof > 0)
+  if (stored > 0 || fetching > 0 || published.length > 0 || pdpUnderWay) {
     const start = published.length > 0 ? Math.min(...published.map((d) => d.startEpoch)) : undefined
     // An epoch number means nothing to a person: the start is said as a time from now. It is the provider's
     // deadline, not a forecast: a provider proves the sector when it is sealed, often well before.
     const startsIn = start === undefined || p.head === undefined ? undefined : inWallTime(start - p.head, p.epochSeconds)
-    return { code: 'DEALS_UNDER_WAY', stored, copies: p.copies, fetching, sealing: published.length, ...(startsIn ? { startsIn } : {}), ...note }
+    return { code: 'DEALS_UNDER_WAY', stored, copies: p.copies, fetching, sealing: published.length, ...(startsIn ? { startsIn } : {}), ...(pdp ? { pdp } : {}), ...note }
   }
-  if (p.fundsError) return { code: 'WAITING_FOR_FUNDS', problem: p.fundsError, ...note }
+  const fundsError = p.fundsError ?? p.pdp?.fundsError
+  if (fundsError) return { code: 'WAITING_FOR_FUNDS', problem: fundsError, ...note }
   if (p.serviceError) return { code: 'DEAL_SERVICE_UNREACHABLE', ...note }
-  if (p.noProviders) {
+  if (p.noProviders || pdp?.problem) {
     const failed = p.deals.filter((d) => d.state === 'failed')
-    return { code: 'NO_PROVIDER', why: p.noProviders, failedDeals: failed.length, failures: [...new Set(failed.map((d) => d.reason ?? 'unknown'))], ...note }
+    return { code: 'NO_PROVIDER', why: (p.noProviders ?? pdp?.problem)!, failedDeals: failed.length, failures: [...new Set(failed.map((d) => d.reason ?? 'unknown'))], ...note }
   }
   return { code: 'LOOKING_FOR_PROVIDERS', ...note }
 }

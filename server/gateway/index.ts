@@ -13,6 +13,7 @@ import { createFolderIndex, type FolderIndex } from './folder-index.ts'
 import { createSpaceReserve, type SpaceReserve } from '../shared/disk.ts'
 import { createContentStore, type ContentStore, type GroupRecord } from './content/index.ts'
 import { createDealEngine, createDealServiceClient, createDealStore, createTransferRouter, type DealEngine, type DealKind, type DealServiceClient, type DealStore, type StorageProviderPort } from './deals/index.ts'
+import type { FocClient } from '../network/foc/client.ts'
 import { createFileInfoRouter } from './file-info.ts'
 import { createFolderStatesRouter } from './folder-states.ts'
 import { countingWrites, createRecordCache, type RecordCache } from './record-cache.ts'
@@ -47,13 +48,15 @@ export interface GatewayDeps {
   sql?: Sql
   /** How deals reach storage providers (the simulated network's, in the embedded default). */
   providers?: StorageProviderPort
+  /** The Filecoin Onchain Cloud, for PDP copies (with `config.pdp.copies` > 0); without it, the deal market only. */
+  foc?: FocClient
   /** Tests inject a client; default: HTTP to `config.serviceUrl` with `config.serviceApiKey`. */
   service?: DealServiceClient
   now?: () => number
   /** The data folder's lock, when the caller took it (waiting for a previous gateway); else taken here. */
   dataLock?: DataFolderLock
   /** Overrides of the deal engine's waits (tests make them short). */
-  dealTimeouts?: { callMs?: number; proposalMs?: number; statusPollMs?: number; reloadMs?: number; retryAfterMs?: number }
+  dealTimeouts?: { callMs?: number; proposalMs?: number; statusPollMs?: number; reloadMs?: number; retryAfterMs?: number; uploadMs?: number }
   /** Free bytes under the data folder (tests make the disk look fuller than it is). */
   freeBytes?: (dir: string) => Promise<number>
   /** Where a test steps in (crash tests stop the gateway there); nothing happens without it. */
@@ -144,6 +147,9 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
       logger: logger.child({ module: 'deals' }),
       now: deps.now,
       paused: () => !dbLock.held(),
+      ...(deps.foc && config.pdp?.copies
+        ? { pdp: { client: deps.foc, copies: config.pdp.copies, autoDeposit: config.pdp.autoDeposit, uploadTimeoutMs: deps.dealTimeouts?.uploadMs ?? 30 * 60_000, maxUploads: 2 } }
+        : {}),
     })
     content.setRemoteSource(deals.remoteSource())
   } else {

@@ -26,6 +26,8 @@ export interface NetworkErrorDetail {
   messageCid?: string
   /** The request went out and no answer came back: the peer may have acted on it (Boost takes a deal before it answers). */
   unanswered?: boolean
+  /** Which provider the call failed with, where the caller could not choose it (the Synapse SDK picks PDP providers). */
+  provider?: string
 }
 
 export class NetworkError extends Error {
@@ -35,6 +37,7 @@ export class NetworkError extends Error {
   readonly exitCode?: number
   readonly messageCid?: string
   readonly unanswered: boolean
+  readonly provider?: string
 
   constructor(readonly code: NetworkErrorCode, message: string, detail: NetworkErrorDetail = {}) {
     super(message, detail.cause === undefined ? undefined : { cause: detail.cause })
@@ -43,6 +46,7 @@ export class NetworkError extends Error {
     this.exitCode = detail.exitCode
     this.messageCid = detail.messageCid
     this.unanswered = detail.unanswered ?? false
+    this.provider = detail.provider
   }
 }
 

@@ -114,6 +114,10 @@ const EnvSchema = z.object({
   SIMFOC_RPC_URL: z.url({ protocol: /^https?$/ }).optional(),
   // A real Filecoin Onchain Cloud: the FEVM JSON-RPC of NETWORK=calibration or mainnet (e.g. Glif's /rpc/v1).
   FOC_RPC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  // Copies per group on Filecoin Onchain Cloud PDP providers (0: the gateway does not store there).
+  PDP_COPIES: z.coerce.number().int().min(0).max(10).default(2),
+  // Whether the gateway deposits USDFC from its wallet into Filecoin Pay when uploads need it; default: only off a real network.
+  FOC_AUTO_DEPOSIT: z.enum(['true', 'false', '1', '0']).optional(),
   // The demo's pace: 1 minute of wall-clock time ≈ 5 hours of simulated chain time, so a file reaches
   // Offloaded (sealed by simulated providers) within minutes. Only the simulated network has a speed.
   SIMNET_SPEED: z.coerce.number().positive().max(100_000).default(300),
@@ -234,6 +238,8 @@ export interface GatewayConfig extends StoredState {
   simfocRpcUrl?: string
   /** Deal terms and pace; unset (tests): DEAL_DEFAULTS. */
   deals?: DealsConfig
+  /** The PDP route's policy: copies per group (0: off), and whether uploads top Filecoin Pay up from the wallet. */
+  pdp?: { copies: number; autoDeposit: boolean }
 }
 
 export interface ServiceConfig extends StoredState {
@@ -456,6 +462,11 @@ function deriveConfig(env: NodeJS.ProcessEnv, role: Role): Config {
       lotusToken: e.LOTUS_TOKEN,
       focRpcUrl: e.FOC_RPC_URL,
       simfocRpcUrl: e.SIMFOC_RPC_URL ?? `http://127.0.0.1:${e.SIMFOC_RPC_PORT || 1235}/rpc/v1`,
+      pdp: {
+        // Without a real Onchain Cloud, the simulated one: none when the stack runs no providers there.
+        copies: e.FOC_RPC_URL || e.SIMFOC_PROVIDERS > 0 ? e.PDP_COPIES : 0,
+        autoDeposit: e.FOC_AUTO_DEPOSIT === undefined ? !e.FOC_RPC_URL : e.FOC_AUTO_DEPOSIT === 'true' || e.FOC_AUTO_DEPOSIT === '1',
+      },
       deals: {
         durationDays: e.DEAL_DURATION_DAYS,
         price: e.DEAL_PRICE,

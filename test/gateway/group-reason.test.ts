@@ -6,7 +6,7 @@ import { groupReason, type ReasonContext } from '../../server/gateway/group-reas
 
 const group = (state: GroupRecord['state'], size = 4 * 1024 * 1024): GroupRecord => ({ id: 7, state, size, retrievableCopies: 0, deals: [], createdMs: 0, updatedMs: 0 })
 const deal = (state: GroupDeal['state'], extra: Partial<GroupDeal> = {}): GroupDeal => ({
-  id: 1, groupId: 7, provider: 'f01000', pieceCid: 'baga', state, startEpoch: 10_000, endEpoch: 2_000_000, retrievable: false, createdMs: 0, updatedMs: 0, ...extra,
+  id: 1, groupId: 7, route: 'market', provider: 'f01000', pieceCid: 'baga', state, startEpoch: 10_000, endEpoch: 2_000_000, retrievable: false, createdMs: 0, updatedMs: 0, ...extra,
 })
 const progress = (p: Partial<DealProgress>): DealProgress => ({ head: 10_000 - 5760, copies: 3, deals: [], retryAfterEpochs: 120, epochSeconds: 30, dealKind: { verified: true, networkVersion: 28 }, ...p })
 /** The sentence, as /file-info's `reason`; `codeOf` gives its `reasonCode`. */

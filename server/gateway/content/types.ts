@@ -20,6 +20,11 @@ export interface Deal {
   dealId: number
   endEpoch: number
   isRetrievable: boolean
+  /** PDP copies only: the route, data set, piece and last proof. */
+  route?: 'pdp'
+  dataSetId?: number
+  pieceId?: number
+  lastProofEpoch?: number
 }
 
 /** A deal a provider accepted and then failed; `deals` leaves it out. */

@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto'
 import type { ProviderClient } from '../../network/boost/client.ts'
 import { dealStatus } from '../../network/deal-status.ts'
-import { NetworkError, protocolError, timedOut } from '../../network/errors.ts'
+import { NetworkError } from '../../network/errors.ts'
+import { blockBytes, pieceHead, retrievalGet } from '../../network/http-retrieval.ts'
 import type { NetworkPort } from '../../network/types.ts'
 import { chainCid } from '../../network/wallet/message.ts'
 import type { ProposalState, StorageProviderPort } from './provider-port.ts'
 
-/** A block is at most 2 MiB in any CAR we write or read back (UnixFS chunks are 1 MiB). */
-const MAX_BLOCK_BYTES = 2 * 1024 * 1024
 const DEFAULT_CALL_MS = 30_000
 /** What Boost says when it has no deal by that UUID; its other status errors are its own trouble, not the deal's. */
 const NO_SUCH_DEAL = /no storage deal found/i
@@ -26,25 +25,11 @@ export function boostProviderPort(o: { chain: NetworkPort; client: ProviderClien
   const doFetch = o.fetch ?? fetch
   const signalOf = (options?: { signal?: AbortSignal }) => options?.signal ?? AbortSignal.timeout(DEFAULT_CALL_MS)
 
-  /**
-   * A GET to the provider's HTTP retrieval endpoint. A 5xx or no connection is UNREACHABLE, another
-   * answer than 200 is the provider refusing (REFUSED, with its status and the start of its body).
-   */
+  /** A GET to the provider's HTTP retrieval endpoint, as its peer info names it. */
   async function get(provider: string, path: string, accept: string, signal: AbortSignal): Promise<Response> {
     const base = await client.retrievalUrl(provider, signal)
     if (!base) throw new NetworkError('REFUSED', `provider ${provider} serves no HTTP retrieval`, { providerReason: 'no HTTP retrieval transport' })
-    let res: Response
-    try {
-      res = await doFetch(`${base}${path}`, { headers: { Accept: accept }, signal })
-    } catch (err) {
-      if (signal.aborted) throw timedOut(`provider ${provider} did not answer ${path} in time`, err)
-      throw new NetworkError('UNREACHABLE', `provider ${provider} cannot be reached for ${path}: ${(err as Error)?.message ?? err}`, { cause: err })
-    }
-    if (res.status === 200 && res.body) return res
-    const said = res.status === 200 ? '' : (await res.text().catch(() => '')).slice(0, 200)
-    if (res.status >= 500) throw new NetworkError('UNREACHABLE', `provider ${provider} answered ${res.status} for ${path}`)
-    if (res.status === 200) throw protocolError(`provider ${provider} answered 200 without a body for ${path}`)
-    throw new NetworkError('REFUSED', `provider ${provider} answered ${res.status} for ${path}`, { providerReason: said ? `${res.status}: ${said}` : String(res.status) })
+    return retrievalGet(`${base}${path}`, accept, signal, provider, doFetch)
   }
 
   return {
@@ -107,28 +92,12 @@ export function boostProviderPort(o: { chain: NetworkPort; client: ProviderClien
       return deal ? { ...dealStatus(deal, head), proposal: deal.proposal } : null
     },
     async retrieveBlock(provider, _pieceCid, blockCid, options) {
-      const res = await get(provider, `/ipfs/${blockCid}`, 'application/vnd.ipld.raw', signalOf(options))
-      const chunks: Uint8Array[] = []
-      let size = 0
-      for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
-        size += chunk.length
-        if (size > MAX_BLOCK_BYTES) throw protocolError(`provider ${provider} sent more than a block for ${blockCid}`)
-        chunks.push(chunk)
-      }
-      return new Uint8Array(Buffer.concat(chunks))
+      return blockBytes(await get(provider, `/ipfs/${blockCid}`, 'application/vnd.ipld.raw', signalOf(options)), provider, blockCid)
     },
     retrievePiece(provider, pieceCid, carSize, options) {
       return (async function* () {
-        const res = await get(provider, `/piece/${pieceCid}`, 'application/octet-stream', signalOf(options))
         // The unsealed piece ends in zero padding: the CAR is its first carSize bytes.
-        let left = carSize
-        for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
-          if (left <= 0) break
-          const take = chunk.length <= left ? chunk : chunk.subarray(0, left)
-          left -= take.length
-          yield take
-        }
-        if (left > 0) throw protocolError(`provider ${provider} ended piece ${pieceCid} early`)
+        yield* pieceHead(await get(provider, `/piece/${pieceCid}`, 'application/octet-stream', signalOf(options)), carSize, provider)
       })()
     },
   }

@@ -2,6 +2,7 @@ import { checkRetrievals } from './check.ts'
 import { createEngineContext } from './engine-context.ts'
 import { createFollower } from './follow.ts'
 import { offloadGroups } from './offload.ts'
+import { createPdpRoute } from './pdp-route.ts'
 import { createPlacement } from './place.ts'
 import { createRepairs } from './repair.ts'
 import type { DealEngine, DealEngineOptions, TickReport } from './types.ts'
@@ -24,6 +25,7 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
   const placement = createPlacement(c)
   const follower = createFollower(c)
   const repairs = createRepairs(c)
+  const pdp = o.pdp && createPdpRoute(c, o.pdp)
   const stopping = new AbortController()
 
   let running: Promise<TickReport> | undefined
@@ -47,7 +49,10 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
     lastHead = head
     await follower.proposals(head, r)
     await follower.chain(head, r)
+    // The PDP route needs no deal service: it goes on whether or not the service answers.
+    await pdp?.follow(r).catch((err) => logger.warn({ err }, 'following PDP copies failed; retrying next tick'))
     await checkRetrievals(c, r)
+    await pdp?.place(head, r, sendable).catch((err) => logger.warn({ err }, 'placing PDP copies failed; retrying next tick'))
     try {
       if (o.copies === undefined) c.copies = await o.service.requiredCopies()
       await placement.place(head, r, sendable)
@@ -73,13 +78,14 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
       return {
         async sources(group) {
           const active = (await deals.liveOfGroup(group.id)).filter((d) => d.state === 'active')
-          active.sort((a, b) => Number(b.retrievable) - Number(a.retrievable))
+          // Retrievable copies first, and of those PDP's: warm copies are served at once, unsealed from proofs.
+          active.sort((a, b) => Number(b.retrievable) - Number(a.retrievable) || Number(b.route === 'pdp') - Number(a.route === 'pdp'))
           return active.map((d) => ({
             provider: d.provider,
             // Shutdown aborts reloads too, so that it never waits out a slow provider.
-            fetch: () => providers.retrievePiece(d.provider, d.pieceCid, group.carSize!, { signal: AbortSignal.any([AbortSignal.timeout(o.reloadTimeoutMs), stopping.signal]) }),
+            fetch: () => c.retrievePiece(d, group.carSize!, AbortSignal.any([AbortSignal.timeout(o.reloadTimeoutMs), stopping.signal])),
             // One block of a file being read: a provider call like any other, cut short when the reader goes.
-            block: (cid, signal) => providers.retrieveBlock(d.provider, d.pieceCid, cid, { signal: AbortSignal.any([signal, AbortSignal.timeout(o.callTimeoutMs), stopping.signal]) }),
+            block: (cid, signal) => c.retrieveBlock(d, cid, AbortSignal.any([signal, AbortSignal.timeout(o.callTimeoutMs), stopping.signal])),
           }))
         },
       }
@@ -98,6 +104,7 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
         dealKind: placement.dealKind(),
         retryAfterEpochs: c.retryAfterEpochs,
         epochSeconds: providers.epochSeconds,
+        ...(pdp ? { pdp: pdp.progress(groupId) } : {}),
       }
     },
     start(intervalMs) {
@@ -119,6 +126,7 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
       clearTimeout(t)
       await running?.catch(() => undefined)
       stopping.abort(new Error('deal engine stopping'))
+      await pdp?.stop()
       await repairs.stop()
     },
   }

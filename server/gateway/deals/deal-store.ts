@@ -3,7 +3,7 @@ import type { Deal } from '../content/index.ts'
 import { DEAL_TRANSITIONS, LIVE_STATES, shownState, type GatewayDealState } from './deal-state.ts'
 import { failedDealsOf } from './failed-deals.ts'
 import { migrateDeals } from './schema.ts'
-import type { DealAudit, DealStore, DealView, GroupDeal, NewDeal } from './types.ts'
+import type { DealAudit, DealStore, DealView, GroupDeal, NewDeal, StorageRoute } from './types.ts'
 
 interface Row {
   id: number
@@ -21,6 +21,12 @@ interface Row {
   checked_ms: number | null
   proposal_epoch: number | null
   transfer_size: number | null
+  route: StorageRoute
+  data_set_id: number | null
+  piece_id: number | null
+  added_epoch: number | null
+  retrieval_url: string | null
+  last_proof_epoch: number | null
   signed_proposal: Uint8Array | null
   proposal_cid: string | null
   provider_answer: string | null
@@ -31,6 +37,7 @@ interface Row {
 const toDeal = (r: Row): GroupDeal => ({
   id: r.id,
   groupId: r.group_id,
+  route: r.route,
   provider: r.provider,
   pieceCid: r.piece_cid,
   state: r.state,
@@ -44,6 +51,11 @@ const toDeal = (r: Row): GroupDeal => ({
   ...(r.checked_ms != null ? { checkedMs: r.checked_ms } : {}),
   ...(r.proposal_epoch != null ? { proposalEpoch: r.proposal_epoch } : {}),
   ...(r.transfer_size != null ? { transferSize: r.transfer_size } : {}),
+  ...(r.data_set_id != null ? { dataSetId: r.data_set_id } : {}),
+  ...(r.piece_id != null ? { pieceId: r.piece_id } : {}),
+  ...(r.added_epoch != null ? { addedEpoch: r.added_epoch } : {}),
+  ...(r.retrieval_url ? { retrievalUrl: r.retrieval_url } : {}),
+  ...(r.last_proof_epoch != null ? { lastProofEpoch: r.last_proof_epoch } : {}),
   createdMs: r.created_ms,
   updatedMs: r.updated_ms,
 })
@@ -101,7 +113,10 @@ export async function createDealStore(sql: Sql, now: () => number = Date.now): P
     for (const d of deals) {
       const state = shownState(d.state)
       if (!state) continue
-      shown.push({ provider: d.provider, state, dealId: d.dealId ?? 0, endEpoch: d.endEpoch, isRetrievable: d.state === 'active' && d.retrievable })
+      const pdp = d.route === 'pdp'
+        ? { route: 'pdp' as const, ...(d.dataSetId !== undefined ? { dataSetId: d.dataSetId } : {}), ...(d.pieceId !== undefined ? { pieceId: d.pieceId } : {}), ...(d.lastProofEpoch !== undefined ? { lastProofEpoch: d.lastProofEpoch } : {}) }
+        : {}
+      shown.push({ provider: d.provider, state, dealId: d.dealId ?? 0, endEpoch: d.endEpoch, isRetrievable: d.state === 'active' && d.retrievable, ...pdp })
     }
     const failedDeals = failedDealsOf(deals)
     return { deals: shown, retrievableCopies: shown.filter((d) => d.isRetrievable).length, ...(failedDeals.length > 0 ? { failedDeals } : {}) }
@@ -112,9 +127,9 @@ export async function createDealStore(sql: Sql, now: () => number = Date.now): P
       sql.transaction(async (tx) => {
         const t = now()
         const row = (await tx.get<Row>(
-          `INSERT INTO group_deals (group_id, provider, piece_cid, state, start_epoch, end_epoch, token_hash, proposal_epoch, transfer_size, created_ms, updated_ms)
-           VALUES (?, ?, ?, 'proposing', ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-          [d.groupId, d.provider, d.pieceCid, d.startEpoch, d.endEpoch, d.tokenHash, d.proposalEpoch, d.transferSize ?? null, t, t],
+          `INSERT INTO group_deals (group_id, route, provider, piece_cid, state, start_epoch, end_epoch, token_hash, proposal_epoch, transfer_size, created_ms, updated_ms)
+           VALUES (?, ?, ?, ?, 'proposing', ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
+          [d.groupId, d.route ?? 'market', d.provider, d.pieceCid, d.startEpoch, d.endEpoch, d.tokenHash ?? null, d.proposalEpoch, d.transferSize ?? null, t, t],
         ))!
         await event(tx, row.id, 'proposing', null, t)
         return toDeal(row)
@@ -128,12 +143,19 @@ export async function createDealStore(sql: Sql, now: () => number = Date.now): P
     },
     ofGroup: (groupId: number) => all('SELECT * FROM group_deals WHERE group_id = ? ORDER BY id', [groupId]),
     liveOfGroup,
-    inState: (state: GatewayDealState) => all('SELECT * FROM group_deals WHERE state = ? ORDER BY id', [state]),
+    inState: (state: GatewayDealState, route?: StorageRoute) =>
+      route ? all('SELECT * FROM group_deals WHERE state = ? AND route = ? ORDER BY id', [state, route]) : all('SELECT * FROM group_deals WHERE state = ? ORDER BY id', [state]),
     markAccepted: (id: number, proposalId: string) => transition(id, 'proposed', 'proposal_id = ?, ', [proposalId]),
     markPublished: (id: number, dealId: number) => transition(id, 'published', 'deal_id = ?, token_hash = NULL, ', [dealId], `deal ${dealId}`),
     markActive: (id: number) => transition(id, 'active', '', []),
     markFailed: (id: number, reason: string) => finish(id, 'failed', reason),
     markEnded: (id: number, reason: string) => finish(id, 'ended', reason),
+    async recordPdpCopy(id, copy): Promise<void> {
+      await sql.run('UPDATE group_deals SET data_set_id = ?, piece_id = ?, added_epoch = ?, retrieval_url = ?, updated_ms = ? WHERE id = ?', [copy.dataSetId, copy.pieceId, copy.addedEpoch, copy.retrievalUrl, now(), id])
+    },
+    async recordProof(id, proof): Promise<void> {
+      await sql.run('UPDATE group_deals SET last_proof_epoch = COALESCE(?, last_proof_epoch), end_epoch = ?, updated_ms = ? WHERE id = ?', [proof.lastProofEpoch ?? null, proof.endEpoch, now(), id])
+    },
     async recordCheck(id: number, ok: boolean): Promise<void> {
       const t = now()
       await sql.run('UPDATE group_deals SET retrievable = ?, checked_ms = ?, updated_ms = ? WHERE id = ?', [ok ? 1 : 0, t, t, id])

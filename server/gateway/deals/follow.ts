@@ -59,7 +59,7 @@ export function createFollower(c: EngineContext): Follower {
 
   return {
     async proposals(head, r) {
-      const proposed = await deals.inState('proposed')
+      const proposed = await deals.inState('proposed', 'market')
       proposedIds = new Set(proposed.map((d) => d.id))
       for (const d of proposed) {
         const s = await status(d)
@@ -73,14 +73,14 @@ export function createFollower(c: EngineContext): Follower {
     },
     async chain(head, r) {
       // A published deal whose provider reports that sealing failed will never start: ask another provider now.
-      const published = await deals.inState('published')
+      const published = await deals.inState('published', 'market')
       keepOnly(new Set([...proposedIds, ...published.map((d) => d.id)]))
       for (const d of published) {
         if (!d.proposalId) continue
         const s = await status(d)
         if (s?.state === 'failed') await c.fail(d, s.reason, r)
       }
-      for (const d of [...(await deals.inState('published')), ...(await deals.inState('active'))]) {
+      for (const d of [...(await deals.inState('published', 'market')), ...(await deals.inState('active', 'market'))]) {
         const chain = await providers.dealOnChain(d.dealId!, head).catch(() => undefined)
         if (chain === undefined) continue
         if (chain === null) {

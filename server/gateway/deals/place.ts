@@ -184,11 +184,11 @@ export function createPlacement(c: EngineContext): Placement {
           noProviders.set(g.id, `DATACAP_TOO_LOW (${funds.dataCap} bytes left, the piece is ${g.pieceSize})`)
           continue
         }
-        const history = await deals.ofGroup(g.id)
+        const history = (await deals.ofGroup(g.id)).filter((d) => d.route === 'market')
         const missing = c.copies - (await c.counting(g.id, head)).length
         if (missing <= 0) continue
         // A provider with any live deal for this piece (even one about to end or failing checks) is not asked again.
-        const busy = new Set((await deals.liveOfGroup(g.id)).map((d) => d.provider))
+        const busy = new Set((await deals.liveOfGroup(g.id)).filter((d) => d.route === 'market').map((d) => d.provider))
         // Deals recorded before the proposal epoch was kept: reconstructed from the start epoch.
         const proposedAt = (d: GroupDeal) => d.proposalEpoch ?? d.startEpoch - o.terms.startOffsetEpochs
         const notAgain = new Set(history.filter((d) => d.state === 'failed' && head - proposedAt(d) < c.retryAfterEpochs).map((d) => d.provider))

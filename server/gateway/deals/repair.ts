@@ -39,8 +39,7 @@ export function createRepairs(c: EngineContext): Repairs {
     async start(head, r) {
       for (const g of await content.groups()) {
         if (g.state !== 'offloaded') continue
-        const have = (await c.counting(g.id, head)).length
-        if (have >= c.copies) continue
+        if (!(await c.short(g.id, head))) continue
         const previous = repairs.get(g.id)
         if (previous && (previous.failedAt === undefined || head - previous.failedAt < c.retryAfterEpochs)) continue
         const repair: Repair = {}
@@ -58,14 +57,14 @@ export function createRepairs(c: EngineContext): Repairs {
           .finally(() => (repair.pending = undefined))
         repairs.set(g.id, repair)
         r.repairing++
-        logger.info({ groupId: g.id, copies: have, required: c.copies }, 'offloaded group short of copies: reloading it for new deals')
+        logger.info({ groupId: g.id, copies: (await c.counting(g.id, head)).length, required: c.copies, pdpCopies: (await c.counting(g.id, head, 'pdp')).length, pdpRequired: c.required('pdp') }, 'offloaded group short of copies: reloading it for new deals')
       }
     },
     async finish(head, r) {
       for (const [groupId, repair] of repairs) {
         if (!repair.release || (await c.transferPending(groupId))) continue
         const release = repair.release
-        if ((await c.lastingRetrievable(groupId, head)) >= c.copies) {
+        if (await c.satisfied(groupId, head)) {
           repairs.delete(groupId)
           await release()
           r.repaired++

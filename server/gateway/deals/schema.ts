@@ -49,6 +49,14 @@ const STEPS: Step[] = [
   },
   // What the provider downloads (CAR then zeros up to the proposal's piece size); NULL on older deals: the CAR alone.
   `ALTER TABLE group_deals ADD COLUMN transfer_size INTEGER;`,
+  // The storage route a copy took: the deal market, or a PDP copy on the Onchain Cloud (its data set, piece,
+  // the epoch it was added, where it is served, its last proof). Older rows are deal-market deals.
+  `ALTER TABLE group_deals ADD COLUMN route TEXT NOT NULL DEFAULT 'market';
+   ALTER TABLE group_deals ADD COLUMN data_set_id INTEGER;
+   ALTER TABLE group_deals ADD COLUMN piece_id INTEGER;
+   ALTER TABLE group_deals ADD COLUMN added_epoch INTEGER;
+   ALTER TABLE group_deals ADD COLUMN retrieval_url TEXT;
+   ALTER TABLE group_deals ADD COLUMN last_proof_epoch INTEGER;`,
 ]
 
 /** Creates or upgrades the deal engine's tables (in the gateway's store, beside the content store's). */

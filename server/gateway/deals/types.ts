@@ -1,13 +1,25 @@
+import type { FocClient } from '../../network/foc/client.ts'
+import type { PdpProgress } from './pdp-route.ts'
 import type { Logger } from '../../shared/logger.ts'
 import type { ContentStore, GroupDealView, RemoteSource } from '../content/index.ts'
 import type { GatewayDealState } from './deal-state.ts'
 import type { StorageProviderPort } from './provider-port.ts'
 import type { DealServiceClient } from './service-client.ts'
 
-/** One proposal the gateway made for a group, and where it stands. */
+/** How a copy is stored: a deal-market deal (mk1.2, sealed in a sector) or a PDP copy on the Onchain Cloud. */
+export type StorageRoute = 'market' | 'pdp'
+
+/**
+ * One proposal the gateway made for a group, and where it stands. A PDP copy
+ * is one too: `proposing`/`proposed` while uploading and adding, `published`
+ * once the piece is in the data set on chain (dealId: the data set), `active`
+ * once a proof covering it has passed.
+ */
 export interface GroupDeal {
   id: number
   groupId: number
+  route: StorageRoute
+  /** A storage provider's miner address (f0…), or `pdp:<registry id>` for a PDP copy. */
   provider: string
   pieceCid: string
   state: GatewayDealState
@@ -26,6 +38,12 @@ export interface GroupDeal {
    * unpadded piece size. Absent on deals made before it was recorded: the CAR alone.
    */
   transferSize?: number
+  /** PDP copies: the data set and piece on chain, the epoch the piece was added, where it is served, the last proof's epoch. */
+  dataSetId?: number
+  pieceId?: number
+  addedEpoch?: number
+  retrievalUrl?: string
+  lastProofEpoch?: number
   createdMs: number
   updatedMs: number
 }
@@ -46,10 +64,13 @@ export interface NewDeal {
   pieceCid: string
   startEpoch: number
   endEpoch: number
-  tokenHash: string
+  /** The CAR transfer's token (hashed); PDP uploads have none. */
+  tokenHash?: string
   proposalEpoch: number
   /** Bytes the transfer route serves (CAR then zeros): the proposal's PieceSize × 127/128. Without it, the CAR's size. */
   transferSize?: number
+  /** Default: the deal market. */
+  route?: StorageRoute
 }
 
 /** What /file-info shows of a group's deals. */
@@ -72,8 +93,8 @@ export interface DealStore {
   ofGroup(groupId: number): Promise<GroupDeal[]>
   /** The group's deals that still count towards its copies, or may soon (proposing to active). */
   liveOfGroup(groupId: number): Promise<GroupDeal[]>
-  /** Every deal in `state`, oldest first. */
-  inState(state: GatewayDealState): Promise<GroupDeal[]>
+  /** Every deal in `state` (of one route, or all), oldest first. */
+  inState(state: GatewayDealState, route?: StorageRoute): Promise<GroupDeal[]>
   /** proposing → proposed: the provider accepted, under this proposal id (deal UUID). */
   markAccepted(id: number, proposalId: string): Promise<boolean>
   /** → published with its chain deal id; the transfer token goes (the CAR is no longer fetched). */
@@ -84,6 +105,10 @@ export interface DealStore {
   markFailed(id: number, reason: string): Promise<boolean>
   /** → ended (expired, slashed), with the reason. */
   markEnded(id: number, reason: string): Promise<boolean>
+  /** A PDP copy's piece in its data set on chain, and where the provider serves it. */
+  recordPdpCopy(id: number, copy: { dataSetId: number; pieceId: number; addedEpoch: number; retrievalUrl: string }): Promise<void>
+  /** A PDP copy's last accepted proof, and the epoch its payments are funded until. */
+  recordProof(id: number, proof: { lastProofEpoch?: number; endEpoch: number }): Promise<void>
   /** The result of a retrieval check, and when it was made. */
   recordCheck(id: number, ok: boolean): Promise<void>
   /** Proposals in flight when the process died: the provider's answer is lost, so they count as failed. Returns how many. */
@@ -138,6 +163,8 @@ export interface DealProgress {
   retryAfterEpochs: number
   /** Wall-clock seconds per epoch, to say when a deal starts. */
   epochSeconds: number
+  /** The PDP route's view of the group, when the gateway stores there. */
+  pdp?: PdpProgress
 }
 
 /** What the deal engine works with: the stores, the deal service, the providers, and its terms and timings. */
@@ -182,6 +209,25 @@ export interface DealEngineOptions {
   now?: () => number
   /** While this says so, ticks do nothing (the gateway lost its hold on the database and refuses writes). */
   paused?: () => boolean
+  /** The PDP route (Filecoin Onchain Cloud); without it, only the deal market. */
+  pdp?: PdpRouteOptions
+}
+
+/** The PDP route's client and policy. */
+export interface PdpRouteOptions {
+  client: FocClient
+  /** Copies per group on PDP providers. */
+  copies: number
+  /**
+   * Top Filecoin Pay up from the wallet's own USDFC when an upload needs it
+   * (the simulated network's faucet money); otherwise an operator deposits
+   * and nothing is uploaded until then.
+   */
+  autoDeposit: boolean
+  /** Longest one upload (to the first provider, the copies, adding on chain) may take. */
+  uploadTimeoutMs: number
+  /** Groups uploaded at once. */
+  maxUploads: number
 }
 
 /** What one pass of the engine did, counted. */
@@ -235,15 +281,28 @@ export interface EngineContext {
   withTimeout<T>(run: (signal: AbortSignal) => Promise<T>, timeoutMs?: number): Promise<T>
   /** Marks a deal failed (another provider will be asked) and counts it. */
   fail(d: GroupDeal, reason: string, r: TickReport): Promise<void>
+  /** Copies the policy wants per group on a route: `copies` on the deal market, the PDP route's own number there. */
+  required(route: StorageRoute): number
+  /** Whether the group's CAR is being uploaded to PDP providers right now (set by the PDP route). */
+  uploading(groupId: number): boolean
   /**
-   * Live deals that hold (or will soon hold) the group's data for a while:
-   * not about to end, and not an active deal whose last retrieval check failed
-   * (the provider lost or altered the data). Fewer than `copies`: repair.
+   * Live copies on a route (default: the deal market) that hold (or will soon
+   * hold) the group's data for a while: not about to end, and not an active
+   * one whose last retrieval check failed (the provider lost or altered the
+   * data). Fewer than required: repair.
    */
-  counting(groupId: number, head: number): Promise<GroupDeal[]>
-  /** Copies that can be retrieved now and will last: what offload (and the end of a repair) waits for. */
-  lastingRetrievable(groupId: number, head: number): Promise<number>
-  /** Whether a provider may still be fetching the group's CAR. */
+  counting(groupId: number, head: number, route?: StorageRoute): Promise<GroupDeal[]>
+  /** Copies on a route that can be retrieved now and will last: what offload (and the end of a repair) waits for. */
+  lastingRetrievable(groupId: number, head: number, route?: StorageRoute): Promise<number>
+  /** Whether every route has the lasting, retrievable copies its policy wants: the group may be offloaded. */
+  satisfied(groupId: number, head: number): Promise<boolean>
+  /** Whether some route has fewer counting copies than its policy wants: new ones are to be made. */
+  short(groupId: number, head: number): Promise<boolean>
+  /** Whether a provider may still be fetching (or be sent) the group's CAR. */
   transferPending(groupId: number): Promise<boolean>
+  /** One block of the group from a copy's provider, by the copy's route; the caller checks it. */
+  retrieveBlock(d: GroupDeal, blockCid: string, signal: AbortSignal): Promise<Uint8Array>
+  /** The group's CAR (its first `size` bytes of the piece) from a copy's provider, by the copy's route. */
+  retrievePiece(d: GroupDeal, size: number, signal: AbortSignal): AsyncIterable<Uint8Array>
 }
 

@@ -1,9 +1,11 @@
 import type { Chain } from '@filoz/synapse-core/chains'
 import * as Erc20 from '@filoz/synapse-core/erc20'
 import * as Pay from '@filoz/synapse-core/pay'
+import * as Piece from '@filoz/synapse-core/piece'
 import { CommitError, StoreError, Synapse } from '@filoz/synapse-sdk'
 import { formatUnits, http, maxUint256, type Address, type Hash, type LocalAccount } from 'viem'
 import { NetworkError } from '../errors.ts'
+import { blockBytes, pieceHead, retrievalGet } from '../http-retrieval.ts'
 
 /** One copy of a piece on one PDP provider: the piece `pieceId` of data set `dataSetId`. */
 export interface FocCopy {
@@ -70,6 +72,10 @@ export interface FocStoreOptions {
   excludeProviderIds?: number[]
   /** Data set metadata: pieces with the same metadata share a data set per provider. */
   metadata?: Record<string, string>
+  /** The piece's metadata (e.g. `ipfsRootCID`, the CAR's root, for providers that index it). */
+  pieceMetadata?: Record<string, string>
+  /** The piece CID v2 of `data` when the caller knows it: the SDK then does not hash the bytes again (the provider still checks). */
+  pieceCid?: string
   signal?: AbortSignal
   onProgress?: (event: FocStoreEvent) => void
 }
@@ -92,6 +98,10 @@ export interface FocClient {
   store(data: Uint8Array | ReadableStream<Uint8Array>, options: FocStoreOptions): Promise<FocStored>
   copyProof(copy: Pick<FocCopy, 'dataSetId' | 'pieceId' | 'addedEpoch'>): Promise<FocCopyProof>
   account(): Promise<FocAccount>
+  /** The first `size` bytes of a copy's piece as its provider serves it (`GET <retrievalUrl>`). */
+  retrievePiece(retrievalUrl: string, size: number, signal: AbortSignal): AsyncIterable<Uint8Array>
+  /** One block of a copy's CAR from its provider's trustless gateway (`GET /ipfs/<cid>`, raw); the caller checks it. */
+  retrieveBlock(retrievalUrl: string, blockCid: string, signal: AbortSignal): Promise<Uint8Array>
 }
 
 export interface FocClientOptions {
@@ -125,11 +135,23 @@ export class FocFundsError extends Error {
 export function focNetworkError(error: unknown): NetworkError | FocFundsError {
   if (error instanceof NetworkError || error instanceof FocFundsError) return error
   const reason = rootMessage(error).slice(0, 500)
-  if (aborted(error)) return new NetworkError('TIMED_OUT', reason, { cause: error })
-  if (/ECONNREFUSED|ECONNRESET|fetch failed|socket hang up|HTTP request failed/i.test(reason)) return new NetworkError('UNREACHABLE', reason, { cause: error })
-  if (error instanceof StoreError) return new NetworkError('REFUSED', `provider refused the piece: ${reason}`, { cause: error, providerReason: reason })
-  if (error instanceof CommitError) return new NetworkError('REJECTED_BY_CHAIN', `the piece was not added on chain: ${reason}`, { cause: error })
+  const provider = error instanceof StoreError || error instanceof CommitError ? error.providerId : undefined
+  if (aborted(error)) return new NetworkError('TIMED_OUT', reason, { cause: error, provider })
+  if (/ECONNREFUSED|ECONNRESET|fetch failed|socket hang up|HTTP request failed/i.test(reason)) return new NetworkError('UNREACHABLE', reason, { cause: error, provider })
+  if (error instanceof StoreError) return new NetworkError('REFUSED', `provider refused the piece: ${reason}`, { cause: error, providerReason: reason, provider })
+  if (error instanceof CommitError) return new NetworkError('REJECTED_BY_CHAIN', `the piece was not added on chain: ${reason}`, { cause: error, provider })
   return new NetworkError('PROTOCOL_ERROR', reason, { cause: error })
+}
+
+/** `work`, or the signal's reason as soon as it fires. */
+function abortable<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return work
+  signal.throwIfAborted()
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason)
+    signal.addEventListener('abort', onAbort, { once: true })
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort))
+  })
 }
 
 /** How many of the latest proving periods a copy's proofs are looked up in. */
@@ -183,10 +205,14 @@ export function createFocClient(options: FocClientOptions): FocClient {
     store: guarded(async (data, o) => {
       const report = o.onProgress ?? (() => undefined)
       const addTransactions = new Map<number, Hash>()
-      const result = await synapse.storage.upload(data, {
+      // The SDK waits out its own status polls (5 minutes each) without looking at the signal: the caller's
+      // signal ends the wait here, and whatever the SDK still does is left to finish on its own.
+      const result = await abortable(synapse.storage.upload(data, {
         copies: o.copies,
         excludeProviderIds: o.excludeProviderIds?.map(BigInt),
         metadata: o.metadata,
+        pieceMetadata: o.pieceMetadata,
+        pieceCid: o.pieceCid === undefined ? undefined : Piece.parse(o.pieceCid),
         signal: o.signal,
         callbacks: {
           onProgress: (bytes) => report({ kind: 'uploaded', bytes }),
@@ -198,7 +224,7 @@ export function createFocClient(options: FocClientOptions): FocClient {
           onPiecesConfirmed: (dataSetId, providerId) => report({ kind: 'added', providerId: Number(providerId), dataSetId }),
           onCopyFailed: (providerId, _piece, error) => report({ kind: 'copy-failed', providerId: Number(providerId), reason: rootMessage(error) }),
         },
-      })
+      }), o.signal)
       const head = Number(await client.getBlockNumber({ cacheTime: 0 }))
       const addedEpoch = async (providerId: number) => {
         const hash = addTransactions.get(providerId)
@@ -265,5 +291,18 @@ export function createFocClient(options: FocClientOptions): FocClient {
         lockupRatePerEpoch: summary.lockupRatePerEpoch, runwayEpochs: summary.runwayInEpochs, epoch: summary.epoch,
       }
     }),
+
+    retrievePiece(retrievalUrl, size, signal) {
+      return (async function* () {
+        yield* pieceHead(await retrievalGet(retrievalUrl, 'application/octet-stream', signal, new URL(retrievalUrl).host), size, new URL(retrievalUrl).host)
+      })()
+    },
+
+    async retrieveBlock(retrievalUrl, blockCid, signal) {
+      // Curio serves the piece under <serviceURL>/piece/<cid> and its indexed CARs' blocks under <serviceURL>/ipfs/<cid>.
+      const base = retrievalUrl.replace(/\/piece\/[^/]+$/, '')
+      const who = new URL(retrievalUrl).host
+      return blockBytes(await retrievalGet(`${base}/ipfs/${blockCid}?format=raw`, 'application/vnd.ipld.raw', signal, who), who, blockCid)
+    },
   }
 }

@@ -194,7 +194,13 @@ export class PieceStore {
     try {
       const indexer = await CarIndexer.fromIterable(createReadStream(this.file(v1, 'data')))
       const index: CarIndex = {}
-      for await (const block of indexer) index[multihashKey(block.cid as CID)] = [block.blockOffset, block.blockLength]
+      try {
+        for await (const block of indexer) index[multihashKey(block.cid as CID)] = [block.blockOffset, block.blockLength]
+      } catch (err) {
+        // A zero-length section ends the CAR: the piece is padded with zeros after it (Curio reads with
+        // carv2.ZeroLengthSectionAsEOF(true), tasks/indexing/index_helpers.go).
+        if (!/section \(zero length\)/.test((err as Error).message) || Object.keys(index).length === 0) throw err
+      }
       await writeFile(this.file(v1, 'car.json'), JSON.stringify(index))
       this.indexes.set(v1, index)
       return index

@@ -31,6 +31,10 @@ export const FileInfoDealSchema = z.object({
   dealId: z.number().int(),
   endEpoch: z.number().int(),
   isRetrievable: z.boolean(),
+  route: z.literal('pdp').optional().describe('Optional, additive: present on a PDP copy on Filecoin Onchain Cloud (warm storage proved every day), absent on a deal-market deal. Such a copy\'s provider is `pdp:<registry id>`, its dealId is its data set, its endEpoch how far its payments are funded'),
+  dataSetId: z.number().int().min(0).optional().describe('Optional, additive (PDP copies): the data set on chain holding the piece'),
+  pieceId: z.number().int().min(0).optional().describe('Optional, additive (PDP copies): the piece\'s id in its data set'),
+  lastProofEpoch: z.number().int().min(0).optional().describe('Optional, additive (PDP copies): the epoch of the last proof of possession the chain accepted; absent before the first'),
 })
 
 export const FileInfoFailedDealSchema = z.object({

@@ -22,6 +22,11 @@ export const MetadataDealSchema = z.object({
   dealId: z.number().int(),
   endEpoch: z.number().int(),
   isRetrievable: z.boolean(),
+  route: z.literal('pdp').optional().describe('Present on a PDP copy on Filecoin Onchain Cloud (proved every day), when the gateway says (ours does); its provider is `pdp:<registry id>`, its dealId its data set'),
+  dataSetId: z.number().int().optional().describe('PDP copies: the data set on chain'),
+  pieceId: z.number().int().optional().describe('PDP copies: the piece\'s id in its data set'),
+  lastProofEpoch: z.number().int().optional().describe('PDP copies: the epoch of the last accepted proof'),
+  lastProofTimestamp: z.number().int().optional().describe('PDP copies: when the last accepted proof was made, Unix seconds'),
 })
 
 export const MetadataFailedDealSchema = z.object({

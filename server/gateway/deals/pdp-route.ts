@@ -1,0 +1,274 @@
+import { createReadStream } from 'node:fs'
+import { readFile } from 'node:fs/promises'
+import { Readable } from 'node:stream'
+import { formatUnits } from 'viem'
+import { isNetworkError } from '../../network/errors.ts'
+import { FocFundsError, type FocCopyProof, type FocStoreEvent } from '../../network/foc/client.ts'
+import { EPOCH_SECONDS, EPOCHS_PER_DAY } from '../../shared/epochs.ts'
+import { pieceCidV2 } from '../../shared/piece.ts'
+import type { GroupRecord } from '../content/index.ts'
+import type { EngineContext, GroupDeal, PdpRouteOptions, TickReport } from './types.ts'
+
+/** The Synapse SDK's smallest upload (SIZE_CONSTANTS.MIN_UPLOAD_SIZE): a smaller CAR is sent with zeros after it. */
+const MIN_UPLOAD_BYTES = 127
+/** Closed proving periods in a row without a proof after which a copy no longer counts: the provider stopped proving. */
+const MISSED_PERIODS_LIMIT = 2
+/** Proving periods a piece may wait on chain for its first proof before the copy counts as failed. */
+const FIRST_PROOF_PERIODS = 3
+/** An endEpoch beyond any real runway: ten years, for accounts whose rate is nothing yet. */
+const MAX_RUNWAY_EPOCHS = 10 * 365 * EPOCHS_PER_DAY
+
+/** Where one group's upload stands, for its `reason`. */
+export interface PdpUpload {
+  copies: number
+  bytes: number
+  total: number
+  /** Copies whose piece is being added on chain. */
+  adding: number
+}
+
+/** What the PDP route knows of a group beyond its rows, for its `reason`. */
+export interface PdpProgress {
+  copies: number
+  upload?: PdpUpload
+  /** Chain epochs until each unproved copy's first challenge window opens, by deal row id. */
+  firstProofIn: Map<number, number>
+  /** Why the last upload stored no copy (providers refused, stalled, none to ask). */
+  refused?: string
+  /** Set while nothing is uploaded: the account cannot pay. */
+  fundsError?: string
+}
+
+export interface PdpRoute {
+  /** Starts background uploads of sendable groups short of PDP copies, when they can be paid for. */
+  place(head: number, r: TickReport, sendable: (g: GroupRecord) => boolean): Promise<void>
+  /** Follows each copy on chain: added, proved, proving missed, removed; and how long it is funded. */
+  follow(r: TickReport): Promise<void>
+  progress(groupId: number): PdpProgress
+  fundsError(): string | undefined
+  /** Cuts uploads short and waits for them to settle. */
+  stop(): Promise<void>
+}
+
+const providerName = (providerId: number) => `pdp:${providerId}`
+const providerIdOf = (provider: string) => Number(provider.slice('pdp:'.length))
+const usdfc = (amount: bigint) => `${formatUnits(amount, 18)} USDFC`
+
+/**
+ * The PDP storage route: a group's CAR goes through the Synapse SDK to
+ * `copies` PDP providers (the SDK picks them, endorsed ones first; it
+ * uploads to one and the others pull from it), its piece is added to our
+ * data set on each, and each copy is followed on chain:
+ *
+ *   proposing (uploading) → proposed (add transaction sent)
+ *     → published (piece in the data set) → active (a proof covering it passed)
+ *
+ * and off that path `failed` (refused, stalled, never proved) or `ended`
+ * (data set terminated, piece removed, proving stopped). A copy's endEpoch
+ * is how far the account's funds pay for storage (its runway). Nothing is
+ * uploaded that the account cannot pay for.
+ */
+export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpRoute {
+  const { deals, content, logger } = c.o
+  const { client } = options
+  const uploads = new Map<number, { upload: PdpUpload; done: Promise<void>; controller: AbortController }>()
+  const refused = new Map<number, string>()
+  const firstProofIn = new Map<number, Map<number, number>>()
+  const polledAt = new Map<number, number>()
+  let fundsError: string | undefined
+  let resumed = false
+  // Chain time, like the engine's other waits: a sped-up simulated network asks as often per epoch as a real one.
+  const pollMs = (c.o.statusPollMs * c.o.providers.epochSeconds) / EPOCH_SECONDS
+  c.uploading = (groupId) => uploads.has(groupId)
+
+  function setFundsError(problem: string | undefined): void {
+    if (problem !== fundsError) {
+      if (problem) logger.error({ payer: client.address }, `no PDP uploads: ${problem}`)
+      else if (fundsError) logger.info({ payer: client.address }, 'the account can pay for PDP uploads again')
+    }
+    fundsError = problem
+  }
+
+  /** Whether the account can pay for `bytes` more: topped up from the wallet when allowed, else the reason says what to deposit. */
+  async function canPay(bytes: number): Promise<boolean> {
+    const funding = await client.funding(bytes)
+    if (funding.ready) {
+      setFundsError(undefined)
+      return true
+    }
+    // What the SDK asks for covers the moment it was asked: payments run on while the copies are made, and a
+    // second data set whose lockup no longer fits is refused on chain. A tenth more and a day of the new rate.
+    const amount = funding.depositNeeded + funding.depositNeeded / 10n + funding.ratePerEpoch * BigInt(EPOCHS_PER_DAY)
+    if (!options.autoDeposit) {
+      setFundsError(`no funds: deposit USDFC: storing needs ${usdfc(amount)} more in Filecoin Pay${funding.needsApproval ? ', and the warm storage service approved,' : ''} before anything is uploaded (npm run wallet -- deposit ${formatUnits(amount, 18)} USDFC)`)
+      return false
+    }
+    try {
+      const hash = await client.fund(amount)
+      logger.info({ amount: usdfc(amount), hash }, 'deposited USDFC into Filecoin Pay for PDP uploads')
+      setFundsError(undefined)
+      return true
+    } catch (err) {
+      if (!(err instanceof FocFundsError)) throw err
+      setFundsError(`no funds: deposit USDFC: ${err.message}`)
+      return false
+    }
+  }
+
+  /** The CAR as the SDK takes it: streamed from disk, or whole and padded with zeros when under its minimum. */
+  async function carSource(path: string, carSize: number): Promise<Uint8Array | ReadableStream<Uint8Array>> {
+    if (carSize >= MIN_UPLOAD_BYTES) return Readable.toWeb(createReadStream(path)) as ReadableStream<Uint8Array>
+    const bytes = new Uint8Array(MIN_UPLOAD_BYTES)
+    bytes.set(await readFile(path))
+    return bytes
+  }
+
+  async function upload(g: GroupRecord, copies: number, exclude: number[], head: number, r: TickReport): Promise<void> {
+    const path = await content.carFile(g.id)
+    if (!path) return
+    const size = Math.max(g.carSize!, MIN_UPLOAD_BYTES)
+    const pieceCid = pieceCidV2(g.pieceCid!, size)
+    const root = await content.carRoot(g.id)
+    const state: PdpUpload = { copies, bytes: 0, total: size, adding: 0 }
+    const controller = new AbortController()
+    // One row per provider that got the piece, made when the SDK first names it.
+    const rows = new Map<number, Promise<GroupDeal>>()
+    const row = (providerId: number) =>
+      rows.get(providerId) ??
+      rows.set(providerId, deals.create({ groupId: g.id, route: 'pdp', provider: providerName(providerId), pieceCid, startEpoch: head, endEpoch: head, proposalEpoch: head })).get(providerId)!
+    // The SDK's callbacks cannot wait: what they record is awaited before the result is.
+    const recorded: Promise<unknown>[] = []
+    const record = (work: () => Promise<unknown>) => recorded.push(work().catch((err) => logger.warn({ err, groupId: g.id }, 'recording a PDP upload step failed')))
+    const onProgress = (e: FocStoreEvent) => {
+      if (e.kind === 'uploaded') state.bytes = e.bytes
+      else if (e.kind === 'stored') record(() => row(e.providerId))
+      else if (e.kind === 'adding') {
+        state.adding++
+        record(async () => deals.markAccepted((await row(e.providerId)).id, e.txHash))
+      } else if (e.kind === 'added') record(async () => deals.markPublished((await row(e.providerId)).id, Number(e.dataSetId)))
+    }
+    const done = (async () => {
+      try {
+        const stored = await client.store(await carSource(path, g.carSize!), {
+          copies,
+          excludeProviderIds: exclude,
+          metadata: { withIPFSIndexing: '' },
+          ...(root ? { pieceMetadata: { ipfsRootCID: root } } : {}),
+          pieceCid,
+          signal: AbortSignal.any([controller.signal, AbortSignal.timeout(options.uploadTimeoutMs)]),
+          onProgress,
+        })
+        await Promise.all(recorded)
+        for (const copy of stored.copies) {
+          const d = await row(copy.providerId)
+          await deals.markAccepted(d.id, `pdp-${copy.dataSetId}-${copy.pieceId}`)
+          await deals.markPublished(d.id, Number(copy.dataSetId))
+          await deals.recordPdpCopy(d.id, { dataSetId: Number(copy.dataSetId), pieceId: Number(copy.pieceId), addedEpoch: copy.addedEpoch, retrievalUrl: copy.retrievalUrl })
+          r.published++
+        }
+        const failures = stored.failures.map((f) => `${providerName(f.providerId)}: ${f.reason}`)
+        for (const f of stored.failures) await c.fail(await row(f.providerId), `PROVIDER_REFUSED: ${f.reason}`, r)
+        if (stored.copies.length > 0) refused.delete(g.id)
+        if (failures.length > 0) refused.set(g.id, failures.join('; '))
+        logger.info({ groupId: g.id, pieceCid, copies: stored.copies.map((x) => providerName(x.providerId)), failures }, 'group stored on PDP providers')
+      } catch (err) {
+        const why = controller.signal.aborted ? 'INTERRUPTED' : isNetworkError(err, 'TIMED_OUT') ? `UPLOAD_STALLED: ${(err as Error).message}` : `PROVIDER_REFUSED: ${(err as Error).message}`
+        const failedProvider = isNetworkError(err) && err.provider !== undefined ? Number(err.provider) : undefined
+        await Promise.all(recorded)
+        // The provider that failed gets a failed row too, so that it is not asked again for a while.
+        if (failedProvider !== undefined) await row(failedProvider)
+        for (const d of rows.values()) await c.fail(await d, why, r)
+        refused.set(g.id, `${failedProvider !== undefined ? `${providerName(failedProvider)} ` : ''}${why}`)
+        if (err instanceof FocFundsError) setFundsError(`no funds: deposit USDFC: ${err.message}`)
+        logger.warn({ err, groupId: g.id }, 'PDP upload failed; trying again on a later pass')
+      }
+    })()
+    uploads.set(g.id, { upload: state, controller, done: done.finally(() => uploads.delete(g.id)) })
+  }
+
+  /** Records what the chain says of one copy; moves it on, or out. */
+  async function followCopy(d: GroupDeal, proof: FocCopyProof, head: number, endEpoch: number, r: TickReport): Promise<void> {
+    const due = firstProofIn.get(d.groupId) ?? firstProofIn.set(d.groupId, new Map()).get(d.groupId)!
+    due.delete(d.id)
+    if (!proof.dataSetLive || !proof.pieceLive) {
+      const why = proof.dataSetLive ? 'PIECE_REMOVED' : 'DATA_SET_TERMINATED'
+      if (d.state === 'active') await deals.markEnded(d.id, why)
+      else await c.fail(d, why, r)
+      return
+    }
+    await deals.recordProof(d.id, { lastProofEpoch: proof.proved ? proof.lastProvenEpoch : undefined, endEpoch })
+    if (d.state === 'published') {
+      if (proof.proved) {
+        if (await deals.markActive(d.id)) r.activated++
+      } else if (head > d.addedEpoch! + FIRST_PROOF_PERIODS * proof.maxProvingPeriod + proof.challengeWindow) {
+        await c.fail(d, `NEVER_PROVED: no proof in ${FIRST_PROOF_PERIODS} proving periods since the piece was added`, r)
+      } else if (proof.nextChallengeEpoch !== null) due.set(d.id, proof.nextChallengeEpoch - head)
+    } else if (proof.missedPeriods >= MISSED_PERIODS_LIMIT) {
+      await deals.markEnded(d.id, `MISSED_PROOFS: ${proof.missedPeriods} proving periods in a row without a proof`)
+      logger.warn({ groupId: d.groupId, provider: d.provider, missedPeriods: proof.missedPeriods }, 'PDP provider stopped proving; another copy will be made')
+    }
+  }
+
+  return {
+    progress: (groupId) => ({
+      copies: options.copies,
+      upload: uploads.get(groupId)?.upload,
+      firstProofIn: firstProofIn.get(groupId) ?? new Map(),
+      refused: refused.get(groupId),
+      fundsError,
+    }),
+    fundsError: () => fundsError,
+
+    async place(head, r, sendable) {
+      // Once, before anything else: uploads that were under way when a previous process died.
+      if (!resumed) {
+        for (const d of [...(await deals.inState('proposed', 'pdp')), ...(await deals.inState('published', 'pdp'))]) {
+          if (d.pieceId === undefined) await c.fail(d, 'INTERRUPTED', r)
+        }
+        resumed = true
+      }
+      let checkedFunds = false
+      for (const g of await content.groups()) {
+        if (uploads.size >= options.maxUploads) break
+        if (uploads.has(g.id) || !sendable(g) || !g.pieceCid || !g.carSize) continue
+        const missing = options.copies - (await c.counting(g.id, head, 'pdp')).length
+        if (missing <= 0) continue
+        // Once per pass: every group waits for the same funds.
+        if (!checkedFunds) {
+          checkedFunds = true
+          if (!(await canPay(g.carSize))) return
+        }
+        const history = (await deals.ofGroup(g.id)).filter((d) => d.route === 'pdp')
+        const live = new Set((await deals.liveOfGroup(g.id)).filter((d) => d.route === 'pdp').map((d) => d.provider))
+        const recent = history.filter((d) => (d.state === 'failed' || d.state === 'ended') && head - (d.proposalEpoch ?? 0) < c.retryAfterEpochs).map((d) => d.provider)
+        const exclude = [...new Set([...live, ...recent])].map(providerIdOf)
+        logger.info({ groupId: g.id, copies: missing, exclude }, 'uploading group to PDP providers')
+        await upload(g, missing, exclude, head, r)
+      }
+    },
+
+    async follow(r) {
+      const copies = [...(await deals.inState('published', 'pdp')), ...(await deals.inState('active', 'pdp'))].filter((d) => d.pieceId !== undefined)
+      for (const id of polledAt.keys()) if (!copies.some((d) => d.id === id)) polledAt.delete(id)
+      const due = copies.filter((d) => c.now() - (polledAt.get(d.id) ?? -Infinity) >= pollMs)
+      if (due.length === 0) return
+      const account = await client.account()
+      const head = Number(account.epoch)
+      const endEpoch = head + Number(account.runwayEpochs > BigInt(MAX_RUNWAY_EPOCHS) ? BigInt(MAX_RUNWAY_EPOCHS) : account.runwayEpochs)
+      for (const d of due) {
+        polledAt.set(d.id, c.now())
+        const proof = await client.copyProof({ dataSetId: BigInt(d.dataSetId!), pieceId: BigInt(d.pieceId!), addedEpoch: d.addedEpoch! }).catch((err) => {
+          logger.warn({ err, groupId: d.groupId, provider: d.provider }, 'reading a PDP copy on chain failed; asking again later')
+          return undefined
+        })
+        if (proof) await followCopy(d, proof, head, endEpoch, r)
+      }
+    },
+
+    async stop() {
+      for (const { controller } of uploads.values()) controller.abort(new Error('deal engine stopping'))
+      // An aborted upload ends at once (its rows are failed as interrupted at the next start).
+      await Promise.all([...uploads.values()].map((u) => u.done))
+    },
+  }
+}
