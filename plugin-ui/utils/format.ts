@@ -1,4 +1,4 @@
-import { formatRelativeTime, getCanonicalLocale, getLanguage } from '@nextcloud/l10n'
+import { formatRelativeTime, getCanonicalLocale, getLanguage, t } from '@nextcloud/l10n'
 
 /** `bafybeigdyr…hk3u`: enough to recognise, short enough for a sidebar. */
 export function shortenCid(cid: string, head = 10, tail = 6): string {
@@ -29,4 +29,19 @@ export function relativeTime(unixSeconds: number, language = getLanguage()): str
 /** For `<time datetime>`: machine-readable, so assistive tech and tests can rely on it. */
 export function isoDate(unixSeconds: number): string {
   return new Date(unixSeconds * 1000).toISOString()
+}
+
+/**
+ * When a PDP copy was last proved, in plain words: "proved today at 14:05",
+ * "proved yesterday at 09:12", else "proved on 3 Mar 2027, 14:05", in the
+ * user's locale and time zone.
+ */
+export function provedAt(unixSeconds: number, now = Date.now(), locale = getCanonicalLocale()): string {
+  const at = new Date(unixSeconds * 1000)
+  const dayOf = (d: Date) => new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime()
+  const days = Math.round((dayOf(new Date(now)) - dayOf(at)) / 86_400_000)
+  const time = new Intl.DateTimeFormat(locale || undefined, { timeStyle: 'short' }).format(at)
+  if (days === 0) return t('gateway', 'proved today at {time}', { time })
+  if (days === 1) return t('gateway', 'proved yesterday at {time}', { time })
+  return t('gateway', 'proved on {date}', { date: formatLocalDate(unixSeconds, locale) })
 }

@@ -82,6 +82,16 @@ export function groupStateLabel(state: GroupState | string): string {
   }
 }
 
+/** A PDP copy's state in its own words: uploading, on chain waiting for its first proof, proved. */
+export function pdpStateLabel(state: DealState | string): string {
+  switch (state) {
+    case 'proposed': return t('gateway', 'Uploading')
+    case 'published': return t('gateway', 'On chain, not proved yet')
+    case 'active': return t('gateway', 'Proved')
+    default: return t('gateway', 'Unknown')
+  }
+}
+
 export function dealStateLabel(state: DealState | string): string {
   switch (state) {
     case 'proposed': return t('gateway', 'Proposed')

@@ -216,6 +216,26 @@ describe('GatewayTab details', () => {
     expect(failed[0].get('a').attributes('href')).toBe('https://filfox.info/en/address/f07777')
   })
 
+  it('shows a PDP copy as a warm copy: its provider and data set in words, when it was last proved, and how long it is funded', async () => {
+    // A genesis an hour ago on 30 s epochs: epoch 20 was 50 minutes ago, today (or, just after midnight, yesterday).
+    const genesis = Math.floor(Date.now() / 1000) - 3600
+    http.on('GET', CONFIG, tabConfig('mainnet', 'https://ipfs.example.org', genesis))
+    const pdp = { provider: 'pdp:3', dealId: 12, endEpoch: 90_000, isRetrievable: true, state: 'active', route: 'pdp' as const, dataSetId: 12, pieceId: 0, lastProofEpoch: 20 }
+    const waiting = { provider: 'pdp:4', dealId: 7, endEpoch: 90_000, isRetrievable: false, state: 'published', route: 'pdp' as const, dataSetId: 7, pieceId: 2 }
+    http.on('POST', METADATA, ok(fileRecord({ state: 'Offloading', groups: [{ state: 'ready for deals', retrievableCopies: 1, pieceCid: PIECE_CID, deals: [pdp, waiting] }] })))
+    const w = await showTab()
+    const [proved, unproved] = w.findAll('[data-test="deal"]')
+    // No deal-market explorer knows PDP providers or data sets: words, no links, even on mainnet.
+    expect(proved.find('a').exists()).toBe(false)
+    expect(proved.get('[data-test="provider"]').text()).toBe('PDP provider 3')
+    expect(proved.get('[data-test="pdp-copy"]').text()).toBe('data set 12, piece 0 · Proved')
+    expect(proved.get('[data-test="pdp-proof"]').text()).toMatch(/^proved (today|yesterday) at \d{1,2}:\d{2}/)
+    expect(proved.get('[data-test="pdp-proof"] time').attributes('datetime')).toBe(new Date((genesis + 20 * 30) * 1000).toISOString())
+    expect(proved.findAll('dt').map((d) => d.text())).toEqual(['Provider', 'Warm copy', 'Last proof', 'Funded until', 'Retrievable'])
+    expect(unproved.get('[data-test="pdp-copy"]').text()).toBe('data set 7, piece 2 · On chain, not proved yet')
+    expect(unproved.get('[data-test="pdp-proof"]').text()).toBe('waiting for its first proof')
+  })
+
   it('says "2 providers failed to seal; replaced" when every failure was replaced', async () => {
     const failure = (provider: string) => ({ provider, reason: 'SEALING_FAILED', replaced: true })
     http.on('POST', METADATA, ok(fileRecord({ state: 'Offloading', groups: [{ state: 'ready for deals', retrievableCopies: 0, failedDeals: [failure('f01'), failure('f02')] }] })))

@@ -3,7 +3,7 @@ import { AxiosError } from 'axios'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { toApiError } from '../../plugin-ui/services/errors.ts'
 import { toFileTarget } from '../../plugin-ui/utils/file-target.ts'
-import { relativeTime, shortenCid } from '../../plugin-ui/utils/format.ts'
+import { provedAt, relativeTime, shortenCid } from '../../plugin-ui/utils/format.ts'
 import { dealExplorerUrl, epochToUnix, ipfsUrl, providerExplorerUrl } from '../../plugin-ui/utils/network.ts'
 import { validateLinkForm, type LinkForm } from '../../plugin-ui/utils/validate-settings.ts'
 
@@ -129,5 +129,22 @@ describe('relativeTime (Nextcloud\'s rules)', () => {
   ])('from %s gives no relative phrase for %s: the date beside it says it', (now, then) => {
     vi.useFakeTimers({ now: Date.parse(now) })
     expect(relativeTime(at(then), 'en')).toBeUndefined()
+  })
+})
+
+describe('provedAt (a PDP copy\'s last proof in plain words)', () => {
+  // Local times, so that "today" is the reader's day in any time zone the tests run in.
+  const local = (y: number, m: number, d: number, h: number, min: number) => new Date(y, m - 1, d, h, min).getTime()
+  const seconds = (ms: number) => ms / 1000
+  const time = (ms: number) => new Intl.DateTimeFormat('en-GB', { timeStyle: 'short' }).format(new Date(ms))
+
+  it('says today or yesterday with the time, and the date further back', () => {
+    const now = local(2026, 11, 26, 18, 30)
+    expect(provedAt(seconds(local(2026, 11, 26, 14, 5)), now, 'en-GB')).toBe(`proved today at ${time(local(2026, 11, 26, 14, 5))}`)
+    expect(provedAt(seconds(local(2026, 11, 26, 0, 1)), now, 'en-GB')).toBe('proved today at 00:01')
+    expect(provedAt(seconds(local(2026, 11, 25, 23, 59)), now, 'en-GB')).toBe('proved yesterday at 23:59')
+    expect(provedAt(seconds(local(2026, 11, 24, 9, 12)), now, 'en-GB')).toBe('proved on 24 Nov 2026, 09:12')
+    // Across a year end.
+    expect(provedAt(seconds(local(2026, 12, 31, 22, 0)), local(2027, 1, 1, 8, 0), 'en-GB')).toBe('proved yesterday at 22:00')
   })
 })

@@ -7,7 +7,7 @@ import { FocFundsError, type FocCopyProof, type FocStoreEvent } from '../../netw
 import { EPOCH_SECONDS, EPOCHS_PER_DAY } from '../../shared/epochs.ts'
 import { pieceCidV2 } from '../../shared/piece.ts'
 import type { GroupRecord } from '../content/index.ts'
-import type { EngineContext, GroupDeal, PdpRouteOptions, TickReport } from './types.ts'
+import type { EngineContext, GroupDeal, PdpProgress, PdpRouteOptions, PdpUpload, TickReport } from './types.ts'
 
 /** The Synapse SDK's smallest upload (SIZE_CONSTANTS.MIN_UPLOAD_SIZE): a smaller CAR is sent with zeros after it. */
 const MIN_UPLOAD_BYTES = 127
@@ -17,27 +17,6 @@ const MISSED_PERIODS_LIMIT = 2
 const FIRST_PROOF_PERIODS = 3
 /** An endEpoch beyond any real runway: ten years, for accounts whose rate is nothing yet. */
 const MAX_RUNWAY_EPOCHS = 10 * 365 * EPOCHS_PER_DAY
-
-/** Where one group's upload stands, for its `reason`. */
-export interface PdpUpload {
-  copies: number
-  bytes: number
-  total: number
-  /** Copies whose piece is being added on chain. */
-  adding: number
-}
-
-/** What the PDP route knows of a group beyond its rows, for its `reason`. */
-export interface PdpProgress {
-  copies: number
-  upload?: PdpUpload
-  /** Chain epochs until each unproved copy's first challenge window opens, by deal row id. */
-  firstProofIn: Map<number, number>
-  /** Why the last upload stored no copy (providers refused, stalled, none to ask). */
-  refused?: string
-  /** Set while nothing is uploaded: the account cannot pay. */
-  fundsError?: string
-}
 
 export interface PdpRoute {
   /** Starts background uploads of sendable groups short of PDP copies, when they can be paid for. */
@@ -240,7 +219,9 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
         }
         const history = (await deals.ofGroup(g.id)).filter((d) => d.route === 'pdp')
         const live = new Set((await deals.liveOfGroup(g.id)).filter((d) => d.route === 'pdp').map((d) => d.provider))
-        const recent = history.filter((d) => (d.state === 'failed' || d.state === 'ended') && head - (d.proposalEpoch ?? 0) < c.retryAfterEpochs).map((d) => d.provider)
+        // A provider that failed a copy (or stopped keeping one) is not asked again for a while, counted from then.
+        const epochsSince = (d: GroupDeal) => (c.now() - d.updatedMs) / 1000 / c.o.providers.epochSeconds
+        const recent = history.filter((d) => (d.state === 'failed' || d.state === 'ended') && epochsSince(d) < c.retryAfterEpochs).map((d) => d.provider)
         const exclude = [...new Set([...live, ...recent])].map(providerIdOf)
         logger.info({ groupId: g.id, copies: missing, exclude }, 'uploading group to PDP providers')
         await upload(g, missing, exclude, head, r)

@@ -1,5 +1,4 @@
 import type { FocClient } from '../../network/foc/client.ts'
-import type { PdpProgress } from './pdp-route.ts'
 import type { Logger } from '../../shared/logger.ts'
 import type { ContentStore, GroupDealView, RemoteSource } from '../content/index.ts'
 import type { GatewayDealState } from './deal-state.ts'
@@ -211,6 +210,27 @@ export interface DealEngineOptions {
   paused?: () => boolean
   /** The PDP route (Filecoin Onchain Cloud); without it, only the deal market. */
   pdp?: PdpRouteOptions
+}
+
+/** Where one group's upload stands, for its `reason`. */
+export interface PdpUpload {
+  copies: number
+  bytes: number
+  total: number
+  /** Copies whose piece is being added on chain. */
+  adding: number
+}
+
+/** What the PDP route knows of a group beyond its rows, for its `reason`. */
+export interface PdpProgress {
+  copies: number
+  upload?: PdpUpload
+  /** Chain epochs until each unproved copy's first challenge window opens, by deal row id. */
+  firstProofIn: Map<number, number>
+  /** Why the last upload stored no copy (providers refused, stalled, none to ask). */
+  refused?: string
+  /** Set while nothing is uploaded: the account cannot pay. */
+  fundsError?: string
 }
 
 /** The PDP route's client and policy. */

@@ -76,4 +76,86 @@ describe('the deal engine\'s PDP route (Filecoin Onchain Cloud through the Synap
     const pdpHosts = new Set(s.foc!.providers.map((p) => new URL(p.url).host))
     expect(urls.some((u) => pdpHosts.has(u.host) && u.pathname.startsWith('/ipfs/'))).toBe(true)
   }, 240_000)
+
+  const active = (group: any) => pdpCopies(group).filter((d: any) => d.state === 'active')
+  const simulatedProvider = (s: DealStack, provider: string) => s.foc!.providers.find((p) => `pdp:${p.providerId}` === provider)!.provider
+  /** Runs the engine until the file has two proved PDP copies; returns them. */
+  async function twoProved(s: DealStack, path: string, epochsPerTick = 10): Promise<any[]> {
+    expect(await s.runUntil(async () => active(await groupOf(s, path)).length === 2, { max: 600, pauseMs: 100, epochsPerTick })).toBe(true)
+    return active(await groupOf(s, path))
+  }
+
+  it('replaces the copy of a provider that stops proving with one on another provider', async () => {
+    stack = await startDealStack({ seed: 'pdp stop proving', copies: 1, foc: { copies: 2 } })
+    const s = stack
+    expect((await s.put('/b.bin', bytes(200_000, 2))).status).toBe(201)
+    await s.seal()
+    const before = await twoProved(s, '/b.bin')
+    const quitter = before[0].provider
+    await simulatedProvider(s, quitter).setFault('stop-proving')
+
+    expect(await s.runUntil(async () => {
+      const copies = active(await groupOf(s, '/b.bin'))
+      return copies.length === 2 && !copies.some((d: any) => d.provider === quitter)
+    }, { max: 900, pauseMs: 100, epochsPerTick: 10 })).toBe(true)
+    const after = active(await groupOf(s, '/b.bin'))
+    expect(new Set(after.map((d: any) => d.provider))).toEqual(new Set([before[1].provider, ...s.foc!.providers.map((p) => `pdp:${p.providerId}`).filter((p) => p !== before[0].provider && p !== before[1].provider)]))
+    const ended = (await s.gateway.dealStore.ofGroup(1)).find((d) => d.provider === quitter)!
+    expect(ended.state).toBe('ended')
+    expect(ended.reason).toMatch(/^MISSED_PROOFS: \d+ proving periods in a row without a proof$/)
+  }, 240_000)
+
+  it('replaces the copy of a provider that lost the piece, found by a retrieval check', async () => {
+    stack = await startDealStack({ seed: 'pdp lose', copies: 1, retrievalCheckMs: 600_000, foc: { copies: 2 } })
+    const s = stack
+    expect((await s.put('/c.bin', bytes(200_000, 3))).status).toBe(201)
+    await s.seal()
+    const before = await twoProved(s, '/c.bin')
+    const loser = before[1].provider
+    await simulatedProvider(s, loser).setFault('lose')
+
+    expect(await s.runUntil(async () => {
+      const copies = active(await groupOf(s, '/c.bin')).filter((d: any) => d.isRetrievable)
+      return copies.length === 2 && !copies.some((d: any) => d.provider === loser)
+    }, { max: 900, pauseMs: 100, epochsPerTick: 10 })).toBe(true)
+    // The lost copy is still on chain (the provider goes on saying it has it) but no longer counts.
+    const lost = pdpCopies(await groupOf(s, '/c.bin')).find((d: any) => d.provider === loser)
+    expect(lost?.isRetrievable ?? false).toBe(false)
+  }, 240_000)
+
+  it('uploads nothing while the wallet cannot pay, says so, and stores a 15-byte file once USDFC arrives', async () => {
+    stack = await startDealStack({ seed: 'pdp funds', copies: 1, foc: { copies: 2, usdfc: 0n } })
+    const s = stack
+    expect((await s.put('/hello.txt', new TextEncoder().encode('Hello, Filecoin'))).status).toBe(201)
+    await s.seal()
+    await s.runUntil(() => false, { max: 3, pauseMs: 50 })
+    const waiting = await groupOf(s, '/hello.txt')
+    expect(pdpCopies(waiting)).toEqual([])
+    expect(waiting.reason).toMatch(/no funds: deposit USDFC: the wallet 0x[0-9a-fA-F]{40} holds 0 USDFC, [\d.]+ USDFC is to be deposited/)
+    expect((await s.gateway.dealStore.ofGroup(1)).filter((d) => d.route === 'pdp')).toEqual([])
+
+    // The operator tops the wallet up: the next passes deposit, upload and prove, with no restart.
+    await s.foc!.faucet(s.focClient!.address, { usdfc: 50n * 10n ** 18n })
+    const copies = await twoProved(s, '/hello.txt')
+    expect(copies).toHaveLength(2)
+    // The CAR is under the SDK's 127-byte minimum: it went with zeros after it, and the providers still index it.
+    expect((await s.gateway.content.group(1))!.carSize).toBeLessThan(127)
+    expect(await s.runUntil(async () => active(await groupOf(s, '/hello.txt')).every((d: any) => d.isRetrievable), { max: 100, pauseMs: 50, epochsPerTick: 200 })).toBe(true)
+  }, 240_000)
+
+  it('gives up on an upload that stalls, says why, and stores on the other providers', async () => {
+    // The endorsed provider, the SDK's first choice, takes uploads in and never finishes them.
+    stack = await startDealStack({ seed: 'pdp stall', copies: 1, foc: { copies: 2, providers: 3, uploadMs: 4_000, faults: { 0: 'stall' } } })
+    const s = stack
+    const staller = `pdp:${s.foc!.providers[0].providerId}`
+    expect((await s.put('/d.bin', bytes(150_000, 4))).status).toBe(201)
+    await s.seal()
+    expect(await s.runUntil(async () => (await groupOf(s, '/d.bin')).reason?.includes(`PDP provider refused: ${staller} UPLOAD_STALLED`) ?? false, { max: 200, pauseMs: 100, epochsPerTick: 1 })).toBe(true)
+    const stalled = (await s.gateway.dealStore.ofGroup(1)).filter((d) => d.route === 'pdp')
+    expect(stalled.map((d) => [d.provider, d.state, d.reason?.split(':')[0]])).toEqual([[staller, 'failed', 'UPLOAD_STALLED']])
+
+    // It is not asked again for a while: the other two take the copies.
+    const copies = await twoProved(s, '/d.bin', 1)
+    expect(copies.map((d: any) => d.provider)).not.toContain(staller)
+  }, 240_000)
 })

@@ -97,7 +97,7 @@ describe('a database made before there was one migration runner', () => {
     expect(versions(file)).toEqual({ 'simnet.chain': 2 })
   })
 
-  it('gateway: every module is at its version already, and its records stay', async () => {
+  it('gateway: every module is at its version already but the deals\', which gain the storage route\'s columns; its records stay', async () => {
     const file = existing('gateway')
     const before = versions(file)
     expect(before).toEqual({ 'gateway.content': 1, 'gateway.deals': 3, 'gateway.namespace': 3, 'gateway.webdav': 1 })
@@ -107,8 +107,11 @@ describe('a database made before there was one migration runner', () => {
     await migrateDeals(sql)
     await migrateWebDav(sql)
     expect((await namespace.get('/docs'))?.kind).toBe('dir')
+    // A deal made before there were routes is a deal-market deal.
+    await sql.run(`INSERT INTO group_deals (group_id, provider, piece_cid, state, start_epoch, end_epoch, created_ms, updated_ms) VALUES (1, 'f01000', 'baga', 'active', 1, 2, 0, 0)`)
+    expect(await sql.get('SELECT route, data_set_id FROM group_deals')).toEqual({ route: 'market', data_set_id: null })
     await sql.close()
-    expect(versions(file)).toEqual(before)
+    expect(versions(file)).toEqual({ ...before, 'gateway.deals': 4 })
   })
 
   it('deal service: at its version already, its tables as they were', async () => {
