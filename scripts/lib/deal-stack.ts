@@ -102,10 +102,11 @@ export interface DealStackOptions {
   /**
    * PDP copies on a simulated Onchain Cloud beside the simulated network:
    * its chain runs on the wall clock (`epochSeconds` real seconds an epoch,
-   * default 0.025: a 240-epoch proving period in 6 s), `providers` Curio-like
+   * default 0.05: a 240-epoch proving period in 12 s and a 20-epoch challenge
+   * window in 1 s, which a loaded machine still meets), `providers` Curio-like
    * providers (faults by index), the gateway's account given `fil` and `usdfc`.
    */
-  foc?: { copies: number; autoDeposit?: boolean; epochSeconds?: number; providers?: number; faults?: Record<number, PdpProviderFault>; fil?: bigint; usdfc?: bigint; uploadMs?: number }
+  foc?: { copies: number; autoDeposit?: boolean; epochSeconds?: number; providers?: number; faults?: Record<number, PdpProviderFault>; fil?: bigint; usdfc?: bigint; uploadIdleMs?: number }
 }
 
 /**
@@ -143,7 +144,7 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
   let foc: SimulatedFoc | undefined
   let focClient: FocClient | undefined
   if (o.foc) {
-    foc = await startSimulatedFoc({ dir: join(dir, 'simfoc'), seed: o.seed ?? 'deal-engine-tests', genesisTimestamp: Date.now() / 1000, epochSeconds: o.foc.epochSeconds ?? 0.025, providerCount: o.foc.providers ?? 3, faults: o.foc.faults, logger: silent })
+    foc = await startSimulatedFoc({ dir: join(dir, 'simfoc'), seed: o.seed ?? 'deal-engine-tests', genesisTimestamp: Date.now() / 1000, epochSeconds: o.foc.epochSeconds ?? 0.05, providerCount: o.foc.providers ?? 3, faults: o.foc.faults, logger: silent })
     const account = privateKeyToAccount(`0x${Buffer.from(privateKey).toString('hex')}`)
     await foc.faucet(account.address, { fil: o.foc.fil ?? parseEther('10'), usdfc: o.foc.usdfc ?? parseUnits('100', 18) })
     focClient = createFocClient({ chain: focChain('devnet', foc.rpcUrl, { contracts: foc.contracts, genesisTimestamp: foc.genesisTimestamp }), account })
@@ -163,7 +164,7 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
       },
       {
         logger: silent, providers: (o.providers ?? ((p) => p))(access.port), foc: focClient, service: o.service ? o.service(client) : client, now,
-        dealTimeouts: { proposalMs: 1500, ...(o.dealTimeouts ?? { callMs: 1000, reloadMs: 3000 }), ...(o.foc?.uploadMs ? { uploadMs: o.foc.uploadMs } : {}) }, folderSettleMs: 3_600_000,
+        dealTimeouts: { proposalMs: 1500, ...(o.dealTimeouts ?? { callMs: 1000, reloadMs: 3000 }), ...(o.foc?.uploadIdleMs ? { uploadIdleMs: o.foc.uploadIdleMs } : {}) }, folderSettleMs: 3_600_000,
       },
     )
     gatewayServer = await startServer(gateway.app, 0, '127.0.0.1')

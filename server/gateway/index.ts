@@ -56,7 +56,7 @@ export interface GatewayDeps {
   /** The data folder's lock, when the caller took it (waiting for a previous gateway); else taken here. */
   dataLock?: DataFolderLock
   /** Overrides of the deal engine's waits (tests make them short). */
-  dealTimeouts?: { callMs?: number; proposalMs?: number; statusPollMs?: number; reloadMs?: number; retryAfterMs?: number; uploadMs?: number }
+  dealTimeouts?: { callMs?: number; proposalMs?: number; statusPollMs?: number; reloadMs?: number; retryAfterMs?: number; uploadIdleMs?: number }
   /** Free bytes under the data folder (tests make the disk look fuller than it is). */
   freeBytes?: (dir: string) => Promise<number>
   /** Where a test steps in (crash tests stop the gateway there); nothing happens without it. */
@@ -148,7 +148,7 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
       now: deps.now,
       paused: () => !dbLock.held(),
       ...(deps.foc && config.pdp?.copies
-        ? { pdp: { client: deps.foc, copies: config.pdp.copies, autoDeposit: config.pdp.autoDeposit, uploadTimeoutMs: deps.dealTimeouts?.uploadMs ?? 30 * 60_000, maxUploads: 2 } }
+        ? { pdp: { client: deps.foc, copies: config.pdp.copies, autoDeposit: config.pdp.autoDeposit, uploadIdleMs: deps.dealTimeouts?.uploadIdleMs ?? 10 * 60_000, maxUploads: 2 } }
         : {}),
     })
     content.setRemoteSource(deals.remoteSource())

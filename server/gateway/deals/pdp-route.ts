@@ -2,7 +2,7 @@ import { createReadStream } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { Readable } from 'node:stream'
 import { formatUnits } from 'viem'
-import { isNetworkError } from '../../network/errors.ts'
+import { isNetworkError, timedOut } from '../../network/errors.ts'
 import { FocFundsError, type FocCopyProof, type FocStoreEvent } from '../../network/foc/client.ts'
 import { EPOCH_SECONDS, EPOCHS_PER_DAY } from '../../shared/epochs.ts'
 import { pieceCidV2 } from '../../shared/piece.ts'
@@ -31,6 +31,9 @@ export interface PdpRoute {
 
 const providerName = (providerId: number) => `pdp:${providerId}`
 const providerIdOf = (provider: string) => Number(provider.slice('pdp:'.length))
+/** USDFC has 18 decimals: an amount a person deposits is said in whole cents. */
+const CENT = 10n ** 16n
+const roundUpToCents = (amount: bigint) => ((amount + CENT - 1n) / CENT) * CENT
 const usdfc = (amount: bigint) => `${formatUnits(amount, 18)} USDFC`
 
 /**
@@ -77,7 +80,7 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
     }
     // What the SDK asks for covers the moment it was asked: payments run on while the copies are made, and a
     // second data set whose lockup no longer fits is refused on chain. A tenth more and a day of the new rate.
-    const amount = funding.depositNeeded + funding.depositNeeded / 10n + funding.ratePerEpoch * BigInt(EPOCHS_PER_DAY)
+    const amount = roundUpToCents(funding.depositNeeded + funding.depositNeeded / 10n + funding.ratePerEpoch * BigInt(EPOCHS_PER_DAY))
     if (!options.autoDeposit) {
       setFundsError(`no funds: deposit USDFC: storing needs ${usdfc(amount)} more in Filecoin Pay${funding.needsApproval ? ', and the warm storage service approved,' : ''} before anything is uploaded (npm run wallet -- deposit ${formatUnits(amount, 18)} USDFC)`)
       return false
@@ -118,7 +121,16 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
     // The SDK's callbacks cannot wait: what they record is awaited before the result is.
     const recorded: Promise<unknown>[] = []
     const record = (work: () => Promise<unknown>) => recorded.push(work().catch((err) => logger.warn({ err, groupId: g.id }, 'recording a PDP upload step failed')))
+    // An upload that makes no progress for uploadIdleMs (no bytes taken, no step on chain) has stalled.
+    const stalled = new AbortController()
+    let idle: NodeJS.Timeout | undefined
+    const touch = () => {
+      clearTimeout(idle)
+      idle = setTimeout(() => stalled.abort(timedOut(`no progress in ${options.uploadIdleMs / 1000} s`)), options.uploadIdleMs)
+    }
+    touch()
     const onProgress = (e: FocStoreEvent) => {
+      touch()
       if (e.kind === 'uploaded') state.bytes = e.bytes
       else if (e.kind === 'stored') record(() => row(e.providerId))
       else if (e.kind === 'adding') {
@@ -134,7 +146,7 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
           metadata: { withIPFSIndexing: '' },
           ...(root ? { pieceMetadata: { ipfsRootCID: root } } : {}),
           pieceCid,
-          signal: AbortSignal.any([controller.signal, AbortSignal.timeout(options.uploadTimeoutMs)]),
+          signal: AbortSignal.any([controller.signal, stalled.signal]),
           onProgress,
         })
         await Promise.all(recorded)
@@ -160,6 +172,8 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
         refused.set(g.id, `${failedProvider !== undefined ? `${providerName(failedProvider)} ` : ''}${why}`)
         if (err instanceof FocFundsError) setFundsError(`no funds: deposit USDFC: ${err.message}`)
         logger.warn({ err, groupId: g.id }, 'PDP upload failed; trying again on a later pass')
+      } finally {
+        clearTimeout(idle)
       }
     })()
     uploads.set(g.id, { upload: state, controller, done: done.finally(() => uploads.delete(g.id)) })

@@ -244,8 +244,8 @@ export interface PdpRouteOptions {
    * and nothing is uploaded until then.
    */
   autoDeposit: boolean
-  /** Longest one upload (to the first provider, the copies, adding on chain) may take. */
-  uploadTimeoutMs: number
+  /** Longest an upload may go without progress (bytes taken by the first provider, a copy made, a step on chain). */
+  uploadIdleMs: number
   /** Groups uploaded at once. */
   maxUploads: number
 }

@@ -186,7 +186,7 @@ export function createFocClient(options: FocClientOptions): FocClient {
 
     fund: guarded(async (amount) => {
       const held = await synapse.payments.walletBalance({ token: 'USDFC' })
-      if (held < amount) throw new FocFundsError(`the wallet ${options.account.address} holds ${formatUnits(held, 18)} USDFC, ${formatUnits(amount, 18)} is to be deposited`)
+      if (held < amount) throw new FocFundsError(`the wallet ${options.account.address} holds ${formatUnits(held, 18)} USDFC; ${formatUnits(amount, 18)} USDFC is to be deposited`)
       const confirmed = async (hash: Hash) => {
         const receipt = await client.waitForTransactionReceipt({ hash })
         if (receipt.status !== 'success') throw new NetworkError('REJECTED_BY_CHAIN', `transaction ${hash} failed on chain`)
@@ -205,9 +205,12 @@ export function createFocClient(options: FocClientOptions): FocClient {
     store: guarded(async (data, o) => {
       const report = o.onProgress ?? (() => undefined)
       const addTransactions = new Map<number, Hash>()
+      // The provider the bytes go to first, until they are stored there: the one a stalled upload waits on.
+      let primary: bigint | undefined
+      let stored = false
       // The SDK waits out its own status polls (5 minutes each) without looking at the signal: the caller's
       // signal ends the wait here, and whatever the SDK still does is left to finish on its own.
-      const result = await abortable(synapse.storage.upload(data, {
+      const uploading = abortable(synapse.storage.upload(data, {
         copies: o.copies,
         excludeProviderIds: o.excludeProviderIds?.map(BigInt),
         metadata: o.metadata,
@@ -215,8 +218,12 @@ export function createFocClient(options: FocClientOptions): FocClient {
         pieceCid: o.pieceCid === undefined ? undefined : Piece.parse(o.pieceCid),
         signal: o.signal,
         callbacks: {
+          onProviderSelected: (provider) => (primary ??= provider.id),
           onProgress: (bytes) => report({ kind: 'uploaded', bytes }),
-          onStored: (providerId) => report({ kind: 'stored', providerId: Number(providerId) }),
+          onStored: (providerId) => {
+            stored = true
+            report({ kind: 'stored', providerId: Number(providerId) })
+          },
           onPiecesAdded: (txHash, providerId) => {
             addTransactions.set(Number(providerId), txHash)
             report({ kind: 'adding', providerId: Number(providerId), txHash })
@@ -225,6 +232,14 @@ export function createFocClient(options: FocClientOptions): FocClient {
           onCopyFailed: (providerId, _piece, error) => report({ kind: 'copy-failed', providerId: Number(providerId), reason: rootMessage(error) }),
         },
       }), o.signal)
+      const result = await uploading.catch((error: unknown) => {
+        const failure = focNetworkError(error)
+        // Cut short before the first provider had the bytes: that provider is the one that failed.
+        if (failure instanceof NetworkError && failure.provider === undefined && primary !== undefined && !stored) {
+          throw new NetworkError(failure.code, failure.message, { cause: error, providerReason: failure.providerReason, provider: String(primary) })
+        }
+        throw failure
+      })
       const head = Number(await client.getBlockNumber({ cacheTime: 0 }))
       const addedEpoch = async (providerId: number) => {
         const hash = addTransactions.get(providerId)

@@ -63,8 +63,9 @@ const keyOf = (seed: string, name: string): Hex => keccak256(toHex(`simulated FO
  * Starts (or, from `dir`, resumes) the simulated Onchain Cloud: on a fresh
  * chain it deploys the contracts, registers each provider in the registry
  * (each pays the fee from its own key, as an operator does with Curio), and
- * has the warm storage service's owner approve them and endorse the first,
- * which the SDK wants for a first copy. Each provider listens on the port it
+ * has the warm storage service's owner approve and endorse them all: the
+ * SDK puts a first copy only on an endorsed provider, so a copy that has to
+ * be made again elsewhere (a provider stopped proving) needs another one. Each provider listens on the port it
  * registered, so the registry's service URLs stay true across restarts.
  */
 export async function startSimulatedFoc(options: SimulatedFocOptions): Promise<SimulatedFoc> {
@@ -141,7 +142,7 @@ export async function startSimulatedFoc(options: SimulatedFocOptions): Promise<S
   }
 }
 
-/** The service owner's approval of each provider (FWSS addApprovedProvider) and the endorsement of the first (ProviderIdSet addProviderId). */
+/** The service owner's approval (FWSS addApprovedProvider) and endorsement (ProviderIdSet addProviderId) of each provider. */
 async function approveProviders(rpcUrl: string, ownerKey: Hex, contracts: FocAddresses, providerIds: bigint[]): Promise<void> {
   const { wallet, publicClient } = await focClients(rpcUrl, ownerKey)
   const artifacts = await loadFocArtifacts()
@@ -150,6 +151,8 @@ async function approveProviders(rpcUrl: string, ownerKey: Hex, contracts: FocAdd
     const receipt = await publicClient.waitForTransactionReceipt({ hash })
     if (receipt.status !== 'success') throw new Error(`${functionName}(${args.join(', ')}) failed on the simulated chain`)
   }
-  for (const id of providerIds) await send(contracts.fwss, artifacts.FilecoinWarmStorageService.abi, 'addApprovedProvider', [id])
-  if (providerIds.length > 0) await send(contracts.endorsements, artifacts.ProviderIdSet.abi, 'addProviderId', [providerIds[0]])
+  for (const id of providerIds) {
+    await send(contracts.fwss, artifacts.FilecoinWarmStorageService.abi, 'addApprovedProvider', [id])
+    await send(contracts.endorsements, artifacts.ProviderIdSet.abi, 'addProviderId', [id])
+  }
 }

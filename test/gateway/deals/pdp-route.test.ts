@@ -131,7 +131,7 @@ describe('the deal engine\'s PDP route (Filecoin Onchain Cloud through the Synap
     await s.runUntil(() => false, { max: 3, pauseMs: 50 })
     const waiting = await groupOf(s, '/hello.txt')
     expect(pdpCopies(waiting)).toEqual([])
-    expect(waiting.reason).toMatch(/no funds: deposit USDFC: the wallet 0x[0-9a-fA-F]{40} holds 0 USDFC, [\d.]+ USDFC is to be deposited/)
+    expect(waiting.reason).toMatch(/no funds: deposit USDFC: the wallet 0x[0-9a-fA-F]{40} holds 0 USDFC; \d+\.\d{1,2} USDFC is to be deposited/)
     expect((await s.gateway.dealStore.ofGroup(1)).filter((d) => d.route === 'pdp')).toEqual([])
 
     // The operator tops the wallet up: the next passes deposit, upload and prove, with no restart.
@@ -145,7 +145,7 @@ describe('the deal engine\'s PDP route (Filecoin Onchain Cloud through the Synap
 
   it('gives up on an upload that stalls, says why, and stores on the other providers', async () => {
     // The endorsed provider, the SDK's first choice, takes uploads in and never finishes them.
-    stack = await startDealStack({ seed: 'pdp stall', copies: 1, foc: { copies: 2, providers: 3, uploadMs: 4_000, faults: { 0: 'stall' } } })
+    stack = await startDealStack({ seed: 'pdp stall', copies: 1, foc: { copies: 2, providers: 3, uploadIdleMs: 8_000, faults: { 0: 'stall' } } })
     const s = stack
     const staller = `pdp:${s.foc!.providers[0].providerId}`
     expect((await s.put('/d.bin', bytes(150_000, 4))).status).toBe(201)
