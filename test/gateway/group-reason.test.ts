@@ -55,6 +55,43 @@ describe('why a group is not further along', () => {
     expect(said(group('ready_for_deals'), ctx(p))).toBe('no provider takes this piece right now: NO_PROVIDERS_AVAILABLE (2 earlier deals failed: PRICE_TOO_LOW); asking again on every pass')
   })
 
+  describe('PDP copies (Filecoin Onchain Cloud)', () => {
+    const pdpDeal = (state: GroupDeal['state'], extra: Partial<GroupDeal> = {}) => deal(state, { route: 'pdp', provider: 'pdp:1', ...extra })
+    const pdp = (p: Partial<NonNullable<DealProgress['pdp']>> = {}) => ({ copies: 2, firstProofIn: new Map<number, number>(), ...p })
+
+    it('says how much of the upload the providers have taken', () => {
+      const p = { pdp: pdp({ upload: { copies: 2, bytes: 400, total: 1000, adding: 0 } }) }
+      expect(said(group('ready_for_deals'), ctx(p))).toBe('uploading to 2 providers (40 % sent)')
+      expect(codeOf(group('ready_for_deals'), ctx(p))).toBe('DEALS_UNDER_WAY')
+    })
+
+    it('says the piece is being added on chain, then when the first proof is due, in wall-clock time', () => {
+      const adding = { deals: [pdpDeal('proposed')], pdp: pdp({ upload: { copies: 2, bytes: 1000, total: 1000, adding: 2 } }) }
+      expect(said(group('ready_for_deals'), ctx(adding))).toBe('waiting for the piece to be added on chain')
+      // 60 epochs on a network sped up to 0.1 s an epoch: 6 seconds.
+      const onChain = { epochSeconds: 0.1, deals: [pdpDeal('published', { id: 4 }), pdpDeal('published', { id: 5 })], pdp: pdp({ firstProofIn: new Map([[4, 60], [5, 1800]]) }) }
+      expect(said(group('ready_for_deals'), ctx(onChain))).toBe('first proof due in about 6 seconds')
+      const real = { deals: [pdpDeal('published', { id: 4 })], pdp: pdp({ firstProofIn: new Map([[4, 6]]) }) }
+      expect(said(group('ready_for_deals'), ctx(real))).toBe('first proof due in about 3 minutes')
+    })
+
+    it('counts proved copies beside the deal market\'s, and says what stops more', () => {
+      const p = { deals: [deal('active', { retrievable: true }), pdpDeal('active')], pdp: pdp({ fundsError: 'no funds: deposit USDFC: storing needs 0.36 USDFC more' }) }
+      expect(said(group('ready_for_deals'), ctx(p))).toBe('1 of 3 copies stored; 1 of 2 PDP copies proved; no funds: deposit USDFC: storing needs 0.36 USDFC more')
+    })
+
+    it('says "no funds: deposit USDFC" as it is, when nothing is under way', () => {
+      const p = { pdp: pdp({ fundsError: 'no funds: deposit USDFC: the wallet 0xabc holds 0 USDFC; 0.36 USDFC is to be deposited' }) }
+      expect(said(group('ready_for_deals'), ctx(p))).toBe('no funds: deposit USDFC: the wallet 0xabc holds 0 USDFC; 0.36 USDFC is to be deposited')
+      expect(codeOf(group('ready_for_deals'), ctx(p))).toBe('WAITING_FOR_FUNDS')
+    })
+
+    it('names the provider that refused or stalled', () => {
+      const p = { deals: [pdpDeal('failed', { reason: 'UPLOAD_STALLED: no progress in 600 s' })], pdp: pdp({ refused: 'pdp:1 UPLOAD_STALLED: no progress in 600 s' }) }
+      expect(said(group('ready_for_deals'), ctx(p))).toBe('no provider takes this piece right now: PDP provider refused: pdp:1 UPLOAD_STALLED: no progress in 600 s (1 earlier deal failed: UPLOAD_STALLED: no progress in 600 s); asking again on every pass')
+    })
+  })
+
   it('says when the deal service cannot be reached', () => {
     expect(said(group('ready_for_deals'), ctx({ serviceError: 'ECONNREFUSED' }))).toMatch(/deal service, which cannot be reached/)
   })

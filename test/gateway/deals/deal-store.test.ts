@@ -31,6 +31,34 @@ describeEachStore('gateway deal store', ({ open }) => {
     })
   })
 
+  describe('PDP copies', () => {
+    it('keeps a PDP copy apart from deal-market deals, with its data set, piece, proof and funded end, and shows them', async () => {
+      const { store, deal } = await fresh()
+      const copy = await store.create({ groupId: 1, route: 'pdp', provider: 'pdp:3', pieceCid: 'bafkzcib', startEpoch: 50, endEpoch: 50, proposalEpoch: 50 })
+      expect(copy).toMatchObject({ route: 'pdp', provider: 'pdp:3', state: 'proposing' })
+      expect(copy.tokenHash).toBeUndefined()
+      expect(deal.route).toBe('market')
+      await store.markAccepted(copy.id, '0xadd')
+      await store.markPublished(copy.id, 12)
+      await store.recordPdpCopy(copy.id, { dataSetId: 12, pieceId: 0, addedEpoch: 61, retrievalUrl: 'http://127.0.0.1:9/piece/bafkzcib' })
+      await store.recordProof(copy.id, { endEpoch: 90_000 })
+      await store.markActive(copy.id)
+      await store.recordProof(copy.id, { lastProofEpoch: 301, endEpoch: 95_000 })
+      // A later poll without a new proof keeps the last one.
+      await store.recordProof(copy.id, { endEpoch: 96_000 })
+      await store.recordCheck(copy.id, true)
+      expect(await store.get(copy.id)).toMatchObject({ dataSetId: 12, pieceId: 0, addedEpoch: 61, retrievalUrl: 'http://127.0.0.1:9/piece/bafkzcib', lastProofEpoch: 301, endEpoch: 96_000, dealId: 12 })
+      await store.markAccepted(deal.id, 'uuid')
+      expect((await store.inState('proposed', 'market')).map((d) => d.id)).toEqual([deal.id])
+      expect((await store.inState('active', 'pdp')).map((d) => d.id)).toEqual([copy.id])
+      expect((await store.inState('active', 'market'))).toEqual([])
+      expect((await store.view(1)).deals).toEqual([
+        { provider: 'f01000', state: 'proposed', dealId: 0, endEpoch: 200, isRetrievable: false },
+        { provider: 'pdp:3', state: 'active', dealId: 12, endEpoch: 96_000, isRetrievable: true, route: 'pdp', dataSetId: 12, pieceId: 0, lastProofEpoch: 301 },
+      ])
+    })
+  })
+
   describe('deal transitions', () => {
     it('moves a deal along proposing → proposed → published → active → ended, each change recorded with its time', async () => {
       const { store, deal } = await fresh()
