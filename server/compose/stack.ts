@@ -64,6 +64,8 @@ export async function superviseStack(config: Config, logger: Logger, entry: stri
             // The key the deal service created at its first start (or API_KEY), read once it exists.
             SERVICE_API_KEY: config.gateway.serviceApiKey ?? config.service.apiKey ?? readFileSync(config.files.serviceApiKey, 'utf8').trim(),
             ...(typeof service.rpcUrl === 'string' ? { SIMNET_RPC_URL: service.rpcUrl } : {}),
+            // Where the simulated Onchain Cloud listens (SIMFOC_RPC_PORT may have been 0: any free port).
+            ...(typeof service.focRpcUrl === 'string' ? { SIMFOC_RPC_URL: service.focRpcUrl } : {}),
           }
         },
       },
