@@ -57,6 +57,8 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
   const refused = new Map<number, string>()
   const firstProofIn = new Map<number, Map<number, number>>()
   const polledAt = new Map<number, number>()
+  /** Copies seen with proofs missing, and the epoch they were first seen so. */
+  const missingSince = new Map<number, number>()
   let fundsError: string | undefined
   let resumed = false
   // Chain time, like the engine's other waits: a sped-up simulated network asks as often per epoch as a real one.
@@ -196,7 +198,14 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
       } else if (head > d.addedEpoch! + FIRST_PROOF_PERIODS * proof.maxProvingPeriod + proof.challengeWindow) {
         await c.fail(d, `NEVER_PROVED: no proof in ${FIRST_PROOF_PERIODS} proving periods since the piece was added`, r)
       } else if (proof.nextChallengeEpoch !== null) due.set(d.id, proof.nextChallengeEpoch - head)
-    } else if (proof.missedPeriods >= MISSED_PERIODS_LIMIT) {
+    } else if (proof.missedPeriods < MISSED_PERIODS_LIMIT) missingSince.delete(d.id)
+    else if (!missingSince.has(d.id)) {
+      // Seen missing for the first time (this gateway, or the provider, may just be back from a stop): one
+      // more proving period to prove again before the copy stops counting.
+      missingSince.set(d.id, head)
+      logger.warn({ groupId: d.groupId, provider: d.provider, missedPeriods: proof.missedPeriods }, 'PDP provider missed its proofs; the copy stops counting if it misses the next period too')
+    } else if (head - missingSince.get(d.id)! >= proof.maxProvingPeriod) {
+      missingSince.delete(d.id)
       await deals.markEnded(d.id, `MISSED_PROOFS: ${proof.missedPeriods} proving periods in a row without a proof`)
       logger.warn({ groupId: d.groupId, provider: d.provider, missedPeriods: proof.missedPeriods }, 'PDP provider stopped proving; another copy will be made')
     }
@@ -245,6 +254,7 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
     async follow(r) {
       const copies = [...(await deals.inState('published', 'pdp')), ...(await deals.inState('active', 'pdp'))].filter((d) => d.pieceId !== undefined)
       for (const id of polledAt.keys()) if (!copies.some((d) => d.id === id)) polledAt.delete(id)
+      for (const id of missingSince.keys()) if (!copies.some((d) => d.id === id)) missingSince.delete(id)
       const due = copies.filter((d) => c.now() - (polledAt.get(d.id) ?? -Infinity) >= pollMs)
       if (due.length === 0) return
       const account = await client.account()
