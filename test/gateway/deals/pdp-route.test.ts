@@ -158,4 +158,19 @@ describe('the deal engine\'s PDP route (Filecoin Onchain Cloud through the Synap
     const copies = await twoProved(s, '/d.bin', 1)
     expect(copies.map((d: any) => d.provider)).not.toContain(staller)
   }, 240_000)
+
+  it('fails the copies a restart interrupted, and makes them again', async () => {
+    stack = await startDealStack({ seed: 'pdp restart', copies: 1, foc: { copies: 2 } })
+    const s = stack
+    expect((await s.put('/e.bin', bytes(120_000, 5))).status).toBe(201)
+    await s.seal()
+    // Stopped while the pieces are being added on chain: the rows are there, the SDK's answer is lost.
+    expect(await s.runUntil(async () => (await s.gateway.dealStore.ofGroup(1)).some((d) => d.route === 'pdp' && d.state === 'proposed'), { max: 400, pauseMs: 20, epochsPerTick: 1 })).toBe(true)
+    await s.restartGateway()
+    const copies = await twoProved(s, '/e.bin')
+    expect(copies).toHaveLength(2)
+    const rows = (await s.gateway.dealStore.ofGroup(1)).filter((d) => d.route === 'pdp')
+    expect(rows.filter((d) => d.state === 'failed').map((d) => d.reason)).toContain('INTERRUPTED')
+    expect(rows.filter((d) => d.state === 'proposing' || d.state === 'proposed')).toEqual([])
+  }, 240_000)
 })
