@@ -23,8 +23,8 @@ export interface PdpRoute {
   place(head: number, r: TickReport, sendable: (g: GroupRecord) => boolean): Promise<void>
   /** Follows each copy on chain: added, proved, proving missed, removed; and how long it is funded. */
   follow(r: TickReport): Promise<void>
+  /** What the route knows of a group beyond its rows, for its `reason`. */
   progress(groupId: number): PdpProgress
-  fundsError(): string | undefined
   /** Cuts uploads short and waits for them to settle. */
   stop(): Promise<void>
 }
@@ -219,7 +219,6 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
       refused: refused.get(groupId),
       fundsError,
     }),
-    fundsError: () => fundsError,
 
     async place(head, r, sendable) {
       // Once, before anything else: uploads that were under way when a previous process died.
