@@ -80,5 +80,14 @@ export async function testGatewayLink(link: Partial<GatewayLinkUpdate> = {}): Pr
     ...(typeof data.warning === 'string' ? { warning: data.warning } : {}),
     ...(typeof data.dealsWarning === 'string' ? { dealsWarning: data.dealsWarning } : {}),
     ...(typeof data.dealKind === 'string' ? { dealKind: data.dealKind } : {}),
+    ...(onchainCloudOf(data.onchainCloud) ?? {}),
   }
+}
+
+/** The Onchain Cloud account's standing, kept only when every field is what the bridge sends. */
+function onchainCloudOf(value: unknown): Pick<LinkTestResult, 'onchainCloud'> | undefined {
+  if (!isObject(value)) return undefined
+  const { status, funds, fundedUntil } = value
+  if ((status !== 'HEALTHY' && status !== 'WARNING' && status !== 'DEFICIT') || typeof funds !== 'string' || typeof fundedUntil !== 'string' || Number.isNaN(Date.parse(fundedUntil))) return undefined
+  return { onchainCloud: { status, funds, fundedUntil } }
 }

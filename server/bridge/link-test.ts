@@ -58,12 +58,24 @@ export async function testGatewayLink(link: EffectiveLink): Promise<LinkTestResu
     : undefined
   const blocked = res.headers.get('filecoin-deals-blocked')
   const kind = res.headers.get('filecoin-deal-kind')
+  const onchainCloud = onchainCloudOf(res.headers.get('filecoin-onchain-cloud'))
   return {
     success: true, status, message: 'The gateway answered and accepted the credentials', latencyMs,
     ...(warning ? { warning } : {}),
     ...(blocked ? { dealsWarning: `The gateway proposes no deals: ${blocked.slice(0, 500)}` } : {}),
     ...(kind ? { dealKind: `The gateway proposes ${kind.slice(0, 500)}` } : {}),
+    ...(onchainCloud ? { onchainCloud } : {}),
   }
+}
+
+/** `status=WARNING; funds=12.5; funded-until=2027-03-03T10:00:00.000Z`, read strictly: anything odd is left out. */
+function onchainCloudOf(header: string | null): LinkTestResult['onchainCloud'] {
+  if (!header) return undefined
+  const fields = Object.fromEntries(header.split(';').map((part) => part.trim().split('=', 2) as [string, string]))
+  const status = fields.status
+  if (status !== 'HEALTHY' && status !== 'WARNING' && status !== 'DEFICIT') return undefined
+  if (!/^\d{1,30}(\.\d{1,18})?$/.test(fields.funds ?? '') || Number.isNaN(Date.parse(fields['funded-until'] ?? ''))) return undefined
+  return { status, funds: fields.funds, fundedUntil: new Date(fields['funded-until']).toISOString() }
 }
 
 async function readCapped(res: Response): Promise<string> {

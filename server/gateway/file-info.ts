@@ -1,4 +1,5 @@
 import express, { Router, type Request, type Response, type NextFunction } from 'express'
+import { formatUnits } from 'viem'
 import type { FileInfoFile, FileInfoGroup, FileInfoResponse } from '../shared/contracts/file-info.ts'
 import { FileInfoRequestSchema } from '../shared/contracts/file-info.ts'
 import { describeIssues } from '../shared/contracts/zod-issues.ts'
@@ -10,6 +11,7 @@ import type { GroupReasonCode } from './group-reason.ts'
 import { fileState, retrievableCopies, type FileState } from './file-state.ts'
 import { nameOf, parentOf, type Namespace } from './namespace.ts'
 import type { RecordCache } from './record-cache.ts'
+import type { PdpFunding } from './deals/types.ts'
 
 export interface FileInfoDeps {
   namespace: Namespace
@@ -27,6 +29,8 @@ export interface FileInfoDeps {
   dealsBlocked?: () => string | undefined
   /** Which deals it proposes now (verified, or unverified and why), said in the `Filecoin-Deal-Kind` header. */
   dealKind?: () => string | undefined
+  /** How long the Onchain Cloud account pays for PDP copies, said in the `Filecoin-Onchain-Cloud` header. */
+  onchainCloud?: () => PdpFunding | undefined
 }
 
 /** Header naming the network a gateway's deals are on (ours sends it; CIDgravity's does not). */
@@ -34,6 +38,8 @@ export const NETWORK_HEADER = 'Filecoin-Network'
 /** Header saying why the gateway proposes no deals right now; absent while it can. */
 export const DEALS_BLOCKED_HEADER = 'Filecoin-Deals-Blocked'
 export const DEAL_KIND_HEADER = 'Filecoin-Deal-Kind'
+/** Header with the Onchain Cloud account's standing: `status=WARNING; funds=12.5; funded-until=2027-03-03T10:00:00.000Z` (funds in USDFC). */
+export const ONCHAIN_CLOUD_HEADER = 'Filecoin-Onchain-Cloud'
 
 const MAX_PATH_LENGTH = 4096
 
@@ -84,6 +90,8 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
     if (blocked) res.set(DEALS_BLOCKED_HEADER, blocked.replace(/[^\x20-\x7e]/g, '?').slice(0, 500))
     const kind = deps.dealKind?.()
     if (kind) res.set(DEAL_KIND_HEADER, kind.replace(/[^\x20-\x7e]/g, '?').slice(0, 500))
+    const funding = deps.onchainCloud?.()
+    if (funding) res.set(ONCHAIN_CLOUD_HEADER, `status=${funding.status}; funds=${formatUnits(funding.funds, 18)}; funded-until=${new Date(Math.min(funding.fundedUntilMs, 8.64e15)).toISOString()}`)
     handle(req)
       .then((text) => res.status(200).type('json').send(text))
       .catch(next)

@@ -196,6 +196,25 @@ describe('admin settings and the tab config (live gateway link)', () => {
     }
   })
 
+  it('passes on the Onchain Cloud account\'s standing (its Filecoin-Onchain-Cloud header), and leaves out an odd one', async () => {
+    let header = 'status=WARNING; funds=12.5; funded-until=2027-03-03T10:00:00.000Z'
+    const gateway = await startFakeGateway((app) =>
+      app.post('/file-info', (_req, res) => void res.status(404).set('Filecoin-Onchain-Cloud', header).json({ success: false, error: { code: 'NOT_FOUND', message: 'no such file' } })),
+    )
+    try {
+      const res = await call(t.url, TEST_LINK, { method: 'POST', body: { gatewayUrl: gateway.url } })
+      expect(res.body).toMatchObject({ success: true, onchainCloud: { status: 'WARNING', funds: '12.5', fundedUntil: '2027-03-03T10:00:00.000Z' } })
+      for (const odd of ['status=FINE; funds=1; funded-until=2027-03-03T10:00:00.000Z', 'status=HEALTHY; funds=lots; funded-until=2027-03-03', 'status=HEALTHY; funds=1; funded-until=someday', 'HEALTHY']) {
+        header = odd
+        const oddRes = await call(t.url, TEST_LINK, { method: 'POST', body: { gatewayUrl: gateway.url } })
+        expect(oddRes.body.success).toBe(true)
+        expect(oddRes.body.onchainCloud).toBeUndefined()
+      }
+    } finally {
+      await gateway.close()
+    }
+  })
+
   it('passes on why the gateway proposes no deals (its Filecoin-Deals-Blocked header)', async () => {
     const reason = 't1abc has no DataCap: it is not a verified client, so its verified deals would be refused'
     const blocked = await startFakeGateway((app) =>

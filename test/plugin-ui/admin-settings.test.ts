@@ -170,6 +170,24 @@ describe('AdminSettings', () => {
     expect(w.get('[data-test="test-deal-kind"]').text()).toBe(dealKind)
   })
 
+  it('says how long the Onchain Cloud account pays for the PDP copies, as HEALTHY, WARNING or DEFICIT', async () => {
+    const cases = [
+      ['HEALTHY', 'success', /^Filecoin Onchain Cloud \(PDP copies\): 120\.5 USDFC deposited, funded until .*2027.* \(HEALTHY\)\.$/],
+      ['WARNING', 'warning', /funded until .*2027.* only \(WARNING: 14 days or less\)\. Deposit USDFC\.$/],
+      ['DEFICIT', 'error', /no longer pays for what is stored \(DEFICIT\)\. Deposit USDFC\.$/],
+    ] as const
+    for (const [status, card, text] of cases) {
+      http.on('POST', TEST_LINK, { status: 200, data: { success: true, status: 404, message: 'The gateway answered and accepted the credentials', latencyMs: 3, onchainCloud: { status, funds: '120.5', fundedUntil: '2027-03-03T10:00:00.000Z' } } })
+      const w = await open()
+      await w.get('[data-test="test-link"]').trigger('click')
+      await flushPromises()
+      const note = w.get('[data-test="test-onchain-cloud"]')
+      expect(note.text()).toMatch(text)
+      expect(note.classes().join(' ')).toContain(`notecard--${card}`)
+      w.unmount()
+    }
+  })
+
   it('shows a failed link test with the gateway status', async () => {
     http.on('POST', TEST_LINK, { status: 200, data: { success: false, status: 401, message: 'Unauthorized', latencyMs: 5 } })
     const w = await open()

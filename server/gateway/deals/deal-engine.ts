@@ -92,6 +92,7 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
     },
     requiredCopies: () => c.copies,
     fundsProblem: () => placement.fundsError(),
+    pdpFunding: () => pdp?.funding(),
     dealKind: () => placement.dealKind(),
     async progress(groupId) {
       return {

@@ -7,7 +7,7 @@ import { FocFundsError, type FocCopyProof, type FocStoreEvent } from '../../netw
 import { EPOCH_SECONDS, EPOCHS_PER_DAY } from '../../shared/epochs.ts'
 import { pieceCidV2 } from '../../shared/piece.ts'
 import type { GroupRecord } from '../content/index.ts'
-import type { EngineContext, GroupDeal, PdpProgress, PdpRouteOptions, PdpUpload, TickReport } from './types.ts'
+import type { EngineContext, GroupDeal, PdpFunding, PdpProgress, PdpRouteOptions, PdpUpload, TickReport } from './types.ts'
 
 /** The Synapse SDK's smallest upload (SIZE_CONSTANTS.MIN_UPLOAD_SIZE): a smaller CAR is sent with zeros after it. */
 const MIN_UPLOAD_BYTES = 127
@@ -17,6 +17,10 @@ const MISSED_PERIODS_LIMIT = 2
 const FIRST_PROOF_PERIODS = 3
 /** An endEpoch beyond any real runway: ten years, for accounts whose rate is nothing yet. */
 const MAX_RUNWAY_EPOCHS = 10 * 365 * EPOCHS_PER_DAY
+/** A runway this short is a WARNING (filecoin-pin's threshold). */
+const WARNING_RUNWAY_EPOCHS = 14 * EPOCHS_PER_DAY
+/** What an automatic top-up brings the runway back to. */
+const TOP_UP_RUNWAY_EPOCHS = 30 * EPOCHS_PER_DAY
 
 export interface PdpRoute {
   /** Starts background uploads of sendable groups short of PDP copies, when they can be paid for. */
@@ -25,6 +29,8 @@ export interface PdpRoute {
   follow(r: TickReport): Promise<void>
   /** What the route knows of a group beyond its rows, for its `reason`. */
   progress(groupId: number): PdpProgress
+  /** The account's runway as last read. */
+  funding(): PdpFunding | undefined
   /** Cuts uploads short and waits for them to settle. */
   stop(): Promise<void>
 }
@@ -60,6 +66,8 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
   /** Copies seen with proofs missing, and the epoch they were first seen so. */
   const missingSince = new Map<number, number>()
   let fundsError: string | undefined
+  let funding: PdpFunding | undefined
+  let accountReadAt = -Infinity
   let resumed = false
   // Chain time, like the engine's other waits: a sped-up simulated network asks as often per epoch as a real one.
   const pollMs = (c.o.statusPollMs * c.o.providers.epochSeconds) / EPOCH_SECONDS
@@ -181,6 +189,34 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
     uploads.set(g.id, { upload: state, controller, done: done.finally(() => uploads.delete(g.id)) })
   }
 
+  /** Keeps the account's runway, and says in the log when it turns short or runs out (once per change). */
+  function noteFunding(now: PdpFunding): void {
+    if (now.status !== (funding?.status ?? 'HEALTHY')) {
+      const days = Math.floor(now.runwayEpochs / EPOCHS_PER_DAY)
+      if (now.status === 'HEALTHY') logger.info({ payer: client.address, funds: usdfc(now.funds) }, 'the Onchain Cloud account is funded again')
+      else logger.warn({ payer: client.address, funds: usdfc(now.funds), runwayDays: days }, now.status === 'DEFICIT' ? 'the Onchain Cloud account no longer pays for the PDP copies: deposit USDFC' : `the Onchain Cloud account pays for the PDP copies for ${days} more days: deposit USDFC`)
+    }
+    funding = now
+  }
+
+  /**
+   * With automatic deposits, a runway turned short is brought back to
+   * TOP_UP_RUNWAY_EPOCHS from the wallet (before deficit: a rail a provider
+   * terminated in deficit does not come back).
+   */
+  async function topUp(lockupRatePerEpoch: bigint, availableFunds: bigint): Promise<void> {
+    const amount = roundUpToCents(lockupRatePerEpoch * BigInt(TOP_UP_RUNWAY_EPOCHS) - availableFunds)
+    if (amount <= 0n) return
+    try {
+      const hash = await client.fund(amount)
+      logger.info({ amount: usdfc(amount), hash }, 'deposited USDFC into Filecoin Pay: the PDP copies are paid for 30 more days')
+      setFundsError(undefined)
+    } catch (err) {
+      if (!(err instanceof FocFundsError)) throw err
+      setFundsError(`no funds: deposit USDFC: the PDP copies' funds run short, and ${err.message}`)
+    }
+  }
+
   /** Records what the chain says of one copy; moves it on, or out. */
   async function followCopy(d: GroupDeal, proof: FocCopyProof, head: number, endEpoch: number, r: TickReport): Promise<void> {
     const due = firstProofIn.get(d.groupId) ?? firstProofIn.set(d.groupId, new Map()).get(d.groupId)!
@@ -219,6 +255,7 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
       refused: refused.get(groupId),
       fundsError,
     }),
+    funding: () => funding,
 
     async place(head, r, sendable) {
       // Once, before anything else: uploads that were under way when a previous process died.
@@ -255,10 +292,19 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
       for (const id of polledAt.keys()) if (!copies.some((d) => d.id === id)) polledAt.delete(id)
       for (const id of missingSince.keys()) if (!copies.some((d) => d.id === id)) missingSince.delete(id)
       const due = copies.filter((d) => c.now() - (polledAt.get(d.id) ?? -Infinity) >= pollMs)
-      if (due.length === 0) return
+      if (due.length === 0 && c.now() - accountReadAt < pollMs) return
       const account = await client.account()
+      accountReadAt = c.now()
       const head = Number(account.epoch)
-      const endEpoch = head + Number(account.runwayEpochs > BigInt(MAX_RUNWAY_EPOCHS) ? BigInt(MAX_RUNWAY_EPOCHS) : account.runwayEpochs)
+      const runway = Number(account.runwayEpochs > BigInt(MAX_RUNWAY_EPOCHS) ? BigInt(MAX_RUNWAY_EPOCHS) : account.runwayEpochs)
+      const endEpoch = head + runway
+      noteFunding({
+        status: account.lockupRatePerEpoch > 0n && account.availableFunds <= 0n ? 'DEFICIT' : account.lockupRatePerEpoch > 0n && runway <= WARNING_RUNWAY_EPOCHS ? 'WARNING' : 'HEALTHY',
+        funds: account.funds,
+        runwayEpochs: runway,
+        fundedUntilMs: Date.now() + runway * c.o.providers.epochSeconds * 1000,
+      })
+      if (options.autoDeposit && funding!.status !== 'HEALTHY') await topUp(account.lockupRatePerEpoch, account.availableFunds)
       for (const d of due) {
         polledAt.set(d.id, c.now())
         const proof = await client.copyProof({ dataSetId: BigInt(d.dataSetId!), pieceId: BigInt(d.pieceId!), addedEpoch: d.addedEpoch! }).catch((err) => {

@@ -233,6 +233,21 @@ export interface PdpProgress {
   fundsError?: string
 }
 
+/**
+ * How long the Onchain Cloud account pays for what is stored (filecoin-pin's
+ * wording): HEALTHY, WARNING with 14 days or less left, DEFICIT when the
+ * funds no longer cover the lockup.
+ */
+export interface PdpFunding {
+  status: 'HEALTHY' | 'WARNING' | 'DEFICIT'
+  /** USDFC deposited in Filecoin Pay (18 decimals). */
+  funds: bigint
+  /** Chain epochs the funds still pay for at the current rate. */
+  runwayEpochs: number
+  /** When that is, in wall-clock milliseconds (a sped-up simulated network's epochs are shorter). */
+  fundedUntilMs: number
+}
+
 /** The PDP route's client and policy. */
 export interface PdpRouteOptions {
   client: FocClient
@@ -279,6 +294,8 @@ export interface DealEngine {
   progress(groupId: number): Promise<DealProgress>
   /** Why no deals are proposed at all right now (the client lacks DataCap or escrow); undefined while they can be. */
   fundsProblem(): string | undefined
+  /** How long the Onchain Cloud account pays for PDP copies, as last read; undefined without the route or before a read. */
+  pdpFunding(): PdpFunding | undefined
   /** Whether new deals are verified (Fil+), and why not where verified ones were asked for. */
   dealKind(): DealKind
   /** Ticks every `intervalMs` until stopped. */

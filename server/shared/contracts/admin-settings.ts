@@ -110,6 +110,11 @@ export const LinkTestResultSchema = z.object({
   warning: z.string().optional().describe('The link works, but the gateway says (Filecoin-Network header) it serves another network than the settings name'),
   dealKind: z.string().optional().describe('Which deals the gateway proposes now (Filecoin-Deal-Kind header): verified, or unverified and why (from network version 29, FIP-0118, there are no verified deals)'),
   dealsWarning: z.string().optional().describe('The link works, but the gateway says (Filecoin-Deals-Blocked header) it proposes no deals, and why: no DataCap, no escrow'),
+  onchainCloud: z.object({
+    status: z.enum(['HEALTHY', 'WARNING', 'DEFICIT']).describe('HEALTHY; WARNING with 14 days or less paid for; DEFICIT when the funds no longer cover what is stored'),
+    funds: z.string().describe('USDFC deposited in Filecoin Pay, as a decimal'),
+    fundedUntil: z.string().describe('When the funds run out at the current rate (ISO 8601)'),
+  }).optional().describe('The gateway\'s Filecoin Onchain Cloud account for PDP copies, when it stores there (Filecoin-Onchain-Cloud header)'),
 })
 
 export type MountSetting = z.infer<typeof MountSettingSchema>
