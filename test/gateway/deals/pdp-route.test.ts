@@ -1,28 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { startDealStack, type DealStack } from './harness.ts'
+import { recordingFetches } from '../../helpers/recording-fetch.ts'
 
 /**
  * The PDP route of the deal engine, end to end: the gateway's groups go
  * through the unchanged Synapse SDK to the simulated Onchain Cloud's
  * Curio-like providers and chain on loopback, beside deal-market deals on
- * the simulated network. Its chain runs on the wall clock (0.025 s epochs:
- * a proving period in 6 s), the deal market on the test's clock.
+ * the simulated network. Its chain runs on the wall clock (0.05 s epochs:
+ * a proving period in 12 s), the deal market on the test's clock.
  */
-/** Every URL this process fetched while `run` ran. */
-async function recordingFetches<T>(run: () => Promise<T>): Promise<{ result: T; urls: URL[] }> {
-  const original = globalThis.fetch
-  const urls: URL[] = []
-  globalThis.fetch = (input, init) => {
-    urls.push(new URL(input instanceof Request ? input.url : String(input)))
-    return original(input, init)
-  }
-  try {
-    return { result: await run(), urls }
-  } finally {
-    globalThis.fetch = original
-  }
-}
-
 describe('the deal engine\'s PDP route (Filecoin Onchain Cloud through the Synapse SDK)', () => {
   let stack: DealStack | undefined
   afterEach(async () => {

@@ -9,23 +9,10 @@ import { focChain } from '../../../server/network/foc/chain.ts'
 import { createFocClient, FocFundsError, type FocClient, type FocStored } from '../../../server/network/foc/client.ts'
 import { NetworkError } from '../../../server/network/errors.ts'
 import { startSimulatedFoc, type SimulatedFoc } from '../../../server/network/simfoc/index.ts'
+import { recordingFetches } from '../../helpers/recording-fetch.ts'
 
 const USDFC = (n: string) => parseUnits(n, 18)
 
-/** Everything this process fetched while `run` ran: the SDK's JSON-RPC calls and its HTTP calls to providers alike. */
-async function recordingFetches<T>(run: () => Promise<T>): Promise<{ result: T; urls: URL[] }> {
-  const original = globalThis.fetch
-  const urls: URL[] = []
-  globalThis.fetch = (input, init) => {
-    urls.push(new URL(input instanceof Request ? input.url : String(input)))
-    return original(input, init)
-  }
-  try {
-    return { result: await run(), urls }
-  } finally {
-    globalThis.fetch = original
-  }
-}
 
 const until = async <T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 120_000): Promise<T> => {
   const deadline = Date.now() + timeoutMs
