@@ -70,7 +70,7 @@ describe.skipIf(!hasChromium())('a PDP copy in the tab (npm start with the simul
     const copy = tab.locator('[data-test="deal"]', { has: page.locator('[data-test="pdp-proof"] time') }).first()
     expect(await copy.getByTestId('provider').textContent()).toMatch(/^PDP provider \d+$/)
     expect(await copy.getByTestId('pdp-copy').textContent()).toMatch(/^\s*data set \d+, piece \d+\s*·\s*Proved\s*$/)
-    await tab.screenshot({ path: join(ARTIFACTS, 'pdp-proved.png') })
+    await copy.screenshot({ path: join(ARTIFACTS, 'pdp-proved.png') })
 
     // Then Offloaded: both routes' copies retrievable.
     let state = ''
