@@ -217,6 +217,20 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
     }
   }
 
+  /**
+   * A copy that no longer counts is no longer paid for: its piece is removed
+   * from the data set. Said in the log either way; a removal that fails is
+   * not tried again (the provider that stopped proving may not answer).
+   */
+  async function removeCopy(d: GroupDeal): Promise<void> {
+    try {
+      const hash = await client.removeCopy({ providerId: providerIdOf(d.provider), dataSetId: BigInt(d.dataSetId!), pieceId: BigInt(d.pieceId!) })
+      logger.info({ groupId: d.groupId, provider: d.provider, dataSetId: d.dataSetId, pieceId: d.pieceId, hash }, 'PDP copy removed from its data set: no longer paid for')
+    } catch (err) {
+      logger.warn({ err, groupId: d.groupId, provider: d.provider, dataSetId: d.dataSetId, pieceId: d.pieceId }, 'removing a PDP copy that no longer counts failed; it is paid for until its provider removes it')
+    }
+  }
+
   /** Records what the chain says of one copy; moves it on, or out. */
   async function followCopy(d: GroupDeal, proof: FocCopyProof, head: number, endEpoch: number, r: TickReport): Promise<void> {
     const due = firstProofIn.get(d.groupId) ?? firstProofIn.set(d.groupId, new Map()).get(d.groupId)!
@@ -233,6 +247,7 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
         if (await deals.markActive(d.id)) r.activated++
       } else if (head > d.addedEpoch! + FIRST_PROOF_PERIODS * proof.maxProvingPeriod + proof.challengeWindow) {
         await c.fail(d, `NEVER_PROVED: no proof in ${FIRST_PROOF_PERIODS} proving periods since the piece was added`, r)
+        await removeCopy(d)
       } else if (proof.nextChallengeEpoch !== null) due.set(d.id, proof.nextChallengeEpoch - head)
     } else if (proof.missedPeriods < MISSED_PERIODS_LIMIT) missingSince.delete(d.id)
     else if (!missingSince.has(d.id)) {
@@ -244,6 +259,7 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
       missingSince.delete(d.id)
       await deals.markEnded(d.id, `MISSED_PROOFS: ${proof.missedPeriods} proving periods in a row without a proof`)
       logger.warn({ groupId: d.groupId, provider: d.provider, missedPeriods: proof.missedPeriods }, 'PDP provider stopped proving; another copy will be made')
+      await removeCopy(d)
     }
   }
 

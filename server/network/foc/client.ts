@@ -98,6 +98,12 @@ export interface FocClient {
   store(data: Uint8Array | ReadableStream<Uint8Array>, options: FocStoreOptions): Promise<FocStored>
   copyProof(copy: Pick<FocCopy, 'dataSetId' | 'pieceId' | 'addedEpoch'>): Promise<FocCopyProof>
   account(): Promise<FocAccount>
+  /**
+   * Asks the copy's provider to remove the piece from our data set (it is no
+   * longer paid for from the next proving period): the SDK signs the removal,
+   * the provider sends it. Returns the transaction.
+   */
+  removeCopy(copy: Pick<FocCopy, 'providerId' | 'dataSetId' | 'pieceId'>): Promise<Hash>
   /** The first `size` bytes of a copy's piece as its provider serves it (`GET <retrievalUrl>`). */
   retrievePiece(retrievalUrl: string, size: number, signal: AbortSignal): AsyncIterable<Uint8Array>
   /** One block of a copy's CAR from its provider's trustless gateway (`GET /ipfs/<cid>`, raw); the caller checks it. */
@@ -305,6 +311,11 @@ export function createFocClient(options: FocClientOptions): FocClient {
         walletUsdfc, walletFil, funds: summary.funds, availableFunds: summary.availableFunds,
         lockupRatePerEpoch: summary.lockupRatePerEpoch, runwayEpochs: summary.runwayInEpochs, epoch: summary.epoch,
       }
+    }),
+
+    removeCopy: guarded(async ({ providerId, dataSetId, pieceId }) => {
+      const context = await synapse.storage.createContext({ providerId: BigInt(providerId), dataSetId })
+      return context.deletePiece({ piece: pieceId })
     }),
 
     retrievePiece(retrievalUrl, size, signal) {

@@ -1,3 +1,4 @@
+import { createPublicClient, http } from 'viem'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startDealStack, type DealStack } from './harness.ts'
 import { recordingFetches } from '../../helpers/recording-fetch.ts'
@@ -96,6 +97,12 @@ describe('the deal engine\'s PDP route (Filecoin Onchain Cloud through the Synap
     const ended = (await s.gateway.dealStore.ofGroup(1)).find((d) => d.provider === quitter)!
     expect(ended.state).toBe('ended')
     expect(ended.reason).toMatch(/^MISSED_PROOFS: \d+ proving periods in a row without a proof$/)
+    // No longer paid for: the piece is scheduled for removal from that data set on chain (or already removed).
+    const pdp = s.focClient!.chain.contracts.pdp
+    const chain = createPublicClient({ transport: http(s.foc!.rpcUrl) })
+    const read = (functionName: string, args: bigint[]) => chain.readContract({ address: pdp.address, abi: pdp.abi, functionName, args } as never) as Promise<unknown>
+    const [setId, pieceId] = [BigInt(ended.dataSetId!), BigInt(ended.pieceId!)]
+    await expect.poll(async () => ((await read('getScheduledRemovals', [setId])) as bigint[]).includes(pieceId) || !(await read('pieceLive', [setId, pieceId])), { timeout: 20_000 }).toBe(true)
   }, 240_000)
 
   it('replaces the copy of a provider that lost the piece, found by a retrieval check', async () => {
