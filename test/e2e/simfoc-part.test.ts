@@ -78,7 +78,7 @@ describe('the deal service part runs the simulated Onchain Cloud beside the simu
       expect(JSON.parse(again.out.slice(again.out.indexOf('\n{') + 1)).funds).toBe((125n * 10n ** 17n).toString())
       const tooMuch = await wallet('deposit', '5000', 'USDFC')
       expect(tooMuch.status).toBe(2)
-      expect(tooMuch.out).toMatch(/holds 987.5 USDFC, 5000 is to be deposited/)
+      expect(tooMuch.out).toMatch(/holds 987.5 USDFC; 5000 USDFC is to be deposited/)
       expect((await wallet('deposit', '10')).out).toMatch(/deposit takes an amount of USDFC/)
     } finally {
       expect(await service.stop()).toBe(0)
