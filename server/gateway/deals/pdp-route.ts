@@ -95,14 +95,19 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
       setFundsError(`no funds: deposit USDFC: storing needs ${usdfc(amount)} more in Filecoin Pay${funding.needsApproval ? ', and the warm storage service approved,' : ''} before anything is uploaded (npm run wallet -- deposit ${formatUnits(amount, 18)} USDFC)`)
       return false
     }
+    return deposit(amount, 'deposited USDFC into Filecoin Pay for PDP uploads', '')
+  }
+
+  /** Deposits `amount` from the wallet; when it holds too little, nothing is uploaded and the reason says so. */
+  async function deposit(amount: bigint, done: string, why: string): Promise<boolean> {
     try {
       const hash = await client.fund(amount)
-      logger.info({ amount: usdfc(amount), hash }, 'deposited USDFC into Filecoin Pay for PDP uploads')
+      logger.info({ amount: usdfc(amount), hash }, done)
       setFundsError(undefined)
       return true
     } catch (err) {
       if (!(err instanceof FocFundsError)) throw err
-      setFundsError(`no funds: deposit USDFC: ${err.message}`)
+      setFundsError(`no funds: deposit USDFC: ${why}${err.message}`)
       return false
     }
   }
@@ -206,15 +211,7 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
    */
   async function topUp(lockupRatePerEpoch: bigint, availableFunds: bigint): Promise<void> {
     const amount = roundUpToCents(lockupRatePerEpoch * BigInt(TOP_UP_RUNWAY_EPOCHS) - availableFunds)
-    if (amount <= 0n) return
-    try {
-      const hash = await client.fund(amount)
-      logger.info({ amount: usdfc(amount), hash }, 'deposited USDFC into Filecoin Pay: the PDP copies are paid for 30 more days')
-      setFundsError(undefined)
-    } catch (err) {
-      if (!(err instanceof FocFundsError)) throw err
-      setFundsError(`no funds: deposit USDFC: the PDP copies' funds run short, and ${err.message}`)
-    }
+    if (amount > 0n) await deposit(amount, 'deposited USDFC into Filecoin Pay: the PDP copies are paid for 30 more days', 'the PDP copies\' funds run short, and ')
   }
 
   /**
