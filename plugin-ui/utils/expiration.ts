@@ -1,9 +1,9 @@
 /**
  * What the tab says about when storage ends, beyond the file's expiration
- * date: how long that is on a sped-up simulated network's own clock, and
- * when copies end at different times.
+ * date: how long that is on a sped-up simulated network's own clock, when
+ * copies end at different times, and when warm copies' funding runs short.
  */
-import type { Group, Network } from '../types.ts'
+import type { Deal, Group, Network } from '../types.ts'
 
 import { epochToUnix } from './network.ts'
 
@@ -27,4 +27,24 @@ export function copiesEndSpread(groups: readonly Group[], network: Network, gene
   const first = epochToUnix(Math.min(...ends), network, genesisTimestamp, epochSeconds)
   const last = epochToUnix(Math.max(...ends), network, genesisTimestamp, epochSeconds)
   return first !== undefined && last !== undefined && first !== last ? { first, last } : undefined
+}
+
+/** Funding of 14 days or less is short: the gateway's WARNING, as filecoin-pin draws the line. */
+const SHORT_RUNWAY_DAYS = 14
+
+/**
+ * When the file's warm (PDP) copies stop being paid for, if that is 14 days
+ * or less away on the network's own clock: `ranOut` once the date has passed
+ * (the account is in deficit). Undefined when they are funded for longer, or
+ * the file has no PDP copy on chain.
+ */
+export function pdpFundingShortfall(groups: readonly Group[], network: Network, genesisTimestamp?: number, epochSeconds?: number, nowSeconds = Date.now() / 1000): { until: number; ranOut: boolean } | undefined {
+  // Only copies in a data set are paid for; an upload is not yet.
+  const paid = groups.flatMap((g) => (g.deals ?? []).filter((d: Deal) => d.route === 'pdp' && (d.state === 'published' || d.state === 'active')))
+  if (paid.length === 0) return undefined
+  const until = epochToUnix(Math.min(...paid.map((d) => d.endEpoch)), network, genesisTimestamp, epochSeconds)
+  if (until === undefined) return undefined
+  const speedUp = epochSeconds && epochSeconds < REAL_EPOCH_SECONDS ? REAL_EPOCH_SECONDS / epochSeconds : 1
+  const daysLeft = ((until - nowSeconds) * speedUp) / 86400
+  return daysLeft <= SHORT_RUNWAY_DAYS ? { until, ranOut: until <= nowSeconds } : undefined
 }

@@ -236,6 +236,25 @@ describe('GatewayTab details', () => {
     expect(unproved.get('[data-test="pdp-proof"]').text()).toBe('waiting for its first proof')
   })
 
+  it('warns on an offloaded file that its warm copies are funded 14 days or less, and says so louder once the funds ran out', async () => {
+    // Mainnet's clock from its genesis: an epoch `days` from now.
+    const genesis = 1598306400
+    const epochIn = (days: number) => Math.round((Date.now() / 1000 + days * 86400 - genesis) / 30)
+    const record = (days: number) => ok(fileRecord({ state: 'Offloaded', groups: [{ state: 'offloaded', retrievableCopies: 2, pieceCid: PIECE_CID, deals: [{ provider: 'pdp:3', dealId: 12, endEpoch: epochIn(days), isRetrievable: true, state: 'active', route: 'pdp' as const, dataSetId: 12, pieceId: 0 }] }] }))
+    http.on('POST', METADATA, record(60))
+    expect((await showTab()).find('[data-test="funding-short"]').exists()).toBe(false)
+    wrapper!.unmount()
+
+    http.on('POST', METADATA, record(10))
+    const warned = (await showTab()).get('[data-test="funding-short"]')
+    expect(warned.text()).toMatch(/^The warm copies below are funded only until .+: after that their providers may drop them\. An administrator should deposit USDFC\.$/)
+    expect(warned.text()).toContain(new Date((genesis + epochIn(10) * 30) * 1000).getFullYear().toString())
+    wrapper!.unmount()
+
+    http.on('POST', METADATA, record(-1))
+    expect((await showTab()).get('[data-test="funding-short"]').text()).toMatch(/has run out of funds/)
+  })
+
   it('says "2 providers failed to seal; replaced" when every failure was replaced', async () => {
     const failure = (provider: string) => ({ provider, reason: 'SEALING_FAILED', replaced: true })
     http.on('POST', METADATA, ok(fileRecord({ state: 'Offloading', groups: [{ state: 'ready for deals', retrievableCopies: 0, failedDeals: [failure('f01'), failure('f02')] }] })))

@@ -2,6 +2,7 @@
 import { AxiosError } from 'axios'
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { toApiError } from '../../plugin-ui/services/errors.ts'
+import { pdpFundingShortfall } from '../../plugin-ui/utils/expiration.ts'
 import { toFileTarget } from '../../plugin-ui/utils/file-target.ts'
 import { provedAt, relativeTime, shortenCid } from '../../plugin-ui/utils/format.ts'
 import { dealExplorerUrl, epochToUnix, ipfsUrl, providerExplorerUrl } from '../../plugin-ui/utils/network.ts'
@@ -146,5 +147,38 @@ describe('provedAt (a PDP copy\'s last proof in plain words)', () => {
     expect(provedAt(seconds(local(2026, 11, 24, 9, 12)), now, 'en-GB')).toBe('proved on 24 Nov 2026, 09:12')
     // Across a year end.
     expect(provedAt(seconds(local(2026, 12, 31, 22, 0)), local(2027, 1, 1, 8, 0), 'en-GB')).toBe('proved yesterday at 22:00')
+  })
+})
+
+describe('pdpFundingShortfall (warm copies whose funding runs short)', () => {
+  const day = 86400
+  const now = 1_800_000_000
+  // Mainnet: 30 s epochs from its genesis; an epoch `days` ahead of `now`.
+  const genesis = 1598306400
+  const epochIn = (days: number) => Math.round((now + days * day - genesis) / 30)
+  const pdp = (endEpoch: number, state = 'active') => ({ provider: 'pdp:1', dealId: 1, endEpoch, isRetrievable: true, state, route: 'pdp' as const })
+  const group = (...deals: object[]) => ({ state: 'offloaded', retrievableCopies: 1, deals }) as never
+
+  it('is silent at more than 14 days of funding, and names the date at 14 days or less', () => {
+    expect(pdpFundingShortfall([group(pdp(epochIn(15)))], 'mainnet', undefined, undefined, now)).toBeUndefined()
+    expect(pdpFundingShortfall([group(pdp(epochIn(13)))], 'mainnet', undefined, undefined, now)).toEqual({ until: genesis + epochIn(13) * 30, ranOut: false })
+  })
+
+  it('says the funds ran out once the date has passed (the account is in deficit)', () => {
+    expect(pdpFundingShortfall([group(pdp(epochIn(-0.01)))], 'mainnet', undefined, undefined, now)?.ranOut).toBe(true)
+  })
+
+  it('takes the earliest paid copy, and ignores uploads not yet in a data set and deal-market deals', () => {
+    const market = { provider: 'f01000', dealId: 5, endEpoch: epochIn(1), isRetrievable: true, state: 'active' }
+    expect(pdpFundingShortfall([group(market, pdp(epochIn(2), 'proposed'), pdp(epochIn(200)))], 'mainnet', undefined, undefined, now)).toBeUndefined()
+    expect(pdpFundingShortfall([group(pdp(epochIn(200))), group(pdp(epochIn(3), 'published'))], 'mainnet', undefined, undefined, now)?.until).toBe(genesis + epochIn(3) * 30)
+  })
+
+  it('counts days on a sped-up simulated network\'s own clock', () => {
+    // 0.05 s epochs (600× real time): 20 network days are under 50 wall-clock minutes away, and are not short.
+    const simGenesis = now - 3600
+    const at = (networkDays: number) => Math.round((now - simGenesis + (networkDays * day) / 600) / 0.05)
+    expect(pdpFundingShortfall([group(pdp(at(20)))], 'simnet', simGenesis, 0.05, now)).toBeUndefined()
+    expect(pdpFundingShortfall([group(pdp(at(10)))], 'simnet', simGenesis, 0.05, now)?.ranOut).toBe(false)
   })
 })
