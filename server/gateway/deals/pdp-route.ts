@@ -112,6 +112,11 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
     }
   }
 
+  /** PDP copies in a data set on chain (or being added to one), proved or not yet. */
+  async function copiesOnChain(): Promise<GroupDeal[]> {
+    return [...(await deals.inState('published', 'pdp')), ...(await deals.inState('active', 'pdp'))]
+  }
+
   /** The CAR as the SDK takes it: streamed from disk, or whole and padded with zeros when under its minimum. */
   async function carSource(path: string, carSize: number): Promise<Uint8Array | ReadableStream<Uint8Array>> {
     if (carSize >= MIN_UPLOAD_BYTES) return Readable.toWeb(createReadStream(path)) as ReadableStream<Uint8Array>
@@ -278,17 +283,19 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
         }
         resumed = true
       }
-      let checkedFunds = false
+      // Uploads side by side would each create their own data set on the same providers while none exists yet,
+      // and the lockup of the second no longer fits (seen on npm start with a 200 MiB file: "execution reverted").
+      // Once the account has data sets on enough providers, the SDK adds to them and uploads may run together.
+      const onChain = (await copiesOnChain()).filter((d) => d.dataSetId !== undefined)
+      const concurrent = new Set(onChain.map((d) => d.provider)).size >= options.copies ? options.maxUploads : 1
       for (const g of await content.groups()) {
-        if (uploads.size >= options.maxUploads) break
+        if (uploads.size >= concurrent) break
         if (uploads.has(g.id) || !sendable(g) || !g.pieceCid || !g.carSize) continue
         const missing = options.copies - (await c.counting(g.id, head, 'pdp')).length
         if (missing <= 0) continue
-        // Once per pass: every group waits for the same funds.
-        if (!checkedFunds) {
-          checkedFunds = true
-          if (!(await canPay(g.carSize))) return
-        }
+        // Paid for together with the uploads under way, which the account has not yet locked funds for.
+        const pending = [...uploads.values()].reduce((sum, u) => sum + u.upload.total, 0)
+        if (!(await canPay(g.carSize + pending))) return
         const history = (await deals.ofGroup(g.id)).filter((d) => d.route === 'pdp')
         const live = new Set((await deals.liveOfGroup(g.id)).filter((d) => d.route === 'pdp').map((d) => d.provider))
         // A provider that failed a copy (or stopped keeping one) is not asked again for a while, counted from then.
@@ -301,7 +308,7 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
     },
 
     async follow(r) {
-      const copies = [...(await deals.inState('published', 'pdp')), ...(await deals.inState('active', 'pdp'))].filter((d) => d.pieceId !== undefined)
+      const copies = (await copiesOnChain()).filter((d) => d.pieceId !== undefined)
       for (const id of polledAt.keys()) if (!copies.some((d) => d.id === id)) polledAt.delete(id)
       for (const id of missingSince.keys()) if (!copies.some((d) => d.id === id)) missingSince.delete(id)
       const due = copies.filter((d) => c.now() - (polledAt.get(d.id) ?? -Infinity) >= pollMs)

@@ -159,6 +159,27 @@ describe('the deal engine\'s PDP route (Filecoin Onchain Cloud through the Synap
     expect(copies.map((d: any) => d.provider)).not.toContain(staller)
   }, 240_000)
 
+  it('stores groups sealed together in one data set per provider, none refused on chain', async () => {
+    // Two uploads side by side before any data set exists would each create one on the same providers, and the
+    // second's lockup, not yet counted by the cost check, was refused on chain ("execution reverted").
+    stack = await startDealStack({ seed: 'pdp together', copies: 1, foc: { copies: 2 } })
+    const s = stack
+    const paths = ['/f1.bin', '/f2.bin', '/f3.bin']
+    for (const [i, path] of paths.entries()) {
+      expect((await s.put(path, bytes(130_000, 10 + i))).status).toBe(201)
+      await s.seal()
+    }
+    expect(await s.runUntil(async () => {
+      for (const path of paths) if (active(await groupOf(s, path)).length < 2) return false
+      return true
+    }, { max: 900, pauseMs: 100, epochsPerTick: 10 })).toBe(true)
+    const rows = (await Promise.all([1, 2, 3].map((id) => s.gateway.dealStore.ofGroup(id)))).flat().filter((d) => d.route === 'pdp')
+    expect(rows.filter((d) => d.state === 'failed').map((d) => d.reason)).toEqual([])
+    const dataSets = new Map<string, Set<number>>()
+    for (const d of rows) dataSets.set(d.provider, (dataSets.get(d.provider) ?? new Set()).add(d.dataSetId!))
+    expect([...dataSets.values()].map((ids) => ids.size)).toEqual([1, 1])
+  }, 240_000)
+
   it('fails the copies a restart interrupted, and makes them again', async () => {
     stack = await startDealStack({ seed: 'pdp restart', copies: 1, foc: { copies: 2 } })
     const s = stack
