@@ -2,9 +2,11 @@
  * The PDP route as a user sees it: `npm start`'s stack with its simulated
  * Onchain Cloud on, the README's 15-byte upload, and the tab in chromium
  * until the file shows a proved PDP copy ("proved today at …") and then
- * reaches Offloaded by the policy (2 PDP copies and the deal market's). A
- * screenshot of the proved copy goes to test/artifacts/pdp-proved.png.
+ * reaches Offloaded by the policy (2 PDP copies and the deal market's); then
+ * a 200 MiB file (four 64 MiB groups) the same way. A screenshot of the
+ * proved copy goes to test/artifacts/pdp-proved.png.
  */
+import { createHash, randomBytes } from 'node:crypto'
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
@@ -16,6 +18,7 @@ import { basicAuth, startStack, type RunningStack } from '../../scripts/lib/stac
 const ARTIFACTS = join(import.meta.dirname, '..', 'artifacts')
 const THREE_MINUTES = 3 * 60_000
 const SIX_MINUTES = 6 * 60_000
+const MiB = 1024 * 1024
 
 describe.skipIf(!hasChromium())('a PDP copy in the tab (npm start with the simulated Onchain Cloud) in chromium', () => {
   let stack: RunningStack | undefined
@@ -28,7 +31,7 @@ describe.skipIf(!hasChromium())('a PDP copy in the tab (npm start with the simul
     if (dir) rmSync(dir, { recursive: true, force: true })
   })
 
-  it('shows hello.txt proved by a PDP provider within 3 minutes, then Offloaded', async () => {
+  it('shows hello.txt proved by a PDP provider within 3 minutes, then Offloaded; then a 200 MiB file Offloaded with its proved copies', async () => {
     ensureBundle()
     dir = mkdtempSync(join(tmpdir(), 'e2e-pdp-'))
     const dataDir = join(dir, 'data')
@@ -73,15 +76,35 @@ describe.skipIf(!hasChromium())('a PDP copy in the tab (npm start with the simul
     await copy.screenshot({ path: join(ARTIFACTS, 'pdp-proved.png') })
 
     // Then Offloaded: both routes' copies retrievable.
-    let state = ''
-    while (Date.now() - uploadedAt < SIX_MINUTES) {
-      state = (await tab.getByTestId('state-label').textContent())?.trim() ?? ''
-      if (state === 'Offloaded') break
-      await page.waitForTimeout(1000)
+    const offloaded = async (deadline: number) => {
+      let state = ''
+      while (Date.now() < deadline) {
+        state = (await tab.getByTestId('state-label').textContent())?.trim() ?? ''
+        if (state === 'Offloaded') break
+        await page.waitForTimeout(1000)
+      }
+      return state
     }
-    expect(state).toBe('Offloaded')
+    expect(await offloaded(uploadedAt + SIX_MINUTES)).toBe('Offloaded')
     const read = await fetch(`${stack.appUrl}/remote.php/dav/files/admin/hello.txt`, { headers: { authorization: basicAuth('admin', password) } })
     expect(await read.text()).toBe('hello filecoin\n')
+
+    // A 200 MiB file: four groups, each with its two proved PDP copies and the market's deals, then read back whole.
+    const big = randomBytes(200 * MiB)
+    const bigUpload = await fetch(`${stack.appUrl}/remote.php/dav/files/admin/big.bin`, { method: 'PUT', headers: { authorization: basicAuth('admin', password) }, body: big })
+    expect(bigUpload.status).toBe(201)
+    const bigUploadedAt = Date.now()
+    await page.reload()
+    await page.locator('[data-test="file-row"][data-path="/big.bin"] button.preview-files__name').click()
+    await tab.getByTestId('record').waitFor({ timeout: 15_000 })
+    expect(await offloaded(bigUploadedAt + SIX_MINUTES)).toBe('Offloaded')
+    expect(await tab.locator('[data-test="group"]').count()).toBe(4)
+    const bigProofs = await tab.locator('[data-test="pdp-proof"] time').allTextContents()
+    expect(bigProofs.length).toBeGreaterThanOrEqual(8)
+    for (const p of bigProofs) expect(p).toMatch(/^proved (today|yesterday) at \d{1,2}:\d{2}/)
+    const bigRead = await fetch(`${stack.appUrl}/remote.php/dav/files/admin/big.bin`, { headers: { authorization: basicAuth('admin', password) } })
+    const digest = (b: Uint8Array) => createHash('sha256').update(b).digest('hex')
+    expect(digest(new Uint8Array(await bigRead.arrayBuffer()))).toBe(digest(big))
     expect(errors).toEqual([])
-  }, SIX_MINUTES + 180_000)
+  }, 2 * SIX_MINUTES + 240_000)
 })
