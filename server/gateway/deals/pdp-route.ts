@@ -21,6 +21,8 @@ const MAX_RUNWAY_EPOCHS = 10 * 365 * EPOCHS_PER_DAY
 const WARNING_RUNWAY_EPOCHS = 14 * EPOCHS_PER_DAY
 /** What an automatic top-up brings the runway back to. */
 const TOP_UP_RUNWAY_EPOCHS = 30 * EPOCHS_PER_DAY
+/** How long an add transaction sent before a restart may stay out of a block before its copy is made again (an hour). */
+const ADOPT_WAIT_EPOCHS = 120
 
 export interface PdpRoute {
   /** Starts background uploads of sendable groups short of PDP copies, when they can be paid for. */
@@ -52,7 +54,9 @@ const usdfc = (amount: bigint) => `${formatUnits(amount, 18)} USDFC`
  *     → published (piece in the data set) → active (a proof covering it passed)
  *
  * and off that path `failed` (refused, stalled, never proved) or `ended`
- * (data set terminated, piece removed, proving stopped). A copy's endEpoch
+ * (data set terminated, piece removed, proving stopped). A copy whose add
+ * was sent when the process stopped is adopted from its transaction once
+ * the chain shows it, rather than uploaded again. A copy's endEpoch
  * is how far the account's funds pay for storage (its runway). Nothing is
  * uploaded that the account cannot pay for.
  */
@@ -69,6 +73,10 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
   let funding: PdpFunding | undefined
   let accountReadAt = -Infinity
   let resumed = false
+  /** Copies whose add transaction was sent before a restart: adopted from the chain, or failed. */
+  const orphans = new Set<number>()
+  /** Chain time since a row last changed, on this network's epochs. */
+  const epochsSince = (d: GroupDeal) => (c.now() - d.updatedMs) / 1000 / c.o.providers.epochSeconds
   // Chain time, like the engine's other waits: a sped-up simulated network asks as often per epoch as a real one.
   const pollMs = (c.o.statusPollMs * c.o.providers.epochSeconds) / EPOCH_SECONDS
   c.uploading = (groupId) => uploads.has(groupId)
@@ -112,6 +120,37 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
     }
   }
 
+  /**
+   * A copy whose add transaction was sent before a restart, looked up on
+   * chain: kept if the transaction added the piece, failed (and made again)
+   * if it did not, or once it stayed out of a block for ADOPT_WAIT_EPOCHS.
+   */
+  async function adopt(id: number, r: TickReport): Promise<void> {
+    const d = await deals.get(id)
+    if (!d || (d.state !== 'proposed' && d.state !== 'published')) {
+      orphans.delete(id)
+      return
+    }
+    const txHash = d.proposalId?.startsWith('0x') ? (d.proposalId as `0x${string}`) : undefined
+    const outcome = txHash
+      ? await client.addedCopy({ txHash, providerId: providerIdOf(d.provider), pieceCid: d.pieceCid }).catch((err: unknown) => {
+        logger.warn({ err, groupId: d.groupId, provider: d.provider }, 'looking up an interrupted PDP add failed; asking again later')
+        return { status: 'pending' as const }
+      })
+      : { status: 'failed' as const }
+    if (outcome.status === 'pending' && epochsSince(d) < ADOPT_WAIT_EPOCHS) return
+    orphans.delete(id)
+    if (outcome.status !== 'added') {
+      await c.fail(d, 'INTERRUPTED', r)
+      return
+    }
+    const { copy } = outcome
+    if (d.state === 'proposed') await deals.markPublished(d.id, Number(copy.dataSetId))
+    await deals.recordPdpCopy(d.id, { dataSetId: Number(copy.dataSetId), pieceId: Number(copy.pieceId), addedEpoch: copy.addedEpoch, retrievalUrl: copy.retrievalUrl })
+    r.published++
+    logger.info({ groupId: d.groupId, provider: d.provider, dataSetId: Number(copy.dataSetId), pieceId: Number(copy.pieceId) }, 'PDP copy adopted after a restart: its add went through on chain')
+  }
+
   /** PDP copies in a data set on chain (or being added to one), proved or not yet. */
   async function copiesOnChain(): Promise<GroupDeal[]> {
     return [...(await deals.inState('published', 'pdp')), ...(await deals.inState('active', 'pdp'))]
@@ -149,13 +188,18 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
       idle = setTimeout(() => stalled.abort(timedOut(`no progress in ${options.uploadIdleMs / 1000} s`)), options.uploadIdleMs)
     }
     touch()
+    /** Providers whose add transaction is recorded: on a stop, those rows wait to be adopted. */
+    const sent = new Set<number>()
     const onProgress = (e: FocStoreEvent) => {
       touch()
       if (e.kind === 'uploaded') state.bytes = e.bytes
       else if (e.kind === 'stored') record(() => row(e.providerId))
       else if (e.kind === 'adding') {
         state.adding++
-        record(async () => deals.markAccepted((await row(e.providerId)).id, e.txHash))
+        record(async () => {
+          await deals.markAccepted((await row(e.providerId)).id, e.txHash)
+          sent.add(e.providerId)
+        })
       } else if (e.kind === 'added') record(async () => deals.markPublished((await row(e.providerId)).id, Number(e.dataSetId)))
     }
     const done = (async () => {
@@ -188,7 +232,11 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
         await Promise.all(recorded)
         // The provider that failed gets a failed row too, so that it is not asked again for a while.
         if (failedProvider !== undefined) await row(failedProvider)
-        for (const d of rows.values()) await c.fail(await d, why, r)
+        for (const [providerId, d] of rows) {
+          // Stopped while its add was on the way: the next start adopts it from the chain.
+          if (why === 'INTERRUPTED' && sent.has(providerId)) continue
+          await c.fail(await d, why, r)
+        }
         refused.set(g.id, `${failedProvider !== undefined ? `${providerName(failedProvider)} ` : ''}${why}`)
         if (err instanceof FocFundsError) setFundsError(`no funds: deposit USDFC: ${err.message}`)
         logger.warn({ err, groupId: g.id }, 'PDP upload failed; trying again on a later pass')
@@ -276,13 +324,14 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
     funding: () => funding,
 
     async place(head, r, sendable) {
-      // Once, before anything else: uploads that were under way when a previous process died.
+      // Once, before anything else: copies that were being added when a previous process stopped.
       if (!resumed) {
         for (const d of [...(await deals.inState('proposed', 'pdp')), ...(await deals.inState('published', 'pdp'))]) {
-          if (d.pieceId === undefined) await c.fail(d, 'INTERRUPTED', r)
+          if (d.pieceId === undefined) orphans.add(d.id)
         }
         resumed = true
       }
+      for (const id of orphans) await adopt(id, r)
       // Uploads side by side would each create their own data set on the same providers while none exists yet,
       // and the lockup of the second no longer fits (seen on npm start with a 200 MiB file: "execution reverted").
       // Once the account has data sets on enough providers, the SDK adds to them and uploads may run together.
@@ -299,7 +348,6 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
         const history = (await deals.ofGroup(g.id)).filter((d) => d.route === 'pdp')
         const live = new Set((await deals.liveOfGroup(g.id)).filter((d) => d.route === 'pdp').map((d) => d.provider))
         // A provider that failed a copy (or stopped keeping one) is not asked again for a while, counted from then.
-        const epochsSince = (d: GroupDeal) => (c.now() - d.updatedMs) / 1000 / c.o.providers.epochSeconds
         const recent = history.filter((d) => (d.state === 'failed' || d.state === 'ended') && epochsSince(d) < c.retryAfterEpochs).map((d) => d.provider)
         const exclude = [...new Set([...live, ...recent])].map(providerIdOf)
         logger.info({ groupId: g.id, copies: missing, exclude }, 'uploading group to PDP providers')
@@ -337,7 +385,7 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
 
     async stop() {
       for (const { controller } of uploads.values()) controller.abort(new Error('deal engine stopping'))
-      // An aborted upload ends at once (its rows are failed as interrupted at the next start).
+      // An aborted upload ends at once: its rows fail as interrupted, but those whose add was sent wait to be adopted.
       await Promise.all([...uploads.values()].map((u) => u.done))
     },
   }

@@ -2,8 +2,10 @@ import type { Chain } from '@filoz/synapse-core/chains'
 import * as Erc20 from '@filoz/synapse-core/erc20'
 import * as Pay from '@filoz/synapse-core/pay'
 import * as Piece from '@filoz/synapse-core/piece'
+import { getPDPProvider } from '@filoz/synapse-core/sp-registry'
+import { createPieceUrlPDP } from '@filoz/synapse-core/utils'
 import { CommitError, StoreError, Synapse } from '@filoz/synapse-sdk'
-import { formatUnits, http, maxUint256, type Address, type Hash, type LocalAccount } from 'viem'
+import { formatUnits, http, isAddressEqual, maxUint256, parseEventLogs, toHex, TransactionReceiptNotFoundError, type Address, type Hash, type LocalAccount } from 'viem'
 import { NetworkError } from '../errors.ts'
 import { blockBytes, pieceHead, retrievalGet } from '../http-retrieval.ts'
 
@@ -66,6 +68,9 @@ export interface FocCopyProof {
   challengeWindow: number
 }
 
+/** What an add transaction did: the copy it made, or that it reverted or added something else, or not in a block yet. */
+export type FocAddOutcome = { status: 'added'; copy: FocCopy } | { status: 'failed' } | { status: 'pending' }
+
 export interface FocStoreOptions {
   copies: number
   /** Providers that must not get a copy (they hold one already, or failed it). */
@@ -97,6 +102,13 @@ export interface FocClient {
   fund(amount: bigint): Promise<Hash>
   store(data: Uint8Array | ReadableStream<Uint8Array>, options: FocStoreOptions): Promise<FocStored>
   copyProof(copy: Pick<FocCopy, 'dataSetId' | 'pieceId' | 'addedEpoch'>): Promise<FocCopyProof>
+  /**
+   * The copy an add transaction made of `pieceCid` (a v2 piece CID) on
+   * `providerId`, read from its receipt (PDPVerifier's PiecesAdded): for a
+   * copy whose `store` answer was lost, when the process stopped while the
+   * SDK waited for the add.
+   */
+  addedCopy(add: { txHash: Hash; providerId: number; pieceCid: string }): Promise<FocAddOutcome>
   account(): Promise<FocAccount>
   /**
    * Asks the copy's provider to remove the piece from our data set (it is no
@@ -299,6 +311,31 @@ export function createFocClient(options: FocClientOptions): FocClient {
         nextChallengeEpoch: nextChallenge === 0n ? null : Number(nextChallenge),
         maxProvingPeriod: Number(config[0]), challengeWindow: Number(config[1]),
       }
+    }),
+
+    addedCopy: guarded(async ({ txHash, providerId, pieceCid }): Promise<FocAddOutcome> => {
+      const receipt = await client.getTransactionReceipt({ hash: txHash }).catch((error: unknown) => {
+        if (error instanceof TransactionReceiptNotFoundError) return null
+        throw error
+      })
+      if (!receipt) return { status: 'pending' }
+      if (receipt.status !== 'success') return { status: 'failed' }
+      const wanted = toHex(Piece.parse(pieceCid).bytes)
+      for (const added of parseEventLogs({ abi: pdp.abi, logs: receipt.logs, eventName: 'PiecesAdded' })) {
+        if (!isAddressEqual(added.address, pdp.address)) continue
+        const at = added.args.pieceCids.findIndex((cid) => cid.data.toLowerCase() === wanted)
+        if (at < 0) continue
+        const provider = await getPDPProvider(client, { providerId: BigInt(providerId) })
+        if (!provider) throw new NetworkError('PROTOCOL_ERROR', `PDP provider ${providerId} is not in the registry`)
+        return {
+          status: 'added',
+          copy: {
+            providerId, dataSetId: added.args.setId, pieceId: added.args.pieceIds[at], addedEpoch: Number(receipt.blockNumber),
+            retrievalUrl: createPieceUrlPDP({ cid: pieceCid, serviceURL: provider.pdp.serviceURL }),
+          },
+        }
+      }
+      return { status: 'failed' }
     }),
 
     account: guarded(async () => {

@@ -180,18 +180,22 @@ describe('the deal engine\'s PDP route (Filecoin Onchain Cloud through the Synap
     expect([...dataSets.values()].map((ids) => ids.size)).toEqual([1, 1])
   }, 240_000)
 
-  it('fails the copies a restart interrupted, and makes them again', async () => {
+  it('adopts the copies whose add was on its way when the gateway restarted, instead of uploading them again', async () => {
     stack = await startDealStack({ seed: 'pdp restart', copies: 1, foc: { copies: 2 } })
     const s = stack
     expect((await s.put('/e.bin', bytes(120_000, 5))).status).toBe(201)
     await s.seal()
-    // Stopped while the pieces are being added on chain: the rows are there, the SDK's answer is lost.
-    expect(await s.runUntil(async () => (await s.gateway.dealStore.ofGroup(1)).some((d) => d.route === 'pdp' && d.state === 'proposed'), { max: 400, pauseMs: 20, epochsPerTick: 1 })).toBe(true)
+    // Stopped while both pieces are being added on chain: the rows have their add transactions, the SDK's answer is lost.
+    const adding = async () => (await s.gateway.dealStore.ofGroup(1)).filter((d) => d.route === 'pdp' && d.state === 'proposed')
+    expect(await s.runUntil(async () => (await adding()).length === 2, { max: 400, pauseMs: 20, epochsPerTick: 1 })).toBe(true)
+    const sent = await adding()
+    expect(sent.every((d) => /^0x[0-9a-f]{64}$/.test(d.proposalId ?? ''))).toBe(true)
     await s.restartGateway()
     const copies = await twoProved(s, '/e.bin')
     expect(copies).toHaveLength(2)
+    // The same two rows, now proved: nothing failed, nothing uploaded twice, no second piece paid for.
     const rows = (await s.gateway.dealStore.ofGroup(1)).filter((d) => d.route === 'pdp')
-    expect(rows.filter((d) => d.state === 'failed').map((d) => d.reason)).toContain('INTERRUPTED')
-    expect(rows.filter((d) => d.state === 'proposing' || d.state === 'proposed')).toEqual([])
+    expect(rows.map((d) => [d.id, d.state]).sort()).toEqual(sent.map((d) => [d.id, 'active']).sort())
+    for (const d of rows) expect(copies.find((c: any) => c.provider === d.provider)?.pieceId).toBe(d.pieceId)
   }, 240_000)
 })

@@ -60,7 +60,8 @@ describe('the gateway\'s Onchain Cloud client (the unchanged Synapse SDK) agains
   })
 
   it('stores a piece on two providers, every request on loopback, and each copy gets a proof on chain', async () => {
-    const { result, urls } = await recordingFetches(() => client.store(data, { copies: 2 }))
+    const adds = new Map<number, `0x${string}`>()
+    const { result, urls } = await recordingFetches(() => client.store(data, { copies: 2, onProgress: (e) => e.kind === 'adding' && adds.set(e.providerId, e.txHash) }))
     stored = result
     expect(stored.pieceCid).toBe(Piece.calculate(data).toString())
     expect(stored.copies).toHaveLength(2)
@@ -89,6 +90,16 @@ describe('the gateway\'s Onchain Cloud client (the unchanged Synapse SDK) agains
     const after = await client.account()
     expect(after.lockupRatePerEpoch).toBeGreaterThan(0n)
     expect(after.runwayEpochs).toBeGreaterThan(0n)
+
+    // Each add transaction, read back as a restarted gateway would: the same copy as the SDK's answer.
+    const v2 = stored.pieceCid
+    for (const copy of stored.copies) {
+      expect(await client.addedCopy({ txHash: adds.get(copy.providerId)!, providerId: copy.providerId, pieceCid: v2 })).toEqual({ status: 'added', copy })
+    }
+    // A transaction not in any block yet, and one that added nothing of ours (a deposit).
+    expect(await client.addedCopy({ txHash: `0x${'ab'.repeat(32)}`, providerId: stored.copies[0].providerId, pieceCid: v2 })).toEqual({ status: 'pending' })
+    const deposit = await client.fund(USDFC('1'))
+    expect(await client.addedCopy({ txHash: deposit, providerId: stored.copies[0].providerId, pieceCid: v2 })).toEqual({ status: 'failed' })
   }, 240_000)
 
   it('sees a provider that stops proving: its copy misses proving periods while the other goes on', async () => {
