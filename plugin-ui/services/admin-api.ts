@@ -81,7 +81,17 @@ export async function testGatewayLink(link: Partial<GatewayLinkUpdate> = {}): Pr
     ...(typeof data.dealsWarning === 'string' ? { dealsWarning: data.dealsWarning } : {}),
     ...(typeof data.dealKind === 'string' ? { dealKind: data.dealKind } : {}),
     ...(onchainCloudOf(data.onchainCloud) ?? {}),
+    ...(dealMarketOf(data.dealMarket) ?? {}),
   }
+}
+
+/** What pays for deal-market copies, kept only when every field is what the bridge sends. */
+function dealMarketOf(value: unknown): Pick<LinkTestResult, 'dealMarket'> | undefined {
+  if (!isObject(value)) return undefined
+  const { dataCap, escrow, locked, dealsUntil } = value
+  if ((dataCap !== null && typeof dataCap !== 'string') || typeof escrow !== 'string' || typeof locked !== 'string') return undefined
+  if (dealsUntil !== undefined && (typeof dealsUntil !== 'string' || Number.isNaN(Date.parse(dealsUntil)))) return undefined
+  return { dealMarket: { dataCap, escrow, locked, ...(dealsUntil === undefined ? {} : { dealsUntil }) } }
 }
 
 /** The Onchain Cloud account's standing, kept only when every field is what the bridge sends. */

@@ -26,6 +26,18 @@ export function relativeTime(unixSeconds: number, language = getLanguage()): str
   return formatRelativeTime(unixSeconds * 1000, { language })
 }
 
+/** "32 GiB", "1.5 TiB": a byte count (a decimal string, as DataCap comes) in binary units, one decimal below 10. */
+export function formatBytes(bytes: string | number, locale = getCanonicalLocale()): string {
+  const units = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB', 'EiB']
+  let value = Number(bytes)
+  let unit = 0
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024
+    unit++
+  }
+  return `${new Intl.NumberFormat(locale || undefined, { maximumFractionDigits: value < 10 && unit > 0 ? 1 : 0 }).format(value)} ${units[unit]}`
+}
+
 /** For `<time datetime>`: machine-readable, so assistive tech and tests can rely on it. */
 export function isoDate(unixSeconds: number): string {
   return new Date(unixSeconds * 1000).toISOString()

@@ -59,23 +59,40 @@ export async function testGatewayLink(link: EffectiveLink): Promise<LinkTestResu
   const blocked = res.headers.get('filecoin-deals-blocked')
   const kind = res.headers.get('filecoin-deal-kind')
   const onchainCloud = onchainCloudOf(res.headers.get('filecoin-onchain-cloud'))
+  const dealMarket = dealMarketOf(res.headers.get('filecoin-deal-market'))
   return {
     success: true, status, message: 'The gateway answered and accepted the credentials', latencyMs,
     ...(warning ? { warning } : {}),
     ...(blocked ? { dealsWarning: `The gateway proposes no deals: ${blocked.slice(0, 500)}` } : {}),
     ...(kind ? { dealKind: `The gateway proposes ${kind.slice(0, 500)}` } : {}),
     ...(onchainCloud ? { onchainCloud } : {}),
+    ...(dealMarket ? { dealMarket } : {}),
   }
 }
+
+/** `a=1; b=2` as its fields. */
+const headerFields = (header: string) => Object.fromEntries(header.split(';').map((part) => part.trim().split('=', 2) as [string, string]))
+const DECIMAL = /^\d{1,30}(\.\d{1,18})?$/
 
 /** `status=WARNING; funds=12.5; funded-until=2027-03-03T10:00:00.000Z`, read strictly: anything odd is left out. */
 function onchainCloudOf(header: string | null): LinkTestResult['onchainCloud'] {
   if (!header) return undefined
-  const fields = Object.fromEntries(header.split(';').map((part) => part.trim().split('=', 2) as [string, string]))
+  const fields = headerFields(header)
   const status = fields.status
   if (status !== 'HEALTHY' && status !== 'WARNING' && status !== 'DEFICIT') return undefined
-  if (!/^\d{1,30}(\.\d{1,18})?$/.test(fields.funds ?? '') || Number.isNaN(Date.parse(fields['funded-until'] ?? ''))) return undefined
+  if (!DECIMAL.test(fields.funds ?? '') || Number.isNaN(Date.parse(fields['funded-until'] ?? ''))) return undefined
   return { status, funds: fields.funds, fundedUntil: new Date(fields['funded-until']).toISOString() }
+}
+
+/** `datacap=34359738368; escrow=0.5; locked=0.1; deals-until=2028-03-03T10:00:00.000Z`, read as strictly. */
+function dealMarketOf(header: string | null): LinkTestResult['dealMarket'] {
+  if (!header) return undefined
+  const fields = headerFields(header)
+  const dataCap = fields.datacap === 'none' ? null : fields.datacap
+  if ((dataCap !== null && !/^\d{1,30}$/.test(dataCap ?? '')) || !DECIMAL.test(fields.escrow ?? '') || !DECIMAL.test(fields.locked ?? '')) return undefined
+  const until = fields['deals-until']
+  if (until !== undefined && Number.isNaN(Date.parse(until))) return undefined
+  return { dataCap, escrow: fields.escrow, locked: fields.locked, ...(until === undefined ? {} : { dealsUntil: new Date(until).toISOString() }) }
 }
 
 async function readCapped(res: Response): Promise<string> {

@@ -11,7 +11,7 @@ import type { GroupReasonCode } from './group-reason.ts'
 import { fileState, retrievableCopies, type FileState } from './file-state.ts'
 import { nameOf, parentOf, type Namespace } from './namespace.ts'
 import type { RecordCache } from './record-cache.ts'
-import type { PdpFunding } from './deals/types.ts'
+import type { MarketFunding, PdpFunding } from './deals/types.ts'
 
 export interface FileInfoDeps {
   namespace: Namespace
@@ -31,6 +31,8 @@ export interface FileInfoDeps {
   dealKind?: () => string | undefined
   /** How long the Onchain Cloud account pays for PDP copies, said in the `Filecoin-Onchain-Cloud` header. */
   onchainCloud?: () => PdpFunding | undefined
+  /** What pays for deal-market copies, said in the `Filecoin-Deal-Market` header. */
+  dealMarket?: () => MarketFunding | undefined
 }
 
 /** Header naming the network a gateway's deals are on (ours sends it; CIDgravity's does not). */
@@ -40,8 +42,13 @@ export const DEALS_BLOCKED_HEADER = 'Filecoin-Deals-Blocked'
 export const DEAL_KIND_HEADER = 'Filecoin-Deal-Kind'
 /** Header with the Onchain Cloud account's standing: `status=WARNING; funds=12.5; funded-until=2027-03-03T10:00:00.000Z` (funds in USDFC). */
 export const ONCHAIN_CLOUD_HEADER = 'Filecoin-Onchain-Cloud'
+/** Header with the deal market's funds: `datacap=34359738368; escrow=0.5; locked=0.1; deals-until=2028-03-03T10:00:00.000Z` (DataCap in bytes or `none`, escrow in FIL; deals-until only with active deals). */
+export const DEAL_MARKET_HEADER = 'Filecoin-Deal-Market'
 
 const MAX_PATH_LENGTH = 4096
+
+/** A wall-clock time for a header, held within what a Date can say. */
+const isoTime = (ms: number) => new Date(Math.min(Math.max(ms, 0), 8.64e15)).toISOString()
 
 /**
  * Turns a client path into a namespace path: taken literally (never
@@ -91,7 +98,12 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
     const kind = deps.dealKind?.()
     if (kind) res.set(DEAL_KIND_HEADER, kind.replace(/[^\x20-\x7e]/g, '?').slice(0, 500))
     const funding = deps.onchainCloud?.()
-    if (funding) res.set(ONCHAIN_CLOUD_HEADER, `status=${funding.status}; funds=${formatUnits(funding.funds, 18)}; funded-until=${new Date(Math.min(funding.fundedUntilMs, 8.64e15)).toISOString()}`)
+    if (funding) res.set(ONCHAIN_CLOUD_HEADER, `status=${funding.status}; funds=${formatUnits(funding.funds, 18)}; funded-until=${isoTime(funding.fundedUntilMs)}`)
+    const market = deps.dealMarket?.()
+    if (market) {
+      const until = market.dealsUntilMs === undefined ? '' : `; deals-until=${isoTime(market.dealsUntilMs)}`
+      res.set(DEAL_MARKET_HEADER, `datacap=${market.dataCap ?? 'none'}; escrow=${formatUnits(market.escrow, 18)}; locked=${formatUnits(market.locked, 18)}${until}`)
+    }
     handle(req)
       .then((text) => res.status(200).type('json').send(text))
       .catch(next)

@@ -171,7 +171,7 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
     const freeBytes = g.state === 'full' ? await space.free().catch(() => undefined) : undefined
     return groupReason(g, { groupSize: config.groupSize, groupIdleSeconds: config.groupIdleSeconds, progress: progress && (() => progress), freeBytes })
   }
-  app.use(createFileInfoRouter({ namespace, content, folders, logger, records, reasonOf, network: config.network, dealsBlocked: () => deals?.fundsProblem(), dealKind: () => deals && describeDealKind(deals.dealKind()), onchainCloud: () => deals?.pdpFunding() }))
+  app.use(createFileInfoRouter({ namespace, content, folders, logger, records, reasonOf, network: config.network, dealsBlocked: () => deals?.fundsProblem(), dealKind: () => deals && describeDealKind(deals.dealKind()), onchainCloud: () => deals?.pdpFunding(), dealMarket: () => deals?.marketFunding() }))
   app.use(createFolderStatesRouter({ namespace, content, folders, records, reasonOf }))
   app.use(parts.webdav)
   app.use(gatewayErrorHandler(logger))

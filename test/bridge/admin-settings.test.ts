@@ -196,6 +196,29 @@ describe('admin settings and the tab config (live gateway link)', () => {
     }
   })
 
+  it('passes on what pays for the deal market\'s copies (its Filecoin-Deal-Market header), and leaves out an odd one', async () => {
+    let header = 'datacap=34359738368; escrow=0.5; locked=0.125; deals-until=2028-03-03T10:00:00.000Z'
+    const gateway = await startFakeGateway((app) =>
+      app.post('/file-info', (_req, res) => void res.status(404).set('Filecoin-Deal-Market', header).json({ success: false, error: { code: 'NOT_FOUND', message: 'no such file' } })),
+    )
+    try {
+      const ask = () => call(t.url, TEST_LINK, { method: 'POST', body: { gatewayUrl: gateway.url } })
+      expect((await ask()).body).toMatchObject({ success: true, dealMarket: { dataCap: '34359738368', escrow: '0.5', locked: '0.125', dealsUntil: '2028-03-03T10:00:00.000Z' } })
+      // Not a verified client, and nothing stored yet.
+      header = 'datacap=none; escrow=0; locked=0'
+      const plain = (await ask()).body
+      expect(plain.dealMarket).toEqual({ dataCap: null, escrow: '0', locked: '0' })
+      for (const odd of ['datacap=-1; escrow=0; locked=0', 'datacap=none; escrow=lots; locked=0', 'datacap=none; escrow=1; locked=0; deals-until=someday', 'escrow=1; locked=0', 'verified']) {
+        header = odd
+        const oddRes = await ask()
+        expect(oddRes.body.success).toBe(true)
+        expect(oddRes.body.dealMarket).toBeUndefined()
+      }
+    } finally {
+      await gateway.close()
+    }
+  })
+
   it('passes on the Onchain Cloud account\'s standing (its Filecoin-Onchain-Cloud header), and leaves out an odd one', async () => {
     let header = 'status=WARNING; funds=12.5; funded-until=2027-03-03T10:00:00.000Z'
     const gateway = await startFakeGateway((app) =>

@@ -188,6 +188,21 @@ describe('AdminSettings', () => {
     }
   })
 
+  it('says what pays for the deal market\'s copies: DataCap or escrow, and when the first deal of the stored data ends', async () => {
+    const cases = [
+      [{ dataCap: '34359738368', escrow: '0.5', locked: '0.125', dealsUntil: '2028-03-03T10:00:00.000Z' }, /^Deal market \(sealed copies\): 32 GiB of DataCap left for verified deals; 0\.5 FIL in market escrow, 0\.125 FIL of it locked by deals\. Each deal is paid to its end when made; the first of the stored data's deals ends on .*2028.*\.$/],
+      [{ dataCap: null, escrow: '2', locked: '0' }, /^Deal market \(sealed copies\): no DataCap \(not a verified client\); 2 FIL in market escrow, 0 FIL of it locked by deals\.$/],
+    ] as const
+    for (const [dealMarket, text] of cases) {
+      http.on('POST', TEST_LINK, { status: 200, data: { success: true, status: 404, message: 'The gateway answered and accepted the credentials', latencyMs: 3, dealMarket } })
+      const w = await open()
+      await w.get('[data-test="test-link"]').trigger('click')
+      await flushPromises()
+      expect(w.get('[data-test="test-deal-market"]').text()).toMatch(text)
+      w.unmount()
+    }
+  })
+
   it('shows a failed link test with the gateway status', async () => {
     http.on('POST', TEST_LINK, { status: 200, data: { success: false, status: 401, message: 'Unauthorized', latencyMs: 5 } })
     const w = await open()

@@ -32,6 +32,8 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
   let timer: NodeJS.Timeout | undefined
   /** The chain head of the last pass, and whether the deal service answered: for `reason`. */
   let lastHead: number | undefined
+  /** The earliest end of the active deal-market deals, as of the last pass. */
+  let firstDealEnd: number | undefined
   let serviceError: string | undefined
 
   // Only groups whose CAR is on disk can be sent: ready_for_deals, or offloaded ones reloaded for repair.
@@ -66,6 +68,8 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
     }
     await repairs.finish(head, r)
     await offloadGroups(c, head, r)
+    const ends = (await deals.inState('active', 'market')).map((d) => d.endEpoch)
+    firstDealEnd = ends.length > 0 ? Math.min(...ends) : undefined
     return r
   }
 
@@ -93,6 +97,12 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
     requiredCopies: () => c.copies,
     fundsProblem: () => placement.fundsError(),
     pdpFunding: () => pdp?.funding(),
+    marketFunding() {
+      const funds = placement.clientFunds()
+      if (!funds) return undefined
+      const dealsUntilMs = firstDealEnd === undefined || lastHead === undefined ? undefined : c.now() + (firstDealEnd - lastHead) * providers.epochSeconds * 1000
+      return { ...funds, ...(dealsUntilMs === undefined ? {} : { dealsUntilMs }) }
+    },
     dealKind: () => placement.dealKind(),
     async progress(groupId) {
       return {

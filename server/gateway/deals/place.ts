@@ -16,6 +16,8 @@ export interface Placement {
   noProviders(groupId: number): string | undefined
   /** Set while the client address lacks the DataCap or escrow its deals need. */
   fundsError(): string | undefined
+  /** The client address's DataCap and market escrow, as last read. */
+  clientFunds(): ClientFunds | undefined
   /** Whether new deals are verified (Fil+), and why not when the operator asked for them. */
   dealKind(): DealKind
 }
@@ -165,6 +167,7 @@ export function createPlacement(c: EngineContext): Placement {
   return {
     noProviders: (groupId) => noProviders.get(groupId),
     fundsError: () => fundsError,
+    clientFunds: () => funds,
     dealKind: () => ({
       verified: verifiedNow(),
       networkVersion,

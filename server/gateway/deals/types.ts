@@ -248,6 +248,17 @@ export interface PdpFunding {
   fundedUntilMs: number
 }
 
+/** What pays for the deal market's copies: the client address's DataCap and escrow, and how far its deals are paid. */
+export interface MarketFunding {
+  /** Bytes of DataCap left; null when the address is not a verified client. */
+  dataCap: bigint | null
+  /** Storage market escrow, attoFIL, and how much of it deals lock. */
+  escrow: bigint
+  locked: bigint
+  /** When the first of the stored data's active deals ends, in wall-clock milliseconds; undefined without any. */
+  dealsUntilMs?: number
+}
+
 /** The PDP route's client and policy. */
 export interface PdpRouteOptions {
   client: FocClient
@@ -296,6 +307,8 @@ export interface DealEngine {
   fundsProblem(): string | undefined
   /** How long the Onchain Cloud account pays for PDP copies, as last read; undefined without the route or before a read. */
   pdpFunding(): PdpFunding | undefined
+  /** What pays for deal-market copies, as last read; undefined before a read. */
+  marketFunding(): MarketFunding | undefined
   /** Whether new deals are verified (Fil+), and why not where verified ones were asked for. */
   dealKind(): DealKind
   /** Ticks every `intervalMs` until stopped. */

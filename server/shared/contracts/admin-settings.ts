@@ -115,6 +115,12 @@ export const LinkTestResultSchema = z.object({
     funds: z.string().describe('USDFC deposited in Filecoin Pay, as a decimal'),
     fundedUntil: z.string().describe('When the funds run out at the current rate (ISO 8601)'),
   }).optional().describe('The gateway\'s Filecoin Onchain Cloud account for PDP copies, when it stores there (Filecoin-Onchain-Cloud header)'),
+  dealMarket: z.object({
+    dataCap: z.string().nullable().describe('Bytes of DataCap left, as a decimal; null when the client address is not a verified client'),
+    escrow: z.string().describe('FIL in the storage market escrow, as a decimal'),
+    locked: z.string().describe('FIL of that escrow locked by deals'),
+    dealsUntil: z.string().optional().describe('When the first of the stored data\'s active deals ends (ISO 8601); absent without active deals'),
+  }).optional().describe('What pays for the gateway\'s deal-market copies (Filecoin-Deal-Market header)'),
 })
 
 export type MountSetting = z.infer<typeof MountSettingSchema>

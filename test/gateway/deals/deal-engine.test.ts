@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto'
+import { formatUnits } from 'viem'
 import { padPieceCid } from '../../../server/shared/piece.ts'
 import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
@@ -59,6 +60,17 @@ describe('deal engine', () => {
       // And the deal service sees it on chain.
       expect((await s.service.deals.pieceDeals(tenant, proposal.PieceCID['/'])).map((x) => x.provider)).toContain(deal.provider)
     }
+
+    // What pays for these copies, for the admin's link test: the client's DataCap and escrow, and when the first deal ends.
+    const probe = await fetch(`${s.gatewayServer.url}/file-info`, { method: 'POST', body: JSON.stringify({ filePath: '/nothing-here' }) })
+    const market = /^datacap=(\d+); escrow=([\d.]+); locked=([\d.]+); deals-until=(\S+)$/.exec(probe.headers.get('filecoin-deal-market') ?? '')
+    expect(market).not.toBeNull()
+    const funds = await s.simnet.marketBalance(s.clientAddress)
+    expect(market![2]).toBe(formatUnits(funds.escrow, 18))
+    const firstEnd = Math.min(...group.deals.map((x: { endEpoch: number }) => x.endEpoch))
+    const untilMs = Date.parse(market![4])
+    // The first deal's end on the simulated network's clock, counted from its head at the last pass.
+    expect(Math.abs(untilMs - (s.clock.now + (firstEnd - s.simnet.headEpoch()) * s.simnet.clock.epochSeconds * 1000))).toBeLessThan(60 * 60_000)
   })
 
   it('offloads a group once its copies are retrievable, and a read fetches it back from providers with intact bytes while it stays offloaded', async () => {
