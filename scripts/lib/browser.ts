@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process'
 import { cpSync, existsSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { join } from 'node:path'
-import type { Browser, Page } from 'playwright-core'
+import type { Browser, Locator, Page } from 'playwright-core'
 
 /** Debian's chromium (`.ci/run` installs it); playwright cannot download browsers here. */
 export const CHROMIUM = '/usr/bin/chromium'
@@ -23,6 +23,14 @@ export async function logInToPreview(page: Page, appUrl: string, user: string, p
   await page.getByLabel('Password').fill(password)
   await page.getByRole('button', { name: 'Log in' }).click()
   await page.getByTestId('user').waitFor()
+}
+
+/** Opens the current folder's file at `path` (e.g. `/hello.txt`) in the sidebar; resolves with the sidebar once its record shows. */
+export async function openInSidebar(page: Page, path: string): Promise<Locator> {
+  await page.locator(`[data-test="file-row"][data-path="${path}"] button.preview-files__name`).click()
+  const sidebar = page.locator('#app-sidebar')
+  await sidebar.getByTestId('record').waitFor({ timeout: 15_000 })
+  return sidebar
 }
 
 const ROOT = join(import.meta.dirname, '..', '..')

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser } from 'playwright-core'
 import { afterAll, describe, expect, it } from 'vitest'
-import { copyBundle, ensureBundle, hasChromium, launchChromium } from '../../scripts/lib/browser.ts'
+import { copyBundle, ensureBundle, hasChromium, launchChromium, logInToPreview, openInSidebar } from '../../scripts/lib/browser.ts'
 import { basicAuth, startStack, type RunningStack } from '../../scripts/lib/stack.ts'
 
 const ARTIFACTS = join(import.meta.dirname, '..', 'artifacts')
@@ -55,14 +55,9 @@ describe.skipIf(!hasChromium())('first run (npm start defaults) in chromium', ()
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
     const errors: string[] = []
     page.on('pageerror', (err) => errors.push(err.message))
-    await page.goto(`${stack.appUrl}/`)
-    await page.getByLabel('User').fill('admin')
-    await page.getByLabel('Password').fill(password)
-    await page.getByRole('button', { name: 'Log in' }).click()
+    await logInToPreview(page, stack.appUrl, 'admin', password)
     expect(await page.getByTestId('network').textContent()).toBe('Simulated network, 1 minute ≈ 5 hours')
-    await page.locator('[data-test="file-row"][data-path="/hello.txt"] button.preview-files__name').click()
-    const tab = page.locator('#app-sidebar')
-    await tab.getByTestId('record').waitFor({ timeout: 15_000 })
+    const tab = await openInSidebar(page, '/hello.txt')
     expect(await tab.getByTestId('simnet-note').textContent()).toContain('1 minute ≈ 5 hours')
 
     // Follow the tab as it refreshes by itself; each new state is photographed in both schemes.

@@ -12,7 +12,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser } from 'playwright-core'
 import { afterAll, describe, expect, it } from 'vitest'
-import { copyBundle, ensureBundle, hasChromium, launchChromium } from '../../scripts/lib/browser.ts'
+import { copyBundle, ensureBundle, hasChromium, launchChromium, logInToPreview, openInSidebar } from '../../scripts/lib/browser.ts'
 import { basicAuth, startStack, type RunningStack } from '../../scripts/lib/stack.ts'
 
 const ARTIFACTS = join(import.meta.dirname, '..', 'artifacts')
@@ -49,13 +49,8 @@ describe.skipIf(!hasChromium())('a PDP copy in the tab (npm start with the simul
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
     const errors: string[] = []
     page.on('pageerror', (err) => errors.push(err.message))
-    await page.goto(`${stack.appUrl}/`)
-    await page.getByLabel('User').fill('admin')
-    await page.getByLabel('Password').fill(password)
-    await page.getByRole('button', { name: 'Log in' }).click()
-    await page.locator('[data-test="file-row"][data-path="/hello.txt"] button.preview-files__name').click()
-    const tab = page.locator('#app-sidebar')
-    await tab.getByTestId('record').waitFor({ timeout: 15_000 })
+    await logInToPreview(page, stack.appUrl, 'admin', password)
+    const tab = await openInSidebar(page, '/hello.txt')
 
     // The tab refreshes by itself; its group is opened once it has one, and stays open.
     let proof = ''
@@ -95,8 +90,7 @@ describe.skipIf(!hasChromium())('a PDP copy in the tab (npm start with the simul
     expect(bigUpload.status).toBe(201)
     const bigUploadedAt = Date.now()
     await page.reload()
-    await page.locator('[data-test="file-row"][data-path="/big.bin"] button.preview-files__name').click()
-    await tab.getByTestId('record').waitFor({ timeout: 15_000 })
+    await openInSidebar(page, '/big.bin')
     expect(await offloaded(bigUploadedAt + SIX_MINUTES)).toBe('Offloaded')
     expect(await tab.locator('[data-test="group"]').count()).toBe(4)
     const bigProofs = await tab.locator('[data-test="pdp-proof"] time').allTextContents()

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { copyBundle, ensureBundle, hasChromium, launchChromium, logInToPreview } from '../../scripts/lib/browser.ts'
+import { copyBundle, ensureBundle, hasChromium, launchChromium, logInToPreview, openInSidebar } from '../../scripts/lib/browser.ts'
 import { basicAuth, startStack, type RunningStack } from '../../scripts/lib/stack.ts'
 import { keepGroupWritable } from '../helpers/busy-group.ts'
 
@@ -34,8 +34,7 @@ async function openFilesPage(page: Page, appUrl: string): Promise<void> {
 /** Opens a file of the current folder in the sidebar and waits for its record. */
 async function openFile(page: Page, name: string): Promise<void> {
   await page.getByRole('link', { name: 'All files' }).click()
-  await page.locator(`[data-test="file-row"][data-path="/${name}"] button.preview-files__name`).click()
-  await page.locator('#app-sidebar [data-test="record"]').waitFor({ timeout: 15_000 })
+  await openInSidebar(page, `/${name}`)
 }
 
 describe.skipIf(!hasChromium())('preview page in chromium', () => {
