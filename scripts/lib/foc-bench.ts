@@ -63,6 +63,8 @@ export async function benchOnchainCloud(o: FocBenchOptions): Promise<void> {
       const stored = await client.store(randomBytes(o.fileKib * 1024), { copies: 2 })
       const proof = await untilFirstProof(client, stored.copies, startEpoch, head)
       firstProof.push({ ms: performance.now() - started, epochs: proof.epochs })
+      // Progress on stderr: the section runs for minutes, and its table goes to stdout at the end.
+      process.stderr.write(`  onchain cloud: file ${i + 1}/${o.files} proved after ${(firstProof[i].ms / 1000).toFixed(1)} s\n`)
     }
     const ms = firstProof.map((p) => p.ms)
     const epochs = firstProof.map((p) => p.epochs)
