@@ -104,9 +104,10 @@ export interface DealStackOptions {
    * its chain runs on the wall clock (`epochSeconds` real seconds an epoch,
    * default 0.05: a 240-epoch proving period in 12 s and a 20-epoch challenge
    * window in 1 s, which a loaded machine still meets), `providers` Curio-like
-   * providers (faults by index), the gateway's account given `fil` and `usdfc`.
+   * providers (faults by index), the gateway's account given `fil` and `usdfc`;
+   * `client` wraps the gateway's client of it (to make a call fail).
    */
-  foc?: { copies: number; autoDeposit?: boolean; epochSeconds?: number; providers?: number; faults?: Record<number, PdpProviderFault>; fil?: bigint; usdfc?: bigint; uploadIdleMs?: number }
+  foc?: { copies: number; autoDeposit?: boolean; epochSeconds?: number; providers?: number; faults?: Record<number, PdpProviderFault>; fil?: bigint; usdfc?: bigint; uploadIdleMs?: number; client?: (client: FocClient) => FocClient }
 }
 
 /**
@@ -147,7 +148,7 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
     foc = await startSimulatedFoc({ dir: join(dir, 'simfoc'), seed: o.seed ?? 'deal-engine-tests', genesisTimestamp: Date.now() / 1000, epochSeconds: o.foc.epochSeconds ?? 0.05, providerCount: o.foc.providers ?? 3, faults: o.foc.faults, logger: silent })
     const account = privateKeyToAccount(`0x${Buffer.from(privateKey).toString('hex')}`)
     await foc.faucet(account.address, { fil: o.foc.fil ?? parseEther('10'), usdfc: o.foc.usdfc ?? parseUnits('100', 18) })
-    focClient = createFocClient({ chain: focChain('devnet', foc.rpcUrl, { contracts: foc.contracts, genesisTimestamp: foc.genesisTimestamp }), account })
+    focClient = (o.foc.client ?? ((c) => c))(createFocClient({ chain: focChain('devnet', foc.rpcUrl, { contracts: foc.contracts, genesisTimestamp: foc.genesisTimestamp }), account }))
   }
 
   let gateway: Gateway

@@ -21,6 +21,8 @@ const MAX_RUNWAY_EPOCHS = 10 * 365 * EPOCHS_PER_DAY
 const WARNING_RUNWAY_EPOCHS = 14 * EPOCHS_PER_DAY
 /** What an automatic top-up brings the runway back to. */
 const TOP_UP_RUNWAY_EPOCHS = 30 * EPOCHS_PER_DAY
+/** The longest wait between two tries at removing a piece that no longer counts: a day of chain time. */
+const REMOVAL_RETRY_MAX_EPOCHS = EPOCHS_PER_DAY
 /** How long an add transaction sent before a restart may stay out of a block before its copy is made again (an hour). */
 const ADOPT_WAIT_EPOCHS = 120
 
@@ -75,6 +77,9 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
   let resumed = false
   /** Copies whose add transaction was sent before a restart: adopted from the chain, or failed. */
   const orphans = new Set<number>()
+  /** Copies that no longer count whose piece is to be removed from its data set: the next try, and how many failed. */
+  const removals = new Map<number, { tries: number; atMs: number }>()
+  let removalsSwept = false
   /** Chain time since a row last changed, on this network's epochs. */
   const epochsSince = (d: GroupDeal) => (c.now() - d.updatedMs) / 1000 / c.o.providers.epochSeconds
   // Chain time, like the engine's other waits: a sped-up simulated network asks as often per epoch as a real one.
@@ -268,16 +273,42 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
   }
 
   /**
-   * A copy that no longer counts is no longer paid for: its piece is removed
-   * from the data set. Said in the log either way; a removal that fails is
-   * not tried again (the provider that stopped proving may not answer).
+   * A copy that no longer counts is no longer paid for: its provider is
+   * asked to remove its piece from the data set, unless the chain shows it
+   * gone or already scheduled. A failure (the provider that stopped proving
+   * may not answer) is tried again later, with back-off up to a day of chain
+   * time.
    */
   async function removeCopy(d: GroupDeal): Promise<void> {
+    const copy = { providerId: providerIdOf(d.provider), dataSetId: BigInt(d.dataSetId!), pieceId: BigInt(d.pieceId!) }
+    const tries = removals.get(d.id)?.tries ?? 0
     try {
-      const hash = await client.removeCopy({ providerId: providerIdOf(d.provider), dataSetId: BigInt(d.dataSetId!), pieceId: BigInt(d.pieceId!) })
-      logger.info({ groupId: d.groupId, provider: d.provider, dataSetId: d.dataSetId, pieceId: d.pieceId, hash }, 'PDP copy removed from its data set: no longer paid for')
+      if ((await client.removalState(copy)) === 'live') {
+        const hash = await client.removeCopy(copy)
+        logger.info({ groupId: d.groupId, provider: d.provider, dataSetId: d.dataSetId, pieceId: d.pieceId, hash }, 'PDP copy removed from its data set: no longer paid for')
+      }
+      removals.delete(d.id)
     } catch (err) {
-      logger.warn({ err, groupId: d.groupId, provider: d.provider, dataSetId: d.dataSetId, pieceId: d.pieceId }, 'removing a PDP copy that no longer counts failed; it is paid for until its provider removes it')
+      const waitEpochs = Math.min(REMOVAL_RETRY_MAX_EPOCHS, 10 * 2 ** tries)
+      removals.set(d.id, { tries: tries + 1, atMs: c.now() + waitEpochs * c.o.providers.epochSeconds * 1000 })
+      // Said once; later tries only when they succeed.
+      if (tries === 0) logger.warn({ err, groupId: d.groupId, provider: d.provider, dataSetId: d.dataSetId, pieceId: d.pieceId }, 'removing a PDP copy that no longer counts failed; trying again later (it is paid for until then)')
+    }
+  }
+
+  /** Removals to try now: failed ones whose wait is over, and, once after a start, every copy that ended with its piece on chain. */
+  async function retryRemovals(): Promise<void> {
+    if (!removalsSwept) {
+      removalsSwept = true
+      for (const d of [...(await deals.inState('ended', 'pdp')), ...(await deals.inState('failed', 'pdp'))]) {
+        if (d.pieceId !== undefined && !removals.has(d.id)) removals.set(d.id, { tries: 0, atMs: 0 })
+      }
+    }
+    for (const [id, next] of removals) {
+      if (next.atMs > c.now()) continue
+      const d = await deals.get(id)
+      if (d?.dataSetId === undefined || d.pieceId === undefined) removals.delete(id)
+      else await removeCopy(d)
     }
   }
 
@@ -381,6 +412,7 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
         })
         if (proof) await followCopy(d, proof, head, endEpoch, r)
       }
+      await retryRemovals()
     },
 
     async stop() {

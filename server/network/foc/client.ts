@@ -116,6 +116,8 @@ export interface FocClient {
    * the provider sends it. Returns the transaction.
    */
   removeCopy(copy: Pick<FocCopy, 'providerId' | 'dataSetId' | 'pieceId'>): Promise<Hash>
+  /** Whether a piece is still in its data set (`live`), already scheduled for removal at the next proving period, or `gone`. */
+  removalState(copy: Pick<FocCopy, 'dataSetId' | 'pieceId'>): Promise<'live' | 'scheduled' | 'gone'>
   /** The first `size` bytes of a copy's piece as its provider serves it (`GET <retrievalUrl>`). */
   retrievePiece(retrievalUrl: string, size: number, signal: AbortSignal): AsyncIterable<Uint8Array>
   /** One block of a copy's CAR from its provider's trustless gateway (`GET /ipfs/<cid>`, raw); the caller checks it. */
@@ -184,6 +186,8 @@ export function createFocClient(options: FocClientOptions): FocClient {
   })
   const client = synapse.client
   const pdp = options.chain.contracts.pdp
+  const read = <T>(contract: { address: Address; abi: unknown }, functionName: string, args: unknown[] = []) =>
+    client.readContract({ address: contract.address, abi: contract.abi, functionName, args } as never) as Promise<T>
 
   const guarded = <A extends unknown[], R>(work: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
     try {
@@ -276,8 +280,6 @@ export function createFocClient(options: FocClientOptions): FocClient {
     }),
 
     copyProof: guarded(async ({ dataSetId, pieceId, addedEpoch }) => {
-      const read = <T>(contract: { address: Address; abi: unknown }, functionName: string, args: unknown[] = []) =>
-        client.readContract({ address: contract.address, abi: contract.abi, functionName, args } as never) as Promise<T>
       const { fwss, fwssView } = options.chain.contracts
       const head = await client.getBlockNumber({ cacheTime: 0 })
       const [dataSetLive, pieceLive, lastProven, nextChallenge, config, addedPeriod, currentPeriod] = await Promise.all([
@@ -353,6 +355,14 @@ export function createFocClient(options: FocClientOptions): FocClient {
     removeCopy: guarded(async ({ providerId, dataSetId, pieceId }) => {
       const context = await synapse.storage.createContext({ providerId: BigInt(providerId), dataSetId })
       return context.deletePiece({ piece: pieceId })
+    }),
+
+    removalState: guarded(async ({ dataSetId, pieceId }) => {
+      const [dataSetLive, pieceLive] = await Promise.all([read<boolean>(pdp, 'dataSetLive', [dataSetId]), read<boolean>(pdp, 'pieceLive', [dataSetId, pieceId])])
+      if (!dataSetLive || !pieceLive) return 'gone'
+      // PDPVerifier refuses to schedule a piece twice ("Piece ID already scheduled for removal"): asked first.
+      const scheduled = await read<readonly bigint[]>(pdp, 'getScheduledRemovals', [dataSetId])
+      return scheduled.includes(pieceId) ? 'scheduled' : 'live'
     }),
 
     retrievePiece(retrievalUrl, size, signal) {

@@ -1,6 +1,7 @@
 import { createPublicClient, http } from 'viem'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startDealStack, type DealStack } from './harness.ts'
+import type { FocClient } from '../../../server/network/foc/client.ts'
 import { recordingFetches } from '../../helpers/recording-fetch.ts'
 
 /**
@@ -79,8 +80,14 @@ describe('the deal engine\'s PDP route (Filecoin Onchain Cloud through the Synap
     return active(await groupOf(s, path))
   }
 
-  it('replaces the copy of a provider that stops proving with one on another provider', async () => {
-    stack = await startDealStack({ seed: 'pdp stop proving', copies: 1, foc: { copies: 2 } })
+  it('replaces the copy of a provider that stops proving with one on another provider, and removes its piece, trying again when the removal fails', async () => {
+    // The first removal asked for fails, as when the provider is down: it is tried again later.
+    let removalCalls = 0
+    const refuseFirstRemoval = (client: FocClient): FocClient => ({
+      ...client,
+      removeCopy: (copy) => removalCalls++ === 0 ? Promise.reject(new Error('provider unreachable')) : client.removeCopy(copy),
+    })
+    stack = await startDealStack({ seed: 'pdp stop proving', copies: 1, foc: { copies: 2, client: refuseFirstRemoval } })
     const s = stack
     expect((await s.put('/b.bin', bytes(200_000, 2))).status).toBe(201)
     await s.seal()
@@ -102,7 +109,11 @@ describe('the deal engine\'s PDP route (Filecoin Onchain Cloud through the Synap
     const chain = createPublicClient({ transport: http(s.foc!.rpcUrl) })
     const read = (functionName: string, args: bigint[]) => chain.readContract({ address: pdp.address, abi: pdp.abi, functionName, args } as never) as Promise<unknown>
     const [setId, pieceId] = [BigInt(ended.dataSetId!), BigInt(ended.pieceId!)]
-    await expect.poll(async () => ((await read('getScheduledRemovals', [setId])) as bigint[]).includes(pieceId) || !(await read('pieceLive', [setId, pieceId])), { timeout: 20_000 }).toBe(true)
+    await expect.poll(async () => {
+      await s.runUntil(() => false, { max: 1, pauseMs: 200, epochsPerTick: 10 })
+      return ((await read('getScheduledRemovals', [setId])) as bigint[]).includes(pieceId) || !(await read('pieceLive', [setId, pieceId]))
+    }, { timeout: 60_000 }).toBe(true)
+    expect(removalCalls).toBeGreaterThanOrEqual(2)
   }, 240_000)
 
   it('replaces the copy of a provider that lost the piece, found by a retrieval check', async () => {
