@@ -72,6 +72,8 @@ export interface DealStackOptions {
   providers?: (port: StorageProviderPort) => StorageProviderPort
   /** Wraps the deal service client (to make it fail). */
   service?: (client: DealServiceClient) => DealServiceClient
+  /** The gateway is given no deal service at all (an Onchain-Cloud-only gateway, with `copies: 0`). */
+  withoutService?: boolean
   retrievalCheckMs?: number
   /** Attofil per GiB per epoch offered (default 0: few simulated providers take free deals of small pieces). */
   price?: string
@@ -159,12 +161,12 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
     gateway = await createGateway(
       {
         host: '127.0.0.1', port: 0, dataDir: o.gatewayDir ?? join(dir, 'gateway'), databaseUrl, groupSize: o.groupSize ?? 1 << 20, groupIdleSeconds: 3600, cidProfile: o.cidProfile,
-        serviceUrl: serviceServer.url, serviceApiKey: API_KEY, clientAddress,
+        ...(o.withoutService ? {} : { serviceUrl: serviceServer.url, serviceApiKey: API_KEY }), clientAddress,
         deals: { durationDays: 540, price: o.price ?? '0', verified: true, maxPaddingFactor: o.maxPaddingFactor, startOffsetEpochs: 5760, copies: o.copies ?? 2, tickSeconds: 3600, retrievalCheckSeconds: (o.retrievalCheckMs ?? 3_600_000) / 1000, renewBeforeDays: o.renewBeforeDays, repairHoldDays: o.repairHoldDays },
         ...(o.foc ? { pdp: { copies: o.foc.copies, autoDeposit: o.foc.autoDeposit ?? true } } : {}),
       },
       {
-        logger: silent, providers: (o.providers ?? ((p) => p))(access.port), foc: focClient, service: o.service ? o.service(client) : client, now,
+        logger: silent, providers: (o.providers ?? ((p) => p))(access.port), foc: focClient, service: o.withoutService ? undefined : o.service ? o.service(client) : client, now,
         dealTimeouts: { proposalMs: 1500, ...(o.dealTimeouts ?? { callMs: 1000, reloadMs: 3000 }), ...(o.foc?.uploadIdleMs ? { uploadIdleMs: o.foc.uploadIdleMs } : {}) }, folderSettleMs: 3_600_000,
       },
     )

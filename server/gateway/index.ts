@@ -12,7 +12,7 @@ import { createNamespace, type Namespace } from './namespace.ts'
 import { createFolderIndex, type FolderIndex } from './folder-index.ts'
 import { createSpaceReserve, type SpaceReserve } from '../shared/disk.ts'
 import { createContentStore, type ContentStore, type GroupRecord } from './content/index.ts'
-import { createDealEngine, createDealServiceClient, createDealStore, createTransferRouter, type DealEngine, type DealKind, type DealServiceClient, type DealStore, type StorageProviderPort } from './deals/index.ts'
+import { createDealEngine, createDealServiceClient, createDealStore, NO_DEAL_SERVICE, createTransferRouter, type DealEngine, type DealKind, type DealServiceClient, type DealStore, type StorageProviderPort } from './deals/index.ts'
 import type { FocClient } from '../network/foc/client.ts'
 import { createFileInfoRouter } from './file-info.ts'
 import { createFolderStatesRouter } from './folder-states.ts'
@@ -122,7 +122,11 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
   folders.start()
 
   const terms = { ...DEAL_DEFAULTS, ...config.deals }
-  const service = deps.service ?? (config.serviceUrl && config.serviceApiKey ? createDealServiceClient({ url: config.serviceUrl, apiKey: config.serviceApiKey }) : undefined)
+  const service = deps.service ??
+    (config.serviceUrl && config.serviceApiKey
+      ? createDealServiceClient({ url: config.serviceUrl, apiKey: config.serviceApiKey })
+      // Onchain Cloud only (DEAL_COPIES=0): no deal is proposed, so no deal service is asked.
+      : terms.copies === 0 ? NO_DEAL_SERVICE : undefined)
   let publicUrl = config.publicUrl ?? ''
   let deals: DealEngine | undefined
   if (service && deps.providers && config.clientAddress) {

@@ -93,7 +93,7 @@ const EnvSchema = z.object({
   // A piece is padded with zeros up to a provider's minimum piece size only up to this factor; 0: any.
   DEAL_MAX_PADDING: z.coerce.number().int().min(0).max(1 << 30).optional(),
   DEAL_START_OFFSET: z.coerce.number().int().min(1).max(100_000).default(DEAL_DEFAULTS.startOffsetEpochs),
-  DEAL_COPIES: z.coerce.number().int().min(1).max(100).optional(),
+  DEAL_COPIES: z.coerce.number().int().min(0).max(100).optional(),
   DEAL_TICK_SECONDS: z.coerce.number().positive().max(3600).default(DEAL_DEFAULTS.tickSeconds),
   RETRIEVAL_CHECK_SECONDS: z.coerce.number().positive().max(7 * 86_400).default(DEAL_DEFAULTS.retrievalCheckSeconds),
   DEAL_RENEW_BEFORE_DAYS: z.coerce.number().positive().max(1000).default(DEAL_DEFAULTS.renewBeforeDays),
@@ -403,6 +403,10 @@ function deriveConfig(env: NodeJS.ProcessEnv, role: Role): Config {
     throw new ConfigError('Invalid configuration:\n  LOTUS_URL: required when NETWORK=devnet (the JSON-RPC URL of the devnet\'s Lotus-compatible node, e.g. http://127.0.0.1:1234/rpc/v1)')
   }
   if (role === 'app' && !e.GATEWAY_URL) throw new ConfigError('--role app needs GATEWAY_URL')
+  // Groups are offloaded once the copies asked for are retrievable: asking for none would offload them with none.
+  if (e.DEAL_COPIES === 0 && !((e.FOC_RPC_URL || e.SIMFOC_PROVIDERS > 0) && e.PDP_COPIES > 0)) {
+    throw new ConfigError('Invalid configuration:\n  DEAL_COPIES: 0 (no deal-market copies) needs PDP copies on the Onchain Cloud instead: PDP_COPIES of 1 or more, with FOC_RPC_URL or the simulated Onchain Cloud (SIMFOC_PROVIDERS)')
+  }
   const dataDir = resolve(e.DATA_DIR)
   const serviceDir = resolve(dataDir, 'service')
   const bridgeDir = resolve(dataDir, 'app')

@@ -108,6 +108,14 @@ describe('what the configuration derives', () => {
     expect(deals!.copies).toBeUndefined()
   })
 
+  it('takes DEAL_COPIES=0 (Onchain Cloud only) only where PDP copies are made instead, never offloading groups with no copy', () => {
+    expect(loadConfig({ DEAL_COPIES: '0' }).gateway.deals!.copies).toBe(0)
+    expect(loadConfig({ DEAL_COPIES: '0', FOC_RPC_URL: 'https://api.calibration.node.glif.io/rpc/v1', SIMFOC_PROVIDERS: '0' }).gateway.pdp!.copies).toBe(2)
+    for (const env of [{ DEAL_COPIES: '0', PDP_COPIES: '0' }, { DEAL_COPIES: '0', SIMFOC_PROVIDERS: '0' }]) {
+      expect(() => loadConfig(env)).toThrow(/DEAL_COPIES: 0 \(no deal-market copies\) needs PDP copies/)
+    }
+  })
+
   it('checks --role: a known one, and GATEWAY_URL for the app surface alone', () => {
     expect(parseRole(undefined)).toBe('all')
     expect(parseRole('gateway')).toBe('gateway')

@@ -58,13 +58,14 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
     try {
       if (o.copies === undefined) c.copies = await o.service.requiredCopies()
       await placement.place(head, r, sendable)
-      // Only with the deal service up: a reload is pointless when nothing can be proposed.
       await repairs.start(head, r)
       serviceError = undefined
     } catch (err) {
-      // Deal service down: nothing new is proposed, everything already placed goes on.
+      // Deal service down: nothing new is proposed, everything already placed goes on. Groups short of PDP
+      // copies are still reloaded, since the SDK makes those without the service; a reload only for market deals would wait.
       r.serviceError = (err as Error).message
       serviceError = r.serviceError
+      if (pdp) await repairs.start(head, r, ['pdp'])
     }
     await repairs.finish(head, r)
     await offloadGroups(c, head, r)

@@ -33,8 +33,8 @@ export function createEngineContext(o: DealEngineOptions): EngineContext {
       for (const route of ROUTES) if ((await c.lastingRetrievable(groupId, head, route)) < c.required(route)) return false
       return true
     },
-    async short(groupId, head) {
-      for (const route of ROUTES) if ((await c.counting(groupId, head, route)).length < c.required(route)) return true
+    async short(groupId, head, routes = ROUTES) {
+      for (const route of routes) if ((await c.counting(groupId, head, route)).length < c.required(route)) return true
       return false
     },
     transferPending: async (groupId) => c.uploading(groupId) || (await deals.liveOfGroup(groupId)).some((d) => d.state === 'proposing' || d.state === 'proposed'),

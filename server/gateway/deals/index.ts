@@ -1,7 +1,7 @@
 export { createDealStore } from './deal-store.ts'
 export { createDealEngine } from './deal-engine.ts'
 export type { DealEngine, DealEngineOptions, DealKind, DealStore, DealTerms, GroupDeal, TickReport } from './types.ts'
-export { createDealServiceClient, DealServiceUnavailable, type DealServiceClient } from './service-client.ts'
+export { createDealServiceClient, DealServiceUnavailable, NO_DEAL_SERVICE, type DealServiceClient } from './service-client.ts'
 export type { StorageProviderPort, CarTransfer, ProposalAnswer, ProposalState } from './provider-port.ts'
 export { boostProviderPort } from './boost-provider-port.ts'
 export { createTransferRouter, TRANSFER_PATH } from './transfer-route.ts'

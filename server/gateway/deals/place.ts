@@ -174,6 +174,8 @@ export function createPlacement(c: EngineContext): Placement {
       note: o.terms.verified && !verifiedNow() ? `Fil+ ended at network version ${FIL_PLUS_ENDS_AT_NETWORK_VERSION} (FIP-0118): deals are unverified, no DataCap is needed` : undefined,
     }),
     async place(head, r, sendable) {
+      // An Onchain-Cloud-only policy (DEAL_COPIES=0): no deals, and no DataCap or escrow to ask for.
+      if (c.copies === 0) return
       await readNetworkVersion()
       const verified = verifiedNow()
       await checkFunds()

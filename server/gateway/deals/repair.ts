@@ -1,4 +1,4 @@
-import type { EngineContext, TickReport } from './types.ts'
+import type { EngineContext, StorageRoute, TickReport } from './types.ts'
 
 interface Repair {
   /** Set once the group is local with its CAR. */
@@ -11,8 +11,8 @@ interface Repair {
 }
 
 export interface Repairs {
-  /** Reloads offloaded groups short of copies, in the background, to hold them for new deals. */
-  start(head: number, r: TickReport): Promise<void>
+  /** Reloads offloaded groups short of copies (on `routes`, by default both), in the background, to hold them for new deals. */
+  start(head: number, r: TickReport, routes?: readonly StorageRoute[]): Promise<void>
   /** Releases held groups whose copies are back, or that were held too long. */
   finish(head: number, r: TickReport): Promise<void>
   /** Whether the group is held locally, with its CAR, for new deals. */
@@ -36,10 +36,10 @@ export function createRepairs(c: EngineContext): Repairs {
 
   return {
     holds: (groupId) => repairs.get(groupId)?.release !== undefined,
-    async start(head, r) {
+    async start(head, r, routes) {
       for (const g of await content.groups()) {
         if (g.state !== 'offloaded') continue
-        if (!(await c.short(g.id, head))) continue
+        if (!(await c.short(g.id, head, routes))) continue
         const previous = repairs.get(g.id)
         if (previous && (previous.failedAt === undefined || head - previous.failedAt < c.retryAfterEpochs)) continue
         const repair: Repair = {}

@@ -347,7 +347,7 @@ export interface EngineContext {
   /** Whether every route has the lasting, retrievable copies its policy wants: the group may be offloaded. */
   satisfied(groupId: number, head: number): Promise<boolean>
   /** Whether some route has fewer counting copies than its policy wants: new ones are to be made. */
-  short(groupId: number, head: number): Promise<boolean>
+  short(groupId: number, head: number, routes?: readonly StorageRoute[]): Promise<boolean>
   /** Whether a provider may still be fetching (or be sent) the group's CAR. */
   transferPending(groupId: number): Promise<boolean>
   /** One block of the group from a copy's provider, by the copy's route; the caller checks it. */

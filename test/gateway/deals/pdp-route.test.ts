@@ -134,6 +134,60 @@ describe('the deal engine\'s PDP route (Filecoin Onchain Cloud through the Synap
     expect(lost?.isRetrievable ?? false).toBe(false)
   }, 240_000)
 
+  it('repairs an offloaded group\'s PDP copies while the deal service is down', async () => {
+    let serviceDown = false
+    stack = await startDealStack({
+      seed: 'pdp repair', copies: 1, retrievalCheckMs: 600_000, foc: { copies: 2 },
+      service: (client) => ({
+        bestProviders: (q) => (serviceDown ? Promise.reject(new Error('connect ECONNREFUSED')) : client.bestProviders(q)),
+        requiredCopies: () => client.requiredCopies(),
+      }),
+    })
+    const s = stack
+    expect((await s.put('/r.bin', bytes(180_000, 6))).status).toBe(201)
+    await s.seal()
+    await twoProved(s, '/r.bin')
+    expect(await s.runUntil(async () => (await groupOf(s, '/r.bin')).state === 'offloaded', { max: 400, pauseMs: 20 })).toBe(true)
+    const before = active(await groupOf(s, '/r.bin'))
+
+    // The service goes away while a new file waits for deals, then a PDP provider loses the first file's piece:
+    // its group is reloaded from a remaining copy and a new PDP copy is made on the third provider, with no deal
+    // service to ask.
+    serviceDown = true
+    expect((await s.put('/r2.bin', bytes(90_000, 8))).status).toBe(201)
+    await s.seal()
+    const loser = before[0].provider
+    await simulatedProvider(s, loser).setFault('lose')
+    expect(await s.runUntil(async () => {
+      const copies = active(await groupOf(s, '/r.bin')).filter((d: any) => d.isRetrievable)
+      return copies.length === 2 && !copies.some((d: any) => d.provider === loser)
+    }, { max: 900, pauseMs: 100, epochsPerTick: 10 })).toBe(true)
+    expect((await s.gateway.deals!.tick()).serviceError).toMatch(/ECONNREFUSED/)
+    const market = (await s.gateway.dealStore.ofGroup(1)).filter((d) => d.route === 'market')
+    expect(market.filter((d) => d.state === 'active')).toHaveLength(1)
+    expect((await s.gateway.dealStore.ofGroup(2)).filter((d) => d.route === 'market')).toEqual([])
+    // And the group goes back to offloaded once its copies are back.
+    expect(await s.runUntil(async () => (await groupOf(s, '/r.bin')).state === 'offloaded', { max: 400, pauseMs: 20, epochsPerTick: 10 })).toBe(true)
+  }, 300_000)
+
+  it('stores on the Onchain Cloud only with DEAL_COPIES=0, with no deal service: offloaded on its two proved PDP copies, and read back', async () => {
+    stack = await startDealStack({ seed: 'pdp only', copies: 0, withoutService: true, foc: { copies: 2 } })
+    const s = stack
+    const data = bytes(160_000, 7)
+    expect((await s.put('/p.bin', data)).status).toBe(201)
+    await s.seal()
+    await twoProved(s, '/p.bin')
+    expect(await s.runUntil(async () => (await groupOf(s, '/p.bin')).state === 'offloaded', { max: 400, pauseMs: 20, epochsPerTick: 10 })).toBe(true)
+    // No deal was proposed, no deal service was needed (its stand-in refuses every question), and the funds
+    // the deal market would need were never asked for.
+    expect((await s.gateway.dealStore.ofGroup(1)).filter((d) => d.route === 'market')).toEqual([])
+    const report = await s.gateway.deals!.tick()
+    expect(report.serviceError).toBeUndefined()
+    expect(s.gateway.deals!.marketFunding()).toBeUndefined()
+    const back = await s.get('/p.bin')
+    expect(Buffer.from(await back.arrayBuffer()).equals(Buffer.from(data))).toBe(true)
+  }, 240_000)
+
   it('uploads nothing while the wallet cannot pay, says so, and stores a 15-byte file once USDFC arrives', async () => {
     stack = await startDealStack({ seed: 'pdp funds', copies: 1, foc: { copies: 2, usdfc: 0n } })
     const s = stack
