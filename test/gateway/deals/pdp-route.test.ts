@@ -116,6 +116,15 @@ describe('the deal engine\'s PDP route (Filecoin Onchain Cloud through the Synap
     expect(removalCalls).toBeGreaterThanOrEqual(2)
   }, 240_000)
 
+  /** Makes `loser` lose the file's piece, and runs the engine until two other providers hold retrievable copies. */
+  async function replacedAfterLoss(s: DealStack, path: string, loser: string): Promise<boolean> {
+    await simulatedProvider(s, loser).setFault('lose')
+    return s.runUntil(async () => {
+      const copies = active(await groupOf(s, path)).filter((d: any) => d.isRetrievable)
+      return copies.length === 2 && !copies.some((d: any) => d.provider === loser)
+    }, { max: 900, pauseMs: 100, epochsPerTick: 10 })
+  }
+
   it('replaces the copy of a provider that lost the piece, found by a retrieval check', async () => {
     stack = await startDealStack({ seed: 'pdp lose', copies: 1, retrievalCheckMs: 600_000, foc: { copies: 2 } })
     const s = stack
@@ -123,12 +132,7 @@ describe('the deal engine\'s PDP route (Filecoin Onchain Cloud through the Synap
     await s.seal()
     const before = await twoProved(s, '/c.bin')
     const loser = before[1].provider
-    await simulatedProvider(s, loser).setFault('lose')
-
-    expect(await s.runUntil(async () => {
-      const copies = active(await groupOf(s, '/c.bin')).filter((d: any) => d.isRetrievable)
-      return copies.length === 2 && !copies.some((d: any) => d.provider === loser)
-    }, { max: 900, pauseMs: 100, epochsPerTick: 10 })).toBe(true)
+    expect(await replacedAfterLoss(s, '/c.bin', loser)).toBe(true)
     // The lost copy is still on chain (the provider goes on saying it has it) but no longer counts.
     const lost = pdpCopies(await groupOf(s, '/c.bin')).find((d: any) => d.provider === loser)
     expect(lost?.isRetrievable ?? false).toBe(false)
@@ -156,12 +160,7 @@ describe('the deal engine\'s PDP route (Filecoin Onchain Cloud through the Synap
     serviceDown = true
     expect((await s.put('/r2.bin', bytes(90_000, 8))).status).toBe(201)
     await s.seal()
-    const loser = before[0].provider
-    await simulatedProvider(s, loser).setFault('lose')
-    expect(await s.runUntil(async () => {
-      const copies = active(await groupOf(s, '/r.bin')).filter((d: any) => d.isRetrievable)
-      return copies.length === 2 && !copies.some((d: any) => d.provider === loser)
-    }, { max: 900, pauseMs: 100, epochsPerTick: 10 })).toBe(true)
+    expect(await replacedAfterLoss(s, '/r.bin', before[0].provider)).toBe(true)
     expect((await s.gateway.deals!.tick()).serviceError).toMatch(/ECONNREFUSED/)
     const market = (await s.gateway.dealStore.ofGroup(1)).filter((d) => d.route === 'market')
     expect(market.filter((d) => d.state === 'active')).toHaveLength(1)
@@ -215,7 +214,7 @@ describe('the deal engine\'s PDP route (Filecoin Onchain Cloud through the Synap
     const staller = `pdp:${s.foc!.providers[0].providerId}`
     expect((await s.put('/d.bin', bytes(150_000, 4))).status).toBe(201)
     await s.seal()
-    expect(await s.runUntil(async () => (await groupOf(s, '/d.bin')).reason?.includes(`PDP provider refused: ${staller} UPLOAD_STALLED`) ?? false, { max: 200, pauseMs: 100, epochsPerTick: 1 })).toBe(true)
+    expect(await s.runUntil(async () => (await groupOf(s, '/d.bin')).reason?.includes(`PDP provider refused: ${staller} UPLOAD_STALLED`) ?? false, { max: 600, pauseMs: 100, epochsPerTick: 1 })).toBe(true)
     const stalled = (await s.gateway.dealStore.ofGroup(1)).filter((d) => d.route === 'pdp')
     expect(stalled.map((d) => [d.provider, d.state, d.reason?.split(':')[0]])).toEqual([[staller, 'failed', 'UPLOAD_STALLED']])
 
