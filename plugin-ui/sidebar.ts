@@ -83,12 +83,11 @@ export interface LegacySidebar {
 }
 
 export type SidebarHost =
-  | { kind: 'legacy', sidebar: LegacySidebar }
-  | { kind: 'files4', registerSidebarTab: (tab: ISidebarTab) => void | Promise<void> }
+  { kind: 'legacy'; sidebar: LegacySidebar } | { kind: 'files4'; registerSidebarTab: (tab: ISidebarTab) => void | Promise<void> }
 
 interface HostWindow {
   OC?: { config?: { version?: string } }
-  OCA?: { Files?: { Sidebar?: Partial<LegacySidebar>, _sidebar?: unknown } }
+  OCA?: { Files?: { Sidebar?: Partial<LegacySidebar>; _sidebar?: unknown } }
 }
 
 function serverMajorVersion(win: HostWindow): number | undefined {
@@ -121,15 +120,17 @@ const isShowable = (info: unknown) => toFileTarget(info) !== null
 
 function registerLegacy(sidebar: LegacySidebar): void {
   const host = new LazyTabHost()
-  sidebar.registerTab(new sidebar.Tab({
-    id: TAB_ID,
-    name: translate('Filecoin'),
-    iconSvg: storageSvg,
-    mount: (el, fileInfo) => host.mount(el, fileInfo),
-    update: (fileInfo) => host.update(fileInfo),
-    destroy: () => host.destroy(),
-    enabled: isShowable,
-  }))
+  sidebar.registerTab(
+    new sidebar.Tab({
+      id: TAB_ID,
+      name: translate('Filecoin'),
+      iconSvg: storageSvg,
+      mount: (el, fileInfo) => host.mount(el, fileInfo),
+      update: (fileInfo) => host.update(fileInfo),
+      destroy: () => host.destroy(),
+      enabled: isShowable,
+    }),
+  )
 }
 
 /**
@@ -144,13 +145,17 @@ export function defineTabElement(registry: CustomElementRegistry = window.custom
     #node: unknown = undefined
     #active = true
 
-    get node(): unknown { return this.#node }
+    get node(): unknown {
+      return this.#node
+    }
     set node(node: unknown) {
       this.#node = node
       this.#host.update(node)
     }
 
-    get active(): boolean { return this.#active }
+    get active(): boolean {
+      return this.#active
+    }
     set active(active: boolean) {
       this.#active = Boolean(active)
       this.#host.setActive(this.#active)
@@ -188,7 +193,11 @@ function registerFiles4(registerSidebarTab: (tab: ISidebarTab) => void | Promise
  * Opens the Files sidebar on the Filecoin tab for a node (a file action's
  * way in), as the Files app's own "Details" action does on each version.
  */
-export async function openGatewayTab(host: SidebarHost | null, node: { path: string }, openOnFiles4: (node: unknown, tabId: string) => Promise<void>): Promise<void> {
+export async function openGatewayTab(
+  host: SidebarHost | null,
+  node: { path: string },
+  openOnFiles4: (node: unknown, tabId: string) => Promise<void>,
+): Promise<void> {
   if (host?.kind === 'legacy') {
     host.sidebar.setActiveTab?.(TAB_ID)
     await host.sidebar.open?.(node.path)

@@ -20,7 +20,9 @@ let viewLoad: Promise<Component> | null = null
 export function loadView(): Promise<Component> {
   viewLoad ??= import('./views/GatewayTab.vue').then((m) => m.default as Component)
   // A failed chunk load (e.g. network blip) may be retried on the next mount.
-  viewLoad.catch(() => { viewLoad = null })
+  viewLoad.catch(() => {
+    viewLoad = null
+  })
   return viewLoad
 }
 

@@ -5,7 +5,14 @@
  * fails the typecheck (test/plugin-ui/contract-types.test-d.ts).
  */
 import type { DealState as GatewayDealState, GroupState as GatewayGroupState } from '../server/shared/contracts/file-info.ts'
-import type { FileStateLabel, MetadataDeal, MetadataDetails, MetadataFailedDeal, MetadataFile, MetadataGroup } from '../server/shared/contracts/metadata-record.ts'
+import type {
+  FileStateLabel,
+  MetadataDeal,
+  MetadataDetails,
+  MetadataFailedDeal,
+  MetadataFile,
+  MetadataGroup,
+} from '../server/shared/contracts/metadata-record.ts'
 import type { NetworkName } from '../server/shared/contracts/network.ts'
 import type { TabConfig as ServedTabConfig } from '../server/shared/contracts/tab-config.ts'
 

@@ -70,7 +70,8 @@ async function pageAll(url: string, key: string): Promise<void> {
       for await (const bytes of res.body!) {
         const chunk = Buffer.concat([tail, bytes as Uint8Array])
         // Markers wholly inside the carried tail were counted already.
-        for (let at = chunk.indexOf(MARKER, Math.max(0, tail.length - MARKER.length + 1)); at !== -1; at = chunk.indexOf(MARKER, at + 1)) count++
+        for (let at = chunk.indexOf(MARKER, Math.max(0, tail.length - MARKER.length + 1)); at !== -1; at = chunk.indexOf(MARKER, at + 1))
+          count++
         tail = chunk.subarray(Math.max(0, chunk.length - 200))
       }
       const carry = tail.toString('utf8')
@@ -83,7 +84,9 @@ async function pageAll(url: string, key: string): Promise<void> {
     }
     times.sort((a, b) => a - b)
     const q = (p: number) => times[Math.min(times.length - 1, Math.floor(p * times.length))].toFixed(1)
-    process.stdout.write(`sortBy=${sortBy}: ${seen} deals in ${times.length} pages; per page p50 ${q(0.5)} ms, p99 ${q(0.99)} ms, max ${q(1)} ms\n`)
+    process.stdout.write(
+      `sortBy=${sortBy}: ${seen} deals in ${times.length} pages; per page p50 ${q(0.5)} ms, p99 ${q(0.99)} ms, max ${q(1)} ms\n`,
+    )
   }
 }
 
@@ -99,8 +102,16 @@ if (!Number.isInteger(total) || total <= 0) throw new Error('--deals must be a p
 const dir = opts.keep ?? mkdtempSync(join(tmpdir(), 'bench-service-'))
 const service = await createDealService(
   {
-    host: '127.0.0.1', port: 0, dataDir: dir, databaseUrl: opts['database-url'], network: 'simnet', simnetGenesis: 1704067200, simnetSeed: 'bench', simnetSpeed: 1,
-    tickerPollSeconds: 60, tickerEnabled: false,
+    host: '127.0.0.1',
+    port: 0,
+    dataDir: dir,
+    databaseUrl: opts['database-url'],
+    network: 'simnet',
+    simnetGenesis: 1704067200,
+    simnetSeed: 'bench',
+    simnetSpeed: 1,
+    tickerPollSeconds: 60,
+    tickerEnabled: false,
   },
   { logger: createLogger('silent'), background: false },
 )
@@ -119,12 +130,24 @@ if (have < total) {
         // Many deals share a lastUpdate, as after a sync.
         lastUpdateMs: now - (i % 5000) * 1000,
         proposal: {
-          PieceCID: { '/': `baga6ea4seaq${i.toString(32).padStart(52, 'a')}` }, PieceSize: 34359738368, VerifiedDeal: i % 3 !== 0,
-          Client: 'f01306860', Provider: `f0${2000 + (i % 400)}`, Label: `bafykbzaceb${i.toString(36).padStart(48, 'q')}`,
-          StartEpoch: 4_000_000 + (i % 100_000), EndEpoch: 5_600_000 + (i % 100_000), StoragePricePerEpoch: '0',
-          ProviderCollateral: '9182723473928282', ClientCollateral: '0',
+          PieceCID: { '/': `baga6ea4seaq${i.toString(32).padStart(52, 'a')}` },
+          PieceSize: 34359738368,
+          VerifiedDeal: i % 3 !== 0,
+          Client: 'f01306860',
+          Provider: `f0${2000 + (i % 400)}`,
+          Label: `bafykbzaceb${i.toString(36).padStart(48, 'q')}`,
+          StartEpoch: 4_000_000 + (i % 100_000),
+          EndEpoch: 5_600_000 + (i % 100_000),
+          StoragePricePerEpoch: '0',
+          ProviderCollateral: '9182723473928282',
+          ClientCollateral: '0',
         },
-        state: { status, publishedEpoch: 3_990_000 + (i % 100_000), onChainStartEpoch: status === 'published' ? -1 : 4_000_000, onChainEndEpoch: status === 'expired' ? 5_600_000 : -1 },
+        state: {
+          status,
+          publishedEpoch: 3_990_000 + (i % 100_000),
+          onChainStartEpoch: status === 'published' ? -1 : 4_000_000,
+          onChainEndEpoch: status === 'expired' ? 5_600_000 : -1,
+        },
       })
     }
     await service.deals.insertMany(tenant.id, batch)
@@ -146,10 +169,16 @@ let peakRss = process.memoryUsage().rss
 const sample = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage().rss)), 20)
 const key = service.createdApiKey ?? readFileSync(join(dir, 'api-key'), 'utf8').trim()
 // The client in a process of its own, as a real one is: its reading neither slows the service's thread nor counts in its RSS.
-const client = spawn(process.execPath, [...process.execArgv, process.argv[1], '--url', server.url, '--api-key', key, '--sort', opts.sort!], { stdio: 'inherit' })
+const client = spawn(
+  process.execPath,
+  [...process.execArgv, process.argv[1], '--url', server.url, '--api-key', key, '--sort', opts.sort!],
+  { stdio: 'inherit' },
+)
 const [clientCode] = (await once(client, 'exit')) as [number | null]
 clearInterval(sample)
-process.stdout.write(`peak RSS of the service while paging: ${(peakRss / 1024 / 1024).toFixed(0)} MB${opts['database-url'] ? ' (PostgreSQL apart)' : ''}\n`)
+process.stdout.write(
+  `peak RSS of the service while paging: ${(peakRss / 1024 / 1024).toFixed(0)} MB${opts['database-url'] ? ' (PostgreSQL apart)' : ''}\n`,
+)
 if (clientCode !== 0) process.exitCode = 1
 await server.close(100)
 await service.close()

@@ -133,7 +133,20 @@ const rounds = Number(opts.rounds)
 const connections = Number(opts.connections)
 const ingestMiB = Number(opts['ingest-mib'])
 const uiRuns = Number(opts['ui-runs'])
-const SECTIONS = ['metadata', 'ingest', 'ui', 'badges', 'storm', 'folder-records', 'attack', 'service', 'deals', 'first-run', 'offloaded-read', 'foc']
+const SECTIONS = [
+  'metadata',
+  'ingest',
+  'ui',
+  'badges',
+  'storm',
+  'folder-records',
+  'attack',
+  'service',
+  'deals',
+  'first-run',
+  'offloaded-read',
+  'foc',
+]
 const only = opts.only?.split(',')
 if (only?.some((section) => !SECTIONS.includes(section))) {
   process.stderr.write(`--only takes one or more of ${SECTIONS.join(', ')}, separated by commas\n`)
@@ -225,7 +238,14 @@ interface Throughput {
   loadMicros: number
 }
 
-async function load(title: string, url: string, headers: Record<string, string>, body: string, watched: (number | undefined)[], seconds = duration): Promise<Throughput> {
+async function load(
+  title: string,
+  url: string,
+  headers: Record<string, string>,
+  body: string,
+  watched: (number | undefined)[],
+  seconds = duration,
+): Promise<Throughput> {
   const before = watched.map(cpuSeconds)
   const ownBefore = process.cpuUsage()
   const result = await autocannon({ url, method: 'POST', headers, body, connections, duration: seconds })
@@ -241,14 +261,21 @@ async function benchStack() {
   const dataDir = mkdtempSync(join(tmpdir(), 'bench-'))
   const common = { GATEWAY_USER, GATEWAY_PASSWORD, HOST: '127.0.0.1' }
   const gateway = await startRole('gateway', {
-    ...common, DATA_DIR: dataDir, GROUP_IDLE_SECONDS: '1',
+    ...common,
+    DATA_DIR: dataDir,
+    GROUP_IDLE_SECONDS: '1',
   })
   const app = await startRole('app', {
-    ...common, DATA_DIR: dataDir, GATEWAY_URL: gateway.url, ADMIN_PASSWORD: PASSWORD,
+    ...common,
+    DATA_DIR: dataDir,
+    GATEWAY_URL: gateway.url,
+    ADMIN_PASSWORD: PASSWORD,
   })
   const userAuth = basic(USER, PASSWORD)
   const filesUrl = `${app.url}/remote.php/dav/files/${USER}`
-  console.log(`gateway ${gateway.url} (pid ${gateway.child.pid}), app ${app.url} (pid ${app.child.pid}); ${connections} connections, ${duration} s per run\n`)
+  console.log(
+    `gateway ${gateway.url} (pid ${gateway.child.pid}), app ${app.url} (pid ${app.child.pid}); ${connections} connections, ${duration} s per run\n`,
+  )
 
   try {
     if (wants('metadata')) {
@@ -256,12 +283,24 @@ async function benchStack() {
       const uploaded = await put(`${filesUrl}/bench-metadata.bin`, userAuth, sample)
       if (uploaded.status >= 300) throw new Error(`upload answered ${uploaded.status}`)
 
-      const direct = (seconds?: number) => load('direct', `${gateway.url}/file-info`,
-        { authorization: basic(GATEWAY_USER, GATEWAY_PASSWORD), 'content-type': 'application/json' },
-        JSON.stringify({ filePath: `/${USER}/bench-metadata.bin`, verbose: true }), [gateway.child.pid], seconds)
-      const bridged = (seconds?: number) => load('bridge', `${app.url}/ocs/v2.php/apps/gateway/get-file-metadata`,
-        { authorization: userAuth, 'content-type': 'application/json', 'ocs-apirequest': 'true' },
-        JSON.stringify({ filePath: '/bench-metadata.bin' }), [gateway.child.pid, app.child.pid], seconds)
+      const direct = (seconds?: number) =>
+        load(
+          'direct',
+          `${gateway.url}/file-info`,
+          { authorization: basic(GATEWAY_USER, GATEWAY_PASSWORD), 'content-type': 'application/json' },
+          JSON.stringify({ filePath: `/${USER}/bench-metadata.bin`, verbose: true }),
+          [gateway.child.pid],
+          seconds,
+        )
+      const bridged = (seconds?: number) =>
+        load(
+          'bridge',
+          `${app.url}/ocs/v2.php/apps/gateway/get-file-metadata`,
+          { authorization: userAuth, 'content-type': 'application/json', 'ocs-apirequest': 'true' },
+          JSON.stringify({ filePath: '/bench-metadata.bin' }),
+          [gateway.child.pid, app.child.pid],
+          seconds,
+        )
       // One unreported round each first: the JIT warms up both processes and the load generator.
       await direct(2)
       await bridged(2)
@@ -280,9 +319,13 @@ async function benchStack() {
       console.log(`  through bridge : ${summary(bridgedRuns)}`)
       const cpu = (runs: Throughput[], i: number) => median(runs.map((r) => r.cpuMicros[i])).toFixed(0)
       const loadCpu = (runs: Throughput[]) => median(runs.map((r) => r.loadMicros)).toFixed(0)
-      console.log(`  CPU per request: gateway ${cpu(directRuns, 0)} µs direct; gateway ${cpu(bridgedRuns, 0)} µs + bridge ${cpu(bridgedRuns, 1)} µs through the bridge`)
+      console.log(
+        `  CPU per request: gateway ${cpu(directRuns, 0)} µs direct; gateway ${cpu(bridgedRuns, 0)} µs + bridge ${cpu(bridgedRuns, 1)} µs through the bridge`,
+      )
       console.log(`  load generator  : ${loadCpu(directRuns)} µs direct, ${loadCpu(bridgedRuns)} µs through the bridge (same 2 cores)`)
-      console.log(`  ratio bridge/direct throughput: ${median(ratios).toFixed(2)} (rounds: ${ratios.map((r) => r.toFixed(2)).join(', ')}; target >= 0.70)\n`)
+      console.log(
+        `  ratio bridge/direct throughput: ${median(ratios).toFixed(2)} (rounds: ${ratios.map((r) => r.toFixed(2)).join(', ')}; target >= 0.70)\n`,
+      )
     }
 
     if (wants('ingest')) {
@@ -321,9 +364,15 @@ async function benchStack() {
 
       console.log(`ingest of ${ingestMiB} MiB through WebDAV (gateway, ${cidProfile}, GROUP_IDLE_SECONDS=1), median of ${rounds} uploads`)
       console.log(`  node sha-256             : ${(mb / at((r) => r.sha)).toFixed(0)} MB/s`)
-      console.log(`  PUT → CID (durable)      : ${(mb / at((r) => r.put)).toFixed(0)} MB/s (${at((r) => r.put).toFixed(2)} s; runs ${each((r) => r.put)} MB/s)`)
-      console.log(`  gateway CPU for the PUT  : ${((at((r) => r.cpu) * 1000) / ingestMiB).toFixed(2)} ms per MiB (user + system, with the sealing of groups that filled meanwhile)`)
-      console.log(`  PUT → CAR + piece CID    : ${(mb / at((r) => r.total)).toFixed(0)} MB/s (${at((r) => r.total).toFixed(2)} s, includes up to 1 s idle wait for the last group)`)
+      console.log(
+        `  PUT → CID (durable)      : ${(mb / at((r) => r.put)).toFixed(0)} MB/s (${at((r) => r.put).toFixed(2)} s; runs ${each((r) => r.put)} MB/s)`,
+      )
+      console.log(
+        `  gateway CPU for the PUT  : ${((at((r) => r.cpu) * 1000) / ingestMiB).toFixed(2)} ms per MiB (user + system, with the sealing of groups that filled meanwhile)`,
+      )
+      console.log(
+        `  PUT → CAR + piece CID    : ${(mb / at((r) => r.total)).toFixed(0)} MB/s (${at((r) => r.total).toFixed(2)} s, includes up to 1 s idle wait for the last group)`,
+      )
       console.log(`  ratio to sha-256 (CID)   : ${(at((r) => r.sha) / at((r) => r.put)).toFixed(2)}`)
       console.log(`  ratio to sha-256 (piece) : ${(at((r) => r.sha) / at((r) => r.total)).toFixed(2)}`)
       console.log(`  gateway peak RSS         : ${peakRssMiB(gateway.child.pid).toFixed(0)} MiB`)
@@ -335,7 +384,12 @@ async function benchStack() {
     if (wants('storm')) await benchStorm(app.url, userAuth)
     if (wants('folder-records')) {
       const sizes = opts['folder-files']!.split(',').map(Number)
-      await benchFolderRecords({ gatewayUrl: gateway.url, gatewayPid: gateway.child.pid, auth: basic(GATEWAY_USER, GATEWAY_PASSWORD), sizes })
+      await benchFolderRecords({
+        gatewayUrl: gateway.url,
+        gatewayPid: gateway.child.pid,
+        auth: basic(GATEWAY_USER, GATEWAY_PASSWORD),
+        sizes,
+      })
     }
     // Last: it leaves the app's throttle and connection counts busy for a while.
     if (wants('attack')) await benchAttack({ appUrl: app.url, appPid: app.child.pid, slowClients: Number(opts['slow-clients']) })
@@ -353,7 +407,9 @@ async function benchStack() {
  */
 async function benchService() {
   const run = async (args: string[] = []) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/bench-service.ts', '--deals', String(opts.deals), ...args], { stdio: 'inherit' })
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/bench-service.ts', '--deals', String(opts.deals), ...args], {
+      stdio: 'inherit',
+    })
     const [code] = await once(child, 'exit')
     if (code !== 0) throw new Error(`service benchmark exited with ${code}`)
   }
@@ -378,19 +434,29 @@ async function main() {
   if (wants('deals')) await benchDeals()
   if (wants('first-run')) await benchFirstRun()
   if (wants('offloaded-read')) await benchReadOffloaded()
-  if (wants('foc')) await benchOnchainCloud({ files: Number(opts['foc-files']), fileKib: 64, largeMib: Number(opts['foc-large-mib']), speed: Number(opts['foc-speed']) })
+  if (wants('foc'))
+    await benchOnchainCloud({
+      files: Number(opts['foc-files']),
+      fileKib: 64,
+      largeMib: Number(opts['foc-large-mib']),
+      speed: Number(opts['foc-speed']),
+    })
 }
 
 /** Offloaded-read section: what a reader of one file waits for once its group has left the disk. */
 async function benchReadOffloaded() {
   const groupMiB = Number(opts['read-group-mib'])
   const fileMiB = Number(opts['read-file-mib'])
-  console.log(`\noffloaded read: one ${fileMiB} MiB file out of an offloaded ${groupMiB} MiB group (deal test stack, 2 simulated providers on loopback)`)
+  console.log(
+    `\noffloaded read: one ${fileMiB} MiB file out of an offloaded ${groupMiB} MiB group (deal test stack, 2 simulated providers on loopback)`,
+  )
   const runs = await benchOffloadedRead(groupMiB, fileMiB)
   console.log(`  the file's group holds ${(runs[0].groupSize / 2 ** 20).toFixed(1)} MiB of blocks`)
   console.log('  path                          first byte ms     MB/s   fetched from providers')
   for (const r of runs) {
-    console.log(`  ${r.label.padEnd(28)} ${r.firstByteMs.toFixed(0).padStart(14)} ${r.mbPerSecond.toFixed(1).padStart(8)}   ${(r.fetchedBytes / 2 ** 20).toFixed(1)} MiB in ${r.requests} request(s)`)
+    console.log(
+      `  ${r.label.padEnd(28)} ${r.firstByteMs.toFixed(0).padStart(14)} ${r.mbPerSecond.toFixed(1).padStart(8)}   ${(r.fetchedBytes / 2 ** 20).toFixed(1)} MiB in ${r.requests} request(s)`,
+    )
   }
 }
 
@@ -406,16 +472,22 @@ async function benchStorm(appUrl: string, auth: string) {
   const folder = `${appUrl}/remote.php/dav/files/${USER}/storm`
   await fetch(folder, { method: 'MKCOL', headers: { authorization: auth } })
   for (let i = 0; i < files; i += 16) {
-    await Promise.all(Array.from({ length: Math.min(16, files - i) }, (_, k) =>
-      fetch(`${folder}/file-${i + k}.txt`, { method: 'PUT', headers: { authorization: auth }, body: `storm file ${i + k}\n` }).then((r) => r.arrayBuffer())))
+    await Promise.all(
+      Array.from({ length: Math.min(16, files - i) }, (_, k) =>
+        fetch(`${folder}/file-${i + k}.txt`, { method: 'PUT', headers: { authorization: auth }, body: `storm file ${i + k}\n` }).then((r) =>
+          r.arrayBuffer(),
+        ),
+      ),
+    )
   }
   const probes = {
     'status.php': () => fetch(`${appUrl}/status.php`),
-    'metadata route': () => fetch(`${appUrl}/ocs/v2.php/apps/gateway/get-file-metadata`, {
-      method: 'POST',
-      headers: { authorization: auth, 'content-type': 'application/json', 'ocs-apirequest': 'true' },
-      body: JSON.stringify({ filePath: '/storm/file-1.txt' }),
-    }),
+    'metadata route': () =>
+      fetch(`${appUrl}/ocs/v2.php/apps/gateway/get-file-metadata`, {
+        method: 'POST',
+        headers: { authorization: auth, 'content-type': 'application/json', 'ocs-apirequest': 'true' },
+        body: JSON.stringify({ filePath: '/storm/file-1.txt' }),
+      }),
   }
   const probeFor = async (ms: number) => {
     const times: Record<string, number[]> = Object.fromEntries(Object.keys(probes).map((k) => [k, []]))
@@ -449,10 +521,14 @@ async function benchStorm(appUrl: string, auth: string) {
   storming = false
   await Promise.all(storm)
   const seconds = (performance.now() - stormStart) / 1000
-  console.log(`\nstorm: ${clients} clients listing ${files} files (PROPFIND Depth: 1) through the app surface, ${(listings / seconds).toFixed(1)} listings/s`)
+  console.log(
+    `\nstorm: ${clients} clients listing ${files} files (PROPFIND Depth: 1) through the app surface, ${(listings / seconds).toFixed(1)} listings/s`,
+  )
   for (const name of Object.keys(probes)) {
-    console.log(`  ${name.padEnd(15)}: quiet p50 ${percentile(quiet[name], 0.5).toFixed(1)} ms, p99 ${percentile(quiet[name], 0.99).toFixed(1)} ms; ` +
-      `during the storm p50 ${percentile(stormy[name], 0.5).toFixed(1)} ms, p99 ${percentile(stormy[name], 0.99).toFixed(1)} ms (${stormy[name].length} probes; target p99 < 200 ms)`)
+    console.log(
+      `  ${name.padEnd(15)}: quiet p50 ${percentile(quiet[name], 0.5).toFixed(1)} ms, p99 ${percentile(quiet[name], 0.99).toFixed(1)} ms; ` +
+        `during the storm p50 ${percentile(stormy[name], 0.5).toFixed(1)} ms, p99 ${percentile(stormy[name], 0.99).toFixed(1)} ms (${stormy[name].length} probes; target p99 < 200 ms)`,
+    )
   }
 }
 
@@ -462,7 +538,6 @@ const median = (values: number[]) => {
   return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2
 }
 
-
 /** The tab's budgets: the script every Files page runs (≤ 15 KB gzipped, the entry and what it imports statically) and opening the tab to the record shown. */
 async function benchUi(appUrl: string, auth: string) {
   ensureBundle()
@@ -471,13 +546,19 @@ async function benchUi(appUrl: string, auth: string) {
   const view = readdirSync(jsDir).filter((f) => /^GatewayTab-.*\.mjs$/.test(f))
   const viewGzip = view.reduce((sum, f) => sum + gzipSync(readFileSync(join(jsDir, f)), { level: 9 }).length, 0)
   console.log('\nsidebar tab (preview page, the built bundle)')
-  console.log(`  initial JS, gzipped       : ${(initial.gzipBytes / 1024).toFixed(1)} KB in ${initial.files.length} file(s) (budget 15 KB: every Files page loads it, tab opened or not)`)
+  console.log(
+    `  initial JS, gzipped       : ${(initial.gzipBytes / 1024).toFixed(1)} KB in ${initial.files.length} file(s) (budget 15 KB: every Files page loads it, tab opened or not)`,
+  )
   console.log(`  lazy view chunk, gzipped  : ${(viewGzip / 1024).toFixed(1)} KB`)
   if (!hasChromium()) {
     console.log('  open tab → record shown  : skipped (/usr/bin/chromium is missing)')
     return
   }
-  const put = await fetch(`${appUrl}/remote.php/dav/files/${USER}/bench-tab.txt`, { method: 'PUT', headers: { authorization: auth }, body: 'x'.repeat(8192) })
+  const put = await fetch(`${appUrl}/remote.php/dav/files/${USER}/bench-tab.txt`, {
+    method: 'PUT',
+    headers: { authorization: auth },
+    body: 'x'.repeat(8192),
+  })
   if (put.status >= 300) throw new Error(`upload answered ${put.status}`)
   const browser = await launchChromium()
   try {
@@ -485,7 +566,8 @@ async function benchUi(appUrl: string, auth: string) {
     await logInToPreview(page, appUrl, USER, PASSWORD)
     // Timed inside the page: from the click on the file to the record in the DOM.
     // A string, not a function: tsx would wrap a function's helpers in names the page does not have.
-    const openTab = () => page.evaluate<number>(`new Promise((resolve) => {
+    const openTab = () =>
+      page.evaluate<number>(`new Promise((resolve) => {
       const row = document.querySelector('[data-test="file-row"][data-path="/bench-tab.txt"] button.preview-files__name')
       const started = performance.now()
       const observer = new MutationObserver(() => {
@@ -507,7 +589,9 @@ async function benchUi(appUrl: string, auth: string) {
       await page.getByRole('button', { name: 'Close sidebar' }).click()
       warm.push(await openTab())
     }
-    console.log(`  open tab → record (cold) : median ${median(cold).toFixed(0)} ms over ${uiRuns} page loads (min ${Math.min(...cold).toFixed(0)}, max ${Math.max(...cold).toFixed(0)})`)
+    console.log(
+      `  open tab → record (cold) : median ${median(cold).toFixed(0)} ms over ${uiRuns} page loads (min ${Math.min(...cold).toFixed(0)}, max ${Math.max(...cold).toFixed(0)})`,
+    )
     console.log(`  open tab → record (warm) : median ${median(warm).toFixed(0)} ms (sidebar reopened on the same page)`)
   } finally {
     await browser.close()
@@ -522,15 +606,22 @@ async function benchUi(appUrl: string, auth: string) {
 async function benchBadges(appUrl: string, auth: string) {
   const files = Number(opts['badge-files'])
   const folder = `/bench-badges-${files}`
-  const dav = (path: string, method: string, body?: string) => fetch(`${appUrl}/remote.php/dav/files/${USER}${path}`, { method, headers: { authorization: auth }, body })
+  const dav = (path: string, method: string, body?: string) =>
+    fetch(`${appUrl}/remote.php/dav/files/${USER}${path}`, { method, headers: { authorization: auth }, body })
   await dav(folder, 'MKCOL')
   for (let i = 0; i < files; i += 16) {
-    await Promise.all(Array.from({ length: Math.min(16, files - i) }, (_, j) => dav(`${folder}/file-${String(i + j).padStart(5, '0')}.txt`, 'PUT', `badge bench file ${i + j}\n`)))
+    await Promise.all(
+      Array.from({ length: Math.min(16, files - i) }, (_, j) =>
+        dav(`${folder}/file-${String(i + j).padStart(5, '0')}.txt`, 'PUT', `badge bench file ${i + j}\n`),
+      ),
+    )
   }
   const ocs = async (route: string, body: unknown) => {
     const started = performance.now()
     const res = await fetch(`${appUrl}/ocs/v2.php/apps/gateway/${route}`, {
-      method: 'POST', headers: { authorization: auth, 'ocs-apirequest': 'true', 'content-type': 'application/json' }, body: JSON.stringify(body),
+      method: 'POST',
+      headers: { authorization: auth, 'ocs-apirequest': 'true', 'content-type': 'application/json' },
+      body: JSON.stringify(body),
     })
     const bytes = (await res.arrayBuffer()).byteLength
     if (res.status !== 200) throw new Error(`${route} answered ${res.status}`)
@@ -552,9 +643,15 @@ async function benchBadges(appUrl: string, auth: string) {
   const perFileTotalMs = (perFileMs / sample) * (files + 1)
   const perFileTotalBytes = (perFileBytes / sample) * (files + 1)
   console.log(`\nFiles list badges on a folder of ${files + 1} files`)
-  console.log(`  get-folder-states        : 1 request, ${(first.bytes / 1024).toFixed(1)} KB, ${first.ms.toFixed(0)} ms after a change, median ${median(again).toFixed(0)} ms unchanged`)
-  console.log(`  one record per file      : ${files + 1} requests, ${(perFileTotalBytes / 1024).toFixed(0)} KB, ${perFileTotalMs.toFixed(0)} ms one after another (from ${sample} measured)`)
-  console.log(`  ratio per-file/batch     : ${(perFileTotalMs / first.ms).toFixed(0)}× the time, ${(perFileTotalBytes / first.bytes).toFixed(1)}× the bytes`)
+  console.log(
+    `  get-folder-states        : 1 request, ${(first.bytes / 1024).toFixed(1)} KB, ${first.ms.toFixed(0)} ms after a change, median ${median(again).toFixed(0)} ms unchanged`,
+  )
+  console.log(
+    `  one record per file      : ${files + 1} requests, ${(perFileTotalBytes / 1024).toFixed(0)} KB, ${perFileTotalMs.toFixed(0)} ms one after another (from ${sample} measured)`,
+  )
+  console.log(
+    `  ratio per-file/batch     : ${(perFileTotalMs / first.ms).toFixed(0)}× the time, ${(perFileTotalBytes / first.bytes).toFixed(1)}× the bytes`,
+  )
   if (!hasChromium()) {
     console.log('  listing → every badge    : skipped (/usr/bin/chromium is missing)')
     return
@@ -580,15 +677,25 @@ async function benchBadges(appUrl: string, auth: string) {
       page.off('response', count)
     }
     const at = (f: (r: (typeof runs)[number]) => number) => median(runs.map(f))
-    console.log(`  listing → every row      : median ${at((r) => r.rows).toFixed(0)} ms over ${runs.length} page loads (the preview page's own PROPFIND and rows)`)
-    console.log(`  listing → every badge    : median ${at((r) => r.badges).toFixed(0)} ms (${(at((r) => r.badges) - at((r) => r.rows)).toFixed(0)} ms after the rows), ${Math.max(...runs.map((r) => r.requests))} get-folder-states request per listing`)
+    console.log(
+      `  listing → every row      : median ${at((r) => r.rows).toFixed(0)} ms over ${runs.length} page loads (the preview page's own PROPFIND and rows)`,
+    )
+    console.log(
+      `  listing → every badge    : median ${at((r) => r.badges).toFixed(0)} ms (${(at((r) => r.badges) - at((r) => r.rows)).toFixed(0)} ms after the rows), ${Math.max(...runs.map((r) => r.requests))} get-folder-states request per listing`,
+    )
   } finally {
     await browser.close()
   }
 }
 
 /** The deals section's settings: quick ticks and checks, two copies, at `--deal-speed`. */
-const dealEnv = () => ({ SIMNET_SPEED: opts['deal-speed']!, DEAL_COPIES: '2', DEAL_TICK_SECONDS: '0.2', RETRIEVAL_CHECK_SECONDS: '1', GROUP_IDLE_SECONDS: '1' })
+const dealEnv = () => ({
+  SIMNET_SPEED: opts['deal-speed']!,
+  DEAL_COPIES: '2',
+  DEAL_TICK_SECONDS: '0.2',
+  RETRIEVAL_CHECK_SECONDS: '1',
+  GROUP_IDLE_SECONDS: '1',
+})
 
 /** `npm start` (--role all) on free ports, with `env` on top of its defaults; resolves once the gateway answers. */
 async function startAllInOne(dataDir: string, env: Record<string, string>): Promise<Role> {
@@ -596,9 +703,21 @@ async function startAllInOne(dataDir: string, env: Record<string, string>): Prom
   const url = `http://127.0.0.1:${gatewayPort}`
   const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', '--role', 'all'], {
     env: {
-      ...process.env, LOG_LEVEL: 'warn', HOST: '127.0.0.1', DATA_DIR: dataDir,
-      PORT: String(appPort), GATEWAY_PORT: String(gatewayPort), SERVICE_PORT: String(servicePort), SIMNET_RPC_PORT: '0', SIMFOC_RPC_PORT: '0', SIMFOC_PROVIDERS: '0',
-      GATEWAY_USER, GATEWAY_PASSWORD, ADMIN_PASSWORD: PASSWORD, TICKER_ENABLED: 'false', ...env,
+      ...process.env,
+      LOG_LEVEL: 'warn',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      PORT: String(appPort),
+      GATEWAY_PORT: String(gatewayPort),
+      SERVICE_PORT: String(servicePort),
+      SIMNET_RPC_PORT: '0',
+      SIMFOC_RPC_PORT: '0',
+      SIMFOC_PROVIDERS: '0',
+      GATEWAY_USER,
+      GATEWAY_PASSWORD,
+      ADMIN_PASSWORD: PASSWORD,
+      TICKER_ENABLED: 'false',
+      ...env,
     },
     stdio: ['ignore', 'ignore', 'inherit'],
   })
@@ -668,14 +787,21 @@ async function dealRun(label: string, files: number, size: number): Promise<Deal
     await Promise.all(Array.from({ length: Math.min(16, files) }, uploader))
     // The folder's own directory nodes are stored in the background about a second after the last change; a record only reads.
     const ask = () =>
-      fetch(`${run.url}/file-info`, { method: 'POST', headers: { authorization: auth, 'content-type': 'application/json' }, body: JSON.stringify({ filePath: '/bench', verbose: true }) })
+      fetch(`${run.url}/file-info`, {
+        method: 'POST',
+        headers: { authorization: auth, 'content-type': 'application/json' },
+        body: JSON.stringify({ filePath: '/bench', verbose: true }),
+      })
     await (await ask()).arrayBuffer()
     // Onboarded: every group is offloaded. Read from the gateway's SQLite file (read-only, from this
     // process) so that polling costs the measured process nothing; /file-info confirms it afterwards.
     const db = new DatabaseSync(join(dataDir, 'gateway', 'gateway.sqlite'), { readOnly: true })
     const count = (text: string) => Number(Object.values(db.prepare(text).get() ?? {})[0])
     try {
-      while (count('SELECT COUNT(*) FROM contents') < files || count(`SELECT COUNT(*) FROM content_groups WHERE state != 'offloaded'`) !== 0) {
+      while (
+        count('SELECT COUNT(*) FROM contents') < files ||
+        count(`SELECT COUNT(*) FROM content_groups WHERE state != 'offloaded'`) !== 0
+      ) {
         if (run.child.exitCode !== null) throw new Error('npm start exited during the run')
         await new Promise((r) => setTimeout(r, 200))
       }
@@ -696,14 +822,20 @@ async function dealRun(label: string, files: number, size: number): Promise<Deal
 
 /** Deals section: what onboarding costs the gateway per GiB, and how it grows with the number of files. */
 async function benchDeals() {
-  const counts = opts['deal-files'].split(',').map(Number).filter((n) => Number.isInteger(n) && n > 0)
+  const counts = opts['deal-files']
+    .split(',')
+    .map(Number)
+    .filter((n) => Number.isInteger(n) && n > 0)
   const smallBytes = Number(opts['deal-file-kib']) * 1024
   const largeBytes = Number(opts['deal-large-mib']) * 1024 * 1024
   const proposals = await benchProposals(Number(opts['deal-proposals']))
   console.log(`\ndeals: proposals to a simulated provider (${opts['deal-proposals']} each; client and provider in this process)`)
   console.log('  how                            proposals/s   CPU ms/proposal')
-  for (const p of proposals) console.log(`  ${p.label.padEnd(30)} ${p.perSecond.toFixed(0).padStart(11)}   ${p.cpuMsPerProposal.toFixed(2).padStart(15)}`)
-  console.log(`  over the wire, one at a time: ${(proposals[1].cpuMsPerProposal / proposals[0].cpuMsPerProposal).toFixed(1)}× the CPU of the in-process call`)
+  for (const p of proposals)
+    console.log(`  ${p.label.padEnd(30)} ${p.perSecond.toFixed(0).padStart(11)}   ${p.cpuMsPerProposal.toFixed(2).padStart(15)}`)
+  console.log(
+    `  over the wire, one at a time: ${(proposals[1].cpuMsPerProposal / proposals[0].cpuMsPerProposal).toFixed(1)}× the CPU of the in-process call`,
+  )
   console.log(`\ndeals: upload → offloaded (npm start, SIMNET_SPEED=${opts['deal-speed']}, DEAL_COPIES=2, GROUP_SIZE 64 MiB)`)
   console.log('  The gateway process alone is measured (the simulated providers, which fetch, hash and store')
   console.log('  every CAR, run beside the deal service). CPU is counted from the first PUT; peak RSS is VmHWM.')
@@ -756,16 +888,23 @@ async function benchFirstRun() {
           headers: { authorization: auth, 'OCS-APIRequest': 'true', 'content-type': 'application/json' },
           body: JSON.stringify({ filePath: '/first.bin' }),
         })
-        const details = ((await res.json()) as { metadata?: { file: { details: { state: string; groups?: { deals?: { route?: string; state: string }[] }[] } } } }).metadata?.file.details
+        const details = (
+          (await res.json()) as {
+            metadata?: { file: { details: { state: string; groups?: { deals?: { route?: string; state: string }[] }[] } } }
+          }
+        ).metadata?.file.details
         const state = details?.state ?? '?'
         if (state !== last) seen.push(`${state} ${((performance.now() - started) / 1000).toFixed(0)} s`)
-        if (firstProof === undefined && details?.groups?.some((g) => g.deals?.some((d) => d.route === 'pdp' && d.state === 'active'))) firstProof = (performance.now() - started) / 1000
+        if (firstProof === undefined && details?.groups?.some((g) => g.deals?.some((d) => d.route === 'pdp' && d.state === 'active')))
+          firstProof = (performance.now() - started) / 1000
         last = state
         if (state === 'Offloaded') break
         await new Promise((r) => setTimeout(r, 1000))
       }
       const seconds = (performance.now() - started) / 1000
-      console.log(`  ${label.padEnd(18)} Offloaded after ${seconds.toFixed(0).padStart(3)} s (ratio to target ${(seconds / 300).toFixed(2)}), first proved PDP copy after ${firstProof === undefined ? '?' : firstProof.toFixed(0)} s: ${seen.join(' → ')}`)
+      console.log(
+        `  ${label.padEnd(18)} Offloaded after ${seconds.toFixed(0).padStart(3)} s (ratio to target ${(seconds / 300).toFixed(2)}), first proved PDP copy after ${firstProof === undefined ? '?' : firstProof.toFixed(0)} s: ${seen.join(' → ')}`,
+      )
     } finally {
       await stopAllInOne(run, dataDir)
     }

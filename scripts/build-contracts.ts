@@ -4,7 +4,13 @@
  * first test or `npm start` on the simulated network does not pay for solc.
  */
 import { parseArgs } from 'node:util'
-import { CACHE_DIR, ContractCompileError, loadFocArtifacts, readFocSources, sourcesKey } from '../server/network/simfoc/contracts/compile.ts'
+import {
+  CACHE_DIR,
+  ContractCompileError,
+  loadFocArtifacts,
+  readFocSources,
+  sourcesKey,
+} from '../server/network/simfoc/contracts/compile.ts'
 
 const HELP = `Usage: npm run build:contracts -- [--json]
 
@@ -27,9 +33,7 @@ async function main(): Promise<void> {
   }
   const cache = `${CACHE_DIR}${sourcesKey(await readFocSources())}.json`
   const artifacts = await loadFocArtifacts()
-  const sizes = Object.fromEntries(
-    Object.entries(artifacts).map(([name, { bytecode }]) => [name, (bytecode.length - 2) / 2]),
-  )
+  const sizes = Object.fromEntries(Object.entries(artifacts).map(([name, { bytecode }]) => [name, (bytecode.length - 2) / 2]))
   if (values.json) {
     process.stdout.write(`${JSON.stringify({ cache, contracts: sizes }, null, 2)}\n`)
     return

@@ -7,7 +7,9 @@ import { existsSync, readdirSync, statSync } from 'node:fs'
 import { join } from 'node:path'
 
 if (process.argv.includes('--help') || process.argv.includes('-h')) {
-  process.stdout.write('Usage: tsx scripts/build-if-stale.ts\n\nRuns `npm run build` when js/gateway-init.mjs or js/gateway-admin.mjs is missing\nor older than a file under plugin-ui/ or the Vite config, and compiles the simulated\nOnchain Cloud\'s contracts when they changed (cached). Run by `npm start`.\n')
+  process.stdout.write(
+    "Usage: tsx scripts/build-if-stale.ts\n\nRuns `npm run build` when js/gateway-init.mjs or js/gateway-admin.mjs is missing\nor older than a file under plugin-ui/ or the Vite config, and compiles the simulated\nOnchain Cloud's contracts when they changed (cached). Run by `npm start`.\n",
+  )
   process.exit(0)
 }
 
@@ -23,7 +25,11 @@ function newestSource(dir: string): number {
   return newest
 }
 
-const sourcesChanged = Math.max(newestSource(join(root, 'plugin-ui')), statSync(join(root, 'vite.config.ts')).mtimeMs, statSync(join(root, 'package.json')).mtimeMs)
+const sourcesChanged = Math.max(
+  newestSource(join(root, 'plugin-ui')),
+  statSync(join(root, 'vite.config.ts')).mtimeMs,
+  statSync(join(root, 'package.json')).mtimeMs,
+)
 const stale = outputs.some((f) => !existsSync(f) || statSync(f).mtimeMs < sourcesChanged)
 if (stale) {
   process.stdout.write('Building the sidebar tab and admin page (js/)…\n')
@@ -33,6 +39,6 @@ if (stale) {
 // The simulated Onchain Cloud's contracts: compiled once (about 20 s of solc), then cached by their sources' hash.
 const { loadFocArtifacts, isCompiled } = await import('../server/network/simfoc/contracts/compile.ts')
 if (!(await isCompiled())) {
-  process.stdout.write('Compiling the simulated Onchain Cloud\'s contracts (once)…\n')
+  process.stdout.write("Compiling the simulated Onchain Cloud's contracts (once)…\n")
   await loadFocArtifacts()
 }

@@ -31,7 +31,11 @@ const iso = (ms: number) => new Date(ms).toISOString()
 
 function asJson(d: DealAudit) {
   const { tokenHash: _secret, signedProposal, ...rest } = d
-  return { ...rest, signedProposal: signedProposal && Buffer.from(signedProposal).toString('base64'), events: d.events.map((e) => ({ ...e, at: iso(e.atMs) })) }
+  return {
+    ...rest,
+    signedProposal: signedProposal && Buffer.from(signedProposal).toString('base64'),
+    events: d.events.map((e) => ({ ...e, at: iso(e.atMs) })),
+  }
 }
 
 function line(d: DealAudit): string {
@@ -93,7 +97,10 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  const known = err instanceof UsageError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') || (err as { name?: string }).name === 'ConfigError'
+  const known =
+    err instanceof UsageError ||
+    (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ||
+    (err as { name?: string }).name === 'ConfigError'
   process.stderr.write(`${known ? (err as Error).message : `deals failed: ${(err as Error).message}`}\n`)
   process.exit(2)
 })

@@ -69,8 +69,15 @@ try {
     onProgress: (done) => process.stdout.write(`\r${done}/${count} requests`),
   })
   const seconds = (Date.now() - started) / 1000
-  process.stdout.write(`\r${report.requests} requests in ${seconds.toFixed(1)} s over ${FUZZED_ENDPOINTS.length} endpoints (app ${report.byPart.app}, gateway ${report.byPart.gateway}, service ${report.byPart.service})\n`)
-  process.stdout.write(`answers by status: ${Object.entries(report.byStatus).sort().map(([s, n]) => `${s}×${n}`).join(' ')}\n`)
+  process.stdout.write(
+    `\r${report.requests} requests in ${seconds.toFixed(1)} s over ${FUZZED_ENDPOINTS.length} endpoints (app ${report.byPart.app}, gateway ${report.byPart.gateway}, service ${report.byPart.service})\n`,
+  )
+  process.stdout.write(
+    `answers by status: ${Object.entries(report.byStatus)
+      .sort()
+      .map(([s, n]) => `${s}×${n}`)
+      .join(' ')}\n`,
+  )
   for (const f of report.failures) process.stdout.write(`FAIL ${describeFailure(f)}\n`)
   process.stdout.write(report.failures.length === 0 ? 'no 5xx, no hang, no reset\n' : `${report.failures.length} failures\n`)
   process.exitCode = report.failures.length === 0 ? 0 : 1

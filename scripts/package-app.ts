@@ -109,7 +109,9 @@ function toArchiveName(file: string): string {
 }
 
 function appIcon(fill: string): Buffer {
-  return Buffer.from(`<svg xmlns="http://www.w3.org/2000/svg" width="32" height="32" viewBox="0 0 24 24"><path fill="${fill}" d="${storagePath}"/></svg>\n`)
+  return Buffer.from(
+    `<svg xmlns="http://www.w3.org/2000/svg" width="32" height="32" viewBox="0 0 24 24"><path fill="${fill}" d="${storagePath}"/></svg>\n`,
+  )
 }
 
 function collect(): Entry[] {
@@ -141,22 +143,21 @@ function collect(): Entry[] {
 
 // ---- checks ----
 
-function readVersions(): { pkg: string, info: string } {
+function readVersions(): { pkg: string; info: string } {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version as string
   const xml = readFileSync(join(ROOT, 'appinfo', 'info.xml'), 'utf8')
   const info = /<version>([^<]+)<\/version>/.exec(xml)?.[1]?.trim() ?? ''
   return { pkg, info }
 }
 
-
 async function main() {
   const { values } = parseArgs({
     options: {
-      'out': { type: 'string', default: 'dist' },
+      out: { type: 'string', default: 'dist' },
       'skip-build': { type: 'boolean', default: false },
       'budget-kb': { type: 'string', default: '15' },
-      'json': { type: 'boolean', default: false },
-      'help': { type: 'boolean', short: 'h', default: false },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
     },
     strict: true,
   })
@@ -197,8 +198,12 @@ async function main() {
   if (values.json) {
     process.stdout.write(JSON.stringify(summary) + '\n')
   } else {
-    process.stdout.write(`Wrote ${relative(process.cwd(), archive)} (${summary.files} files, ${(summary.archiveBytes / 1024).toFixed(1)} KB)\n`)
-    process.stdout.write(`Initial sidebar JS (${initial.files.join(' + ')}): ${(initial.gzipBytes / 1024).toFixed(1)} KB gzipped, budget ${budgetKb} KB\n`)
+    process.stdout.write(
+      `Wrote ${relative(process.cwd(), archive)} (${summary.files} files, ${(summary.archiveBytes / 1024).toFixed(1)} KB)\n`,
+    )
+    process.stdout.write(
+      `Initial sidebar JS (${initial.files.join(' + ')}): ${(initial.gzipBytes / 1024).toFixed(1)} KB gzipped, budget ${budgetKb} KB\n`,
+    )
   }
   if (initial.gzipBytes > budgetKb * 1024) {
     throw new Error(`Initial sidebar JS is ${(initial.gzipBytes / 1024).toFixed(1)} KB gzipped, over the ${budgetKb} KB budget`)

@@ -43,7 +43,11 @@ if (values.help || positionals.length === 0) {
 }
 
 const config = loadConfig()
-const sql = await openSql({ databaseUrl: config.service.databaseUrl, file: join(config.service.dataDir, 'service.sqlite'), schema: 'service' })
+const sql = await openSql({
+  databaseUrl: config.service.databaseUrl,
+  file: join(config.service.dataDir, 'service.sqlite'),
+  schema: 'service',
+})
 await migrateService(sql)
 const tenants = createTenantStore(sql)
 const [command, name, arg] = positionals
@@ -71,7 +75,9 @@ switch (command) {
     if (!name || !/^[\w.@-]{1,64}$/.test(name)) fail('Tenant names are 1-64 letters, digits, _ . @ -')
     if (await tenants.byName(name)) fail(`Tenant "${name}" exists`)
     const t = await tenants.create(name, asPlan(values.plan ?? 'clients-free'))
-    process.stdout.write(`Created tenant ${t.name} (${PLAN_LABELS[t.plan]}). API key (shown once):\n${await tenants.createKey(t.id, 'created')}\n`)
+    process.stdout.write(
+      `Created tenant ${t.name} (${PLAN_LABELS[t.plan]}). API key (shown once):\n${await tenants.createKey(t.id, 'created')}\n`,
+    )
     break
   }
   case 'key':

@@ -52,7 +52,10 @@ FOC_RPC_URL (or SIMFOC_RPC_URL).
 `
 
 async function main(): Promise<void> {
-  const { values, positionals } = parseArgs({ allowPositionals: true, options: { json: { type: 'boolean' }, for: { type: 'string' }, help: { type: 'boolean', short: 'h' } } })
+  const { values, positionals } = parseArgs({
+    allowPositionals: true,
+    options: { json: { type: 'boolean' }, for: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+  })
   const [command, arg] = positionals
   if (values.help || !command) {
     process.stdout.write(HELP)
@@ -65,7 +68,9 @@ async function main(): Promise<void> {
     if (values.json) process.stdout.write(`${JSON.stringify(one ? keys[0] : keys, null, 2)}\n`)
     else {
       for (const k of keys) {
-        const details = one ? `\n  Onchain Cloud account ${k.ethAddress} (${k.delegatedAddress})\n  public key ${k.publicKey}` : `  ${k.ethAddress}`
+        const details = one
+          ? `\n  Onchain Cloud account ${k.ethAddress} (${k.delegatedAddress})\n  public key ${k.publicKey}`
+          : `  ${k.ethAddress}`
         process.stdout.write(`${k.address}${k.isDefault ? '  (default)' : ''}${details}\n`)
       }
     }
@@ -88,7 +93,10 @@ async function main(): Promise<void> {
     case 'default':
       if (!arg) throw new WalletError('default needs an ADDRESS')
       keystore.setDefault(arg)
-      return print(keystore.list().filter((k) => k.address === arg), true)
+      return print(
+        keystore.list().filter((k) => k.address === arg),
+        true,
+      )
     case 'add-escrow': {
       const url = config.gateway.lotusUrl ?? config.gateway.simnetRpcUrl
       if (!url) throw new WalletError('add-escrow needs a node: set LOTUS_URL (or SIMNET_RPC_URL for the simulated chain)')
@@ -106,7 +114,8 @@ async function main(): Promise<void> {
       const client = createFocClient({ chain, account: keystore.evmAccount(config.gateway.wallet) })
       if (command === 'deposit') {
         const [amountText, token] = positionals.slice(1)
-        if (token?.toUpperCase() !== 'USDFC') throw new WalletError('deposit takes an amount of USDFC, e.g. `npm run wallet -- deposit 10 USDFC`')
+        if (token?.toUpperCase() !== 'USDFC')
+          throw new WalletError('deposit takes an amount of USDFC, e.g. `npm run wallet -- deposit 10 USDFC`')
         const hash = await client.fund(parseAmount(amountText, 'deposit', 'USDFC'))
         if (values.json) process.stdout.write(`${JSON.stringify({ transaction: hash, usdfc: amountText })}\n`)
         else process.stdout.write(`Deposited ${amountText} USDFC into Filecoin Pay: transaction ${hash}\n`)
@@ -114,16 +123,20 @@ async function main(): Promise<void> {
       const a = await client.account()
       const runway = a.lockupRatePerEpoch > 0n ? fundedUntil(chain.genesisTimestamp, Number(a.epoch + a.runwayEpochs)) : undefined
       if (values.json) {
-        process.stdout.write(`${JSON.stringify({ account: client.address, ...Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v.toString()])), fundedUntil: runway }, null, 2)}\n`)
+        process.stdout.write(
+          `${JSON.stringify({ account: client.address, ...Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v.toString()])), fundedUntil: runway }, null, 2)}\n`,
+        )
       } else {
-        process.stdout.write([
-          `Onchain Cloud account ${client.address} (${chain.name})`,
-          `  wallet:        ${formatUnits(a.walletFil, 18)} FIL, ${formatUnits(a.walletUsdfc, 18)} USDFC`,
-          `  Filecoin Pay:  ${formatUnits(a.funds, 18)} USDFC deposited, ${formatUnits(a.availableFunds, 18)} not locked`,
-          `  paying:        ${formatUnits(a.lockupRatePerEpoch * 2880n * 30n, 18)} USDFC a month`,
-          `  funded until:  ${runway ?? 'nothing stored yet'}`,
-          '',
-        ].join('\n'))
+        process.stdout.write(
+          [
+            `Onchain Cloud account ${client.address} (${chain.name})`,
+            `  wallet:        ${formatUnits(a.walletFil, 18)} FIL, ${formatUnits(a.walletUsdfc, 18)} USDFC`,
+            `  Filecoin Pay:  ${formatUnits(a.funds, 18)} USDFC deposited, ${formatUnits(a.availableFunds, 18)} not locked`,
+            `  paying:        ${formatUnits(a.lockupRatePerEpoch * 2880n * 30n, 18)} USDFC a month`,
+            `  funded until:  ${runway ?? 'nothing stored yet'}`,
+            '',
+          ].join('\n'),
+        )
       }
       return
     }
@@ -152,7 +165,13 @@ function parseAmount(text: string | undefined, command: string, unit: string): b
 }
 
 main().catch((err) => {
-  const known = err instanceof WalletError || err instanceof FocFundsError || err instanceof RangeError || isNetworkError(err, 'REJECTED_BY_CHAIN') || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') || (err as { name?: string }).name === 'ConfigError'
+  const known =
+    err instanceof WalletError ||
+    err instanceof FocFundsError ||
+    err instanceof RangeError ||
+    isNetworkError(err, 'REJECTED_BY_CHAIN') ||
+    (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS') ||
+    (err as { name?: string }).name === 'ConfigError'
   process.stderr.write(`${known ? (err as Error).message : `wallet failed: ${(err as Error).message}`}\n`)
   process.exit(2)
 })

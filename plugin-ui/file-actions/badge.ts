@@ -31,11 +31,15 @@ const COLOURS: Record<BadgeKind, string> = {
 export function badgeKind(entry: FolderEntry): BadgeKind | undefined {
   if (entry.attention) return 'attention'
   switch (entry.state) {
-    case 'Offloaded': return 'stored'
+    case 'Offloaded':
+      return 'stored'
     case 'Offloading':
-    case 'Partially offloaded': return 'on-its-way'
-    case 'Staging': return 'staging'
-    default: return undefined
+    case 'Partially offloaded':
+      return 'on-its-way'
+    case 'Staging':
+      return 'staging'
+    default:
+      return undefined
   }
 }
 
@@ -45,10 +49,14 @@ const copies = (n: number) => (n === 1 ? translate('1 copy') : translate('{n} co
 export function badgeTitle(entry: FolderEntry): string {
   if (entry.attention) return translate('Filecoin: needs attention. {reason}', { reason: entry.attention.reason })
   switch (entry.state) {
-    case 'Offloaded': return translate('Filecoin: stored ({copies})', { copies: copies(entry.retrievableCopies) })
-    case 'Partially offloaded': return translate('Filecoin: partially offloaded, on its way ({copies} so far)', { copies: copies(entry.retrievableCopies) })
-    case 'Offloading': return translate('Filecoin: on its way to storage providers')
-    default: return translate('Filecoin: staging, waiting to be packed and sent')
+    case 'Offloaded':
+      return translate('Filecoin: stored ({copies})', { copies: copies(entry.retrievableCopies) })
+    case 'Partially offloaded':
+      return translate('Filecoin: partially offloaded, on its way ({copies} so far)', { copies: copies(entry.retrievableCopies) })
+    case 'Offloading':
+      return translate('Filecoin: on its way to storage providers')
+    default:
+      return translate('Filecoin: staging, waiting to be packed and sent')
   }
 }
 

@@ -61,8 +61,13 @@ export function createFolderStates(fetchFolder: FetchFolder = fetchFolderStates,
     load(folderPath) {
       const found = kept.get(folderPath)
       if (found && now() - found.at < KEEP_MS) return found.answer
-      const entry: { at: number; answer: Promise<ListedFolder | undefined>; folder?: ListedFolder } = { at: now(), answer: fetchFolder(folderPath) }
-      entry.answer.then((folder) => { entry.folder = folder })
+      const entry: { at: number; answer: Promise<ListedFolder | undefined>; folder?: ListedFolder } = {
+        at: now(),
+        answer: fetchFolder(folderPath),
+      }
+      entry.answer.then((folder) => {
+        entry.folder = folder
+      })
       // The previous answer stays known until the new one comes, so menus do not flicker.
       if (found?.folder) entry.folder = found.folder
       kept.delete(folderPath)

@@ -37,7 +37,7 @@ function readSettings(data: unknown, status: number): GatewayLinkSettings {
     gatewayUser: typeof s.gatewayUser === 'string' ? s.gatewayUser : '',
     gatewayPasswordSet: s.gatewayPasswordSet,
     pathMap: typeof s.pathMap === 'string' ? s.pathMap : '',
-    network: NETWORKS.includes(s.network as Network) ? s.network as Network : 'simnet',
+    network: NETWORKS.includes(s.network as Network) ? (s.network as Network) : 'simnet',
     ipfsGateway: typeof s.ipfsGateway === 'string' ? s.ipfsGateway : '',
     ...(Array.isArray(s.mounts) ? { mounts: s.mounts.filter(isMount) } : {}),
   }
@@ -75,7 +75,7 @@ export async function testGatewayLink(link: Partial<GatewayLinkUpdate> = {}): Pr
   return {
     success: data.success,
     status: typeof data.status === 'number' ? data.status : 0,
-    message: typeof data.message === 'string' ? data.message : (typeof data.error === 'string' ? data.error : ''),
+    message: typeof data.message === 'string' ? data.message : typeof data.error === 'string' ? data.error : '',
     latencyMs: typeof data.latencyMs === 'number' ? data.latencyMs : 0,
     ...(typeof data.warning === 'string' ? { warning: data.warning } : {}),
     ...(typeof data.dealsWarning === 'string' ? { dealsWarning: data.dealsWarning } : {}),
@@ -98,6 +98,12 @@ function dealMarketOf(value: unknown): Pick<LinkTestResult, 'dealMarket'> | unde
 function onchainCloudOf(value: unknown): Pick<LinkTestResult, 'onchainCloud'> | undefined {
   if (!isObject(value)) return undefined
   const { status, funds, fundedUntil } = value
-  if ((status !== 'HEALTHY' && status !== 'WARNING' && status !== 'DEFICIT') || typeof funds !== 'string' || typeof fundedUntil !== 'string' || Number.isNaN(Date.parse(fundedUntil))) return undefined
+  if (
+    (status !== 'HEALTHY' && status !== 'WARNING' && status !== 'DEFICIT') ||
+    typeof funds !== 'string' ||
+    typeof fundedUntil !== 'string' ||
+    Number.isNaN(Date.parse(fundedUntil))
+  )
+    return undefined
   return { onchainCloud: { status, funds, fundedUntil } }
 }

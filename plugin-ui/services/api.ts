@@ -62,7 +62,7 @@ export async function getTabConfig(options: RequestOptions = {}): Promise<TabCon
     const res = await axios.get(tabConfigUrl(), { headers: OCS_HEADERS, signal: options.signal })
     const config = isObject(res.data) && res.data.success === true && isObject(res.data.config) ? res.data.config : undefined
     if (!config) return { ...DEFAULT_TAB_CONFIG }
-    const network = NETWORKS.includes(config.network as Network) ? config.network as Network : DEFAULT_TAB_CONFIG.network
+    const network = NETWORKS.includes(config.network as Network) ? (config.network as Network) : DEFAULT_TAB_CONFIG.network
     const ipfsGateway = typeof config.ipfsGateway === 'string' ? config.ipfsGateway.replace(/\/+$/, '') : ''
     const genesisTimestamp = typeof config.genesisTimestamp === 'number' ? config.genesisTimestamp : undefined
     const epochSeconds = typeof config.epochSeconds === 'number' && config.epochSeconds > 0 ? config.epochSeconds : undefined

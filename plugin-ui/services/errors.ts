@@ -30,7 +30,11 @@ const CODES: Record<number, ApiErrorCode> = {
 
 export class ApiError extends Error {
   readonly name = 'ApiError'
-  constructor(readonly code: ApiErrorCode, message: string, readonly status?: number) {
+  constructor(
+    readonly code: ApiErrorCode,
+    message: string,
+    readonly status?: number,
+  ) {
     super(message)
   }
 }
@@ -38,7 +42,7 @@ export class ApiError extends Error {
 /** The bridge's own words when it gave any: `{ error }`, or `{ message }` on Nextcloud's 412. */
 function messageFrom(data: unknown): string | undefined {
   if (data && typeof data === 'object') {
-    const { error, message } = data as { error?: unknown, message?: unknown }
+    const { error, message } = data as { error?: unknown; message?: unknown }
     if (typeof error === 'string' && error) return error
     if (typeof message === 'string' && message) return message
   }
@@ -55,8 +59,7 @@ export function toApiError(err: unknown): ApiError {
       return new ApiError('network', t('gateway', 'The server could not be reached. Check your connection.'))
     }
     const code = CODES[status] ?? 'server-error'
-    const message = messageFrom(err.response?.data)
-      ?? t('gateway', 'The server answered with an error (HTTP {status}).', { status })
+    const message = messageFrom(err.response?.data) ?? t('gateway', 'The server answered with an error (HTTP {status}).', { status })
     return new ApiError(code, message, status)
   }
   return new ApiError('server-error', err instanceof Error ? err.message : String(err))

@@ -14,6 +14,8 @@ export function dealProgress(group: Group): string | undefined {
     [count('active'), t('gateway', '{count} active', { count: count('active') })],
     [count('published'), t('gateway', '{count} published', { count: count('published') })],
     [count('proposed'), t('gateway', '{count} proposed', { count: count('proposed') })],
-  ].filter(([n]) => Number(n) > 0).map(([, text]) => text)
+  ]
+    .filter(([n]) => Number(n) > 0)
+    .map(([, text]) => text)
   return t('gateway', 'deals in progress: {list}', { list: parts.join(', ') })
 }

@@ -7,7 +7,8 @@
  * @example translate('{n} copies', { n: 2 }) // '2 copies', or the user's language
  */
 export function translate(text: string, vars: Record<string, string | number> = {}): string {
-  const registry = (globalThis as { _oc_l10n_registry_translations?: Record<string, Record<string, string | string[]>> })._oc_l10n_registry_translations
+  const registry = (globalThis as { _oc_l10n_registry_translations?: Record<string, Record<string, string | string[]>> })
+    ._oc_l10n_registry_translations
   const found = registry?.gateway?.[text]
   const translated = (Array.isArray(found) ? found[0] : found) || text
   return translated.replace(/\{(\w+)\}/g, (match, key: string) => (key in vars ? String(vars[key]) : match))

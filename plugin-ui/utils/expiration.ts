@@ -14,14 +14,23 @@ const REAL_EPOCH_SECONDS = 30
  * "540 days": how far `unixSeconds` is on a sped-up network's clock, where a
  * 540-day deal ends two wall-clock days from now; undefined in real time.
  */
-export function networkTimeUntil(unixSeconds: number, epochSeconds: number | undefined, nowSeconds = Date.now() / 1000): string | undefined {
+export function networkTimeUntil(
+  unixSeconds: number,
+  epochSeconds: number | undefined,
+  nowSeconds = Date.now() / 1000,
+): string | undefined {
   if (!epochSeconds || epochSeconds >= REAL_EPOCH_SECONDS || unixSeconds <= nowSeconds) return undefined
   const days = ((unixSeconds - nowSeconds) * REAL_EPOCH_SECONDS) / epochSeconds / 86400
   return days >= 1 ? `${Math.round(days)} days` : `${Math.max(1, Math.round(days * 24))} hours`
 }
 
 /** The first and last end (unix seconds) of the retrievable copies, when they differ; undefined when they all end together. */
-export function copiesEndSpread(groups: readonly Group[], network: Network, genesisTimestamp?: number, epochSeconds?: number): { first: number; last: number } | undefined {
+export function copiesEndSpread(
+  groups: readonly Group[],
+  network: Network,
+  genesisTimestamp?: number,
+  epochSeconds?: number,
+): { first: number; last: number } | undefined {
   const ends = groups.flatMap((g) => (g.deals ?? []).filter((d) => d.isRetrievable).map((d) => d.endEpoch))
   if (ends.length < 2) return undefined
   const first = epochToUnix(Math.min(...ends), network, genesisTimestamp, epochSeconds)
@@ -38,9 +47,17 @@ const SHORT_RUNWAY_DAYS = 14
  * (the account is in deficit). Undefined when they are funded for longer, or
  * the file has no PDP copy on chain.
  */
-export function pdpFundingShortfall(groups: readonly Group[], network: Network, genesisTimestamp?: number, epochSeconds?: number, nowSeconds = Date.now() / 1000): { until: number; ranOut: boolean } | undefined {
+export function pdpFundingShortfall(
+  groups: readonly Group[],
+  network: Network,
+  genesisTimestamp?: number,
+  epochSeconds?: number,
+  nowSeconds = Date.now() / 1000,
+): { until: number; ranOut: boolean } | undefined {
   // Only copies in a data set are paid for; an upload is not yet.
-  const paid = groups.flatMap((g) => (g.deals ?? []).filter((d: Deal) => d.route === 'pdp' && (d.state === 'published' || d.state === 'active')))
+  const paid = groups.flatMap((g) =>
+    (g.deals ?? []).filter((d: Deal) => d.route === 'pdp' && (d.state === 'published' || d.state === 'active')),
+  )
   if (paid.length === 0) return undefined
   const until = epochToUnix(Math.min(...paid.map((d) => d.endEpoch)), network, genesisTimestamp, epochSeconds)
   if (until === undefined) return undefined

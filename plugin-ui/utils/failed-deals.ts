@@ -8,8 +8,10 @@ import { n, t } from '@nextcloud/l10n'
  */
 export function failedDealsSummary(failed: readonly FailedDeal[]): string {
   const replaced = failed.filter((d) => d.replaced).length
-  if (replaced === failed.length) return n('gateway', '%n provider failed to seal, replaced', '%n providers failed to seal; replaced', failed.length)
-  if (replaced === 0) return n('gateway', '%n provider failed to seal, not replaced yet', '%n providers failed to seal; not replaced yet', failed.length)
+  if (replaced === failed.length)
+    return n('gateway', '%n provider failed to seal, replaced', '%n providers failed to seal; replaced', failed.length)
+  if (replaced === 0)
+    return n('gateway', '%n provider failed to seal, not replaced yet', '%n providers failed to seal; not replaced yet', failed.length)
   return t('gateway', '{failed} providers failed to seal; {replaced} replaced', { failed: failed.length, replaced })
 }
 

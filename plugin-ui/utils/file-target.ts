@@ -32,5 +32,5 @@ export function toFileTarget(info: unknown): FileTarget | null {
   const legacy = info as LegacyFileInfo
   if (typeof legacy.name !== 'string' || typeof legacy.path !== 'string') return null
   const isFolder = typeof legacy.isDirectory === 'function' ? legacy.isDirectory() : legacy.type === 'dir'
-  return { filePath: legacy.name ? joinPath(legacy.path, legacy.name) : (legacy.path || '/'), name: legacy.name, isFolder }
+  return { filePath: legacy.name ? joinPath(legacy.path, legacy.name) : legacy.path || '/', name: legacy.name, isFolder }
 }

@@ -7,8 +7,7 @@ export function shortenCid(cid: string, head = 10, tail = 6): string {
 
 /** Local date and time in the user's Nextcloud locale, e.g. "12 Mar 2026, 14:05". */
 export function formatLocalDate(unixSeconds: number, locale = getCanonicalLocale()): string {
-  return new Intl.DateTimeFormat(locale || undefined, { dateStyle: 'medium', timeStyle: 'short' })
-    .format(new Date(unixSeconds * 1000))
+  return new Intl.DateTimeFormat(locale || undefined, { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(unixSeconds * 1000))
 }
 
 /** Nextcloud's `formatRelativeTime` turns to a calendar date from here on; the tab already shows the date. */

@@ -7,10 +7,17 @@ import { t } from '@nextcloud/l10n'
  */
 export const glossary = {
   cid: () => t('gateway', 'Content ID: a fingerprint of exactly these bytes; anyone holding the same data gets the same CID.'),
-  pieceCid: () => t('gateway', 'Piece CID: the fingerprint of the packed group of files that storage providers store and prove on the Filecoin chain.'),
-  group: () => t('gateway', 'Group: files are packed together into groups of about 64 MiB, because storage providers store data in large pieces.'),
+  pieceCid: () =>
+    t('gateway', 'Piece CID: the fingerprint of the packed group of files that storage providers store and prove on the Filecoin chain.'),
+  group: () =>
+    t('gateway', 'Group: files are packed together into groups of about 64 MiB, because storage providers store data in large pieces.'),
   deal: () => t('gateway', 'Deal: a contract on the Filecoin chain in which a storage provider promises to keep a piece for a given time.'),
-  pdpCopy: () => t('gateway', 'Warm copy: a copy kept ready to read on a Filecoin Onchain Cloud provider, which proves every day on chain that it still holds the data (PDP), paid in USDFC for as long as the account is funded.'),
-  provider: () => t('gateway', 'Storage provider: a company or person who runs Filecoin storage and is paid to keep the data and prove it regularly.'),
+  pdpCopy: () =>
+    t(
+      'gateway',
+      'Warm copy: a copy kept ready to read on a Filecoin Onchain Cloud provider, which proves every day on chain that it still holds the data (PDP), paid in USDFC for as long as the account is funded.',
+    ),
+  provider: () =>
+    t('gateway', 'Storage provider: a company or person who runs Filecoin storage and is paid to keep the data and prove it regularly.'),
   epoch: () => t('gateway', 'Epoch: Filecoin counts time in epochs of 30 seconds; deals start and end at an epoch.'),
 }

@@ -19,7 +19,7 @@ const FILE_STATES: readonly FileState[] = ['Staging', 'Offloading', 'Partially o
 
 /** Anything the bridge did not promise is shown as Unknown rather than trusted. */
 export function normalizeFileState(state: unknown): FileState {
-  return FILE_STATES.includes(state as FileState) ? state as FileState : 'Unknown'
+  return FILE_STATES.includes(state as FileState) ? (state as FileState) : 'Unknown'
 }
 
 /** While a state can still change, the tab asks again this often. */
@@ -44,7 +44,10 @@ export function fileStateInfo(state: FileState, isFolder = false): StateInfo {
     case 'Offloading':
       return {
         label: t('gateway', 'Offloading'),
-        explanation: t('gateway', 'Storage deals are being made with providers; the data stays on the gateway until enough copies are active.'),
+        explanation: t(
+          'gateway',
+          'Storage deals are being made with providers; the data stays on the gateway until enough copies are active.',
+        ),
         tone: 'progress',
       }
     case 'Partially offloaded':
@@ -72,31 +75,46 @@ export function fileStateInfo(state: FileState, isFolder = false): StateInfo {
 
 export function groupStateLabel(state: GroupState | string): string {
   switch (state) {
-    case 'writable': return t('gateway', 'Accepting data')
-    case 'full': return t('gateway', 'Full, being sealed')
-    case 'VRCARDone': return t('gateway', 'Sealed, piece CID computed')
-    case 'ready for deals': return t('gateway', 'Ready for deals')
-    case 'offloaded': return t('gateway', 'Offloaded')
-    case 'reload': return t('gateway', 'Being fetched back')
-    default: return t('gateway', 'Unknown')
+    case 'writable':
+      return t('gateway', 'Accepting data')
+    case 'full':
+      return t('gateway', 'Full, being sealed')
+    case 'VRCARDone':
+      return t('gateway', 'Sealed, piece CID computed')
+    case 'ready for deals':
+      return t('gateway', 'Ready for deals')
+    case 'offloaded':
+      return t('gateway', 'Offloaded')
+    case 'reload':
+      return t('gateway', 'Being fetched back')
+    default:
+      return t('gateway', 'Unknown')
   }
 }
 
 /** A PDP copy's state in its own words: uploading, on chain waiting for its first proof, proved. */
 export function pdpStateLabel(state: DealState | string): string {
   switch (state) {
-    case 'proposed': return t('gateway', 'Uploading')
-    case 'published': return t('gateway', 'On chain, not proved yet')
-    case 'active': return t('gateway', 'Proved')
-    default: return t('gateway', 'Unknown')
+    case 'proposed':
+      return t('gateway', 'Uploading')
+    case 'published':
+      return t('gateway', 'On chain, not proved yet')
+    case 'active':
+      return t('gateway', 'Proved')
+    default:
+      return t('gateway', 'Unknown')
   }
 }
 
 export function dealStateLabel(state: DealState | string): string {
   switch (state) {
-    case 'proposed': return t('gateway', 'Proposed')
-    case 'published': return t('gateway', 'Published')
-    case 'active': return t('gateway', 'Active')
-    default: return t('gateway', 'Unknown')
+    case 'proposed':
+      return t('gateway', 'Proposed')
+    case 'published':
+      return t('gateway', 'Published')
+    case 'active':
+      return t('gateway', 'Active')
+    default:
+      return t('gateway', 'Unknown')
   }
 }

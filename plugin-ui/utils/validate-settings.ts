@@ -73,7 +73,7 @@ function mountPointProblem(value: string): string | undefined {
   if (value === '') return t('gateway', 'Required: the folder users see, for example /Filecoin.')
   const bare = value.replace(/\/+$/, '')
   if (!value.startsWith('/')) return t('gateway', 'The mount point must start with "/", for example /Filecoin.')
-  if (bare === '') return t('gateway', 'The mount point must name a folder, not the root of the user\'s files.')
+  if (bare === '') return t('gateway', "The mount point must name a folder, not the root of the user's files.")
   if (/[\\\x00-\x1f\x7f]/.test(value) || bare.includes('//') || value.split('/').some((s) => s === '.' || s === '..')) {
     return t('gateway', 'The mount point cannot contain ".", "..", "//", backslashes or control characters.')
   }
@@ -84,11 +84,16 @@ function mountPointProblem(value: string): string | undefined {
 function gatewayPathProblem(value: string): string | undefined {
   if (value === '') return t('gateway', 'Required: the gateway folder behind the mount, for example /{user}.')
   switch (pathMapProblem(value)) {
-    case 'start': return t('gateway', 'The gateway path must start with "/", for example /{user} or /shared.')
-    case 'unsafe': return t('gateway', 'The gateway path cannot contain ".", "..", "//" or backslashes.')
-    case 'placeholder': return t('gateway', 'The only placeholder allowed is {user}.')
-    case 'long': return t('gateway', 'The gateway path is too long.')
-    default: return undefined
+    case 'start':
+      return t('gateway', 'The gateway path must start with "/", for example /{user} or /shared.')
+    case 'unsafe':
+      return t('gateway', 'The gateway path cannot contain ".", "..", "//" or backslashes.')
+    case 'placeholder':
+      return t('gateway', 'The only placeholder allowed is {user}.')
+    case 'long':
+      return t('gateway', 'The gateway path is too long.')
+    default:
+      return undefined
   }
 }
 
@@ -117,8 +122,7 @@ export function validateMounts(mounts: readonly MountRow[]): MountListErrors {
   return result
 }
 
-export const hasMountErrors = (errors: MountListErrors) =>
-  Boolean(errors.list) || errors.rows.some((row) => Object.keys(row).length > 0)
+export const hasMountErrors = (errors: MountListErrors) => Boolean(errors.list) || errors.rows.some((row) => Object.keys(row).length > 0)
 
 export function validateLinkForm(form: LinkForm): LinkFormErrors {
   const errors: LinkFormErrors = {}
@@ -127,7 +131,8 @@ export function validateLinkForm(form: LinkForm): LinkFormErrors {
   if (gatewayUrl) {
     const problem = httpUrlProblem(gatewayUrl)
     if (problem === 'invalid') errors.gatewayUrl = t('gateway', 'Enter an http:// or https:// address.')
-    if (problem === 'credentials') errors.gatewayUrl = t('gateway', 'Put the credentials in the user and password fields, not in the address.')
+    if (problem === 'credentials')
+      errors.gatewayUrl = t('gateway', 'Put the credentials in the user and password fields, not in the address.')
   }
 
   if (form.gatewayUser.includes(':')) {
@@ -141,12 +146,21 @@ export function validateLinkForm(form: LinkForm): LinkFormErrors {
   }
 
   if (form.pathMap.trim() === '') errors.pathMap = t('gateway', 'Required: the gateway folder of each user, for example /{user}.')
-  else switch (pathMapProblem(form.pathMap.trim())) {
-    case 'start': errors.pathMap = t('gateway', 'The path mapping must start with "/", for example /{user}.'); break
-    case 'unsafe': errors.pathMap = t('gateway', 'The path mapping cannot contain ".", "..", "//" or backslashes.'); break
-    case 'placeholder': errors.pathMap = t('gateway', 'The only placeholder allowed is {user}.'); break
-    case 'long': errors.pathMap = t('gateway', 'The path mapping is too long.'); break
-  }
+  else
+    switch (pathMapProblem(form.pathMap.trim())) {
+      case 'start':
+        errors.pathMap = t('gateway', 'The path mapping must start with "/", for example /{user}.')
+        break
+      case 'unsafe':
+        errors.pathMap = t('gateway', 'The path mapping cannot contain ".", "..", "//" or backslashes.')
+        break
+      case 'placeholder':
+        errors.pathMap = t('gateway', 'The only placeholder allowed is {user}.')
+        break
+      case 'long':
+        errors.pathMap = t('gateway', 'The path mapping is too long.')
+        break
+    }
 
   if (!NETWORKS.includes(form.network as Network)) {
     errors.network = t('gateway', 'Choose a network.')

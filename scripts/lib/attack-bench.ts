@@ -19,7 +19,9 @@ export async function benchAttack(o: { appUrl: string; appPid: number | undefine
   const statuses = await Promise.all(Array.from({ length: 300 }, (_, i) => login(url, agent, `guess-${i}`)))
   agent.destroy()
   const count = (s: number) => statuses.filter((x) => x === s).length
-  console.log(`  300 parallel wrong passwords: ${count(401)} checked (401), ${count(429)} refused by the throttle (429), ${count(503)} refused by the connection cap, ${statuses.length - count(401) - count(429) - count(503)} other (target: at most 10 checked)`)
+  console.log(
+    `  300 parallel wrong passwords: ${count(401)} checked (401), ${count(429)} refused by the throttle (429), ${count(503)} refused by the connection cap, ${statuses.length - count(401) - count(429) - count(503)} other (target: at most 10 checked)`,
+  )
 
   // Slow clients: as many as this process's own descriptors allow.
   const limit = openFileLimit() ?? 1024
@@ -30,16 +32,23 @@ export async function benchAttack(o: { appUrl: string; appPid: number | undefine
   let answered = 0
   const started = performance.now()
   for (let i = 0; i < wanted; i += 500) {
-    await Promise.all(Array.from({ length: Math.min(500, wanted - i) }, (_, j) => slowLogin(url, `127.0.${1 + Math.floor((i + j) / 200)}.${1 + ((i + j) % 200)}`).then((s) => {
-      sockets.push(s)
-      let answer = ''
-      s.on('data', (d) => {
-        if (!answer) answered++
-        answer += d
-        if (answer.startsWith('HTTP/1.1 503')) refused++
-        else if (answer.startsWith('HTTP/1.1 408')) timedOut++
-      })
-    }, () => undefined)))
+    await Promise.all(
+      Array.from({ length: Math.min(500, wanted - i) }, (_, j) =>
+        slowLogin(url, `127.0.${1 + Math.floor((i + j) / 200)}.${1 + ((i + j) % 200)}`).then(
+          (s) => {
+            sockets.push(s)
+            let answer = ''
+            s.on('data', (d) => {
+              if (!answer) answered++
+              answer += d
+              if (answer.startsWith('HTTP/1.1 503')) refused++
+              else if (answer.startsWith('HTTP/1.1 408')) timedOut++
+            })
+          },
+          () => undefined,
+        ),
+      ),
+    )
   }
   const opened = performance.now() - started
   const trickle = setInterval(() => {
@@ -62,24 +71,41 @@ export async function benchAttack(o: { appUrl: string; appPid: number | undefine
     latencies.push(performance.now() - t0)
   }
   const p = (q: number) => percentile(latencies, q).toFixed(1)
-  console.log(`  ${sockets.length} slow POST /login clients, each from its own address (this process may hold ${limit} descriptors), opened in ${(opened / 1000).toFixed(1)} s`)
-  console.log(`  connections the app holds: ${held ?? 'unknown (no /proc)'} (MAX_CONNECTIONS is half the app's open-file limit); refused with 503: ${refused}; closed unanswered to make room for newer clients: ${sockets.filter((s) => s.destroyed || s.readableEnded).length - answered}`)
+  console.log(
+    `  ${sockets.length} slow POST /login clients, each from its own address (this process may hold ${limit} descriptors), opened in ${(opened / 1000).toFixed(1)} s`,
+  )
+  console.log(
+    `  connections the app holds: ${held ?? 'unknown (no /proc)'} (MAX_CONNECTIONS is half the app's open-file limit); refused with 503: ${refused}; closed unanswered to make room for newer clients: ${sockets.filter((s) => s.destroyed || s.readableEnded).length - answered}`,
+  )
   console.log(`  status.php meanwhile: ${200 - failures}/200 answered, p50 ${p(0.5)} ms, p99 ${p(0.99)} ms`)
   // Each trickling body is cut by the body deadline (BODY_TIMEOUT_SECONDS, 30 s).
   const deadline = performance.now() + 45_000
-  while (performance.now() < deadline && sockets.some((s) => !s.destroyed && !s.readableEnded)) await new Promise((resolve) => setTimeout(resolve, 500))
+  while (performance.now() < deadline && sockets.some((s) => !s.destroyed && !s.readableEnded))
+    await new Promise((resolve) => setTimeout(resolve, 500))
   clearInterval(trickle)
-  console.log(`  cut by the body deadline with 408: ${timedOut}; still open after ${((performance.now() - started) / 1000).toFixed(0)} s: ${sockets.filter((s) => !s.destroyed && !s.readableEnded).length}`)
+  console.log(
+    `  cut by the body deadline with 408: ${timedOut}; still open after ${((performance.now() - started) / 1000).toFixed(0)} s: ${sockets.filter((s) => !s.destroyed && !s.readableEnded).length}`,
+  )
   for (const s of sockets) s.destroy()
 }
 
 function login(url: URL, agent: Agent, password: string): Promise<number> {
   const body = new URLSearchParams({ user: 'admin', password }).toString()
   return new Promise((resolve) => {
-    const req = request({ host: url.hostname, port: url.port, path: '/login', method: 'POST', agent, headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume()
-      res.on('end', () => resolve(res.statusCode ?? 0))
-    })
+    const req = request(
+      {
+        host: url.hostname,
+        port: url.port,
+        path: '/login',
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        res.resume()
+        res.on('end', () => resolve(res.statusCode ?? 0))
+      },
+    )
     req.on('error', () => resolve(0))
     req.end(body)
   })
@@ -88,7 +114,9 @@ function login(url: URL, agent: Agent, password: string): Promise<number> {
 function slowLogin(url: URL, localAddress: string): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const s = connect({ host: url.hostname, port: Number(url.port), localAddress }, () => {
-      s.write(`POST /login HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\nu`)
+      s.write(
+        `POST /login HTTP/1.1\r\nHost: ${url.host}\r\nContent-Type: application/x-www-form-urlencoded\r\nContent-Length: 1000\r\n\r\nu`,
+      )
       resolve(s)
     })
     s.on('error', () => undefined)

@@ -7,7 +7,16 @@ import type { Browser, Locator, Page } from 'playwright-core'
 export const CHROMIUM = '/usr/bin/chromium'
 export const hasChromium = () => existsSync(CHROMIUM)
 
-const ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic']
+const ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+]
 
 export async function launchChromium(): Promise<Browser> {
   const { chromium, selectors } = await import('playwright-core')

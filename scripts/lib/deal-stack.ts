@@ -109,7 +109,17 @@ export interface DealStackOptions {
    * providers (faults by index), the gateway's account given `fil` and `usdfc`;
    * `client` wraps the gateway's client of it (to make a call fail).
    */
-  foc?: { copies: number; autoDeposit?: boolean; epochSeconds?: number; providers?: number; faults?: Record<number, PdpProviderFault>; fil?: bigint; usdfc?: bigint; uploadIdleMs?: number; client?: (client: FocClient) => FocClient }
+  foc?: {
+    copies: number
+    autoDeposit?: boolean
+    epochSeconds?: number
+    providers?: number
+    faults?: Record<number, PdpProviderFault>
+    fil?: bigint
+    usdfc?: bigint
+    uploadIdleMs?: number
+    client?: (client: FocClient) => FocClient
+  }
 }
 
 /**
@@ -121,14 +131,37 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
   const dir = mkdtempSync(join(tmpdir(), 'deal-stack-'))
   const clock = { now: Date.UTC(2025, 0, 15) }
   const now = () => clock.now
-  const simnet = createSimnet({ seed: o.seed ?? 'deal-engine-tests', genesis: GENESIS, now, nv29Epoch: o.nv29Epoch, stateFile: join(dir, 'simnet', 'chain.sqlite') })
+  const simnet = createSimnet({
+    seed: o.seed ?? 'deal-engine-tests',
+    genesis: GENESIS,
+    now,
+    nv29Epoch: o.nv29Epoch,
+    stateFile: join(dir, 'simnet', 'chain.sqlite'),
+  })
   // The simulated network on loopback, composed as `npm start` composes it: the gateway and the deal
   // service reach its chain only over Lotus JSON-RPC and its providers only over libp2p and HTTP.
-  const network = await startSimulatedNetwork({ simnet, dir: join(dir, 'simnet', 'providers'), seed: o.seed ?? 'deal-engine-tests', transferTimeoutMs: o.transferTimeoutMs ?? 20_000, faults: o.faults })
+  const network = await startSimulatedNetwork({
+    simnet,
+    dir: join(dir, 'simnet', 'providers'),
+    seed: o.seed ?? 'deal-engine-tests',
+    transferTimeoutMs: o.transferTimeoutMs ?? 20_000,
+    faults: o.faults,
+  })
   const sim = network.providers
   const hosts = network.hosts
   const service = await createDealService(
-    { host: '127.0.0.1', port: 0, dataDir: join(dir, 'service'), network: 'simnet', simnetGenesis: GENESIS, apiKey: API_KEY, simnetSeed: 'x', simnetSpeed: 1, tickerPollSeconds: 60, tickerEnabled: false },
+    {
+      host: '127.0.0.1',
+      port: 0,
+      dataDir: join(dir, 'service'),
+      network: 'simnet',
+      simnetGenesis: GENESIS,
+      apiKey: API_KEY,
+      simnetSeed: 'x',
+      simnetSpeed: 1,
+      tickerPollSeconds: 60,
+      tickerEnabled: false,
+    },
     { logger: silent, network: simnetOverRpc(simnet, network.rpcUrl), now, background: false },
   )
   const serviceServer = await startServer(service.app, 0, '127.0.0.1')
@@ -147,10 +180,23 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
   let foc: SimulatedFoc | undefined
   let focClient: FocClient | undefined
   if (o.foc) {
-    foc = await startSimulatedFoc({ dir: join(dir, 'simfoc'), seed: o.seed ?? 'deal-engine-tests', genesisTimestamp: Date.now() / 1000, epochSeconds: o.foc.epochSeconds ?? 0.05, providerCount: o.foc.providers ?? 3, faults: o.foc.faults, logger: silent })
+    foc = await startSimulatedFoc({
+      dir: join(dir, 'simfoc'),
+      seed: o.seed ?? 'deal-engine-tests',
+      genesisTimestamp: Date.now() / 1000,
+      epochSeconds: o.foc.epochSeconds ?? 0.05,
+      providerCount: o.foc.providers ?? 3,
+      faults: o.foc.faults,
+      logger: silent,
+    })
     const account = privateKeyToAccount(`0x${Buffer.from(privateKey).toString('hex')}`)
     await foc.faucet(account.address, { fil: o.foc.fil ?? parseEther('10'), usdfc: o.foc.usdfc ?? parseUnits('100', 18) })
-    focClient = (o.foc.client ?? ((c) => c))(createFocClient({ chain: focChain('devnet', foc.rpcUrl, { contracts: foc.contracts, genesisTimestamp: foc.genesisTimestamp }), account }))
+    focClient = (o.foc.client ?? ((c) => c))(
+      createFocClient({
+        chain: focChain('devnet', foc.rpcUrl, { contracts: foc.contracts, genesisTimestamp: foc.genesisTimestamp }),
+        account,
+      }),
+    )
   }
 
   let gateway: Gateway
@@ -160,14 +206,41 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
     const client = createDealServiceClient({ url: serviceServer.url, apiKey: API_KEY })
     gateway = await createGateway(
       {
-        host: '127.0.0.1', port: 0, dataDir: o.gatewayDir ?? join(dir, 'gateway'), databaseUrl, groupSize: o.groupSize ?? 1 << 20, groupIdleSeconds: 3600, cidProfile: o.cidProfile,
-        ...(o.withoutService ? {} : { serviceUrl: serviceServer.url, serviceApiKey: API_KEY }), clientAddress,
-        deals: { durationDays: 540, price: o.price ?? '0', verified: true, maxPaddingFactor: o.maxPaddingFactor, startOffsetEpochs: 5760, copies: o.copies ?? 2, tickSeconds: 3600, retrievalCheckSeconds: (o.retrievalCheckMs ?? 3_600_000) / 1000, renewBeforeDays: o.renewBeforeDays, repairHoldDays: o.repairHoldDays },
+        host: '127.0.0.1',
+        port: 0,
+        dataDir: o.gatewayDir ?? join(dir, 'gateway'),
+        databaseUrl,
+        groupSize: o.groupSize ?? 1 << 20,
+        groupIdleSeconds: 3600,
+        cidProfile: o.cidProfile,
+        ...(o.withoutService ? {} : { serviceUrl: serviceServer.url, serviceApiKey: API_KEY }),
+        clientAddress,
+        deals: {
+          durationDays: 540,
+          price: o.price ?? '0',
+          verified: true,
+          maxPaddingFactor: o.maxPaddingFactor,
+          startOffsetEpochs: 5760,
+          copies: o.copies ?? 2,
+          tickSeconds: 3600,
+          retrievalCheckSeconds: (o.retrievalCheckMs ?? 3_600_000) / 1000,
+          renewBeforeDays: o.renewBeforeDays,
+          repairHoldDays: o.repairHoldDays,
+        },
         ...(o.foc ? { pdp: { copies: o.foc.copies, autoDeposit: o.foc.autoDeposit ?? true } } : {}),
       },
       {
-        logger: silent, providers: (o.providers ?? ((p) => p))(access.port), foc: focClient, service: o.withoutService ? undefined : o.service ? o.service(client) : client, now,
-        dealTimeouts: { proposalMs: 1500, ...(o.dealTimeouts ?? { callMs: 1000, reloadMs: 3000 }), ...(o.foc?.uploadIdleMs ? { uploadIdleMs: o.foc.uploadIdleMs } : {}) }, folderSettleMs: 3_600_000,
+        logger: silent,
+        providers: (o.providers ?? ((p) => p))(access.port),
+        foc: focClient,
+        service: o.withoutService ? undefined : o.service ? o.service(client) : client,
+        now,
+        dealTimeouts: {
+          proposalMs: 1500,
+          ...(o.dealTimeouts ?? { callMs: 1000, reloadMs: 3000 }),
+          ...(o.foc?.uploadIdleMs ? { uploadIdleMs: o.foc.uploadIdleMs } : {}),
+        },
+        folderSettleMs: 3_600_000,
       },
     )
     gatewayServer = await startServer(gateway.app, 0, '127.0.0.1')
@@ -202,7 +275,11 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
     put: (path, bytes) => fetch(`${gatewayServer.url}${path}`, { method: 'PUT', body: Buffer.from(bytes) }),
     get: (path) => fetch(`${gatewayServer.url}${path}`),
     async fileInfo(path) {
-      const res = await fetch(`${gatewayServer.url}/file-info`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ filePath: path, verbose: true }) })
+      const res = await fetch(`${gatewayServer.url}/file-info`, {
+        method: 'POST',
+        headers: { 'Content-Type': 'application/json' },
+        body: JSON.stringify({ filePath: path, verbose: true }),
+      })
       return res.json()
     },
     async seal(opts = {}) {
@@ -246,4 +323,3 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
   }
   return stack
 }
-

@@ -20,7 +20,12 @@ export interface FocBenchOptions {
 }
 
 /** How long after `store` returns until one of its copies has a proof on chain, in ms and epochs. */
-async function untilFirstProof(client: FocClient, copies: FocCopy[], startEpoch: number, head: () => Promise<number>): Promise<{ ms: number; epochs: number }> {
+async function untilFirstProof(
+  client: FocClient,
+  copies: FocCopy[],
+  startEpoch: number,
+  head: () => Promise<number>,
+): Promise<{ ms: number; epochs: number }> {
   const started = performance.now()
   for (;;) {
     for (const copy of copies) {
@@ -44,7 +49,12 @@ export async function benchOnchainCloud(o: FocBenchOptions): Promise<void> {
   const keystore = openKeystore(join(dataDir, 'wallet'), 'mainnet')
   keystore.create()
   const service = await startPart('service', {
-    DATA_DIR: dataDir, SERVICE_PORT: '0', SIMNET_RPC_PORT: '0', SIMFOC_RPC_PORT: '0', SIMNET_SPEED: String(o.speed), TICKER_ENABLED: 'false',
+    DATA_DIR: dataDir,
+    SERVICE_PORT: '0',
+    SIMNET_RPC_PORT: '0',
+    SIMFOC_RPC_PORT: '0',
+    SIMNET_SPEED: String(o.speed),
+    TICKER_ENABLED: 'false',
   })
   try {
     const rpcUrl = /"url":"(http:[^"]+)"[^\n]*simulated Onchain Cloud/.exec(service.output())![1]
@@ -69,11 +79,19 @@ export async function benchOnchainCloud(o: FocBenchOptions): Promise<void> {
     const ms = firstProof.map((p) => p.ms)
     const epochs = firstProof.map((p) => p.epochs)
     const epochMs = 30_000 / o.speed
-    console.log(`\nonchain cloud: time to the first proved copy (${o.files} files × ${o.fileKib} KiB, 2 copies each, SIMNET_SPEED=${o.speed}: an epoch is ${epochMs.toFixed(0)} ms)`)
-    console.log('  It is mostly the proving schedule: FWSS\'s first challenge window opens up to a proving period (240 epochs) after the data set starts proving.')
+    console.log(
+      `\nonchain cloud: time to the first proved copy (${o.files} files × ${o.fileKib} KiB, 2 copies each, SIMNET_SPEED=${o.speed}: an epoch is ${epochMs.toFixed(0)} ms)`,
+    )
+    console.log(
+      "  It is mostly the proving schedule: FWSS's first challenge window opens up to a proving period (240 epochs) after the data set starts proving.",
+    )
     console.log('                 p50        p95')
-    console.log(`  wall s    ${(percentile(ms, 0.5) / 1000).toFixed(1).padStart(8)}   ${(percentile(ms, 0.95) / 1000).toFixed(1).padStart(8)}`)
-    console.log(`  epochs    ${String(percentile(epochs, 0.5)).padStart(8)}   ${String(percentile(epochs, 0.95)).padStart(8)}   (on a real network, ×30 s: p50 ${((percentile(epochs, 0.5) * 30) / 60).toFixed(0)} min)`)
+    console.log(
+      `  wall s    ${(percentile(ms, 0.5) / 1000).toFixed(1).padStart(8)}   ${(percentile(ms, 0.95) / 1000).toFixed(1).padStart(8)}`,
+    )
+    console.log(
+      `  epochs    ${String(percentile(epochs, 0.5)).padStart(8)}   ${String(percentile(epochs, 0.95)).padStart(8)}   (on a real network, ×30 s: p50 ${((percentile(epochs, 0.5) * 30) / 60).toFixed(0)} min)`,
+    )
 
     if (o.largeMib > 0) {
       // The same bytes twice: once as the SDK alone stores them (it computes the piece CID in JS), once as the
@@ -92,10 +110,17 @@ export async function benchOnchainCloud(o: FocBenchOptions): Promise<void> {
         hasher.update(bytes)
         return client.store(bytes, { copies: 2, pieceCid: pieceCidV2(hasher.digest().pieceCid, bytes.length) })
       })
-      console.log(`\nonchain cloud: one ${o.largeMib} MiB file stored with 2 copies, CPU of the client's process (piece CID, upload, signatures)`)
+      console.log(
+        `\nonchain cloud: one ${o.largeMib} MiB file stored with 2 copies, CPU of the client's process (piece CID, upload, signatures)`,
+      )
       console.log('                          wall s   CPU s   CPU s per GiB   MiB/s')
-      for (const [name, m] of [['SDK computing CommP', sdk], ['gateway route (given)', route]] as const) {
-        console.log(`  ${name.padEnd(22)} ${m.wall.toFixed(1).padStart(7)} ${m.seconds.toFixed(2).padStart(7)} ${(m.seconds / m.gib).toFixed(1).padStart(15)} ${(o.largeMib / m.wall).toFixed(1).padStart(7)}`)
+      for (const [name, m] of [
+        ['SDK computing CommP', sdk],
+        ['gateway route (given)', route],
+      ] as const) {
+        console.log(
+          `  ${name.padEnd(22)} ${m.wall.toFixed(1).padStart(7)} ${m.seconds.toFixed(2).padStart(7)} ${(m.seconds / m.gib).toFixed(1).padStart(15)} ${(o.largeMib / m.wall).toFixed(1).padStart(7)}`,
+        )
       }
       console.log(`  the route's piece CID saves ${(sdk.seconds / route.seconds).toFixed(1)}× the client's CPU`)
     }

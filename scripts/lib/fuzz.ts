@@ -66,16 +66,56 @@ const hugeString = (n: number) => 'x'.repeat(n)
 
 /** Values that break code assuming a field has the right type and shape. */
 const HOSTILE_VALUES: readonly unknown[] = [
-  null, true, false, 0, -1, 1.5, 1e308, -1e308, 2 ** 63, '', 'abc', '1.5', '-1', '0x10', 'NaN', 'Infinity', '1e400',
-  [], {}, [1, 2, 3], { a: { b: { c: {} } } }, '../../../../etc/passwd', '/..', '%2e%2e/%2e%2e/secret', '/a/%00/b', 'a\u0000b',
-  'a\\..\\b', '//double//slashes', '\u0065\u0301', 'é', '😀'.repeat(100), '<script>alert(1)</script>', "'; DROP TABLE users; --",
-  '__proto__', 'constructor', hugeString(70_000), 't0123', 'f01234', 'f1abc', 'bafy', 'baga6ea4seaqnotreally',
+  null,
+  true,
+  false,
+  0,
+  -1,
+  1.5,
+  1e308,
+  -1e308,
+  2 ** 63,
+  '',
+  'abc',
+  '1.5',
+  '-1',
+  '0x10',
+  'NaN',
+  'Infinity',
+  '1e400',
+  [],
+  {},
+  [1, 2, 3],
+  { a: { b: { c: {} } } },
+  '../../../../etc/passwd',
+  '/..',
+  '%2e%2e/%2e%2e/secret',
+  '/a/%00/b',
+  'a\u0000b',
+  'a\\..\\b',
+  '//double//slashes',
+  '\u0065\u0301',
+  'é',
+  '😀'.repeat(100),
+  '<script>alert(1)</script>',
+  "'; DROP TABLE users; --",
+  '__proto__',
+  'constructor',
+  hugeString(70_000),
+  't0123',
+  'f01234',
+  'f1abc',
+  'bafy',
+  'baga6ea4seaqnotreally',
 ]
 
 const FIELD_NAMES = ['__proto__', 'constructor', 'prototype', 'unknownField', 'toString', '$where']
 
 /** One hostile change to a JSON body; returns the body bytes and extra headers. */
-function mutateJson(rng: Rng, template: Record<string, unknown>): { mutation: string; body: Buffer; contentType?: string; headers?: [string, string][] } {
+function mutateJson(
+  rng: Rng,
+  template: Record<string, unknown>,
+): { mutation: string; body: Buffer; contentType?: string; headers?: [string, string][] } {
   const keys = Object.keys(template)
   const json = (v: unknown) => Buffer.from(JSON.stringify(v))
   const r = rng()
@@ -93,7 +133,10 @@ function mutateJson(rng: Rng, template: Record<string, unknown>): { mutation: st
   if (r < 0.58) {
     const k = pick(rng, FIELD_NAMES)
     // JSON.stringify drops a __proto__ key set through an object literal; write it by hand.
-    const text = JSON.stringify(template).replace(/^\{/, `{${JSON.stringify(k)}:${JSON.stringify(pick(rng, HOSTILE_VALUES))}${keys.length ? ',' : ''}`)
+    const text = JSON.stringify(template).replace(
+      /^\{/,
+      `{${JSON.stringify(k)}:${JSON.stringify(pick(rng, HOSTILE_VALUES))}${keys.length ? ',' : ''}`,
+    )
     return { mutation: `unknown field ${k}`, body: Buffer.from(text) }
   }
   const whole: [string, () => { body: Buffer; contentType?: string; headers?: [string, string][] }][] = [
@@ -107,13 +150,22 @@ function mutateJson(rng: Rng, template: Record<string, unknown>): { mutation: st
     ['2 MiB body', () => ({ body: json({ ...template, pad: hugeString(2 * 1024 * 1024) }) })],
     ['deep nesting', () => ({ body: Buffer.from(deep(20_000, '[', ']')) })],
     ['deep object nesting', () => ({ body: Buffer.from(deep(5_000, '{"a":', '}').replace(/}$/, '1}')) })],
-    ['invalid UTF-8', () => ({ body: Buffer.concat([Buffer.from('{"filePath":"/a'), Buffer.from([0xc3, 0x28, 0xff, 0xfe]), Buffer.from('"}')]) })],
+    [
+      'invalid UTF-8',
+      () => ({ body: Buffer.concat([Buffer.from('{"filePath":"/a'), Buffer.from([0xc3, 0x28, 0xff, 0xfe]), Buffer.from('"}')]) }),
+    ],
     ['UTF-8 BOM', () => ({ body: Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), json(template)]) })],
     ['UTF-16 body', () => ({ body: Buffer.from(JSON.stringify(template), 'utf16le'), contentType: 'application/json; charset=utf-16' })],
     ['latin1 charset', () => ({ body: json(template), contentType: 'application/json; charset=latin1' })],
     ['text/plain', () => ({ body: json(template), contentType: 'text/plain' })],
     ['form encoded', () => ({ body: Buffer.from('filePath=%2Fa.txt'), contentType: 'application/x-www-form-urlencoded' })],
-    ['multipart', () => ({ body: Buffer.from('--x\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--x--\r\n'), contentType: 'multipart/form-data; boundary=x' })],
+    [
+      'multipart',
+      () => ({
+        body: Buffer.from('--x\r\nContent-Disposition: form-data; name="a"\r\n\r\n1\r\n--x--\r\n'),
+        contentType: 'multipart/form-data; boundary=x',
+      }),
+    ],
     ['no content type', () => ({ body: json(template), contentType: '' })],
     ['gzip body', () => ({ body: gzipSync(json(template)), headers: [['Content-Encoding', 'gzip']] })],
     ['garbage gzip', () => ({ body: Buffer.from('not gzip at all'), headers: [['Content-Encoding', 'gzip']] })],
@@ -125,8 +177,35 @@ function mutateJson(rng: Rng, template: Record<string, unknown>): { mutation: st
 }
 
 const PATH_SEGMENTS = [
-  'a.txt', 'folder', '..', '.', '%2e%2e', '%2E%2E', '%2e', '%00', '%ZZ', '%', '%2F', '%5C', 'a%2Fb', '..%2f..%2f', '%c0%ae%c0%ae',
-  'x'.repeat(300), 'é', 'e%CC%81', '%F0%9F%98%80', 'with space', 'a+b', 'a#b', 'a?b=c', '~', '.htaccess', 'CON', 'a\\b', '%FF%FE', '',
+  'a.txt',
+  'folder',
+  '..',
+  '.',
+  '%2e%2e',
+  '%2E%2E',
+  '%2e',
+  '%00',
+  '%ZZ',
+  '%',
+  '%2F',
+  '%5C',
+  'a%2Fb',
+  '..%2f..%2f',
+  '%c0%ae%c0%ae',
+  'x'.repeat(300),
+  'é',
+  'e%CC%81',
+  '%F0%9F%98%80',
+  'with space',
+  'a+b',
+  'a#b',
+  'a?b=c',
+  '~',
+  '.htaccess',
+  'CON',
+  'a\\b',
+  '%FF%FE',
+  '',
 ]
 
 function hostilePath(rng: Rng, prefix: string): string {
@@ -140,40 +219,106 @@ function hostilePath(rng: Rng, prefix: string): string {
 
 const XML_BODIES: [string, string][] = [
   ['propfind allprop', '<?xml version="1.0"?><d:propfind xmlns:d="DAV:"><d:allprop/></d:propfind>'],
-  ['propfind props', '<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><d:getetag/><oc:fileid/><oc:permissions/><d:quota-used-bytes/></d:prop></d:propfind>'],
-  ['proppatch', '<?xml version="1.0"?><d:propertyupdate xmlns:d="DAV:" xmlns:x="urn:x"><d:set><d:prop><x:color>red</x:color></d:prop></d:set></d:propertyupdate>'],
-  ['lockinfo', '<?xml version="1.0"?><d:lockinfo xmlns:d="DAV:"><d:lockscope><d:exclusive/></d:lockscope><d:locktype><d:write/></d:locktype><d:owner>fuzz</d:owner></d:lockinfo>'],
+  [
+    'propfind props',
+    '<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop><d:getetag/><oc:fileid/><oc:permissions/><d:quota-used-bytes/></d:prop></d:propfind>',
+  ],
+  [
+    'proppatch',
+    '<?xml version="1.0"?><d:propertyupdate xmlns:d="DAV:" xmlns:x="urn:x"><d:set><d:prop><x:color>red</x:color></d:prop></d:set></d:propertyupdate>',
+  ],
+  [
+    'lockinfo',
+    '<?xml version="1.0"?><d:lockinfo xmlns:d="DAV:"><d:lockscope><d:exclusive/></d:lockscope><d:locktype><d:write/></d:locktype><d:owner>fuzz</d:owner></d:lockinfo>',
+  ],
   ['broken XML', '<?xml version="1.0"?><d:propfind xmlns:d="DAV:"><d:prop>'],
   ['not XML', '{"json": "instead"}'],
-  ['billion laughs', '<?xml version="1.0"?><!DOCTYPE l [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;"><!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;"><!ENTITY e "&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;"><!ENTITY f "&e;&e;&e;&e;&e;&e;&e;&e;&e;&e;">]><d:propfind xmlns:d="DAV:"><d:prop><x>&f;</x></d:prop></d:propfind>'],
-  ['external entity', '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]><d:propertyupdate xmlns:d="DAV:"><d:set><d:prop><z xmlns="urn:z">&e;</z></d:prop></d:set></d:propertyupdate>'],
+  [
+    'billion laughs',
+    '<?xml version="1.0"?><!DOCTYPE l [<!ENTITY a "aaaaaaaaaa"><!ENTITY b "&a;&a;&a;&a;&a;&a;&a;&a;&a;&a;"><!ENTITY c "&b;&b;&b;&b;&b;&b;&b;&b;&b;&b;"><!ENTITY d "&c;&c;&c;&c;&c;&c;&c;&c;&c;&c;"><!ENTITY e "&d;&d;&d;&d;&d;&d;&d;&d;&d;&d;"><!ENTITY f "&e;&e;&e;&e;&e;&e;&e;&e;&e;&e;">]><d:propfind xmlns:d="DAV:"><d:prop><x>&f;</x></d:prop></d:propfind>',
+  ],
+  [
+    'external entity',
+    '<?xml version="1.0"?><!DOCTYPE x [<!ENTITY e SYSTEM "file:///etc/passwd">]><d:propertyupdate xmlns:d="DAV:"><d:set><d:prop><z xmlns="urn:z">&e;</z></d:prop></d:set></d:propertyupdate>',
+  ],
   ['deep XML', `<?xml version="1.0"?><d:propfind xmlns:d="DAV:">${deep(20_000, '<a>', '</a>')}</d:propfind>`],
   ['huge XML', `<?xml version="1.0"?><d:propfind xmlns:d="DAV:"><d:prop>${'<d:getetag/>'.repeat(150_000)}</d:prop></d:propfind>`],
   ['wrong namespace', '<?xml version="1.0"?><propfind xmlns="urn:not-dav"><allprop/></propfind>'],
   ['empty prop', '<?xml version="1.0"?><d:propertyupdate xmlns:d="DAV:"><d:set><d:prop/></d:set></d:propertyupdate>'],
 ]
 
-const DAV_METHODS = ['GET', 'HEAD', 'PUT', 'DELETE', 'MKCOL', 'PROPFIND', 'PROPPATCH', 'COPY', 'MOVE', 'LOCK', 'UNLOCK', 'OPTIONS', 'POST', 'PATCH', 'SEARCH', 'REPORT', 'FOO', 'TRACE']
+const DAV_METHODS = [
+  'GET',
+  'HEAD',
+  'PUT',
+  'DELETE',
+  'MKCOL',
+  'PROPFIND',
+  'PROPPATCH',
+  'COPY',
+  'MOVE',
+  'LOCK',
+  'UNLOCK',
+  'OPTIONS',
+  'POST',
+  'PATCH',
+  'SEARCH',
+  'REPORT',
+  'FOO',
+  'TRACE',
+]
 
 const DAV_HEADERS: [string, () => string][] = [
-  ['Depth', () => '0'], ['Depth', () => 'infinity'], ['Depth', () => '2'], ['Depth', () => 'junk'],
-  ['Destination', () => 'http://evil.example/remote.php/dav/files/bob/x'], ['Destination', () => 'file:///etc/passwd'], ['Destination', () => '%%%'], ['Destination', () => '/../../x'],
-  ['Overwrite', () => 'X'], ['Overwrite', () => 'F'],
-  ['If', () => '(<opaquelocktoken:nope>)'], ['If', () => '<http://other.example/x> (["etag"])'], ['If', () => '(((((('], ['If', () => '<file:///etc/passwd> (<urn:x>)'],
-  ['Lock-Token', () => 'garbage'], ['Lock-Token', () => '<opaquelocktoken:00000000-0000-0000-0000-000000000000>'],
-  ['Timeout', () => 'Second-99999999999999999999'], ['Timeout', () => 'Infinite, junk'],
-  ['Range', () => 'bytes=0-0'], ['Range', () => 'bytes=999999999-'], ['Range', () => 'bytes=-0'], ['Range', () => 'bytes=5-1'], ['Range', () => 'bytes=0-1,2-3,4-5'], ['Range', () => 'chars=0-1'],
-  ['If-Match', () => '"nope"'], ['If-None-Match', () => '*'], ['If-Modified-Since', () => 'not a date'],
-  ['X-OC-Mtime', () => 'yesterday'], ['X-OC-Mtime', () => '99999999999999999999'], ['OC-Checksum', () => 'SHA1:zz'],
-  ['Content-Range', () => 'bytes 0-1/2'], ['OC-Total-Length', () => '-5'],
+  ['Depth', () => '0'],
+  ['Depth', () => 'infinity'],
+  ['Depth', () => '2'],
+  ['Depth', () => 'junk'],
+  ['Destination', () => 'http://evil.example/remote.php/dav/files/bob/x'],
+  ['Destination', () => 'file:///etc/passwd'],
+  ['Destination', () => '%%%'],
+  ['Destination', () => '/../../x'],
+  ['Overwrite', () => 'X'],
+  ['Overwrite', () => 'F'],
+  ['If', () => '(<opaquelocktoken:nope>)'],
+  ['If', () => '<http://other.example/x> (["etag"])'],
+  ['If', () => '(((((('],
+  ['If', () => '<file:///etc/passwd> (<urn:x>)'],
+  ['Lock-Token', () => 'garbage'],
+  ['Lock-Token', () => '<opaquelocktoken:00000000-0000-0000-0000-000000000000>'],
+  ['Timeout', () => 'Second-99999999999999999999'],
+  ['Timeout', () => 'Infinite, junk'],
+  ['Range', () => 'bytes=0-0'],
+  ['Range', () => 'bytes=999999999-'],
+  ['Range', () => 'bytes=-0'],
+  ['Range', () => 'bytes=5-1'],
+  ['Range', () => 'bytes=0-1,2-3,4-5'],
+  ['Range', () => 'chars=0-1'],
+  ['If-Match', () => '"nope"'],
+  ['If-None-Match', () => '*'],
+  ['If-Modified-Since', () => 'not a date'],
+  ['X-OC-Mtime', () => 'yesterday'],
+  ['X-OC-Mtime', () => '99999999999999999999'],
+  ['OC-Checksum', () => 'SHA1:zz'],
+  ['Content-Range', () => 'bytes 0-1/2'],
+  ['OC-Total-Length', () => '-5'],
 ]
 
 const JUNK_HEADERS: [string, () => string][] = [
-  ['Origin', () => 'garbage'], ['Origin', () => 'null'], ['Origin', () => 'http://[::1'], ['Referer', () => '::::'],
-  ['Cookie', () => 'nc_session_id=' + 'a'.repeat(4000)], ['Cookie', () => '=;=;;=='], ['requesttoken', () => 'x'],
-  ['X-Forwarded-For', () => '1.2.3.4, ::ffff:999.1.1.1, junk'], ['X-Forwarded-Proto', () => 'gopher'], ['Host', () => 'evil.example'],
-  ['Accept', () => '*/*;q=junk'], ['Accept-Language', () => 'x'.repeat(2000)], ['X-Requested-With', () => 'XMLHttpRequest'],
-  ['Transfer-Encoding', () => 'identity'], ['Expect', () => '100-continue'],
+  ['Origin', () => 'garbage'],
+  ['Origin', () => 'null'],
+  ['Origin', () => 'http://[::1'],
+  ['Referer', () => '::::'],
+  ['Cookie', () => 'nc_session_id=' + 'a'.repeat(4000)],
+  ['Cookie', () => '=;=;;=='],
+  ['requesttoken', () => 'x'],
+  ['X-Forwarded-For', () => '1.2.3.4, ::ffff:999.1.1.1, junk'],
+  ['X-Forwarded-Proto', () => 'gopher'],
+  ['Host', () => 'evil.example'],
+  ['Accept', () => '*/*;q=junk'],
+  ['Accept-Language', () => 'x'.repeat(2000)],
+  ['X-Requested-With', () => 'XMLHttpRequest'],
+  ['Transfer-Encoding', () => 'identity'],
+  ['Expect', () => '100-continue'],
 ]
 
 function badAuth(rng: Rng): [string, string][] {
@@ -205,14 +350,55 @@ interface Endpoint {
 }
 
 const ENDPOINTS: Endpoint[] = [
-  { part: 'app', name: 'get-file-metadata', method: 'POST', path: '/ocs/v2.php/apps/gateway/get-file-metadata', json: { filePath: '/a.txt' }, headers: [['OCS-APIRequest', 'true']] },
+  {
+    part: 'app',
+    name: 'get-file-metadata',
+    method: 'POST',
+    path: '/ocs/v2.php/apps/gateway/get-file-metadata',
+    json: { filePath: '/a.txt' },
+    headers: [['OCS-APIRequest', 'true']],
+  },
   { part: 'app', name: 'tab config', method: 'GET', path: '/ocs/v2.php/apps/gateway/config', headers: [['OCS-APIRequest', 'true']] },
-  { part: 'app', name: 'admin settings', last: true, method: 'PUT', path: '/ocs/v2.php/apps/gateway/admin/settings', json: { gatewayUrl: '', gatewayUser: '', pathMap: '/{user}', network: 'mainnet', ipfsGateway: 'https://ipfs.io', mounts: [{ mountPoint: '/Filecoin', gatewayPath: '/{user}' }] }, headers: [['OCS-APIRequest', 'true']] },
-  { part: 'app', name: 'admin settings read', method: 'GET', path: '/ocs/v2.php/apps/gateway/admin/settings', headers: [['OCS-APIRequest', 'true']] },
-  { part: 'app', name: 'test link', method: 'POST', path: '/ocs/v2.php/apps/gateway/admin/test-link', json: { gatewayUrl: 'http://127.0.0.1:9/' }, headers: [['OCS-APIRequest', 'true']] },
+  {
+    part: 'app',
+    name: 'admin settings',
+    last: true,
+    method: 'PUT',
+    path: '/ocs/v2.php/apps/gateway/admin/settings',
+    json: {
+      gatewayUrl: '',
+      gatewayUser: '',
+      pathMap: '/{user}',
+      network: 'mainnet',
+      ipfsGateway: 'https://ipfs.io',
+      mounts: [{ mountPoint: '/Filecoin', gatewayPath: '/{user}' }],
+    },
+    headers: [['OCS-APIRequest', 'true']],
+  },
+  {
+    part: 'app',
+    name: 'admin settings read',
+    method: 'GET',
+    path: '/ocs/v2.php/apps/gateway/admin/settings',
+    headers: [['OCS-APIRequest', 'true']],
+  },
+  {
+    part: 'app',
+    name: 'test link',
+    method: 'POST',
+    path: '/ocs/v2.php/apps/gateway/admin/test-link',
+    json: { gatewayUrl: 'http://127.0.0.1:9/' },
+    headers: [['OCS-APIRequest', 'true']],
+  },
   { part: 'app', name: 'openapi', method: 'GET', path: '/ocs/v2.php/apps/gateway/openapi.json' },
   { part: 'app', name: 'status', method: 'GET', path: '/status.php' },
-  { part: 'app', name: 'capabilities', method: 'GET', path: '/ocs/v2.php/cloud/capabilities?format=json', headers: [['OCS-APIRequest', 'true']] },
+  {
+    part: 'app',
+    name: 'capabilities',
+    method: 'GET',
+    path: '/ocs/v2.php/cloud/capabilities?format=json',
+    headers: [['OCS-APIRequest', 'true']],
+  },
   { part: 'app', name: 'cloud user', method: 'GET', path: '/ocs/v1.php/cloud/user', headers: [['OCS-APIRequest', 'true']] },
   { part: 'app', name: 'login', method: 'POST', path: '/login', form: { user: 'admin', password: 'wrong-password' } },
   { part: 'app', name: 'logout', method: 'POST', path: '/logout', form: {} },
@@ -221,7 +407,13 @@ const ENDPOINTS: Endpoint[] = [
   { part: 'app', name: 'files area', method: 'PROPFIND', path: '/remote.php/dav/files/admin/', dav: '/remote.php/dav/files/admin/' },
   { part: 'app', name: 'legacy webdav', method: 'PROPFIND', path: '/remote.php/webdav/', dav: '/remote.php/webdav/' },
   { part: 'app', name: 'other user area', method: 'PROPFIND', path: '/remote.php/dav/files/bob/', dav: '/remote.php/dav/files/bob/' },
-  { part: 'app', name: 'uploads', method: 'MKCOL', path: '/remote.php/dav/uploads/admin/fuzz-upload', dav: '/remote.php/dav/uploads/admin/' },
+  {
+    part: 'app',
+    name: 'uploads',
+    method: 'MKCOL',
+    path: '/remote.php/dav/uploads/admin/fuzz-upload',
+    dav: '/remote.php/dav/uploads/admin/',
+  },
   { part: 'gateway', name: 'file-info', method: 'POST', path: '/file-info', json: { filePath: '/admin/a.txt', verbose: true } },
   { part: 'gateway', name: 'gateway webdav', method: 'PROPFIND', path: '/admin/', dav: '/admin/' },
   { part: 'gateway', name: 'deal transfer', method: 'GET', path: '/deal-transfer/1', headers: [['Authorization', 'Bearer nope']] },
@@ -229,20 +421,83 @@ const ENDPOINTS: Endpoint[] = [
   { part: 'service', name: 'ticker pair', method: 'POST', path: '/public/v1/ticker/get-latest-by-pair', json: { pair: 'FIL/USD' } },
   { part: 'service', name: 'version', method: 'GET', path: '/public/v1/get-version' },
   { part: 'service', name: 'openapi', method: 'GET', path: '/openapi.json' },
-  { part: 'service', name: 'epoch from days', method: 'POST', path: '/private/v1/get-network-epoch-duration-from-days', json: { days: 540 } },
-  { part: 'service', name: 'epoch from time', method: 'POST', path: '/private/v1/get-network-epoch-from-unix-timestamp', json: { unixTimestamp: 1_760_000_000_000 } },
-  { part: 'service', name: 'on-chain deals', method: 'POST', path: '/private/v1/get-on-chain-deals', json: { sortBy: 'dealId', cursor: '1' } },
-  { part: 'service', name: 'availability', method: 'POST', path: '/private/v1/get-provider-availability', json: { provider: 'f01234', duration: 1_555_200, storagePricePerEpoch: '0', verifiedDeal: true, transferSize: 1048576, transferType: 'http', removeUnsealedCopy: false, startEpochHeadOffset: 5760, providerCollateral: '0', pieceCid: 'baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq' } },
-  { part: 'service', name: 'best providers', method: 'POST', path: '/private/v1/get-best-available-providers', json: { duration: 1_555_200, storagePricePerEpoch: '0', verifiedDeal: true, transferSize: 1048576, transferType: 'http', removeUnsealedCopy: false } },
+  {
+    part: 'service',
+    name: 'epoch from days',
+    method: 'POST',
+    path: '/private/v1/get-network-epoch-duration-from-days',
+    json: { days: 540 },
+  },
+  {
+    part: 'service',
+    name: 'epoch from time',
+    method: 'POST',
+    path: '/private/v1/get-network-epoch-from-unix-timestamp',
+    json: { unixTimestamp: 1_760_000_000_000 },
+  },
+  {
+    part: 'service',
+    name: 'on-chain deals',
+    method: 'POST',
+    path: '/private/v1/get-on-chain-deals',
+    json: { sortBy: 'dealId', cursor: '1' },
+  },
+  {
+    part: 'service',
+    name: 'availability',
+    method: 'POST',
+    path: '/private/v1/get-provider-availability',
+    json: {
+      provider: 'f01234',
+      duration: 1_555_200,
+      storagePricePerEpoch: '0',
+      verifiedDeal: true,
+      transferSize: 1048576,
+      transferType: 'http',
+      removeUnsealedCopy: false,
+      startEpochHeadOffset: 5760,
+      providerCollateral: '0',
+      pieceCid: 'baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq',
+    },
+  },
+  {
+    part: 'service',
+    name: 'best providers',
+    method: 'POST',
+    path: '/private/v1/get-best-available-providers',
+    json: {
+      duration: 1_555_200,
+      storagePricePerEpoch: '0',
+      verifiedDeal: true,
+      transferSize: 1048576,
+      transferType: 'http',
+      removeUnsealedCopy: false,
+    },
+  },
   { part: 'service', name: 'policy export', method: 'POST', path: '/private/v1/onboarding-policy/export', json: {} },
-  { part: 'service', name: 'policy import', method: 'POST', path: '/private/v1/onboarding-policy/import', json: { settings: {}, groups: [{ name: 'g1', numberOfCopies: 1, providers: [{ addressId: 'f01234' }] }], mixGroup: { numberOfCopies: 1 } } },
+  {
+    part: 'service',
+    name: 'policy import',
+    method: 'POST',
+    path: '/private/v1/onboarding-policy/import',
+    json: {
+      settings: {},
+      groups: [{ name: 'g1', numberOfCopies: 1, providers: [{ addressId: 'f01234' }] }],
+      mixGroup: { numberOfCopies: 1 },
+    },
+  },
 ]
 
 /** The endpoints the fuzzer knows, by part (the report's coverage). */
 export const FUZZED_ENDPOINTS = ENDPOINTS.map((e) => `${e.part} ${e.name}`)
 
 /** Builds `count` cases over every endpoint of the given parts, the same ones for the same seed. */
-export function* fuzzCases(seed: string, count: number, targets: FuzzTarget[], phase: 'first' | 'last' | 'all' = 'all'): Generator<FuzzCase> {
+export function* fuzzCases(
+  seed: string,
+  count: number,
+  targets: FuzzTarget[],
+  phase: 'first' | 'last' | 'all' = 'all',
+): Generator<FuzzCase> {
   const rng = seededRng(`${seed}/${phase}`)
   const byPart = new Map(targets.map((t) => [t.part, t]))
   const endpoints = ENDPOINTS.filter((e) => byPart.has(e.part) && (phase === 'all' || (phase === 'last') === (e.last === true)))
@@ -287,11 +542,17 @@ export function* fuzzCases(seed: string, count: number, targets: FuzzTarget[], p
       if (rng() < 0.05) method = pick(rng, ['GET', 'PUT', 'DELETE', 'PATCH'])
     } else if (e.form) {
       const r = rng()
-      body = r < 0.5 ? Buffer.from(new URLSearchParams(e.form).toString()) : r < 0.75 ? Buffer.from(`user=${'%'.repeat(50)}&password=%ZZ`) : Buffer.alloc(100_000, 0x61)
+      body =
+        r < 0.5
+          ? Buffer.from(new URLSearchParams(e.form).toString())
+          : r < 0.75
+            ? Buffer.from(`user=${'%'.repeat(50)}&password=%ZZ`)
+            : Buffer.alloc(100_000, 0x61)
       headers.push(['Content-Type', rng() < 0.8 ? 'application/x-www-form-urlencoded' : 'application/json'])
       mutation += r < 0.5 ? 'form' : r < 0.75 ? 'bad percent-encoding' : 'huge form'
     } else {
-      if (rng() < 0.3) path += `?${pick(rng, ['format=json', 'format=xml', 'a=%ZZ', 'x'.repeat(5000) + '=1', '__proto__[x]=1', 'format[]=json'])}`
+      if (rng() < 0.3)
+        path += `?${pick(rng, ['format=json', 'format=xml', 'a=%ZZ', 'x'.repeat(5000) + '=1', '__proto__[x]=1', 'format[]=json'])}`
       if (rng() < 0.2) method = pick(rng, ['POST', 'PUT', 'DELETE', 'HEAD', 'OPTIONS'])
       mutation += `${method} ${path.slice(0, 60)}`
     }
@@ -323,7 +584,10 @@ export function sendCase(target: FuzzTarget, c: FuzzCase, timeoutMs: number): Pr
       return undefined
     }
     const socket = connect(Number(url.port), url.hostname)
-    const timer = setTimeout(() => done({ status: statusOf(), problem: statusOf() ? undefined : `no answer within ${timeoutMs} ms` }), timeoutMs)
+    const timer = setTimeout(
+      () => done({ status: statusOf(), problem: statusOf() ? undefined : `no answer within ${timeoutMs} ms` }),
+      timeoutMs,
+    )
     socket.on('data', (chunk) => {
       received = Buffer.concat([received, chunk])
       // The status line is all we judge; the rest may be long.
@@ -337,13 +601,27 @@ export function sendCase(target: FuzzTarget, c: FuzzCase, timeoutMs: number): Pr
     socket.on('end', () => done(statusOf() ? { status: statusOf() } : { problem: 'connection closed without an answer' }))
     socket.write(bytes, (err) => {
       // EPIPE/ECONNRESET while writing: judged by what was read (an early 413 is fine).
-      if (err && !statusOf()) setTimeout(() => done(statusOf() ? { status: statusOf() } : { problem: `write failed (${(err as NodeJS.ErrnoException).code}) before an answer` }), 200)
+      if (err && !statusOf())
+        setTimeout(
+          () =>
+            done(
+              statusOf() ? { status: statusOf() } : { problem: `write failed (${(err as NodeJS.ErrnoException).code}) before an answer` },
+            ),
+          200,
+        )
     })
   })
 }
 
 /** Sends `count` cases, `concurrency` at a time; every 5xx, hang or reset is a failure. */
-export async function runFuzz(o: { seed: string; count: number; targets: FuzzTarget[]; concurrency?: number; timeoutMs?: number; onProgress?: (done: number) => void }): Promise<FuzzReport> {
+export async function runFuzz(o: {
+  seed: string
+  count: number
+  targets: FuzzTarget[]
+  concurrency?: number
+  timeoutMs?: number
+  onProgress?: (done: number) => void
+}): Promise<FuzzReport> {
   const report: FuzzReport = { requests: 0, byStatus: {}, byPart: { app: 0, gateway: 0, service: 0 }, failures: [] }
   const targets = new Map(o.targets.map((t) => [t.part, t]))
   const run = async (cases: Generator<FuzzCase>) => {
@@ -356,7 +634,8 @@ export async function runFuzz(o: { seed: string; count: number; targets: FuzzTar
         const key = r.status ? String(r.status) : 'none'
         report.byStatus[key] = (report.byStatus[key] ?? 0) + 1
         if (r.problem) report.failures.push({ case: c, problem: r.problem })
-        else if (r.status! >= 500 && !documented5xx(c, r.status!, targets.get(c.part)!.url)) report.failures.push({ case: c, problem: `answered ${r.status}` })
+        else if (r.status! >= 500 && !documented5xx(c, r.status!, targets.get(c.part)!.url))
+          report.failures.push({ case: c, problem: `answered ${r.status}` })
         if (report.requests % 250 === 0) o.onProgress?.(report.requests)
       }
     }
@@ -384,6 +663,8 @@ function documented5xx(c: FuzzCase, status: number, targetUrl: string): boolean 
 /** One line per failure, enough to replay it by hand. */
 export function describeFailure(f: FuzzFailure): string {
   const body = f.case.body ? ` body(${f.case.body.length}B)=${JSON.stringify(f.case.body.subarray(0, 80).toString('latin1'))}` : ''
-  const headers = f.case.headers.map(([n, v]) => `${n}: ${/^(authorization|x-api-key)$/i.test(n) ? v.slice(0, 12) + '…' : v.slice(0, 60)}`).join(' | ')
+  const headers = f.case.headers
+    .map(([n, v]) => `${n}: ${/^(authorization|x-api-key)$/i.test(n) ? v.slice(0, 12) + '…' : v.slice(0, 60)}`)
+    .join(' | ')
   return `${f.problem}: [${f.case.part} ${f.case.endpoint}] ${f.case.mutation} — ${f.case.method} ${f.case.path.slice(0, 120)} [${headers}]${body}`
 }

@@ -43,12 +43,21 @@ export async function benchOffloadedRead(groupMiB: number, fileMiB: number): Pro
   const groupBytes = groupMiB * 2 ** 20
   const fileBytes = fileMiB * 2 ** 20
   let groupSize = 0
-  const s = await startDealStack({ copies: 2, groupSize: groupBytes, providers: counting, dealTimeouts: { callMs: 30_000, reloadMs: 600_000 }, transferTimeoutMs: 600_000 })
+  const s = await startDealStack({
+    copies: 2,
+    groupSize: groupBytes,
+    providers: counting,
+    dealTimeouts: { callMs: 30_000, reloadMs: 600_000 },
+    transferTimeoutMs: 600_000,
+  })
   try {
     // The file first, so it opens the group; the filler fills it up to its size (any spill goes to a second group).
     const file = randomFillSync(Buffer.alloc(fileBytes))
     const filler = randomFillSync(Buffer.alloc(groupBytes))
-    for (const [path, body] of [['/one.bin', file], ['/filler.bin', filler]] as const) {
+    for (const [path, body] of [
+      ['/one.bin', file],
+      ['/filler.bin', filler],
+    ] as const) {
       const res = await s.put(path, body)
       if (res.status !== 201) throw new Error(`PUT ${path} answered ${res.status}`)
     }
@@ -76,7 +85,14 @@ export async function benchOffloadedRead(groupMiB: number, fileMiB: number): Pro
       const seconds = (performance.now() - started) / 1000
       await release?.()
       if (!Buffer.concat(chunks).equals(file)) throw new Error(`${label}: the bytes read back differ`)
-      return { label, groupSize, firstByteMs, mbPerSecond: fileBytes / 1e6 / seconds, fetchedBytes: fetched.bytes, requests: fetched.requests }
+      return {
+        label,
+        groupSize,
+        firstByteMs,
+        mbPerSecond: fileBytes / 1e6 / seconds,
+        fetchedBytes: fetched.bytes,
+        requests: fetched.requests,
+      }
     }
     const after = await read('after: only its blocks')
     const before = await read('before: whole-group reload', () => s.gateway.content.holdForDeals(groupId))
@@ -98,7 +114,9 @@ async function untilOffloaded(s: DealStack): Promise<void> {
     const deals = (await Promise.all(groups.map((g) => s.gateway.dealStore.ofGroup(g.id)))).flat()
     // Time stands still while a provider still fetches a CAR (in wall-clock time); a Curio-like one then says
     // nothing of its deal until it is sealed, which takes chain time.
-    const transferring = deals.some((d) => d.state === 'proposing' || (d.state === 'proposed' && s.sim.proposalState(d.provider, d.proposalId!).state === 'transferring'))
+    const transferring = deals.some(
+      (d) => d.state === 'proposing' || (d.state === 'proposed' && s.sim.proposalState(d.provider, d.proposalId!).state === 'transferring'),
+    )
     if (transferring) await new Promise((r) => setTimeout(r, 250))
     else s.advance(60)
   }

@@ -17,7 +17,9 @@ export interface TestPostgres {
   stop(): void
 }
 
-const BIN = ['/usr/lib/postgresql/17/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/15/bin'].find((d) => existsSync(join(d, 'initdb')))
+const BIN = ['/usr/lib/postgresql/17/bin', '/usr/lib/postgresql/16/bin', '/usr/lib/postgresql/15/bin'].find((d) =>
+  existsSync(join(d, 'initdb')),
+)
 
 /** Why PostgreSQL cannot run here, or undefined when it can. */
 export const postgresUnavailable: string | undefined = !BIN
@@ -33,11 +35,22 @@ export async function startPostgres(): Promise<TestPostgres> {
   const owner = asRoot ? Number(execFileSync('id', ['-u', 'postgres']).toString().trim()) : undefined
   if (owner !== undefined) chownSync(dir, owner, Number(execFileSync('id', ['-g', 'postgres']).toString().trim()))
   const run = (cmd: string, args: string[]) =>
-    execFileSync(asRoot ? 'runuser' : join(BIN!, cmd), asRoot ? ['-u', 'postgres', '--', join(BIN!, cmd), ...args] : args, { stdio: 'pipe' })
+    execFileSync(asRoot ? 'runuser' : join(BIN!, cmd), asRoot ? ['-u', 'postgres', '--', join(BIN!, cmd), ...args] : args, {
+      stdio: 'pipe',
+    })
   const data = join(dir, 'data')
   const port = await freePort()
   run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '-E', 'UTF8', '--no-sync'])
-  run('pg_ctl', ['-D', data, '-w', '-l', join(dir, 'log'), '-o', `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`, 'start'])
+  run('pg_ctl', [
+    '-D',
+    data,
+    '-w',
+    '-l',
+    join(dir, 'log'),
+    '-o',
+    `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=200`,
+    'start',
+  ])
   const url = (db: string) => `postgres://postgres@127.0.0.1:${port}/${db}`
   return {
     url: url('postgres'),

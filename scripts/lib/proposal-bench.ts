@@ -42,13 +42,22 @@ export async function benchProposals(count: number): Promise<ProposalFigures[]> 
     for (const id of hosts.endpoints.keys()) {
       const t = (await simnet.providerTerms(id))!
       // A Boost-like provider taking price 0: Curio-like ones insist the piece size fit the 100-byte transfer, and the bench proposes at price 0.
-      if (!provider && t.transferTypes.includes('http') && hosts.endpoints.get(id)?.kind === 'boost' && t.verifiedPrice === '0') [provider, pieceSize] = [id, t.minPieceSize]
+      if (!provider && t.transferTypes.includes('http') && hosts.endpoints.get(id)?.kind === 'boost' && t.verifiedPrice === '0')
+        [provider, pieceSize] = [id, t.minPieceSize]
     }
     const head = simnet.headEpoch()
     const proposal: DealProposal = {
-      PieceCID: { '/': 'baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq' }, PieceSize: pieceSize, VerifiedDeal: true,
-      Client: signer.address, Provider: provider, Label: 'bench', StartEpoch: head + 10_000, EndEpoch: head + 10_000 + 518_400,
-      StoragePricePerEpoch: '0', ProviderCollateral: simulatedCollateralBounds(pieceSize, true).min.toString(), ClientCollateral: '0',
+      PieceCID: { '/': 'baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq' },
+      PieceSize: pieceSize,
+      VerifiedDeal: true,
+      Client: signer.address,
+      Provider: provider,
+      Label: 'bench',
+      StartEpoch: head + 10_000,
+      EndEpoch: head + 10_000 + 518_400,
+      StoragePricePerEpoch: '0',
+      ProviderCollateral: simulatedCollateralBounds(pieceSize, true).min.toString(),
+      ClientCollateral: '0',
     }
     const transfer = { url: `http://127.0.0.1:${(nothing.address() as AddressInfo).port}/car`, headers: {}, size: 100, clientId: 'bench' }
     const measure = async (label: string, concurrency: number, one: () => Promise<{ accepted: boolean }>): Promise<ProposalFigures> => {
@@ -66,7 +75,10 @@ export async function benchProposals(count: number): Promise<ProposalFigures[]> 
       return { label, perSecond: count / seconds, cpuMsPerProposal: (used.user + used.system) / 1000 / count }
     }
     const overWire = () =>
-      client.propose({ dealUuid: randomUUID(), proposal, dataRoot: 'bafkqaaa', transfer, removeUnsealedCopy: false, skipIpniAnnounce: false }, AbortSignal.timeout(30_000))
+      client.propose(
+        { dealUuid: randomUUID(), proposal, dataRoot: 'bafkqaaa', transfer, removeUnsealedCopy: false, skipIpniAnnounce: false },
+        AbortSignal.timeout(30_000),
+      )
     return [
       await measure('before: in-process call', 1, () => providers.propose(proposal, transfer)),
       await measure('after: libp2p, 1 at a time', 1, overWire),

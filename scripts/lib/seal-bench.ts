@@ -61,8 +61,12 @@ export async function benchSealing(totalMiB: number): Promise<void> {
 
     console.log(`\nsealing on its own: ${groups} full groups of ${GROUP_BLOCKS} MiB (CAR written and fsynced, piece CID), no idle wait`)
     console.log(`  node sha-256, same bytes  : ${sha.toFixed(0)} MiB/s (one core)`)
-    console.log(`  sealing, one thread       : ${oneThread.toFixed(0)} MiB/s (target >= 200 MiB/s per core; ratio to sha-256 ${(oneThread / sha).toFixed(2)})`)
-    console.log(`  sealing, ${threads} threads (pool) : ${allThreads.toFixed(0)} MiB/s (${(allThreads / threads).toFixed(0)} MiB/s per core; ${(allThreads / oneThread).toFixed(2)}× one thread)`)
+    console.log(
+      `  sealing, one thread       : ${oneThread.toFixed(0)} MiB/s (target >= 200 MiB/s per core; ratio to sha-256 ${(oneThread / sha).toFixed(2)})`,
+    )
+    console.log(
+      `  sealing, ${threads} threads (pool) : ${allThreads.toFixed(0)} MiB/s (${(allThreads / threads).toFixed(0)} MiB/s per core; ${(allThreads / oneThread).toFixed(2)}× one thread)`,
+    )
   } finally {
     rmSync(dir, { recursive: true, force: true })
   }

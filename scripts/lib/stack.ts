@@ -30,8 +30,24 @@ export interface StackOptions {
  * as undefined is left unset (the stack's own default). `entry` is the file
  * run instead of server/main.ts (a crash test's, test/helpers/crash-entry.ts).
  */
-export function startStack(env: Record<string, string | undefined>, args: string[] = [], entry = 'server/main.ts', options: StackOptions = {}): Promise<RunningStack> {
-  const merged: Record<string, string | undefined> = { ...process.env, PORT: '0', GATEWAY_PORT: '0', SERVICE_PORT: '0', SIMNET_RPC_PORT: '0', SIMFOC_RPC_PORT: '0', SIMFOC_PROVIDERS: '0', TICKER_ENABLED: 'false', LOG_LEVEL: 'info', ...env }
+export function startStack(
+  env: Record<string, string | undefined>,
+  args: string[] = [],
+  entry = 'server/main.ts',
+  options: StackOptions = {},
+): Promise<RunningStack> {
+  const merged: Record<string, string | undefined> = {
+    ...process.env,
+    PORT: '0',
+    GATEWAY_PORT: '0',
+    SERVICE_PORT: '0',
+    SIMNET_RPC_PORT: '0',
+    SIMFOC_RPC_PORT: '0',
+    SIMFOC_PROVIDERS: '0',
+    TICKER_ENABLED: 'false',
+    LOG_LEVEL: 'info',
+    ...env,
+  }
   const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
     env: Object.fromEntries(Object.entries(merged).filter((e): e is [string, string] => e[1] !== undefined)),
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -73,8 +89,7 @@ export function startStack(env: Record<string, string | undefined>, args: string
   })
 }
 
-export const basicAuth = (user: string, password: string) =>
-  'Basic ' + Buffer.from(`${user}:${password}`).toString('base64')
+export const basicAuth = (user: string, password: string) => 'Basic ' + Buffer.from(`${user}:${password}`).toString('base64')
 
 export interface RunningPart {
   url: string

@@ -24,7 +24,9 @@ export interface AdminBootstrapOptions {
 export async function ensureAdminUser(users: UserStore, opts: AdminBootstrapOptions): Promise<boolean> {
   if ((await users.count()) > 0) {
     if (opts.adminPassword && (await users.get('admin')) && !(await users.verify('admin', opts.adminPassword))) {
-      opts.print(`ADMIN_PASSWORD is ignored: user "admin" was created at the first start and keeps its password (${FIRST_PASSWORD}). Change it with: npm run users -- passwd admin`)
+      opts.print(
+        `ADMIN_PASSWORD is ignored: user "admin" was created at the first start and keeps its password (${FIRST_PASSWORD}). Change it with: npm run users -- passwd admin`,
+      )
     }
     return false
   }

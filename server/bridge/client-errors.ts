@@ -11,7 +11,10 @@ export function clientErrorHandler(logger: Logger): (err: Error & { code?: strin
   return (err, socket) => {
     if (err.code !== 'ECONNRESET' && socket.writable && !socket.writableEnded) {
       const tooLarge = err.code === 'HPE_HEADER_OVERFLOW'
-      logger.warn({ code: err.code, address: (socket as { remoteAddress?: string }).remoteAddress }, tooLarge ? 'request headers too large: refused' : 'malformed request: refused')
+      logger.warn(
+        { code: err.code, address: (socket as { remoteAddress?: string }).remoteAddress },
+        tooLarge ? 'request headers too large: refused' : 'malformed request: refused',
+      )
     }
     answerClientError(err, socket, (tooLarge) => ({
       type: 'application/json; charset=utf-8',

@@ -1,6 +1,13 @@
 import { epochToTimestamp, type NetworkClock } from '../shared/epochs.ts'
 import type { GatewayDeal, GatewayDetails, GatewayFailedDeal, GatewayFile, GatewayGroup } from './gateway-record.ts'
-import type { FileStateLabel, MetadataDeal, MetadataDetails, MetadataFailedDeal, MetadataFile, MetadataGroup } from '../shared/contracts/metadata-record.ts'
+import type {
+  FileStateLabel,
+  MetadataDeal,
+  MetadataDetails,
+  MetadataFailedDeal,
+  MetadataFile,
+  MetadataGroup,
+} from '../shared/contracts/metadata-record.ts'
 import { splitPath } from './user-path.ts'
 import { isAttentionCode, type AttentionReasonCode, type FolderEntry, type GatewayFolderEntry } from '../shared/contracts/folder-states.ts'
 
@@ -19,7 +26,10 @@ const FILE_STATES: Record<string, FileStateLabel> = {
  */
 export function fileStateLabel(state: string | null | undefined): FileStateLabel {
   if (!state) return 'Unknown'
-  const key = state.trim().toLowerCase().replace(/[\s-]+/g, '_')
+  const key = state
+    .trim()
+    .toLowerCase()
+    .replace(/[\s-]+/g, '_')
   return FILE_STATES[key] ?? 'Unknown'
 }
 
@@ -47,15 +57,24 @@ export function expirationEpochOf(groups: readonly GatewayGroup[]): number | und
 }
 
 const toDeal = (d: GatewayDeal, clock: NetworkClock): MetadataDeal => ({
-  provider: d.provider, state: d.state, dealId: d.dealId, endEpoch: d.endEpoch, isRetrievable: d.isRetrievable,
+  provider: d.provider,
+  state: d.state,
+  dealId: d.dealId,
+  endEpoch: d.endEpoch,
+  isRetrievable: d.isRetrievable,
   ...(d.route === 'pdp' ? { route: d.route } : {}),
   ...(d.dataSetId !== undefined ? { dataSetId: d.dataSetId } : {}),
   ...(d.pieceId !== undefined ? { pieceId: d.pieceId } : {}),
-  ...(d.lastProofEpoch !== undefined ? { lastProofEpoch: d.lastProofEpoch, lastProofTimestamp: epochToTimestamp(clock, d.lastProofEpoch) } : {}),
+  ...(d.lastProofEpoch !== undefined
+    ? { lastProofEpoch: d.lastProofEpoch, lastProofTimestamp: epochToTimestamp(clock, d.lastProofEpoch) }
+    : {}),
 })
 
 const toFailedDeal = (d: GatewayFailedDeal): MetadataFailedDeal => ({
-  provider: d.provider, ...(d.dealId !== undefined ? { dealId: d.dealId } : {}), reason: d.reason, replaced: d.replaced,
+  provider: d.provider,
+  ...(d.dealId !== undefined ? { dealId: d.dealId } : {}),
+  reason: d.reason,
+  replaced: d.replaced,
 })
 
 function toGroup(g: GatewayGroup, clock: NetworkClock): MetadataGroup {

@@ -22,7 +22,8 @@ export const notFound = (message = 'No such file or folder for this user') => ne
 export const tooManyAttempts = (retryAfterSeconds: number) =>
   new BridgeError(429, 'TOO_MANY_ATTEMPTS', 'Too many failed login attempts; try again later', { 'Retry-After': String(retryAfterSeconds) })
 export const gatewayUnreachable = (message = 'The gateway cannot be reached') => new BridgeError(502, 'GATEWAY_UNREACHABLE', message)
-export const gatewayBadResponse = (message = 'The gateway gave an unexpected answer') => new BridgeError(502, 'GATEWAY_BAD_RESPONSE', message)
+export const gatewayBadResponse = (message = 'The gateway gave an unexpected answer') =>
+  new BridgeError(502, 'GATEWAY_BAD_RESPONSE', message)
 export const gatewayTimeout = () => new BridgeError(504, 'GATEWAY_TIMEOUT', 'The gateway did not answer in time')
 
 /** Nextcloud's own answer to a request that fails its CSRF check; clients match its body exactly. */
@@ -44,8 +45,10 @@ const xmlEscape = (s: string) => s.replace(/[<>&"']/g, (c) => `&#${c.charCodeAt(
 
 /** Sabre/Nextcloud's WebDAV error body, which WebDAV clients show to users. */
 function davErrorBody(err: BridgeError): string {
-  return `<?xml version="1.0" encoding="utf-8"?>\n<d:error xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns">` +
+  return (
+    `<?xml version="1.0" encoding="utf-8"?>\n<d:error xmlns:d="DAV:" xmlns:s="http://sabredav.org/ns">` +
     `<s:exception>${xmlEscape(err.code)}</s:exception><s:message>${xmlEscape(err.message)}</s:message></d:error>\n`
+  )
 }
 
 /**
@@ -63,9 +66,12 @@ export function sendBridgeError(logger: Logger, err: unknown, req: IncomingMessa
       error = new BridgeError(parsed.status, parsed.code, parsed.message)
     } else if (isDiskFull(err)) {
       // WebDAV clients know 507 (Sabre's InsufficientStorage); other routes get a plain "try again later".
-      error = surfaceOf(req) === 'dav'
-        ? new BridgeError(507, 'INSUFFICIENT_STORAGE', 'The server\'s disk is full; nothing was stored. Try again once space is freed.', { 'Retry-After': '60' })
-        : new BridgeError(503, 'STORAGE_FULL', 'The server\'s disk is full; try again once space is freed', { 'Retry-After': '60' })
+      error =
+        surfaceOf(req) === 'dav'
+          ? new BridgeError(507, 'INSUFFICIENT_STORAGE', "The server's disk is full; nothing was stored. Try again once space is freed.", {
+              'Retry-After': '60',
+            })
+          : new BridgeError(503, 'STORAGE_FULL', "The server's disk is full; try again once space is freed", { 'Retry-After': '60' })
       logger.warn({ url: loggedUrl(req), status: error.status }, 'disk full: request refused')
     } else if (clientHungUp(err, req)) {
       // Nothing to answer: the connection is gone. Not our error, so not logged as one.

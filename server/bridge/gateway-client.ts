@@ -41,7 +41,7 @@ const NO_FOLDER_STATES = new Set([404, 405, 501])
 const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UND_ERR_CONNECT_TIMEOUT'])
 
 function refuseCredentialsProblem(status: number): void {
-  if (status === 401 || status === 403) throw gatewayBadResponse('The gateway refused the bridge\'s credentials')
+  if (status === 401 || status === 403) throw gatewayBadResponse("The gateway refused the bridge's credentials")
 }
 
 function parseAnswer(res: { status: number; text: string }): unknown {
@@ -69,9 +69,10 @@ export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
     connectTimeout: opts.timeoutMs,
     maxResponseSize: MAX_ANSWER_BYTES,
   })
-  const authorization = opts.user !== undefined && opts.password !== undefined
-    ? 'Basic ' + Buffer.from(`${opts.user}:${opts.password}`).toString('base64')
-    : undefined
+  const authorization =
+    opts.user !== undefined && opts.password !== undefined
+      ? 'Basic ' + Buffer.from(`${opts.user}:${opts.password}`).toString('base64')
+      : undefined
   const basePath = url.pathname.replace(/\/+$/, '')
   const knownFolders = new Set<string>()
 
@@ -90,7 +91,7 @@ export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
       return { status: res.statusCode, text: await res.body.text() }
     } catch (err) {
       if (err instanceof undiciErrors.UndiciError && TIMEOUTS.has(err.code)) throw gatewayTimeout()
-      if (err instanceof undiciErrors.ResponseExceededMaxSizeError) throw gatewayBadResponse('The gateway\'s answer is too large')
+      if (err instanceof undiciErrors.ResponseExceededMaxSizeError) throw gatewayBadResponse("The gateway's answer is too large")
       throw gatewayUnreachable()
     }
   }
@@ -111,7 +112,7 @@ export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
       if (res.status !== 200) throw gatewayBadResponse(`The gateway answered ${res.status}`)
       if (failure?.success) throw gatewayBadResponse(`The gateway reported a failure: ${failure.data.error ?? 'no reason given'}`)
       const ok = FileInfoSuccessSchema.safeParse(body)
-      if (!ok.success) throw gatewayBadResponse('The gateway\'s file record has an unexpected shape')
+      if (!ok.success) throw gatewayBadResponse("The gateway's file record has an unexpected shape")
       return ok.data.result.file
     },
     async folderStates(gatewayPath) {
@@ -120,7 +121,7 @@ export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
       if (NO_FOLDER_STATES.has(res.status)) return undefined
       if (res.status !== 200) throw gatewayBadResponse(`The gateway answered ${res.status}`)
       const ok = GatewayFolderStatesResponseSchema.safeParse(parseAnswer(res))
-      if (!ok.success) throw gatewayBadResponse('The gateway\'s folder states have an unexpected shape')
+      if (!ok.success) throw gatewayBadResponse("The gateway's folder states have an unexpected shape")
       return ok.data.result.folder.entries
     },
     async ensureFolder(gatewayPath) {

@@ -6,7 +6,15 @@ import { z } from 'zod'
  * accepted, and numbers may arrive as numeric strings.
  */
 const count = z.union([z.number(), z.string().regex(/^\d+$/).transform(Number)]).pipe(z.number().int().min(0))
-const integer = z.union([z.number(), z.string().regex(/^-?\d+$/).transform(Number)]).pipe(z.number().int())
+const integer = z
+  .union([
+    z.number(),
+    z
+      .string()
+      .regex(/^-?\d+$/)
+      .transform(Number),
+  ])
+  .pipe(z.number().int())
 
 export const GatewayDealSchema = z.object({
   provider: z.string(),
@@ -40,7 +48,11 @@ export const GatewayGroupSchema = z.object({
   failedDeals: z.array(GatewayFailedDealSchema).max(1000).optional().catch(undefined),
   // Our gateway's plain-words progress; optional, and dropped rather than failing the record when odd.
   reason: z.string().max(2000).optional().catch(undefined),
-  reasonCode: z.string().regex(/^[A-Z_]{1,64}$/).optional().catch(undefined),
+  reasonCode: z
+    .string()
+    .regex(/^[A-Z_]{1,64}$/)
+    .optional()
+    .catch(undefined),
 })
 
 export const GatewayDetailsSchema = z.object({

@@ -9,9 +9,20 @@ import { BridgeError } from './errors.ts'
  * trying to be another user: refused, not silently ignored.
  */
 export const IDENTITY_HEADERS = [
-  'x-forwarded-user', 'x-remote-user', 'remote-user', 'x-auth-user', 'x-user', 'x-authenticated-user',
-  'x-forwarded-preferred-username', 'x-forwarded-email', 'oc-user', 'x-oc-user', 'x-nextcloud-user',
-  'php-auth-user', 'php-auth-pw', 'auth-user',
+  'x-forwarded-user',
+  'x-remote-user',
+  'remote-user',
+  'x-auth-user',
+  'x-user',
+  'x-authenticated-user',
+  'x-forwarded-preferred-username',
+  'x-forwarded-email',
+  'oc-user',
+  'x-oc-user',
+  'x-nextcloud-user',
+  'php-auth-user',
+  'php-auth-pw',
+  'auth-user',
 ]
 
 /** Throws 400 when a request names its user in a header. */

@@ -111,7 +111,11 @@ export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Prom
     // Nextcloud owns users, sessions, files, status.php and capabilities: only the app's OCS routes are here.
     const client = createNextcloudClient({ url: config.nextcloudUrl!, timeoutMs: config.nextcloudTimeoutMs ?? 5_000 })
     const { auth, authenticate } = nextcloudAuthBackend({ client, throttle, logger, cacheTtlMs: deps.nextcloudCacheMs })
-    lane = { authenticate, toGatewayPath: nextcloudGatewayPath({ mounts: link.mounts, client, logger }), mountPointsIn: (_caller, userPath) => link.mounts.pointsIn(userPath) }
+    lane = {
+      authenticate,
+      toGatewayPath: nextcloudGatewayPath({ mounts: link.mounts, client, logger }),
+      mountPointsIn: (_caller, userPath) => link.mounts.pointsIn(userPath),
+    }
     app.use(createTabConfigRouter({ auth, settings, simnetClock }))
     app.use(createAdminSettingsRouter({ auth, settings }))
   }
@@ -122,7 +126,10 @@ export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Prom
 
   const { gateway, pathMap, clock } = link
   const routes = new Map<string, BridgeRoute>([
-    [FILE_METADATA_ROUTE, createFileMetadataRoute({ authenticate: lane.authenticate, gateway, pathMap, clock, toGatewayPath: lane.toGatewayPath })],
+    [
+      FILE_METADATA_ROUTE,
+      createFileMetadataRoute({ authenticate: lane.authenticate, gateway, pathMap, clock, toGatewayPath: lane.toGatewayPath }),
+    ],
     [FOLDER_STATES_ROUTE, createFolderStatesRoute({ ...lane, gateway, ipfsGateway: () => ipfsGatewayOf(settings.effective()) })],
   ])
   return {
@@ -176,15 +183,22 @@ async function mountEmbeddedRoutes(app: Express, p: EmbeddedParts): Promise<Lane
   app.use(createAdminSettingsRouter({ auth, settings: p.settings }))
   const uploads = createUploadStore(join(p.config.dataDir, 'uploads'), { maxPerUser: p.config.maxUploadsPerUser })
   // Old uploads go on a timer, a bounded step at a time, never on a request's path.
-  p.onClose.push(uploads.startSweeping({ intervalMs: 60_000, onError: (err) => p.logger.warn({ err }, 'sweeping old uploads failed; tried again in a minute') }))
+  p.onClose.push(
+    uploads.startSweeping({
+      intervalMs: 60_000,
+      onError: (err) => p.logger.warn({ err }, 'sweeping old uploads failed; tried again in a minute'),
+    }),
+  )
   app.use(createChunkedUploadRouter({ auth: davAuth, gateway, pathMap, uploads, logger: p.logger }))
   app.use(createDavProxy({ auth: davAuth, gateway, pathMap, logger: p.logger }))
-  app.use(createPreviewRouter({
-    users: p.users,
-    sessions,
-    throttle: p.throttle,
-    bundleDir: p.deps.bundleDir ?? p.config.bundleDir ?? join(import.meta.dirname, '..', '..', 'js'),
-    network: () => networkLabel(clock),
-  }))
+  app.use(
+    createPreviewRouter({
+      users: p.users,
+      sessions,
+      throttle: p.throttle,
+      bundleDir: p.deps.bundleDir ?? p.config.bundleDir ?? join(import.meta.dirname, '..', '..', 'js'),
+      network: () => networkLabel(clock),
+    }),
+  )
   return { authenticate, toGatewayPath: async (caller, userPath) => pathMap.toGateway(caller.user.id, userPath) }
 }

@@ -1,7 +1,6 @@
 import type { LinkTestResult } from '../shared/contracts/admin-settings.ts'
 import type { EffectiveLink } from './settings-store.ts'
 
-
 // A path nobody stores: a cheap question every gateway answers with "not found"
 // (asking about `/` would make a real gateway aggregate its whole tree).
 const PROBE_PATH = '/.gateway-link-test'
@@ -40,7 +39,13 @@ export async function testGatewayLink(link: EffectiveLink): Promise<LinkTestResu
   const latencyMs = elapsed()
   const status = res.status
   if (status === 401 || status === 403) return { success: false, status, message: 'The gateway refused the credentials', latencyMs }
-  if (status >= 300 && status < 400) return { success: false, status, message: `The gateway redirects to ${res.headers.get('location') ?? 'another address'}; use that address`, latencyMs }
+  if (status >= 300 && status < 400)
+    return {
+      success: false,
+      status,
+      message: `The gateway redirects to ${res.headers.get('location') ?? 'another address'}; use that address`,
+      latencyMs,
+    }
   let body: unknown
   try {
     body = JSON.parse(text)
@@ -53,15 +58,19 @@ export async function testGatewayLink(link: EffectiveLink): Promise<LinkTestResu
   }
   // A gateway that says which network it serves is checked against the settings; one that does not is trusted.
   const served = res.headers.get('filecoin-network')
-  const warning = served && served !== link.network
-    ? `The gateway serves the ${served} network, but these settings say ${link.network}: dates and explorer links would be wrong`
-    : undefined
+  const warning =
+    served && served !== link.network
+      ? `The gateway serves the ${served} network, but these settings say ${link.network}: dates and explorer links would be wrong`
+      : undefined
   const blocked = res.headers.get('filecoin-deals-blocked')
   const kind = res.headers.get('filecoin-deal-kind')
   const onchainCloud = onchainCloudOf(res.headers.get('filecoin-onchain-cloud'))
   const dealMarket = dealMarketOf(res.headers.get('filecoin-deal-market'))
   return {
-    success: true, status, message: 'The gateway answered and accepted the credentials', latencyMs,
+    success: true,
+    status,
+    message: 'The gateway answered and accepted the credentials',
+    latencyMs,
     ...(warning ? { warning } : {}),
     ...(blocked ? { dealsWarning: `The gateway proposes no deals: ${blocked.slice(0, 500)}` } : {}),
     ...(kind ? { dealKind: `The gateway proposes ${kind.slice(0, 500)}` } : {}),
@@ -89,10 +98,16 @@ function dealMarketOf(header: string | null): LinkTestResult['dealMarket'] {
   if (!header) return undefined
   const fields = headerFields(header)
   const dataCap = fields.datacap === 'none' ? null : fields.datacap
-  if ((dataCap !== null && !/^\d{1,30}$/.test(dataCap ?? '')) || !DECIMAL.test(fields.escrow ?? '') || !DECIMAL.test(fields.locked ?? '')) return undefined
+  if ((dataCap !== null && !/^\d{1,30}$/.test(dataCap ?? '')) || !DECIMAL.test(fields.escrow ?? '') || !DECIMAL.test(fields.locked ?? ''))
+    return undefined
   const until = fields['deals-until']
   if (until !== undefined && Number.isNaN(Date.parse(until))) return undefined
-  return { dataCap, escrow: fields.escrow, locked: fields.locked, ...(until === undefined ? {} : { dealsUntil: new Date(until).toISOString() }) }
+  return {
+    dataCap,
+    escrow: fields.escrow,
+    locked: fields.locked,
+    ...(until === undefined ? {} : { dealsUntil: new Date(until).toISOString() }),
+  }
 }
 
 async function readCapped(res: Response): Promise<string> {

@@ -53,10 +53,18 @@ export function createLiveLink(settings: SettingsStore, simnetClock: NetworkCloc
   }
 
   const gateway: GatewayClient = {
-    get url() { return current().gateway.url },
-    get timeoutMs() { return current().gateway.timeoutMs },
-    get authorization() { return current().gateway.authorization },
-    get agent() { return current().gateway.agent },
+    get url() {
+      return current().gateway.url
+    },
+    get timeoutMs() {
+      return current().gateway.timeoutMs
+    },
+    get authorization() {
+      return current().gateway.authorization
+    },
+    get agent() {
+      return current().gateway.agent
+    },
     fileInfo: (gatewayPath) => current().gateway.fileInfo(gatewayPath),
     folderStates: (gatewayPath) => current().gateway.folderStates(gatewayPath),
     ensureFolder: (gatewayPath) => current().gateway.ensureFolder(gatewayPath),
@@ -68,14 +76,22 @@ export function createLiveLink(settings: SettingsStore, simnetClock: NetworkCloc
     toUser: (userId, gatewayPath) => current().pathMap.toUser(userId, gatewayPath),
   }
   const mounts: MountMap = {
-    get mounts() { return current().mounts.mounts },
+    get mounts() {
+      return current().mounts.mounts
+    },
     toGateway: (userId, userPath) => current().mounts.toGateway(userId, userPath),
     pointsIn: (userPath) => current().mounts.pointsIn(userPath),
   }
   const clock: NetworkClock = {
-    get name() { return current().clock.name },
-    get genesis() { return current().clock.genesis },
-    get epochSeconds() { return current().clock.epochSeconds },
+    get name() {
+      return current().clock.name
+    },
+    get genesis() {
+      return current().clock.genesis
+    },
+    get epochSeconds() {
+      return current().clock.epochSeconds
+    },
   }
   return { gateway, pathMap, mounts, clock, simnetClock, close: () => built.gateway.close() }
 }

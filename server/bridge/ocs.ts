@@ -43,7 +43,9 @@ function toXml(name: string, value: unknown): string {
   if (value === true) return `<${name}>1</${name}>`
   if (Array.isArray(value)) return `<${name}>${value.map((v) => toXml('element', v)).join('')}</${name}>`
   if (typeof value === 'object') {
-    const inner = Object.entries(value as Record<string, unknown>).map(([k, v]) => toXml(k, v)).join('')
+    const inner = Object.entries(value as Record<string, unknown>)
+      .map(([k, v]) => toXml(k, v))
+      .join('')
     return `<${name}>${inner}</${name}>`
   }
   return `<${name}>${escapeXml(String(value))}</${name}>`

@@ -22,9 +22,13 @@ const common = {
 
 const operations: Operation[] = [
   {
-    method: 'post', path: FILE_METADATA_ROUTE, security, headers: [ocsHeader],
-    summary: 'Storage record of a file or folder in the user\'s files tree',
-    description: 'filePath is the path below /remote.php/dav/files/<user>. A folder aggregates everything below it. The answer is bare, not wrapped in the OCS envelope.',
+    method: 'post',
+    path: FILE_METADATA_ROUTE,
+    security,
+    headers: [ocsHeader],
+    summary: "Storage record of a file or folder in the user's files tree",
+    description:
+      'filePath is the path below /remote.php/dav/files/<user>. A folder aggregates everything below it. The answer is bare, not wrapped in the OCS envelope.',
     body: MetadataRequestSchema,
     responses: {
       200: { description: 'The record', schema: MetadataResponseSchema },
@@ -38,13 +42,17 @@ const operations: Operation[] = [
     },
   },
   {
-    method: 'post', path: FOLDER_STATES_ROUTE, security, headers: [ocsHeader],
-    summary: 'State of each entry of a folder, for the Files list\'s badges: one request per listing',
-    description: 'folderPath is a folder in the user\'s files tree. Entries the gateway does not know are absent; a gateway without folder states gives none.',
+    method: 'post',
+    path: FOLDER_STATES_ROUTE,
+    security,
+    headers: [ocsHeader],
+    summary: "State of each entry of a folder, for the Files list's badges: one request per listing",
+    description:
+      "folderPath is a folder in the user's files tree. Entries the gateway does not know are absent; a gateway without folder states gives none.",
     body: FolderStatesRequestSchema,
     responses: {
-      200: { description: 'The folder\'s entries', schema: FolderStatesResponseSchema },
-      400: failure('Missing, malformed or hostile folderPath, unknown fields, not JSON, a file\'s path'),
+      200: { description: "The folder's entries", schema: FolderStatesResponseSchema },
+      400: failure("Missing, malformed or hostile folderPath, unknown fields, not JSON, a file's path"),
       ...common,
       413: failure('Body over 64 KiB'),
       415: failure('Compressed body (Content-Encoding) or a charset other than UTF-8'),
@@ -53,26 +61,48 @@ const operations: Operation[] = [
     },
   },
   {
-    method: 'get', path: TAB_CONFIG_ROUTE, security, headers: [ocsHeader],
+    method: 'get',
+    path: TAB_CONFIG_ROUTE,
+    security,
+    headers: [ocsHeader],
     summary: 'Network and link settings the sidebar tab needs',
     responses: { 200: { description: 'Settings', schema: TabConfigResponseSchema }, ...common },
   },
   {
-    method: 'get', path: ADMIN_SETTINGS_ROUTE, security, headers: [ocsHeader],
+    method: 'get',
+    path: ADMIN_SETTINGS_ROUTE,
+    security,
+    headers: [ocsHeader],
     summary: 'Gateway link settings (admins only; the password is never returned, only whether it is set)',
     responses: { 200: { description: 'Settings', schema: AdminSettingsResponseSchema }, ...common, 403: failure('Not an admin') },
   },
   {
-    method: 'put', path: ADMIN_SETTINGS_ROUTE, security, headers: [ocsHeader],
+    method: 'put',
+    path: ADMIN_SETTINGS_ROUTE,
+    security,
+    headers: [ocsHeader],
     summary: 'Save the gateway link settings (admins only); they apply to the next request',
     body: LinkSettingsInput,
-    responses: { 200: { description: 'Saved settings', schema: AdminSettingsResponseSchema }, 400: failure('Invalid settings'), ...common, 403: failure('Not an admin') },
+    responses: {
+      200: { description: 'Saved settings', schema: AdminSettingsResponseSchema },
+      400: failure('Invalid settings'),
+      ...common,
+      403: failure('Not an admin'),
+    },
   },
   {
-    method: 'post', path: TEST_LINK_ROUTE, security, headers: [ocsHeader],
+    method: 'post',
+    path: TEST_LINK_ROUTE,
+    security,
+    headers: [ocsHeader],
     summary: 'Try the saved settings, or these over them, against the gateway (admins only)',
     body: LinkTestInput,
-    responses: { 200: { description: 'What the gateway answered', schema: LinkTestResultSchema }, 400: failure('Invalid settings'), ...common, 403: failure('Not an admin') },
+    responses: {
+      200: { description: 'What the gateway answered', schema: LinkTestResultSchema },
+      400: failure('Invalid settings'),
+      ...common,
+      403: failure('Not an admin'),
+    },
   },
 ]
 
@@ -84,7 +114,12 @@ export function bridgeOpenApi(version: string): Record<string, unknown> {
     description: 'WebDAV (/remote.php/dav/files/<user>/), status.php and cloud capabilities follow Nextcloud and are not described here.',
     securitySchemes: {
       basic: { type: 'http', scheme: 'basic', description: 'User password or app password' },
-      session: { type: 'apiKey', in: 'cookie', name: SESSION_COOKIE, description: 'Preview page session; send its requesttoken header too' },
+      session: {
+        type: 'apiKey',
+        in: 'cookie',
+        name: SESSION_COOKIE,
+        description: 'Preview page session; send its requesttoken header too',
+      },
     },
     operations,
   })

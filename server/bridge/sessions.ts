@@ -50,7 +50,11 @@ export async function createSessionStore(sql: Sql, opts: SessionStoreOptions = {
       try {
         await sql.run('DELETE FROM sessions WHERE expires_ms <= ?', [now])
         await sql.run('INSERT INTO sessions (id_hash, user_id, request_token, created_ms, expires_ms) VALUES (?, ?, ?, ?, ?)', [
-          sha256Hex(id), userId, session.requestToken, now, session.expiresMs,
+          sha256Hex(id),
+          userId,
+          session.requestToken,
+          now,
+          session.expiresMs,
         ])
       } catch (err) {
         if (!isDiskFull(err)) throw err

@@ -117,7 +117,8 @@ export async function createSettingsStore(sql: Sql, config: BridgeConfig, option
   }
   const refresh = async () => apply(await sql.get('SELECT settings, revision FROM gateway_link WHERE id = 1'))
   await refresh()
-  const stopRefreshing = sql.dialect === 'postgres' ? refreshEvery(options.refreshMs ?? SETTINGS_REFRESH_MS, refresh, options.logger) : () => {}
+  const stopRefreshing =
+    sql.dialect === 'postgres' ? refreshEvery(options.refreshMs ?? SETTINGS_REFRESH_MS, refresh, options.logger) : () => {}
 
   return {
     get: () => ({ ...current }),
@@ -139,7 +140,7 @@ export async function createSettingsStore(sql: Sql, config: BridgeConfig, option
       const user = s.gatewayUser || (useDefaultGateway ? config.gatewayUser : undefined)
       const password = s.gatewayPassword ?? (useDefaultGateway && user === config.gatewayUser ? config.gatewayPassword : undefined)
       return {
-        url: useDefaultGateway ? config.gatewayUrl ?? '' : s.gatewayUrl,
+        url: useDefaultGateway ? (config.gatewayUrl ?? '') : s.gatewayUrl,
         user: user || undefined,
         password: password || undefined,
         pathMap: s.pathMap,
@@ -164,18 +165,20 @@ function refreshEvery(ms: number, refresh: () => Promise<void>, logger?: Logger)
   const timer = setInterval(() => {
     if (running) return
     running = true
-    refresh().then(
-      () => {
-        if (failing) logger?.info('Settings store readable again')
-        failing = false
-      },
-      (err: unknown) => {
-        if (!failing && !stopped) logger?.warn({ err }, 'Cannot read the saved settings; going on with those in use')
-        failing = true
-      },
-    ).finally(() => {
-      running = false
-    })
+    refresh()
+      .then(
+        () => {
+          if (failing) logger?.info('Settings store readable again')
+          failing = false
+        },
+        (err: unknown) => {
+          if (!failing && !stopped) logger?.warn({ err }, 'Cannot read the saved settings; going on with those in use')
+          failing = true
+        },
+      )
+      .finally(() => {
+        running = false
+      })
   }, ms)
   timer.unref()
   return () => {

@@ -78,10 +78,12 @@ export function createUploadStore(dir: string, opts: UploadStoreOptions = {}): U
 
   const listChunks = async (path: string) => {
     const names = (await readdir(path)).filter(isUploadName).sort(byChunkOrder)
-    return Promise.all(names.map(async (name) => {
-      const s = await stat(join(path, name))
-      return { name, size: s.size, modifiedMs: s.mtimeMs }
-    }))
+    return Promise.all(
+      names.map(async (name) => {
+        const s = await stat(join(path, name))
+        return { name, size: s.size, modifiedMs: s.mtimeMs }
+      }),
+    )
   }
 
   // Paths still to examine in the current sweep round.
@@ -93,14 +95,15 @@ export function createUploadStore(dir: string, opts: UploadStoreOptions = {}): U
   }
 
   const store: UploadStore = {
-    create: (userId, uploadId) => serially(userId, uploadId, async () => {
-      const path = folder(userId, uploadId)
-      if (await isDir(path)) return false
-      const held = (await readdir(join(dir, userId)).catch(() => [] as string[])).filter(isUploadName).length
-      if (held >= maxPerUser) return 'full'
-      await mkdir(path, { recursive: true })
-      return true
-    }),
+    create: (userId, uploadId) =>
+      serially(userId, uploadId, async () => {
+        const path = folder(userId, uploadId)
+        if (await isDir(path)) return false
+        const held = (await readdir(join(dir, userId)).catch(() => [] as string[])).filter(isUploadName).length
+        if (held >= maxPerUser) return 'full'
+        await mkdir(path, { recursive: true })
+        return true
+      }),
     exists: (userId, uploadId) => isDir(folder(userId, uploadId)),
     async putChunk(userId, uploadId, name, body) {
       // Written aside, outside the folder, and renamed in: an interrupted chunk never looks complete, and
@@ -120,37 +123,43 @@ export function createUploadStore(dir: string, opts: UploadStoreOptions = {}): U
           const target = join(path, name)
           const replaced = (await stat(target).catch(() => undefined)) !== undefined
           await rename(temp, target)
-          return replaced ? 'replaced' as const : 'created' as const
+          return replaced ? ('replaced' as const) : ('created' as const)
         })
       } finally {
         await rm(temp, { force: true })
       }
     },
     chunks: (userId, uploadId) => listChunks(folder(userId, uploadId)),
-    remove: (userId, uploadId) => serially(userId, uploadId, async () => {
-      const path = folder(userId, uploadId)
-      if (!(await isDir(path))) return false
-      await rm(path, RM)
-      return true
-    }),
-    claim: (userId, uploadId) => serially(userId, uploadId, async () => {
-      const path = folder(userId, uploadId)
-      if (!(await isDir(path))) return undefined
-      const taken = aside(userId, 'assembling')
-      await rename(path, taken)
-      const chunks = await listChunks(taken)
-      return {
-        chunks,
-        stream: () => Readable.from((async function* () {
-          for (const c of chunks) yield* createReadStream(join(taken, c.name))
-        })()),
-        discard: () => rm(taken, RM),
-        release: () => serially(userId, uploadId, async () => {
-          if (await isDir(path)) return void (await rm(taken, RM))
-          await rename(taken, path)
-        }),
-      }
-    }),
+    remove: (userId, uploadId) =>
+      serially(userId, uploadId, async () => {
+        const path = folder(userId, uploadId)
+        if (!(await isDir(path))) return false
+        await rm(path, RM)
+        return true
+      }),
+    claim: (userId, uploadId) =>
+      serially(userId, uploadId, async () => {
+        const path = folder(userId, uploadId)
+        if (!(await isDir(path))) return undefined
+        const taken = aside(userId, 'assembling')
+        await rename(path, taken)
+        const chunks = await listChunks(taken)
+        return {
+          chunks,
+          stream: () =>
+            Readable.from(
+              (async function* () {
+                for (const c of chunks) yield* createReadStream(join(taken, c.name))
+              })(),
+            ),
+          discard: () => rm(taken, RM),
+          release: () =>
+            serially(userId, uploadId, async () => {
+              if (await isDir(path)) return void (await rm(taken, RM))
+              await rename(taken, path)
+            }),
+        }
+      }),
     async sweepStep(maxAgeMs = 24 * 3600_000, batch = 200) {
       if (sweepQueue.length === 0) await refillSweepQueue()
       const now = Date.now()
@@ -166,7 +175,10 @@ export function createUploadStore(dir: string, opts: UploadStoreOptions = {}): U
       const timer = setInterval(() => {
         if (running) return
         running = true
-        store.sweepStep(o.maxAgeMs, o.batch).catch(o.onError).finally(() => (running = false))
+        store
+          .sweepStep(o.maxAgeMs, o.batch)
+          .catch(o.onError)
+          .finally(() => (running = false))
       }, o.intervalMs)
       timer.unref()
       return () => clearInterval(timer)

@@ -35,7 +35,10 @@ export interface UserStore {
 
 export class UserStoreError extends Error {
   override name = 'UserStoreError'
-  constructor(readonly code: 'INVALID_USER_ID' | 'USER_EXISTS' | 'NO_SUCH_USER' | 'WEAK_PASSWORD', message: string) {
+  constructor(
+    readonly code: 'INVALID_USER_ID' | 'USER_EXISTS' | 'NO_SUCH_USER' | 'WEAK_PASSWORD',
+    message: string,
+  ) {
     super(message)
   }
 }
@@ -64,8 +67,19 @@ const SCHEMA = [
    CREATE INDEX app_passwords_user ON app_passwords (user_id);`,
 ]
 
-interface UserRow { id: string; display_name: string; password_hash: string; is_admin: number; created_ms: number }
-interface AppRow { id: number; user_id: string; name: string; created_ms: number }
+interface UserRow {
+  id: string
+  display_name: string
+  password_hash: string
+  is_admin: number
+  created_ms: number
+}
+interface AppRow {
+  id: number
+  user_id: string
+  name: string
+  created_ms: number
+}
 
 const toUser = (r: UserRow): User => ({ id: r.id, displayName: r.display_name, isAdmin: r.is_admin === 1, createdMs: r.created_ms })
 const toApp = (r: AppRow): AppPasswordInfo => ({ id: r.id, userId: r.user_id, name: r.name, createdMs: r.created_ms })
@@ -138,9 +152,10 @@ export async function createUserStore(sql: Sql): Promise<UserStore> {
       (await sql.all<AppRow>('SELECT id, user_id, name, created_ms FROM app_passwords WHERE user_id = ? ORDER BY id', [userId])).map(toApp),
     async revokeAppPasswords(userId, id) {
       await mustExist(userId)
-      const done = id === undefined
-        ? await sql.run('DELETE FROM app_passwords WHERE user_id = ?', [userId])
-        : await sql.run('DELETE FROM app_passwords WHERE user_id = ? AND id = ?', [userId, id])
+      const done =
+        id === undefined
+          ? await sql.run('DELETE FROM app_passwords WHERE user_id = ?', [userId])
+          : await sql.run('DELETE FROM app_passwords WHERE user_id = ? AND id = ?', [userId, id])
       return done.changes
     },
     async verify(login, secret) {

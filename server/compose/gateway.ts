@@ -15,10 +15,22 @@ export async function runGateway(config: Config, logger: Logger, faults?: Faults
   const dataLock = await acquireDataFolder(config.gateway.dataDir, 15_000, (message) => logger.warn(message))
   const access = await networkAccess(config, logger)
   const foc = access ? await onchainCloudAccess(config, logger) : undefined
-  const gateway = await createGateway({ ...config.gateway, clientAddress: access?.clientAddress }, { logger, providers: access?.port, foc, dataLock, faults })
+  const gateway = await createGateway(
+    { ...config.gateway, clientAddress: access?.clientAddress },
+    { logger, providers: access?.port, foc, dataLock, faults },
+  )
   const server = await startServer(gateway.app, config.gateway.port, config.gateway.host, serverOptions(config, logger))
   gateway.startDeals(server.url)
-  logger.info({ url: server.url, dataDir: config.gateway.dataDir, records: config.gateway.databaseUrl ? 'PostgreSQL schema gateway' : 'gateway.sqlite', deals: gateway.deals !== undefined, chain: config.gateway.simnetRpcUrl }, 'gateway listening (WebDAV and POST /file-info)')
+  logger.info(
+    {
+      url: server.url,
+      dataDir: config.gateway.dataDir,
+      records: config.gateway.databaseUrl ? 'PostgreSQL schema gateway' : 'gateway.sqlite',
+      deals: gateway.deals !== undefined,
+      chain: config.gateway.simnetRpcUrl,
+    },
+    'gateway listening (WebDAV and POST /file-info)',
+  )
   return {
     name: 'gateway',
     server,
@@ -41,7 +53,10 @@ async function onchainCloudAccess(config: Config, logger: Logger): Promise<FocCl
   if (!account) return undefined
   try {
     const chain = await onchainCloudChain(config)
-    logger.info({ payer: account.address, rpc: chain.rpcUrls.default.http[0], copies: config.gateway.pdp.copies }, 'PDP copies on Filecoin Onchain Cloud, paid by the wallet key')
+    logger.info(
+      { payer: account.address, rpc: chain.rpcUrls.default.http[0], copies: config.gateway.pdp.copies },
+      'PDP copies on Filecoin Onchain Cloud, paid by the wallet key',
+    )
     return createFocClient({ chain, account })
   } catch (err) {
     logger.error(`PDP copies are off: ${(err as Error).message}`)
@@ -62,7 +77,9 @@ async function networkAccess(config: Config, logger: Logger): Promise<(NetworkAc
   // Real providers fetch CARs from GATEWAY_PUBLIC_URL: a loopback or private one would make every deal fail.
   const notPublic = config.chain.publicUrlRequired ? whyNotPublic(config.gateway.publicUrl) : null
   if (notPublic) {
-    logger.error(`deals are off: ${notPublic}; storage providers on ${network} must be able to fetch CARs from it (set it to this gateway's public https URL)`)
+    logger.error(
+      `deals are off: ${notPublic}; storage providers on ${network} must be able to fetch CARs from it (set it to this gateway's public https URL)`,
+    )
     return undefined
   }
   const signer = walletSigner(config)

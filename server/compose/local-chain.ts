@@ -5,7 +5,13 @@ import { createSimnet, openKeystore, openSimChainStore, type Simnet } from '../n
 /** The embedded simulated chain, in `<DATA_DIR>/simnet/chain.sqlite`, shared by every process that opens it. */
 export function openSimnet(config: Config): Simnet {
   const s = config.service
-  return createSimnet({ seed: s.simnetSeed, speed: s.simnetSpeed, genesis: s.simnetGenesis, nv29Epoch: s.simnetNv29Epoch, stateFile: config.files.simnetChain })
+  return createSimnet({
+    seed: s.simnetSeed,
+    speed: s.simnetSpeed,
+    genesis: s.simnetGenesis,
+    nv29Epoch: s.simnetNv29Epoch,
+    stateFile: config.files.simnetChain,
+  })
 }
 
 /**
@@ -15,7 +21,13 @@ export function openSimnet(config: Config): Simnet {
  */
 export function openSimnetDirectory(config: Config): Simnet {
   const s = config.service
-  return createSimnet({ seed: s.simnetSeed, speed: s.simnetSpeed, genesis: s.simnetGenesis, nv29Epoch: s.simnetNv29Epoch, clock: savedSimnetClock(config) })
+  return createSimnet({
+    seed: s.simnetSeed,
+    speed: s.simnetSpeed,
+    genesis: s.simnetGenesis,
+    nv29Epoch: s.simnetNv29Epoch,
+    clock: savedSimnetClock(config),
+  })
 }
 
 /** The simulated chain's clock as saved there, so that the app surface's dates follow the same (sped-up) head. */

@@ -26,7 +26,9 @@ export async function onchainCloudChain(config: Config): Promise<Chain> {
   try {
     contracts = JSON.parse(readFileSync(file, 'utf8')) as FocContracts
   } catch {
-    throw new ConfigError(`no simulated Onchain Cloud in ${config.files.simfoc}: start the stack (npm start) first, or set FOC_RPC_URL for a real one`)
+    throw new ConfigError(
+      `no simulated Onchain Cloud in ${config.files.simfoc}: start the stack (npm start) first, or set FOC_RPC_URL for a real one`,
+    )
   }
   const rpcUrl = simfocRpcUrl!
   const genesis = await createPublicClient({ transport: http(rpcUrl, { retryCount: 0, timeout: 10_000 }) })

@@ -3,7 +3,15 @@ import { formatAddress } from '../shared/address.ts'
 import type { Config } from '../shared/config.ts'
 import { startServer } from '../shared/http.ts'
 import type { Logger } from '../shared/logger.ts'
-import { createNetwork, devnetClock, openKeystore, simnetOverRpc, startSimulatedFoc, startSimulatedNetwork, type Simnet } from '../network/index.ts'
+import {
+  createNetwork,
+  devnetClock,
+  openKeystore,
+  simnetOverRpc,
+  startSimulatedFoc,
+  startSimulatedNetwork,
+  type Simnet,
+} from '../network/index.ts'
 import { addressNetworkOf } from '../shared/address.ts'
 import { createDealService, serviceErrorBody, type DealService } from '../service/index.ts'
 import { openSimnet, openSimnetDirectory } from './local-chain.ts'
@@ -20,13 +28,21 @@ export async function runService(config: Config, logger: Logger): Promise<Part &
   // The network first: the service reads the chain through its RPC from its first query on.
   const network = source === 'simnet' ? await runSimulatedNetwork(config, logger, simnet!) : undefined
   const rpcUrl = network?.rpcUrl ?? config.service.simnetRpcUrl
-  const service = await createDealService(config.service, { logger, network: simnet && rpcUrl ? simnetOverRpc(simnet, rpcUrl) : await devnetNetwork(config) })
+  const service = await createDealService(config.service, {
+    logger,
+    network: simnet && rpcUrl ? simnetOverRpc(simnet, rpcUrl) : await devnetNetwork(config),
+  })
   if (network) await seedDemoClient(service, simnet!, config.service.simnetSeed)
   if (service.createdApiKey) {
     // Shown once; only its hash is stored (the file beside it is mode 0600).
-    process.stdout.write(`\nDeal service API key of tenant "default" (also in ${config.files.serviceApiKey}):\n  ${service.createdApiKey}\n\n`)
+    process.stdout.write(
+      `\nDeal service API key of tenant "default" (also in ${config.files.serviceApiKey}):\n  ${service.createdApiKey}\n\n`,
+    )
   }
-  const server = await startServer(service.app, config.service.port, config.service.host, { ...serverOptions(config, logger), errorBody: serviceErrorBody })
+  const server = await startServer(service.app, config.service.port, config.service.host, {
+    ...serverOptions(config, logger),
+    errorBody: serviceErrorBody,
+  })
   logger.info({ url: server.url, network: service.network.kind }, 'deal service listening (/public/v1, /private/v1, /openapi.json)')
   return {
     name: 'service',
@@ -47,16 +63,32 @@ export async function runService(config: Config, logger: Logger): Promise<Part &
  */
 async function runSimulatedNetwork(config: Config, logger: Logger, simnet: Simnet) {
   const network = await startSimulatedNetwork({
-    simnet, dir: config.files.simnetProviders, seed: config.service.simnetSeed, host: config.service.host,
-    rpcPort: config.service.simnetRpcPort ?? 1234, http: serverOptions(config, logger),
-    faults: { rate: config.service.simnetFaultRate ?? 0, onFault: (site, fault, label) => logger.debug({ site, fault, label }, 'simulated network fault') },
+    simnet,
+    dir: config.files.simnetProviders,
+    seed: config.service.simnetSeed,
+    host: config.service.host,
+    rpcPort: config.service.simnetRpcPort ?? 1234,
+    http: serverOptions(config, logger),
+    faults: {
+      rate: config.service.simnetFaultRate ?? 0,
+      onFault: (site, fault, label) => logger.debug({ site, fault, label }, 'simulated network fault'),
+    },
   })
-  const kinds = [...network.hosts.endpoints.values()].reduce<Record<string, number>>((n, e) => ({ ...n, [e.kind]: (n[e.kind] ?? 0) + 1 }), {})
-  logger.info({ url: network.rpcUrl, providers: kinds }, 'simulated network: chain serving Lotus JSON-RPC, Boost-like (TCP) and Curio-like (WebSocket) providers on loopback')
-  const foc = config.service.simfocProviders === 0 ? undefined : await runSimulatedFoc(config, logger, simnet).catch(async (err) => {
-    await network.close()
-    throw err
-  })
+  const kinds = [...network.hosts.endpoints.values()].reduce<Record<string, number>>(
+    (n, e) => ({ ...n, [e.kind]: (n[e.kind] ?? 0) + 1 }),
+    {},
+  )
+  logger.info(
+    { url: network.rpcUrl, providers: kinds },
+    'simulated network: chain serving Lotus JSON-RPC, Boost-like (TCP) and Curio-like (WebSocket) providers on loopback',
+  )
+  const foc =
+    config.service.simfocProviders === 0
+      ? undefined
+      : await runSimulatedFoc(config, logger, simnet).catch(async (err) => {
+          await network.close()
+          throw err
+        })
   return {
     rpcUrl: network.rpcUrl,
     focRpcUrl: foc?.rpcUrl,
@@ -79,12 +111,22 @@ const FAUCET_USDFC = 1_000n * 10n ** 18n
  */
 async function runSimulatedFoc(config: Config, logger: Logger, simnet: Simnet) {
   const foc = await startSimulatedFoc({
-    dir: config.files.simfoc, seed: config.service.simnetSeed, genesisTimestamp: simnet.clock.genesis, epochSeconds: simnet.clock.epochSeconds,
-    providerCount: config.service.simfocProviders, rpcPort: config.service.simfocRpcPort, logger: logger.child({ part: 'simfoc' }),
+    dir: config.files.simfoc,
+    seed: config.service.simnetSeed,
+    genesisTimestamp: simnet.clock.genesis,
+    epochSeconds: simnet.clock.epochSeconds,
+    providerCount: config.service.simfocProviders,
+    rpcPort: config.service.simfocRpcPort,
+    logger: logger.child({ part: 'simfoc' }),
   })
-  const wallet = openKeystore(config.files.wallet, addressNetworkOf(config.service.network)).list().find((k) => k.isDefault)
+  const wallet = openKeystore(config.files.wallet, addressNetworkOf(config.service.network))
+    .list()
+    .find((k) => k.isDefault)
   if (foc.fresh && wallet) await foc.faucet(wallet.ethAddress, { fil: FAUCET_FIL, usdfc: FAUCET_USDFC })
-  logger.info({ url: foc.rpcUrl, providers: foc.providers.length }, 'simulated Onchain Cloud: FEVM chain serving eth_* JSON-RPC with the FOC contracts, Curio-like PDP providers on loopback')
+  logger.info(
+    { url: foc.rpcUrl, providers: foc.providers.length },
+    'simulated Onchain Cloud: FEVM chain serving eth_* JSON-RPC with the FOC contracts, Curio-like PDP providers on loopback',
+  )
   return foc
 }
 

@@ -19,7 +19,10 @@ const PORT_VARIABLE: Record<string, string> = { service: 'SERVICE_PORT', gateway
 export async function superviseStack(config: Config, logger: Logger, entry: string): Promise<void> {
   // In the all-in-one default the app surface talks to its own gateway with a service account saved in the data dir.
   const { user, password } = config.stack.gatewayAccount
-  const account = { GATEWAY_USER: user, GATEWAY_PASSWORD: password ?? loadOrCreateSecretFile(config.files.gatewayPassword, () => randomSecret()).value }
+  const account = {
+    GATEWAY_USER: user,
+    GATEWAY_PASSWORD: password ?? loadOrCreateSecretFile(config.files.gatewayPassword, () => randomSecret()).value,
+  }
   // The gateway's wallet key, made at the first start on the simulated network; the deal service
   // learns its address so that the gateway's deals are the default tenant's.
   const clientAddress = walletSigner(config)?.address
@@ -62,7 +65,8 @@ export async function superviseStack(config: Config, logger: Logger, entry: stri
             LOG_FORMAT: 'json',
             SERVICE_URL: config.gateway.serviceUrl ?? service.url,
             // The key the deal service created at its first start (or API_KEY), read once it exists.
-            SERVICE_API_KEY: config.gateway.serviceApiKey ?? config.service.apiKey ?? readFileSync(config.files.serviceApiKey, 'utf8').trim(),
+            SERVICE_API_KEY:
+              config.gateway.serviceApiKey ?? config.service.apiKey ?? readFileSync(config.files.serviceApiKey, 'utf8').trim(),
             ...(typeof service.rpcUrl === 'string' ? { SIMNET_RPC_URL: service.rpcUrl } : {}),
             // Where the simulated Onchain Cloud listens (SIMFOC_RPC_PORT may have been 0: any free port).
             ...(typeof service.focRpcUrl === 'string' ? { SIMFOC_RPC_URL: service.focRpcUrl } : {}),
@@ -72,7 +76,12 @@ export async function superviseStack(config: Config, logger: Logger, entry: stri
       {
         name: 'app',
         args: ['--role', 'app'],
-        env: (ready) => ({ ...account, ...samePort('app', ready), LOG_FORMAT: 'json', GATEWAY_URL: config.bridge.gatewayUrl ?? ready.get('gateway')!.url }),
+        env: (ready) => ({
+          ...account,
+          ...samePort('app', ready),
+          LOG_FORMAT: 'json',
+          GATEWAY_URL: config.bridge.gatewayUrl ?? ready.get('gateway')!.url,
+        }),
       },
     ],
   })
@@ -117,7 +126,9 @@ function startBanner(config: Config, ready: ReadonlyMap<string, PartReady>): str
     `  Gateway:                    ${ready.get('gateway')!.url}`,
     `  Deal service:               ${ready.get('service')!.url}/openapi.json`,
     ...(typeof ready.get('service')!.rpcUrl === 'string' ? [`  Simulated chain (Lotus RPC): ${ready.get('service')!.rpcUrl}`] : []),
-    ...(typeof ready.get('service')!.focRpcUrl === 'string' ? [`  Simulated Onchain Cloud:    ${ready.get('service')!.focRpcUrl} (FEVM eth_* RPC; PDP providers on loopback)`] : []),
+    ...(typeof ready.get('service')!.focRpcUrl === 'string'
+      ? [`  Simulated Onchain Cloud:    ${ready.get('service')!.focRpcUrl} (FEVM eth_* RPC; PDP providers on loopback)`]
+      : []),
     '',
     '  Stop with Ctrl-C.',
     '',

@@ -36,7 +36,9 @@ export function lockDataFolder(dir: string): DataFolderLock {
     } catch {
       // No pid file: the holder is starting right now.
     }
-    throw new DataFolderInUse(`another gateway is running on ${dir}${holder}: one gateway per data folder; stop it or give this one its own DATA_DIR`)
+    throw new DataFolderInUse(
+      `another gateway is running on ${dir}${holder}: one gateway per data folder; stop it or give this one its own DATA_DIR`,
+    )
   }
   writeFileSync(pidFile, `${process.pid}\n`, { mode: 0o600 })
   return {

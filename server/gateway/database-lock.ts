@@ -99,7 +99,8 @@ export async function lockDatabase(o: DatabaseLockOptions): Promise<DatabaseLock
         return
       }
       if (!got.client) {
-        if (backoff.failures === 1) logger.error({ holder: got.holder }, 'another gateway took the database lock meanwhile: this one keeps refusing writes')
+        if (backoff.failures === 1)
+          logger.error({ holder: got.holder }, 'another gateway took the database lock meanwhile: this one keeps refusing writes')
         return schedule()
       }
       client = got.client
@@ -132,7 +133,9 @@ export async function lockDatabase(o: DatabaseLockOptions): Promise<DatabaseLock
   const first = await take()
   if (!first.client) {
     const holder = first.holder ? ` (${first.holder})` : ''
-    throw new DatabaseInUse(`another gateway is running on this database${holder}: one gateway per DATABASE_URL; stop it or give this one its own database`)
+    throw new DatabaseInUse(
+      `another gateway is running on this database${holder}: one gateway per DATABASE_URL; stop it or give this one its own database`,
+    )
   }
   client = first.client
   holding = true
@@ -154,7 +157,12 @@ export async function lockDatabase(o: DatabaseLockOptions): Promise<DatabaseLock
 
 /** The error every write gets while the gateway does not hold the database lock. */
 export const lockLost = () =>
-  new GatewayError(503, 'DATABASE_LOCK_LOST', 'The gateway lost its hold on the database and refuses writes until it has it back; try again shortly', { 'Retry-After': '5' })
+  new GatewayError(
+    503,
+    'DATABASE_LOCK_LOST',
+    'The gateway lost its hold on the database and refuses writes until it has it back; try again shortly',
+    { 'Retry-After': '5' },
+  )
 
 /**
  * The store, refusing writes (a GatewayError 503) while `lock` is not held:

@@ -22,7 +22,7 @@ export function gatewayErrorHandler(logger: Logger): ErrorRequestHandler {
       return
     }
     if (isDiskFull(err)) {
-      res.status(503).set('Retry-After', '60').json({ success: false, error: 'The gateway\'s disk is full; try again once space is freed' })
+      res.status(503).set('Retry-After', '60').json({ success: false, error: "The gateway's disk is full; try again once space is freed" })
       return
     }
     logger.error({ err }, 'unexpected gateway error')

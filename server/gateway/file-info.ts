@@ -60,12 +60,19 @@ export function normaliseFilePath(input: string): string {
   if (input.length === 0 || input.length > MAX_PATH_LENGTH) throw badRequest(`filePath must be 1 to ${MAX_PATH_LENGTH} characters`)
   if (!input.startsWith('/')) throw badRequest('filePath must start with "/"')
   if (input.includes('\0') || input.includes('\\')) throw badRequest('filePath must not contain NUL or backslash characters')
-  const parts = input.normalize('NFC').split('/').filter((p) => p !== '' && p !== '.')
+  const parts = input
+    .normalize('NFC')
+    .split('/')
+    .filter((p) => p !== '' && p !== '.')
   if (parts.includes('..')) throw badRequest('filePath must not contain ".." segments')
   return '/' + parts.join('/')
 }
 
-const groupView = (g: GroupRecord, reason: { code: GroupReasonCode; text: string } | undefined, fileCount: number | undefined): FileInfoGroup => ({
+const groupView = (
+  g: GroupRecord,
+  reason: { code: GroupReasonCode; text: string } | undefined,
+  fileCount: number | undefined,
+): FileInfoGroup => ({
   groupId: g.id,
   state: g.state,
   ...(g.pieceCid ? { pieceCid: g.pieceCid } : {}),
@@ -98,11 +105,18 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
     const kind = deps.dealKind?.()
     if (kind) res.set(DEAL_KIND_HEADER, kind.replace(/[^\x20-\x7e]/g, '?').slice(0, 500))
     const funding = deps.onchainCloud?.()
-    if (funding) res.set(ONCHAIN_CLOUD_HEADER, `status=${funding.status}; funds=${formatUnits(funding.funds, 18)}; funded-until=${isoTime(funding.fundedUntilMs)}`)
+    if (funding)
+      res.set(
+        ONCHAIN_CLOUD_HEADER,
+        `status=${funding.status}; funds=${formatUnits(funding.funds, 18)}; funded-until=${isoTime(funding.fundedUntilMs)}`,
+      )
     const market = deps.dealMarket?.()
     if (market) {
       const until = market.dealsUntilMs === undefined ? '' : `; deals-until=${isoTime(market.dealsUntilMs)}`
-      res.set(DEAL_MARKET_HEADER, `datacap=${market.dataCap ?? 'none'}; escrow=${formatUnits(market.escrow, 18)}; locked=${formatUnits(market.locked, 18)}${until}`)
+      res.set(
+        DEAL_MARKET_HEADER,
+        `datacap=${market.dataCap ?? 'none'}; escrow=${formatUnits(market.escrow, 18)}; locked=${formatUnits(market.locked, 18)}${until}`,
+      )
     }
     handle(req)
       .then((text) => res.status(200).type('json').send(text))

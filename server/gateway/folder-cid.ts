@@ -51,7 +51,11 @@ const utf8 = new TextEncoder()
  * mode or mtime: a basic dag-pb directory, or a HAMT shard once its links
  * reach `HAMT_SHARDING_THRESHOLD`.
  */
-export async function directoryDag(links: DirectoryLink[], opts: DirectoryOptions = {}, subfolders: DirectoryNode[] = []): Promise<DirectoryDag> {
+export async function directoryDag(
+  links: DirectoryLink[],
+  opts: DirectoryOptions = {},
+  subfolders: DirectoryNode[] = [],
+): Promise<DirectoryDag> {
   const layout = LAYOUTS[opts.profile ?? DEFAULT_CID_PROFILE]
   const entries = links.map((l) => ({ ...l, nameBytes: utf8.encode(l.name), hash: CID.parse(l.cid) }))
   const threshold = opts.shardThreshold ?? HAMT_SHARDING_THRESHOLD
@@ -76,10 +80,16 @@ const DIRECTORY_DATA = new UnixFS({ type: 'directory' }).marshal()
  * would be serialized. Compared with `>=` by Kubo up to 0.39 (our
  * kubo-cid-v1), with `>` by boxo 0.37+ and IPIP-499's profiles.
  */
-function pastThreshold(layout: DagLayout, entries: { nameBytes: Uint8Array; hash: CID }[], flatBytes: () => Uint8Array, threshold: number): boolean {
-  const size = layout.shardSizing === 'links-bytes'
-    ? entries.reduce((sum, e) => sum + e.nameBytes.length + e.hash.bytes.length, 0)
-    : flatBytes().length
+function pastThreshold(
+  layout: DagLayout,
+  entries: { nameBytes: Uint8Array; hash: CID }[],
+  flatBytes: () => Uint8Array,
+  threshold: number,
+): boolean {
+  const size =
+    layout.shardSizing === 'links-bytes'
+      ? entries.reduce((sum, e) => sum + e.nameBytes.length + e.hash.bytes.length, 0)
+      : flatBytes().length
   return layout.shardsAtThreshold ? size >= threshold : size > threshold
 }
 
@@ -125,7 +135,12 @@ async function shardNode(entries: ShardEntry[], depth: number, cidVersion: 0 | 1
     }
   }
   const firstUsed = bitfield.findIndex((byte) => byte !== 0)
-  const data = new UnixFS({ type: 'hamt-sharded-directory', data: bitfield.subarray(firstUsed), fanout: BigInt(HAMT_FANOUT), hashType: MURMUR3_X64_64 })
+  const data = new UnixFS({
+    type: 'hamt-sharded-directory',
+    data: bitfield.subarray(firstUsed),
+    fanout: BigInt(HAMT_FANOUT),
+    hashType: MURMUR3_X64_64,
+  })
   // prepare() sorts links by name bytes, as the dag-pb spec (and kubo) require; HAMT names sort by slot.
   return nodeOf(dagPb.encode(dagPb.prepare({ Data: data.marshal(), Links: links })), links, cidVersion, below)
 }

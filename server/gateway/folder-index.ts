@@ -214,12 +214,16 @@ export function createFolderIndex(o: FolderIndexOptions): FolderIndex {
           failures = 0
         } catch (err) {
           // Logged once per streak of failures, retried with back-off.
-          if (failures++ === 0) o.logger?.warn({ err }, 'making folder summaries or storing their directory nodes failed; retrying in the background')
+          if (failures++ === 0)
+            o.logger?.warn({ err }, 'making folder summaries or storing their directory nodes failed; retrying in the background')
           due = true
-          retryTimer = setTimeout(() => {
-            retryTimer = undefined
-            kick()
-          }, Math.min(maxRetryMs, retryMs * 2 ** (failures - 1)))
+          retryTimer = setTimeout(
+            () => {
+              retryTimer = undefined
+              kick()
+            },
+            Math.min(maxRetryMs, retryMs * 2 ** (failures - 1)),
+          )
           retryTimer.unref()
           return
         }
@@ -243,7 +247,8 @@ export function createFolderIndex(o: FolderIndexOptions): FolderIndex {
   const changed = (paths: string[]) => {
     for (const path of paths) {
       // The path itself, if a folder, and everything below it (a folder removed or moved away).
-      for (const kept of [...summaries.keys()]) if (kept === path || kept.startsWith(path === '/' ? '/' : `${path}/`)) summaries.delete(kept)
+      for (const kept of [...summaries.keys()])
+        if (kept === path || kept.startsWith(path === '/' ? '/' : `${path}/`)) summaries.delete(kept)
       for (const p of ancestors(path)) {
         summaries.delete(p)
         // One being made now started before this change: who asks from now on gets a new one.

@@ -1,5 +1,11 @@
 import express, { Router, type Request, type Response, type NextFunction } from 'express'
-import { FolderStatesRequestSchema, isAttentionCode, type AttentionReasonCode, type GatewayFolderEntry, type GatewayFolderStatesResponse } from '../shared/contracts/folder-states.ts'
+import {
+  FolderStatesRequestSchema,
+  isAttentionCode,
+  type AttentionReasonCode,
+  type GatewayFolderEntry,
+  type GatewayFolderStatesResponse,
+} from '../shared/contracts/folder-states.ts'
 import { describeIssues } from '../shared/contracts/zod-issues.ts'
 import type { GroupRecord } from './content/index.ts'
 import { badRequest, notFound } from './errors.ts'
@@ -30,7 +36,8 @@ export function createFolderStatesRouter(deps: FolderStatesDeps): Router {
     } catch (err) {
       return next(err)
     }
-    deps.records.get(`d${path}`, async () => JSON.stringify(await listing(path)))
+    deps.records
+      .get(`d${path}`, async () => JSON.stringify(await listing(path)))
       .then((text) => res.status(200).type('json').send(text))
       .catch(next)
   })
@@ -59,8 +66,9 @@ export function createFolderStatesRouter(deps: FolderStatesDeps): Router {
     const attentionOf = (g: GroupRecord) => {
       let found = reasons.get(g.id)
       if (!found) {
-        found = (deps.reasonOf?.(g) ?? Promise.resolve(undefined))
-          .then((r) => (r && isAttentionCode(r.code) ? { code: r.code, reason: r.text } : undefined))
+        found = (deps.reasonOf?.(g) ?? Promise.resolve(undefined)).then((r) =>
+          r && isAttentionCode(r.code) ? { code: r.code, reason: r.text } : undefined,
+        )
         reasons.set(g.id, found)
       }
       return found
@@ -69,7 +77,7 @@ export function createFolderStatesRouter(deps: FolderStatesDeps): Router {
     const entries: GatewayFolderEntry[] = []
     for (const child of children) {
       const folderSummary = folderSummaries.get(child.path)
-      const ids = folderSummary ? [...folderSummary.ids] : child.cid ? fileGroups.get(child.cid) ?? [] : []
+      const ids = folderSummary ? [...folderSummary.ids] : child.cid ? (fileGroups.get(child.cid) ?? []) : []
       const held = ids.flatMap((id) => groups.get(id) ?? [])
       let attention: GatewayFolderEntry['attention']
       for (const g of held) {

@@ -24,7 +24,15 @@ export type GroupReason =
   | { code: 'CHECKING_CAR' }
   | { code: 'RELOADING' }
   | { code: 'NO_DEAL_SERVICE' }
-  | ({ code: 'DEALS_UNDER_WAY'; stored: number; copies: number; fetching: number; sealing: number; startsIn?: string; pdp?: PdpSteps } & DealNote)
+  | ({
+      code: 'DEALS_UNDER_WAY'
+      stored: number
+      copies: number
+      fetching: number
+      sealing: number
+      startsIn?: string
+      pdp?: PdpSteps
+    } & DealNote)
   | ({ code: 'WAITING_FOR_FUNDS'; problem: string } & DealNote)
   | ({ code: 'DEAL_SERVICE_UNREACHABLE' } & DealNote)
   | ({ code: 'NO_PROVIDER'; why: string; failedDeals: number; failures: string[] } & DealNote)
@@ -59,8 +67,10 @@ interface DealNote {
 type Wording = { [C in GroupReasonCode]: (r: Extract<GroupReason, { code: C }>) => string }
 
 const WORDING: Wording = {
-  WAITING_FOR_DATA: (r) => `waiting for more data: ${bytes(r.size)} of ${bytes(r.groupSize)}; the group closes when full or after ${r.idleSeconds} s without new data`,
-  WAITING_FOR_DISK_SPACE: (r) => `waiting for disk space: sealing needs about ${bytes(r.size)} for the CAR file and ${bytes(r.freeBytes)} are free`,
+  WAITING_FOR_DATA: (r) =>
+    `waiting for more data: ${bytes(r.size)} of ${bytes(r.groupSize)}; the group closes when full or after ${r.idleSeconds} s without new data`,
+  WAITING_FOR_DISK_SPACE: (r) =>
+    `waiting for disk space: sealing needs about ${bytes(r.size)} for the CAR file and ${bytes(r.freeBytes)} are free`,
   SEALING: () => 'sealing: writing the CAR file and computing its piece CID',
   CHECKING_CAR: () => 'sealing: checking the CAR file against its piece CID',
   RELOADING: () => 'reloading the data from a storage provider',
@@ -69,7 +79,10 @@ const WORDING: Wording = {
     const parts: string[] = []
     if (r.stored > 0) parts.push(`${r.stored} of ${r.copies} ${r.copies === 1 ? 'copy' : 'copies'} stored`)
     if (r.fetching > 0) parts.push(`${r.fetching} ${r.fetching === 1 ? 'provider is' : 'providers are'} fetching the data`)
-    if (r.sealing > 0) parts.push(`waiting for ${r.sealing === 1 ? 'the provider' : `${r.sealing} providers`} to seal: at the latest by the deal's start${r.startsIn ? `, ${r.startsIn}` : ''}`)
+    if (r.sealing > 0)
+      parts.push(
+        `waiting for ${r.sealing === 1 ? 'the provider' : `${r.sealing} providers`} to seal: at the latest by the deal's start${r.startsIn ? `, ${r.startsIn}` : ''}`,
+      )
     if (r.pdp) parts.push(...pdpParts(r.pdp))
     return noted(r, parts.join('; '))
   },
@@ -77,7 +90,8 @@ const WORDING: Wording = {
   WAITING_FOR_FUNDS: (r) => noted(r, r.problem.startsWith('no funds') ? r.problem : `waiting for funds: ${r.problem}`),
   DEAL_SERVICE_UNREACHABLE: (r) => noted(r, 'waiting for the deal service, which cannot be reached right now'),
   NO_PROVIDER: (r) => {
-    const failed = r.failedDeals > 0 ? ` (${r.failedDeals} earlier ${r.failedDeals === 1 ? 'deal' : 'deals'} failed: ${r.failures.join(', ')})` : ''
+    const failed =
+      r.failedDeals > 0 ? ` (${r.failedDeals} earlier ${r.failedDeals === 1 ? 'deal' : 'deals'} failed: ${r.failures.join(', ')})` : ''
     return noted(r, `no provider takes this piece right now: ${r.why}${failed}; asking again on every pass`)
   },
   LOOKING_FOR_PROVIDERS: (r) => noted(r, 'looking for storage providers'),
@@ -86,7 +100,10 @@ const WORDING: Wording = {
 function pdpParts(p: PdpSteps): string[] {
   const parts: string[] = []
   if (p.proved > 0) parts.push(`${p.proved} of ${p.copies} PDP ${p.copies === 1 ? 'copy' : 'copies'} proved`)
-  if (p.uploading) parts.push(`uploading to ${p.uploading.providers} ${p.uploading.providers === 1 ? 'provider' : 'providers'} (${p.uploading.percent} % sent)`)
+  if (p.uploading)
+    parts.push(
+      `uploading to ${p.uploading.providers} ${p.uploading.providers === 1 ? 'provider' : 'providers'} (${p.uploading.percent} % sent)`,
+    )
   if (p.adding > 0) parts.push('waiting for the piece to be added on chain')
   if (p.awaitingProof > 0) parts.push(`first proof due ${p.proofDueIn ?? 'soon'}`)
   if (p.problem) parts.push(p.problem)
@@ -140,7 +157,9 @@ function pdpSteps(p: DealProgress): PdpSteps | undefined {
   const steps: PdpSteps = {
     proved: inState('active'),
     copies: p.pdp.copies,
-    ...(upload && upload.adding === 0 ? { uploading: { providers: upload.copies, percent: Math.floor((100 * upload.bytes) / upload.total) } } : {}),
+    ...(upload && upload.adding === 0
+      ? { uploading: { providers: upload.copies, percent: Math.floor((100 * upload.bytes) / upload.total) } }
+      : {}),
     adding: upload && upload.adding > 0 ? upload.adding : inState('proposed'),
     awaitingProof: inState('published'),
     ...(dueIn.length > 0 ? { proofDueIn: inWallTime(Math.min(...dueIn), p.epochSeconds) } : {}),
@@ -164,14 +183,29 @@ function dealReason(p: DealProgress): GroupReason {
     // An epoch number means nothing to a person: the start is said as a time from now. It is the provider's
     // deadline, not a forecast: a provider proves the sector when it is sealed, often well before.
     const startsIn = start === undefined || p.head === undefined ? undefined : inWallTime(start - p.head, p.epochSeconds)
-    return { code: 'DEALS_UNDER_WAY', stored, copies: p.copies, fetching, sealing: published.length, ...(startsIn ? { startsIn } : {}), ...(pdp ? { pdp } : {}), ...note }
+    return {
+      code: 'DEALS_UNDER_WAY',
+      stored,
+      copies: p.copies,
+      fetching,
+      sealing: published.length,
+      ...(startsIn ? { startsIn } : {}),
+      ...(pdp ? { pdp } : {}),
+      ...note,
+    }
   }
   const fundsError = p.fundsError ?? p.pdp?.fundsError
   if (fundsError) return { code: 'WAITING_FOR_FUNDS', problem: fundsError, ...note }
   if (p.serviceError) return { code: 'DEAL_SERVICE_UNREACHABLE', ...note }
   if (p.noProviders || pdp?.problem) {
     const failed = p.deals.filter((d) => d.state === 'failed')
-    return { code: 'NO_PROVIDER', why: (p.noProviders ?? pdp?.problem)!, failedDeals: failed.length, failures: [...new Set(failed.map((d) => d.reason ?? 'unknown'))], ...note }
+    return {
+      code: 'NO_PROVIDER',
+      why: (p.noProviders ?? pdp?.problem)!,
+      failedDeals: failed.length,
+      failures: [...new Set(failed.map((d) => d.reason ?? 'unknown'))],
+      ...note,
+    }
   }
   return { code: 'LOOKING_FOR_PROVIDERS', ...note }
 }
@@ -191,7 +225,14 @@ const bytes = (n: number) => {
 function inWallTime(epochs: number, epochSeconds: number): string {
   if (epochs <= 0) return 'any moment now'
   const seconds = epochs * epochSeconds
-  const [value, unit] = seconds < 90 ? [seconds, 'second'] : seconds < 3600 ? [seconds / 60, 'minute'] : seconds < 2 * 86_400 ? [seconds / 3600, 'hour'] : [seconds / 86_400, 'day']
+  const [value, unit] =
+    seconds < 90
+      ? [seconds, 'second']
+      : seconds < 3600
+        ? [seconds / 60, 'minute']
+        : seconds < 2 * 86_400
+          ? [seconds / 3600, 'hour']
+          : [seconds / 86_400, 'day']
   const n = Math.max(1, Math.round(value))
   return `in about ${n} ${unit}${n === 1 ? '' : 's'}`
 }

@@ -12,7 +12,18 @@ import { createNamespace, type Namespace } from './namespace.ts'
 import { createFolderIndex, type FolderIndex } from './folder-index.ts'
 import { createSpaceReserve, type SpaceReserve } from '../shared/disk.ts'
 import { createContentStore, type ContentStore, type GroupRecord } from './content/index.ts'
-import { createDealEngine, createDealServiceClient, createDealStore, NO_DEAL_SERVICE, createTransferRouter, type DealEngine, type DealKind, type DealServiceClient, type DealStore, type StorageProviderPort } from './deals/index.ts'
+import {
+  createDealEngine,
+  createDealServiceClient,
+  createDealStore,
+  NO_DEAL_SERVICE,
+  createTransferRouter,
+  type DealEngine,
+  type DealKind,
+  type DealServiceClient,
+  type DealStore,
+  type StorageProviderPort,
+} from './deals/index.ts'
 import type { FocClient } from '../network/foc/client.ts'
 import { createFileInfoRouter } from './file-info.ts'
 import { createFolderStatesRouter } from './folder-states.ts'
@@ -56,7 +67,14 @@ export interface GatewayDeps {
   /** The data folder's lock, when the caller took it (waiting for a previous gateway); else taken here. */
   dataLock?: DataFolderLock
   /** Overrides of the deal engine's waits (tests make them short). */
-  dealTimeouts?: { callMs?: number; proposalMs?: number; statusPollMs?: number; reloadMs?: number; retryAfterMs?: number; uploadIdleMs?: number }
+  dealTimeouts?: {
+    callMs?: number
+    proposalMs?: number
+    statusPollMs?: number
+    reloadMs?: number
+    retryAfterMs?: number
+    uploadIdleMs?: number
+  }
   /** Free bytes under the data folder (tests make the disk look fuller than it is). */
   freeBytes?: (dir: string) => Promise<number>
   /** Where a test steps in (crash tests stop the gateway there); nothing happens without it. */
@@ -83,7 +101,14 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
   const lock = deps.dataLock ?? lockDataFolder(config.dataDir)
   let store: Sql | undefined
   let dbLock: DatabaseLock = noDatabaseLock
-  let parts: { namespace: Namespace; dealStore: DealStore; content: ContentStore; folders: FolderIndex; space: SpaceReserve; webdav: RequestHandler }
+  let parts: {
+    namespace: Namespace
+    dealStore: DealStore
+    content: ContentStore
+    folders: FolderIndex
+    space: SpaceReserve
+    webdav: RequestHandler
+  }
   let sql: Sql
   let records: RecordCache
   try {
@@ -106,11 +131,28 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
       sealThreads: config.sealThreads,
       cidProfile: config.cidProfile,
     })
-    const folders = createFolderIndex({ namespace: tree, content, logger: logger.child({ module: 'folder-index' }), settleMs: deps.folderSettleMs })
+    const folders = createFolderIndex({
+      namespace: tree,
+      content,
+      logger: logger.child({ module: 'folder-index' }),
+      settleMs: deps.folderSettleMs,
+    })
     // Every change to the tree goes through this one, so the folders' summaries follow it.
     const namespace = folders.tracking(tree)
-    const space = createSpaceReserve({ dir: config.dataDir, unsealedBytes: () => content.unsealedBytes(), marginBytes: config.diskReserveBytes, freeBytes: deps.freeBytes })
-    parts = { namespace, dealStore, content, folders, space, webdav: await createWebDav({ namespace, content, sql, logger, uploadRefusal: space.refusal }) }
+    const space = createSpaceReserve({
+      dir: config.dataDir,
+      unsealedBytes: () => content.unsealedBytes(),
+      marginBytes: config.diskReserveBytes,
+      freeBytes: deps.freeBytes,
+    })
+    parts = {
+      namespace,
+      dealStore,
+      content,
+      folders,
+      space,
+      webdav: await createWebDav({ namespace, content, sql, logger, uploadRefusal: space.refusal }),
+    }
   } catch (err) {
     await dbLock.release()
     if (!deps.sql) await store?.close().catch(() => {})
@@ -122,11 +164,14 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
   folders.start()
 
   const terms = { ...DEAL_DEFAULTS, ...config.deals }
-  const service = deps.service ??
+  const service =
+    deps.service ??
     (config.serviceUrl && config.serviceApiKey
       ? createDealServiceClient({ url: config.serviceUrl, apiKey: config.serviceApiKey })
-      // Onchain Cloud only (DEAL_COPIES=0): no deal is proposed, so no deal service is asked.
-      : terms.copies === 0 ? NO_DEAL_SERVICE : undefined)
+      : // Onchain Cloud only (DEAL_COPIES=0): no deal is proposed, so no deal service is asked.
+        terms.copies === 0
+        ? NO_DEAL_SERVICE
+        : undefined)
   let publicUrl = config.publicUrl ?? ''
   let deals: DealEngine | undefined
   if (service && deps.providers && config.clientAddress) {
@@ -137,7 +182,13 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
       providers: deps.providers,
       clientAddress: config.clientAddress,
       publicUrl: () => publicUrl,
-      terms: { durationEpochs: terms.durationDays * EPOCHS_PER_DAY, pricePerGiBEpoch: terms.price, verified: terms.verified, maxPaddingFactor: terms.maxPaddingFactor, startOffsetEpochs: terms.startOffsetEpochs },
+      terms: {
+        durationEpochs: terms.durationDays * EPOCHS_PER_DAY,
+        pricePerGiBEpoch: terms.price,
+        verified: terms.verified,
+        maxPaddingFactor: terms.maxPaddingFactor,
+        startOffsetEpochs: terms.startOffsetEpochs,
+      },
       copies: terms.copies,
       retrievalCheckMs: terms.retrievalCheckSeconds * 1000,
       callTimeoutMs: deps.dealTimeouts?.callMs ?? 30_000,
@@ -152,7 +203,15 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
       now: deps.now,
       paused: () => !dbLock.held(),
       ...(deps.foc && config.pdp?.copies
-        ? { pdp: { client: deps.foc, copies: config.pdp.copies, autoDeposit: config.pdp.autoDeposit, uploadIdleMs: deps.dealTimeouts?.uploadIdleMs ?? 10 * 60_000, maxUploads: 2 } }
+        ? {
+            pdp: {
+              client: deps.foc,
+              copies: config.pdp.copies,
+              autoDeposit: config.pdp.autoDeposit,
+              uploadIdleMs: deps.dealTimeouts?.uploadIdleMs ?? 10 * 60_000,
+              maxUploads: 2,
+            },
+          }
         : {}),
     })
     content.setRemoteSource(deals.remoteSource())
@@ -173,9 +232,28 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
     const progress = deals && g.state === 'ready_for_deals' ? await deals.progress(g.id) : undefined
     // A group being sealed may be waiting for room for its CAR file.
     const freeBytes = g.state === 'full' ? await space.free().catch(() => undefined) : undefined
-    return groupReason(g, { groupSize: config.groupSize, groupIdleSeconds: config.groupIdleSeconds, progress: progress && (() => progress), freeBytes })
+    return groupReason(g, {
+      groupSize: config.groupSize,
+      groupIdleSeconds: config.groupIdleSeconds,
+      progress: progress && (() => progress),
+      freeBytes,
+    })
   }
-  app.use(createFileInfoRouter({ namespace, content, folders, logger, records, reasonOf, network: config.network, dealsBlocked: () => deals?.fundsProblem(), dealKind: () => deals && describeDealKind(deals.dealKind()), onchainCloud: () => deals?.pdpFunding(), dealMarket: () => deals?.marketFunding() }))
+  app.use(
+    createFileInfoRouter({
+      namespace,
+      content,
+      folders,
+      logger,
+      records,
+      reasonOf,
+      network: config.network,
+      dealsBlocked: () => deals?.fundsProblem(),
+      dealKind: () => deals && describeDealKind(deals.dealKind()),
+      onchainCloud: () => deals?.pdpFunding(),
+      dealMarket: () => deals?.marketFunding(),
+    }),
+  )
   app.use(createFolderStatesRouter({ namespace, content, folders, records, reasonOf }))
   app.use(parts.webdav)
   app.use(gatewayErrorHandler(logger))

@@ -98,7 +98,13 @@ const ENTRIES_V1 = `CREATE TABLE entries (
 
 const SCHEMA: Step[] = [
   // Paths sort byte by byte on PostgreSQL too (the folder range queries rely on it), as BINARY does on SQLite.
-  { sqlite: ENTRIES_V1, postgres: ENTRIES_V1.replace('path TEXT PRIMARY KEY', 'path TEXT COLLATE "C" PRIMARY KEY').replace('parent TEXT,', 'parent TEXT COLLATE "C",') },
+  {
+    sqlite: ENTRIES_V1,
+    postgres: ENTRIES_V1.replace('path TEXT PRIMARY KEY', 'path TEXT COLLATE "C" PRIMARY KEY').replace(
+      'parent TEXT,',
+      'parent TEXT COLLATE "C",',
+    ),
+  },
   // Stable file ids for sync clients: never reused (AUTOINCREMENT), carried along by moves.
   {
     sqlite: `CREATE TABLE file_ids (id INTEGER PRIMARY KEY AUTOINCREMENT);
@@ -160,7 +166,7 @@ const belowRange = (path: string): [string, string] => (path === '/' ? ['/', '0'
 /** The path and every folder above it, up to the root. */
 function selfAndAncestors(path: string): string[] {
   const out = [path]
-  for (let p = path; p !== '/'; ) {
+  for (let p = path; p !== '/';) {
     p = parentOf(p)
     out.push(p)
   }
@@ -180,7 +186,10 @@ const COLUMNS = 'path, parent, kind, cid, size, dag_size, content_type, etag, cr
 export async function createNamespace(sql: Sql, options: { cidProfile?: CidProfile } = {}): Promise<Namespace> {
   await migrateSql(sql, 'gateway.namespace', SCHEMA)
   const cidProfile = options.cidProfile ?? DEFAULT_CID_PROFILE
-  await sql.run("UPDATE entries SET cid_profile = ? WHERE path = '/' AND cid_profile IS NULL AND NOT EXISTS (SELECT 1 FROM entries WHERE path <> '/')", [cidProfile])
+  await sql.run(
+    "UPDATE entries SET cid_profile = ? WHERE path = '/' AND cid_profile IS NULL AND NOT EXISTS (SELECT 1 FROM entries WHERE path <> '/')",
+    [cidProfile],
+  )
   const instanceId = (await sql.get<{ value: string }>("SELECT value FROM namespace_meta WHERE key = 'instance_id'"))!.value
   // Namespace changes run one at a time, as on SQLite: on PostgreSQL two transactions
   // could otherwise both find a path free and both take it. One gateway per schema
@@ -208,12 +217,27 @@ function namespaceOver(sql: Sql, instanceId: string, transaction: Namespace['tra
   const touchParent = (q: Sql, path: string, now: number) => {
     const parent = parentOf(path)
     return q.run(`UPDATE entries SET etag = ?, modified_ms = CASE WHEN path = ? THEN ? ELSE modified_ms END WHERE path IN (${list})`, [
-      newEtag(), parent, now, JSON.stringify(selfAndAncestors(parent)),
+      newEtag(),
+      parent,
+      now,
+      JSON.stringify(selfAndAncestors(parent)),
     ])
   }
   const insert = (q: Sql, e: Omit<Entry, 'path'>, path: string) =>
     q.run(`INSERT INTO entries (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
-      path, parentOf(path), e.kind, e.cid, e.size, e.dagSize, e.contentType, e.etag, e.createdMs, e.modifiedMs, e.fileId, e.checksum, e.cidProfile,
+      path,
+      parentOf(path),
+      e.kind,
+      e.cid,
+      e.size,
+      e.dagSize,
+      e.contentType,
+      e.etag,
+      e.createdMs,
+      e.modifiedMs,
+      e.fileId,
+      e.checksum,
+      e.cidProfile,
     ])
   const insertCopy = async (q: Sql, e: Entry, path: string, now: number) =>
     insert(q, { ...e, etag: newEtag(), createdMs: now, fileId: await nextFileId(q) }, path)
@@ -231,7 +255,20 @@ function namespaceOver(sql: Sql, instanceId: string, transaction: Namespace['tra
            ON CONFLICT (path) DO UPDATE SET cid = excluded.cid, size = excluded.size, dag_size = excluded.dag_size,
              content_type = excluded.content_type, etag = excluded.etag, modified_ms = excluded.modified_ms, checksum = excluded.checksum,
              cid_profile = excluded.cid_profile`,
-          [path, parentOf(path), c.cid, c.size, c.dagSize, c.contentType ?? null, newEtag(), now, c.modifiedMs ?? now, created ? await nextFileId(tx) : null, c.checksum ?? null, c.cidProfile ?? cidProfile],
+          [
+            path,
+            parentOf(path),
+            c.cid,
+            c.size,
+            c.dagSize,
+            c.contentType ?? null,
+            newEtag(),
+            now,
+            c.modifiedMs ?? now,
+            created ? await nextFileId(tx) : null,
+            c.checksum ?? null,
+            c.cidProfile ?? cidProfile,
+          ],
         )
         await touchParent(tx, path, now)
         return { created }
@@ -239,7 +276,23 @@ function namespaceOver(sql: Sql, instanceId: string, transaction: Namespace['tra
     makeDir: (path) =>
       transaction(async (tx) => {
         const now = Date.now()
-        await insert(tx, { kind: 'dir', cid: null, size: 0, dagSize: 0, contentType: null, etag: newEtag(), createdMs: now, modifiedMs: now, fileId: await nextFileId(tx), checksum: null, cidProfile }, path)
+        await insert(
+          tx,
+          {
+            kind: 'dir',
+            cid: null,
+            size: 0,
+            dagSize: 0,
+            contentType: null,
+            etag: newEtag(),
+            createdMs: now,
+            modifiedMs: now,
+            fileId: await nextFileId(tx),
+            checksum: null,
+            cidProfile,
+          },
+          path,
+        )
         await touchParent(tx, path, now)
       }),
     remove: (path) =>
@@ -276,7 +329,10 @@ function namespaceOver(sql: Sql, instanceId: string, transaction: Namespace['tra
       await sql.run('UPDATE entries SET modified_ms = ? WHERE path = ?', [modifiedMs, path])
     },
     folderSize: async (path) =>
-      (await sql.get<{ total: number }>("SELECT CAST(coalesce(sum(size), 0) AS BIGINT) AS total FROM entries WHERE kind = 'file' AND path > ? AND path < ?", belowRange(path)))!.total,
+      (await sql.get<{ total: number }>(
+        "SELECT CAST(coalesce(sum(size), 0) AS BIGINT) AS total FROM entries WHERE kind = 'file' AND path > ? AND path < ?",
+        belowRange(path),
+      ))!.total,
     instanceId,
     transaction,
     // Inside a transaction: the handle is the transaction's, and nested changes are part of it.

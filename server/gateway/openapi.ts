@@ -8,31 +8,41 @@ export function gatewayOpenApi(version: string): Record<string, unknown> {
     title: 'Filecoin gateway',
     version,
     description: 'WebDAV (RFC 4918 class 1 and 2) serves every path except POST /file-info and POST /folder-states.',
-    securitySchemes: { basic: { type: 'http', scheme: 'basic', description: 'Service account, when GATEWAY_USER and GATEWAY_PASSWORD are set' } },
-    operations: [{
-      method: 'post', path: '/file-info', security: ['basic'],
-      summary: 'Status of a file or folder uploaded to the gateway',
-      description: 'filePath (or filepath) is the path in the gateway\'s tree; a folder aggregates everything below it.',
-      body: FileInfoRequestSchema,
-      responses: {
-        200: { description: 'The record', schema: FileInfoResponseSchema },
-        400: { description: 'Malformed body or path', schema: GatewayFailureSchema },
-        401: { description: 'Credentials required', schema: GatewayFailureSchema },
-        404: { description: 'No such file or folder', schema: GatewayFailureSchema },
-        413: { description: 'Body over 1 MiB', schema: GatewayFailureSchema },
+    securitySchemes: {
+      basic: { type: 'http', scheme: 'basic', description: 'Service account, when GATEWAY_USER and GATEWAY_PASSWORD are set' },
+    },
+    operations: [
+      {
+        method: 'post',
+        path: '/file-info',
+        security: ['basic'],
+        summary: 'Status of a file or folder uploaded to the gateway',
+        description: "filePath (or filepath) is the path in the gateway's tree; a folder aggregates everything below it.",
+        body: FileInfoRequestSchema,
+        responses: {
+          200: { description: 'The record', schema: FileInfoResponseSchema },
+          400: { description: 'Malformed body or path', schema: GatewayFailureSchema },
+          401: { description: 'Credentials required', schema: GatewayFailureSchema },
+          404: { description: 'No such file or folder', schema: GatewayFailureSchema },
+          413: { description: 'Body over 1 MiB', schema: GatewayFailureSchema },
+        },
       },
-    }, {
-      method: 'post', path: '/folder-states', security: ['basic'],
-      summary: 'State of each direct entry of a folder, in one request (an addition of ours: other gateways answer 404)',
-      description: 'For the Files list\'s badges: a listing of any size costs one request. A sub-folder\'s state follows the same rule as its record.',
-      body: FolderStatesRequestSchema,
-      responses: {
-        200: { description: 'The folder\'s entries', schema: GatewayFolderStatesResponseSchema },
-        400: { description: 'Malformed body or path, or the path names a file', schema: GatewayFailureSchema },
-        401: { description: 'Credentials required', schema: GatewayFailureSchema },
-        404: { description: 'No such folder', schema: GatewayFailureSchema },
-        413: { description: 'Body over 64 KiB', schema: GatewayFailureSchema },
+      {
+        method: 'post',
+        path: '/folder-states',
+        security: ['basic'],
+        summary: 'State of each direct entry of a folder, in one request (an addition of ours: other gateways answer 404)',
+        description:
+          "For the Files list's badges: a listing of any size costs one request. A sub-folder's state follows the same rule as its record.",
+        body: FolderStatesRequestSchema,
+        responses: {
+          200: { description: "The folder's entries", schema: GatewayFolderStatesResponseSchema },
+          400: { description: 'Malformed body or path, or the path names a file', schema: GatewayFailureSchema },
+          401: { description: 'Credentials required', schema: GatewayFailureSchema },
+          404: { description: 'No such folder', schema: GatewayFailureSchema },
+          413: { description: 'Body over 64 KiB', schema: GatewayFailureSchema },
+        },
       },
-    }],
+    ],
   })
 }

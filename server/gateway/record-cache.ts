@@ -56,9 +56,11 @@ export function createRecordCache(o: RecordCacheOptions): RecordCache {
       })
       const entry = { writes, answer }
       making.set(key, entry)
-      void answer.finally(() => {
-        if (making.get(key) === entry) making.delete(key)
-      }).catch(() => undefined)
+      void answer
+        .finally(() => {
+          if (making.get(key) === entry) making.delete(key)
+        })
+        .catch(() => undefined)
       return answer
     },
   }

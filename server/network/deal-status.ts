@@ -21,4 +21,3 @@ export function dealStatus(deal: MarketDeal, head: number): OnChainDealState {
   if (head >= 0) return { ...base, status: 'published', onChainEndEpoch: -1 }
   return { ...base, status: 'unknown', onChainEndEpoch: -1 }
 }
-

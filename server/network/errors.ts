@@ -39,7 +39,11 @@ export class NetworkError extends Error {
   readonly unanswered: boolean
   readonly provider?: string
 
-  constructor(readonly code: NetworkErrorCode, message: string, detail: NetworkErrorDetail = {}) {
+  constructor(
+    readonly code: NetworkErrorCode,
+    message: string,
+    detail: NetworkErrorDetail = {},
+  ) {
     super(message, detail.cause === undefined ? undefined : { cause: detail.cause })
     this.providerReason = detail.providerReason
     this.rpcCode = detail.rpcCode

@@ -9,20 +9,30 @@ const MAX_BLOCK_BYTES = 2 * 1024 * 1024
  * another answer than 200 is the provider refusing (REFUSED, with its status
  * and the start of its body). `who` names the provider in messages.
  */
-export async function retrievalGet(url: string, accept: string, signal: AbortSignal, who: string, doFetch: typeof fetch = fetch): Promise<Response> {
+export async function retrievalGet(
+  url: string,
+  accept: string,
+  signal: AbortSignal,
+  who: string,
+  doFetch: typeof fetch = fetch,
+): Promise<Response> {
   const path = new URL(url).pathname
   let res: Response
   try {
     res = await doFetch(url, { headers: { Accept: accept }, signal })
   } catch (err) {
     if (signal.aborted) throw timedOut(`provider ${who} did not answer ${path} in time`, err)
-    throw new NetworkError('UNREACHABLE', `provider ${who} cannot be reached for ${path}: ${(err as Error)?.message ?? err}`, { cause: err })
+    throw new NetworkError('UNREACHABLE', `provider ${who} cannot be reached for ${path}: ${(err as Error)?.message ?? err}`, {
+      cause: err,
+    })
   }
   if (res.status === 200 && res.body) return res
   const said = res.status === 200 ? '' : (await res.text().catch(() => '')).slice(0, 200)
   if (res.status >= 500) throw new NetworkError('UNREACHABLE', `provider ${who} answered ${res.status} for ${path}`)
   if (res.status === 200) throw protocolError(`provider ${who} answered 200 without a body for ${path}`)
-  throw new NetworkError('REFUSED', `provider ${who} answered ${res.status} for ${path}`, { providerReason: said ? `${res.status}: ${said}` : String(res.status) })
+  throw new NetworkError('REFUSED', `provider ${who} answered ${res.status} for ${path}`, {
+    providerReason: said ? `${res.status}: ${said}` : String(res.status),
+  })
 }
 
 /** A raw block's bytes from a retrieval answer (the caller checks them against the CID); more than a block is a protocol error. */

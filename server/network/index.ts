@@ -10,13 +10,22 @@ import type { NetworkPort } from './types.ts'
  * The simulated network by default; a Lotus/Forest node when LOTUS_URL is set.
  * On a devnet `deps.clock` is the one read from its node (`devnetClock`).
  */
-export function createNetwork(config: ServiceConfig, deps: { now?: () => number; fetch?: typeof fetch; clock?: NetworkClock } = {}): NetworkPort {
+export function createNetwork(
+  config: ServiceConfig,
+  deps: { now?: () => number; fetch?: typeof fetch; clock?: NetworkClock } = {},
+): NetworkPort {
   if (config.lotusUrl) {
     if (config.network === 'devnet' && !deps.clock) throw new Error('NETWORK=devnet: read the clock from the node first (devnetClock)')
     const clock = deps.clock ?? networkClock(config.network === 'simnet' || config.network === 'devnet' ? 'mainnet' : config.network)
     return createLotusNetwork({ url: config.lotusUrl, token: config.lotusToken, clock, fetch: deps.fetch })
   }
-  return createSimnet({ seed: config.simnetSeed, speed: config.simnetSpeed, genesis: config.simnetGenesis, nv29Epoch: config.simnetNv29Epoch, now: deps.now })
+  return createSimnet({
+    seed: config.simnetSeed,
+    speed: config.simnetSpeed,
+    genesis: config.simnetGenesis,
+    nv29Epoch: config.simnetNv29Epoch,
+    now: deps.now,
+  })
 }
 
 /**

@@ -13,14 +13,31 @@ const UNREACHABLE_TTL_MS = 60_000
  * prices and piece sizes. What an ask does not say (capacity, busy days,
  * which clients) is left open. A provider that does not answer is offline.
  */
-export function withProviderAsks(network: NetworkPort, client: Pick<ProviderClient, 'ask'>, o: { timeoutMs?: number; now?: () => number } = {}): NetworkPort {
+export function withProviderAsks(
+  network: NetworkPort,
+  client: Pick<ProviderClient, 'ask'>,
+  o: { timeoutMs?: number; now?: () => number } = {},
+): NetworkPort {
   const now = o.now ?? Date.now
   const cache = new Map<string, { until: number; terms: Promise<ProviderTerms | null> }>()
 
   async function termsOf(providerId: string): Promise<ProviderTerms | null> {
     const offline: ProviderTerms = {
-      id: providerId, online: false, verifiedPrice: '0', unverifiedPrice: '0', acceptsVerified: false, acceptsUnverified: false,
-      transferTypes: [], minPieceSize: 0, maxPieceSize: 0, minDuration: MIN_DURATION, maxDuration: MAX_DURATION, minStartLead: 0, freeCapacity: 0, busy: [], allowedClients: null,
+      id: providerId,
+      online: false,
+      verifiedPrice: '0',
+      unverifiedPrice: '0',
+      acceptsVerified: false,
+      acceptsUnverified: false,
+      transferTypes: [],
+      minPieceSize: 0,
+      maxPieceSize: 0,
+      minDuration: MIN_DURATION,
+      maxDuration: MAX_DURATION,
+      minStartLead: 0,
+      freeCapacity: 0,
+      busy: [],
+      allowedClients: null,
     }
     try {
       const ask = await client.ask(providerId, AbortSignal.timeout(o.timeoutMs ?? 15_000))

@@ -15,7 +15,7 @@ export const AVAILABILITY_REASONS = {
   BUSY: 'The provider is not taking new deals right now or lacks the capacity',
   START_EPOCH_TOO_EARLY: 'The start epoch leaves the provider too little time to seal the data',
   DEAL_TYPE_NOT_ACCEPTED: 'The provider does not accept this deal type (verified or unverified)',
-  PRICE_TOO_LOW: 'The offered price is below the provider\'s asking price',
+  PRICE_TOO_LOW: "The offered price is below the provider's asking price",
   PIECE_CID_DUPLICATED: 'The provider already stores or is storing this piece for you',
   UNSUPPORTED_TRANSFER_PROTOCOL: 'The provider does not support this transfer type',
   PROVIDER_NOT_FOUND: 'No storage provider with this address exists on chain',
@@ -57,7 +57,8 @@ export function createAvailabilityChecker(deps: { network: NetworkPort; deals: D
       if (!client) return no('INVALID_CLIENT_ADDR')
       if (terms.allowedClients) {
         const clientId = await deps.network.lookupId(client)
-        if (!terms.allowedClients.includes(client) && !(clientId && terms.allowedClients.includes(clientId))) return no('CLIENT_NOT_AUTHORIZED')
+        if (!terms.allowedClients.includes(client) && !(clientId && terms.allowedClients.includes(clientId)))
+          return no('CLIENT_NOT_AUTHORIZED')
       }
       if (!terms.transferTypes.includes(request.transferType)) return no('UNSUPPORTED_TRANSFER_PROTOCOL')
       if (request.verifiedDeal ? !terms.acceptsVerified : !terms.acceptsUnverified) return no('DEAL_TYPE_NOT_ACCEPTED')
@@ -72,7 +73,8 @@ export function createAvailabilityChecker(deps: { network: NetworkPort; deals: D
       if (piecePricePerEpoch(request.storagePricePerEpoch, pieceSize) < piecePricePerEpoch(ask, pieceSize)) return no('PRICE_TOO_LOW')
       if (request.pieceCid) {
         const holders = await deps.deals.pieceDeals(tenant.id, request.pieceCid)
-        if (holders.some((d) => d.provider === miner.id && (d.status === 'published' || d.status === 'active'))) return no('PIECE_CID_DUPLICATED')
+        if (holders.some((d) => d.provider === miner.id && (d.status === 'published' || d.status === 'active')))
+          return no('PIECE_CID_DUPLICATED')
       }
       const busyNow = terms.busy.some((r) => head >= r.from && head <= r.to)
       if (busyNow || terms.freeCapacity < pieceSize) return no('BUSY')

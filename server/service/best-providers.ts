@@ -60,9 +60,16 @@ export function createProviderPicker(deps: { network: NetworkPort; deals: DealSt
       if (request.pieceCid && open.length === 0) return { providers: [], reason: 'ONBOARDING_IN_PROGRESS' }
 
       // Without a piece CID nothing is onboarded yet: any slot of the policy is open.
-      const slots = request.pieceCid ? open : wanted.length > 0 ? wanted : [{ candidates: mixMembers, missing: MAX_PROVIDERS, pendingCovers: false }]
+      const slots = request.pieceCid
+        ? open
+        : wanted.length > 0
+          ? wanted
+          : [{ candidates: mixMembers, missing: MAX_PROVIDERS, pendingCovers: false }]
       // `policy_respected` fills the groups in order; `number_of_copies` takes the copies wherever they come fastest.
-      const ordered = policy.settings.priority === 'number_of_copies' ? [{ candidates: slots.flatMap((s) => s.candidates), missing: MAX_PROVIDERS }] : slots
+      const ordered =
+        policy.settings.priority === 'number_of_copies'
+          ? [{ candidates: slots.flatMap((s) => s.candidates), missing: MAX_PROVIDERS }]
+          : slots
       const chosen: string[] = []
       for (const slot of ordered) {
         const fair = [...new Set(slot.candidates)]

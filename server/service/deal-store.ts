@@ -41,7 +41,13 @@ export interface DealStore {
    * deals each, in page order, from one query; returns the `next` cursor (null when empty).
    * Throws a 400 on the first step for a bad cursor.
    */
-  pageChunks(tenantId: number, sort: DealSort, cursor: string | null, pageSize?: number, chunkRows?: number): AsyncGenerator<string, string | null>
+  pageChunks(
+    tenantId: number,
+    sort: DealSort,
+    cursor: string | null,
+    pageSize?: number,
+    chunkRows?: number,
+  ): AsyncGenerator<string, string | null>
   /** The whole page at once (small pages, tests). */
   page(tenantId: number, sort: DealSort, cursor: string | null, pageSize?: number): Promise<DealPage>
   /**
@@ -111,17 +117,23 @@ function pageEntry(d: StoredDeal): string {
  */
 async function write(sql: Sql, tenantId: number, deals: readonly StoredDeal[], ifChanged: boolean): Promise<number> {
   let written = 0
-  for (let i = 0; i < deals.length; ) {
+  for (let i = 0; i < deals.length;) {
     const left = deals.length - i
     const rows = left >= INSERT_ROWS ? INSERT_ROWS : 2 ** Math.floor(Math.log2(left))
-    written += (await sql.run(insertText(rows, ifChanged), deals.slice(i, i + rows).flatMap((d) => values(tenantId, d)))).changes
+    written += (
+      await sql.run(
+        insertText(rows, ifChanged),
+        deals.slice(i, i + rows).flatMap((d) => values(tenantId, d)),
+      )
+    ).changes
     i += rows
   }
   return written
 }
 
 const BY_DEAL_ID = 'SELECT page_entry FROM deals WHERE tenant_id = ? AND deal_id > ? ORDER BY deal_id LIMIT ?'
-const BY_LAST_UPDATE = 'SELECT page_entry FROM deals WHERE tenant_id = ? AND (last_update_ms, deal_id) > (?, ?) ORDER BY last_update_ms, deal_id LIMIT ?'
+const BY_LAST_UPDATE =
+  'SELECT page_entry FROM deals WHERE tenant_id = ? AND (last_update_ms, deal_id) > (?, ?) ORDER BY last_update_ms, deal_id LIMIT ?'
 
 /** The keys at the head of a page entry (where the next chunk starts): [lastUpdateMs, dealId]. */
 function keysOf(pageEntry: string): [number, number] {
@@ -165,7 +177,12 @@ export function createDealStore(sql: Sql): DealStore {
         const dealId = parseDealId(m[1])
         const ms =
           m[2] === undefined
-            ? (await sql.get<{ last_update_ms: number }>('SELECT last_update_ms FROM deals WHERE tenant_id = ? AND deal_id = ?', [tenantId, dealId]))?.last_update_ms
+            ? (
+                await sql.get<{ last_update_ms: number }>('SELECT last_update_ms FROM deals WHERE tenant_id = ? AND deal_id = ?', [
+                  tenantId,
+                  dealId,
+                ])
+              )?.last_update_ms
             : Number(m[2])
         if (ms === undefined) throw badRequest('next: the cursor names no deal of yours')
         after = [ms, dealId]
@@ -193,7 +210,12 @@ export function createDealStore(sql: Sql): DealStore {
       return { resultJson: `{${chunks.join(',')}}`, count: chunks.length, next: step.value }
     },
     async upsert(tenantId, deals, nowMs) {
-      const written = await write(sql, tenantId, deals.map((d) => ({ ...d, lastUpdateMs: nowMs })), true)
+      const written = await write(
+        sql,
+        tenantId,
+        deals.map((d) => ({ ...d, lastUpdateMs: nowMs })),
+        true,
+      )
       await statistics.wrote(written)
       return written
     },
@@ -201,18 +223,28 @@ export function createDealStore(sql: Sql): DealStore {
       await statistics.wrote(await sql.transaction((tx) => write(tx, tenantId, deals, false)))
     },
     pieceDeals: (tenantId, pieceCid) =>
-      sql.all<{ provider: string; status: OnChainDealStatus }>('SELECT provider, status FROM deals WHERE tenant_id = ? AND piece_cid = ?', [tenantId, pieceCid]),
+      sql.all<{ provider: string; status: OnChainDealStatus }>('SELECT provider, status FROM deals WHERE tenant_id = ? AND piece_cid = ?', [
+        tenantId,
+        pieceCid,
+      ]),
     count: async (tenantId) => (await sql.get<{ n: number }>('SELECT count(*) AS n FROM deals WHERE tenant_id = ?', [tenantId]))!.n,
     async openDeals(tenantId) {
-      const entries = await sql.column<string>(`SELECT page_entry FROM deals WHERE tenant_id = ? AND status IN ('published', 'active', 'unknown') ORDER BY deal_id`, [tenantId])
+      const entries = await sql.column<string>(
+        `SELECT page_entry FROM deals WHERE tenant_id = ? AND status IN ('published', 'active', 'unknown') ORDER BY deal_id`,
+        [tenantId],
+      )
       return entries.map((entry) => {
         const [[id, d]] = Object.entries(JSON.parse(`{${entry}}`) as Record<string, { proposal: DealProposal; state: OnChainDealState }>)
         return { dealId: Number(id), proposal: d.proposal, state: d.state }
       })
     },
-    scanCursor: async () => (await sql.get<{ next_deal_id: number }>('SELECT next_deal_id FROM deal_scan WHERE id = 1', []))?.next_deal_id ?? null,
+    scanCursor: async () =>
+      (await sql.get<{ next_deal_id: number }>('SELECT next_deal_id FROM deal_scan WHERE id = 1', []))?.next_deal_id ?? null,
     async saveScanCursor(nextDealId) {
-      await sql.run('INSERT INTO deal_scan (id, next_deal_id) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET next_deal_id = excluded.next_deal_id', [nextDealId])
+      await sql.run(
+        'INSERT INTO deal_scan (id, next_deal_id) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET next_deal_id = excluded.next_deal_id',
+        [nextDealId],
+      )
     },
   }
   return store

@@ -63,7 +63,10 @@ async function mapLimit<T, R>(items: readonly T[], limit: number, fn: (item: T) 
  * Replicas on one PostgreSQL database take turns: while one syncs, the others' rounds
  * are skipped (they would only repeat its idempotent upserts).
  */
-export function createDealSync(deps: { sql: Sql; network: NetworkPort; tenants: TenantStore; deals: DealStore; now: () => number; logger: Logger }, options: DealSyncOptions = {}): DealSync {
+export function createDealSync(
+  deps: { sql: Sql; network: NetworkPort; tenants: TenantStore; deals: DealStore; now: () => number; logger: Logger },
+  options: DealSyncOptions = {},
+): DealSync {
   let timer: NodeJS.Timeout | undefined
   let running: Promise<number> | undefined
   // A pass walks up to 2,000 deal ids, one call each: a stop ends it after the calls in flight
@@ -77,14 +80,16 @@ export function createDealSync(deps: { sql: Sql; network: NetworkPort; tenants: 
     const head = (await deps.network.chainHead()).epoch
     let changed = 0
     const write = async (tenantId: number, deals: SyncedDeal[]) => {
-      for (let i = 0; i < deals.length; i += SYNC_BATCH) changed += await deps.deals.upsert(tenantId, deals.slice(i, i + SYNC_BATCH), deps.now())
+      for (let i = 0; i < deals.length; i += SYNC_BATCH)
+        changed += await deps.deals.upsert(tenantId, deals.slice(i, i + SYNC_BATCH), deps.now())
     }
     // Which tenants a client address (as given, or its ID address) belongs to.
     const tenantsOf = new Map<string, number[]>()
     const tenants = (await deps.tenants.list()).filter((t) => t.clientAddresses.length > 0)
     for (const tenant of tenants) {
       const ids = await Promise.all(tenant.clientAddresses.map((a) => deps.network.lookupId(a)))
-      for (const a of new Set([...tenant.clientAddresses, ...ids.filter((x): x is string => !!x)])) tenantsOf.set(a, [...(tenantsOf.get(a) ?? []), tenant.id])
+      for (const a of new Set([...tenant.clientAddresses, ...ids.filter((x): x is string => !!x)]))
+        tenantsOf.set(a, [...(tenantsOf.get(a) ?? []), tenant.id])
     }
 
     // The deals already known: where each is now, or what it became if the market dropped it.
@@ -92,13 +97,22 @@ export function createDealSync(deps: { sql: Sql; network: NetworkPort; tenants: 
       // Only the deals of its client addresses: one recorded for another client (an address the tenant
       // no longer has) is not its to follow.
       const open = (await deps.deals.openDeals(tenant.id)).filter((d) => tenantsOf.get(d.proposal.Client)?.includes(tenant.id))
-      const now = await mapLimit(open, concurrency, async (recorded): Promise<SyncedDeal> => {
-        const deal = await deps.network.getDeal(recorded.dealId)
-        if (!deal) return { ...recorded, state: vanishedDealState(recorded, head) }
-        const state = dealStatus(deal, head)
-        // A node does not tell the publish epoch (-1); keep the one recorded.
-        return { dealId: deal.dealId, proposal: deal.proposal, state: state.publishedEpoch < 0 ? { ...state, publishedEpoch: recorded.state.publishedEpoch } : state }
-      }, stopped.signal)
+      const now = await mapLimit(
+        open,
+        concurrency,
+        async (recorded): Promise<SyncedDeal> => {
+          const deal = await deps.network.getDeal(recorded.dealId)
+          if (!deal) return { ...recorded, state: vanishedDealState(recorded, head) }
+          const state = dealStatus(deal, head)
+          // A node does not tell the publish epoch (-1); keep the one recorded.
+          return {
+            dealId: deal.dealId,
+            proposal: deal.proposal,
+            state: state.publishedEpoch < 0 ? { ...state, publishedEpoch: recorded.state.publishedEpoch } : state,
+          }
+        },
+        stopped.signal,
+      )
       await write(tenant.id, now)
     }
 
@@ -108,12 +122,21 @@ export function createDealSync(deps: { sql: Sql; network: NetworkPort; tenants: 
     const to = Math.min(nextId, from + scanPerPass)
     const ids = Array.from({ length: Math.max(0, to - from) }, (_, i) => from + i)
     const found = new Map<number, SyncedDeal[]>()
-    await mapLimit(ids, concurrency, async (id) => {
-      const deal = await deps.network.getDeal(id)
-      const owners = deal ? tenantsOf.get(deal.proposal.Client) : undefined
-      if (!deal || !owners) return
-      for (const tenantId of new Set(owners)) found.set(tenantId, [...(found.get(tenantId) ?? []), { dealId: deal.dealId, proposal: deal.proposal, state: dealStatus(deal, head) }])
-    }, stopped.signal)
+    await mapLimit(
+      ids,
+      concurrency,
+      async (id) => {
+        const deal = await deps.network.getDeal(id)
+        const owners = deal ? tenantsOf.get(deal.proposal.Client) : undefined
+        if (!deal || !owners) return
+        for (const tenantId of new Set(owners))
+          found.set(tenantId, [
+            ...(found.get(tenantId) ?? []),
+            { dealId: deal.dealId, proposal: deal.proposal, state: dealStatus(deal, head) },
+          ])
+      },
+      stopped.signal,
+    )
     for (const [tenantId, deals] of found) await write(tenantId, deals)
     if (to > from) await deps.deals.saveScanCursor(to)
     return changed

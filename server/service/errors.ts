@@ -17,7 +17,8 @@ export const forbidden = (plan: string) =>
   new ServiceError(403, 'PLAN_NOT_ELIGIBLE', `Your plan (${plan}) does not give access to this endpoint`)
 export const notFound = () => new ServiceError(404, 'NOT_FOUND', 'No such endpoint')
 // The spec's table has 500 for "cannot process the request at this time"; a node being down is that.
-export const unavailable = (message = 'The network node is not reachable right now') => new ServiceError(500, 'NETWORK_UNAVAILABLE', message)
+export const unavailable = (message = 'The network node is not reachable right now') =>
+  new ServiceError(500, 'NETWORK_UNAVAILABLE', message)
 
 /** The request's UUID (set first thing for every request); the error `code` clients quote to support. */
 export function requestId(res: Response): string {
@@ -30,7 +31,10 @@ export function serviceErrorHandler(logger: Logger): ErrorRequestHandler {
     const code = requestId(res)
     if (err instanceof ServiceError) {
       logger.info({ reqId: code, kind: err.code, status: err.status }, err.message)
-      res.status(err.status).set(err.headers).json({ error: { code, message: err.message } })
+      res
+        .status(err.status)
+        .set(err.headers)
+        .json({ error: { code, message: err.message } })
       return
     }
     // The node down, slow or talking nonsense; an error it answered (REJECTED_BY_CHAIN) is not an outage.

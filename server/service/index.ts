@@ -62,7 +62,8 @@ const DEAL_SYNC_MS = 30_000
 export async function createDealService(config: ServiceConfig, deps: DealServiceDeps): Promise<DealService> {
   const logger = deps.logger.child({ part: 'service' })
   const now = deps.now ?? Date.now
-  const sql = deps.sql ?? (await openSql({ databaseUrl: config.databaseUrl, file: join(config.dataDir, 'service.sqlite'), schema: 'service' }))
+  const sql =
+    deps.sql ?? (await openSql({ databaseUrl: config.databaseUrl, file: join(config.dataDir, 'service.sqlite'), schema: 'service' }))
   let createdApiKey: string | undefined
   try {
     await migrateService(sql)
@@ -73,7 +74,10 @@ export async function createDealService(config: ServiceConfig, deps: DealService
   }
   const chain = deps.network ?? createNetwork(config, { now, fetch: deps.fetch })
   // On a real network, providers' terms come from their storage asks over libp2p.
-  const asks = chain.kind === 'lotus' ? await createProviderClient({ directory: chainDirectory(chain), network: addressNetworkOf(config.network) }) : undefined
+  const asks =
+    chain.kind === 'lotus'
+      ? await createProviderClient({ directory: chainDirectory(chain), network: addressNetworkOf(config.network) })
+      : undefined
   const network = asks ? withProviderAsks(chain, asks) : chain
   const tenants = createTenantStore(sql)
   const deals = createDealStore(sql)

@@ -47,14 +47,21 @@ export type PolicyDocument = z.infer<typeof PolicyDocumentSchema>
 export interface PolicyStore {
   export(tenantId: number): Promise<PolicyDocument>
   /** Validates against every rule, then writes all of it or nothing. */
-  import(tenantId: number, doc: PolicyDocument, options: { replace: boolean; blacklist: string[]; network: NetworkPort; addressNetwork: AddressNetwork }): Promise<void>
+  import(
+    tenantId: number,
+    doc: PolicyDocument,
+    options: { replace: boolean; blacklist: string[]; network: NetworkPort; addressNetwork: AddressNetwork },
+  ): Promise<void>
 }
 
 const importError = (code: ImportCode) => badRequest(code, code)
 
 export function createPolicyStore(sql: Sql): PolicyStore {
   const exportDoc = async (tenantId: number): Promise<PolicyDocument> => {
-    const p = await sql.get<{ priority: PolicyDocument['settings']['priority']; mix_copies: number }>('SELECT priority, mix_copies FROM policies WHERE tenant_id = ?', [tenantId])
+    const p = await sql.get<{ priority: PolicyDocument['settings']['priority']; mix_copies: number }>(
+      'SELECT priority, mix_copies FROM policies WHERE tenant_id = ?',
+      [tenantId],
+    )
     // Groups and their providers in one statement: one snapshot, even while another replica replaces the policy.
     const rows = await sql.all<{ name: string; number_of_copies: number; address_id: string | null; comment: string | null }>(
       `SELECT g.name, g.number_of_copies, pp.address_id, pp.comment
@@ -82,13 +89,25 @@ export function createPolicyStore(sql: Sql): PolicyStore {
         [tenantId, doc.settings.priority, doc.mixGroup.numberOfCopies],
       )
       if (replace) await tx.run('DELETE FROM policy_groups WHERE tenant_id = ?', [tenantId])
-      const next = async (table: string) => (await tx.get<{ n: number }>(`SELECT coalesce(max(position), -1) + 1 AS n FROM ${table} WHERE tenant_id = ?`, [tenantId]))!.n
+      const next = async (table: string) =>
+        (await tx.get<{ n: number }>(`SELECT coalesce(max(position), -1) + 1 AS n FROM ${table} WHERE tenant_id = ?`, [tenantId]))!.n
       let position = await next('policy_groups')
       let providerPosition = await next('policy_providers')
       for (const g of doc.groups) {
-        await tx.run('INSERT INTO policy_groups (tenant_id, name, position, number_of_copies) VALUES (?, ?, ?, ?)', [tenantId, g.name, position++, g.numberOfCopies])
+        await tx.run('INSERT INTO policy_groups (tenant_id, name, position, number_of_copies) VALUES (?, ?, ?, ?)', [
+          tenantId,
+          g.name,
+          position++,
+          g.numberOfCopies,
+        ])
         for (const p of g.providers) {
-          await tx.run('INSERT INTO policy_providers (tenant_id, group_name, address_id, comment, position) VALUES (?, ?, ?, ?, ?)', [tenantId, g.name, p.addressId, p.comment, providerPosition++])
+          await tx.run('INSERT INTO policy_providers (tenant_id, group_name, address_id, comment, position) VALUES (?, ?, ?, ?, ?)', [
+            tenantId,
+            g.name,
+            p.addressId,
+            p.comment,
+            providerPosition++,
+          ])
         }
       }
     })

@@ -13,7 +13,10 @@ export function serviceOpenApi(): Record<string, unknown> {
       200: e.response ? { description: 'Success', schema: e.response } : { description: 'Success, no body' },
       500: failure('The service cannot process the request at this time'),
     }
-    if (e.body) responses[400] = failure(e.errorCodes ? `Malformed request, or one of: ${e.errorCodes.join(', ')}` : 'Malformed, incorrect or ambiguous request')
+    if (e.body)
+      responses[400] = failure(
+        e.errorCodes ? `Malformed request, or one of: ${e.errorCodes.join(', ')}` : 'Malformed, incorrect or ambiguous request',
+      )
     if (e.plans) {
       responses[401] = failure('Missing or unknown X-API-KEY')
       responses[403] = failure('Plan not eligible')

@@ -10,14 +10,17 @@ export const DEFAULT_START_OFFSET = 5760
 /** The largest sector (64 GiB) bounds a piece; a CAR beyond it can never be a deal. */
 const MAX_TRANSFER_SIZE = Math.floor((64 * 1024 ** 3 * 127) / 128)
 
-const pieceCid = z.string().max(200).refine((s) => {
-  try {
-    const cid = CID.parse(s)
-    return cid.version === 1 && cid.code === 0xf101 && cid.multihash.code === 0x1012
-  } catch {
-    return false
-  }
-}, 'must be a piece CID (baga…, fil-commitment-unsealed)')
+const pieceCid = z
+  .string()
+  .max(200)
+  .refine((s) => {
+    try {
+      const cid = CID.parse(s)
+      return cid.version === 1 && cid.code === 0xf101 && cid.multihash.code === 0x1012
+    } catch {
+      return false
+    }
+  }, 'must be a piece CID (baga…, fil-commitment-unsealed)')
 
 const dealTerms = {
   pieceCid: pieceCid.optional(),
@@ -31,12 +34,17 @@ const dealTerms = {
   storagePricePerEpoch: attoAmount,
   providerCollateral: attoAmount.optional(),
   verifiedDeal: z.boolean(),
-  transferSize: z.number().int('must be an integer').min(1, 'must be positive').max(MAX_TRANSFER_SIZE, 'is larger than a 64 GiB sector holds'),
+  transferSize: z
+    .number()
+    .int('must be an integer')
+    .min(1, 'must be positive')
+    .max(MAX_TRANSFER_SIZE, 'is larger than a 64 GiB sector holds'),
   transferType: z.enum(TRANSFER_TYPES as [string, ...string[]]),
   removeUnsealedCopy: z.boolean(),
 }
 
-const noBothStarts = (b: { startEpoch?: number; startEpochHeadOffset?: number }) => !(b.startEpoch !== undefined && b.startEpochHeadOffset !== undefined)
+const noBothStarts = (b: { startEpoch?: number; startEpochHeadOffset?: number }) =>
+  !(b.startEpoch !== undefined && b.startEpochHeadOffset !== undefined)
 const bothStartsMessage = { message: 'give startEpoch or startEpochHeadOffset, not both' }
 
 export const BestProvidersBody = z.strictObject(dealTerms).refine(noBothStarts, bothStartsMessage)
@@ -58,7 +66,11 @@ export const EpochDurationBody = z.strictObject({
 })
 
 export const EpochFromTimestampBody = z.strictObject({
-  unixTimestamp: z.number().int('must be an integer number of milliseconds').min(0, 'must not be negative').max(Number.MAX_SAFE_INTEGER, 'is too large'),
+  unixTimestamp: z
+    .number()
+    .int('must be an integer number of milliseconds')
+    .min(0, 'must not be negative')
+    .max(Number.MAX_SAFE_INTEGER, 'is too large'),
 })
 
 export const TickerByPairBody = z.strictObject({
@@ -71,7 +83,9 @@ export { PolicyDocumentSchema }
 const errorObject = z.object({ code: z.string().describe('UUID of this request; quote it to support'), message: z.string() })
 export const ErrorEnvelope = z.object({ error: errorObject })
 const pairQuote = z.object({ price: z.number(), volume: z.number() })
-export const TickerLatestResponse = z.array(z.object({ exchange: z.string(), fetchedAt: z.number().int(), data: z.record(z.string(), pairQuote) }))
+export const TickerLatestResponse = z.array(
+  z.object({ exchange: z.string(), fetchedAt: z.number().int(), data: z.record(z.string(), pairQuote) }),
+)
 export const TickerByPairResponse = z.object({
   pair: z.string(),
   tickers: z.array(z.object({ exchange: z.string(), data: pairQuote, fetchedAt: z.number().int() })),
@@ -110,7 +124,10 @@ export const OnChainDealsResponse = z.object({
 })
 export const BestProvidersResponse = z.object({
   error: z.null(),
-  result: z.object({ reason: z.enum(['ONBOARDING_IN_PROGRESS', 'ONBOARDING_COMPLETED', 'NO_PROVIDERS_AVAILABLE']).optional(), providers: z.array(z.string()).max(3) }),
+  result: z.object({
+    reason: z.enum(['ONBOARDING_IN_PROGRESS', 'ONBOARDING_COMPLETED', 'NO_PROVIDERS_AVAILABLE']).optional(),
+    providers: z.array(z.string()).max(3),
+  }),
 })
 export const ProviderAvailabilityResponse = z.object({
   error: z.null(),

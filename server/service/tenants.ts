@@ -47,14 +47,20 @@ type Row = { id: number; name: string; plan: Plan }
 export function createTenantStore(sql: Sql): TenantStore {
   const hydrate = async (row: Row | undefined): Promise<Tenant | undefined> => {
     if (!row) return undefined
-    const addresses = await sql.all<{ address: string }>('SELECT address FROM client_addresses WHERE tenant_id = ? ORDER BY address', [row.id])
+    const addresses = await sql.all<{ address: string }>('SELECT address FROM client_addresses WHERE tenant_id = ? ORDER BY address', [
+      row.id,
+    ])
     return { id: row.id, name: row.name, plan: row.plan, clientAddresses: addresses.map((r) => r.address) }
   }
   const byName = async (name: string) => hydrate(await sql.get<Row>('SELECT id, name, plan FROM tenants WHERE name = ?', [name]))
 
   return {
     async create(name, plan) {
-      const row = await sql.get<Row>('INSERT INTO tenants (name, plan, created_at) VALUES (?, ?, ?) RETURNING id, name, plan', [name, plan, Date.now()])
+      const row = await sql.get<Row>('INSERT INTO tenants (name, plan, created_at) VALUES (?, ?, ?) RETURNING id, name, plan', [
+        name,
+        plan,
+        Date.now(),
+      ])
       return (await hydrate(row))!
     },
     async ensure(name, plan) {
@@ -72,20 +78,39 @@ export function createTenantStore(sql: Sql): TenantStore {
       await sql.run('UPDATE tenants SET plan = ? WHERE id = ?', [plan, id])
     },
     async addClientAddress(id, address) {
-      await sql.run('INSERT INTO client_addresses (tenant_id, address) VALUES (?, ?) ON CONFLICT (tenant_id, address) DO NOTHING', [id, address])
+      await sql.run('INSERT INTO client_addresses (tenant_id, address) VALUES (?, ?) ON CONFLICT (tenant_id, address) DO NOTHING', [
+        id,
+        address,
+      ])
     },
     async removeClientAddress(id, address) {
       await sql.run('DELETE FROM client_addresses WHERE tenant_id = ? AND address = ?', [id, address])
     },
     async createKey(id, label = '', key = KEY_PREFIX + randomSecret(24)) {
-      await sql.run('INSERT INTO api_keys (key_hash, tenant_id, label, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (key_hash) DO NOTHING', [sha256Hex(key), id, label, Date.now()])
+      await sql.run('INSERT INTO api_keys (key_hash, tenant_id, label, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (key_hash) DO NOTHING', [
+        sha256Hex(key),
+        id,
+        label,
+        Date.now(),
+      ])
       return key
     },
     revokeKeys: async (id) => (await sql.run('DELETE FROM api_keys WHERE tenant_id = ?', [id])).changes,
-    byKey: async (key) => hydrate(await sql.get<Row>('SELECT t.id, t.name, t.plan FROM api_keys k JOIN tenants t ON t.id = k.tenant_id WHERE k.key_hash = ?', [sha256Hex(key)])),
-    blacklist: async (id) => (await sql.all<{ provider: string }>('SELECT provider FROM blacklist WHERE tenant_id = ? ORDER BY provider', [id])).map((r) => r.provider),
+    byKey: async (key) =>
+      hydrate(
+        await sql.get<Row>('SELECT t.id, t.name, t.plan FROM api_keys k JOIN tenants t ON t.id = k.tenant_id WHERE k.key_hash = ?', [
+          sha256Hex(key),
+        ]),
+      ),
+    blacklist: async (id) =>
+      (await sql.all<{ provider: string }>('SELECT provider FROM blacklist WHERE tenant_id = ? ORDER BY provider', [id])).map(
+        (r) => r.provider,
+      ),
     async addToBlacklist(id, provider) {
-      await sql.run('INSERT INTO blacklist (tenant_id, provider) VALUES (?, ?) ON CONFLICT (tenant_id, provider) DO NOTHING', [id, provider])
+      await sql.run('INSERT INTO blacklist (tenant_id, provider) VALUES (?, ?) ON CONFLICT (tenant_id, provider) DO NOTHING', [
+        id,
+        provider,
+      ])
     },
     async removeFromBlacklist(id, provider) {
       await sql.run('DELETE FROM blacklist WHERE tenant_id = ? AND provider = ?', [id, provider])

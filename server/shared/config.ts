@@ -36,9 +36,19 @@ const EnvSchema = z.object({
   // Unset: readable lines on a terminal, JSON lines otherwise.
   LOG_FORMAT: z.enum(['pretty', 'json']).optional(),
   // A warning is logged when less than this many MiB are free under DATA_DIR.
-  DISK_FREE_WARNING_MB: z.coerce.number().int().min(0).max(1 << 30).default(1024),
+  DISK_FREE_WARNING_MB: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1 << 30)
+    .default(1024),
   // Uploads are refused (507) unless this much stays free beyond what is still to be sealed; unset: 2 % of the disk, at most 1 GiB.
-  DISK_RESERVE_MB: z.coerce.number().int().min(0).max(1 << 30).optional(),
+  DISK_RESERVE_MB: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1 << 30)
+    .optional(),
   // Every part closes a connection that sends nothing for this long while its headers or body are due.
   IDLE_TIMEOUT_SECONDS: z.coerce.number().positive().max(3600).default(30),
   // A request body that is not an upload must arrive whole within this long; an upload (PUT) gets it to start.
@@ -71,7 +81,11 @@ const EnvSchema = z.object({
   NEXTCLOUD_URL: z.url({ protocol: /^https?$/ }).optional(),
   NEXTCLOUD_TIMEOUT_MS: positiveInt(5_000),
   // Express `trust proxy`: false (default), true, a hop count, or addresses/subnets ("loopback, 10.0.0.0/8").
-  TRUST_PROXY: z.string().max(1024).regex(/^[A-Za-z0-9.:/, -]+$/, 'false, true, a hop count or a comma-separated list of addresses').default('false'),
+  TRUST_PROXY: z
+    .string()
+    .max(1024)
+    .regex(/^[A-Za-z0-9.:/, -]+$/, 'false, true, a hop count or a comma-separated list of addresses')
+    .default('false'),
   // Gateway
   // Defaults per network (GROUP_DEFAULTS): real providers take pieces of 256 MiB to 32 GiB.
   GROUP_SIZE: z.coerce.number().int().positive().optional(),
@@ -88,19 +102,36 @@ const EnvSchema = z.object({
   /** Which wallet key (address) signs deals; the wallet's default key when unset. */
   WALLET: z.string().min(3).max(200).optional(),
   DEAL_DURATION_DAYS: z.coerce.number().int().min(MIN_DEAL_DAYS).max(MAX_DEAL_DAYS).default(DEAL_DEFAULTS.durationDays),
-  DEAL_PRICE: z.string().regex(/^(0|[1-9][0-9]{0,30})$/, 'attofil per GiB per epoch, a whole number').default(DEAL_DEFAULTS.price),
+  DEAL_PRICE: z
+    .string()
+    .regex(/^(0|[1-9][0-9]{0,30})$/, 'attofil per GiB per epoch, a whole number')
+    .default(DEAL_DEFAULTS.price),
   DEAL_VERIFIED: z.enum(['true', 'false', '1', '0']).default(DEAL_DEFAULTS.verified ? 'true' : 'false'),
   // A piece is padded with zeros up to a provider's minimum piece size only up to this factor; 0: any.
-  DEAL_MAX_PADDING: z.coerce.number().int().min(0).max(1 << 30).optional(),
+  DEAL_MAX_PADDING: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1 << 30)
+    .optional(),
   DEAL_START_OFFSET: z.coerce.number().int().min(1).max(100_000).default(DEAL_DEFAULTS.startOffsetEpochs),
   DEAL_COPIES: z.coerce.number().int().min(0).max(100).optional(),
   DEAL_TICK_SECONDS: z.coerce.number().positive().max(3600).default(DEAL_DEFAULTS.tickSeconds),
-  RETRIEVAL_CHECK_SECONDS: z.coerce.number().positive().max(7 * 86_400).default(DEAL_DEFAULTS.retrievalCheckSeconds),
+  RETRIEVAL_CHECK_SECONDS: z.coerce
+    .number()
+    .positive()
+    .max(7 * 86_400)
+    .default(DEAL_DEFAULTS.retrievalCheckSeconds),
   DEAL_RENEW_BEFORE_DAYS: z.coerce.number().positive().max(1000).default(DEAL_DEFAULTS.renewBeforeDays),
   DEAL_REPAIR_HOLD_DAYS: z.coerce.number().positive().max(365).default(DEAL_DEFAULTS.repairHoldDays),
   // Deal service
   SERVICE_PORT: port(8090),
-  API_KEY: z.string().min(16).max(200).regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces').optional(),
+  API_KEY: z
+    .string()
+    .min(16)
+    .max(200)
+    .regex(/^[\x21-\x7e]+$/, 'printable ASCII without spaces')
+    .optional(),
   SIMNET_SEED: z.string().min(1).max(200).default('filecoin-simnet'),
   // Where the deal service serves the simulated chain as Lotus JSON-RPC (0: a free port).
   SIMNET_RPC_PORT: port(1234),
@@ -127,7 +158,12 @@ const EnvSchema = z.object({
   // and CAR transfers fail or stall, to see the gateway get through them. 0: none.
   SIMNET_FAULT_RATE: z.coerce.number().min(0).max(0.2).default(0),
   // The chain client speaks JSON-RPC over HTTP POST only (Lotus serves it on /rpc/v1 beside its WebSocket).
-  LOTUS_URL: z.url({ protocol: /^https?$/, error: 'must be an http(s):// URL (the JSON-RPC client speaks HTTP POST; Lotus serves it at the same /rpc/v1 as ws://)' }).optional(),
+  LOTUS_URL: z
+    .url({
+      protocol: /^https?$/,
+      error: 'must be an http(s):// URL (the JSON-RPC client speaks HTTP POST; Lotus serves it at the same /rpc/v1 as ws://)',
+    })
+    .optional(),
   LOTUS_TOKEN: z.string().optional(),
   TICKER_POLL_SECONDS: positiveInt(60),
   TICKER_ENABLED: z.enum(['true', 'false', '1', '0']).default('true'),
@@ -397,15 +433,20 @@ function deriveConfig(env: NodeJS.ProcessEnv, role: Role): Config {
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`)
   }
   const e = parsed.data
-  if (e.FILESYNC === 'nextcloud' && !e.NEXTCLOUD_URL) throw new ConfigError('Invalid configuration:\n  NEXTCLOUD_URL: required when FILESYNC=nextcloud')
+  if (e.FILESYNC === 'nextcloud' && !e.NEXTCLOUD_URL)
+    throw new ConfigError('Invalid configuration:\n  NEXTCLOUD_URL: required when FILESYNC=nextcloud')
   // A devnet is someone's node: without its URL there is no chain to read the clock and deals from.
   if (e.NETWORK === 'devnet' && !e.LOTUS_URL) {
-    throw new ConfigError('Invalid configuration:\n  LOTUS_URL: required when NETWORK=devnet (the JSON-RPC URL of the devnet\'s Lotus-compatible node, e.g. http://127.0.0.1:1234/rpc/v1)')
+    throw new ConfigError(
+      "Invalid configuration:\n  LOTUS_URL: required when NETWORK=devnet (the JSON-RPC URL of the devnet's Lotus-compatible node, e.g. http://127.0.0.1:1234/rpc/v1)",
+    )
   }
   if (role === 'app' && !e.GATEWAY_URL) throw new ConfigError('--role app needs GATEWAY_URL')
   // Groups are offloaded once the copies asked for are retrievable: asking for none would offload them with none.
   if (e.DEAL_COPIES === 0 && !((e.FOC_RPC_URL || e.SIMFOC_PROVIDERS > 0) && e.PDP_COPIES > 0)) {
-    throw new ConfigError('Invalid configuration:\n  DEAL_COPIES: 0 (no deal-market copies) needs PDP copies on the Onchain Cloud instead: PDP_COPIES of 1 or more, with FOC_RPC_URL or the simulated Onchain Cloud (SIMFOC_PROVIDERS)')
+    throw new ConfigError(
+      'Invalid configuration:\n  DEAL_COPIES: 0 (no deal-market copies) needs PDP copies on the Onchain Cloud instead: PDP_COPIES of 1 or more, with FOC_RPC_URL or the simulated Onchain Cloud (SIMFOC_PROVIDERS)',
+    )
   }
   const dataDir = resolve(e.DATA_DIR)
   const serviceDir = resolve(dataDir, 'service')
@@ -510,7 +551,9 @@ function deriveConfig(env: NodeJS.ProcessEnv, role: Role): Config {
       service: lotusUrl ? 'lotus' : e.SIMNET_RPC_URL ? 'simnet-replica' : 'simnet',
       gatewayRpc: e.SIMNET_RPC_URL
         ? { url: e.SIMNET_RPC_URL, simulated: true }
-        : lotusUrl ? { url: lotusUrl, token: e.LOTUS_TOKEN, simulated: false } : undefined,
+        : lotusUrl
+          ? { url: lotusUrl, token: e.LOTUS_TOKEN, simulated: false }
+          : undefined,
       makesWalletKey: e.NETWORK === 'devnet' || !lotusUrl,
       publicUrlRequired: !e.SIMNET_RPC_URL && e.NETWORK !== 'devnet',
       addressNetwork: addressNetworkOf(e.NETWORK),

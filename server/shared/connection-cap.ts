@@ -77,7 +77,18 @@ export function createConnectionBudget(o: ConnectionBudgetOptions = {}): Connect
       refused++
       const now = Date.now()
       if (now - warnedAt < 60_000) return
-      o.logger?.warn({ reason, address, held: state.total, maxConnections: state.maxConnections, maxPerAddress: state.maxPerAddress, refused, evicted: state.evicted }, 'connection cap reached: new connections get 503 or take a stalled one\'s place')
+      o.logger?.warn(
+        {
+          reason,
+          address,
+          held: state.total,
+          maxConnections: state.maxConnections,
+          maxPerAddress: state.maxPerAddress,
+          refused,
+          evicted: state.evicted,
+        },
+        "connection cap reached: new connections get 503 or take a stalled one's place",
+      )
       warnedAt = now
       refused = 0
       state.evicted = 0
@@ -148,7 +159,11 @@ function release(b: BudgetState, held: Held): boolean {
  * trusted reverse proxy), never reaches the HTTP parser; it gets a 503 with
  * `Retry-After` and is closed.
  */
-export function capConnections(server: Server, budget: ConnectionBudget, opts: { exempt?: (address: string) => boolean; body: (message: string) => { type: string; text: string } }): void {
+export function capConnections(
+  server: Server,
+  budget: ConnectionBudget,
+  opts: { exempt?: (address: string) => boolean; body: (message: string) => { type: string; text: string } },
+): void {
   const b = budget as BudgetState
   const onSocket = new WeakMap<Socket, Held>()
   const httpListeners = server.listeners('connection') as ((socket: Socket) => void)[]
@@ -162,7 +177,11 @@ export function capConnections(server: Server, budget: ConnectionBudget, opts: {
       b.warn(overAddress ? 'per-address' : 'total', address)
       // No parser is attached: without a listener, a reset would be an uncaught error.
       socket.on('error', () => undefined)
-      closeGently(socket, rawAnswer('503 Service Unavailable', opts.body('Too many connections; try again shortly'), { 'Retry-After': '5' }), REFUSAL_LINGER_MS)
+      closeGently(
+        socket,
+        rawAnswer('503 Service Unavailable', opts.body('Too many connections; try again shortly'), { 'Retry-After': '5' }),
+        REFUSAL_LINGER_MS,
+      )
       return
     }
     const held: Held = { socket, address, exempt, since: Date.now(), bytesAtRequest: 0 }

@@ -65,9 +65,14 @@ export function createSpaceReserve(o: SpaceReserveOptions): SpaceReserve {
     if (!read || now - read.at > 1_000) read = { at: now, free: freeBytes(o.dir) }
     return read.free
   }
-  const marginBytes = () => (margin ??= o.marginBytes !== undefined
-    ? Promise.resolve(o.marginBytes)
-    : statfs(o.dir).then((s) => Math.min(1024 ** 3, Math.floor(s.blocks * s.bsize * 0.02)), () => 0))
+  const marginBytes = () =>
+    (margin ??=
+      o.marginBytes !== undefined
+        ? Promise.resolve(o.marginBytes)
+        : statfs(o.dir).then(
+            (s) => Math.min(1024 ** 3, Math.floor(s.blocks * s.bsize * 0.02)),
+            () => 0,
+          ))
   return {
     free,
     async refusal(bytes = 0) {
@@ -92,12 +97,19 @@ export function watchDiskSpace(o: DiskSpaceWatchOptions): DiskSpaceWatch {
   const check = async () => {
     const free = await freeBytes(o.dir)
     const isLow = free < o.warnBelowBytes
-    if (isLow && !low) o.logger.warn({ dir: o.dir, freeBytes: free, warnBelowBytes: o.warnBelowBytes }, 'disk space is low: uploads will be refused with 507 once it is full')
+    if (isLow && !low)
+      o.logger.warn(
+        { dir: o.dir, freeBytes: free, warnBelowBytes: o.warnBelowBytes },
+        'disk space is low: uploads will be refused with 507 once it is full',
+      )
     else if (!isLow && low) o.logger.info({ dir: o.dir, freeBytes: free }, 'disk space is back above the warning threshold')
     low = isLow
     return free
   }
-  const timer = setInterval(() => void check().catch((err) => o.logger.debug({ err }, 'reading free disk space failed')), o.intervalMs ?? 60_000)
+  const timer = setInterval(
+    () => void check().catch((err) => o.logger.debug({ err }, 'reading free disk space failed')),
+    o.intervalMs ?? 60_000,
+  )
   timer.unref()
   void check().catch((err) => o.logger.warn({ err, dir: o.dir }, 'cannot read free disk space'))
   return { check, stop: () => clearInterval(timer) }

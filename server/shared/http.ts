@@ -20,7 +20,14 @@ const SMALL_BODY_BYTES = 64 * 1024
  * line → 400, headers over 16 KiB → 431) and closes gently, so a client still
  * sending its body reads the answer instead of a reset.
  */
-export function answerClientError(err: Error & { code?: string }, socket: Duplex, body = (tooLarge: boolean) => ({ type: 'text/plain; charset=utf-8', text: tooLarge ? 'Request headers are too large\n' : 'Malformed request\n' })): void {
+export function answerClientError(
+  err: Error & { code?: string },
+  socket: Duplex,
+  body = (tooLarge: boolean) => ({
+    type: 'text/plain; charset=utf-8',
+    text: tooLarge ? 'Request headers are too large\n' : 'Malformed request\n',
+  }),
+): void {
   // Node's parser, once failed, reports each further chunk of the body as another error.
   if (isClosing(socket)) return
   if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy()
@@ -56,7 +63,10 @@ export interface ServerOptions {
   errorBody?: (message: string) => { type: string; text: string }
 }
 
-const jsonErrorBody = (message: string) => ({ type: 'application/json; charset=utf-8', text: JSON.stringify({ success: false, error: message }) })
+const jsonErrorBody = (message: string) => ({
+  type: 'application/json; charset=utf-8',
+  text: JSON.stringify({ success: false, error: message }),
+})
 
 interface Deadlines {
   idleTimeoutMs: number
@@ -173,24 +183,37 @@ function createPipelineOrder(): (req: IncomingMessage, res: ServerResponse, run:
 }
 
 /** Starts an HTTP server on host:port (port 0 picks a free one). */
-export async function startServer(handler: RequestListener, port: number, host = '127.0.0.1', options: ServerOptions = {}): Promise<RunningServer> {
+export async function startServer(
+  handler: RequestListener,
+  port: number,
+  host = '127.0.0.1',
+  options: ServerOptions = {},
+): Promise<RunningServer> {
   const idleTimeoutMs = options.idleTimeoutMs ?? 30_000
   const errorBody = options.errorBody ?? jsonErrorBody
-  const deadlines: Deadlines = { idleTimeoutMs, bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000, uploadMinBytesPerSecond: options.uploadMinBytesPerSecond ?? 500, errorBody }
+  const deadlines: Deadlines = {
+    idleTimeoutMs,
+    bodyTimeoutMs: options.bodyTimeoutMs ?? 30_000,
+    uploadMinBytesPerSecond: options.uploadMinBytesPerSecond ?? 500,
+    errorBody,
+  }
   const inOrder = createPipelineOrder()
-  const server = createServer({
-    // Large WebDAV uploads may take long: Node's whole-request limit would cut them; watchRequest sets the body's deadlines.
-    requestTimeout: 0,
-    headersTimeout: idleTimeoutMs,
-    // How often Node checks `headersTimeout` (its default, 30 s, would double the limit).
-    connectionsCheckingInterval: Math.min(1_000, idleTimeoutMs),
-  }, (req, res) => {
-    // The idle limit starts with the request's turn: a body waiting behind another request is not idle.
-    inOrder(req, res, () => {
-      watchRequest(req, res, deadlines)
-      handler(req, res)
-    })
-  })
+  const server = createServer(
+    {
+      // Large WebDAV uploads may take long: Node's whole-request limit would cut them; watchRequest sets the body's deadlines.
+      requestTimeout: 0,
+      headersTimeout: idleTimeoutMs,
+      // How often Node checks `headersTimeout` (its default, 30 s, would double the limit).
+      connectionsCheckingInterval: Math.min(1_000, idleTimeoutMs),
+    },
+    (req, res) => {
+      // The idle limit starts with the request's turn: a body waiting behind another request is not idle.
+      inOrder(req, res, () => {
+        watchRequest(req, res, deadlines)
+        handler(req, res)
+      })
+    },
+  )
   server.keepAliveTimeout = 5_000
   // A connection that sends nothing at all is idle too (headersTimeout only runs once a request has begun).
   server.timeout = idleTimeoutMs

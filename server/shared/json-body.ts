@@ -62,13 +62,16 @@ export function readJsonBody(req: IncomingMessage, opts: JsonBodyOptions): Promi
     }
     const onData = (chunk: Buffer) => {
       received += chunk.length
-      if (received > opts.limit) return fail(parserError(413, 'entity.too.large', 'request entity too large', { limit: opts.limit, received }))
+      if (received > opts.limit)
+        return fail(parserError(413, 'entity.too.large', 'request entity too large', { limit: opts.limit, received }))
       chunks.push(chunk)
     }
     const onEnd = () => {
       cleanup()
       if (declared !== undefined && received !== declared) {
-        return reject(parserError(400, 'request.size.invalid', 'request size did not match content length', { expected: declared, received }))
+        return reject(
+          parserError(400, 'request.size.invalid', 'request size did not match content length', { expected: declared, received }),
+        )
       }
       if (received === 0) return resolve(undefined)
       let text: string

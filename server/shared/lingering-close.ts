@@ -29,6 +29,8 @@ export function closeGently(socket: Socket | Duplex, lastWords?: string, lingerM
 
 /** A whole HTTP/1.1 answer that closes the connection, for writing straight to a socket. */
 export function rawAnswer(status: string, body: { type: string; text: string }, headers: Record<string, string> = {}): string {
-  const extra = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')
+  const extra = Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join('')
   return `HTTP/1.1 ${status}\r\nContent-Type: ${body.type}\r\nContent-Length: ${Buffer.byteLength(body.text)}\r\n${extra}Connection: close\r\n\r\n${body.text}`
 }

@@ -34,7 +34,9 @@ export function createLogger(level: string = 'info', format: LogFormat = 'json')
   }
   // Written at once, not buffered: pino flushes a buffer at exit in a loop that never ends when
   // the reader has gone (a supervised part whose supervisor was killed), so such a part hung for good.
-  return format === 'pretty' ? pino(options, PinoPretty({ ...PRETTY_OPTIONS, sync: true })) : pino(options, pino.destination({ dest: 1, sync: true }))
+  return format === 'pretty'
+    ? pino(options, PinoPretty({ ...PRETTY_OPTIONS, sync: true }))
+    : pino(options, pino.destination({ dest: 1, sync: true }))
 }
 
 /** Turns a JSON log line (a supervised part's) into pino-pretty's line; anything else passes as is. */

@@ -34,7 +34,9 @@ export function buildOpenApi(api: ApiDescription): Record<string, unknown> {
     const responses = Object.fromEntries(
       Object.entries(op.responses).map(([status, r]) => [
         status,
-        r.schema ? { description: r.description, content: { 'application/json': { schema: toSchema(r.schema, 'output') } } } : { description: r.description },
+        r.schema
+          ? { description: r.description, content: { 'application/json': { schema: toSchema(r.schema, 'output') } } }
+          : { description: r.description },
       ]),
     )
     paths[op.path] ??= {}
@@ -42,8 +44,20 @@ export function buildOpenApi(api: ApiDescription): Record<string, unknown> {
       summary: op.summary,
       ...(op.description ? { description: op.description } : {}),
       ...(op.security ? { security: op.security.map((name) => ({ [name]: [] })) } : {}),
-      ...(op.headers ? { parameters: op.headers.map((h) => ({ in: 'header', name: h.name, required: true, description: h.description, schema: { type: 'string' } })) } : {}),
-      ...(op.body ? { requestBody: { required: op.bodyRequired ?? true, content: { 'application/json': { schema: toSchema(op.body, 'input') } } } } : {}),
+      ...(op.headers
+        ? {
+            parameters: op.headers.map((h) => ({
+              in: 'header',
+              name: h.name,
+              required: true,
+              description: h.description,
+              schema: { type: 'string' },
+            })),
+          }
+        : {}),
+      ...(op.body
+        ? { requestBody: { required: op.bodyRequired ?? true, content: { 'application/json': { schema: toSchema(op.body, 'input') } } } }
+        : {}),
       responses,
     }
   }

@@ -58,7 +58,12 @@ const hashPairs: HashPairs = (() => {
   } catch {
     return (input, output) => {
       for (let i = 0, o = 0; i < input.length; i += 64, o += 32) {
-        output.set(createHash('sha256').update(input.subarray(i, i + 64)).digest(), o)
+        output.set(
+          createHash('sha256')
+            .update(input.subarray(i, i + 64))
+            .digest(),
+          o,
+        )
       }
     }
   }
@@ -122,7 +127,11 @@ export function fr32FourQuantaBytes(input: Uint8Array, from: number, output: Uin
     for (let k = 0; k < 31; k++) output[d + k] = input[s + k]
     output[d + 31] = input[s + 31] & 0x3f
     // Quads 2 to 4 start 2, 4 and 6 bits into the input.
-    for (const [at, count, shift] of [[31, 32, 6], [63, 32, 4], [95, 31, 2]]) {
+    for (const [at, count, shift] of [
+      [31, 32, 6],
+      [63, 32, 4],
+      [95, 31, 2],
+    ]) {
       for (let k = 0; k < count; k++) output[d + at + 1 + k] = (input[s + at + k] >> shift) | (input[s + at + 1 + k] << (8 - shift))
     }
     output[d + 63] &= 0x3f
@@ -206,7 +215,7 @@ export function createPieceHasher(): PieceHasher {
   return {
     update(bytes) {
       payloadSize += bytes.length
-      for (let offset = 0; offset < bytes.length; ) {
+      for (let offset = 0; offset < bytes.length;) {
         const take = Math.min(SEGMENT_INPUT_BYTES - stagedLength, bytes.length - offset)
         staged.set(bytes.subarray(offset, offset + take), stagedLength)
         stagedLength += take
@@ -253,7 +262,8 @@ export function createPieceHasher(): PieceHasher {
  * level, so nothing is re-read. The provider pads the same bytes the same way.
  */
 export function padPieceCid(pieceCid: string, pieceSize: number, targetSize: number): string {
-  if (!isPowerOfTwo(pieceSize) || !isPowerOfTwo(targetSize) || pieceSize < 128) throw new RangeError('piece sizes are powers of two of at least 128 bytes')
+  if (!isPowerOfTwo(pieceSize) || !isPowerOfTwo(targetSize) || pieceSize < 128)
+    throw new RangeError('piece sizes are powers of two of at least 128 bytes')
   if (targetSize < pieceSize) throw new RangeError(`cannot pad a ${pieceSize}-byte piece down to ${targetSize} bytes`)
   const cid = CID.parse(pieceCid)
   if (cid.code !== PIECE_CID_CODEC || cid.multihash.code !== PIECE_MULTIHASH) throw new RangeError(`not a piece CID: ${pieceCid}`)
@@ -278,7 +288,8 @@ const PIECE_V2_MULTIHASH = 0x1011
 export function pieceCidV2(pieceCid: string, payloadSize: number): string {
   const cid = CID.parse(pieceCid)
   if (cid.code !== PIECE_CID_CODEC || cid.multihash.code !== PIECE_MULTIHASH) throw new RangeError(`not a piece CID v1: ${pieceCid}`)
-  if (!Number.isSafeInteger(payloadSize) || payloadSize < MIN_PIECE_PAYLOAD) throw new RangeError(`a piece holds at least ${MIN_PIECE_PAYLOAD} bytes`)
+  if (!Number.isSafeInteger(payloadSize) || payloadSize < MIN_PIECE_PAYLOAD)
+    throw new RangeError(`a piece holds at least ${MIN_PIECE_PAYLOAD} bytes`)
   const pieceSize = paddedPieceSize(payloadSize)
   const height = Math.log2(pieceSize / 32)
   const padding = unpaddedPieceSize(pieceSize) - payloadSize

@@ -16,17 +16,20 @@ const SECRET_PARAMETER = /key|token|secret|passw|pwd|auth|sig|session|cred|code/
 export function redactUrl(url: string): string {
   const q = url.indexOf('?')
   if (q < 0) return url
-  const query = url.slice(q + 1).split('&').map((pair) => {
-    const eq = pair.indexOf('=')
-    const name = eq < 0 ? pair : pair.slice(0, eq)
-    let decoded = name
-    try {
-      decoded = decodeURIComponent(name.replace(/\+/g, ' '))
-    } catch {
-      // A malformed escape: judge the name as sent.
-    }
-    return eq >= 0 && SECRET_PARAMETER.test(decoded) ? `${name}=[redacted]` : pair
-  })
+  const query = url
+    .slice(q + 1)
+    .split('&')
+    .map((pair) => {
+      const eq = pair.indexOf('=')
+      const name = eq < 0 ? pair : pair.slice(0, eq)
+      let decoded = name
+      try {
+        decoded = decodeURIComponent(name.replace(/\+/g, ' '))
+      } catch {
+        // A malformed escape: judge the name as sent.
+      }
+      return eq >= 0 && SECRET_PARAMETER.test(decoded) ? `${name}=[redacted]` : pair
+    })
   return `${url.slice(0, q)}?${query.join('&')}`
 }
 
@@ -51,17 +54,23 @@ export function logWhenDone(logger: Logger, req: IncomingMessage, res: ServerRes
     const status = res.statusCode
     const level = status >= 500 ? 'error' : !res.writableFinished ? 'warn' : status >= 400 ? 'info' : 'debug'
     if (!logger.isLevelEnabled(level)) return
-    logger[level]({
-      req: { method: req.method, url: loggedUrl(req), remoteAddress },
-      res: { statusCode: status },
-      ...fields(),
-      responseTime: Math.round(performance.now() - started),
-    }, res.writableFinished ? 'request completed' : 'request aborted')
+    logger[level](
+      {
+        req: { method: req.method, url: loggedUrl(req), remoteAddress },
+        res: { statusCode: status },
+        ...fields(),
+        responseTime: Math.round(performance.now() - started),
+      },
+      res.writableFinished ? 'request completed' : 'request aborted',
+    )
   })
 }
 
 /** `logWhenDone` as Express middleware. */
-export function requestLogger(logger: Logger, fields: (req: Request, res: Response) => Record<string, unknown> = () => ({})): RequestHandler {
+export function requestLogger(
+  logger: Logger,
+  fields: (req: Request, res: Response) => Record<string, unknown> = () => ({}),
+): RequestHandler {
   return (req: Request, res: Response, next) => {
     logWhenDone(logger, req, res, () => fields(req, res))
     next()

@@ -25,7 +25,10 @@ export async function verifyPassword(password: string, stored: string): Promise<
   if (kind !== 'scrypt' || !salt || !hash) return false
   const expected = Buffer.from(hash, 'base64url')
   const actual = await scryptAsync(password, Buffer.from(salt, 'base64url'), expected.length, {
-    N: Number(n), r: Number(r), p: Number(p), maxmem: MAXMEM,
+    N: Number(n),
+    r: Number(r),
+    p: Number(p),
+    maxmem: MAXMEM,
   })
   return timingSafeEqual(expected, actual)
 }

@@ -34,7 +34,8 @@ describe('appinfo/info.xml', () => {
       const run = spawnSync('xmllint', ['--noout', '--schema', XSD, INFO], { encoding: 'utf8' })
       expect(run.stderr).toContain('validates')
       expect(run.status).toBe(0)
-    })
+    },
+  )
 
   it.skipIf(!XMLLINT || !existsSync(XSD))('the schema check does fail on a broken info.xml', () => {
     const broken = info.replace('<category>files</category>', '<category>storage</category>')
@@ -65,13 +66,15 @@ describe('PHP', () => {
 
   it('has the bootstrap, the sidebar listener and the admin classes', () => {
     const names = files.map((f) => f.slice(ROOT.length + 1))
-    expect(names).toEqual(expect.arrayContaining([
-      'lib/AppInfo/Application.php',
-      'lib/Listener/LoadFilesScriptsListener.php',
-      'lib/Settings/AdminSettings.php',
-      'lib/Settings/AdminSection.php',
-      'templates/admin.php',
-    ]))
+    expect(names).toEqual(
+      expect.arrayContaining([
+        'lib/AppInfo/Application.php',
+        'lib/Listener/LoadFilesScriptsListener.php',
+        'lib/Settings/AdminSettings.php',
+        'lib/Settings/AdminSection.php',
+        'templates/admin.php',
+      ]),
+    )
   })
 
   it.skipIf(!PHP)(`every file passes php -l${PHP ? '' : ' (skipped: php missing, apt-get install php8.2-cli)'}`, () => {

@@ -33,7 +33,7 @@ describe('npm run package:app', () => {
     const summary = JSON.parse(run.stdout.trim().split('\n').pop()!) as {
       archive: string
       version: string
-      initialJs: { files: string[], gzipBytes: number, budgetBytes: number }
+      initialJs: { files: string[]; gzipBytes: number; budgetBytes: number }
     }
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
     expect(summary.archive).toBe(join(work, 'dist', `gateway-${pkg.version}.tar.gz`))
@@ -43,8 +43,17 @@ describe('npm run package:app', () => {
     const untar = spawnSync('tar', ['-xzf', summary.archive, '-C', apps], { encoding: 'utf8' })
     expect(untar.status, untar.stderr).toBe(0)
     expect(untar.stderr).toBe('')
-    for (const file of ['appinfo/info.xml', 'js/gateway-init.mjs', 'js/gateway-admin.mjs', 'lib/AppInfo/Application.php',
-      'lib/Listener/LoadFilesScriptsListener.php', 'lib/Settings/AdminSettings.php', 'templates/admin.php', 'img/app-dark.svg', 'README.md']) {
+    for (const file of [
+      'appinfo/info.xml',
+      'js/gateway-init.mjs',
+      'js/gateway-admin.mjs',
+      'lib/AppInfo/Application.php',
+      'lib/Listener/LoadFilesScriptsListener.php',
+      'lib/Settings/AdminSettings.php',
+      'templates/admin.php',
+      'img/app-dark.svg',
+      'README.md',
+    ]) {
       expect(existsSync(join(apps, 'gateway', file)), file).toBe(true)
     }
     expect(readFileSync(join(apps, 'gateway', 'appinfo', 'info.xml'), 'utf8')).toBe(readFileSync(join(ROOT, 'appinfo', 'info.xml'), 'utf8'))

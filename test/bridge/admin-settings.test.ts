@@ -51,8 +51,14 @@ describe('admin settings and the tab config (live gateway link)', () => {
 
   beforeAll(async () => {
     t = await startBridgeOnRealGateway()
-    expect((await fetch(`${t.url}/remote.php/dav/files/alice/docs`, { method: 'MKCOL', headers: { authorization: aliceAuth } })).status).toBe(201)
-    const put = await fetch(`${t.url}/remote.php/dav/files/alice/docs/a.txt`, { method: 'PUT', headers: { authorization: aliceAuth }, body: 'hello from alice' })
+    expect(
+      (await fetch(`${t.url}/remote.php/dav/files/alice/docs`, { method: 'MKCOL', headers: { authorization: aliceAuth } })).status,
+    ).toBe(201)
+    const put = await fetch(`${t.url}/remote.php/dav/files/alice/docs/a.txt`, {
+      method: 'PUT',
+      headers: { authorization: aliceAuth },
+      body: 'hello from alice',
+    })
     expect(put.status).toBe(201)
   })
   afterAll(async () => {
@@ -64,13 +70,25 @@ describe('admin settings and the tab config (live gateway link)', () => {
     expect(res.status).toBe(200)
     expect(res.body).toEqual({
       success: true,
-      settings: { gatewayUrl: '', gatewayUser: 'bridge', gatewayPasswordSet: true, pathMap: '/{user}', network: 'mainnet', ipfsGateway: 'https://ipfs.io', mounts: [] },
+      settings: {
+        gatewayUrl: '',
+        gatewayUser: 'bridge',
+        gatewayPasswordSet: true,
+        pathMap: '/{user}',
+        network: 'mainnet',
+        ipfsGateway: 'https://ipfs.io',
+        mounts: [],
+      },
     })
     expect(res.text).not.toContain(t.gateway.password)
   })
 
   it('refuses non-admins with 403 in the bridge envelope, on every admin route', async () => {
-    for (const [method, path, body] of [['GET', SETTINGS, undefined], ['PUT', SETTINGS, valid], ['POST', TEST_LINK, {}]] as const) {
+    for (const [method, path, body] of [
+      ['GET', SETTINGS, undefined],
+      ['PUT', SETTINGS, valid],
+      ['POST', TEST_LINK, {}],
+    ] as const) {
       const res = await call(t.url, path, { method, auth: aliceAuth, body })
       expect(res.status).toBe(403)
       expect(res.body).toMatchObject({ success: false, error: expect.any(String) })
@@ -111,7 +129,9 @@ describe('admin settings and the tab config (live gateway link)', () => {
     const unknown = await call(t.url, SETTINGS, { method: 'PUT', body: { ...valid, gatewayToken: 'x' } })
     expect(unknown.status).toBe(400)
     expect(unknown.body.error).toContain('gatewayToken')
-    expect((await call(t.url, SETTINGS, { method: 'PUT', raw: 'gatewayUrl=x', contentType: 'application/x-www-form-urlencoded' })).status).toBe(400)
+    expect(
+      (await call(t.url, SETTINGS, { method: 'PUT', raw: 'gatewayUrl=x', contentType: 'application/x-www-form-urlencoded' })).status,
+    ).toBe(400)
     expect((await call(t.url, SETTINGS, { method: 'PUT', raw: '{"gatewayUrl":' })).status).toBe(400)
     expect((await call(t.url, SETTINGS, { method: 'PUT', raw: '[1,2]' })).status).toBe(400)
   })
@@ -120,7 +140,10 @@ describe('admin settings and the tab config (live gateway link)', () => {
     const secret = 'write-only-secret-1234'
     const gateway = await startFakeGateway(() => {})
     try {
-      const saved = await call(t.url, SETTINGS, { method: 'PUT', body: { ...valid, gatewayUrl: gateway.url, gatewayUser: 'svc', gatewayPassword: secret } })
+      const saved = await call(t.url, SETTINGS, {
+        method: 'PUT',
+        body: { ...valid, gatewayUrl: gateway.url, gatewayUser: 'svc', gatewayPassword: secret },
+      })
       expect(saved.status).toBe(200)
       expect(saved.text).not.toContain(secret)
       expect(saved.body.settings).toMatchObject({ gatewayUrl: gateway.url, gatewayUser: 'svc', gatewayPasswordSet: true })
@@ -133,7 +156,10 @@ describe('admin settings and the tab config (live gateway link)', () => {
       await postMetadata({ url: t.url, body: { filePath: '/docs/a.txt' } })
       const seen = gateway.requests.find((r) => r.url === '/file-info')
       expect(seen).toBeDefined()
-      const cleared = await call(t.url, SETTINGS, { method: 'PUT', body: { ...valid, gatewayUrl: gateway.url, gatewayUser: 'svc', gatewayPassword: '' } })
+      const cleared = await call(t.url, SETTINGS, {
+        method: 'PUT',
+        body: { ...valid, gatewayUrl: gateway.url, gatewayUser: 'svc', gatewayPassword: '' },
+      })
       expect(cleared.body.settings.gatewayPasswordSet).toBe(false)
     } finally {
       await call(t.url, SETTINGS, { method: 'PUT', body: valid })
@@ -160,10 +186,18 @@ describe('admin settings and the tab config (live gateway link)', () => {
   it('tells any logged-in user the network, IPFS gateway and genesis, following the saved network', async () => {
     const before = await call(t.url, CONFIG, { auth: aliceAuth })
     expect(before.status).toBe(200)
-    expect(before.body).toEqual({ success: true, config: { network: 'mainnet', ipfsGateway: 'https://ipfs.io', genesisTimestamp: 1598306400, epochSeconds: 30 } })
+    expect(before.body).toEqual({
+      success: true,
+      config: { network: 'mainnet', ipfsGateway: 'https://ipfs.io', genesisTimestamp: 1598306400, epochSeconds: 30 },
+    })
     await call(t.url, SETTINGS, { method: 'PUT', body: { ...valid, network: 'calibration', ipfsGateway: 'https://dweb.link/' } })
     const after = await call(t.url, CONFIG, { auth: aliceAuth })
-    expect(after.body.config).toEqual({ network: 'calibration', ipfsGateway: 'https://dweb.link', genesisTimestamp: 1667326380, epochSeconds: 30 })
+    expect(after.body.config).toEqual({
+      network: 'calibration',
+      ipfsGateway: 'https://dweb.link',
+      genesisTimestamp: 1667326380,
+      epochSeconds: 30,
+    })
     expect((await call(t.url, CONFIG, { auth: null })).status).toBe(401)
     await call(t.url, SETTINGS, { method: 'PUT', body: valid })
   })
@@ -171,7 +205,12 @@ describe('admin settings and the tab config (live gateway link)', () => {
   it('tests the saved link against the live gateway: success, status and latency', async () => {
     const res = await call(t.url, TEST_LINK, { method: 'POST' })
     expect(res.status).toBe(200)
-    expect(res.body).toMatchObject({ success: true, status: expect.any(Number), message: expect.any(String), latencyMs: expect.any(Number) })
+    expect(res.body).toMatchObject({
+      success: true,
+      status: expect.any(Number),
+      message: expect.any(String),
+      latencyMs: expect.any(Number),
+    })
     expect(res.body.latencyMs).toBeGreaterThanOrEqual(0)
     // The gateway says it serves mainnet, as the settings do.
     expect(res.body.warning).toBeUndefined()
@@ -179,14 +218,24 @@ describe('admin settings and the tab config (live gateway link)', () => {
 
   it('warns when the gateway serves another network than the form names, and tests the form without saving it', async () => {
     const res = await call(t.url, TEST_LINK, { method: 'POST', body: { network: 'calibration' } })
-    expect(res.body).toMatchObject({ success: true, warning: 'The gateway serves the mainnet network, but these settings say calibration: dates and explorer links would be wrong' })
+    expect(res.body).toMatchObject({
+      success: true,
+      warning: 'The gateway serves the mainnet network, but these settings say calibration: dates and explorer links would be wrong',
+    })
     expect((await call(t.url, SETTINGS)).body.settings.network).toBe('mainnet')
   })
 
   it('passes on which deals the gateway proposes (its Filecoin-Deal-Kind header)', async () => {
     const kind = 'unverified: Fil+ ended at network version 29 (FIP-0118): deals are unverified, no DataCap is needed'
     const gateway = await startFakeGateway((app) =>
-      app.post('/file-info', (_req, res) => void res.status(404).set('Filecoin-Deal-Kind', kind).json({ success: false, error: { code: 'NOT_FOUND', message: 'no such file' } })),
+      app.post(
+        '/file-info',
+        (_req, res) =>
+          void res
+            .status(404)
+            .set('Filecoin-Deal-Kind', kind)
+            .json({ success: false, error: { code: 'NOT_FOUND', message: 'no such file' } }),
+      ),
     )
     try {
       const res = await call(t.url, TEST_LINK, { method: 'POST', body: { gatewayUrl: gateway.url } })
@@ -196,19 +245,35 @@ describe('admin settings and the tab config (live gateway link)', () => {
     }
   })
 
-  it('passes on what pays for the deal market\'s copies (its Filecoin-Deal-Market header), and leaves out an odd one', async () => {
+  it("passes on what pays for the deal market's copies (its Filecoin-Deal-Market header), and leaves out an odd one", async () => {
     let header = 'datacap=34359738368; escrow=0.5; locked=0.125; deals-until=2028-03-03T10:00:00.000Z'
     const gateway = await startFakeGateway((app) =>
-      app.post('/file-info', (_req, res) => void res.status(404).set('Filecoin-Deal-Market', header).json({ success: false, error: { code: 'NOT_FOUND', message: 'no such file' } })),
+      app.post(
+        '/file-info',
+        (_req, res) =>
+          void res
+            .status(404)
+            .set('Filecoin-Deal-Market', header)
+            .json({ success: false, error: { code: 'NOT_FOUND', message: 'no such file' } }),
+      ),
     )
     try {
       const ask = () => call(t.url, TEST_LINK, { method: 'POST', body: { gatewayUrl: gateway.url } })
-      expect((await ask()).body).toMatchObject({ success: true, dealMarket: { dataCap: '34359738368', escrow: '0.5', locked: '0.125', dealsUntil: '2028-03-03T10:00:00.000Z' } })
+      expect((await ask()).body).toMatchObject({
+        success: true,
+        dealMarket: { dataCap: '34359738368', escrow: '0.5', locked: '0.125', dealsUntil: '2028-03-03T10:00:00.000Z' },
+      })
       // Not a verified client, and nothing stored yet.
       header = 'datacap=none; escrow=0; locked=0'
       const plain = (await ask()).body
       expect(plain.dealMarket).toEqual({ dataCap: null, escrow: '0', locked: '0' })
-      for (const odd of ['datacap=-1; escrow=0; locked=0', 'datacap=none; escrow=lots; locked=0', 'datacap=none; escrow=1; locked=0; deals-until=someday', 'escrow=1; locked=0', 'verified']) {
+      for (const odd of [
+        'datacap=-1; escrow=0; locked=0',
+        'datacap=none; escrow=lots; locked=0',
+        'datacap=none; escrow=1; locked=0; deals-until=someday',
+        'escrow=1; locked=0',
+        'verified',
+      ]) {
         header = odd
         const oddRes = await ask()
         expect(oddRes.body.success).toBe(true)
@@ -219,15 +284,30 @@ describe('admin settings and the tab config (live gateway link)', () => {
     }
   })
 
-  it('passes on the Onchain Cloud account\'s standing (its Filecoin-Onchain-Cloud header), and leaves out an odd one', async () => {
+  it("passes on the Onchain Cloud account's standing (its Filecoin-Onchain-Cloud header), and leaves out an odd one", async () => {
     let header = 'status=WARNING; funds=12.5; funded-until=2027-03-03T10:00:00.000Z'
     const gateway = await startFakeGateway((app) =>
-      app.post('/file-info', (_req, res) => void res.status(404).set('Filecoin-Onchain-Cloud', header).json({ success: false, error: { code: 'NOT_FOUND', message: 'no such file' } })),
+      app.post(
+        '/file-info',
+        (_req, res) =>
+          void res
+            .status(404)
+            .set('Filecoin-Onchain-Cloud', header)
+            .json({ success: false, error: { code: 'NOT_FOUND', message: 'no such file' } }),
+      ),
     )
     try {
       const res = await call(t.url, TEST_LINK, { method: 'POST', body: { gatewayUrl: gateway.url } })
-      expect(res.body).toMatchObject({ success: true, onchainCloud: { status: 'WARNING', funds: '12.5', fundedUntil: '2027-03-03T10:00:00.000Z' } })
-      for (const odd of ['status=FINE; funds=1; funded-until=2027-03-03T10:00:00.000Z', 'status=HEALTHY; funds=lots; funded-until=2027-03-03', 'status=HEALTHY; funds=1; funded-until=someday', 'HEALTHY']) {
+      expect(res.body).toMatchObject({
+        success: true,
+        onchainCloud: { status: 'WARNING', funds: '12.5', fundedUntil: '2027-03-03T10:00:00.000Z' },
+      })
+      for (const odd of [
+        'status=FINE; funds=1; funded-until=2027-03-03T10:00:00.000Z',
+        'status=HEALTHY; funds=lots; funded-until=2027-03-03',
+        'status=HEALTHY; funds=1; funded-until=someday',
+        'HEALTHY',
+      ]) {
         header = odd
         const oddRes = await call(t.url, TEST_LINK, { method: 'POST', body: { gatewayUrl: gateway.url } })
         expect(oddRes.body.success).toBe(true)
@@ -241,7 +321,14 @@ describe('admin settings and the tab config (live gateway link)', () => {
   it('passes on why the gateway proposes no deals (its Filecoin-Deals-Blocked header)', async () => {
     const reason = 't1abc has no DataCap: it is not a verified client, so its verified deals would be refused'
     const blocked = await startFakeGateway((app) =>
-      app.post('/file-info', (_req, res) => void res.status(404).set('Filecoin-Deals-Blocked', reason).json({ success: false, error: { code: 'NOT_FOUND', message: 'no such file' } })),
+      app.post(
+        '/file-info',
+        (_req, res) =>
+          void res
+            .status(404)
+            .set('Filecoin-Deals-Blocked', reason)
+            .json({ success: false, error: { code: 'NOT_FOUND', message: 'no such file' } }),
+      ),
     )
     try {
       const res = await call(t.url, TEST_LINK, { method: 'POST', body: { gatewayUrl: blocked.url } })
@@ -258,10 +345,15 @@ describe('admin settings and the tab config (live gateway link)', () => {
     expect(dead.status).toBe(200)
     expect(dead.body).toMatchObject({ success: false, status: 0 })
 
-    const refused = await call(t.url, TEST_LINK, { method: 'POST', body: { gatewayUrl: t.gateway.url, gatewayUser: 'bridge', gatewayPassword: 'wrong-password' } })
+    const refused = await call(t.url, TEST_LINK, {
+      method: 'POST',
+      body: { gatewayUrl: t.gateway.url, gatewayUser: 'bridge', gatewayPassword: 'wrong-password' },
+    })
     expect(refused.body).toMatchObject({ success: false, status: 401 })
 
-    const notGateway = await startFakeGateway((app) => app.post('/file-info', (_req, res) => void res.type('html').send('<h1>Welcome</h1>')))
+    const notGateway = await startFakeGateway((app) =>
+      app.post('/file-info', (_req, res) => void res.type('html').send('<h1>Welcome</h1>')),
+    )
     try {
       const res = await call(t.url, TEST_LINK, { method: 'POST', body: { gatewayUrl: notGateway.url } })
       expect(res.body).toMatchObject({ success: false, status: 200 })
@@ -279,11 +371,19 @@ describe('admin settings and the tab config (live gateway link)', () => {
 })
 
 describe('saved settings across a restart', () => {
-  it('keeps what the admin saved over the environment\'s defaults', async () => {
+  it("keeps what the admin saved over the environment's defaults", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'bridge-settings-'))
     const config = {
-      host: '127.0.0.1', port: 0, dataDir, network: 'mainnet' as const, simnetGenesis: 1704067200,
-      gatewayUrl: 'http://127.0.0.1:9', gatewayTimeoutMs: 2000, adminPassword: ADMIN_PASSWORD, pathMap: '/{user}', ipfsGateway: 'https://ipfs.io',
+      host: '127.0.0.1',
+      port: 0,
+      dataDir,
+      network: 'mainnet' as const,
+      simnetGenesis: 1704067200,
+      gatewayUrl: 'http://127.0.0.1:9',
+      gatewayTimeoutMs: 2000,
+      adminPassword: ADMIN_PASSWORD,
+      pathMap: '/{user}',
+      ipfsGateway: 'https://ipfs.io',
     }
     try {
       for (const round of [1, 2]) {
@@ -291,11 +391,29 @@ describe('saved settings across a restart', () => {
         const server = await startServer(bridge.listener, 0)
         try {
           if (round === 1) {
-            const res = await call(server.url, SETTINGS, { method: 'PUT', body: { gatewayUrl: 'https://gw.example.org', gatewayUser: 'svc', gatewayPassword: 'pw-123456', pathMap: '/mounts/{user}', network: 'calibration', ipfsGateway: '' } })
+            const res = await call(server.url, SETTINGS, {
+              method: 'PUT',
+              body: {
+                gatewayUrl: 'https://gw.example.org',
+                gatewayUser: 'svc',
+                gatewayPassword: 'pw-123456',
+                pathMap: '/mounts/{user}',
+                network: 'calibration',
+                ipfsGateway: '',
+              },
+            })
             expect(res.status).toBe(200)
           } else {
             const res = await call(server.url, SETTINGS)
-            expect(res.body.settings).toEqual({ gatewayUrl: 'https://gw.example.org', gatewayUser: 'svc', gatewayPasswordSet: true, pathMap: '/mounts/{user}', network: 'calibration', ipfsGateway: '', mounts: [] })
+            expect(res.body.settings).toEqual({
+              gatewayUrl: 'https://gw.example.org',
+              gatewayUser: 'svc',
+              gatewayPasswordSet: true,
+              pathMap: '/mounts/{user}',
+              network: 'calibration',
+              ipfsGateway: '',
+              mounts: [],
+            })
           }
         } finally {
           await server.close(50)

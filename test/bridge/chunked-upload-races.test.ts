@@ -79,7 +79,13 @@ describe('chunked uploads raced against DELETE', () => {
     const before = lines.length
     await new Promise<void>((resolve) => {
       const url = new URL(`${t.url}${upload}/1`)
-      const req = request({ host: url.hostname, port: url.port, path: url.pathname, method: 'PUT', headers: { authorization: aliceAuth, 'content-length': String(4 << 20) } })
+      const req = request({
+        host: url.hostname,
+        port: url.port,
+        path: url.pathname,
+        method: 'PUT',
+        headers: { authorization: aliceAuth, 'content-length': String(4 << 20) },
+      })
       req.on('error', () => resolve())
       req.write(randomBytes(256 * 1024), () => setTimeout(() => req.destroy(), 100))
     })
@@ -110,7 +116,7 @@ describe('chunked uploads raced against DELETE', () => {
     for (const name of ['old-one', 'new-one']) await dav(`${UPLOADS}/${name}`, { method: 'DELETE' })
   })
 
-  it('raises no warning of Node on the way (the proxied response\'s close listeners are a fixed count, not a leak)', () => {
+  it("raises no warning of Node on the way (the proxied response's close listeners are a fixed count, not a leak)", () => {
     expect(warnings.filter((w) => w.startsWith('MaxListenersExceededWarning'))).toEqual([])
   })
 })
@@ -143,7 +149,12 @@ describe('sweeping old uploads', () => {
     const old = (Date.now() - 25 * 3600_000) / 1000
     mkdirSync(join(dir, 'bob', 'stale'), { recursive: true })
     utimesSync(join(dir, 'bob', 'stale'), old, old)
-    const stop = store.startSweeping({ intervalMs: 20, onError: (err) => { throw err } })
+    const stop = store.startSweeping({
+      intervalMs: 20,
+      onError: (err) => {
+        throw err
+      },
+    })
     await new Promise((resolve) => setTimeout(resolve, 200))
     stop()
     expect(readdirSync(join(dir, 'bob'))).toEqual([])

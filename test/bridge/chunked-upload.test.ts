@@ -53,7 +53,10 @@ describe('Nextcloud chunked upload', () => {
   it('refuses an assembly whose total length does not match', async () => {
     expect((await dav(`${UPLOADS}/u2`, { method: 'MKCOL' })).status).toBe(201)
     await dav(`${UPLOADS}/u2/1`, { method: 'PUT', body: 'abc' })
-    const move = await dav(`${UPLOADS}/u2/.file`, { method: 'MOVE', headers: { destination: `${t.url}${FILES}/short.txt`, 'oc-total-length': '99' } })
+    const move = await dav(`${UPLOADS}/u2/.file`, {
+      method: 'MOVE',
+      headers: { destination: `${t.url}${FILES}/short.txt`, 'oc-total-length': '99' },
+    })
     expect(move.status).toBe(400)
     expect((await dav(`${FILES}/short.txt`)).status).toBe(404)
   })
@@ -75,7 +78,10 @@ describe('Nextcloud chunked upload', () => {
     await dav(`${UPLOADS}/u4/1`, { method: 'PUT', body: 'x' })
     const outside = await dav(`${UPLOADS}/u4/.file`, { method: 'MOVE', headers: { destination: `${t.url}/remote.php/dav/files/bob/x` } })
     expect(outside.status).toBe(403)
-    const bobMove = await fetch(`${t.url}${UPLOADS}/u4/.file`, { method: 'MOVE', headers: { authorization: basic(BOB.user, BOB.password), destination: `${t.url}/remote.php/dav/files/bob/x` } })
+    const bobMove = await fetch(`${t.url}${UPLOADS}/u4/.file`, {
+      method: 'MOVE',
+      headers: { authorization: basic(BOB.user, BOB.password), destination: `${t.url}/remote.php/dav/files/bob/x` },
+    })
     expect(bobMove.status).toBe(403)
   })
 })

@@ -7,7 +7,10 @@ import { basic, postMetadata, startBridge, type TestBridge } from './helpers.ts'
 import { NC_ADMIN, NC_ALICE, ncAdmin, ncAlice } from './nextcloud-helpers.ts'
 import { startNextcloudStandIn, type NextcloudStandIn } from './nextcloud-stand-in.ts'
 
-const RECORDED = JSON.parse(readFileSync(join(import.meta.dirname, 'fixtures', 'cidgravity', 'file-info.json'), 'utf8')) as Record<string, unknown>
+const RECORDED = JSON.parse(readFileSync(join(import.meta.dirname, 'fixtures', 'cidgravity', 'file-info.json'), 'utf8')) as Record<
+  string,
+  unknown
+>
 const GATEWAY_AUTH = basic('nextcloud-app', 'cidgravity-gateway-secret')
 
 /**
@@ -32,11 +35,23 @@ describe('the OCS route against a recorded CIDgravity gateway', () => {
     })
     gateway = await startServer(app, 0)
     nextcloud = await startNextcloudStandIn([{ ...NC_ALICE, files }, NC_ADMIN])
-    t = await startBridge(gateway.url, { filesync: 'nextcloud', nextcloudUrl: nextcloud.url, gatewayUser: 'nextcloud-app', gatewayPassword: 'cidgravity-gateway-secret' })
+    t = await startBridge(gateway.url, {
+      filesync: 'nextcloud',
+      nextcloudUrl: nextcloud.url,
+      gatewayUser: 'nextcloud-app',
+      gatewayPassword: 'cidgravity-gateway-secret',
+    })
     const saved = await fetch(`${t.url}/ocs/v2.php/apps/gateway/admin/settings`, {
       method: 'PUT',
       headers: { authorization: ncAdmin, 'ocs-apirequest': 'true', 'content-type': 'application/json' },
-      body: JSON.stringify({ gatewayUrl: '', gatewayUser: '', pathMap: '/{user}', network: 'mainnet', ipfsGateway: '', mounts: [{ mountPoint: '/Filecoin', gatewayPath: '/{user}' }] }),
+      body: JSON.stringify({
+        gatewayUrl: '',
+        gatewayUser: '',
+        pathMap: '/{user}',
+        network: 'mainnet',
+        ipfsGateway: '',
+        mounts: [{ mountPoint: '/Filecoin', gatewayPath: '/{user}' }],
+      }),
     })
     expect(saved.status).toBe(200)
   })
@@ -63,14 +78,23 @@ describe('the OCS route against a recorded CIDgravity gateway', () => {
   it('shows a group reported as "full" (its VRCARDone) as it is, with its piece CID', async () => {
     const res = await ask('/Filecoin/packed.bin')
     expect(res.status).toBe(200)
-    expect(res.body.metadata.file.details).toMatchObject({ state: 'Staging', retrievableCopies: 0, groups: [{ state: 'full', pieceCid: expect.stringMatching(/^baga6ea4seaq/) }] })
+    expect(res.body.metadata.file.details).toMatchObject({
+      state: 'Staging',
+      retrievableCopies: 0,
+      groups: [{ state: 'full', pieceCid: expect.stringMatching(/^baga6ea4seaq/) }],
+    })
     expect(res.body.metadata.file.details.expirationEpoch).toBeUndefined()
   })
 
   it('takes the misspelt expriationEpoch/expriationTimestamp of a summary without groups', async () => {
     const res = await ask('/Filecoin/summary')
     expect(res.status).toBe(200)
-    expect(res.body.metadata.file.details).toMatchObject({ state: 'Offloaded', retrievableCopies: 2, expirationEpoch: 4_700_000, expirationTimestamp: 1598306400 + 4_700_000 * 30 })
+    expect(res.body.metadata.file.details).toMatchObject({
+      state: 'Offloaded',
+      retrievableCopies: 2,
+      expirationEpoch: 4_700_000,
+      expirationTimestamp: 1598306400 + 4_700_000 * 30,
+    })
     expect(res.body.metadata.file.details).not.toHaveProperty('expriationEpoch')
   })
 
@@ -81,12 +105,24 @@ describe('the OCS route against a recorded CIDgravity gateway', () => {
   })
 
   it('answers 502 when the gateway refuses the configured account', async () => {
-    const wrong = await startBridge(gateway.url, { filesync: 'nextcloud', nextcloudUrl: nextcloud.url, gatewayUser: 'nextcloud-app', gatewayPassword: 'old-secret' })
+    const wrong = await startBridge(gateway.url, {
+      filesync: 'nextcloud',
+      nextcloudUrl: nextcloud.url,
+      gatewayUser: 'nextcloud-app',
+      gatewayPassword: 'old-secret',
+    })
     try {
       await fetch(`${wrong.url}/ocs/v2.php/apps/gateway/admin/settings`, {
         method: 'PUT',
         headers: { authorization: ncAdmin, 'ocs-apirequest': 'true', 'content-type': 'application/json' },
-        body: JSON.stringify({ gatewayUrl: '', gatewayUser: '', pathMap: '/{user}', network: 'mainnet', ipfsGateway: '', mounts: [{ mountPoint: '/Filecoin', gatewayPath: '/{user}' }] }),
+        body: JSON.stringify({
+          gatewayUrl: '',
+          gatewayUser: '',
+          pathMap: '/{user}',
+          network: 'mainnet',
+          ipfsGateway: '',
+          mounts: [{ mountPoint: '/Filecoin', gatewayPath: '/{user}' }],
+        }),
       })
       const res = await postMetadata({ url: wrong.url, auth: ncAlice, body: { filePath: '/Filecoin/partial.bin' } })
       expect(res.status).toBe(502)

@@ -6,10 +6,20 @@ import { MetadataFileSchema } from '../../server/shared/contracts/metadata-recor
 import { expectToMatch } from '../helpers/contracts.ts'
 
 const mainnet = networkClock('mainnet')
-const deal = (endEpoch: number, isRetrievable = true, dealId = 1) =>
-  ({ provider: 'f01234', state: 'active', dealId, endEpoch, isRetrievable })
-const group = (state: string, deals?: ReturnType<typeof deal>[], extra: Partial<GatewayGroup> = {}): GatewayGroup =>
-  ({ state, pieceCid: 'baga6ea4seaqexample', retrievableCopies: (deals ?? []).filter((d) => d.isRetrievable).length, ...(deals ? { deals } : {}), ...extra })
+const deal = (endEpoch: number, isRetrievable = true, dealId = 1) => ({
+  provider: 'f01234',
+  state: 'active',
+  dealId,
+  endEpoch,
+  isRetrievable,
+})
+const group = (state: string, deals?: ReturnType<typeof deal>[], extra: Partial<GatewayGroup> = {}): GatewayGroup => ({
+  state,
+  pieceCid: 'baga6ea4seaqexample',
+  retrievableCopies: (deals ?? []).filter((d) => d.isRetrievable).length,
+  ...(deals ? { deals } : {}),
+  ...extra,
+})
 const record = (details: GatewayFile['details']): GatewayFile => ({ cid: 'bafkreiexample', path: '/alice/docs', file: 'a.txt', details })
 
 describe('fileStateLabel', () => {
@@ -80,18 +90,35 @@ describe('toMetadataFile', () => {
     expect(file.file).toBe('a.txt')
   })
 
-  it('passes a folder\'s per-state file counts through under the display labels, and the groups\' reasons', () => {
-    const file = toMetadataFile(record({
-      state: 'staging', retrievableCopies: 0,
-      groups: [
-        { groupId: 7, state: 'writable', retrievableCopies: 0, reason: 'waiting for more data', reasonCode: 'WAITING_FOR_DATA', fileCount: 4 },
-        // A code without its words is not passed on: the words are what the tab shows.
-        { groupId: 8, state: 'full', retrievableCopies: 0, reasonCode: 'SEALING' },
-      ],
-      fileCounts: { offloaded: 5, staging: 1 },
-    }), '/Photos', mainnet)
+  it("passes a folder's per-state file counts through under the display labels, and the groups' reasons", () => {
+    const file = toMetadataFile(
+      record({
+        state: 'staging',
+        retrievableCopies: 0,
+        groups: [
+          {
+            groupId: 7,
+            state: 'writable',
+            retrievableCopies: 0,
+            reason: 'waiting for more data',
+            reasonCode: 'WAITING_FOR_DATA',
+            fileCount: 4,
+          },
+          // A code without its words is not passed on: the words are what the tab shows.
+          { groupId: 8, state: 'full', retrievableCopies: 0, reasonCode: 'SEALING' },
+        ],
+        fileCounts: { offloaded: 5, staging: 1 },
+      }),
+      '/Photos',
+      mainnet,
+    )
     expect(file.details.fileCounts).toEqual({ Offloaded: 5, Staging: 1 })
-    expect(file.details.groups[0]).toMatchObject({ groupId: 7, reason: 'waiting for more data', reasonCode: 'WAITING_FOR_DATA', fileCount: 4 })
+    expect(file.details.groups[0]).toMatchObject({
+      groupId: 7,
+      reason: 'waiting for more data',
+      reasonCode: 'WAITING_FOR_DATA',
+      fileCount: 4,
+    })
     expect(file.details.groups[1]).not.toHaveProperty('reasonCode')
   })
 
@@ -100,18 +127,31 @@ describe('toMetadataFile', () => {
       { provider: 'f01000', dealId: 41, reason: 'SEALING_FAILED', replaced: true },
       { provider: 'f03000', reason: 'NOT_SEALED_IN_TIME', replaced: false },
     ]
-    const parsed = GatewayFileSchema.parse(record({ state: 'offloading', retrievableCopies: 1, groups: [group('ready_for_deals', [deal(9000)], { failedDeals })] }))
+    const parsed = GatewayFileSchema.parse(
+      record({ state: 'offloading', retrievableCopies: 1, groups: [group('ready_for_deals', [deal(9000)], { failedDeals })] }),
+    )
     const file = toMetadataFile(parsed, '/a.txt', mainnet)
     expect(file.details.groups[0].failedDeals).toEqual(failedDeals)
     expect(file.details.groups[0].deals).toHaveLength(1)
     expectToMatch(MetadataFileSchema, file)
     // Another gateway's odd list is dropped, not the record.
-    const odd = GatewayFileSchema.parse(record({ state: 'offloading', groups: [{ state: 'ready_for_deals', failedDeals: [{ provider: 'f01000' }] } as never] }))
+    const odd = GatewayFileSchema.parse(
+      record({ state: 'offloading', groups: [{ state: 'ready_for_deals', failedDeals: [{ provider: 'f01000' }] } as never] }),
+    )
     expect(toMetadataFile(odd, '/a.txt', mainnet).details.groups[0]).not.toHaveProperty('failedDeals')
   })
 
   it('drops an odd reason or odd counts from another gateway instead of failing the record', () => {
-    const parsed = GatewayFileSchema.safeParse({ cid: 'bafkreiexample', path: '/', file: 'a', details: { state: 'staging', groups: [{ state: 'writable', reason: 42, reasonCode: 'rm -rf /', groupId: 'x', fileCount: -1 }], fileCounts: 'many' } })
+    const parsed = GatewayFileSchema.safeParse({
+      cid: 'bafkreiexample',
+      path: '/',
+      file: 'a',
+      details: {
+        state: 'staging',
+        groups: [{ state: 'writable', reason: 42, reasonCode: 'rm -rf /', groupId: 'x', fileCount: -1 }],
+        fileCounts: 'many',
+      },
+    })
     expect(parsed.success).toBe(true)
     expect(parsed.data!.details!.groups![0]).toEqual({ state: 'writable' })
     expect(parsed.data!.details!.fileCounts).toBeUndefined()
@@ -126,11 +166,15 @@ describe('toMetadataFile', () => {
   it('converts a fully offloaded file with expiration on mainnet', () => {
     const d1 = deal(4_000_000, true, 11)
     const d2 = deal(4_100_000, true, 12)
-    const file = toMetadataFile(record({
-      state: 'offloaded',
-      retrievableCopies: 2,
-      groups: [group('offloaded', [d1, d2])],
-    }), '/docs/a.txt', mainnet)
+    const file = toMetadataFile(
+      record({
+        state: 'offloaded',
+        retrievableCopies: 2,
+        groups: [group('offloaded', [d1, d2])],
+      }),
+      '/docs/a.txt',
+      mainnet,
+    )
     expect(file.details).toEqual({
       state: 'Offloaded',
       retrievableCopies: 2,
@@ -146,34 +190,59 @@ describe('toMetadataFile', () => {
     ['calibration', 1667326380],
     ['simnet', 1704067200],
   ] as const)('turns the epoch into unix seconds for %s', (name, genesis) => {
-    const file = toMetadataFile(record({ state: 'offloaded', retrievableCopies: 1, groups: [group('offloaded', [deal(2880)])] }), '/a', networkClock(name))
+    const file = toMetadataFile(
+      record({ state: 'offloaded', retrievableCopies: 1, groups: [group('offloaded', [deal(2880)])] }),
+      '/a',
+      networkClock(name),
+    )
     expect(file.details.expirationTimestamp).toBe(genesis + 2880 * 30)
   })
 
   it('uses the configured genesis of a simulated network', () => {
-    const file = toMetadataFile(record({ state: 'offloaded', retrievableCopies: 1, groups: [group('offloaded', [deal(10)])] }), '/a', networkClock('simnet', 1_000))
+    const file = toMetadataFile(
+      record({ state: 'offloaded', retrievableCopies: 1, groups: [group('offloaded', [deal(10)])] }),
+      '/a',
+      networkClock('simnet', 1_000),
+    )
     expect(file.details.expirationTimestamp).toBe(1_000 + 300)
   })
 
   it('keeps a group with no piece yet to state and copies only', () => {
-    const file = toMetadataFile(record({ state: 'staging', retrievableCopies: 0, groups: [{ state: 'writable', retrievableCopies: 0 }] }), '/a', mainnet)
+    const file = toMetadataFile(
+      record({ state: 'staging', retrievableCopies: 0, groups: [{ state: 'writable', retrievableCopies: 0 }] }),
+      '/a',
+      mainnet,
+    )
     expect(file.details.groups).toEqual([{ state: 'writable', retrievableCopies: 0 }])
     expect(file.details).not.toHaveProperty('expirationEpoch')
     expect(file.details).not.toHaveProperty('expirationTimestamp')
   })
 
-  it('passes the gateway\'s retrievableCopies through and fills it when missing', () => {
+  it("passes the gateway's retrievableCopies through and fills it when missing", () => {
     const groups = [group('offloaded', [deal(10), deal(20)]), group('offloaded', [deal(30)])]
     expect(toMetadataFile(record({ state: 'offloaded', retrievableCopies: 7, groups }), '/a', mainnet).details.retrievableCopies).toBe(7)
     expect(toMetadataFile(record({ state: 'offloaded', groups }), '/a', mainnet).details.retrievableCopies).toBe(1)
-    const noCount = toMetadataFile(record({ state: 'offloaded', groups: [{ state: 'offloaded', deals: [deal(5), deal(6, false)] }] }), '/a', mainnet)
+    const noCount = toMetadataFile(
+      record({ state: 'offloaded', groups: [{ state: 'offloaded', deals: [deal(5), deal(6, false)] }] }),
+      '/a',
+      mainnet,
+    )
     expect(noCount.details.groups[0].retrievableCopies).toBe(1)
   })
 
   it('leaves deal fields unchanged and drops unknown ones', () => {
     const d = { provider: 'f09999', state: 'published', dealId: 77, endEpoch: 123, isRetrievable: false, internal: 'x' }
-    const file = toMetadataFile(record({ state: 'offloading', retrievableCopies: 0, groups: [group('ready_for_deals', [d])] }), '/a', mainnet)
-    expect(file.details.groups[0]).toEqual({ state: 'ready for deals', pieceCid: 'baga6ea4seaqexample', retrievableCopies: 0, deals: [{ provider: 'f09999', state: 'published', dealId: 77, endEpoch: 123, isRetrievable: false }] })
+    const file = toMetadataFile(
+      record({ state: 'offloading', retrievableCopies: 0, groups: [group('ready_for_deals', [d])] }),
+      '/a',
+      mainnet,
+    )
+    expect(file.details.groups[0]).toEqual({
+      state: 'ready for deals',
+      pieceCid: 'baga6ea4seaqexample',
+      retrievableCopies: 0,
+      deals: [{ provider: 'f09999', state: 'published', dealId: 77, endEpoch: 123, isRetrievable: false }],
+    })
   })
 
   it('answers Unknown with no groups when the gateway gave no details', () => {
@@ -182,7 +251,11 @@ describe('toMetadataFile', () => {
 
   describe('CIDgravity quirks', () => {
     it('accepts the misspelt expriationEpoch when no groups are listed', () => {
-      const file = toMetadataFile(record({ state: 'offloaded', retrievableCopies: 1, expriationEpoch: 5000, expriationTimestamp: 1 }), '/a', mainnet)
+      const file = toMetadataFile(
+        record({ state: 'offloaded', retrievableCopies: 1, expriationEpoch: 5000, expriationTimestamp: 1 }),
+        '/a',
+        mainnet,
+      )
       expect(file.details.expirationEpoch).toBe(5000)
       expect(file.details.expirationTimestamp).toBe(1598306400 + 5000 * 30)
     })
@@ -194,7 +267,11 @@ describe('toMetadataFile', () => {
     })
 
     it('computes from groups rather than trusting a gateway value', () => {
-      const file = toMetadataFile(record({ state: 'offloaded', retrievableCopies: 1, expriationEpoch: 1, groups: [group('offloaded', [deal(999)])] }), '/a', mainnet)
+      const file = toMetadataFile(
+        record({ state: 'offloaded', retrievableCopies: 1, expriationEpoch: 1, groups: [group('offloaded', [deal(999)])] }),
+        '/a',
+        mainnet,
+      )
       expect(file.details.expirationEpoch).toBe(999)
     })
 
@@ -205,7 +282,11 @@ describe('toMetadataFile', () => {
     })
 
     it('takes the older spellings', () => {
-      const file = toMetadataFile(record({ state: 'partially offloaded', retrievableCopies: 1, groups: [group('ready for deals', [deal(10)])] }), '/a', mainnet)
+      const file = toMetadataFile(
+        record({ state: 'partially offloaded', retrievableCopies: 1, groups: [group('ready for deals', [deal(10)])] }),
+        '/a',
+        mainnet,
+      )
       expect(file.details.state).toBe('Partially offloaded')
       expect(file.details.groups[0].state).toBe('ready for deals')
     })

@@ -71,7 +71,7 @@ describe('WebDAV files area over the real gateway', () => {
     expect(props).toContain('Tue, 14 Nov 2023 22:13:20 GMT')
   })
 
-  it('rewrites hrefs of multistatus answers to the client\'s own URLs', async () => {
+  it("rewrites hrefs of multistatus answers to the client's own URLs", async () => {
     const body = await (await dav(`${FILES}/`, { method: 'PROPFIND', headers: { depth: '1' } })).text()
     const hrefs = [...body.matchAll(/<d:href>([^<]*)<\/d:href>/g)].map((m) => m[1])
     expect(hrefs.length).toBeGreaterThan(1)
@@ -97,12 +97,15 @@ describe('WebDAV files area over the real gateway', () => {
     expect(xml.trimEnd().endsWith('</d:multistatus>')).toBe(true)
   })
 
-  it('maps Destination for MOVE and COPY inside the user\'s area', async () => {
+  it("maps Destination for MOVE and COPY inside the user's area", async () => {
     await dav(`${FILES}/a.txt`, { method: 'PUT', body: 'a' })
     const copy = await dav(`${FILES}/a.txt`, { method: 'COPY', headers: { destination: `${t.url}${FILES}/b.txt` } })
     expect(copy.status).toBe(201)
     // RFC 4918 §9.8.4: another server's URL is a 502, and nothing moves.
-    const elsewhere = await dav(`${FILES}/b.txt`, { method: 'MOVE', headers: { destination: `http://elsewhere.example/remote.php/webdav/c.txt` } })
+    const elsewhere = await dav(`${FILES}/b.txt`, {
+      method: 'MOVE',
+      headers: { destination: `http://elsewhere.example/remote.php/webdav/c.txt` },
+    })
     expect(elsewhere.status).toBe(502)
     expect(await elsewhere.text()).toContain('The destination is on another server')
     expect((await dav(`${FILES}/b.txt`)).status).toBe(200)
@@ -125,7 +128,11 @@ describe('WebDAV files area over the real gateway', () => {
     const lockBody = await lock.text()
     expect(lockBody).toContain(`${FILES}/locked.txt`)
     expect((await dav(`${FILES}/locked.txt`, { method: 'PUT', body: 'v2' })).status).toBe(423)
-    const tagged = await dav(`${FILES}/locked.txt`, { method: 'PUT', body: 'v2', headers: { if: `<${t.url}${FILES}/locked.txt> (${token})` } })
+    const tagged = await dav(`${FILES}/locked.txt`, {
+      method: 'PUT',
+      body: 'v2',
+      headers: { if: `<${t.url}${FILES}/locked.txt> (${token})` },
+    })
     expect([200, 201, 204]).toContain(tagged.status)
     // Tags the bridge cannot map into alice's own area are refused, never handed to the gateway.
     for (const tag of [`http://evil.example${FILES}/locked.txt`, 'file:///etc/passwd', '/remote.php/dav/files/bob/locked.txt']) {
@@ -136,35 +143,43 @@ describe('WebDAV files area over the real gateway', () => {
     expect((await dav(`${FILES}/locked.txt`, { method: 'UNLOCK', headers: { 'lock-token': token! } })).status).toBe(204)
   })
 
-  it('never lets a user reach another user\'s files', async () => {
+  it("never lets a user reach another user's files", async () => {
     await dav(`${FILES}/mine.txt`, { method: 'PUT', body: 'mine' })
-    const other = await fetch(`${t.url}/remote.php/dav/files/bob/`, { method: 'PROPFIND', headers: { authorization: aliceAuth, depth: '1' } })
+    const other = await fetch(`${t.url}/remote.php/dav/files/bob/`, {
+      method: 'PROPFIND',
+      headers: { authorization: aliceAuth, depth: '1' },
+    })
     expect(other.status).toBe(403)
-    const moveOut = await dav(`${FILES}/mine.txt`, { method: 'MOVE', headers: { destination: `${t.url}/remote.php/dav/files/bob/stolen.txt` } })
+    const moveOut = await dav(`${FILES}/mine.txt`, {
+      method: 'MOVE',
+      headers: { destination: `${t.url}/remote.php/dav/files/bob/stolen.txt` },
+    })
     expect(moveOut.status).toBe(403)
     const copyOut = await dav(`${FILES}/mine.txt`, { method: 'COPY', headers: { destination: `${t.url}/alice/x.txt` } })
     expect(copyOut.status).toBe(403)
     // Bob sees an empty area of his own, not alice's files.
-    const bobList = await (await fetch(`${t.url}/remote.php/dav/files/bob/`, { method: 'PROPFIND', headers: { authorization: basic(BOB.user, BOB.password), depth: '1' } })).text()
+    const bobList = await (
+      await fetch(`${t.url}/remote.php/dav/files/bob/`, {
+        method: 'PROPFIND',
+        headers: { authorization: basic(BOB.user, BOB.password), depth: '1' },
+      })
+    ).text()
     expect(bobList).not.toContain('mine.txt')
     expect((await postMetadata({ url: t.url, auth: basic(BOB.user, BOB.password), body: { filePath: '/mine.txt' } })).status).toBe(404)
   })
 
-  it.each([
-    `${FILES}/../bob/x`,
-    `${FILES}/%2e%2e/bob/x`,
-    `${FILES}/a%5c..%5cbob`,
-    `${FILES}/a%00b`,
-    `${FILES}/bad%zzescape`,
-  ])('answers 400 for the hostile path %s', async (path) => {
-    const res = await rawRequest(t.url, 'PROPFIND', path, { authorization: aliceAuth, depth: '0' })
-    expect(res.status).toBe(400)
-    // The envelope WebDAV clients understand, without a stack trace.
-    expect(res.body).toContain('<s:exception>')
-    expect(res.body).not.toMatch(/\bat .+\.ts:\d+/)
-  })
+  it.each([`${FILES}/../bob/x`, `${FILES}/%2e%2e/bob/x`, `${FILES}/a%5c..%5cbob`, `${FILES}/a%00b`, `${FILES}/bad%zzescape`])(
+    'answers 400 for the hostile path %s',
+    async (path) => {
+      const res = await rawRequest(t.url, 'PROPFIND', path, { authorization: aliceAuth, depth: '0' })
+      expect(res.status).toBe(400)
+      // The envelope WebDAV clients understand, without a stack trace.
+      expect(res.body).toContain('<s:exception>')
+      expect(res.body).not.toMatch(/\bat .+\.ts:\d+/)
+    },
+  )
 
-  it('refuses to delete or replace the root of a user\'s files', async () => {
+  it("refuses to delete or replace the root of a user's files", async () => {
     expect((await dav(`${FILES}/`, { method: 'DELETE' })).status).toBe(403)
     expect((await dav(`${FILES}/c.txt`, { method: 'MOVE', headers: { destination: `${t.url}${FILES}/` } })).status).toBe(403)
   })
@@ -196,10 +211,12 @@ describe('WebDAV files area when the gateway fails', () => {
   })
 
   it('answers 504 when the gateway does not answer in time', async () => {
-    const slow = await startFakeGateway((app) => app.use((req, res) => {
-      if (req.method === 'MKCOL') return void res.status(201).end()
-      setTimeout(() => res.status(207).end(), 3_000).unref()
-    }))
+    const slow = await startFakeGateway((app) =>
+      app.use((req, res) => {
+        if (req.method === 'MKCOL') return void res.status(201).end()
+        setTimeout(() => res.status(207).end(), 3_000).unref()
+      }),
+    )
     const t = await startBridge(slow.url, { gatewayTimeoutMs: 200 })
     try {
       const res = await fetch(`${t.url}${FILES}/`, { method: 'PROPFIND', headers: { authorization: aliceAuth, depth: '1' } })
@@ -211,9 +228,11 @@ describe('WebDAV files area when the gateway fails', () => {
   })
 
   it('answers 502, not a login prompt, when the gateway refuses the bridge', async () => {
-    const refusing = await startFakeGateway((app) => app.use((_req, res) => {
-      res.status(401).set('www-authenticate', 'Basic realm="gateway"').end()
-    }))
+    const refusing = await startFakeGateway((app) =>
+      app.use((_req, res) => {
+        res.status(401).set('www-authenticate', 'Basic realm="gateway"').end()
+      }),
+    )
     const t = await startBridge(refusing.url)
     try {
       const res = await fetch(`${t.url}${FILES}/`, { method: 'PROPFIND', headers: { authorization: aliceAuth } })

@@ -14,10 +14,18 @@ const status = (fn: () => unknown) => {
 
 describe('parseClientDavPath', () => {
   it('reads both files areas', () => {
-    expect(parseClientDavPath('/remote.php/dav/files/alice/a%20b/c.txt', 'alice')).toEqual({ base: '/remote.php/dav/files/alice', userPath: '/a b/c.txt', trailingSlash: false })
+    expect(parseClientDavPath('/remote.php/dav/files/alice/a%20b/c.txt', 'alice')).toEqual({
+      base: '/remote.php/dav/files/alice',
+      userPath: '/a b/c.txt',
+      trailingSlash: false,
+    })
     expect(parseClientDavPath('/remote.php/dav/files/alice', 'alice')).toMatchObject({ userPath: '/', trailingSlash: false })
     expect(parseClientDavPath('/remote.php/dav/files/alice/dir/', 'alice')).toMatchObject({ userPath: '/dir', trailingSlash: true })
-    expect(parseClientDavPath('/remote.php/webdav/x', 'alice')).toEqual({ base: '/remote.php/webdav', userPath: '/x', trailingSlash: false })
+    expect(parseClientDavPath('/remote.php/webdav/x', 'alice')).toEqual({
+      base: '/remote.php/webdav',
+      userPath: '/x',
+      trailingSlash: false,
+    })
     expect(parseClientDavPath('/remote.php/dav/uploads/alice', 'alice')).toBeUndefined()
   })
 
@@ -38,8 +46,10 @@ describe('DAV URL mapper', () => {
     clientHosts: ['cloud.example', 'h', undefined],
   })
 
-  it('maps Destination URLs inside the user\'s area to the gateway', () => {
-    expect(mapper.clientUrlToGateway('http://cloud.example/remote.php/dav/files/alice/new%20name.txt').url).toBe('http://127.0.0.1:9011/alice/new%20name.txt')
+  it("maps Destination URLs inside the user's area to the gateway", () => {
+    expect(mapper.clientUrlToGateway('http://cloud.example/remote.php/dav/files/alice/new%20name.txt').url).toBe(
+      'http://127.0.0.1:9011/alice/new%20name.txt',
+    )
     expect(mapper.clientUrlToGateway('/remote.php/webdav/dir/').url).toBe('http://127.0.0.1:9011/alice/dir/')
   })
 
@@ -64,7 +74,8 @@ describe('DAV URL mapper', () => {
   })
 
   it('rewrites every href of a multistatus whatever its prefix', () => {
-    const xml = '<?xml version="1.0"?><D:multistatus xmlns:D="DAV:"><D:response><D:href>/alice/a%20%26%20b.txt</D:href></D:response>' +
+    const xml =
+      '<?xml version="1.0"?><D:multistatus xmlns:D="DAV:"><D:response><D:href>/alice/a%20%26%20b.txt</D:href></D:response>' +
       '<d:response><d:href>http://127.0.0.1:9011/alice/dir/</d:href></d:response><response xmlns="DAV:"><href>/alice/x&amp;y</href></response></D:multistatus>'
     const out = rewriteHrefs(xml, mapper.gatewayToClient)
     expect(out).toContain('<D:href>/remote.php/dav/files/alice/a%20%26%20b.txt</D:href>')
@@ -74,16 +85,18 @@ describe('DAV URL mapper', () => {
 
   const toGateway = (u: string) => mapper.clientUrlToGateway(u).url
   it('rewrites the resource tags of an If header but not lock tokens', () => {
-    const value = '<http://h/remote.php/dav/files/alice/a> (<opaquelocktoken:1234> ["etag"]) (Not <urn:uuid:5>) </remote.php/dav/files/alice/b> (<urn:uuid:6>)'
-    expect(rewriteIfHeader(value, toGateway, 'h'))
-      .toBe('<http://127.0.0.1:9011/alice/a> (<opaquelocktoken:1234> ["etag"]) (Not <urn:uuid:5>) <http://127.0.0.1:9011/alice/b> (<urn:uuid:6>)')
+    const value =
+      '<http://h/remote.php/dav/files/alice/a> (<opaquelocktoken:1234> ["etag"]) (Not <urn:uuid:5>) </remote.php/dav/files/alice/b> (<urn:uuid:6>)'
+    expect(rewriteIfHeader(value, toGateway, 'h')).toBe(
+      '<http://127.0.0.1:9011/alice/a> (<opaquelocktoken:1234> ["etag"]) (Not <urn:uuid:5>) <http://127.0.0.1:9011/alice/b> (<urn:uuid:6>)',
+    )
   })
 
   it.each([
     ['another host', '<http://evil.example/remote.php/dav/files/alice/a> (<urn:uuid:1>)'],
     ['another scheme', '<file:///etc/passwd> (<urn:uuid:1>)'],
     ['a URN as a resource tag', '<urn:x> (<urn:uuid:1>)'],
-    ['another user\'s area', '</remote.php/dav/files/bob/secret.txt> (<urn:uuid:1>)'],
+    ["another user's area", '</remote.php/dav/files/bob/secret.txt> (<urn:uuid:1>)'],
     ['a network-path reference', '<//evil.example/remote.php/dav/files/alice/a> (<urn:uuid:1>)'],
     ['an unclosed tag', '<http://h/remote.php/dav/files/alice/a (<urn:uuid:1>)'],
   ])('refuses a resource tag naming %s with 412', (_why, value) => {

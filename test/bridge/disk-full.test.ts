@@ -46,17 +46,21 @@ describe.skipIf(tmpfsUnavailable)(`chunked uploads on a full disk${tmpfsUnavaila
 
   it('logs in with the disk full (nothing needs writing), and a wrong password is still a 401', async () => {
     disk.fill()
-    const form = (password: string) => fetch(`${t.url}/login`, {
-      method: 'POST',
-      redirect: 'manual',
-      headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ user: 'alice', password }).toString(),
-    })
+    const form = (password: string) =>
+      fetch(`${t.url}/login`, {
+        method: 'POST',
+        redirect: 'manual',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ user: 'alice', password }).toString(),
+      })
     try {
       expect((await form('not-her-password')).status).toBe(401)
       const ok = await form('alice-password-1')
       expect(ok.status).toBe(303)
-      const cookie = ok.headers.getSetCookie().map((c) => c.split(';')[0]).join('; ')
+      const cookie = ok.headers
+        .getSetCookie()
+        .map((c) => c.split(';')[0])
+        .join('; ')
       // The session works on the next request, though it could not be written down.
       const page = await fetch(`${t.url}/`, { headers: { cookie } })
       expect(await page.text()).not.toContain('name="password"')

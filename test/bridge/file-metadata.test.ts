@@ -28,7 +28,7 @@ describe('POST /ocs/v2.php/apps/gateway/get-file-metadata', () => {
     await gateway.close()
   })
 
-  it('answers the converted record, bare, for the user\'s own file', async () => {
+  it("answers the converted record, bare, for the user's own file", async () => {
     const res = await postMetadata({ url: t.url })
     expect(res.status).toBe(200)
     expect(res.body).toEqual({
@@ -48,7 +48,11 @@ describe('POST /ocs/v2.php/apps/gateway/get-file-metadata', () => {
         },
       },
     })
-    expect(gateway.requests.at(-1)).toMatchObject({ method: 'POST', url: '/file-info', body: { filePath: '/alice/docs/report.pdf', verbose: true } })
+    expect(gateway.requests.at(-1)).toMatchObject({
+      method: 'POST',
+      url: '/file-info',
+      body: { filePath: '/alice/docs/report.pdf', verbose: true },
+    })
   })
 
   it('accepts the WebDAV form of the path, URL-encoded', async () => {
@@ -67,7 +71,7 @@ describe('POST /ocs/v2.php/apps/gateway/get-file-metadata', () => {
     expect(gateway.requests.at(-1)?.body).toEqual({ filePath: `/alice${encodeURI('/Фото/日本 €.png')}`, verbose: true })
   })
 
-  it('aggregates the user\'s root folder', async () => {
+  it("aggregates the user's root folder", async () => {
     const res = await postMetadata({ url: t.url, body: { filePath: '/' } })
     expect(res.status).toBe(200)
     expect(gateway.requests.at(-1)?.body).toEqual({ filePath: '/alice', verbose: true })
@@ -89,7 +93,7 @@ describe('POST /ocs/v2.php/apps/gateway/get-file-metadata', () => {
     }
   })
 
-  it('never reaches another user\'s files', async () => {
+  it("never reaches another user's files", async () => {
     const asked = gateway.requests.length
     const other = await postMetadata({ url: t.url, body: { filePath: '/remote.php/dav/files/bob/secret.txt' } })
     expect(other.status).toBe(404)
@@ -125,7 +129,7 @@ describe('POST /ocs/v2.php/apps/gateway/get-file-metadata', () => {
     })
   })
 
-  it('answers Nextcloud\'s 412 without OCS-APIRequest', async () => {
+  it("answers Nextcloud's 412 without OCS-APIRequest", async () => {
     const res = await postMetadata({ url: t.url, headers: { 'ocs-apirequest': '' } })
     expect(res.status).toBe(412)
     expect(res.body).toEqual({ message: 'CSRF check failed' })
@@ -200,7 +204,9 @@ describe('POST /ocs/v2.php/apps/gateway/get-file-metadata', () => {
   })
 
   it('answers other methods on the route with the 404 envelope', async () => {
-    const res = await fetch(`${t.url}/ocs/v2.php/apps/gateway/get-file-metadata`, { headers: { authorization: aliceAuth, 'ocs-apirequest': 'true' } })
+    const res = await fetch(`${t.url}/ocs/v2.php/apps/gateway/get-file-metadata`, {
+      headers: { authorization: aliceAuth, 'ocs-apirequest': 'true' },
+    })
     expect(res.status).toBe(404)
     expect(await res.json()).toEqual({ success: false, error: 'No such endpoint' })
   })
@@ -268,9 +274,13 @@ describe('gateway failures', () => {
   })
 
   it('answers 504 when the gateway is too slow', async () => {
-    const t = await withGateway((app) => app.post('/file-info', (_req, res) => {
-      setTimeout(() => res.json(RECORDED_FILE_INFO), 3_000).unref()
-    }), 200)
+    const t = await withGateway(
+      (app) =>
+        app.post('/file-info', (_req, res) => {
+          setTimeout(() => res.json(RECORDED_FILE_INFO), 3_000).unref()
+        }),
+      200,
+    )
     const res = await postMetadata({ url: t.url })
     expect(res.status).toBe(504)
     expect(res.body).toMatchObject({ success: false })
@@ -282,7 +292,10 @@ describe('gateway failures', () => {
     ['a CID of the wrong type', (_req: unknown, res: any) => res.json({ success: true, result: { file: { cid: 42 } } })],
     ['a failure other than not found', (_req: unknown, res: any) => res.json({ success: false, error: 'database is locked' })],
     ['a 500', (_req: unknown, res: any) => res.status(500).json({ success: false, error: 'boom' })],
-    ['a refusal of the bridge\'s credentials', (_req: unknown, res: any) => res.status(401).json({ success: false, error: 'Authentication required' })],
+    [
+      "a refusal of the bridge's credentials",
+      (_req: unknown, res: any) => res.status(401).json({ success: false, error: 'Authentication required' }),
+    ],
   ])('answers 502 when the gateway gives %s', async (_name, handler) => {
     const t = await withGateway((app) => app.post('/file-info', handler))
     const res = await postMetadata({ url: t.url })
@@ -291,22 +304,50 @@ describe('gateway failures', () => {
   })
 
   it('tolerates extra fields and the CIDgravity spellings', async () => {
-    const t = await withGateway((app) => app.post('/file-info', (_req, res) => res.json({
-      success: true,
-      requestId: 'abc',
-      result: { file: { cid: 'bafy-quirky', extra: 1, details: { state: 'partially offloaded', retrievableCopies: '1', expriationEpoch: 4_000_000, groups: [{ state: 'ready for deals', retrievableCopies: 1, deals: [{ provider: 'f01', state: 'active', dealId: '7', endEpoch: 4_000_000, isRetrievable: true }] }] } } },
-    })))
+    const t = await withGateway((app) =>
+      app.post('/file-info', (_req, res) =>
+        res.json({
+          success: true,
+          requestId: 'abc',
+          result: {
+            file: {
+              cid: 'bafy-quirky',
+              extra: 1,
+              details: {
+                state: 'partially offloaded',
+                retrievableCopies: '1',
+                expriationEpoch: 4_000_000,
+                groups: [
+                  {
+                    state: 'ready for deals',
+                    retrievableCopies: 1,
+                    deals: [{ provider: 'f01', state: 'active', dealId: '7', endEpoch: 4_000_000, isRetrievable: true }],
+                  },
+                ],
+              },
+            },
+          },
+        }),
+      ),
+    )
     const res = await postMetadata({ url: t.url })
     expect(res.status).toBe(200)
-    expect(res.body.metadata.file.details).toMatchObject({ state: 'Partially offloaded', retrievableCopies: 1, expirationEpoch: 4_000_000, groups: [{ state: 'ready for deals', deals: [{ dealId: 7 }] }] })
+    expect(res.body.metadata.file.details).toMatchObject({
+      state: 'Partially offloaded',
+      retrievableCopies: 1,
+      expirationEpoch: 4_000_000,
+      groups: [{ state: 'ready for deals', deals: [{ dealId: 7 }] }],
+    })
   })
 
   it('sends the gateway service account credentials', async () => {
     let seen: string | undefined
-    const fake = await startFakeGateway((app) => app.post('/file-info', (req, res) => {
-      seen = req.headers.authorization
-      res.json(RECORDED_FILE_INFO)
-    }))
+    const fake = await startFakeGateway((app) =>
+      app.post('/file-info', (req, res) => {
+        seen = req.headers.authorization
+        res.json(RECORDED_FILE_INFO)
+      }),
+    )
     fakes.push(fake)
     const t = await startBridge(fake.url, { gatewayUser: 'bridge', gatewayPassword: 's3cret' })
     bridges.push(t)

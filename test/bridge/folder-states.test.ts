@@ -8,7 +8,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FolderStatesResponseSchema } from '../../server/shared/contracts/folder-states.ts'
 import { expectToMatch } from '../helpers/contracts.ts'
-import { aliceAuth, basic, BOB, postMetadata, startBridge, startBridgeOnRealGateway, startFakeGateway, type MetadataCall } from './helpers.ts'
+import {
+  aliceAuth,
+  basic,
+  BOB,
+  postMetadata,
+  startBridge,
+  startBridgeOnRealGateway,
+  startFakeGateway,
+  type MetadataCall,
+} from './helpers.ts'
 import { ncAlice, startNextcloudSetup } from './nextcloud-helpers.ts'
 
 const ROUTE = '/ocs/v2.php/apps/gateway/get-folder-states'
@@ -24,7 +33,9 @@ describe('get-folder-states on the real gateway', () => {
   beforeAll(async () => {
     t = await startBridgeOnRealGateway()
     for (const folder of ['/docs', '/docs/sub']) {
-      expect((await fetch(`${t.url}/remote.php/dav/files/alice${folder}`, { method: 'MKCOL', headers: { authorization: aliceAuth } })).status).toBe(201)
+      expect(
+        (await fetch(`${t.url}/remote.php/dav/files/alice${folder}`, { method: 'MKCOL', headers: { authorization: aliceAuth } })).status,
+      ).toBe(201)
     }
     await put('/docs/a.txt', 'first\n')
     await put('/docs/b.txt', 'second\n')
@@ -41,7 +52,11 @@ describe('get-folder-states on the real gateway', () => {
     expect(res.body.folder.entries.map((e: { name: string }) => e.name)).toEqual(['a.txt', 'b.txt', 'sub'])
     for (const entry of res.body.folder.entries) {
       const record = await postMetadata({ url: t.url, body: { filePath: `/docs/${entry.name}` } })
-      expect(entry).toMatchObject({ cid: record.body.metadata.file.cid, state: record.body.metadata.file.details.state, retrievableCopies: 0 })
+      expect(entry).toMatchObject({
+        cid: record.body.metadata.file.cid,
+        state: record.body.metadata.file.details.state,
+        retrievableCopies: 0,
+      })
     }
     expect(res.body.folder.entries[0].state).toBe('Staging')
   })
@@ -53,7 +68,7 @@ describe('get-folder-states on the real gateway', () => {
     expect(root.body.folder).toMatchObject({ path: '/', entries: [expect.objectContaining({ name: 'docs', state: 'Staging' })] })
   })
 
-  it('never shows another user\'s files: bob\'s /docs is his own, and empty', async () => {
+  it("never shows another user's files: bob's /docs is his own, and empty", async () => {
     const res = await states({ url: t.url, auth: basic(BOB.user, BOB.password), body: { folderPath: '/docs' } })
     expect(res).toMatchObject({ status: 200, body: { success: true, folder: { path: '/docs', entries: [] } } })
     const other = await states({ url: t.url, body: { folderPath: '/remote.php/dav/files/bob/docs' } })
@@ -105,8 +120,10 @@ describe('get-folder-states elsewhere', () => {
     }
   })
 
-  it('answers 502 when the gateway\'s folder states are broken', async () => {
-    const gateway = await startFakeGateway((app) => app.post('/folder-states', (_req, res) => void res.json({ success: true, result: { folder: { entries: 'x' } } })))
+  it("answers 502 when the gateway's folder states are broken", async () => {
+    const gateway = await startFakeGateway((app) =>
+      app.post('/folder-states', (_req, res) => void res.json({ success: true, result: { folder: { entries: 'x' } } })),
+    )
     const t = await startBridge(gateway.url)
     try {
       expect(await states({ url: t.url, body: { folderPath: '/docs' } })).toMatchObject({ status: 502, body: { success: false } })
@@ -123,7 +140,9 @@ describe('get-folder-states elsewhere', () => {
       expect(root.status).toBe(200)
       expectToMatch(FolderStatesResponseSchema, root.body)
       // /Filecoin is alice's gateway folder (/alice, recorded); /Team's folder is not on the gateway: no badge.
-      expect(root.body.folder.entries).toEqual([{ name: 'Filecoin', cid: expect.stringMatching(/^baf/), state: 'Partially offloaded', retrievableCopies: 1 }])
+      expect(root.body.folder.entries).toEqual([
+        { name: 'Filecoin', cid: expect.stringMatching(/^baf/), state: 'Partially offloaded', retrievableCopies: 1 },
+      ])
       const documents = await states({ url: t.url, auth: ncAlice, body: { folderPath: '/Documents' } })
       expect(documents.body.folder.entries).toEqual([])
     } finally {

@@ -27,21 +27,28 @@ export interface TestBridge {
 }
 
 /** A bridge on a temp data dir and a free port, with users alice and bob. */
-export async function startBridge(gatewayUrl: string, config: Partial<BridgeConfig> = {}, deps: Partial<BridgeDeps> = {}): Promise<TestBridge> {
+export async function startBridge(
+  gatewayUrl: string,
+  config: Partial<BridgeConfig> = {},
+  deps: Partial<BridgeDeps> = {},
+): Promise<TestBridge> {
   const dataDir = mkdtempSync(join(tmpdir(), 'bridge-test-'))
-  const bridge = await createBridge({
-    host: '127.0.0.1',
-    port: 0,
-    dataDir,
-    network: 'mainnet',
-    simnetGenesis: 1704067200,
-    gatewayUrl,
-    gatewayTimeoutMs: 5_000,
-    adminPassword: ADMIN_PASSWORD,
-    pathMap: '/{user}',
-    ipfsGateway: 'https://ipfs.io',
-    ...config,
-  }, { logger, print: () => {}, ...deps })
+  const bridge = await createBridge(
+    {
+      host: '127.0.0.1',
+      port: 0,
+      dataDir,
+      network: 'mainnet',
+      simnetGenesis: 1704067200,
+      gatewayUrl,
+      gatewayTimeoutMs: 5_000,
+      adminPassword: ADMIN_PASSWORD,
+      pathMap: '/{user}',
+      ipfsGateway: 'https://ipfs.io',
+      ...config,
+    },
+    { logger, print: () => {}, ...deps },
+  )
   await bridge.users.add({ id: ALICE.user, password: ALICE.password, displayName: 'Alice Liddell' })
   await bridge.users.add({ id: BOB.user, password: BOB.password })
   const server = await startServer(bridge.listener, 0, '127.0.0.1', bridge.serverOptions)
@@ -59,7 +66,9 @@ export async function startBridge(gatewayUrl: string, config: Partial<BridgeConf
 }
 
 /** A stand-in gateway on loopback for what cannot run for real: quirky, broken or slow gateways. */
-export async function startFakeGateway(setup: (app: Express) => void): Promise<RunningServer & { requests: { method: string; url: string; body: unknown }[] }> {
+export async function startFakeGateway(
+  setup: (app: Express) => void,
+): Promise<RunningServer & { requests: { method: string; url: string; body: unknown }[] }> {
   const requests: { method: string; url: string; body: unknown }[] = []
   const app = express()
   app.use(express.json())
@@ -136,7 +145,20 @@ export async function startRealGateway(): Promise<{ url: string; user: string; p
   const dataDir = mkdtempSync(join(tmpdir(), 'bridge-gw-'))
   const user = 'bridge'
   const password = 'gateway-service-password'
-  const gateway = await createGateway({ host: '127.0.0.1', port: 0, dataDir, databaseUrl: await testDatabaseUrl('gateway'), network: 'mainnet', user, password, groupSize: 1 << 20, groupIdleSeconds: 60 }, { logger })
+  const gateway = await createGateway(
+    {
+      host: '127.0.0.1',
+      port: 0,
+      dataDir,
+      databaseUrl: await testDatabaseUrl('gateway'),
+      network: 'mainnet',
+      user,
+      password,
+      groupSize: 1 << 20,
+      groupIdleSeconds: 60,
+    },
+    { logger },
+  )
   const server = await startServer(gateway.app, 0)
   return {
     url: server.url,
@@ -165,7 +187,12 @@ export async function startBridgeOnRealGateway(config: Partial<BridgeConfig> = {
 }
 
 /** Sends a path exactly as given (fetch would resolve `..` and `%2e%2e` before sending). */
-export function rawRequest(baseUrl: string, method: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: string }> {
+export function rawRequest(
+  baseUrl: string,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: string }> {
   const url = new URL(baseUrl)
   return new Promise((resolve, reject) => {
     const req = httpRequest({ hostname: url.hostname, port: url.port, method, path, headers }, (res) => {

@@ -7,7 +7,10 @@ import { ALICE, startBridgeOnRealGateway } from './helpers.ts'
 
 const LITMUS = '/usr/bin/litmus'
 
-interface LitmusRun { code: number; output: string }
+interface LitmusRun {
+  code: number
+  output: string
+}
 
 /** Runs litmus without blocking the event loop: the bridge under test lives in this process. */
 function litmus(url: string, user: string, password: string, suites: string, cwd: string): Promise<LitmusRun> {
@@ -32,14 +35,14 @@ describe.skipIf(!existsSync(LITMUS))('litmus WebDAV compliance through the bridg
     rmSync(cwd, { recursive: true, force: true })
   })
 
-  it.each([
-    ['/remote.php/dav/files/alice/'],
-    ['/remote.php/webdav/'],
-  ])('passes basic, copymove, props and locks on %s with 0 failures', async (path) => {
-    const run = await litmus(`${t.url}${path}`, ALICE.user, ALICE.password, 'basic copymove props locks', cwd)
-    const summaries = [...run.output.matchAll(/summary for `(\w+)': of (\d+) tests run: (\d+) passed, (\d+) failed/g)]
-    expect(summaries.map((m) => m[1])).toEqual(['basic', 'copymove', 'props', 'locks'])
-    for (const m of summaries) expect({ suite: m[1], failed: Number(m[4]) }).toEqual({ suite: m[1], failed: 0 })
-    expect(run.code).toBe(0)
-  })
+  it.each([['/remote.php/dav/files/alice/'], ['/remote.php/webdav/']])(
+    'passes basic, copymove, props and locks on %s with 0 failures',
+    async (path) => {
+      const run = await litmus(`${t.url}${path}`, ALICE.user, ALICE.password, 'basic copymove props locks', cwd)
+      const summaries = [...run.output.matchAll(/summary for `(\w+)': of (\d+) tests run: (\d+) passed, (\d+) failed/g)]
+      expect(summaries.map((m) => m[1])).toEqual(['basic', 'copymove', 'props', 'locks'])
+      for (const m of summaries) expect({ suite: m[1], failed: Number(m[4]) }).toEqual({ suite: m[1], failed: 0 })
+      expect(run.code).toBe(0)
+    },
+  )
 })

@@ -20,7 +20,10 @@ describe('failed-login throttle, on every way in', () => {
 
   const from = (address: string) => ({ 'x-forwarded-for': address })
   const propfind = (auth: string, address: string) =>
-    fetch(`${t.url}/remote.php/dav/files/${BOB.user}/`, { method: 'PROPFIND', headers: { authorization: auth, depth: '0', ...from(address) } })
+    fetch(`${t.url}/remote.php/dav/files/${BOB.user}/`, {
+      method: 'PROPFIND',
+      headers: { authorization: auth, depth: '0', ...from(address) },
+    })
   const formLogin = (password: string, address: string, user = BOB.user) =>
     fetch(`${t.url}/login`, {
       method: 'POST',
@@ -35,7 +38,9 @@ describe('failed-login throttle, on every way in', () => {
 
     expect((await propfind(basic(BOB.user, BOB.password), BOB_AT_HOME)).status).toBe(207)
     expect((await propfind(basic(BOB.user, appPassword), BOB_AT_HOME)).status).toBe(207)
-    expect((await postMetadata({ url: t.url, auth: basic(BOB.user, BOB.password), headers: from(BOB_AT_HOME), body: { filePath: '/' } })).status).not.toBeOneOf([401, 429])
+    expect(
+      (await postMetadata({ url: t.url, auth: basic(BOB.user, BOB.password), headers: from(BOB_AT_HOME), body: { filePath: '/' } })).status,
+    ).not.toBeOneOf([401, 429])
     expect((await formLogin(BOB.password, BOB_AT_HOME)).status).toBe(303)
   })
 
@@ -53,7 +58,7 @@ describe('failed-login throttle, on every way in', () => {
     expect((await propfind(basic(BOB.user, BOB.password), '2001:db8:7:2::1')).status).toBe(207)
   })
 
-  it('forgets an address\'s failures once a login from it succeeds', async () => {
+  it("forgets an address's failures once a login from it succeeds", async () => {
     const laptop = '198.51.100.30'
     for (let i = 0; i < 9; i++) expect((await formLogin(`typo-${i}`, laptop)).status).toBe(401)
     expect((await formLogin(BOB.password, laptop)).status).toBe(303)
@@ -72,7 +77,7 @@ describe('failed-login throttle, on every way in', () => {
     expect(statuses.filter((s) => s === 429).length).toBeGreaterThanOrEqual(290)
   })
 
-  it('logging into one\'s own account between guesses does not wipe the guesses at someone else\'s', async () => {
+  it("logging into one's own account between guesses does not wipe the guesses at someone else's", async () => {
     const mallory = '203.0.113.60'
     for (let round = 0; round < 3; round++) {
       for (let i = 0; i < 3; i++) expect((await formLogin(`guess-${round}-${i}`, mallory)).status).toBe(401)

@@ -51,7 +51,9 @@ describe('FILESYNC=nextcloud: logins checked by Nextcloud', () => {
     t.nextcloud.sessions.get(expired.id)!.expired = true
     const forged = { cookie: 'ocstandin42=forged-session-id', requestToken: 'whatever' }
     const replayed = t.nextcloud.login('alice')
-    expect((await postMetadata({ url: t.url, auth: null, headers: session(replayed), body: { filePath: '/Team/plan.txt' } })).status).toBe(200)
+    expect((await postMetadata({ url: t.url, auth: null, headers: session(replayed), body: { filePath: '/Team/plan.txt' } })).status).toBe(
+      200,
+    )
     t.nextcloud.sessions.delete(replayed.id) // logged out in Nextcloud
     for (const s of [expired, forged, replayed]) {
       const res = await postMetadata({ url: t.url, auth: null, headers: session(s), body: { filePath: '/Team/plan.txt' } })
@@ -67,16 +69,26 @@ describe('FILESYNC=nextcloud: logins checked by Nextcloud', () => {
     const noToken = await postMetadata({ url: t.url, auth: null, headers: { cookie: s.cookie }, body: { filePath: '/Team/plan.txt' } })
     expect(noToken.status).toBe(412)
     expect(noToken.body).toEqual({ message: 'CSRF check failed' })
-    const noCookie = await postMetadata({ url: t.url, auth: null, headers: { requesttoken: s.requestToken }, body: { filePath: '/Team/plan.txt' } })
+    const noCookie = await postMetadata({
+      url: t.url,
+      auth: null,
+      headers: { requesttoken: s.requestToken },
+      body: { filePath: '/Team/plan.txt' },
+    })
     expect(noCookie.status).toBe(401)
     expect(t.userChecks()).toBe(before)
     expect(log.lines.some((l) => l.includes('requesttoken without a session cookie'))).toBe(true)
   })
 
-  it('refuses a session whose requesttoken Nextcloud\'s WebDAV rejects', async () => {
+  it("refuses a session whose requesttoken Nextcloud's WebDAV rejects", async () => {
     const s = t.nextcloud.login('alice')
     const before = t.gateway.requests.length
-    const res = await postMetadata({ url: t.url, auth: null, headers: { cookie: s.cookie, requesttoken: 'stolen-cookie-but-no-token' }, body: { filePath: '/Team/plan.txt' } })
+    const res = await postMetadata({
+      url: t.url,
+      auth: null,
+      headers: { cookie: s.cookie, requesttoken: 'stolen-cookie-but-no-token' },
+      body: { filePath: '/Team/plan.txt' },
+    })
     expect(res.status).toBe(401)
     expect(t.gateway.requests.length).toBe(before)
   })
@@ -98,7 +110,7 @@ describe('FILESYNC=nextcloud: logins checked by Nextcloud', () => {
     expect(t.gateway.requests.length).toBe(before)
   })
 
-  it('answers 404 for a path on a mount that is not in the user\'s Nextcloud tree (another user\'s file)', async () => {
+  it("answers 404 for a path on a mount that is not in the user's Nextcloud tree (another user's file)", async () => {
     const before = t.gateway.requests.length
     // Bob's file exists on the gateway under /bob; for alice, /Filecoin/bob-only.txt is /alice/bob-only.txt and not hers.
     for (const filePath of ['/Filecoin/bob-only.txt', '/remote.php/dav/files/bob/Filecoin/bob-only.txt']) {
@@ -112,7 +124,12 @@ describe('FILESYNC=nextcloud: logins checked by Nextcloud', () => {
   it('refuses headers that try to name another user, and logs it', async () => {
     for (const header of ['x-forwarded-user', 'x-remote-user', 'oc-user', 'remote-user']) {
       const before = t.userChecks()
-      const res = await postMetadata({ url: t.url, auth: ncAlice, headers: { [header]: 'bob' }, body: { filePath: '/Filecoin/bob-only.txt' } })
+      const res = await postMetadata({
+        url: t.url,
+        auth: ncAlice,
+        headers: { [header]: 'bob' },
+        body: { filePath: '/Filecoin/bob-only.txt' },
+      })
       expect(res.status).toBe(400)
       expect(res.body).toMatchObject({ success: false })
       expect(JSON.stringify(res.body)).not.toContain('bafk')
@@ -127,8 +144,15 @@ describe('FILESYNC=nextcloud: logins checked by Nextcloud', () => {
     expect(all).not.toContain(ncAlice.slice(6))
   })
 
-  it('serves only the app\'s OCS routes: Nextcloud owns files, status and logins', async () => {
-    for (const [method, path] of [['PROPFIND', '/remote.php/dav/files/alice/'], ['GET', '/status.php'], ['GET', '/ocs/v2.php/cloud/user'], ['GET', '/'], ['POST', '/login'], ['MKCOL', '/remote.php/dav/uploads/alice/x']]) {
+  it("serves only the app's OCS routes: Nextcloud owns files, status and logins", async () => {
+    for (const [method, path] of [
+      ['PROPFIND', '/remote.php/dav/files/alice/'],
+      ['GET', '/status.php'],
+      ['GET', '/ocs/v2.php/cloud/user'],
+      ['GET', '/'],
+      ['POST', '/login'],
+      ['MKCOL', '/remote.php/dav/uploads/alice/x'],
+    ]) {
       const res = await fetch(`${t.url}${path}`, { method, headers: { authorization: ncAlice } })
       expect(res.status, `${method} ${path}`).toBe(404)
     }
@@ -136,14 +160,23 @@ describe('FILESYNC=nextcloud: logins checked by Nextcloud', () => {
     expect(config.status).toBe(200)
   })
 
-  it('answers 431 in the envelope, not 500, for headers over Node\'s 16 KiB limit', async () => {
+  it("answers 431 in the envelope, not 500, for headers over Node's 16 KiB limit", async () => {
     const { status, body } = await new Promise<{ status: number; body: string }>((resolve, reject) => {
       const u = new URL(t.url)
-      const req = httpRequest({ hostname: u.hostname, port: u.port, method: 'POST', path: '/ocs/v2.php/apps/gateway/get-file-metadata', headers: { cookie: 'a=' + 'x'.repeat(20_000), 'ocs-apirequest': 'true' } }, (res) => {
-        let text = ''
-        res.on('data', (c) => (text += c))
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }))
-      })
+      const req = httpRequest(
+        {
+          hostname: u.hostname,
+          port: u.port,
+          method: 'POST',
+          path: '/ocs/v2.php/apps/gateway/get-file-metadata',
+          headers: { cookie: 'a=' + 'x'.repeat(20_000), 'ocs-apirequest': 'true' },
+        },
+        (res) => {
+          let text = ''
+          res.on('data', (c) => (text += c))
+          res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text }))
+        },
+      )
       req.on('error', reject)
       req.end()
     })
@@ -159,12 +192,13 @@ describe('FILESYNC=nextcloud: admin rights come from Nextcloud', () => {
     t = await startNextcloudSetup()
   })
   afterAll(() => t.close())
-  const settings = (auth: string, init: RequestInit = {}) => fetch(`${t.url}/ocs/v2.php/apps/gateway/admin/settings`, {
-    ...init,
-    headers: { authorization: auth, 'ocs-apirequest': 'true', 'content-type': 'application/json' },
-  })
+  const settings = (auth: string, init: RequestInit = {}) =>
+    fetch(`${t.url}/ocs/v2.php/apps/gateway/admin/settings`, {
+      ...init,
+      headers: { authorization: auth, 'ocs-apirequest': 'true', 'content-type': 'application/json' },
+    })
 
-  it('lets a member of Nextcloud\'s admin group read the mounts, and nobody else', async () => {
+  it("lets a member of Nextcloud's admin group read the mounts, and nobody else", async () => {
     const admin = await settings(ncAdmin)
     expect(admin.status).toBe(200)
     expect(((await admin.json()) as any).settings.mounts).toEqual(MOUNTS)
@@ -178,7 +212,10 @@ describe('FILESYNC=nextcloud: admin rights come from Nextcloud', () => {
       [{ mountPoint: '/a/../b', gatewayPath: '/{user}' }],
       [{ mountPoint: '/Filecoin', gatewayPath: '/../etc' }],
       [{ mountPoint: '/Filecoin', gatewayPath: '/{owner}' }],
-      [{ mountPoint: '/A', gatewayPath: '/x' }, { mountPoint: '/A/', gatewayPath: '/y' }],
+      [
+        { mountPoint: '/A', gatewayPath: '/x' },
+        { mountPoint: '/A/', gatewayPath: '/y' },
+      ],
       [{ mountPoint: 'Filecoin', gatewayPath: '/x' }],
     ]) {
       const res = await settings(ncAdmin, { method: 'PUT', body: JSON.stringify({ ...base, mounts }) })
@@ -190,9 +227,13 @@ describe('FILESYNC=nextcloud: admin rights come from Nextcloud', () => {
   it('caches a login Nextcloud accepted briefly, never a failure', async () => {
     const before = t.userChecks()
     const bob = basic(NC_BOB.id, NC_BOB.password)
-    for (let i = 0; i < 3; i++) expect((await postMetadata({ url: t.url, auth: bob, body: { filePath: '/Filecoin/bob-only.txt' } })).status).toBe(200)
+    for (let i = 0; i < 3; i++)
+      expect((await postMetadata({ url: t.url, auth: bob, body: { filePath: '/Filecoin/bob-only.txt' } })).status).toBe(200)
     expect(t.userChecks() - before).toBe(1)
-    for (let i = 0; i < 2; i++) expect((await postMetadata({ url: t.url, auth: basic('alice', 'nope'), body: { filePath: '/Filecoin/docs/report.pdf' } })).status).toBe(401)
+    for (let i = 0; i < 2; i++)
+      expect(
+        (await postMetadata({ url: t.url, auth: basic('alice', 'nope'), body: { filePath: '/Filecoin/docs/report.pdf' } })).status,
+      ).toBe(401)
     expect(t.userChecks() - before).toBe(3)
   })
 })

@@ -23,14 +23,22 @@ beforeAll(async () => {
 })
 afterAll(() => server.close())
 
-const status = (code: number, headers: Record<string, string> = {}) => (_req: IncomingMessage, res: ServerResponse) => res.writeHead(code, headers).end('<d:multistatus xmlns:d="DAV:"/>')
+const status =
+  (code: number, headers: Record<string, string> = {}) =>
+  (_req: IncomingMessage, res: ServerResponse) =>
+    res.writeHead(code, headers).end('<d:multistatus xmlns:d="DAV:"/>')
 
 describe('Nextcloud WebDAV client', () => {
-  it('asks a Depth 0 PROPFIND of the encoded path in the caller\'s name, 207 meaning yes and 404 no', async () => {
+  it("asks a Depth 0 PROPFIND of the encoded path in the caller's name, 207 meaning yes and 404 no", async () => {
     answer = status(207, { 'content-type': 'application/xml' })
     seen.length = 0
     expect(await client.exists(creds, 'alice', '/Docs/a b#1 é.txt')).toBe(true)
-    expect(seen[0]).toEqual({ method: 'PROPFIND', url: '/remote.php/dav/files/alice/Docs/a%20b%231%20%C3%A9.txt', depth: '0', authorization: creds.authorization })
+    expect(seen[0]).toEqual({
+      method: 'PROPFIND',
+      url: '/remote.php/dav/files/alice/Docs/a%20b%231%20%C3%A9.txt',
+      depth: '0',
+      authorization: creds.authorization,
+    })
     answer = status(404)
     expect(await client.exists(creds, 'alice', '/gone.txt')).toBe(false)
   })
@@ -48,8 +56,14 @@ describe('Nextcloud WebDAV client', () => {
     answer = status(500)
     await expect(client.exists(creds, 'alice', '/a')).rejects.toMatchObject({ status: 503, code: 'NEXTCLOUD_UNAVAILABLE' })
     answer = (req, res) => (req.url?.startsWith('/login') ? status(200)(req, res) : res.writeHead(302, { location: '/login' }).end())
-    await expect(client.exists(creds, 'alice', '/a')).rejects.toMatchObject({ code: 'NEXTCLOUD_BAD_RESPONSE', message: expect.stringContaining('check NEXTCLOUD_URL') })
+    await expect(client.exists(creds, 'alice', '/a')).rejects.toMatchObject({
+      code: 'NEXTCLOUD_BAD_RESPONSE',
+      message: expect.stringContaining('check NEXTCLOUD_URL'),
+    })
     answer = () => {}
-    await expect(client.exists(creds, 'alice', '/a')).rejects.toMatchObject({ code: 'NEXTCLOUD_UNAVAILABLE', message: expect.stringContaining('within 500 ms') })
+    await expect(client.exists(creds, 'alice', '/a')).rejects.toMatchObject({
+      code: 'NEXTCLOUD_UNAVAILABLE',
+      message: expect.stringContaining('within 500 ms'),
+    })
   })
 })

@@ -5,11 +5,26 @@ import { basic, RECORDED_FILE_INFO, startBridge, startFakeGateway } from './help
 import { startNextcloudStandIn, type StandInUser } from './nextcloud-stand-in.ts'
 
 export const NC_ALICE: StandInUser = {
-  id: 'alice', password: 'alice-nextcloud-pw', displayName: 'Alice Liddell', groups: ['users'],
+  id: 'alice',
+  password: 'alice-nextcloud-pw',
+  displayName: 'Alice Liddell',
+  groups: ['users'],
   files: ['/Filecoin/docs/report.pdf', '/Team/plan.txt', '/Documents/private.txt'],
 }
-export const NC_BOB: StandInUser = { id: 'bob', password: 'bob-nextcloud-pw', displayName: 'Bob', groups: ['users'], files: ['/Filecoin/bob-only.txt'] }
-export const NC_ADMIN: StandInUser = { id: 'ncadmin', password: 'admin-nextcloud-pw', displayName: 'Admin', groups: ['admin', 'users'], files: [] }
+export const NC_BOB: StandInUser = {
+  id: 'bob',
+  password: 'bob-nextcloud-pw',
+  displayName: 'Bob',
+  groups: ['users'],
+  files: ['/Filecoin/bob-only.txt'],
+}
+export const NC_ADMIN: StandInUser = {
+  id: 'ncadmin',
+  password: 'admin-nextcloud-pw',
+  displayName: 'Admin',
+  groups: ['admin', 'users'],
+  files: [],
+}
 export const ncAlice = basic(NC_ALICE.id, NC_ALICE.password)
 export const ncAdmin = basic(NC_ADMIN.id, NC_ADMIN.password)
 
@@ -22,10 +37,13 @@ export const MOUNTS = [
 /** A pino logger whose lines the test can read (what was logged, and that no secret was). */
 export function captureLogger() {
   const lines: string[] = []
-  const logger = pino({
-    level: 'info',
-    redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'password', '*.password'], censor: '[redacted]' },
-  }, { write: (line: string) => void lines.push(line) })
+  const logger = pino(
+    {
+      level: 'info',
+      redact: { paths: ['req.headers.authorization', 'req.headers.cookie', 'password', '*.password'], censor: '[redacted]' },
+    },
+    { write: (line: string) => void lines.push(line) },
+  )
   return { logger, lines }
 }
 
@@ -43,11 +61,22 @@ export async function startNextcloudSetup(config: Partial<BridgeConfig> = {}, de
       else res.status(404).json({ success: false, error: 'File or folder not found' })
     })
   })
-  const t = await startBridge(gateway.url, { filesync: 'nextcloud', nextcloudUrl: nextcloud.url, nextcloudTimeoutMs: 2_000, ...config }, deps)
+  const t = await startBridge(
+    gateway.url,
+    { filesync: 'nextcloud', nextcloudUrl: nextcloud.url, nextcloudTimeoutMs: 2_000, ...config },
+    deps,
+  )
   const saved = await fetch(`${t.url}/ocs/v2.php/apps/gateway/admin/settings`, {
     method: 'PUT',
     headers: { authorization: ncAdmin, 'ocs-apirequest': 'true', 'content-type': 'application/json' },
-    body: JSON.stringify({ gatewayUrl: '', gatewayUser: '', pathMap: '/{user}', network: 'mainnet', ipfsGateway: 'https://ipfs.io', mounts: MOUNTS }),
+    body: JSON.stringify({
+      gatewayUrl: '',
+      gatewayUser: '',
+      pathMap: '/{user}',
+      network: 'mainnet',
+      ipfsGateway: 'https://ipfs.io',
+      mounts: MOUNTS,
+    }),
   })
   if (saved.status !== 200) throw new Error(`saving the mounts failed: ${saved.status} ${await saved.text()}`)
   return {

@@ -4,15 +4,30 @@ import { join } from 'node:path'
 import { startServer, type RunningServer } from '../../server/shared/http.ts'
 
 const FIXTURES = join(import.meta.dirname, 'fixtures', 'nextcloud')
-const json = (name: string) => JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')) as { status: number; headers: Record<string, string>; body: unknown }
+const json = (name: string) =>
+  JSON.parse(readFileSync(join(FIXTURES, name), 'utf8')) as { status: number; headers: Record<string, string>; body: unknown }
 const xml = (name: string) => readFileSync(join(FIXTURES, name), 'utf8')
 
 /** The instance's session cookie name (Nextcloud names it after its instance id). */
 export const SESSION_COOKIE_NAME = 'ocstandin42'
 
-export interface StandInUser { id: string; password: string; displayName: string; groups: string[]; files: string[] }
-export interface StandInSession { user: string; requestToken: string; expired?: boolean }
-export interface SeenRequest { method: string; url: string; headers: Record<string, string | string[] | undefined> }
+export interface StandInUser {
+  id: string
+  password: string
+  displayName: string
+  groups: string[]
+  files: string[]
+}
+export interface StandInSession {
+  user: string
+  requestToken: string
+  expired?: boolean
+}
+export interface SeenRequest {
+  method: string
+  url: string
+  headers: Record<string, string | string[] | undefined>
+}
 
 export interface NextcloudStandIn extends RunningServer {
   users: Map<string, StandInUser>
@@ -45,7 +60,10 @@ export async function startNextcloudStandIn(users: StandInUser[]): Promise<Nextc
     next()
   })
   const send = (res: express.Response, f: { status: number; headers: Record<string, string>; body: unknown }) => {
-    res.status(f.status).set(f.headers).send(typeof f.body === 'string' ? f.body : JSON.stringify(f.body))
+    res
+      .status(f.status)
+      .set(f.headers)
+      .send(typeof f.body === 'string' ? f.body : JSON.stringify(f.body))
   }
   const sessionOf = (req: express.Request) => {
     const match = new RegExp(`(?:^|;\\s*)${SESSION_COOKIE_NAME}=([^;]+)`).exec(String(req.headers.cookie ?? ''))
@@ -91,10 +109,12 @@ export async function startNextcloudStandIn(users: StandInUser[]): Promise<Nextc
     const { user, viaSession } = whoIs(req)
     if (!user) return send(res, json('cloud-user-unauthorised.json'))
     // Sabre's Auth plugin: a session making a non-GET request needs its requesttoken.
-    if (viaSession && req.method !== 'GET' && !tokenOk(req)) return void res.status(401).type('application/xml; charset=utf-8').send(xml('propfind-csrf.xml'))
+    if (viaSession && req.method !== 'GET' && !tokenOk(req))
+      return void res.status(401).type('application/xml; charset=utf-8').send(xml('propfind-csrf.xml'))
     const [owner, ...rest] = req.path.split('/').filter(Boolean).map(decodeURIComponent)
     const path = '/' + rest.join('/')
-    const notFound = () => res.status(404).type('application/xml; charset=utf-8').send(xml('propfind-not-found.xml').replace('__NAME__', path))
+    const notFound = () =>
+      res.status(404).type('application/xml; charset=utf-8').send(xml('propfind-not-found.xml').replace('__NAME__', path))
     if (req.method !== 'PROPFIND') return void res.status(405).end()
     if (owner !== user.id) return notFound()
     const known = path === '/' || user.files.some((f) => f === path || f.startsWith(path + '/'))
@@ -104,15 +124,23 @@ export async function startNextcloudStandIn(users: StandInUser[]): Promise<Nextc
 
   const server = await startServer(app, 0)
   const close = server.close
-  const standIn = Object.assign(server, { users: state.users, sessions: state.sessions, seen: state.seen }, {
-    close: (grace = 50) => close(grace),
-    login(user: string) {
-      const id = `sess${++counter}x${Math.random().toString(36).slice(2)}`
-      const requestToken = `tok${counter}:${Math.random().toString(36).slice(2)}`
-      state.sessions.set(id, { user, requestToken })
-      return { id, requestToken, cookie: `oc_sessionPassphrase=pp${counter}; ${SESSION_COOKIE_NAME}=${id}; nc_sameSiteCookielax=true; nc_sameSiteCookiestrict=true` }
+  const standIn = Object.assign(
+    server,
+    { users: state.users, sessions: state.sessions, seen: state.seen },
+    {
+      close: (grace = 50) => close(grace),
+      login(user: string) {
+        const id = `sess${++counter}x${Math.random().toString(36).slice(2)}`
+        const requestToken = `tok${counter}:${Math.random().toString(36).slice(2)}`
+        state.sessions.set(id, { user, requestToken })
+        return {
+          id,
+          requestToken,
+          cookie: `oc_sessionPassphrase=pp${counter}; ${SESSION_COOKIE_NAME}=${id}; nc_sameSiteCookielax=true; nc_sameSiteCookiestrict=true`,
+        }
+      },
     },
-  })
+  )
   // Switches the tests flip, read live by the handlers above.
   Object.defineProperties(standIn, {
     maintenance: { get: () => state.maintenance, set: (v: boolean) => (state.maintenance = v), enumerable: true },

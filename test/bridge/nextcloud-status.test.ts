@@ -24,7 +24,9 @@ describe('Nextcloud client surface', () => {
   })
 
   it.each(['v1', 'v2'])('capabilities %s in JSON carry the WebDAV root and chunking', async (v) => {
-    const res = await fetch(`${t.url}/ocs/${v}.php/cloud/capabilities?format=json`, { headers: { authorization: aliceAuth, 'ocs-apirequest': 'true' } })
+    const res = await fetch(`${t.url}/ocs/${v}.php/cloud/capabilities?format=json`, {
+      headers: { authorization: aliceAuth, 'ocs-apirequest': 'true' },
+    })
     expect(res.status).toBe(200)
     const { ocs } = await res.json()
     expect(ocs.meta).toMatchObject({ status: 'ok', statuscode: v === 'v1' ? 100 : 200 })
@@ -40,20 +42,26 @@ describe('Nextcloud client surface', () => {
     const parsed = new XMLParser().parse(await xml.text())
     expect(parsed.ocs.meta.statuscode).toBe(100)
     expect(parsed.ocs.data.capabilities.core['webdav-root']).toBe('remote.php/webdav')
-    const json = await fetch(`${t.url}/ocs/v2.php/cloud/capabilities`, { headers: { authorization: aliceAuth, accept: 'application/json' } })
+    const json = await fetch(`${t.url}/ocs/v2.php/cloud/capabilities`, {
+      headers: { authorization: aliceAuth, accept: 'application/json' },
+    })
     expect((await json.json()).ocs.data.capabilities.dav.chunking).toBe('1.0')
   })
 
   it('capabilities are public as in Nextcloud, but wrong credentials are still a 401', async () => {
     const anonymous = await fetch(`${t.url}/ocs/v2.php/cloud/capabilities?format=json`)
     expect(anonymous.status).toBe(200)
-    const wrong = await fetch(`${t.url}/ocs/v2.php/cloud/capabilities?format=json`, { headers: { authorization: basic('alice', 'nope-nope') } })
+    const wrong = await fetch(`${t.url}/ocs/v2.php/cloud/capabilities?format=json`, {
+      headers: { authorization: basic('alice', 'nope-nope') },
+    })
     expect(wrong.status).toBe(401)
     expect((await wrong.json()).ocs.meta.status).toBe('failure')
   })
 
   it.each(['v1', 'v2'])('cloud/user %s describes the authenticated user', async (v) => {
-    const res = await fetch(`${t.url}/ocs/${v}.php/cloud/user?format=json`, { headers: { authorization: aliceAuth, 'ocs-apirequest': 'true' } })
+    const res = await fetch(`${t.url}/ocs/${v}.php/cloud/user?format=json`, {
+      headers: { authorization: aliceAuth, 'ocs-apirequest': 'true' },
+    })
     expect(res.status).toBe(200)
     const { ocs } = await res.json()
     expect(ocs.data).toMatchObject({ id: 'alice', 'display-name': 'Alice Liddell', email: null })

@@ -9,7 +9,7 @@ import { NC_ALICE, ncAlice, startNextcloudSetup } from './nextcloud-helpers.ts'
  * on loopback, in front of the bridge (FILESYNC=nextcloud, TRUST_PROXY=loopback)
  * and the Nextcloud stand-in: every request goes through nginx.
  */
-describe.skipIf(!NGINX)('nginx in front of Nextcloud and the bridge (skipped when Debian\'s nginx is not installed)', () => {
+describe.skipIf(!NGINX)("nginx in front of Nextcloud and the bridge (skipped when Debian's nginx is not installed)", () => {
   let t: Awaited<ReturnType<typeof startNextcloudSetup>>
   let nginx: RunningNginx
   let base: string
@@ -39,27 +39,39 @@ describe.skipIf(!NGINX)('nginx in front of Nextcloud and the bridge (skipped whe
     expect(user.status).toBe(200)
     expect(((await user.json()) as any).ocs.data.id).toBe('alice')
 
-    const propfind = await fetch(`${base}/remote.php/dav/files/alice/Filecoin/docs/report.pdf`, { method: 'PROPFIND', headers: { authorization: ncAlice, depth: '0' } })
+    const propfind = await fetch(`${base}/remote.php/dav/files/alice/Filecoin/docs/report.pdf`, {
+      method: 'PROPFIND',
+      headers: { authorization: ncAlice, depth: '0' },
+    })
     expect(propfind.status).toBe(207)
   })
 
-  it('sends the app\'s OCS routes to the bridge, which checks the caller with Nextcloud', async () => {
+  it("sends the app's OCS routes to the bridge, which checks the caller with Nextcloud", async () => {
     const res = await postMetadata({ url: base, auth: ncAlice, body: { filePath: '/Filecoin/docs/report.pdf' } })
     expect(res.status).toBe(200)
     expect(res.body.metadata.file).toMatchObject({ cid: RECORDED_FILE_INFO.result.file.cid, path: '/Filecoin/docs', file: 'report.pdf' })
 
     const s = t.nextcloud.login('alice')
-    const viaSession = await postMetadata({ url: base, auth: null, headers: { cookie: s.cookie, requesttoken: s.requestToken }, body: { filePath: '/Team/plan.txt' } })
+    const viaSession = await postMetadata({
+      url: base,
+      auth: null,
+      headers: { cookie: s.cookie, requesttoken: s.requestToken },
+      body: { filePath: '/Team/plan.txt' },
+    })
     expect(viaSession.status).toBe(200)
-    const tab = await fetch(`${base}/ocs/v2.php/apps/gateway/config`, { headers: { cookie: s.cookie, requesttoken: s.requestToken, 'ocs-apirequest': 'true' } })
+    const tab = await fetch(`${base}/ocs/v2.php/apps/gateway/config`, {
+      headers: { cookie: s.cookie, requesttoken: s.requestToken, 'ocs-apirequest': 'true' },
+    })
     expect(tab.status).toBe(200)
   })
 
-  it('passes on Nextcloud\'s refusals: wrong password, expired session, missing requesttoken, maintenance', async () => {
+  it("passes on Nextcloud's refusals: wrong password, expired session, missing requesttoken, maintenance", async () => {
     expect((await postMetadata({ url: base, auth: basic('alice', 'not-her-password') })).status).toBe(401)
     const expired = t.nextcloud.login('alice')
     t.nextcloud.sessions.get(expired.id)!.expired = true
-    expect((await postMetadata({ url: base, auth: null, headers: { cookie: expired.cookie, requesttoken: expired.requestToken } })).status).toBe(401)
+    expect(
+      (await postMetadata({ url: base, auth: null, headers: { cookie: expired.cookie, requesttoken: expired.requestToken } })).status,
+    ).toBe(401)
     const s = t.nextcloud.login('alice')
     const noToken = await postMetadata({ url: base, auth: null, headers: { cookie: s.cookie } })
     expect(noToken.status).toBe(412)
@@ -70,18 +82,28 @@ describe.skipIf(!NGINX)('nginx in front of Nextcloud and the bridge (skipped whe
       const res = await postMetadata({ url: base, auth: ncAlice, body: { filePath: '/Filecoin/docs/report.pdf' } })
       expect(res.status).toBe(503)
       expect(res.body).toMatchObject({ success: false })
-      expect((await (await fetch(`${base}/status.php`)).json())).toMatchObject({ maintenance: true })
+      expect(await (await fetch(`${base}/status.php`)).json()).toMatchObject({ maintenance: true })
     } finally {
       t.nextcloud.maintenance = false
     }
   })
 
   it('drops headers that name another user before they reach the bridge', async () => {
-    const res = await postMetadata({ url: base, auth: ncAlice, headers: { 'x-forwarded-user': 'bob', 'oc-user': 'bob' }, body: { filePath: '/Filecoin/bob-only.txt' } })
+    const res = await postMetadata({
+      url: base,
+      auth: ncAlice,
+      headers: { 'x-forwarded-user': 'bob', 'oc-user': 'bob' },
+      body: { filePath: '/Filecoin/bob-only.txt' },
+    })
     // Still alice: her /Filecoin/bob-only.txt does not exist.
     expect(res.status).toBe(404)
     expect(JSON.stringify(res.body)).not.toContain('bafk')
-    const own = await postMetadata({ url: base, auth: ncAlice, headers: { 'x-remote-user': 'bob' }, body: { filePath: '/Filecoin/docs/report.pdf' } })
+    const own = await postMetadata({
+      url: base,
+      auth: ncAlice,
+      headers: { 'x-remote-user': 'bob' },
+      body: { filePath: '/Filecoin/docs/report.pdf' },
+    })
     expect(own.status).toBe(200)
   })
 
@@ -100,7 +122,9 @@ describe.skipIf(!NGINX)('nginx in front of Nextcloud and the bridge (skipped whe
     // Earlier tests already spent some of this address's 3 failures; each attempt claims another address.
     const statuses: number[] = []
     for (let i = 0; i < 4 && statuses.at(-1) !== 429; i++) {
-      statuses.push((await postMetadata({ url: base, auth: basic(`nobody${i}`, 'x'), headers: { 'x-forwarded-for': `10.0.0.${i}` } })).status)
+      statuses.push(
+        (await postMetadata({ url: base, auth: basic(`nobody${i}`, 'x'), headers: { 'x-forwarded-for': `10.0.0.${i}` } })).status,
+      )
     }
     expect(statuses.at(-1)).toBe(429)
     expect(statuses.slice(0, -1).every((s) => s === 401)).toBe(true)

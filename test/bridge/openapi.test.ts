@@ -15,7 +15,9 @@ describe('OpenAPI description of the app surface and the gateway', () => {
   beforeAll(async () => {
     t = await startBridgeOnRealGateway()
     const put = await fetch(`${t.url}/remote.php/dav/files/alice/report.pdf`, {
-      method: 'PUT', headers: { authorization: aliceAuth }, body: 'x'.repeat(300_000),
+      method: 'PUT',
+      headers: { authorization: aliceAuth },
+      body: 'x'.repeat(300_000),
     })
     expect(put.status).toBe(201)
   })
@@ -48,7 +50,11 @@ describe('OpenAPI description of the app surface and the gateway', () => {
     const op = doc.paths['/ocs/v2.php/apps/gateway/get-folder-states'].post
     expect(op.requestBody.content['application/json'].schema.required).toEqual(['folderPath'])
     expect(Object.keys(gatewayOpenApi('test').paths as object)).toEqual(['/file-info', '/folder-states'])
-    const { status, body } = await postMetadata({ url: t.url, route: '/ocs/v2.php/apps/gateway/get-folder-states', body: { folderPath: '/' } })
+    const { status, body } = await postMetadata({
+      url: t.url,
+      route: '/ocs/v2.php/apps/gateway/get-folder-states',
+      body: { folderPath: '/' },
+    })
     expect(status).toBe(200)
     expectToMatch(FolderStatesResponseSchema, body)
     const res = await fetch(`${t.gateway.url}/folder-states`, {
@@ -59,7 +65,7 @@ describe('OpenAPI description of the app surface and the gateway', () => {
     expectToMatch(GatewayFolderStatesResponseSchema, await res.json())
   })
 
-  it('matches what the gateway\'s /file-info really answers', async () => {
+  it("matches what the gateway's /file-info really answers", async () => {
     // A file, and a folder (with its per-state and per-group file counts).
     for (const filePath of ['/alice/report.pdf', '/alice']) {
       const res = await fetch(`${t.gateway.url}/file-info`, {
@@ -88,7 +94,10 @@ describe('OpenAPI description of the app surface and the gateway', () => {
     const saved = await call('GET', 'admin/settings', adminAuth)
     expectToMatch(AdminSettingsResponseSchema, saved)
     const mounts = [{ mountPoint: '/Filecoin', gatewayPath: '/{user}' }]
-    expectToMatch(AdminSettingsResponseSchema, await call('PUT', 'admin/settings', adminAuth, { ...saved.settings, gatewayPasswordSet: undefined, mounts }))
+    expectToMatch(
+      AdminSettingsResponseSchema,
+      await call('PUT', 'admin/settings', adminAuth, { ...saved.settings, gatewayPasswordSet: undefined, mounts }),
+    )
     // A link that works, and one that does not (nothing listens on port 9).
     const working = await call('POST', 'admin/test-link', adminAuth, {})
     expect(working.success).toBe(true)

@@ -4,13 +4,13 @@ import { createPathMap } from '../../server/bridge/path-map.ts'
 describe('path map', () => {
   const byUser = createPathMap('/{user}')
 
-  it('puts a user\'s files in their own gateway folder', () => {
+  it("puts a user's files in their own gateway folder", () => {
     expect(byUser.rootOf('alice')).toBe('/alice')
     expect(byUser.toGateway('alice', '/')).toBe('/alice')
     expect(byUser.toGateway('alice', '/docs/a.txt')).toBe('/alice/docs/a.txt')
   })
 
-  it('maps gateway paths back, and only the user\'s own', () => {
+  it("maps gateway paths back, and only the user's own", () => {
     expect(byUser.toUser('alice', '/alice/docs/a.txt')).toBe('/docs/a.txt')
     expect(byUser.toUser('alice', '/alice')).toBe('/')
     expect(byUser.toUser('alice', '/alice/')).toBe('/')

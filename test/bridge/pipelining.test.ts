@@ -42,9 +42,12 @@ describe.each([
     const { url, base, auth } = target()
     for (let i = 0; i < 10; i++) {
       const body = `version ${i} `.repeat(1000)
-      const answers = await pipelined(url,
+      const answers = await pipelined(
+        url,
         `PUT ${base}/p.txt HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\nContent-Length: ${body.length}\r\n\r\n${body}` +
-        `GET ${base}/p.txt HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\n\r\n`, 2)
+          `GET ${base}/p.txt HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\n\r\n`,
+        2,
+      )
       expect(answers[0]).toMatch(/^HTTP\/1\.1 20[14] /)
       expect(answers[1]).toMatch(/^HTTP\/1\.1 200 /)
       expect(answers[1].endsWith(`\r\n\r\n${body}`)).toBe(true)
@@ -55,9 +58,12 @@ describe.each([
     const { url, base, auth } = target()
     const put = await fetch(`${url}${base}/gone.txt`, { method: 'PUT', headers: { authorization: auth }, body: 'x' })
     expect(put.status).toBe(201)
-    const answers = await pipelined(url,
+    const answers = await pipelined(
+      url,
       `DELETE ${base}/gone.txt HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\n\r\n` +
-      `GET ${base}/gone.txt HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\n\r\n`, 2)
+        `GET ${base}/gone.txt HTTP/1.1\r\nHost: x\r\nAuthorization: ${auth}\r\n\r\n`,
+      2,
+    )
     expect(answers[0]).toMatch(/^HTTP\/1\.1 204 /)
     expect(answers[1]).toMatch(/^HTTP\/1\.1 404 /)
   })

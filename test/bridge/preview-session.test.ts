@@ -7,7 +7,12 @@ import { ALICE, BOB, aliceAuth, rawRequest, startBridge, startRealGateway, type 
 
 const METADATA = '/ocs/v2.php/apps/gateway/get-file-metadata'
 
-interface Login { cookie: string; sessionId: string; token: string; setCookie: string }
+interface Login {
+  cookie: string
+  sessionId: string
+  token: string
+  setCookie: string
+}
 
 async function login(base: string, user: string, password: string): Promise<Login> {
   const res = await fetch(`${base}/login`, {
@@ -43,8 +48,16 @@ describe('preview page: login, session cookie and request token', () => {
     gateway = await startRealGateway()
     sql = await openSql({ file: ':memory:', schema: 'bridge' })
     bundleDir = mkdtempSync(join(tmpdir(), 'bundle-'))
-    t = await startBridge(gateway.url, { gatewayUser: gateway.user, gatewayPassword: gateway.password }, { sql, bundleDir, throttle: { maxFailures: 3, windowMs: 60_000 } })
-    const put = await fetch(`${t.url}/remote.php/dav/files/alice/notes.txt`, { method: 'PUT', headers: { authorization: aliceAuth }, body: 'some notes' })
+    t = await startBridge(
+      gateway.url,
+      { gatewayUser: gateway.user, gatewayPassword: gateway.password },
+      { sql, bundleDir, throttle: { maxFailures: 3, windowMs: 60_000 } },
+    )
+    const put = await fetch(`${t.url}/remote.php/dav/files/alice/notes.txt`, {
+      method: 'PUT',
+      headers: { authorization: aliceAuth },
+      body: 'some notes',
+    })
     expect(put.status).toBe(201)
   })
   afterAll(async () => {
@@ -63,7 +76,9 @@ describe('preview page: login, session cookie and request token', () => {
     expect(html).not.toContain('data-requesttoken')
     // Whoever ran `npm start` learns here whom to log in as and where the password is, never the password itself.
     expect(html).toContain('The first user is <strong>admin</strong>')
-    expect(html).toMatch(/ADMIN_PASSWORD at the first start, or else in the file app\/admin-password of DATA_DIR .*\.\/data\/app\/admin-password/)
+    expect(html).toMatch(
+      /ADMIN_PASSWORD at the first start, or else in the file app\/admin-password of DATA_DIR .*\.\/data\/app\/admin-password/,
+    )
   })
 
   it('sets an HttpOnly, SameSite=Lax session cookie whose id is stored only hashed', async () => {
@@ -79,16 +94,19 @@ describe('preview page: login, session cookie and request token', () => {
 
   // `garbage` and a cut IPv6 literal are not URLs: refused as foreign, never a 500.
   // `null` (a sandboxed frame, a data: URL) and an empty Origin name no site of ours either.
-  it.each(['https://evil.example', 'garbage', 'http://[::1', 'null', ''])('refuses a login form posted from another site (Origin: %s)', async (origin) => {
-    const res = await fetch(`${t.url}/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
-      body: new URLSearchParams({ user: ALICE.user, password: ALICE.password }),
-      redirect: 'manual',
-    })
-    expect(res.status).toBe(403)
-    expect(res.headers.get('set-cookie')).toBeNull()
-  })
+  it.each(['https://evil.example', 'garbage', 'http://[::1', 'null', ''])(
+    'refuses a login form posted from another site (Origin: %s)',
+    async (origin) => {
+      const res = await fetch(`${t.url}/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', origin },
+        body: new URLSearchParams({ user: ALICE.user, password: ALICE.password }),
+        redirect: 'manual',
+      })
+      expect(res.status).toBe(403)
+      expect(res.headers.get('set-cookie')).toBeNull()
+    },
+  )
 
   it('lets the session call the OCS route with its requesttoken, and answers 412 without it', async () => {
     const s = await login(t.url, ALICE.user, ALICE.password)
@@ -113,17 +131,29 @@ describe('preview page: login, session cookie and request token', () => {
     expect((await fetch(`${t.url}/index.php/csrftoken`)).status).toBe(401)
   })
 
-  it('lists the user\'s files with PROPFIND through the session, and only theirs', async () => {
+  it("lists the user's files with PROPFIND through the session, and only theirs", async () => {
     const s = await login(t.url, ALICE.user, ALICE.password)
-    const list = await fetch(`${t.url}/remote.php/dav/files/alice/`, { method: 'PROPFIND', headers: { cookie: s.cookie, requesttoken: s.token, depth: '1' } })
+    const list = await fetch(`${t.url}/remote.php/dav/files/alice/`, {
+      method: 'PROPFIND',
+      headers: { cookie: s.cookie, requesttoken: s.token, depth: '1' },
+    })
     expect(list.status).toBe(207)
     expect(await list.text()).toContain('/remote.php/dav/files/alice/notes.txt')
-    expect((await fetch(`${t.url}/remote.php/dav/files/alice/`, { method: 'PROPFIND', headers: { cookie: s.cookie, depth: '1' } })).status).toBe(412)
+    expect(
+      (await fetch(`${t.url}/remote.php/dav/files/alice/`, { method: 'PROPFIND', headers: { cookie: s.cookie, depth: '1' } })).status,
+    ).toBe(412)
     // A plain download link works with the cookie alone, as in Nextcloud.
     const get = await fetch(`${t.url}/remote.php/dav/files/alice/notes.txt`, { headers: { cookie: s.cookie } })
     expect(get.status).toBe(200)
     expect(await get.text()).toBe('some notes')
-    expect((await fetch(`${t.url}/remote.php/dav/files/bob/`, { method: 'PROPFIND', headers: { cookie: s.cookie, requesttoken: s.token, depth: '1' } })).status).toBeGreaterThanOrEqual(400)
+    expect(
+      (
+        await fetch(`${t.url}/remote.php/dav/files/bob/`, {
+          method: 'PROPFIND',
+          headers: { cookie: s.cookie, requesttoken: s.token, depth: '1' },
+        })
+      ).status,
+    ).toBeGreaterThanOrEqual(400)
   })
 
   it('forgets the session on logout', async () => {
@@ -174,7 +204,13 @@ describe('preview page: login, session cookie and request token', () => {
 
   // Last: the throttle counts per address too, so later logins from here would wait.
   it('answers a wrong password with the form again and 401, and throttles with 429', async () => {
-    const wrong = () => fetch(`${t.url}/login`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: 'user=bob&password=nope-nope', redirect: 'manual' })
+    const wrong = () =>
+      fetch(`${t.url}/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: 'user=bob&password=nope-nope',
+        redirect: 'manual',
+      })
     const first = await wrong()
     expect(first.status).toBe(401)
     expect(first.headers.get('set-cookie')).toBeNull()

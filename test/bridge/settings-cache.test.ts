@@ -76,8 +76,17 @@ async function startReplica(config: BridgeConfig, sql: Sql, settingsRefreshMs?: 
 }
 
 const bridgeConfig = (gatewayUrl: string, dataDir: string, databaseUrl?: string): BridgeConfig => ({
-  host: '127.0.0.1', port: 0, dataDir, databaseUrl, network: 'mainnet', simnetGenesis: 1704067200,
-  gatewayUrl, gatewayTimeoutMs: 5_000, adminPassword: ADMIN_PASSWORD, pathMap: '/{user}', ipfsGateway: 'https://ipfs.io',
+  host: '127.0.0.1',
+  port: 0,
+  dataDir,
+  databaseUrl,
+  network: 'mainnet',
+  simnetGenesis: 1704067200,
+  gatewayUrl,
+  gatewayTimeoutMs: 5_000,
+  adminPassword: ADMIN_PASSWORD,
+  pathMap: '/{user}',
+  ipfsGateway: 'https://ipfs.io',
 })
 
 async function readSettings(url: string): Promise<{ ipfsGateway: string; pathMap: string }> {
@@ -119,7 +128,9 @@ describe('admin settings cached in memory (SQLite)', () => {
     replica.statements.length = 0
     for (let i = 0; i < 5; i++) {
       expect((await postMetadata({ url: replica.server.url, body: { filePath: '/docs/a.txt' } })).status).toBe(200)
-      expect((await fetch(replica.server.url + TAB_CONFIG, { headers: { authorization: aliceAuth, 'ocs-apirequest': 'true' } })).status).toBe(200)
+      expect(
+        (await fetch(replica.server.url + TAB_CONFIG, { headers: { authorization: aliceAuth, 'ocs-apirequest': 'true' } })).status,
+      ).toBe(200)
       await readSettings(replica.server.url)
     }
     // 15 requests, and the metadata route (the fast lane), the tab's config and the admin page all read memory.
@@ -135,48 +146,52 @@ describe('admin settings cached in memory (SQLite)', () => {
   })
 })
 
-describeEachStore('admin settings shared by two replicas', ({ databaseUrl: newDatabase }) => {
-  const REFRESH_MS = 300
-  let dataDir: string
-  const stores: Sql[] = []
-  let one: Replica
-  let two: Replica
+describeEachStore(
+  'admin settings shared by two replicas',
+  ({ databaseUrl: newDatabase }) => {
+    const REFRESH_MS = 300
+    let dataDir: string
+    const stores: Sql[] = []
+    let one: Replica
+    let two: Replica
 
-  beforeAll(async () => {
-    const databaseUrl = newDatabase('settings_cache')!
-    dataDir = mkdtempSync(join(tmpdir(), 'settings-cache-pg-'))
-    const config = bridgeConfig('http://127.0.0.1:9', dataDir, databaseUrl)
-    for (let i = 0; i < 2; i++) stores.push(await openSql({ databaseUrl, file: '', schema: 'bridge' }))
-    one = await startReplica(config, stores[0], REFRESH_MS)
-    two = await startReplica(config, stores[1], REFRESH_MS)
-  }, 60_000)
-  afterAll(async () => {
-    await one?.close()
-    await two?.close()
-    for (const sql of stores) await sql.close()
-    if (dataDir) rmSync(dataDir, { recursive: true, force: true })
-  })
+    beforeAll(async () => {
+      const databaseUrl = newDatabase('settings_cache')!
+      dataDir = mkdtempSync(join(tmpdir(), 'settings-cache-pg-'))
+      const config = bridgeConfig('http://127.0.0.1:9', dataDir, databaseUrl)
+      for (let i = 0; i < 2; i++) stores.push(await openSql({ databaseUrl, file: '', schema: 'bridge' }))
+      one = await startReplica(config, stores[0], REFRESH_MS)
+      two = await startReplica(config, stores[1], REFRESH_MS)
+    }, 60_000)
+    afterAll(async () => {
+      await one?.close()
+      await two?.close()
+      for (const sql of stores) await sql.close()
+      if (dataDir) rmSync(dataDir, { recursive: true, force: true })
+    })
 
-  it('has a save on one replica in force on the other within the refresh interval', async () => {
-    expect((await readSettings(two.server.url)).ipfsGateway).toBe('https://ipfs.io')
-    await save(one.server.url, { ipfsGateway: 'https://dweb.example.org' })
-    const saved = Date.now()
-    expect((await readSettings(one.server.url)).ipfsGateway).toBe('https://dweb.example.org')
-    let seenAfterMs: number | undefined
-    while (seenAfterMs === undefined && Date.now() - saved < 5 * REFRESH_MS) {
-      if ((await readSettings(two.server.url)).ipfsGateway === 'https://dweb.example.org') seenAfterMs = Date.now() - saved
-      else await new Promise((resolve) => setTimeout(resolve, 20))
-    }
-    expect(seenAfterMs).toBeDefined()
-    // One interval, and the refresh query's own time on a busy machine.
-    expect(seenAfterMs!).toBeLessThan(REFRESH_MS + 500)
-  })
+    it('has a save on one replica in force on the other within the refresh interval', async () => {
+      expect((await readSettings(two.server.url)).ipfsGateway).toBe('https://ipfs.io')
+      await save(one.server.url, { ipfsGateway: 'https://dweb.example.org' })
+      const saved = Date.now()
+      expect((await readSettings(one.server.url)).ipfsGateway).toBe('https://dweb.example.org')
+      let seenAfterMs: number | undefined
+      while (seenAfterMs === undefined && Date.now() - saved < 5 * REFRESH_MS) {
+        if ((await readSettings(two.server.url)).ipfsGateway === 'https://dweb.example.org') seenAfterMs = Date.now() - saved
+        else await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+      expect(seenAfterMs).toBeDefined()
+      // One interval, and the refresh query's own time on a busy machine.
+      expect(seenAfterMs!).toBeLessThan(REFRESH_MS + 500)
+    })
 
-  it('reads the settings once per interval, however many requests come', async () => {
-    two.statements.length = 0
-    const started = Date.now()
-    await Promise.all(Array.from({ length: 40 }, () => readSettings(two.server.url)))
-    const intervals = Math.ceil((Date.now() - started) / REFRESH_MS)
-    expect(settingsReads(two.statements)).toBeLessThanOrEqual(intervals + 1)
-  })
-}, { only: 'postgres' })
+    it('reads the settings once per interval, however many requests come', async () => {
+      two.statements.length = 0
+      const started = Date.now()
+      await Promise.all(Array.from({ length: 40 }, () => readSettings(two.server.url)))
+      const intervals = Math.ceil((Date.now() - started) / REFRESH_MS)
+      expect(settingsReads(two.statements)).toBeLessThanOrEqual(intervals + 1)
+    })
+  },
+  { only: 'postgres' },
+)

@@ -18,7 +18,7 @@ describe('the app surface on a sped-up simulated network', () => {
     await gateway.close()
   })
 
-  it('dates expirations on the simulated chain\'s clock: the wall-clock moment its head reaches the end epoch', async () => {
+  it("dates expirations on the simulated chain's clock: the wall-clock moment its head reaches the end epoch", async () => {
     const res = await postMetadata({ url: t.url, body: { filePath: '/docs/report.pdf' } })
     expect(res.status).toBe(200)
     const details = res.body.metadata.file.details
@@ -32,7 +32,13 @@ describe('the app surface on a sped-up simulated network', () => {
     const res = await fetch(`${t.url}/ocs/v2.php/apps/gateway/config`, { headers: { authorization: aliceAuth, 'ocs-apirequest': 'true' } })
     expect(await res.json()).toEqual({
       success: true,
-      config: { network: 'simnet', ipfsGateway: 'https://ipfs.io', genesisTimestamp: clock.genesis, epochSeconds: 0.1, speed: '1 minute ≈ 5 hours' },
+      config: {
+        network: 'simnet',
+        ipfsGateway: 'https://ipfs.io',
+        genesisTimestamp: clock.genesis,
+        epochSeconds: 0.1,
+        speed: '1 minute ≈ 5 hours',
+      },
     })
   })
 
@@ -45,6 +51,8 @@ describe('the app surface on a sped-up simulated network', () => {
     })
     const cookie = /gateway_session=[^;]+/.exec(login.headers.get('set-cookie') ?? '')![0]
     const page = await (await fetch(`${t.url}/`, { headers: { cookie } })).text()
-    expect(page).toContain('<span class="preview-header__network" data-test="network" title="Simulated network, 1 minute ≈ 5 hours">Simulated network, 1 minute ≈ 5 hours</span>')
+    expect(page).toContain(
+      '<span class="preview-header__network" data-test="network" title="Simulated network, 1 minute ≈ 5 hours">Simulated network, 1 minute ≈ 5 hours</span>',
+    )
   })
 })

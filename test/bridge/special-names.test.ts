@@ -7,7 +7,18 @@ import { aliceAuth, postMetadata, startBridgeOnRealGateway } from './helpers.ts'
  * exactly once, and Unicode meets in NFC whichever form a client sent (macOS
  * sends NFD), as in Nextcloud.
  */
-const NAMES = ['100%41.txt', '100A.txt', '%25 literal.txt', 'a%2Fb.txt', 'one+two.txt', 'issue #7.txt', 'why?.txt', 'two  spaces .txt', 'R\u00e9sum\u00e9 NFC.txt', 'Cafe\u0301 NFD.txt']
+const NAMES = [
+  '100%41.txt',
+  '100A.txt',
+  '%25 literal.txt',
+  'a%2Fb.txt',
+  'one+two.txt',
+  'issue #7.txt',
+  'why?.txt',
+  'two  spaces .txt',
+  'R\u00e9sum\u00e9 NFC.txt',
+  'Cafe\u0301 NFD.txt',
+]
 const nfc = (name: string) => name.normalize('NFC')
 
 describe('file names with %, +, #, ?, spaces and Unicode', () => {
@@ -15,7 +26,9 @@ describe('file names with %, +, #, ?, spaces and Unicode', () => {
   const dav = (name: string) => `${t.url}/remote.php/dav/files/alice/names/${encodeURIComponent(name)}`
   beforeAll(async () => {
     t = await startBridgeOnRealGateway()
-    expect((await fetch(`${t.url}/remote.php/dav/files/alice/names`, { method: 'MKCOL', headers: { authorization: aliceAuth } })).status).toBe(201)
+    expect(
+      (await fetch(`${t.url}/remote.php/dav/files/alice/names`, { method: 'MKCOL', headers: { authorization: aliceAuth } })).status,
+    ).toBe(201)
     for (const name of NAMES) {
       const res = await fetch(dav(name), { method: 'PUT', headers: { authorization: aliceAuth }, body: `content of ${name}` })
       expect(res.status, name).toBe(201)
@@ -24,8 +37,13 @@ describe('file names with %, +, #, ?, spaces and Unicode', () => {
   afterAll(() => t.close())
 
   it('lists each name once, as uploaded (in NFC)', async () => {
-    const res = await fetch(`${t.url}/remote.php/dav/files/alice/names/`, { method: 'PROPFIND', headers: { authorization: aliceAuth, depth: '1' } })
-    const hrefs = [...(await res.text()).matchAll(/<d:href>([^<]*)<\/d:href>/g)].map((m) => decodeURIComponent(m[1].replace(/^.*\/names\//, '')))
+    const res = await fetch(`${t.url}/remote.php/dav/files/alice/names/`, {
+      method: 'PROPFIND',
+      headers: { authorization: aliceAuth, depth: '1' },
+    })
+    const hrefs = [...(await res.text()).matchAll(/<d:href>([^<]*)<\/d:href>/g)].map((m) =>
+      decodeURIComponent(m[1].replace(/^.*\/names\//, '')),
+    )
     expect(hrefs.filter((h) => h !== '').sort()).toEqual(NAMES.map(nfc).sort())
   })
 
@@ -36,7 +54,7 @@ describe('file names with %, +, #, ?, spaces and Unicode', () => {
     }
   })
 
-  it('answers the metadata route for the literal path with that file\'s own record', async () => {
+  it("answers the metadata route for the literal path with that file's own record", async () => {
     const cids = new Set<string>()
     for (const name of NAMES) {
       for (const form of [name, name.normalize('NFD'), name.normalize('NFC')]) {

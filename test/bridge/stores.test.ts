@@ -12,9 +12,17 @@ import type { Sql } from '../../server/shared/sql/index.ts'
 import { describeEachStore } from '../helpers/stores.ts'
 
 const config: BridgeConfig = {
-  host: '127.0.0.1', port: 0, dataDir: '/nonexistent', network: 'simnet', simnetGenesis: 1704067200,
-  gatewayUrl: 'http://127.0.0.1:9011', gatewayUser: 'svc', gatewayPassword: 'svc-secret', gatewayTimeoutMs: 1000,
-  pathMap: '/{user}', ipfsGateway: 'https://ipfs.io',
+  host: '127.0.0.1',
+  port: 0,
+  dataDir: '/nonexistent',
+  network: 'simnet',
+  simnetGenesis: 1704067200,
+  gatewayUrl: 'http://127.0.0.1:9011',
+  gatewayUser: 'svc',
+  gatewayPassword: 'svc-secret',
+  gatewayTimeoutMs: 1000,
+  pathMap: '/{user}',
+  ipfsGateway: 'https://ipfs.io',
 }
 
 describeEachStore('bridge state', ({ open }) => {
@@ -42,7 +50,10 @@ describeEachStore('bridge state', ({ open }) => {
 
     // Two replicas adding the same user at once: one wins, the other is told.
     const other = await createUserStore(sql)
-    const both = await Promise.allSettled([users.add({ id: 'bob', password: 'bob-password-1' }), other.add({ id: 'bob', password: 'bob-password-2' })])
+    const both = await Promise.allSettled([
+      users.add({ id: 'bob', password: 'bob-password-1' }),
+      other.add({ id: 'bob', password: 'bob-password-2' }),
+    ])
     expect(both.filter((r) => r.status === 'fulfilled')).toHaveLength(1)
     const refused = both.find((r) => r.status === 'rejected') as PromiseRejectedResult
     expect(refused.reason).toBeInstanceOf(UserStoreError)
@@ -67,7 +78,7 @@ describeEachStore('bridge state', ({ open }) => {
     expect(await one.get(id, 2_000)).toBeUndefined()
   })
 
-  it('has an admin\'s saved link in force on every replica after its next refresh, never rolled back by a stale read', async () => {
+  it("has an admin's saved link in force on every replica after its next refresh, never rolled back by a stale read", async () => {
     const one = await createSettingsStore(sql, config)
     const two = await createSettingsStore(sql, config)
     expect(two.get().gatewayUrl).toBe('')

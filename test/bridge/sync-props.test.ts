@@ -8,7 +8,8 @@ import { aliceAuth, startBridgeOnRealGateway } from './helpers.ts'
  * oc:checksums), and the etags they compare to find changes.
  */
 const FILES = '/remote.php/dav/files/alice'
-const PROPS = '<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop>' +
+const PROPS =
+  '<?xml version="1.0"?><d:propfind xmlns:d="DAV:" xmlns:oc="http://owncloud.org/ns"><d:prop>' +
   '<d:getetag/><oc:id/><oc:fileid/><oc:permissions/><oc:size/><oc:checksums/></d:prop></d:propfind>'
 
 describe('sync properties over the app surface', () => {
@@ -22,7 +23,14 @@ describe('sync properties over the app surface', () => {
     const xml = await res.text()
     const ok = xml.split('</d:propstat>').find((s) => s.includes('200 OK')) ?? ''
     const value = (name: string) => new RegExp(`<${name}>([\\s\\S]*?)</${name}>`).exec(ok)?.[1]
-    return { etag: value('d:getetag'), id: value('oc:id'), fileid: value('oc:fileid'), permissions: value('oc:permissions'), size: value('oc:size'), checksums: value('oc:checksums') }
+    return {
+      etag: value('d:getetag'),
+      id: value('oc:id'),
+      fileid: value('oc:fileid'),
+      permissions: value('oc:permissions'),
+      size: value('oc:size'),
+      checksums: value('oc:checksums'),
+    }
   }
 
   beforeAll(async () => {
@@ -45,7 +53,7 @@ describe('sync properties over the app surface', () => {
     expect(folder.fileid).not.toBe(file.fileid)
   })
 
-  it('keeps a file\'s id across a rename and gives a copy a new one', async () => {
+  it("keeps a file's id across a rename and gives a copy a new one", async () => {
     const before = await props('/docs/a.txt')
     expect((await dav('MOVE', '/docs/a.txt', { destination: `${t.url}${FILES}/docs/b.txt` })).status).toBe(201)
     const moved = await props('/docs/b.txt')

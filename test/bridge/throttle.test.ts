@@ -57,7 +57,7 @@ describeEachStore('login throttle', ({ dialect, location }) => {
     expect(await t.retryAfter('10.0.0.1', T0 + 60_001)).toBe(0)
   })
 
-  it('never throttles one address for another address\'s failures', async () => {
+  it("never throttles one address for another address's failures", async () => {
     const t = await throttle({ maxFailures: 2, windowMs: 60_000, ...noDelay })
     await fail(t, '10.0.0.1', T0)
     await fail(t, '10.0.0.1', T0)
@@ -96,12 +96,21 @@ describeEachStore('login throttle', ({ dialect, location }) => {
   it('checks no more guesses sent all at once than one by one', async () => {
     const t = await throttle({ maxFailures: 10, windowMs: 60_000, ...noDelay })
     let checked = 0
-    const results = await Promise.all(Array.from({ length: 300 }, () => t.attempt('10.0.0.1', 'admin', async () => {
-      checked++
-      // The check takes a while (scrypt, Nextcloud): every guess is in flight at once.
-      await new Promise((resolve) => setTimeout(resolve, 20))
-      return undefined
-    }, T0)))
+    const results = await Promise.all(
+      Array.from({ length: 300 }, () =>
+        t.attempt(
+          '10.0.0.1',
+          'admin',
+          async () => {
+            checked++
+            // The check takes a while (scrypt, Nextcloud): every guess is in flight at once.
+            await new Promise((resolve) => setTimeout(resolve, 20))
+            return undefined
+          },
+          T0,
+        ),
+      ),
+    )
     expect(checked).toBe(10)
     expect(results.filter((r) => r.retryAfter > 0)).toHaveLength(290)
   })
@@ -136,7 +145,16 @@ describeEachStore('login throttle', ({ dialect, location }) => {
 
   it('counts nothing when the credentials could not be checked', async () => {
     const t = await throttle({ maxFailures: 1, windowMs: 60_000, ...noDelay })
-    await expect(t.attempt('10.0.0.1', 'bob', async () => { throw new Error('Nextcloud is down') }, T0)).rejects.toThrow('Nextcloud is down')
+    await expect(
+      t.attempt(
+        '10.0.0.1',
+        'bob',
+        async () => {
+          throw new Error('Nextcloud is down')
+        },
+        T0,
+      ),
+    ).rejects.toThrow('Nextcloud is down')
     expect(await t.retryAfter('10.0.0.1', T0)).toBe(0)
   })
 

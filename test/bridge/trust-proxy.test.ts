@@ -4,12 +4,13 @@ import { ALICE, basic, postMetadata, RECORDED_FILE_INFO, startBridge, startFakeG
 
 type Fake = Awaited<ReturnType<typeof startFakeGateway>>
 
-const login = (url: string, headers: Record<string, string>) => fetch(`${url}/login`, {
-  method: 'POST',
-  redirect: 'manual',
-  headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
-  body: new URLSearchParams({ user: ALICE.user, password: ALICE.password }).toString(),
-})
+const login = (url: string, headers: Record<string, string>) =>
+  fetch(`${url}/login`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
+    body: new URLSearchParams({ user: ALICE.user, password: ALICE.password }).toString(),
+  })
 
 describe('TRUST_PROXY', () => {
   let gateway: Fake
@@ -38,16 +39,26 @@ describe('TRUST_PROXY', () => {
     expect(res.headers.get('set-cookie')).not.toMatch(/Secure/i)
   })
 
-  it('throttles the client address the trusted proxy names, not the proxy\'s own', async () => {
-    for (let i = 0; i < 2; i++) expect((await postMetadata({ url: trusted.url, auth: basic(`x${i}`, 'bad'), headers: { 'x-forwarded-for': '203.0.113.7' } })).status).toBe(401)
-    expect((await postMetadata({ url: trusted.url, auth: basic('x9', 'bad'), headers: { 'x-forwarded-for': '203.0.113.7' } })).status).toBe(429)
+  it("throttles the client address the trusted proxy names, not the proxy's own", async () => {
+    for (let i = 0; i < 2; i++)
+      expect(
+        (await postMetadata({ url: trusted.url, auth: basic(`x${i}`, 'bad'), headers: { 'x-forwarded-for': '203.0.113.7' } })).status,
+      ).toBe(401)
+    expect((await postMetadata({ url: trusted.url, auth: basic('x9', 'bad'), headers: { 'x-forwarded-for': '203.0.113.7' } })).status).toBe(
+      429,
+    )
     // Another client behind the same proxy is not locked out.
     expect((await postMetadata({ url: trusted.url, headers: { 'x-forwarded-for': '203.0.113.8' } })).status).toBe(200)
   })
 
   it('without trust, a client cannot choose its address to escape the throttle', async () => {
-    for (let i = 0; i < 2; i++) expect((await postMetadata({ url: direct.url, auth: basic(`y${i}`, 'bad'), headers: { 'x-forwarded-for': `198.51.100.${i}` } })).status).toBe(401)
-    expect((await postMetadata({ url: direct.url, auth: basic('y9', 'bad'), headers: { 'x-forwarded-for': '198.51.100.99' } })).status).toBe(429)
+    for (let i = 0; i < 2; i++)
+      expect(
+        (await postMetadata({ url: direct.url, auth: basic(`y${i}`, 'bad'), headers: { 'x-forwarded-for': `198.51.100.${i}` } })).status,
+      ).toBe(401)
+    expect(
+      (await postMetadata({ url: direct.url, auth: basic('y9', 'bad'), headers: { 'x-forwarded-for': '198.51.100.99' } })).status,
+    ).toBe(429)
   })
 
   it('is read from the environment: off by default, booleans, hop counts and address lists', () => {
@@ -57,6 +68,9 @@ describe('TRUST_PROXY', () => {
     expect(parseTrustProxy('1')).toBe(1)
     expect(() => loadConfig({ TRUST_PROXY: 'loopback; rm -rf' })).toThrow()
     expect(() => loadConfig({ FILESYNC: 'nextcloud' })).toThrow(/NEXTCLOUD_URL/)
-    expect(loadConfig({ FILESYNC: 'nextcloud', NEXTCLOUD_URL: 'https://cloud.example.org/' }).bridge).toMatchObject({ filesync: 'nextcloud', nextcloudUrl: 'https://cloud.example.org' })
+    expect(loadConfig({ FILESYNC: 'nextcloud', NEXTCLOUD_URL: 'https://cloud.example.org/' }).bridge).toMatchObject({
+      filesync: 'nextcloud',
+      nextcloudUrl: 'https://cloud.example.org',
+    })
   })
 })

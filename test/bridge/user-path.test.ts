@@ -65,7 +65,7 @@ describe('normaliseUserPath', () => {
     expect(statusOf(() => strict('/' + 'a'.repeat(5000)))).toBe(400)
   })
 
-  it('is strict about broken escapes in URLs but takes a JSON body\'s path literally', () => {
+  it("is strict about broken escapes in URLs but takes a JSON body's path literally", () => {
     expect(statusOf(() => strict('/100%.txt'))).toBe(400)
     expect(body('/100%.txt')).toBe('/100%.txt')
     expect(body('/100%41.txt')).toBe('/100%41.txt')
@@ -82,14 +82,14 @@ describe('normaliseUserPath', () => {
     expect(strict('/a%2520b')).toBe('/a%20b')
   })
 
-  it('strips the WebDAV prefix of the user\'s own files', () => {
+  it("strips the WebDAV prefix of the user's own files", () => {
     expect(body('/remote.php/dav/files/alice/docs/a.txt')).toBe('/docs/a.txt')
     expect(body('/remote.php/dav/files/alice')).toBe('/')
     expect(body('/remote.php/dav/files/alice/My Docs/a.txt')).toBe('/My Docs/a.txt')
     expect(body('/remote.php/webdav/docs/a.txt')).toBe('/docs/a.txt')
   })
 
-  it('answers 404 for another user\'s WebDAV prefix', () => {
+  it("answers 404 for another user's WebDAV prefix", () => {
     expect(statusOf(() => body('/remote.php/dav/files/bob/secret.txt'))).toBe(404)
   })
 })

@@ -19,9 +19,17 @@ const tempDir = () => {
 }
 
 const config = (dataDir: string, extra: Partial<BridgeConfig> = {}): BridgeConfig => ({
-  host: '127.0.0.1', port: 0, dataDir, network: 'simnet', simnetGenesis: 1704067200,
+  host: '127.0.0.1',
+  port: 0,
+  dataDir,
+  network: 'simnet',
+  simnetGenesis: 1704067200,
   // Nothing listens there: these tests never reach the gateway.
-  gatewayUrl: 'http://127.0.0.1:9', gatewayTimeoutMs: 1000, pathMap: '/{user}', ipfsGateway: 'https://ipfs.io', ...extra,
+  gatewayUrl: 'http://127.0.0.1:9',
+  gatewayTimeoutMs: 1000,
+  pathMap: '/{user}',
+  ipfsGateway: 'https://ipfs.io',
+  ...extra,
 })
 
 /** Answers whether `user:password` gets in, using an endpoint that needs no gateway. */
@@ -39,9 +47,14 @@ async function canLogIn(dataDir: string, user: string, password: string): Promis
 
 function usersCli(dataDir: string, args: string[], input?: string): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    const child = execFile(process.execPath, ['--import', 'tsx', 'scripts/users.ts', ...args], { env: { ...process.env, DATA_DIR: dataDir } }, (err, stdout, stderr) => {
-      resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr })
-    })
+    const child = execFile(
+      process.execPath,
+      ['--import', 'tsx', 'scripts/users.ts', ...args],
+      { env: { ...process.env, DATA_DIR: dataDir } },
+      (err, stdout, stderr) => {
+        resolve({ code: err ? Number(err.code ?? 1) : 0, stdout, stderr })
+      },
+    )
     child.stdin!.end(input ?? '')
   })
 }
@@ -84,7 +97,11 @@ describe('first start', () => {
     const printed: string[] = []
     const later = await createBridge(config(dataDir, { adminPassword: 'demo-password' }), { logger, print: (l) => printed.push(l) })
     await later.close()
-    expect(printed).toEqual([expect.stringMatching(/^ADMIN_PASSWORD is ignored: user "admin" was created at the first start and keeps its password .*npm run users -- passwd admin$/)])
+    expect(printed).toEqual([
+      expect.stringMatching(
+        /^ADMIN_PASSWORD is ignored: user "admin" was created at the first start and keeps its password .*npm run users -- passwd admin$/,
+      ),
+    ])
     expect(await canLogIn(dataDir, 'admin', password)).toBe(200)
     expect(await canLogIn(dataDir, 'admin', 'demo-password')).toBe(401)
 

@@ -40,7 +40,10 @@ describe('the app surface through the webdav library', () => {
     expect(await dav.exists('/lib client/nested/c.txt')).toBe(true)
     await dav.deleteFile('/lib client/a.txt')
     expect(await dav.exists('/lib client/a.txt')).toBe(false)
-    expect(((await dav.getDirectoryContents('/lib client/nested')) as FileStat[]).map((f) => f.basename).sort()).toEqual(['Résumé #1.txt', 'c.txt'])
+    expect(((await dav.getDirectoryContents('/lib client/nested')) as FileStat[]).map((f) => f.basename).sort()).toEqual([
+      'Résumé #1.txt',
+      'c.txt',
+    ])
     // A whole-tree listing (Depth: infinity) is refused, as Nextcloud refuses it.
     await expect(dav.getDirectoryContents('/lib client', { deep: true })).rejects.toMatchObject({ status: 403 })
   })

@@ -74,7 +74,8 @@ const waitForState = (name: string, state: string) =>
   })
 
 /** Waits for the line saying the gateway stopped at fault point `point` (test/helpers/faults.ts stopAt). */
-const waitForPause = (point: FaultPoint) => poll(`the gateway to stop at ${point}`, () => (stack!.output().includes(`"faultPoint":"${point}"`) ? true : undefined))
+const waitForPause = (point: FaultPoint) =>
+  poll(`the gateway to stop at ${point}`, () => (stack!.output().includes(`"faultPoint":"${point}"`) ? true : undefined))
 
 async function read(name: string): Promise<{ status: number; bytes: Buffer }> {
   const res = await fetch(fileUrl(name), { headers: { Authorization: auth } })
@@ -96,58 +97,81 @@ describe('SIGKILL of the gateway process (npm start) around deals', () => {
     expect(file.details.expirationTimestamp).toBeGreaterThan(0)
   })
 
-  it('killed during an upload: the completed file is intact after restart and the half upload is not there', { timeout: TEST_MS }, async () => {
-    const before = new Set(groupFiles().map((f) => f.name))
-    const slow = new ReadableStream<Uint8Array>({
-      async pull(controller) {
-        controller.enqueue(randomBytes(64 * 1024))
-        await new Promise((r) => setTimeout(r, 20))
-      },
-    })
-    const pending = fetch(fileUrl('half.bin'), { method: 'PUT', headers: { Authorization: auth }, body: slow, duplex: 'half' } as RequestInit).catch(() => undefined)
-    // Killed only once the gateway has really written blocks of the unfinished upload.
-    await poll('blocks of the half upload on disk', () =>
-      groupFiles().some((f) => f.name.endsWith('.blocks') && !before.has(f.name) && statSync(join(groupsDir, f.name)).size >= 256 * 1024) ? true : undefined,
-    )
-    await kill()
-    await pending
-    await start('reload')
-    expect((await read('half.bin')).status).toBe(404)
-    expect((await metadata('a.bin')).body.metadata.file.details.state).toBe('Offloaded')
-  })
+  it(
+    'killed during an upload: the completed file is intact after restart and the half upload is not there',
+    { timeout: TEST_MS },
+    async () => {
+      const before = new Set(groupFiles().map((f) => f.name))
+      const slow = new ReadableStream<Uint8Array>({
+        async pull(controller) {
+          controller.enqueue(randomBytes(64 * 1024))
+          await new Promise((r) => setTimeout(r, 20))
+        },
+      })
+      const pending = fetch(fileUrl('half.bin'), {
+        method: 'PUT',
+        headers: { Authorization: auth },
+        body: slow,
+        duplex: 'half',
+      } as RequestInit).catch(() => undefined)
+      // Killed only once the gateway has really written blocks of the unfinished upload.
+      await poll('blocks of the half upload on disk', () =>
+        groupFiles().some((f) => f.name.endsWith('.blocks') && !before.has(f.name) && statSync(join(groupsDir, f.name)).size >= 256 * 1024)
+          ? true
+          : undefined,
+      )
+      await kill()
+      await pending
+      await start('reload')
+      expect((await read('half.bin')).status).toBe(404)
+      expect((await metadata('a.bin')).body.metadata.file.details.state).toBe('Offloaded')
+    },
+  )
 
-  it('a read of an offloaded file while the gateway would stop in a reload: no reload happens, the bytes come from the providers, the group stays offloaded', { timeout: TEST_MS }, async () => {
-    // Reads fetch only the file's blocks now; whole-group reloads are repair's (its crash recovery: repair.test.ts, local-bytes recover()).
-    const back = await read('a.bin')
-    expect(back.status).toBe(200)
-    expect(back.bytes.equals(a)).toBe(true)
-    expect(stack!.output()).not.toContain('"faultPoint":"reload"')
-    expect((await metadata('a.bin')).body.metadata.file.details.groups.map((g: { state: string }) => g.state)).toEqual(['offloaded'])
-    await kill()
-    await start('car-writing')
-  })
+  it(
+    'a read of an offloaded file while the gateway would stop in a reload: no reload happens, the bytes come from the providers, the group stays offloaded',
+    { timeout: TEST_MS },
+    async () => {
+      // Reads fetch only the file's blocks now; whole-group reloads are repair's (its crash recovery: repair.test.ts, local-bytes recover()).
+      const back = await read('a.bin')
+      expect(back.status).toBe(200)
+      expect(back.bytes.equals(a)).toBe(true)
+      expect(stack!.output()).not.toContain('"faultPoint":"reload"')
+      expect((await metadata('a.bin')).body.metadata.file.details.groups.map((g: { state: string }) => g.state)).toEqual(['offloaded'])
+      await kill()
+      await start('car-writing')
+    },
+  )
 
-  it('killed during CAR writing, then during offload: after each restart the file moves on, reaches Offloaded and reads back intact', { timeout: TEST_MS }, async () => {
-    expect((await fetch(fileUrl('b.bin'), { method: 'PUT', headers: { Authorization: auth }, body: b })).status).toBe(201)
-    await waitForPause('car-writing')
-    // A half-written temp CAR, never under the final name.
-    expect(groupFiles().some((f) => f.name.endsWith('.car.tmp'))).toBe(true)
-    await kill()
+  it(
+    'killed during CAR writing, then during offload: after each restart the file moves on, reaches Offloaded and reads back intact',
+    { timeout: TEST_MS },
+    async () => {
+      expect((await fetch(fileUrl('b.bin'), { method: 'PUT', headers: { Authorization: auth }, body: b })).status).toBe(201)
+      await waitForPause('car-writing')
+      // A half-written temp CAR, never under the final name.
+      expect(groupFiles().some((f) => f.name.endsWith('.car.tmp'))).toBe(true)
+      await kill()
 
-    await start('offload')
-    await waitForPause('offload')
-    // Offloaded in SQLite, local files not yet removed.
-    expect(groupFiles().some((f) => f.name.endsWith('.car'))).toBe(true)
-    await kill()
+      await start('offload')
+      await waitForPause('offload')
+      // Offloaded in SQLite, local files not yet removed.
+      expect(groupFiles().some((f) => f.name.endsWith('.car'))).toBe(true)
+      await kill()
 
-    await start()
-    const file = await waitForState('b.bin', 'Offloaded')
-    expect(file.details.retrievableCopies).toBe(2)
-    expect((await read('b.bin')).bytes.equals(b)).toBe(true)
-    expect((await read('a.bin')).bytes.equals(a)).toBe(true)
-    // Nothing left behind by the kills: no CAR, temp or reload file; at most the writable group's block file.
-    expect(groupFiles().filter((f) => !f.name.endsWith('.blocks')).map((f) => f.name)).toEqual([])
-    expect(groupFiles().length).toBeLessThanOrEqual(1)
-    expect((await metadata('a.bin')).body.metadata.file.details.state).toBe('Offloaded')
-  })
+      await start()
+      const file = await waitForState('b.bin', 'Offloaded')
+      expect(file.details.retrievableCopies).toBe(2)
+      expect((await read('b.bin')).bytes.equals(b)).toBe(true)
+      expect((await read('a.bin')).bytes.equals(a)).toBe(true)
+      // Nothing left behind by the kills: no CAR, temp or reload file; at most the writable group's block file.
+      expect(
+        groupFiles()
+          .filter((f) => !f.name.endsWith('.blocks'))
+          .map((f) => f.name),
+      ).toEqual([])
+      expect(groupFiles().length).toBeLessThanOrEqual(1)
+      expect((await metadata('a.bin')).body.metadata.file.details.state).toBe('Offloaded')
+    },
+  )
 })

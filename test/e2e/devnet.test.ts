@@ -108,7 +108,12 @@ async function startForeignProvider(o: { providerId: string; simnet: Simnet }) {
   await new Promise<void>((r) => http.listen(0, '127.0.0.1', r))
   const httpPort = (http.address() as { port: number }).port
 
-  const node: Libp2p = await createLibp2p({ addresses: { listen: ['/ip4/127.0.0.1/tcp/0'] }, transports: [tcp()], connectionEncrypters: [noise()], streamMuxers: [yamux()] })
+  const node: Libp2p = await createLibp2p({
+    addresses: { listen: ['/ip4/127.0.0.1/tcp/0'] },
+    transports: [tcp()],
+    connectionEncrypters: [noise()],
+    streamMuxers: [yamux()],
+  })
   const handle = (protocol: string, answer: (request: unknown) => Promise<unknown> | unknown) =>
     node.handle(protocol, async (stream) => {
       try {
@@ -124,18 +129,48 @@ async function startForeignProvider(o: { providerId: string; simnet: Simnet }) {
   // The ask (boost storagemarket/types legacytypes StorageAsk): free, 256 B to 8 MiB pieces; unsigned (no worker key here).
   await handle('/fil/storage/ask/1.1.0', (req) => {
     const miner = (req as { Miner: Uint8Array }).Miner
-    return { Ask: { Ask: { Price: new Uint8Array(0), VerifiedPrice: new Uint8Array(0), MinPieceSize: 256, MaxPieceSize: 8 << 20, Miner: miner, Timestamp: 0, Expiry: 1_000_000_000, SeqNo: 0 }, Signature: null } }
+    return {
+      Ask: {
+        Ask: {
+          Price: new Uint8Array(0),
+          VerifiedPrice: new Uint8Array(0),
+          MinPieceSize: 256,
+          MaxPieceSize: 8 << 20,
+          Miner: miner,
+          Timestamp: 0,
+          Expiry: 1_000_000_000,
+          SeqNo: 0,
+        },
+        Signature: null,
+      },
+    }
   })
 
   // mk/1.2.1: accept, then fetch the CAR, keep its blocks and publish the deal on the (simulated) chain.
   await handle('/fil/storage/mk/1.2.1', (req) => {
-    const p = req as { DealUUID: Uint8Array; ClientDealProposal: [unknown[], Uint8Array]; Transfer: { Type: string; Params: Uint8Array; Size: number } }
+    const p = req as {
+      DealUUID: Uint8Array
+      ClientDealProposal: [unknown[], Uint8Array]
+      Transfer: { Type: string; Params: Uint8Array; Size: number }
+    }
     const uuid = Buffer.from(p.DealUUID).toString('hex')
     const [tuple, signature] = p.ClientDealProposal
     if (p.Transfer.Type !== 'http') return { Accepted: false, Message: 'only http transfers' }
-    const deal: HeldDeal = { proposalTuple: tuple, signature, checkpoint: 'Accepted', error: '', dealId: 0, publishCid: null, bytesReceived: 0, transferSize: p.Transfer.Size }
+    const deal: HeldDeal = {
+      proposalTuple: tuple,
+      signature,
+      checkpoint: 'Accepted',
+      error: '',
+      dealId: 0,
+      publishCid: null,
+      bytesReceived: 0,
+      transferSize: p.Transfer.Size,
+    }
     deals.set(uuid, deal)
-    const { URL: url, Headers: headers } = JSON.parse(new TextDecoder().decode(p.Transfer.Params)) as { URL: string; Headers: Record<string, string> }
+    const { URL: url, Headers: headers } = JSON.parse(new TextDecoder().decode(p.Transfer.Params)) as {
+      URL: string
+      Headers: Record<string, string>
+    }
     void (async () => {
       try {
         const res = await fetch(url, { headers })
@@ -146,11 +181,31 @@ async function startForeignProvider(o: { providerId: string; simnet: Simnet }) {
         for (const [cid, bytes] of carBlocks(car)) blocks.set(cid, bytes)
         deal.checkpoint = 'Transferred'
         // The simulation keeps f… addresses; the wire carried address bytes, whose prefix is the reader's choice.
-        const [pieceCid, pieceSize, verified, client, provider, label, start, end, price, pColl, cColl] = tuple as [CID, number, boolean, Uint8Array, Uint8Array, string, number, number, Uint8Array, Uint8Array, Uint8Array]
+        const [pieceCid, pieceSize, verified, client, provider, label, start, end, price, pColl, cColl] = tuple as [
+          CID,
+          number,
+          boolean,
+          Uint8Array,
+          Uint8Array,
+          string,
+          number,
+          number,
+          Uint8Array,
+          Uint8Array,
+          Uint8Array,
+        ]
         const proposal: DealProposal = {
-          PieceCID: { '/': pieceCid.toString() }, PieceSize: pieceSize, VerifiedDeal: verified,
-          Client: addressFromBytes(client, 'mainnet')!, Provider: addressFromBytes(provider, 'mainnet')!, Label: label,
-          StartEpoch: start, EndEpoch: end, StoragePricePerEpoch: tokenAmount(price), ProviderCollateral: tokenAmount(pColl), ClientCollateral: tokenAmount(cColl),
+          PieceCID: { '/': pieceCid.toString() },
+          PieceSize: pieceSize,
+          VerifiedDeal: verified,
+          Client: addressFromBytes(client, 'mainnet')!,
+          Provider: addressFromBytes(provider, 'mainnet')!,
+          Label: label,
+          StartEpoch: start,
+          EndEpoch: end,
+          StoragePricePerEpoch: tokenAmount(price),
+          ProviderCollateral: tokenAmount(pColl),
+          ClientCollateral: tokenAmount(cColl),
         }
         const published = await o.simnet.proposeDeal(proposal)
         if (!published.accepted) throw new Error(published.reason)
@@ -168,19 +223,37 @@ async function startForeignProvider(o: { providerId: string; simnet: Simnet }) {
   await handle('/fil/storage/status/1.2.0', (req) => {
     const r = req as { DealUUID: Uint8Array }
     const deal = deals.get(Buffer.from(r.DealUUID).toString('hex'))
-    if (!deal) return { DealUUID: r.DealUUID, Error: 'no storage deal found', DealStatus: null, IsOffline: false, TransferSize: 0, NBytesReceived: 0 }
+    if (!deal)
+      return {
+        DealUUID: r.DealUUID,
+        Error: 'no storage deal found',
+        DealStatus: null,
+        IsOffline: false,
+        TransferSize: 0,
+        NBytesReceived: 0,
+      }
     return {
-      DealUUID: r.DealUUID, Error: '',
+      DealUUID: r.DealUUID,
+      Error: '',
       DealStatus: {
-        Error: deal.error, Status: deal.checkpoint, SealingStatus: '', Proposal: deal.proposalTuple,
-        SignedProposalCid: chainCidOf(dagCbor.encode([deal.proposalTuple, deal.signature])), PublishCid: deal.publishCid, ChainDealID: deal.dealId,
+        Error: deal.error,
+        Status: deal.checkpoint,
+        SealingStatus: '',
+        Proposal: deal.proposalTuple,
+        SignedProposalCid: chainCidOf(dagCbor.encode([deal.proposalTuple, deal.signature])),
+        PublishCid: deal.publishCid,
+        ChainDealID: deal.dealId,
       },
-      IsOffline: false, TransferSize: deal.transferSize, NBytesReceived: deal.bytesReceived,
+      IsOffline: false,
+      TransferSize: deal.transferSize,
+      NBytesReceived: deal.bytesReceived,
     }
   })
 
   // Transports (boost retrievalmarket types QueryResponse): HTTP retrieval where the blocks are served.
-  await handle('/fil/retrieval/transports/1.0.0', () => ({ Protocols: [{ Name: 'http', Addresses: [multiaddr(`/ip4/127.0.0.1/tcp/${httpPort}/http`).bytes] }] }))
+  await handle('/fil/retrieval/transports/1.0.0', () => ({
+    Protocols: [{ Name: 'http', Addresses: [multiaddr(`/ip4/127.0.0.1/tcp/${httpPort}/http`).bytes] }],
+  }))
 
   // Where its peer listens, in its miner info (what `lotus-miner actor set-addrs` does on a devnet).
   o.simnet.publishPeer(o.providerId, { peerId: node.peerId.toString(), multiaddrs: node.getMultiaddrs().map((m) => m.toString()) })
@@ -212,7 +285,7 @@ describe('NETWORK=devnet', () => {
     expect(c.gateway.groupIdleSeconds).toBe(loadConfig({}).gateway.groupIdleSeconds)
   })
 
-  it('reads its clock from the node, and the gateway takes a file to offloaded with a provider that is not the simulation\'s', async () => {
+  it("reads its clock from the node, and the gateway takes a file to offloaded with a provider that is not the simulation's", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'devnet-'))
     toClose.push(() => rmSync(dir, { recursive: true, force: true }))
     const clock = { now: Date.UTC(2025, 0, 15) }
@@ -229,22 +302,35 @@ describe('NETWORK=devnet', () => {
 
     // One of the chain's providers, run by the foreign host.
     const candidates = await simnet.listProviders()
-    const f0 = (await Promise.all(candidates.map(async (id) => ((await simnet.providerTerms(id))?.online ? id : null)))).find((id) => id !== null)!
+    const f0 = (await Promise.all(candidates.map(async (id) => ((await simnet.providerTerms(id))?.online ? id : null)))).find(
+      (id) => id !== null,
+    )!
     const provider = await startForeignProvider({ providerId: f0, simnet })
     toClose.push(() => provider.close())
     const providerId = `t${f0.slice(1)}`
 
     // The deal service on the devnet, its policy naming that provider.
     const serviceConfig = loadConfig({ NETWORK: 'devnet', LOTUS_URL: lotusUrl, DATA_DIR: dir, API_KEY, TICKER_ENABLED: 'false' }).service
-    const service: DealService = await createDealService({ ...serviceConfig, port: 0 }, { logger: silent, network: createNetwork(serviceConfig, { clock: nodeClock }), now, background: false })
+    const service: DealService = await createDealService(
+      { ...serviceConfig, port: 0 },
+      { logger: silent, network: createNetwork(serviceConfig, { clock: nodeClock }), now, background: false },
+    )
     toClose.push(() => service.close())
     const serviceServer: RunningServer = await startServer(service.app, 0, '127.0.0.1')
     toClose.push(() => serviceServer.close())
     const signer = createSigner(newPrivateKey(), 'testnet')
     expect(signer.address).toMatch(/^t1/)
     await service.tenants.addClientAddress((await service.tenants.byName('default'))!.id, signer.address)
-    const policy = { settings: { priority: 'policy_respected' }, mixGroup: { numberOfCopies: 0 }, groups: [{ name: 'devnet', numberOfCopies: 1, providers: [{ addressId: providerId, comment: 'hand-written host' }] }] }
-    const imported = await fetch(`${serviceServer.url}/private/v1/onboarding-policy/import?mode=replace`, { method: 'POST', headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' }, body: JSON.stringify(policy) })
+    const policy = {
+      settings: { priority: 'policy_respected' },
+      mixGroup: { numberOfCopies: 0 },
+      groups: [{ name: 'devnet', numberOfCopies: 1, providers: [{ addressId: providerId, comment: 'hand-written host' }] }],
+    }
+    const imported = await fetch(`${serviceServer.url}/private/v1/onboarding-policy/import?mode=replace`, {
+      method: 'POST',
+      headers: { 'x-api-key': API_KEY, 'content-type': 'application/json' },
+      body: JSON.stringify(policy),
+    })
     expect(imported.status).toBe(200)
 
     // The gateway, reaching chain and provider only through the node's URL.
@@ -252,11 +338,32 @@ describe('NETWORK=devnet', () => {
     toClose.push(() => access.close())
     const gateway: Gateway = await createGateway(
       {
-        host: '127.0.0.1', port: 0, dataDir: join(dir, 'gateway'), network: 'devnet', groupSize: 1 << 20, groupIdleSeconds: 3600,
-        serviceUrl: serviceServer.url, serviceApiKey: API_KEY, clientAddress: signer.address,
-        deals: { durationDays: 540, price: '0', verified: false, startOffsetEpochs: 5760, copies: 1, tickSeconds: 3600, retrievalCheckSeconds: 3600 },
+        host: '127.0.0.1',
+        port: 0,
+        dataDir: join(dir, 'gateway'),
+        network: 'devnet',
+        groupSize: 1 << 20,
+        groupIdleSeconds: 3600,
+        serviceUrl: serviceServer.url,
+        serviceApiKey: API_KEY,
+        clientAddress: signer.address,
+        deals: {
+          durationDays: 540,
+          price: '0',
+          verified: false,
+          startOffsetEpochs: 5760,
+          copies: 1,
+          tickSeconds: 3600,
+          retrievalCheckSeconds: 3600,
+        },
       },
-      { logger: silent, providers: access.port, service: createDealServiceClient({ url: serviceServer.url, apiKey: API_KEY }), now, dealTimeouts: { proposalMs: 3000, callMs: 2000, reloadMs: 3000 } },
+      {
+        logger: silent,
+        providers: access.port,
+        service: createDealServiceClient({ url: serviceServer.url, apiKey: API_KEY }),
+        now,
+        dealTimeouts: { proposalMs: 3000, callMs: 2000, reloadMs: 3000 },
+      },
     )
     toClose.push(() => gateway.close())
     const gatewayServer = await startServer(gateway.app, 0, '127.0.0.1')
@@ -268,7 +375,11 @@ describe('NETWORK=devnet', () => {
     await gateway.content.sealWritable()
     await gateway.content.settled()
     const details = async () => {
-      const res = await fetch(`${gatewayServer.url}/file-info`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ filePath: '/report.bin', verbose: true }) })
+      const res = await fetch(`${gatewayServer.url}/file-info`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ filePath: '/report.bin', verbose: true }),
+      })
       return (await res.json()).result.file.details
     }
     const seen = new Set<string>()

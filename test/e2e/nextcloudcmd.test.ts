@@ -21,17 +21,25 @@ describe.skipIf(!hasNextcloudcmd)('two-way sync with nextcloudcmd', () => {
   let dataDir: string
   let local: string
   const remote = (path: string, init: RequestInit = {}) =>
-    fetch(`${stack.appUrl}/remote.php/dav/files/admin${path}`, { ...init, headers: { authorization: basicAuth('admin', PASSWORD), ...init.headers } })
+    fetch(`${stack.appUrl}/remote.php/dav/files/admin${path}`, {
+      ...init,
+      headers: { authorization: basicAuth('admin', PASSWORD), ...init.headers },
+    })
   /** One sync run; answers the instructions it carried out (`NEW sub/a.txt`, `RENAME …`), not the no-ops. */
   const sync = () => {
-    const run = spawnSync('nextcloudcmd', ['--non-interactive', '-u', 'admin', '-p', PASSWORD, local, stack.appUrl], { encoding: 'utf8', timeout: 90_000, stdio: ['ignore', 'pipe', 'pipe'] })
+    const run = spawnSync('nextcloudcmd', ['--non-interactive', '-u', 'admin', '-p', PASSWORD, local, stack.appUrl], {
+      encoding: 'utf8',
+      timeout: 90_000,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    })
     const log = run.stdout + run.stderr
     expect(run.status, log.slice(-3000)).toBe(0)
     return [...log.matchAll(/Starting CSyncEnums::CSYNC_INSTRUCTION_(\w+) propagation of "([^"]+)"/g)]
       .filter((m) => m[1] !== 'IGNORE')
       .map((m) => `${m[1]} ${m[2]}`)
   }
-  const localFiles = () => (readdirSync(local, { recursive: true }) as string[]).filter((f) => !f.split('/').some((s) => s.startsWith('.'))).sort()
+  const localFiles = () =>
+    (readdirSync(local, { recursive: true }) as string[]).filter((f) => !f.split('/').some((s) => s.startsWith('.'))).sort()
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'e2e-sync-data-'))

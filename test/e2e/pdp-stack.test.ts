@@ -21,10 +21,19 @@ describe('npm start stores a file on the simulated Onchain Cloud', () => {
     rmSync(dataDir, { recursive: true, force: true })
   })
 
-  it('shows hello.txt\'s two proved PDP copies in the file record, with what the tab says of them', async () => {
-    stack = await startStack({ DATA_DIR: dataDir, ADMIN_PASSWORD: PASSWORD, GROUP_IDLE_SECONDS: '1', SIMFOC_PROVIDERS: '2', PDP_COPIES: '2' }, [], undefined, { readyTimeoutMs: 120_000 })
+  it("shows hello.txt's two proved PDP copies in the file record, with what the tab says of them", async () => {
+    stack = await startStack(
+      { DATA_DIR: dataDir, ADMIN_PASSWORD: PASSWORD, GROUP_IDLE_SECONDS: '1', SIMFOC_PROVIDERS: '2', PDP_COPIES: '2' },
+      [],
+      undefined,
+      { readyTimeoutMs: 120_000 },
+    )
     const s = stack
-    const put = await fetch(`${s.appUrl}/remote.php/dav/files/admin/hello.txt`, { method: 'PUT', headers: { authorization: basicAuth('admin', PASSWORD) }, body: 'Hello, Filecoin' })
+    const put = await fetch(`${s.appUrl}/remote.php/dav/files/admin/hello.txt`, {
+      method: 'PUT',
+      headers: { authorization: basicAuth('admin', PASSWORD) },
+      body: 'Hello, Filecoin',
+    })
     expect(put.status).toBe(201)
     const metadata = async () => {
       const res = await fetch(`${s.appUrl}/ocs/v2.php/apps/gateway/get-file-metadata`, {
@@ -45,7 +54,15 @@ describe('npm start stores a file on the simulated Onchain Cloud', () => {
       await new Promise((r) => setTimeout(r, 1000))
     }
     // Under 3 minutes from the upload, as the issue asks of `npm start`'s defaults.
-    if (proved.length !== 2) console.log([...reasons].join('\n'), s.output().split('\n').filter((l) => /"level":(40|50)|PDP|group/.test(l)).join('\n'))
+    if (proved.length !== 2)
+      console.log(
+        [...reasons].join('\n'),
+        s
+          .output()
+          .split('\n')
+          .filter((l) => /"level":(40|50)|PDP|group/.test(l))
+          .join('\n'),
+      )
     expect(proved).toHaveLength(2)
     for (const copy of proved) {
       expect(copy.provider).toMatch(/^pdp:\d+$/)
@@ -53,7 +70,11 @@ describe('npm start stores a file on the simulated Onchain Cloud', () => {
       // The bridge turns the proof's epoch into a time on the simulated network's clock: just now.
       expect(Math.abs(copy.lastProofTimestamp - Date.now() / 1000)).toBeLessThan(300)
     }
-    expect([...reasons].some((r) => /PDP cop(y|ies) proved|first proof due|waiting for the piece to be added on chain|uploading to 2 providers/.test(r))).toBe(true)
+    expect(
+      [...reasons].some((r) =>
+        /PDP cop(y|ies) proved|first proof due|waiting for the piece to be added on chain|uploading to 2 providers/.test(r),
+      ),
+    ).toBe(true)
     expect(s.output()).toMatch(/PDP copies on Filecoin Onchain Cloud, paid by the wallet key/)
     expect(s.output()).toMatch(/deposited USDFC into Filecoin Pay for PDP uploads/)
     expect(await s.stop()).toBe(0)

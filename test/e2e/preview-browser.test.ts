@@ -53,7 +53,13 @@ describe.skipIf(!hasChromium())('preview page in chromium', () => {
     await copyBundle(bundleDir)
     mkdirSync(ARTIFACTS, { recursive: true })
     // Groups of 4 MiB: a 13 MB file spans several groups (1 MiB chunks, three to a group), as a big file does on a real network.
-    stack = await startStack({ DATA_DIR: join(dataDir, 'data'), ADMIN_PASSWORD, GROUP_IDLE_SECONDS: '1', GROUP_SIZE: String(4 * 1024 * 1024), BUNDLE_DIR: bundleDir })
+    stack = await startStack({
+      DATA_DIR: join(dataDir, 'data'),
+      ADMIN_PASSWORD,
+      GROUP_IDLE_SECONDS: '1',
+      GROUP_SIZE: String(4 * 1024 * 1024),
+      BUNDLE_DIR: bundleDir,
+    })
     browser = await launchChromium()
     page = await browser.newPage({ viewport: { width: 1280, height: 1100 } })
     page.on('console', (msg) => {
@@ -126,12 +132,13 @@ describe.skipIf(!hasChromium())('preview page in chromium', () => {
     await page.setViewportSize({ width: 1280, height: 1100 })
     // The README's picture, renewed only on request so that a test run never changes docs/:
     // `UPDATE_DOCS_SCREENSHOT=1 npx vitest run test/e2e/preview-browser.test.ts`.
-    if (process.env.UPDATE_DOCS_SCREENSHOT === '1') cpSync(join(ARTIFACTS, 'preview-page-light.png'), join(ROOT, 'docs', 'preview-page.png'))
+    if (process.env.UPDATE_DOCS_SCREENSHOT === '1')
+      cpSync(join(ARTIFACTS, 'preview-page-light.png'), join(ROOT, 'docs', 'preview-page.png'))
     await page.emulateMedia({ colorScheme: 'light' })
     expect(consoleErrors).toEqual([])
   }, 120_000)
 
-  it('shows a folder\'s aggregate record, then closes the sidebar', async () => {
+  it("shows a folder's aggregate record, then closes the sidebar", async () => {
     await page.getByRole('link', { name: 'All files' }).click()
     await page.getByTestId('folder-details').click()
     const tab = page.locator('#app-sidebar')
@@ -169,11 +176,12 @@ describe.skipIf(!hasChromium())('preview page in chromium', () => {
     expect(await davPut(stack, '/video.bin', new Uint8Array(randomBytes(13_000_000)))).toBe(201)
     const tab = page.locator('#app-sidebar')
     // The page's own height, how much of it scrolls, and the tab's scroll position at its end.
-    const pageHeight = () => page.evaluate(() => {
-      const panels = document.getElementById('app-sidebar')!
-      panels.scrollTop = panels.scrollHeight
-      return { scrollHeight: document.documentElement.scrollHeight, innerHeight: window.innerHeight }
-    })
+    const pageHeight = () =>
+      page.evaluate(() => {
+        const panels = document.getElementById('app-sidebar')!
+        panels.scrollTop = panels.scrollHeight
+        return { scrollHeight: document.documentElement.scrollHeight, innerHeight: window.innerHeight }
+      })
     const openEveryGroup = async () => {
       for (const summary of await tab.getByTestId('group-summary').all()) await summary.click()
     }
@@ -212,7 +220,14 @@ describe.skipIf(!hasChromium())('preview page in chromium', () => {
     const shown = await name.evaluate((el) => {
       const box = el.getBoundingClientRect()
       const list = document.querySelector('.preview-files')!.getBoundingClientRect()
-      return { left: box.left, right: box.right, listLeft: list.left, listRight: list.right, ellipsis: getComputedStyle(el).textOverflow, cut: el.scrollWidth > el.clientWidth }
+      return {
+        left: box.left,
+        right: box.right,
+        listLeft: list.left,
+        listRight: list.right,
+        ellipsis: getComputedStyle(el).textOverflow,
+        cut: el.scrollWidth > el.clientWidth,
+      }
     })
     // The name sits wholly inside the list, cut only where an ellipsis says so.
     expect(shown.left).toBeGreaterThanOrEqual(shown.listLeft)
@@ -230,11 +245,13 @@ describe.skipIf(!hasChromium())('preview page in chromium', () => {
     await page.setViewportSize({ width: 400, height: 1400 })
     const cut = await page.evaluate(() => {
       const width = document.documentElement.clientWidth
-      return [...document.querySelectorAll('[data-test="form"] *')].filter((el) => {
-        const box = el.getBoundingClientRect()
-        if (box.width === 0 || el.closest('.hidden-visually')) return false
-        return box.right > width + 0.5 || (el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX === 'hidden')
-      }).map((el) => `${el.tagName.toLowerCase()}.${el.className}: ${el.textContent?.trim().slice(0, 40)}`)
+      return [...document.querySelectorAll('[data-test="form"] *')]
+        .filter((el) => {
+          const box = el.getBoundingClientRect()
+          if (box.width === 0 || el.closest('.hidden-visually')) return false
+          return box.right > width + 0.5 || (el.scrollWidth > el.clientWidth + 1 && getComputedStyle(el).overflowX === 'hidden')
+        })
+        .map((el) => `${el.tagName.toLowerCase()}.${el.className}: ${el.textContent?.trim().slice(0, 40)}`)
     })
     expect(cut).toEqual([])
     const heights = await page.evaluate(() => ({
@@ -288,7 +305,13 @@ describe.skipIf(!hasChromium())('preview page in chromium', () => {
     const reset = await fetch(`${stack.appUrl}/ocs/v2.php/apps/gateway/admin/settings`, {
       method: 'PUT',
       headers: { authorization: auth, 'ocs-apirequest': 'true', 'content-type': 'application/json' },
-      body: JSON.stringify({ gatewayUrl: '', gatewayUser: 'bridge', pathMap: '/{user}', network: 'simnet', ipfsGateway: 'https://ipfs.io' }),
+      body: JSON.stringify({
+        gatewayUrl: '',
+        gatewayUser: 'bridge',
+        pathMap: '/{user}',
+        network: 'simnet',
+        ipfsGateway: 'https://ipfs.io',
+      }),
     })
     expect(reset.status).toBe(200)
     expect(consoleErrors.filter((e) => !/Failed to load resource/.test(e))).toEqual([])

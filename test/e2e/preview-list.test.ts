@@ -37,7 +37,9 @@ describe.skipIf(!hasChromium())('the Files list in chromium', () => {
   }
   const ocs = async (route: string, body: unknown) => {
     const res = await fetch(`${stack.appUrl}/ocs/v2.php/apps/gateway/${route}`, {
-      method: 'POST', headers: { authorization: auth, 'ocs-apirequest': 'true', 'content-type': 'application/json' }, body: JSON.stringify(body),
+      method: 'POST',
+      headers: { authorization: auth, 'ocs-apirequest': 'true', 'content-type': 'application/json' },
+      body: JSON.stringify(body),
     })
     return res.json()
   }
@@ -81,9 +83,13 @@ describe.skipIf(!hasChromium())('the Files list in chromium', () => {
     context = await browser.newContext({ viewport: { width: 1280, height: 800 } })
     await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: stack.appUrl })
     page = await context.newPage()
-    page.on('console', (msg) => { if (msg.type() === 'error') consoleErrors.push(`${msg.text()} (${msg.location().url})`) })
+    page.on('console', (msg) => {
+      if (msg.type() === 'error') consoleErrors.push(`${msg.text()} (${msg.location().url})`)
+    })
     page.on('pageerror', (err) => consoleErrors.push(err.message))
-    page.on('request', (req) => { if (new URL(req.url()).pathname === FOLDER_STATES) folderStateRequests.push(req.postData() ?? '') })
+    page.on('request', (req) => {
+      if (new URL(req.url()).pathname === FOLDER_STATES) folderStateRequests.push(req.postData() ?? '')
+    })
     await logInToPreview(page, stack.appUrl, 'admin', ADMIN_PASSWORD)
   }, 120_000)
 
@@ -145,11 +151,16 @@ describe.skipIf(!hasChromium())('the Files list in chromium', () => {
     }
     await busy!.stop()
     // The group goes idle, is sealed and stored by the simulated providers; each listing asks again.
-    await expect.poll(async () => {
-      await openDocs()
-      await badge('a.txt').waitFor()
-      return badge('a.txt').getAttribute('data-gateway-badge')
-    }, { timeout: 150_000, interval: 3_000 }).toBe('stored')
+    await expect
+      .poll(
+        async () => {
+          await openDocs()
+          await badge('a.txt').waitFor()
+          return badge('a.txt').getAttribute('data-gateway-badge')
+        },
+        { timeout: 150_000, interval: 3_000 },
+      )
+      .toBe('stored')
     expect(await badge('a.txt').getAttribute('title')).toMatch(/^Filecoin: stored \(\d+ cop(y|ies)\)$/)
     await revisitDocs()
     expect(await menuItems('a.txt')).not.toContain('Why is this not stored yet?')
@@ -163,7 +174,13 @@ describe.skipIf(!hasChromium())('the Files list in chromium', () => {
     const saved = await fetch(`${stack.appUrl}/ocs/v2.php/apps/gateway/admin/settings`, {
       method: 'PUT',
       headers: { authorization: auth, 'ocs-apirequest': 'true', 'content-type': 'application/json' },
-      body: JSON.stringify({ gatewayUrl: '', gatewayUser: 'bridge', pathMap: '/{user}', network: 'mainnet', ipfsGateway: 'https://ipfs.io' }),
+      body: JSON.stringify({
+        gatewayUrl: '',
+        gatewayUser: 'bridge',
+        pathMap: '/{user}',
+        network: 'mainnet',
+        ipfsGateway: 'https://ipfs.io',
+      }),
     })
     expect(saved.status).toBe(200)
     await context.route('https://ipfs.io/**', (route) => route.fulfill({ status: 200, contentType: 'text/plain', body: 'ipfs' }))

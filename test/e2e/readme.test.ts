@@ -21,10 +21,21 @@ const inSection = (section: string) => steps.filter((step) => step.section === s
 
 /** Runs a step's commands in bash in `cwd`, as pasted into a terminal, and returns what they print. */
 const run = (step: ReadmeStep, stack: RunningStack, cwd: string) =>
-  execFileSync('bash', ['-e', '-o', 'pipefail', '-c', aimedAt(step.commands, stack.appUrl)], { cwd, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] })
+  execFileSync('bash', ['-e', '-o', 'pipefail', '-c', aimedAt(step.commands, stack.appUrl)], {
+    cwd,
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
 
 /** Runs a step that prints JSON again every `everyMs` until `done` holds or `ms` pass; the last JSON it printed. */
-async function runUntil(step: ReadmeStep, stack: RunningStack, cwd: string, ms: number, done: (out: any) => boolean, everyMs = 500): Promise<any> {
+async function runUntil(
+  step: ReadmeStep,
+  stack: RunningStack,
+  cwd: string,
+  ms: number,
+  done: (out: any) => boolean,
+  everyMs = 500,
+): Promise<any> {
   const started = Date.now()
   for (;;) {
     const out = JSON.parse(run(step, stack, cwd))
@@ -105,36 +116,54 @@ describe.skipIf(!hasCurl)('README: deals, offload and reload (walk-through)', ()
     expect(tableStates).toEqual(['Staging', 'Offloading', 'Partially offloaded', 'Offloaded'])
   })
 
-  it('takes photo.jpg through the table\'s states to two retrievable copies, then reads it back from the providers', async () => {
-    const [start, upload, readBack] = walkThrough
-    const dataDir = join(dir, 'data')
-    stack = await startStack({ DATA_DIR: dataDir, ...startEnv(start.commands) })
-    const { once, watched } = splitWatch(upload.commands)
-    run({ ...upload, commands: once }, stack, dir)
+  it(
+    "takes photo.jpg through the table's states to two retrievable copies, then reads it back from the providers",
+    async () => {
+      const [start, upload, readBack] = walkThrough
+      const dataDir = join(dir, 'data')
+      stack = await startStack({ DATA_DIR: dataDir, ...startEnv(start.commands) })
+      const { once, watched } = splitWatch(upload.commands)
+      run({ ...upload, commands: once }, stack, dir)
 
-    // What `watch -n 2` shows, one state after another (a state held for less than 2 s may be missed).
-    const seen: string[] = []
-    const record = (await runUntil({ ...upload, commands: watched! }, stack, dir, 5 * 60_000, (out) => {
-      const state = out.metadata.file.details.state
-      if (seen.at(-1) !== state) seen.push(state)
-      return state === 'Offloaded'
-    }, 2000)).metadata.file
-    const rows = seen.map((state) => tableStates.indexOf(state))
-    expect(rows.every((row, i) => row >= 0 && (i === 0 || row > rows[i - 1])), `states seen: ${seen.join(' → ')}`).toBe(true)
-    expect(seen[0]).toBe('Staging')
-    expect(seen.at(-1)).toBe('Offloaded')
-    // The table's last row: the group offloaded, two active retrievable deals, two copies.
-    expect(record.details.retrievableCopies).toBe(2)
-    for (const group of record.details.groups) {
-      expect(group.state).toBe('offloaded')
-      expect(group.deals.filter((d: { state: string; isRetrievable: boolean }) => d.state === 'active' && d.isRetrievable)).toHaveLength(2)
-    }
-    // "its local CAR and block file are then deleted"
-    expect(readdirSync(join(dataDir, 'gateway', 'groups'))).toEqual([])
+      // What `watch -n 2` shows, one state after another (a state held for less than 2 s may be missed).
+      const seen: string[] = []
+      const record = (
+        await runUntil(
+          { ...upload, commands: watched! },
+          stack,
+          dir,
+          5 * 60_000,
+          (out) => {
+            const state = out.metadata.file.details.state
+            if (seen.at(-1) !== state) seen.push(state)
+            return state === 'Offloaded'
+          },
+          2000,
+        )
+      ).metadata.file
+      const rows = seen.map((state) => tableStates.indexOf(state))
+      expect(
+        rows.every((row, i) => row >= 0 && (i === 0 || row > rows[i - 1])),
+        `states seen: ${seen.join(' → ')}`,
+      ).toBe(true)
+      expect(seen[0]).toBe('Staging')
+      expect(seen.at(-1)).toBe('Offloaded')
+      // The table's last row: the group offloaded, two active retrievable deals, two copies.
+      expect(record.details.retrievableCopies).toBe(2)
+      for (const group of record.details.groups) {
+        expect(group.state).toBe('offloaded')
+        expect(group.deals.filter((d: { state: string; isRetrievable: boolean }) => d.state === 'active' && d.isRetrievable)).toHaveLength(
+          2,
+        )
+      }
+      // "its local CAR and block file are then deleted"
+      expect(readdirSync(join(dataDir, 'gateway', 'groups'))).toEqual([])
 
-    run(readBack, stack, dir)
-    const after = JSON.parse(run({ ...upload, commands: watched! }, stack, dir)).metadata.file
-    expect(after.details.groups.map((g: { state: string }) => g.state)).toEqual(record.details.groups.map(() => 'offloaded'))
-    expect(readdirSync(join(dataDir, 'gateway', 'groups'))).toEqual([])
-  }, 7 * 60_000)
+      run(readBack, stack, dir)
+      const after = JSON.parse(run({ ...upload, commands: watched! }, stack, dir)).metadata.file
+      expect(after.details.groups.map((g: { state: string }) => g.state)).toEqual(record.details.groups.map(() => 'offloaded'))
+      expect(readdirSync(join(dataDir, 'gateway', 'groups'))).toEqual([])
+    },
+    7 * 60_000,
+  )
 })

@@ -10,7 +10,16 @@ afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
 /** Runs `npm start -- --role gateway` until it listens, and returns what it logged. */
 function gatewayLog(env: Record<string, string>): Promise<string> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', '--role', 'gateway'], {
-    env: { ...process.env, DATA_DIR: dataDir, GATEWAY_PORT: '0', LOG_LEVEL: 'info', LOG_FORMAT: 'json', GATEWAY_USER: 'bridge', GATEWAY_PASSWORD: 'secret-password-1', ...env },
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      GATEWAY_PORT: '0',
+      LOG_LEVEL: 'info',
+      LOG_FORMAT: 'json',
+      GATEWAY_USER: 'bridge',
+      GATEWAY_PASSWORD: 'secret-password-1',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let out = ''
@@ -32,7 +41,12 @@ function gatewayLog(env: Record<string, string>): Promise<string> {
 }
 
 describe('the gateway on a real network (calibration)', () => {
-  const real = { NETWORK: 'calibration', LOTUS_URL: 'http://127.0.0.1:9/rpc/v1', SERVICE_URL: 'http://127.0.0.1:9', SERVICE_API_KEY: 'fgs_test-key-0000000000000000' }
+  const real = {
+    NETWORK: 'calibration',
+    LOTUS_URL: 'http://127.0.0.1:9/rpc/v1',
+    SERVICE_URL: 'http://127.0.0.1:9',
+    SERVICE_API_KEY: 'fgs_test-key-0000000000000000',
+  }
 
   it('refuses to make deals with a loopback GATEWAY_PUBLIC_URL, and says why', async () => {
     const log = await gatewayLog({ ...real, GATEWAY_PUBLIC_URL: 'http://127.0.0.1:9011' })

@@ -19,13 +19,17 @@ describe('graceful shutdown', () => {
     const path = '/remote.php/dav/files/admin/in-flight.bin'
     let exited: Promise<number | null> | undefined
     const answered = new Promise<number>((resolve, reject) => {
-      const req = request(stack.appUrl + path, {
-        method: 'PUT',
-        headers: { authorization: basicAuth('admin', PASSWORD), 'content-length': body.length },
-      }, (res) => {
-        res.resume()
-        resolve(res.statusCode!)
-      })
+      const req = request(
+        stack.appUrl + path,
+        {
+          method: 'PUT',
+          headers: { authorization: basicAuth('admin', PASSWORD), 'content-length': body.length },
+        },
+        (res) => {
+          res.resume()
+          resolve(res.statusCode!)
+        },
+      )
       req.on('error', reject)
       // First half now, the rest only after the stack was told to stop.
       req.write(body.subarray(0, body.length / 2), () => {
@@ -67,7 +71,11 @@ function alive(pid: number): boolean {
 
 /** The JSON log lines a process wrote, from `since` on. */
 function logLines(output: string, since = 0): { pid: number; part?: string; msg: string }[] {
-  return output.slice(since).split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l))
+  return output
+    .slice(since)
+    .split('\n')
+    .filter((l) => l.startsWith('{'))
+    .map((l) => JSON.parse(l))
 }
 
 /**
@@ -111,7 +119,10 @@ describe('stopping', () => {
 
   it('stops every part cleanly when SIGTERM reaches the whole process group, as systemd and container runtimes send it', async () => {
     const dataDir = newDataDir()
-    const stack = await startStack({ DATA_DIR: dataDir, ADMIN_PASSWORD: PASSWORD }, [], 'server/main.ts', { ownProcessGroup: true, readyTimeoutMs: 80_000 })
+    const stack = await startStack({ DATA_DIR: dataDir, ADMIN_PASSWORD: PASSWORD }, [], 'server/main.ts', {
+      ownProcessGroup: true,
+      readyTimeoutMs: 80_000,
+    })
     stacks.push(stack)
     const pids = partPids(stack.output())
     const since = stack.output().length
@@ -123,8 +134,14 @@ describe('stopping', () => {
     // Each part stopped once and said so, and the supervisor passed every line on before it exited.
     const lines = logLines(stack.output(), since)
     for (const [part, pid] of Object.entries(pids)) {
-      expect(lines.filter((l) => l.pid === pid && l.msg.startsWith('shutting down')), part).toHaveLength(1)
-      expect(lines.filter((l) => l.pid === pid && l.msg === 'stopped' && l.part === part), part).toHaveLength(1)
+      expect(
+        lines.filter((l) => l.pid === pid && l.msg.startsWith('shutting down')),
+        part,
+      ).toHaveLength(1)
+      expect(
+        lines.filter((l) => l.pid === pid && l.msg === 'stopped' && l.part === part),
+        part,
+      ).toHaveLength(1)
     }
     expect(lines.filter((l) => /died|restart/.test(l.msg))).toEqual([])
     expect(leftovers(dataDir)).toEqual([])
@@ -141,7 +158,11 @@ describe('stopping', () => {
     // Requests going on, so each part is writing its log lines to the supervisor as it dies.
     let serving = true
     const traffic = [stack.appUrl + '/status.php', stack.serviceUrl + '/openapi.json', stack.gatewayUrl + '/'].map(async (url) => {
-      for (let sent = 0; serving && sent < 10_000; sent++) await fetch(url).then((res) => res.arrayBuffer(), () => undefined)
+      for (let sent = 0; serving && sent < 10_000; sent++)
+        await fetch(url).then(
+          (res) => res.arrayBuffer(),
+          () => undefined,
+        )
     })
     await new Promise((resolve) => setTimeout(resolve, 500))
 

@@ -37,7 +37,12 @@ describe('the deal service part runs the simulated Onchain Cloud beside the simu
           chainId: await client.getChainId(),
           contracts: Object.fromEntries(Object.entries(contracts).map(([k, c]) => [k, c.address])),
           providers: providers.providers.map((p) => ({ id: p.id, serviceURL: p.pdp.serviceURL })),
-          usdfc: await client.readContract({ address: contracts.usdfc.address, abi: erc20Abi, functionName: 'balanceOf', args: [wallet.ethAddress] }),
+          usdfc: await client.readContract({
+            address: contracts.usdfc.address,
+            abi: erc20Abi,
+            functionName: 'balanceOf',
+            args: [wallet.ethAddress],
+          }),
           fil: await client.getBalance({ address: wallet.ethAddress }),
         }
       } finally {
@@ -53,17 +58,24 @@ describe('the deal service part runs the simulated Onchain Cloud beside the simu
     expect(await look()).toEqual(first)
   }, 120_000)
 
-  it('npm run wallet -- foc and deposit: the account\'s USDFC, a deposit into Filecoin Pay through the SDK, a deposit it cannot pay refused', async () => {
-    const service = await startPart('service', { DATA_DIR: dataDir, SERVICE_PORT: '0', SIMNET_RPC_PORT: '0', SIMFOC_RPC_PORT: '0', SIMFOC_PROVIDERS: '2' })
-    const wallet = (...args: string[]) => new Promise<{ status: number | null; out: string }>((resolve) => {
-      const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/wallet.ts', ...args], {
-        env: { ...process.env, DATA_DIR: dataDir, SIMFOC_RPC_URL: urlOf(service.output(), 'simulated Onchain Cloud')! },
-      })
-      let out = ''
-      child.stdout.on('data', (c: Buffer) => (out += c))
-      child.stderr.on('data', (c: Buffer) => (out += c))
-      child.on('exit', (status) => resolve({ status, out }))
+  it("npm run wallet -- foc and deposit: the account's USDFC, a deposit into Filecoin Pay through the SDK, a deposit it cannot pay refused", async () => {
+    const service = await startPart('service', {
+      DATA_DIR: dataDir,
+      SERVICE_PORT: '0',
+      SIMNET_RPC_PORT: '0',
+      SIMFOC_RPC_PORT: '0',
+      SIMFOC_PROVIDERS: '2',
     })
+    const wallet = (...args: string[]) =>
+      new Promise<{ status: number | null; out: string }>((resolve) => {
+        const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/wallet.ts', ...args], {
+          env: { ...process.env, DATA_DIR: dataDir, SIMFOC_RPC_URL: urlOf(service.output(), 'simulated Onchain Cloud')! },
+        })
+        let out = ''
+        child.stdout.on('data', (c: Buffer) => (out += c))
+        child.stderr.on('data', (c: Buffer) => (out += c))
+        child.on('exit', (status) => resolve({ status, out }))
+      })
     try {
       const before = await wallet('foc')
       expect(before.status).toBe(0)

@@ -63,7 +63,7 @@ describe.skipIf(!hasRclone)('npm start, rclone and the OCS route end to end', ()
     expect(files).toEqual({ 'notes.txt': 15, 'big.bin': 1536 * 1024, 'été/Привет мир.txt': 22 })
   })
 
-  it('reads each uploaded file\'s storage record through the OCS route', async () => {
+  it("reads each uploaded file's storage record through the OCS route", async () => {
     for (const [filePath, dir, name] of [
       ['/photos/notes.txt', '/photos', 'notes.txt'],
       ['/photos/big.bin', '/photos', 'big.bin'],
@@ -100,7 +100,7 @@ describe.skipIf(!hasRclone)('npm start, rclone and the OCS route end to end', ()
     expect(record.details.expirationEpoch).toBeUndefined()
   })
 
-  it('opens the deal service with the operator\'s API_KEY and never prints it or ADMIN_PASSWORD', async () => {
+  it("opens the deal service with the operator's API_KEY and never prints it or ADMIN_PASSWORD", async () => {
     const res = await fetch(`${stack.serviceUrl}/private/v1/get-network-epoch-duration-from-days`, {
       method: 'POST',
       headers: { 'x-api-key': OPERATOR_API_KEY, 'content-type': 'application/json' },

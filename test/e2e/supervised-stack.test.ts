@@ -24,14 +24,22 @@ describe('the supervised stack', () => {
     })
   /** The pid a part logged its "listening" line with. */
   const pidOf = (message: RegExp) => {
-    const line = stack.output().split('\n').reverse().find((l) => message.test(l))
+    const line = stack
+      .output()
+      .split('\n')
+      .reverse()
+      .find((l) => message.test(l))
     return Number(JSON.parse(line!).pid)
   }
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'e2e-supervised-'))
     stack = await startStack({ DATA_DIR: dataDir, ADMIN_PASSWORD: PASSWORD })
-    const put = await fetch(`${stack.appUrl}/remote.php/dav/files/admin/kept.txt`, { method: 'PUT', headers: { authorization: auth }, body: 'still here' })
+    const put = await fetch(`${stack.appUrl}/remote.php/dav/files/admin/kept.txt`, {
+      method: 'PUT',
+      headers: { authorization: auth },
+      body: 'still here',
+    })
     expect(put.status).toBe(201)
   })
   afterAll(async () => {
@@ -54,14 +62,21 @@ describe('the supervised stack', () => {
 
   const rpcUrl = () => /Simulated chain \(Lotus RPC\): (http:\S+)/.exec(stack.output())![1]
   const chainHead = async () => {
-    const res = await fetch(rpcUrl(), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'Filecoin.ChainHead', params: [] }) })
+    const res = await fetch(rpcUrl(), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'Filecoin.ChainHead', params: [] }),
+    })
     return ((await res.json()) as { result: { Height: number } }).result.Height
   }
 
   it('serves the simulated chain as Lotus JSON-RPC, where the gateway reads its deals', async () => {
     expect(await chainHead()).toBeGreaterThan(0)
     // The gateway reads the chain at that very URL (SIMNET_RPC_URL), as it would read a Lotus node.
-    const gatewayLine = stack.output().split('\n').find((l) => l.includes('gateway listening'))!
+    const gatewayLine = stack
+      .output()
+      .split('\n')
+      .find((l) => l.includes('gateway listening'))!
     expect(JSON.parse(gatewayLine).chain).toBe(rpcUrl())
   })
 
@@ -89,7 +104,9 @@ describe('the supervised stack', () => {
   it('restarts a killed app surface on the same address', async () => {
     const app = pidOf(/app surface listening/)
     process.kill(app, 'SIGKILL')
-    await expect.poll(async () => (await fetch(`${stack.appUrl}/status.php`).catch(() => undefined))?.status, { timeout: 30_000, interval: 200 }).toBe(200)
+    await expect
+      .poll(async () => (await fetch(`${stack.appUrl}/status.php`).catch(() => undefined))?.status, { timeout: 30_000, interval: 200 })
+      .toBe(200)
     expect(pidOf(/app surface listening/)).not.toBe(app)
     expect((await metadata()).status).toBe(200)
   }, 60_000)

@@ -79,7 +79,11 @@ describe.skipIf(tmpfsUnavailable)(`gateway on a full disk${tmpfsUnavailable ? ` 
     const read = await fetch(url('/first.bin'))
     expect(read.status).toBe(200)
     expect(Buffer.from(await read.arrayBuffer()).equals(first)).toBe(true)
-    const info = await fetch(url('/file-info'), { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ filePath: '/first.bin' }) })
+    const info = await fetch(url('/file-info'), {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ filePath: '/first.bin' }),
+    })
     expect(info.status).toBe(200)
 
     // The idle group cannot be sealed (state change or CAR write fails) several times over: the process lives on, one log line.
@@ -108,7 +112,10 @@ describe('room kept for sealing', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'gateway-reserve-'))
     // The disk looks as full as the test says; what is written is real.
-    gateway = await createGateway({ host: '127.0.0.1', port: 0, dataDir: dir, groupSize: 64 << 20, groupIdleSeconds: 3600, diskReserveBytes: 1 << 20 }, { logger, freeBytes: async () => free })
+    gateway = await createGateway(
+      { host: '127.0.0.1', port: 0, dataDir: dir, groupSize: 64 << 20, groupIdleSeconds: 3600, diskReserveBytes: 1 << 20 },
+      { logger, freeBytes: async () => free },
+    )
     server = await startServer(gateway.app, 0)
   })
   afterAll(async () => {

@@ -26,7 +26,11 @@ beforeAll(async () => {
   await ns.makeDir('/docs')
   await ns.makeDir('/docs/sub')
   await ns.makeDir('/empty')
-  for (const [path, bytes] of [['/docs/a.txt', Buffer.from('hello\n')], ['/docs/sub/big.bin', Buffer.alloc(700_000, 7)], ['/top.txt', Buffer.from('top')]] as const) {
+  for (const [path, bytes] of [
+    ['/docs/a.txt', Buffer.from('hello\n')],
+    ['/docs/sub/big.bin', Buffer.alloc(700_000, 7)],
+    ['/top.txt', Buffer.from('top')],
+  ] as const) {
     const r = await t.store.ingest(chunksOf(bytes))
     files[path] = r
     await ns.putFile(path, r)
@@ -49,7 +53,10 @@ afterAll(async () => {
   await t?.cleanup()
 })
 
-interface Reply { status: number; body: any }
+interface Reply {
+  status: number
+  body: any
+}
 
 function post(body: string | Buffer, headers: Record<string, string> = { 'content-type': 'application/json' }): Promise<Reply> {
   return new Promise((resolve, reject) => {
@@ -102,7 +109,10 @@ describe('POST /file-info', () => {
     const r = await postJson({ filePath: '/docs/', verbose: true })
     expect(r.status).toBe(200)
     const sub = await directoryDag([{ name: 'big.bin', ...files['/docs/sub/big.bin'] }])
-    const docs = await directoryDag([{ name: 'a.txt', ...files['/docs/a.txt'] }, { name: 'sub', cid: sub.cid, dagSize: sub.dagSize }])
+    const docs = await directoryDag([
+      { name: 'a.txt', ...files['/docs/a.txt'] },
+      { name: 'sub', cid: sub.cid, dagSize: sub.dagSize },
+    ])
     expect(r.body.result.file.cid).toBe(docs.cid)
     expect(r.body.result.file.path).toBe('/')
     expect(r.body.result.file.file).toBe('docs')
@@ -133,7 +143,11 @@ describe('POST /file-info', () => {
   it('reports an empty folder as staging, in the group that holds its one directory node', async () => {
     const r = await postJson({ filePath: '/empty', verbose: true })
     expect(r.body.result.file.cid).toBe('bafybeiczsscdsbs7ffqz55asqdf3smv6klcw3gofszvwlyarci47bgf354')
-    expect(r.body.result.file.details).toMatchObject({ state: 'staging', retrievableCopies: 0, groups: [{ state: 'writable', retrievableCopies: 0 }] })
+    expect(r.body.result.file.details).toMatchObject({
+      state: 'staging',
+      retrievableCopies: 0,
+      groups: [{ state: 'writable', retrievableCopies: 0 }],
+    })
   })
 
   it('normalises doubled slashes and dot segments', async () => {
@@ -198,7 +212,10 @@ describe('POST /file-info', () => {
   })
 
   it('accepts a gzip-encoded body', async () => {
-    const r = await post(gzipSync(JSON.stringify({ filePath: '/top.txt' })), { 'content-type': 'application/json', 'content-encoding': 'gzip' })
+    const r = await post(gzipSync(JSON.stringify({ filePath: '/top.txt' })), {
+      'content-type': 'application/json',
+      'content-encoding': 'gzip',
+    })
     expect(r.status).toBe(200)
     expect(r.body.result.file.cid).toBe(files['/top.txt'].cid)
   })

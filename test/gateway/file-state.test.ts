@@ -3,7 +3,12 @@ import { fileState, retrievableCopies } from '../../server/gateway/file-state.ts
 import type { Deal, GroupRecord, GroupState } from '../../server/gateway/content/index.ts'
 
 const group = (state: GroupState, deals: Deal['state'][] = [], copies = 0): GroupRecord => ({
-  id: 1, state, size: 1, retrievableCopies: copies, createdMs: 0, updatedMs: 0,
+  id: 1,
+  state,
+  size: 1,
+  retrievableCopies: copies,
+  createdMs: 0,
+  updatedMs: 0,
   deals: deals.map((s, i) => ({ provider: 'f01000', state: s, dealId: i, endEpoch: 1, isRetrievable: false })),
 })
 

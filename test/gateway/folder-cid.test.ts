@@ -18,62 +18,62 @@ const folderOf = async (ns: Namespace, path: string) => folderDag(await ns.desce
 
 // Run on both stores: PostgreSQL must list and range-scan paths byte-wise as SQLite does.
 describeEachStore('folder CIDs from the namespace', ({ open }) => {
-async function tree(files: Record<string, string>, dirs: string[] = []) {
-  const ns = await createNamespace(await open('gateway'))
-  for (const d of dirs) await ns.makeDir(d)
-  for (const [path, text] of Object.entries(files)) {
-    const bytes = Buffer.from(text)
-    const dag = await buildFileDag(chunksOf(bytes), discard)
-    await ns.putFile(path, { cid: dag.cid, size: bytes.length, dagSize: dag.dagSize })
+  async function tree(files: Record<string, string>, dirs: string[] = []) {
+    const ns = await createNamespace(await open('gateway'))
+    for (const d of dirs) await ns.makeDir(d)
+    for (const [path, text] of Object.entries(files)) {
+      const bytes = Buffer.from(text)
+      const dag = await buildFileDag(chunksOf(bytes), discard)
+      await ns.putFile(path, { cid: dag.cid, size: bytes.length, dagSize: dag.dagSize })
+    }
+    return ns
   }
-  return ns
-}
 
-describe('folder CIDs (kubo `ipfs add -r --cid-version=1`)', () => {
-  it('matches kubo sharness t0114 testdirlisting', async () => {
-    // kubo test/sharness/t0114-gateway-subdomains/README.md (ipfs 0.18.1):
-    // DIR_CID=bafybeiht6dtwk3les7vqm6ibpvz6qpohidvlshsfyr7l5mpysdw2vmbbhe
-    const ns = await tree(
-      {
-        '/testdirlisting/hello': 'hello\n',
-        '/testdirlisting/ipfs/ipns/bar': 'text-file-content\n',
-        '/testdirlisting/api/file.txt': 'I am a txt file\n',
-        '/testdirlisting/ipfs/file.txt': 'I am a txt file\n',
-      },
-      ['/testdirlisting', '/testdirlisting/ipfs', '/testdirlisting/ipfs/ipns', '/testdirlisting/api'],
-    )
-    expect((await folderOf(ns, '/testdirlisting')).cid).toBe('bafybeiht6dtwk3les7vqm6ibpvz6qpohidvlshsfyr7l5mpysdw2vmbbhe')
-  })
+  describe('folder CIDs (kubo `ipfs add -r --cid-version=1`)', () => {
+    it('matches kubo sharness t0114 testdirlisting', async () => {
+      // kubo test/sharness/t0114-gateway-subdomains/README.md (ipfs 0.18.1):
+      // DIR_CID=bafybeiht6dtwk3les7vqm6ibpvz6qpohidvlshsfyr7l5mpysdw2vmbbhe
+      const ns = await tree(
+        {
+          '/testdirlisting/hello': 'hello\n',
+          '/testdirlisting/ipfs/ipns/bar': 'text-file-content\n',
+          '/testdirlisting/api/file.txt': 'I am a txt file\n',
+          '/testdirlisting/ipfs/file.txt': 'I am a txt file\n',
+        },
+        ['/testdirlisting', '/testdirlisting/ipfs', '/testdirlisting/ipfs/ipns', '/testdirlisting/api'],
+      )
+      expect((await folderOf(ns, '/testdirlisting')).cid).toBe('bafybeiht6dtwk3les7vqm6ibpvz6qpohidvlshsfyr7l5mpysdw2vmbbhe')
+    })
 
-  it('matches kubo sharness t0122 rootDir with UTF-8 names', async () => {
-    // kubo test/sharness/t0122-gateway-tar/README.md (ipfs 0.18.1):
-    // DIR_CID=bafybeig6ka5mlwkl4subqhaiatalkcleo4jgnr3hqwvpmsqfca27cijp3i
-    // FILE_CID=bafkreialihlqnf5uwo4byh4n3cmwlntwqzxxs2fg5vanqdi3d7tb2l5xkm (34 bytes)
-    const ns = await tree(
-      {
-        '/rootDir/ą/ę/file-źł.txt': 'I am a txt file on path with utf8\n',
-        '/rootDir/api/file.txt': 'I am a txt file in confusing /api dir\n',
-        '/rootDir/ipfs/file.txt': 'I am a txt file in confusing /ipfs dir\n',
-        '/rootDir/ipns/file.txt': 'I am a txt file in confusing /ipns dir\n',
-      },
-      ['/rootDir', '/rootDir/ipfs', '/rootDir/ipns', '/rootDir/api', '/rootDir/ą', '/rootDir/ą/ę'],
-    )
-    expect((await ns.get('/rootDir/ą/ę/file-źł.txt'))?.cid).toBe('bafkreialihlqnf5uwo4byh4n3cmwlntwqzxxs2fg5vanqdi3d7tb2l5xkm')
-    expect((await folderOf(ns, '/rootDir')).cid).toBe('bafybeig6ka5mlwkl4subqhaiatalkcleo4jgnr3hqwvpmsqfca27cijp3i')
-  })
+    it('matches kubo sharness t0122 rootDir with UTF-8 names', async () => {
+      // kubo test/sharness/t0122-gateway-tar/README.md (ipfs 0.18.1):
+      // DIR_CID=bafybeig6ka5mlwkl4subqhaiatalkcleo4jgnr3hqwvpmsqfca27cijp3i
+      // FILE_CID=bafkreialihlqnf5uwo4byh4n3cmwlntwqzxxs2fg5vanqdi3d7tb2l5xkm (34 bytes)
+      const ns = await tree(
+        {
+          '/rootDir/ą/ę/file-źł.txt': 'I am a txt file on path with utf8\n',
+          '/rootDir/api/file.txt': 'I am a txt file in confusing /api dir\n',
+          '/rootDir/ipfs/file.txt': 'I am a txt file in confusing /ipfs dir\n',
+          '/rootDir/ipns/file.txt': 'I am a txt file in confusing /ipns dir\n',
+        },
+        ['/rootDir', '/rootDir/ipfs', '/rootDir/ipns', '/rootDir/api', '/rootDir/ą', '/rootDir/ą/ę'],
+      )
+      expect((await ns.get('/rootDir/ą/ę/file-źł.txt'))?.cid).toBe('bafkreialihlqnf5uwo4byh4n3cmwlntwqzxxs2fg5vanqdi3d7tb2l5xkm')
+      expect((await folderOf(ns, '/rootDir')).cid).toBe('bafybeig6ka5mlwkl4subqhaiatalkcleo4jgnr3hqwvpmsqfca27cijp3i')
+    })
 
-  it('gives the empty folder the well-known empty directory CID', async () => {
-    // kubo test/cli/cid_profiles_test.go / js-ipfs-unixfs ipip-499-profiles.spec.ts: empty directory, CIDv1.
-    expect((await directoryDag([])).cid).toBe('bafybeiczsscdsbs7ffqz55asqdf3smv6klcw3gofszvwlyarci47bgf354')
-  })
+    it('gives the empty folder the well-known empty directory CID', async () => {
+      // kubo test/cli/cid_profiles_test.go / js-ipfs-unixfs ipip-499-profiles.spec.ts: empty directory, CIDv1.
+      expect((await directoryDag([])).cid).toBe('bafybeiczsscdsbs7ffqz55asqdf3smv6klcw3gofszvwlyarci47bgf354')
+    })
 
-  it('changes when a file below changes', async () => {
-    const ns = await tree({ '/d/a.txt': 'one' }, ['/d'])
-    const before = (await folderOf(ns, '/d')).cid
-    await ns.putFile('/d/a.txt', { cid: (await buildFileDag(chunksOf(Buffer.from('two')), discard)).cid, size: 3, dagSize: 3 })
-    expect((await folderOf(ns, '/d')).cid).not.toBe(before)
+    it('changes when a file below changes', async () => {
+      const ns = await tree({ '/d/a.txt': 'one' }, ['/d'])
+      const before = (await folderOf(ns, '/d')).cid
+      await ns.putFile('/d/a.txt', { cid: (await buildFileDag(chunksOf(Buffer.from('two')), discard)).cid, size: 3, dagSize: 3 })
+      expect((await folderOf(ns, '/d')).cid).not.toBe(before)
+    })
   })
-})
 })
 
 /** A one-chunk file as kubo adds it with --cid-version=1: a raw leaf. */
@@ -99,12 +99,12 @@ const seq = (n: number) => Array.from({ length: n }, (_, i) => i + 1)
 
 describe('large folders: HAMT-sharded like kubo', () => {
   // kubo test/sharness/t0260-sharding.sh: `echo $i > <name>` for each i.
-  it('matches kubo\'s flat 100-file folder (CIDv0, below the threshold)', async () => {
+  it("matches kubo's flat 100-file folder (CIDv0, below the threshold)", async () => {
     const links = await Promise.all(seq(100).map((i) => v0File(`file${i}`, `${i}\n`)))
     expect((await directoryDag(links, { profile: 'unixfs-v0-2015' })).cid).toBe('QmZedLGyvgWiyGQzAw2GpuLZeqzxmVcUQUbyRkVWx5DkxK')
   })
 
-  it('shards a folder whose links pass 256 KiB exactly as ipfs-unixfs-importer does with kubo\'s profile', async () => {
+  it("shards a folder whose links pass 256 KiB exactly as ipfs-unixfs-importer does with kubo's profile", async () => {
     // kubo's own 6500-file vector in t0260 was marked unconfirmed (and is the flat CID), so the
     // cross-check here is the JS importer, which is interop-tested against kubo.
     const names = seq(6500).map((i) => `file${String(i).padStart(6, '0')}`)
@@ -118,19 +118,20 @@ describe('large folders: HAMT-sharded like kubo', () => {
     expect(UnixFS.unmarshal(dagPb.decode(ours.bytes).Data!).type).toBe('hamt-sharded-directory')
   })
 
-  it('matches kubo\'s sharded 2000-file folder with CIDv1 raw leaves', async () => {
+  it("matches kubo's sharded 2000-file folder with CIDv1 raw leaves", async () => {
     // Sharded by configuration in kubo's test (SHARDEDV1, the same CID in base58 and base32 across kubo versions).
     const links = await Promise.all(seq(2000).map((i) => rawFile(`file${i}`, `${i}\n`)))
     expect((await directoryDag(links, { shardThreshold: 0 })).cid).toBe('bafybeibiemewfzzdyhq2l74wrd6qj2oz42usjlktgnlqv4yfawgouaqn4u')
   })
 
-  it('shards from exactly the threshold under kubo-cid-v1 (links-bytes, boxo\'s >=), and not one byte below', async () => {
+  it("shards from exactly the threshold under kubo-cid-v1 (links-bytes, boxo's >=), and not one byte below", async () => {
     // 36-byte CIDv1 raw CIDs: names sized so that the estimate lands exactly on 256 KiB.
     const names = (pad: number) => seq(4096).map((i) => `f${String(i).padStart(pad, '0')}`)
     const at = await Promise.all(names(27).map((n, i) => rawFile(n, `${i}`)))
     expect(at.reduce((sum, l) => sum + Buffer.byteLength(l.name) + 36, 0)).toBe(HAMT_SHARDING_THRESHOLD)
     const below = [...at.slice(0, -1), { ...at.at(-1)!, name: at.at(-1)!.name.slice(1) }]
-    const kind = async (links: DirectoryLink[]) => UnixFS.unmarshal(dagPb.decode((await directoryDag(links, { profile: 'kubo-cid-v1' })).bytes).Data!).type
+    const kind = async (links: DirectoryLink[]) =>
+      UnixFS.unmarshal(dagPb.decode((await directoryDag(links, { profile: 'kubo-cid-v1' })).bytes).Data!).type
     expect(await kind(at)).toBe('hamt-sharded-directory')
     expect(await kind(below)).toBe('directory')
   })
@@ -185,7 +186,9 @@ describe('IPIP-499 HAMT thresholds (kubo test/cli/cid_profiles_test.go, ipfs/spe
   it('unixfs-v1-2025: a directory whose node is exactly 256 KiB stays flat; one byte more is a HAMT', async () => {
     const names = await deterministicNames('hamt-unixfs-v1-2025', 4766, 11, 22)
     expect(names.slice(0, 3)).toEqual(['fvu7e4jzn1t', 'pq0th5pxd7u', 'y8gjv7f6t0w'])
-    const at = await directoryDag(await linksOf([...names.slice(0, -1), names.at(-1)!.slice(0, 21)], 'unixfs-v1-2025'), { profile: 'unixfs-v1-2025' })
+    const at = await directoryDag(await linksOf([...names.slice(0, -1), names.at(-1)!.slice(0, 21)], 'unixfs-v1-2025'), {
+      profile: 'unixfs-v1-2025',
+    })
     expect(at.bytes.length).toBe(HAMT_SHARDING_THRESHOLD)
     expect(typeOf(at)).toBe('directory')
     expect(at.cid).toBe('bafybeic3h7rwruealwxkacabdy45jivq2crwz6bufb5ljwupn36gicplx4')
@@ -195,10 +198,14 @@ describe('IPIP-499 HAMT thresholds (kubo test/cli/cid_profiles_test.go, ipfs/spe
   })
 
   it('unixfs-v0-2015: names and CIDs summing to exactly 256 KiB stay flat; one byte more is a HAMT', async () => {
-    const at = await directoryDag(await linksOf(await deterministicNames('hamt-unixfs-v0-2015', 4096, 30, 30), 'unixfs-v0-2015'), { profile: 'unixfs-v0-2015' })
+    const at = await directoryDag(await linksOf(await deterministicNames('hamt-unixfs-v0-2015', 4096, 30, 30), 'unixfs-v0-2015'), {
+      profile: 'unixfs-v0-2015',
+    })
     expect(typeOf(at)).toBe('directory')
     expect(at.cid).toBe('QmX5GtRk3TSSEHtdrykgqm4eqMEn3n2XhfkFAis5fjyZmN')
-    const over = await directoryDag(await linksOf(await deterministicNames('hamt-unixfs-v0-2015', 4033, 31, 31), 'unixfs-v0-2015'), { profile: 'unixfs-v0-2015' })
+    const over = await directoryDag(await linksOf(await deterministicNames('hamt-unixfs-v0-2015', 4033, 31, 31), 'unixfs-v0-2015'), {
+      profile: 'unixfs-v0-2015',
+    })
     expect(typeOf(over)).toBe('hamt-sharded-directory')
     expect(over.cid).toBe('QmeMiJzmhpJAUgynAcxTQYek5PPKgdv3qEvFsdV3XpVnvP')
   })

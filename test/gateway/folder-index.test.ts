@@ -23,11 +23,26 @@ beforeAll(async () => {
   t = await makeStore()
   raw = await createNamespace(await openSql({ file: ':memory:', schema: 'gateway' }))
   // The namespace and the content store as the index sees them, counting what it asks.
-  const counted: Namespace = { ...raw, instanceId: raw.instanceId, get: raw.get, putFile: raw.putFile, makeDir: raw.makeDir, remove: raw.remove, copy: raw.copy, move: raw.move, setModified: raw.setModified, folderSize: raw.folderSize, transaction: raw.transaction, within: raw.within,
+  const counted: Namespace = {
+    ...raw,
+    instanceId: raw.instanceId,
+    get: raw.get,
+    putFile: raw.putFile,
+    makeDir: raw.makeDir,
+    remove: raw.remove,
+    copy: raw.copy,
+    move: raw.move,
+    setModified: raw.setModified,
+    folderSize: raw.folderSize,
+    transaction: raw.transaction,
+    within: raw.within,
     children: (p) => (calls.children++, raw.children(p)),
     descendants: (p) => (calls.descendants++, raw.descendants(p)),
   }
-  const content = { ...t.store, storeDirectory: (root: Parameters<TestStore['store']['storeDirectory']>[0]) => (calls.stored++, t.store.storeDirectory(root)) }
+  const content = {
+    ...t.store,
+    storeDirectory: (root: Parameters<TestStore['store']['storeDirectory']>[0]) => (calls.stored++, t.store.storeDirectory(root)),
+  }
   index = createFolderIndex({ namespace: counted, content })
   ns = index.tracking(raw)
 })
@@ -72,7 +87,7 @@ describe('folder summaries', () => {
     expect([...s.filesByGroups.keys()].every((k) => /^\d+(,\d+)*$/.test(k))).toBe(true)
   })
 
-  it('reads only the folders on a change\'s path, however big the tree, and nothing for an unchanged one', async () => {
+  it("reads only the folders on a change's path, however big the tree, and nothing for an unchanged one", async () => {
     await ns.makeDir('/big')
     await ns.makeDir('/big/deep')
     const one = await t.store.ingest(chunksOf(Buffer.from('same bytes')))
@@ -92,7 +107,7 @@ describe('folder summaries', () => {
     expect((await index.summary('/big')).cid).toBe(await expectedCid('/big'))
   })
 
-  it('stores a folder\'s directory nodes once per version, when a record names its CID', async () => {
+  it("stores a folder's directory nodes once per version, when a record names its CID", async () => {
     reset()
     await put('/a/later.txt', 'later')
     const groups = await index.storedGroups('/')

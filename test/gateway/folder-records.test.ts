@@ -32,7 +32,10 @@ const url = (path: string) => `${server.url}${path}`
 
 // Directory nodes wait an hour after a change unless the test asks (folders.settled()): what a read does is seen alone.
 const open = async (folderSettleMs = 3_600_000) => {
-  gateway = await createGateway({ host: '127.0.0.1', port: 0, dataDir: dir, groupSize: 64 << 20, groupIdleSeconds: 3600 }, { logger, folderSettleMs })
+  gateway = await createGateway(
+    { host: '127.0.0.1', port: 0, dataDir: dir, groupSize: 64 << 20, groupIdleSeconds: 3600 },
+    { logger, folderSettleMs },
+  )
   server = await startServer(gateway.app, 0)
 }
 const shut = async () => {
@@ -50,11 +53,22 @@ afterAll(async () => {
 })
 
 async function record(path: string) {
-  const res = await fetch(url('/file-info'), { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ filePath: path, verbose: true }) })
+  const res = await fetch(url('/file-info'), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ filePath: path, verbose: true }),
+  })
   expect(res.status).toBe(200)
   const file = (await res.json()).result.file
-  const perGroup = Object.fromEntries((file.details.groups as { groupId: number; fileCount: number }[]).filter((g) => g.fileCount > 0).map((g) => [g.groupId, g.fileCount]))
-  return { cid: file.cid as string, state: file.details.state as string, fileCounts: file.details.fileCounts as Record<string, number>, perGroup }
+  const perGroup = Object.fromEntries(
+    (file.details.groups as { groupId: number; fileCount: number }[]).filter((g) => g.fileCount > 0).map((g) => [g.groupId, g.fileCount]),
+  )
+  return {
+    cid: file.cid as string,
+    state: file.details.state as string,
+    fileCounts: file.details.fileCounts as Record<string, number>,
+    perGroup,
+  }
 }
 
 /** What a folder record said before folder summaries: every file below walked, each one's groups looked up. */
@@ -151,7 +165,7 @@ describe('folder records', () => {
   })
 })
 
-describe('a folder record\'s cost', () => {
+describe("a folder record's cost", () => {
   let t: TestStore
   beforeAll(async () => {
     t = await makeStore()
@@ -190,7 +204,11 @@ describe('a folder record\'s cost', () => {
     const s = await startServer(app, 0)
     try {
       const ask = async () => {
-        const res = await fetch(`${s.url}/file-info`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ filePath: '/f', verbose: true }) })
+        const res = await fetch(`${s.url}/file-info`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ filePath: '/f', verbose: true }),
+        })
         const body = await res.json()
         expect(Object.values(body.result.file.details.fileCounts as Record<string, number>).reduce((a, b) => a + b, 0)).toBe(files)
       }

@@ -23,7 +23,10 @@ let server: RunningServer
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'folder-states-'))
   // No deal service: a sealed group waits for one, which a person must set up.
-  gateway = await createGateway({ host: '127.0.0.1', port: 0, dataDir: dir, groupSize: 64 << 20, groupIdleSeconds: 3600 }, { logger, folderSettleMs: 3_600_000 })
+  gateway = await createGateway(
+    { host: '127.0.0.1', port: 0, dataDir: dir, groupSize: 64 << 20, groupIdleSeconds: 3600 },
+    { logger, folderSettleMs: 3_600_000 },
+  )
   server = await startServer(gateway.app, 0)
   for (const folder of ['/docs', '/docs/sub', '/docs/empty']) await dav('MKCOL', folder)
   await dav('PUT', '/docs/a.txt', 'first file\n')
@@ -41,7 +44,11 @@ async function dav(method: string, path: string, body?: string) {
 }
 
 const post = async (body: unknown, raw?: string) => {
-  const res = await fetch(server.url + '/folder-states', { method: 'POST', headers: { 'content-type': 'application/json' }, body: raw ?? JSON.stringify(body) })
+  const res = await fetch(server.url + '/folder-states', {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: raw ?? JSON.stringify(body),
+  })
   return { status: res.status, body: await res.json() }
 }
 
@@ -67,7 +74,11 @@ describe('POST /folder-states', () => {
   it('lists every entry of a folder with the state, CID and copies of its own record', async () => {
     const folder = await expectEntriesAsRecords('/docs')
     expect(folder.path).toBe('/docs')
-    expect(folder.entries.map((e: { name: string; kind: string }) => [e.name, e.kind])).toEqual([['a.txt', 'file'], ['empty', 'dir'], ['sub', 'dir']])
+    expect(folder.entries.map((e: { name: string; kind: string }) => [e.name, e.kind])).toEqual([
+      ['a.txt', 'file'],
+      ['empty', 'dir'],
+      ['sub', 'dir'],
+    ])
     expect(folder.entries.every((e: { state: string }) => e.state === 'staging')).toBe(true)
     expect(folder.entries.some((e: { attention?: unknown }) => e.attention)).toBe(false)
   })
@@ -91,7 +102,10 @@ describe('POST /folder-states', () => {
       const content = gateway.content as unknown as Record<Lookup, (...a: unknown[]) => unknown>
       const originals = { groupsWithIds: content.groupsWithIds, groupIdsOfMany: content.groupIdsOfMany, groupsOf: content.groupsOf }
       for (const k of Object.keys(counted) as Lookup[]) {
-        content[k] = (...a: unknown[]) => { counted[k]++; return originals[k].apply(gateway.content, a) }
+        content[k] = (...a: unknown[]) => {
+          counted[k]++
+          return originals[k].apply(gateway.content, a)
+        }
       }
       try {
         // A fresh listing each time: a kept answer would cost nothing.
@@ -109,9 +123,12 @@ describe('POST /folder-states', () => {
     expect(await lookups('/docs/sub')).toEqual({ groupsWithIds: 1, groupIdsOfMany: 1, groupsOf: 0 })
   })
 
-  it('answers 404 for a missing folder and 400 for a file, in the gateway\'s envelope', async () => {
+  it("answers 404 for a missing folder and 400 for a file, in the gateway's envelope", async () => {
     expect(await post({ folderPath: '/nowhere' })).toEqual({ status: 404, body: { success: false, error: 'Folder not found' } })
-    expect(await post({ folderPath: '/docs/a.txt' })).toEqual({ status: 400, body: { success: false, error: 'folderPath names a file, not a folder' } })
+    expect(await post({ folderPath: '/docs/a.txt' })).toEqual({
+      status: 400,
+      body: { success: false, error: 'folderPath names a file, not a folder' },
+    })
   })
 
   it.each([

@@ -4,11 +4,38 @@ import type { DealProgress, GroupDeal } from '../../server/gateway/deals/types.t
 import { GROUP_REASON_CODES } from '../../server/shared/contracts/file-info.ts'
 import { groupReason, type ReasonContext } from '../../server/gateway/group-reason.ts'
 
-const group = (state: GroupRecord['state'], size = 4 * 1024 * 1024): GroupRecord => ({ id: 7, state, size, retrievableCopies: 0, deals: [], createdMs: 0, updatedMs: 0 })
-const deal = (state: GroupDeal['state'], extra: Partial<GroupDeal> = {}): GroupDeal => ({
-  id: 1, groupId: 7, route: 'market', provider: 'f01000', pieceCid: 'baga', state, startEpoch: 10_000, endEpoch: 2_000_000, retrievable: false, createdMs: 0, updatedMs: 0, ...extra,
+const group = (state: GroupRecord['state'], size = 4 * 1024 * 1024): GroupRecord => ({
+  id: 7,
+  state,
+  size,
+  retrievableCopies: 0,
+  deals: [],
+  createdMs: 0,
+  updatedMs: 0,
 })
-const progress = (p: Partial<DealProgress>): DealProgress => ({ head: 10_000 - 5760, copies: 3, deals: [], retryAfterEpochs: 120, epochSeconds: 30, dealKind: { verified: true, networkVersion: 28 }, ...p })
+const deal = (state: GroupDeal['state'], extra: Partial<GroupDeal> = {}): GroupDeal => ({
+  id: 1,
+  groupId: 7,
+  route: 'market',
+  provider: 'f01000',
+  pieceCid: 'baga',
+  state,
+  startEpoch: 10_000,
+  endEpoch: 2_000_000,
+  retrievable: false,
+  createdMs: 0,
+  updatedMs: 0,
+  ...extra,
+})
+const progress = (p: Partial<DealProgress>): DealProgress => ({
+  head: 10_000 - 5760,
+  copies: 3,
+  deals: [],
+  retryAfterEpochs: 120,
+  epochSeconds: 30,
+  dealKind: { verified: true, networkVersion: 28 },
+  ...p,
+})
 /** The sentence, as /file-info's `reason`; `codeOf` gives its `reasonCode`. */
 const said = (g: GroupRecord, c: ReasonContext) => groupReason(g, c)?.text
 const codeOf = (g: GroupRecord, c: ReasonContext) => groupReason(g, c)?.code
@@ -16,7 +43,9 @@ const ctx = (p?: Partial<DealProgress>) => ({ groupSize: 64 * 1024 * 1024, group
 
 describe('why a group is not further along', () => {
   it('says how full an open group is and when it closes', () => {
-    expect(said(group('writable'), ctx())).toBe('waiting for more data: 4.0 MiB of 64 MiB; the group closes when full or after 20 s without new data')
+    expect(said(group('writable'), ctx())).toBe(
+      'waiting for more data: 4.0 MiB of 64 MiB; the group closes when full or after 20 s without new data',
+    )
   })
 
   it('names sealing and reloading', () => {
@@ -26,7 +55,9 @@ describe('why a group is not further along', () => {
   })
 
   it('says when sealing waits for disk space rather than calling it sealing', () => {
-    expect(said(group('full'), { ...ctx(), freeBytes: 1024 * 1024 })).toBe('waiting for disk space: sealing needs about 4.0 MiB for the CAR file and 1.0 MiB are free')
+    expect(said(group('full'), { ...ctx(), freeBytes: 1024 * 1024 })).toBe(
+      'waiting for disk space: sealing needs about 4.0 MiB for the CAR file and 1.0 MiB are free',
+    )
     expect(said(group('full'), { ...ctx(), freeBytes: 5 * 1024 * 1024 })).toMatch(/^sealing: writing the CAR/)
   })
 
@@ -39,24 +70,34 @@ describe('why a group is not further along', () => {
   })
 
   it('counts providers fetching, copies stored and deals waiting to be sealed, with when the deal starts', () => {
-    const p = { deals: [deal('proposed'), deal('proposing'), deal('published', { startEpoch: 10_000 }), deal('active', { retrievable: true })] }
+    const p = {
+      deals: [deal('proposed'), deal('proposing'), deal('published', { startEpoch: 10_000 }), deal('active', { retrievable: true })],
+    }
     expect(said(group('ready_for_deals'), ctx(p))).toBe(
-      '1 of 3 copies stored; 2 providers are fetching the data; waiting for the provider to seal: at the latest by the deal\'s start, in about 2 days',
+      "1 of 3 copies stored; 2 providers are fetching the data; waiting for the provider to seal: at the latest by the deal's start, in about 2 days",
     )
   })
 
   it('says when a deal starts in wall-clock time on a sped-up simulated network (1 minute ≈ 5 hours)', () => {
     const p = { epochSeconds: 0.1, deals: [deal('published', { startEpoch: 10_000 })] }
-    expect(said(group('ready_for_deals'), ctx(p))).toBe('waiting for the provider to seal: at the latest by the deal\'s start, in about 10 minutes')
+    expect(said(group('ready_for_deals'), ctx(p))).toBe(
+      "waiting for the provider to seal: at the latest by the deal's start, in about 10 minutes",
+    )
   })
 
   it('says why no provider takes the piece, with the earlier failures, and that it keeps asking', () => {
-    const p = { noProviders: 'NO_PROVIDERS_AVAILABLE', deals: [deal('failed', { reason: 'PRICE_TOO_LOW' }), deal('failed', { reason: 'PRICE_TOO_LOW' })] }
-    expect(said(group('ready_for_deals'), ctx(p))).toBe('no provider takes this piece right now: NO_PROVIDERS_AVAILABLE (2 earlier deals failed: PRICE_TOO_LOW); asking again on every pass')
+    const p = {
+      noProviders: 'NO_PROVIDERS_AVAILABLE',
+      deals: [deal('failed', { reason: 'PRICE_TOO_LOW' }), deal('failed', { reason: 'PRICE_TOO_LOW' })],
+    }
+    expect(said(group('ready_for_deals'), ctx(p))).toBe(
+      'no provider takes this piece right now: NO_PROVIDERS_AVAILABLE (2 earlier deals failed: PRICE_TOO_LOW); asking again on every pass',
+    )
   })
 
   describe('PDP copies (Filecoin Onchain Cloud)', () => {
-    const pdpDeal = (state: GroupDeal['state'], extra: Partial<GroupDeal> = {}) => deal(state, { route: 'pdp', provider: 'pdp:1', ...extra })
+    const pdpDeal = (state: GroupDeal['state'], extra: Partial<GroupDeal> = {}) =>
+      deal(state, { route: 'pdp', provider: 'pdp:1', ...extra })
     const pdp = (p: Partial<NonNullable<DealProgress['pdp']>> = {}) => ({ copies: 2, firstProofIn: new Map<number, number>(), ...p })
 
     it('says how much of the upload the providers have taken', () => {
@@ -69,26 +110,47 @@ describe('why a group is not further along', () => {
       const adding = { deals: [pdpDeal('proposed')], pdp: pdp({ upload: { copies: 2, bytes: 1000, total: 1000, adding: 2 } }) }
       expect(said(group('ready_for_deals'), ctx(adding))).toBe('waiting for the piece to be added on chain')
       // 60 epochs on a network sped up to 0.1 s an epoch: 6 seconds.
-      const onChain = { epochSeconds: 0.1, deals: [pdpDeal('published', { id: 4 }), pdpDeal('published', { id: 5 })], pdp: pdp({ firstProofIn: new Map([[4, 60], [5, 1800]]) }) }
+      const onChain = {
+        epochSeconds: 0.1,
+        deals: [pdpDeal('published', { id: 4 }), pdpDeal('published', { id: 5 })],
+        pdp: pdp({
+          firstProofIn: new Map([
+            [4, 60],
+            [5, 1800],
+          ]),
+        }),
+      }
       expect(said(group('ready_for_deals'), ctx(onChain))).toBe('first proof due in about 6 seconds')
       const real = { deals: [pdpDeal('published', { id: 4 })], pdp: pdp({ firstProofIn: new Map([[4, 6]]) }) }
       expect(said(group('ready_for_deals'), ctx(real))).toBe('first proof due in about 3 minutes')
     })
 
-    it('counts proved copies beside the deal market\'s, and says what stops more', () => {
-      const p = { deals: [deal('active', { retrievable: true }), pdpDeal('active')], pdp: pdp({ fundsError: 'no funds: deposit USDFC: storing needs 0.36 USDFC more' }) }
-      expect(said(group('ready_for_deals'), ctx(p))).toBe('1 of 3 copies stored; 1 of 2 PDP copies proved; no funds: deposit USDFC: storing needs 0.36 USDFC more')
+    it("counts proved copies beside the deal market's, and says what stops more", () => {
+      const p = {
+        deals: [deal('active', { retrievable: true }), pdpDeal('active')],
+        pdp: pdp({ fundsError: 'no funds: deposit USDFC: storing needs 0.36 USDFC more' }),
+      }
+      expect(said(group('ready_for_deals'), ctx(p))).toBe(
+        '1 of 3 copies stored; 1 of 2 PDP copies proved; no funds: deposit USDFC: storing needs 0.36 USDFC more',
+      )
     })
 
     it('says "no funds: deposit USDFC" as it is, when nothing is under way', () => {
       const p = { pdp: pdp({ fundsError: 'no funds: deposit USDFC: the wallet 0xabc holds 0 USDFC; 0.36 USDFC is to be deposited' }) }
-      expect(said(group('ready_for_deals'), ctx(p))).toBe('no funds: deposit USDFC: the wallet 0xabc holds 0 USDFC; 0.36 USDFC is to be deposited')
+      expect(said(group('ready_for_deals'), ctx(p))).toBe(
+        'no funds: deposit USDFC: the wallet 0xabc holds 0 USDFC; 0.36 USDFC is to be deposited',
+      )
       expect(codeOf(group('ready_for_deals'), ctx(p))).toBe('WAITING_FOR_FUNDS')
     })
 
     it('names the provider that refused or stalled', () => {
-      const p = { deals: [pdpDeal('failed', { reason: 'UPLOAD_STALLED: no progress in 600 s' })], pdp: pdp({ refused: 'pdp:1 UPLOAD_STALLED: no progress in 600 s' }) }
-      expect(said(group('ready_for_deals'), ctx(p))).toBe('no provider takes this piece right now: PDP provider refused: pdp:1 UPLOAD_STALLED: no progress in 600 s (1 earlier deal failed: UPLOAD_STALLED: no progress in 600 s); asking again on every pass')
+      const p = {
+        deals: [pdpDeal('failed', { reason: 'UPLOAD_STALLED: no progress in 600 s' })],
+        pdp: pdp({ refused: 'pdp:1 UPLOAD_STALLED: no progress in 600 s' }),
+      }
+      expect(said(group('ready_for_deals'), ctx(p))).toBe(
+        'no provider takes this piece right now: PDP provider refused: pdp:1 UPLOAD_STALLED: no progress in 600 s (1 earlier deal failed: UPLOAD_STALLED: no progress in 600 s); asking again on every pass',
+      )
     })
   })
 
@@ -104,7 +166,7 @@ describe('why a group is not further along', () => {
 
   it('says when a deal starts without an epoch number, even before the engine has read the head', () => {
     const p = { head: undefined, deals: [deal('published', { startEpoch: 10_000 })] }
-    expect(said(group('ready_for_deals'), ctx(p))).toBe('waiting for the provider to seal: at the latest by the deal\'s start')
+    expect(said(group('ready_for_deals'), ctx(p))).toBe("waiting for the provider to seal: at the latest by the deal's start")
     expect(said(group('ready_for_deals'), ctx(p))).not.toMatch(/\d{3,}/)
   })
 
@@ -121,6 +183,18 @@ describe('why a group is not further along', () => {
     expect(codeOf(group('ready_for_deals'), ctx({ noProviders: 'BUSY' }))).toBe('NO_PROVIDER')
     expect(codeOf(group('ready_for_deals'), ctx({}))).toBe('LOOKING_FOR_PROVIDERS')
     expect(codeOf(group('offloaded'), ctx({}))).toBeUndefined()
-    expect([...GROUP_REASON_CODES].sort()).toEqual(['CHECKING_CAR', 'DEALS_UNDER_WAY', 'DEAL_SERVICE_UNREACHABLE', 'LOOKING_FOR_PROVIDERS', 'NO_DEAL_SERVICE', 'NO_PROVIDER', 'RELOADING', 'SEALING', 'WAITING_FOR_DATA', 'WAITING_FOR_DISK_SPACE', 'WAITING_FOR_FUNDS'])
+    expect([...GROUP_REASON_CODES].sort()).toEqual([
+      'CHECKING_CAR',
+      'DEALS_UNDER_WAY',
+      'DEAL_SERVICE_UNREACHABLE',
+      'LOOKING_FOR_PROVIDERS',
+      'NO_DEAL_SERVICE',
+      'NO_PROVIDER',
+      'RELOADING',
+      'SEALING',
+      'WAITING_FOR_DATA',
+      'WAITING_FOR_DISK_SPACE',
+      'WAITING_FOR_FUNDS',
+    ])
   })
 })

@@ -76,10 +76,11 @@ describe('record cache', () => {
     const s = await setup(1_000, 2)
     const cache = createRecordCache({ writes: () => 0, freshMs: 1_000, maxEntries: 2 })
     let calls = 0
-    const failing = () => cache.get('x', async () => {
-      calls++
-      throw new Error('not found')
-    })
+    const failing = () =>
+      cache.get('x', async () => {
+        calls++
+        throw new Error('not found')
+      })
     await expect(failing()).rejects.toThrow('not found')
     await expect(failing()).rejects.toThrow('not found')
     expect(calls).toBe(2)

@@ -10,5 +10,6 @@ import { stopAt } from './faults.ts'
  * every part from this file too, so the gateway part gets the faults.
  */
 const at = process.env.CRASH_TEST_STOP_AT
-if (at !== undefined && !FAULT_POINTS.includes(at as FaultPoint)) throw new Error(`CRASH_TEST_STOP_AT must be one of ${FAULT_POINTS.join(', ')}`)
+if (at !== undefined && !FAULT_POINTS.includes(at as FaultPoint))
+  throw new Error(`CRASH_TEST_STOP_AT must be one of ${FAULT_POINTS.join(', ')}`)
 start({ entry: fileURLToPath(import.meta.url), faults: at ? stopAt(at as FaultPoint) : undefined })

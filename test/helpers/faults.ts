@@ -10,7 +10,9 @@ export function stopAt(point: FaultPoint, write: (line: string) => void = (line)
   return {
     reached(at, where) {
       if (at !== point) return Promise.resolve()
-      write(`${JSON.stringify({ level: 40, time: Date.now(), faultPoint: at, ...where, msg: 'fault point reached: waiting to be killed' })}\n`)
+      write(
+        `${JSON.stringify({ level: 40, time: Date.now(), faultPoint: at, ...where, msg: 'fault point reached: waiting to be killed' })}\n`,
+      )
       return new Promise<void>(() => {})
     },
   }

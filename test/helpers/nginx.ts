@@ -13,7 +13,8 @@ export const recipe = (name: string) => readFileSync(join(import.meta.dirname, '
 /** Resolves once something accepts connections on the port, or rejects when nginx exits first. */
 async function waitForPort(port: number, child: ChildProcess, errorLog: string): Promise<void> {
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`nginx exited ${child.exitCode}: ${existsSync(errorLog) ? readFileSync(errorLog, 'utf8') : ''}`)
+    if (child.exitCode !== null)
+      throw new Error(`nginx exited ${child.exitCode}: ${existsSync(errorLog) ? readFileSync(errorLog, 'utf8') : ''}`)
     const open = await new Promise<boolean>((resolve) => {
       const socket = connect(port, '127.0.0.1', () => {
         socket.destroy()
@@ -41,7 +42,9 @@ export async function startNginx(serverConfig: string, port: number): Promise<Ru
   const errorLog = join(dir, 'logs', 'error.log')
   // Root (CI) would hand workers to "nobody", who cannot write the temp dirs.
   const user = process.getuid?.() === 0 ? 'user root;\n' : ''
-  writeFileSync(join(dir, 'nginx.conf'), `${user}worker_processes 1;
+  writeFileSync(
+    join(dir, 'nginx.conf'),
+    `${user}worker_processes 1;
 error_log ${errorLog} warn;
 events { worker_connections 64; }
 http {
@@ -53,8 +56,11 @@ http {
   scgi_temp_path ${dir}/scgi;
   include ${dir}/servers.conf;
 }
-`)
-  const nginx = spawn(NGINX!, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', errorLog, '-g', `daemon off; pid ${dir}/nginx.pid;`], { stdio: 'ignore' })
+`,
+  )
+  const nginx = spawn(NGINX!, ['-p', dir, '-c', join(dir, 'nginx.conf'), '-e', errorLog, '-g', `daemon off; pid ${dir}/nginx.pid;`], {
+    stdio: 'ignore',
+  })
   try {
     await waitForPort(port, nginx, errorLog)
   } catch (err) {

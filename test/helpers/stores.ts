@@ -53,7 +53,10 @@ export function describeEachStore(title: string, suite: (store: StoreUnderTest) 
         dir = mkdtempSync(join(tmpdir(), 'store-test-'))
       })
       afterAll(() => rmSync(dir, { recursive: true, force: true }))
-      const location = (schema: StoreLocation['schema'] = 'gateway'): StoreLocation => ({ file: join(dir, `${schema}-${++n}.sqlite`), schema })
+      const location = (schema: StoreLocation['schema'] = 'gateway'): StoreLocation => ({
+        file: join(dir, `${schema}-${++n}.sqlite`),
+        schema,
+      })
       suite({ dialect: 'sqlite', open: (schema) => openSql(location(schema)), location, databaseUrl: () => undefined })
     })
   }

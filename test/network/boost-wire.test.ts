@@ -1,8 +1,17 @@
 import * as dagCbor from '@ipld/dag-cbor'
 import { describe, expect, it } from 'vitest'
 import {
-  decodeAskResponse, decodeDealParams, decodeDealStatusResponse, encodeAskResponse, encodeClientDealProposal, encodeDealParams, encodeDealProposal,
-  encodeDealStatusResponse, encodeStorageAsk, signedProposalCid, type DealParams,
+  decodeAskResponse,
+  decodeDealParams,
+  decodeDealStatusResponse,
+  encodeAskResponse,
+  encodeClientDealProposal,
+  encodeDealParams,
+  encodeDealProposal,
+  encodeDealStatusResponse,
+  encodeStorageAsk,
+  signedProposalCid,
+  type DealParams,
 } from '../../server/network/boost/wire.ts'
 import { httpUrlOf } from '../../server/network/boost/client.ts'
 import { createSigner, verifySignature } from '../../server/network/wallet/keys.ts'
@@ -10,7 +19,10 @@ import { multiaddr } from '@multiformats/multiaddr'
 import type { DealProposal } from '../../server/network/types.ts'
 
 // The Trust Wallet Core key of wallet.test.ts: its address is a published vector.
-const signer = createSigner(Uint8Array.from(Buffer.from('1d969865e189957b9824bd34f26d5cbf357fda1a6d844cbf0c9ab1ed93fa7dbe', 'hex')), 'mainnet')
+const signer = createSigner(
+  Uint8Array.from(Buffer.from('1d969865e189957b9824bd34f26d5cbf357fda1a6d844cbf0c9ab1ed93fa7dbe', 'hex')),
+  'mainnet',
+)
 
 const proposal: DealProposal = {
   PieceCID: { '/': 'baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq' },
@@ -32,7 +44,12 @@ async function params(): Promise<DealParams> {
     proposal,
     clientSignature: await signer.sign(encodeDealProposal(proposal)),
     dataRoot: 'bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi',
-    transfer: { url: 'https://gw.example/deal-car/7', headers: { Authorization: 'Bearer t0k3n' }, size: 1500, clientId: '0b7c0f4e-2b2a-4d61-9a55-8f6f3e2b1c00' },
+    transfer: {
+      url: 'https://gw.example/deal-car/7',
+      headers: { Authorization: 'Bearer t0k3n' },
+      size: 1500,
+      clientId: '0b7c0f4e-2b2a-4d61-9a55-8f6f3e2b1c00',
+    },
     removeUnsealedCopy: false,
     skipIpniAnnounce: false,
   }
@@ -49,7 +66,9 @@ function mapKeys(bytes: Uint8Array): string[] {
 // the bytes from its 828b tuple through the signature (type 1, 65 zero bytes).
 const GO_CLIENT_DEAL_PROPOSAL =
   '828bd82a58230012204bf5122f344554c53bde2ebb8cd2b7e3d1600ad631c385a5d7cce23c7785459a190100f555024716b023b7fe84b6e7dcda303c3d754b1a8ff2fc' +
-  '55024716b023b7fe84b6e7dcda303c3d754b1a8ff2fc656c6162656c18651907d24200164300014d4300115c5842' + '01' + '00'.repeat(65)
+  '55024716b023b7fe84b6e7dcda303c3d754b1a8ff2fc656c6162656c18651907d24200164300014d4300115c5842' +
+  '01' +
+  '00'.repeat(65)
 
 describe('the market deal proposal (published vector)', () => {
   const goProposal: DealProposal = {
@@ -72,7 +91,7 @@ describe('the market deal proposal (published vector)', () => {
   })
 
   it('reads go-fil-markets bytes back into the same proposal', () => {
-    const m = dagCbor.decode(encodeDealParams({ ...(paramsOf(goProposal)), clientSignature: zeroSignature })) as any
+    const m = dagCbor.decode(encodeDealParams({ ...paramsOf(goProposal), clientSignature: zeroSignature })) as any
     m.ClientDealProposal = dagCbor.decode(Buffer.from(GO_CLIENT_DEAL_PROPOSAL, 'hex'))
     expect(decodeDealParams(m, 'testnet').proposal).toEqual(goProposal)
   })
@@ -94,7 +113,15 @@ describe('Boost storage market messages', () => {
   it('writes DealParams (mk/1.2.1) as the 7-field map of Boost cbor-gen, keys in its order', async () => {
     const bytes = encodeDealParams(await params(), '/fil/storage/mk/1.2.1')
     expect(bytes[0]).toBe(167)
-    expect(mapKeys(bytes)).toEqual(['DealUUID', 'Transfer', 'IsOffline', 'DealDataRoot', 'SkipIPNIAnnounce', 'ClientDealProposal', 'RemoveUnsealedCopy'])
+    expect(mapKeys(bytes)).toEqual([
+      'DealUUID',
+      'Transfer',
+      'IsOffline',
+      'DealDataRoot',
+      'SkipIPNIAnnounce',
+      'ClientDealProposal',
+      'RemoveUnsealedCopy',
+    ])
   })
 
   it('writes DealParamsV120 (mk/1.2.0) without the two 1.2.1 fields', async () => {
@@ -115,7 +142,10 @@ describe('Boost storage market messages', () => {
     expect(Buffer.from(tuple[4]).toString('hex')).toBe('00d209')
     expect(signature[0]).toBe(1)
     expect(signature).toHaveLength(66)
-    expect(JSON.parse(Buffer.from(m.Transfer.Params).toString())).toEqual({ URL: 'https://gw.example/deal-car/7', Headers: { Authorization: 'Bearer t0k3n' } })
+    expect(JSON.parse(Buffer.from(m.Transfer.Params).toString())).toEqual({
+      URL: 'https://gw.example/deal-car/7',
+      Headers: { Authorization: 'Bearer t0k3n' },
+    })
     expect(m.Transfer.Type).toBe('http')
     expect(m.Transfer.Size).toBe(1500)
   })
@@ -134,16 +164,45 @@ describe('Boost storage market messages', () => {
   })
 
   it('writes the storage ask map in length-first key order and reads it back', () => {
-    const ask = { price: '500000000', verifiedPrice: '0', minPieceSize: 256, maxPieceSize: 34359738368, miner: 'f01234', timestamp: 100, expiry: 2980, seqNo: 3 }
-    expect(mapKeys(encodeStorageAsk(ask))).toEqual(['Miner', 'Price', 'SeqNo', 'Expiry', 'Timestamp', 'MaxPieceSize', 'MinPieceSize', 'VerifiedPrice'])
+    const ask = {
+      price: '500000000',
+      verifiedPrice: '0',
+      minPieceSize: 256,
+      maxPieceSize: 34359738368,
+      miner: 'f01234',
+      timestamp: 100,
+      expiry: 2980,
+      seqNo: 3,
+    }
+    expect(mapKeys(encodeStorageAsk(ask))).toEqual([
+      'Miner',
+      'Price',
+      'SeqNo',
+      'Expiry',
+      'Timestamp',
+      'MaxPieceSize',
+      'MinPieceSize',
+      'VerifiedPrice',
+    ])
     expect(decodeAskResponse(dagCbor.decode(encodeAskResponse(ask, null)), 'mainnet')).toEqual(ask)
     expect(decodeAskResponse(dagCbor.decode(encodeAskResponse(null, null)), 'mainnet')).toBeNull()
   })
 
   it('reads a deal status with its chain deal id and publish CID', () => {
     const bytes = encodeDealStatusResponse({
-      dealUuid: '0b7c0f4e-2b2a-4d61-9a55-8f6f3e2b1c00', error: '', transferSize: 10, bytesReceived: 10,
-      status: { error: '', checkpoint: 'PublishConfirmed', sealingStatus: '', proposal, signedProposalCid: 'bafy2bzaceaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa', publishCid: null, chainDealId: 77 },
+      dealUuid: '0b7c0f4e-2b2a-4d61-9a55-8f6f3e2b1c00',
+      error: '',
+      transferSize: 10,
+      bytesReceived: 10,
+      status: {
+        error: '',
+        checkpoint: 'PublishConfirmed',
+        sealingStatus: '',
+        proposal,
+        signedProposalCid: 'bafy2bzaceaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa',
+        publishCid: null,
+        chainDealId: 77,
+      },
     })
     expect(mapKeys(bytes)).toEqual(['Error', 'DealUUID', 'IsOffline', 'DealStatus', 'TransferSize', 'NBytesReceived'])
     const read = decodeDealStatusResponse(dagCbor.decode(bytes), 'mainnet')

@@ -15,10 +15,25 @@ import { CID } from 'multiformats/cid'
 import { describe, expect, it } from 'vitest'
 import { fromLotusMessage, lotusSignature, toLotusMessage } from '../../server/network/lotus/messages.ts'
 import {
-  ChainWireError, messageCbor, messageCid, messageProblem, readJsonMessage, readJsonSignedMessage, signedMessageCbor, signedMessageCid,
-  verifyMessageSignature, writeJsonMessage, type ChainMessage,
+  ChainWireError,
+  messageCbor,
+  messageCid,
+  messageProblem,
+  readJsonMessage,
+  readJsonSignedMessage,
+  signedMessageCbor,
+  signedMessageCid,
+  verifyMessageSignature,
+  writeJsonMessage,
+  type ChainMessage,
 } from '../../server/network/simnet/chain-wire.ts'
-import { chainCid, encodeMessage, encodeSignedMessage, signedMessageCid as clientSignedMessageCid, type Message } from '../../server/network/wallet/message.ts'
+import {
+  chainCid,
+  encodeMessage,
+  encodeSignedMessage,
+  signedMessageCid as clientSignedMessageCid,
+  type Message,
+} from '../../server/network/wallet/message.ts'
 
 const hex = (b: Uint8Array) => Buffer.from(b).toString('hex')
 const clientMessage = ({ version: _, ...m }: ChainMessage): Message => m
@@ -55,13 +70,20 @@ const SEND_CID_BYTES = '0171a0e40220a3b06c2837a94e3a431a78b00536d0298455ceec3d30
 // ---- TWAnySignerTests.cpp: 600 FIL to an f3 address, signed by 1d96…7dbe ----------------
 const TRANSFER_JSON = {
   Message: {
-    From: 'f1z4a36sc7mfbv4z3qwutblp2flycdui3baffytbq', GasFeeCap: '700000000000000000000', GasLimit: 1000, GasPremium: '800000000000000000000',
-    Method: 0, Nonce: 2, To: 'f3um6uo3qt5of54xjbx3hsxbw5mbsc6auxzrvfxekn5bv3duewqyn2tg5rhrlx73qahzzpkhuj7a34iq7oifsq', Value: '600000000000000000000',
+    From: 'f1z4a36sc7mfbv4z3qwutblp2flycdui3baffytbq',
+    GasFeeCap: '700000000000000000000',
+    GasLimit: 1000,
+    GasPremium: '800000000000000000000',
+    Method: 0,
+    Nonce: 2,
+    To: 'f3um6uo3qt5of54xjbx3hsxbw5mbsc6auxzrvfxekn5bv3duewqyn2tg5rhrlx73qahzzpkhuj7a34iq7oifsq',
+    Value: '600000000000000000000',
   },
   Signature: { Data: 'jMRu+OZ/lfppgmqSfGsntFrRLWZnUg3ZYmJTTRLsVt4V1310vR3VKGJpaE6S4sNvDOE6sEgmN9YmfTkPVK2qMgE=', Type: 1 },
 }
 const TRANSFER_CBOR = [
-  '8a', '00',
+  '8a',
+  '00',
   '5831' + '03' + 'a33d476e13eb8bde5d21becf2b86dd60642f0297cc6a5b914de86bb1d096861ba99bb13c577fee003e72f51e89f837c4', // To: bytes(0x31 = 49) = protocol 3 ‖ 48-byte BLS key
   '55' + '01' + 'cf01bf485f61435e6770b52615bf455e043a2361', // From: bytes(21) = protocol 1 ‖ hash
   '02', // Nonce 2
@@ -69,12 +91,14 @@ const TRANSFER_CBOR = [
   '1903e8', // GasLimit 1000: uint, 2-byte argument
   '4a' + '00' + '25f273933db5700000', // GasFeeCap 700e18
   '4a' + '00' + '2b5e3af16b18800000', // GasPremium 800e18
-  '00', '40',
+  '00',
+  '40',
 ].join('')
 const TRANSFER_CID = 'bafy2bzacea3ltn5bqva2nd4sxyqozawflbfgvzqrvtmgtih6s6dvlvbg46ww4'
 // SignerTests.cpp: what the key signs, blake2b-256 of the CID's bytes.
 const TRANSFER_PREIMAGE_HASH = '8368c0f622b2c529c7fa147d75aa02aaa7fc13fc4847d4dc57e7a5c59048aafe'
-const SIGNATURE_HEX = '8cc46ef8e67f95fa69826a927c6b27b45ad12d6667520dd96262534d12ec56de15d77d74bd1dd5286269684e92e2c36f0ce13ab0482637d6267d390f54adaa3201'
+const SIGNATURE_HEX =
+  '8cc46ef8e67f95fa69826a927c6b27b45ad12d6667520dd96262534d12ec56de15d77d74bd1dd5286269684e92e2c36f0ce13ab0482637d6267d390f54adaa3201'
 const SIGNED_TRANSFER_CBOR = [
   '82', // array of 2: [Message, Signature]
   TRANSFER_CBOR,
@@ -83,7 +107,7 @@ const SIGNED_TRANSFER_CBOR = [
 const SIGNED_TRANSFER_CID = 'bafy2bzacebqpf7cgk24q4y236gj424mdxwkgqj37wvzzjiazpoyzgzt226zpm'
 
 describe('chain messages: the client and the simulated chain write the same bytes', () => {
-  it('encodes a message as lotus chain/types Message.MarshalCBOR does, and names it by the vector\'s CID', () => {
+  it("encodes a message as lotus chain/types Message.MarshalCBOR does, and names it by the vector's CID", () => {
     expect(hex(messageCbor(SEND))).toBe(SEND_CBOR)
     expect(hex(encodeMessage(clientMessage(SEND)))).toBe(SEND_CBOR)
     expect(hex(messageCid(SEND).bytes)).toBe(SEND_CID_BYTES)
@@ -99,14 +123,18 @@ describe('chain messages: the client and the simulated chain write the same byte
     expect(hex(blake2b(messageCid(chain).bytes, { dkLen: 32 }))).toBe(TRANSFER_PREIMAGE_HASH)
   })
 
-  it('checks the signature and names a secp256k1 message by its signed form\'s CID, as the client does', () => {
+  it("checks the signature and names a secp256k1 message by its signed form's CID, as the client does", () => {
     const signed = readJsonSignedMessage(TRANSFER_JSON)
     expect(verifyMessageSignature(signed)).toBe(true)
     expect(hex(signedMessageCbor(signed))).toBe(SIGNED_TRANSFER_CBOR)
     expect(signedMessageCid(signed).toString()).toBe(SIGNED_TRANSFER_CID)
 
     const message = fromLotusMessage(TRANSFER_JSON.Message)
-    const client = { message, signature: { type: 1 as const, data: Uint8Array.from(Buffer.from(SIGNATURE_HEX, 'hex')) }, cid: chainCid(encodeMessage(message)) }
+    const client = {
+      message,
+      signature: { type: 1 as const, data: Uint8Array.from(Buffer.from(SIGNATURE_HEX, 'hex')) },
+      cid: chainCid(encodeMessage(message)),
+    }
     expect(hex(encodeSignedMessage(client))).toBe(SIGNED_TRANSFER_CBOR)
     expect(clientSignedMessageCid(client).toString()).toBe(SIGNED_TRANSFER_CID)
     // What the client sends MpoolPush, read back by the chain, is the same signed message.
@@ -132,7 +160,7 @@ describe('chain messages: the client and the simulated chain write the same byte
     expect(hex(encodeMessage(fromLotusMessage(json)))).toBe(SEND_CBOR)
   })
 
-  it('names the field at fault in JSON it cannot read, and finds what Lotus\'s mempool refuses', () => {
+  it("names the field at fault in JSON it cannot read, and finds what Lotus's mempool refuses", () => {
     expect(() => readJsonMessage({ ...TRANSFER_JSON.Message, Value: 600 })).toThrow(ChainWireError)
     expect(() => readJsonMessage({ ...TRANSFER_JSON.Message, To: 'f1nope' })).toThrow(/^To:/)
     expect(() => readJsonMessage({ ...TRANSFER_JSON.Message, Params: 'not base64!' })).toThrow(/^Params:/)

@@ -48,11 +48,20 @@ describe('market escrow (AddBalance)', () => {
     // Lotus (chain/types/signedmessage.go): a secp256k1 message's CID is that of the CBOR of [message, signature].
     const signer = createSigner(newPrivateKey(), 'mainnet')
     const message = {
-      to: 'f05', from: signer.address, nonce: 0, value: FIL, gasLimit: 12_000_000, gasFeeCap: 150_000n, gasPremium: 100_000n, method: 2,
+      to: 'f05',
+      from: signer.address,
+      nonce: 0,
+      value: FIL,
+      gasLimit: 12_000_000,
+      gasFeeCap: 150_000n,
+      gasPremium: 100_000n,
+      method: 2,
       params: Uint8Array.from([0x55, 0x01, ...new Uint8Array(20)]),
     }
     const signed = await signMessage(signer, message)
-    const pushed = await call()<{ '/': string }>('Filecoin.MpoolPush', [{ Message: toLotusMessage(signed.message), Signature: lotusSignature(signed.signature) }])
+    const pushed = await call()<{ '/': string }>('Filecoin.MpoolPush', [
+      { Message: toLotusMessage(signed.message), Signature: lotusSignature(signed.signature) },
+    ])
     expect(pushed['/']).toBe(chainCid(encodeSignedMessage(signed)).toString())
     expect(pushed['/']).not.toBe(signed.cid.toString())
     const cid = await addMarketBalance(call(), signer, FIL, 'mainnet')
@@ -66,9 +75,10 @@ describe('market escrow (AddBalance)', () => {
     const signer = createSigner(newPrivateKey(), 'mainnet')
     const odd = 'bafy2bzacedsomethingelseentirelyaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'
     let pushes = 0
-    const fake: JsonRpcCall = async <T,>(method: string, params: unknown[]): Promise<T> => {
+    const fake: JsonRpcCall = async <T>(method: string, params: unknown[]): Promise<T> => {
       if (method === 'Filecoin.MpoolGetNonce') return 0 as T
-      if (method === 'Filecoin.GasEstimateMessageGas') return { ...(params[0] as object), GasLimit: 1, GasFeeCap: '1', GasPremium: '1' } as T
+      if (method === 'Filecoin.GasEstimateMessageGas')
+        return { ...(params[0] as object), GasLimit: 1, GasFeeCap: '1', GasPremium: '1' } as T
       pushes++
       return { '/': odd } as T
     }
@@ -88,14 +98,27 @@ describe('market escrow (AddBalance)', () => {
     const signer = createSigner(newPrivateKey(), 'mainnet')
     const other = createSigner(newPrivateKey(), 'mainnet')
     const message = {
-      to: 'f05', from: signer.address, nonce: 0, value: FIL, gasLimit: 12_000_000, gasFeeCap: 150_000n, gasPremium: 100_000n, method: 2,
+      to: 'f05',
+      from: signer.address,
+      nonce: 0,
+      value: FIL,
+      gasLimit: 12_000_000,
+      gasFeeCap: 150_000n,
+      gasPremium: 100_000n,
+      method: 2,
       params: Uint8Array.from([0x55, 0x01, ...new Uint8Array(20)]),
     }
     const forged = await other.sign(chainCid(encodeMessage(message)).bytes)
-    await expect(call()('Filecoin.MpoolPush', [{ Message: toLotusMessage(message), Signature: lotusSignature(forged) }])).rejects.toMatchObject({ name: 'NetworkError', code: 'REJECTED_BY_CHAIN' })
+    await expect(
+      call()('Filecoin.MpoolPush', [{ Message: toLotusMessage(message), Signature: lotusSignature(forged) }]),
+    ).rejects.toMatchObject({ name: 'NetworkError', code: 'REJECTED_BY_CHAIN' })
     const stale = await signMessage(signer, { ...message, nonce: 7 })
-    await expect(call()('Filecoin.MpoolPush', [{ Message: toLotusMessage(stale.message), Signature: lotusSignature(stale.signature) }])).rejects.toThrow(/nonce 7/)
-    await expect(call()('Filecoin.MpoolPush', [{ Message: { ...toLotusMessage(message), Value: '-5' }, Signature: lotusSignature(forged) }])).rejects.toThrow(/Value/)
+    await expect(
+      call()('Filecoin.MpoolPush', [{ Message: toLotusMessage(stale.message), Signature: lotusSignature(stale.signature) }]),
+    ).rejects.toThrow(/nonce 7/)
+    await expect(
+      call()('Filecoin.MpoolPush', [{ Message: { ...toLotusMessage(message), Value: '-5' }, Signature: lotusSignature(forged) }]),
+    ).rejects.toThrow(/Value/)
     expect((await simnet.marketBalance(signer.address)).escrow).toBe(0n)
   })
 
@@ -109,7 +132,12 @@ describe('market escrow (AddBalance)', () => {
       expect(out.attoFil).toBe('1500000000000000000')
       expect((await simnet.marketBalance(address)).escrow).toBe(1_500_000_000_000_000_000n)
       await expect(wallet('add-escrow', 'lots')).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('amount in FIL') })
-      await expect(run(process.execPath, ['--import', 'tsx', 'scripts/wallet.ts', 'add-escrow', '1'], { cwd: ROOT, env: { ...env, SIMNET_RPC_URL: '' } })).rejects.toMatchObject({ code: 2 })
+      await expect(
+        run(process.execPath, ['--import', 'tsx', 'scripts/wallet.ts', 'add-escrow', '1'], {
+          cwd: ROOT,
+          env: { ...env, SIMNET_RPC_URL: '' },
+        }),
+      ).rejects.toMatchObject({ code: 2 })
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }

@@ -84,7 +84,10 @@ describe('faults on the simulated chain', () => {
     const slow: number[] = []
     for (let i = 0; i < 60; i++) {
       const t0 = Date.now()
-      const res = await fetch(`${node.url}${SIMNET_RPC_PATH}`, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'Filecoin.ChainHead', params: [] }) })
+      const res = await fetch(`${node.url}${SIMNET_RPC_PATH}`, {
+        method: 'POST',
+        body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'Filecoin.ChainHead', params: [] }),
+      })
       statuses.push(res.status)
       if (res.status === 200) {
         expect((await res.json()).result.Height).toBe(simnet.headEpoch())
@@ -100,7 +103,7 @@ describe('faults on the simulated chain', () => {
   })
 })
 
-describe('faults on a provider\'s CAR download', () => {
+describe("faults on a provider's CAR download", () => {
   const bytes = Uint8Array.from({ length: 300_000 }, (_, i) => (i * 7) % 251)
   // A client's transfer endpoint that honours Range, as the gateway's does.
   const server = createServer((req, res) => {
@@ -108,7 +111,9 @@ describe('faults on a provider\'s CAR download', () => {
     const [from, to] = m ? [Number(m[1]), Number(m[2])] : [0, bytes.length - 1]
     res.writeHead(m ? 206 : 200, { 'content-length': String(to - from + 1) }).end(Buffer.from(bytes.subarray(from, to + 1)))
   })
-  const listening = new Promise<string>((resolve) => server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}/car`)))
+  const listening = new Promise<string>((resolve) =>
+    server.listen(0, '127.0.0.1', () => resolve(`http://127.0.0.1:${(server.address() as AddressInfo).port}/car`)),
+  )
   afterAll(() => new Promise<void>((resolve) => server.close(() => resolve())))
 
   it('cuts downloads part-way; Curio-like resume still gets every byte right', async () => {
@@ -117,12 +122,17 @@ describe('faults on a provider\'s CAR download', () => {
     const doFetch = faultyFetch(fetch, plan)
     for (let i = 0; i < 20; i++) {
       const got = new Uint8Array(bytes.length)
-      await curioTransfer({ url, headers: {}, size: bytes.length }, {
-        fetch: doFetch, signal: AbortSignal.timeout(10_000), retryDelayMs: 1,
-        async write(position, chunk) {
-          got.set(chunk, position)
+      await curioTransfer(
+        { url, headers: {}, size: bytes.length },
+        {
+          fetch: doFetch,
+          signal: AbortSignal.timeout(10_000),
+          retryDelayMs: 1,
+          async write(position, chunk) {
+            got.set(chunk, position)
+          },
         },
-      })
+      )
       expect(Buffer.from(got).equals(Buffer.from(bytes))).toBe(true)
     }
     expect(plan.counts().transfer.fail).toBeGreaterThan(0)
@@ -136,9 +146,11 @@ describe('faults on a provider\'s CAR download', () => {
     while (createFaults({ seed: `first-${seed}`, rate: 0.2 }).draw('transfer')?.kind !== 'fail') seed++
     const res = await faultyFetch(fetch, createFaults({ seed: `first-${seed}`, rate: 0.2 }))(url)
     let received = 0
-    await expect((async () => {
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) received += chunk.length
-    })()).rejects.toThrow(/cut/)
+    await expect(
+      (async () => {
+        for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) received += chunk.length
+      })(),
+    ).rejects.toThrow(/cut/)
     expect(received).toBe(bytes.length / 2)
   })
 })

@@ -26,9 +26,10 @@ beforeAll(async () => {
       const { id, method, params } = JSON.parse(body)
       seen.push({ method, params, auth: req.headers.authorization })
       const result = recorded[`${method}:${params[0]}`] ?? recorded[method]
-      const reply = result === undefined
-        ? { jsonrpc: '2.0', id, error: { code: 1, message: `resolution lookup failed (${params[0]}): actor not found` } }
-        : { jsonrpc: '2.0', id, result }
+      const reply =
+        result === undefined
+          ? { jsonrpc: '2.0', id, error: { code: 1, message: `resolution lookup failed (${params[0]}): actor not found` } }
+          : { jsonrpc: '2.0', id, result }
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(reply))
     })
   }, 0)
@@ -52,15 +53,19 @@ describe('Lotus JSON-RPC adapter', () => {
     expect(dealStatus(deal, 4622880)).toEqual({ status: 'active', publishedEpoch: -1, onChainStartEpoch: 4588211, onChainEndEpoch: -1 })
   })
 
-  it('reads NextID from the market actor\'s state and the network version, with gateway methods only', async () => {
-    recorded['Filecoin.StateReadState:f05'] = { Balance: '0', Code: { '/': 'bafk2bzacemarket' }, State: { NextID: 85341303, LastCron: 4622879 } }
+  it("reads NextID from the market actor's state and the network version, with gateway methods only", async () => {
+    recorded['Filecoin.StateReadState:f05'] = {
+      Balance: '0',
+      Code: { '/': 'bafk2bzacemarket' },
+      State: { NextID: 85341303, LastCron: 4622879 },
+    }
     recorded['Filecoin.StateNetworkVersion'] = 28
     expect(await lotus().nextDealId()).toBe(85341303)
     expect(await lotus().networkVersion()).toBe(28)
     expect(seen.map((s) => s.method)).not.toContain('Filecoin.StateMarketDeals')
   })
 
-  it('resolves a deal id from its PublishStorageDeals message: our proposal\'s place in the batch, among the valid ones', async () => {
+  it("resolves a deal id from its PublishStorageDeals message: our proposal's place in the batch, among the valid ones", async () => {
     // A batch of three proposals of which the second was invalid: IDs [85341301, 85341302], ValidDeals {0, 2}.
     // RLE+ of {0, 2}: version 00, first run of ones, runs 1 1 1 coded "1" "1" "1": bits 0 0 1 1 1 1 = 0x3c.
     // CBOR: 0x82 [ 0x82 [ 0x1a 05 16 34 75, 0x1a 05 16 34 76 ], 0x41 3c ].
@@ -68,15 +73,39 @@ describe('Lotus JSON-RPC adapter', () => {
     const proposals = [1, 2, 3].map((n) => ({ ...recordedDeal.Proposal, PieceSize: 2 ** 30, StartEpoch: 4_700_000 + n }))
     // PublishStorageDealsParams: [[ClientDealProposal…]], each [proposal tuple, signature] (go-state-types builtin/v9/market).
     const params = dagCbor.encode([proposals.map((p) => [proposalTuple(p), Uint8Array.of(1, ...new Uint8Array(65))])])
-    recorded['Filecoin.StateSearchMsg'] = { Message: { '/': 'bafy2bzacepublish' }, Receipt: { ExitCode: 0, Return: ret, GasUsed: 1 }, ReturnDec: null, TipSet: [], Height: 4622800 }
-    recorded['Filecoin.ChainGetMessage'] = { Version: 0, To: 'f05', From: 'f02182', Method: 4, Params: Buffer.from(params).toString('base64') }
+    recorded['Filecoin.StateSearchMsg'] = {
+      Message: { '/': 'bafy2bzacepublish' },
+      Receipt: { ExitCode: 0, Return: ret, GasUsed: 1 },
+      ReturnDec: null,
+      TipSet: [],
+      Height: 4622800,
+    }
+    recorded['Filecoin.ChainGetMessage'] = {
+      Version: 0,
+      To: 'f05',
+      From: 'f02182',
+      Method: 4,
+      Params: Buffer.from(params).toString('base64'),
+    }
     expect(await lotus().publishedDealId('bafy2bzacepublish', proposals[0])).toBe(85341301)
     expect(await lotus().publishedDealId('bafy2bzacepublish', proposals[2])).toBe(85341302)
     // The invalid one, and one the message does not publish at all.
-    await expect(lotus().publishedDealId('bafy2bzacepublish', proposals[1])).rejects.toMatchObject({ code: 'REJECTED_BY_CHAIN', messageCid: 'bafy2bzacepublish' })
-    await expect(lotus().publishedDealId('bafy2bzacepublish', { ...proposals[0], StartEpoch: 1 })).rejects.toMatchObject({ code: 'REJECTED_BY_CHAIN', messageCid: 'bafy2bzacepublish' })
-    recorded['Filecoin.StateSearchMsg'] = { ...(recorded['Filecoin.StateSearchMsg'] as object), Receipt: { ExitCode: 16, Return: null, GasUsed: 1 } }
-    await expect(lotus().publishedDealId('bafy2bzacepublish', proposals[0])).rejects.toMatchObject({ code: 'REJECTED_BY_CHAIN', exitCode: 16 })
+    await expect(lotus().publishedDealId('bafy2bzacepublish', proposals[1])).rejects.toMatchObject({
+      code: 'REJECTED_BY_CHAIN',
+      messageCid: 'bafy2bzacepublish',
+    })
+    await expect(lotus().publishedDealId('bafy2bzacepublish', { ...proposals[0], StartEpoch: 1 })).rejects.toMatchObject({
+      code: 'REJECTED_BY_CHAIN',
+      messageCid: 'bafy2bzacepublish',
+    })
+    recorded['Filecoin.StateSearchMsg'] = {
+      ...(recorded['Filecoin.StateSearchMsg'] as object),
+      Receipt: { ExitCode: 16, Return: null, GasUsed: 1 },
+    }
+    await expect(lotus().publishedDealId('bafy2bzacepublish', proposals[0])).rejects.toMatchObject({
+      code: 'REJECTED_BY_CHAIN',
+      exitCode: 16,
+    })
     recorded['Filecoin.StateSearchMsg'] = null
     expect(await lotus().publishedDealId('bafy2bzacepublish', proposals[0])).toBeNull()
     delete recorded['Filecoin.StateSearchMsg']
@@ -109,7 +138,12 @@ describe('Lotus JSON-RPC adapter', () => {
 
   it('reads miner info; a non-miner is null (NOT_FOUND_ON_CHAIN upstream)', async () => {
     expect(await lotus().minerInfo('f02182')).toEqual({
-      id: 'f02182', owner: 'f0115238', worker: 'f0143858', peerId: '12D3KooWHAABU9s6fTQt3wHzZB5xsxhP3Ss7AXhGjjavRSfbAMu1', multiaddrs: [], sectorSize: 34359738368,
+      id: 'f02182',
+      owner: 'f0115238',
+      worker: 'f0143858',
+      peerId: '12D3KooWHAABU9s6fTQt3wHzZB5xsxhP3Ss7AXhGjjavRSfbAMu1',
+      multiaddrs: [],
+      sectorSize: 34359738368,
     })
     expect(await lotus().minerInfo('f099999999')).toBeNull()
   })
@@ -130,12 +164,20 @@ describe('Lotus JSON-RPC adapter', () => {
   })
 
   it('an error the node answers is REJECTED_BY_CHAIN with its code; a slow node is TIMED_OUT; a reply that is not JSON-RPC, PROTOCOL_ERROR', async () => {
-    const answering = (body: string): typeof fetch => async () => new Response(body, { status: 200 })
+    const answering =
+      (body: string): typeof fetch =>
+      async () =>
+        new Response(body, { status: 200 })
     const rpc = (f: typeof fetch, timeoutMs?: number) => createJsonRpc({ url: 'http://node.invalid/rpc/v1', fetch: f, timeoutMs })
-    await expect(rpc(answering(JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: 1, message: 'actor not found' } })))('Filecoin.StateLookupID', []))
-      .rejects.toMatchObject({ code: 'REJECTED_BY_CHAIN', rpcCode: 1, message: 'actor not found' })
+    await expect(
+      rpc(answering(JSON.stringify({ jsonrpc: '2.0', id: 1, error: { code: 1, message: 'actor not found' } })))(
+        'Filecoin.StateLookupID',
+        [],
+      ),
+    ).rejects.toMatchObject({ code: 'REJECTED_BY_CHAIN', rpcCode: 1, message: 'actor not found' })
     await expect(rpc(answering('<html>'))('Filecoin.ChainHead', [])).rejects.toMatchObject({ code: 'PROTOCOL_ERROR' })
-    const slow: typeof fetch = (_url, init) => new Promise((_resolve, reject) => init!.signal!.addEventListener('abort', () => reject(init!.signal!.reason)))
+    const slow: typeof fetch = (_url, init) =>
+      new Promise((_resolve, reject) => init!.signal!.addEventListener('abort', () => reject(init!.signal!.reason)))
     await expect(rpc(slow, 50)('Filecoin.ChainHead', [])).rejects.toMatchObject({ code: 'TIMED_OUT' })
   })
 })

@@ -32,8 +32,14 @@ beforeAll(async () => {
     for await (const _ of stream) break
     // AskResponse{Ask: SignedStorageAsk{Ask: StorageAsk{...}, Signature: null}} (boost storagemarket/types/legacytypes/network/types.go)
     const ask = {
-      Price: Uint8Array.of(0, 0x03, 0xe8), VerifiedPrice: new Uint8Array(0), MinPieceSize: 256 << 20, MaxPieceSize: 32 * 2 ** 30,
-      Miner: addressBytesOf(PROVIDER), Timestamp: 100, Expiry: 3000, SeqNo: 0,
+      Price: Uint8Array.of(0, 0x03, 0xe8),
+      VerifiedPrice: new Uint8Array(0),
+      MinPieceSize: 256 << 20,
+      MaxPieceSize: 32 * 2 ** 30,
+      Miner: addressBytesOf(PROVIDER),
+      Timestamp: 100,
+      Expiry: 3000,
+      SeqNo: 0,
     }
     stream.send(dagCbor.encode({ Ask: { Ask: ask, Signature: null } }))
     await stream.close()
@@ -43,7 +49,10 @@ beforeAll(async () => {
     for await (const _ of stream) break
     stream.abort(new Error('provider went away'))
   })
-  const port = peer.getMultiaddrs()[0].getComponents().find((c) => c.name === 'tcp')?.value
+  const port = peer
+    .getMultiaddrs()[0]
+    .getComponents()
+    .find((c) => c.name === 'tcp')?.value
   published = `/dns4/localhost/tcp/${port}/ws`
   client = await createProviderClient({
     directory: { peerOf: async () => ({ peerId: peer.peerId.toString(), multiaddrs: [published] }) },
@@ -58,14 +67,38 @@ afterAll(async () => {
 describe('provider client', () => {
   it('tells a proposal that was sent and never answered from one that never left: the provider may have taken it', async () => {
     const signer = createSigner(newPrivateKey(), 'mainnet')
-    const proposing = await createProviderClient({ directory: { peerOf: async () => ({ peerId: peer.peerId.toString(), multiaddrs: [published] }) }, signer, network: 'mainnet' })
+    const proposing = await createProviderClient({
+      directory: { peerOf: async () => ({ peerId: peer.peerId.toString(), multiaddrs: [published] }) },
+      signer,
+      network: 'mainnet',
+    })
     try {
       const proposal: DealProposal = {
-        PieceCID: { '/': 'baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq' }, PieceSize: 1 << 20, VerifiedDeal: false, Client: signer.address, Provider: PROVIDER,
-        Label: 'bafkqaaa', StartEpoch: 10_000, EndEpoch: 600_000, StoragePricePerEpoch: '0', ProviderCollateral: '0', ClientCollateral: '0',
+        PieceCID: { '/': 'baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq' },
+        PieceSize: 1 << 20,
+        VerifiedDeal: false,
+        Client: signer.address,
+        Provider: PROVIDER,
+        Label: 'bafkqaaa',
+        StartEpoch: 10_000,
+        EndEpoch: 600_000,
+        StoragePricePerEpoch: '0',
+        ProviderCollateral: '0',
+        ClientCollateral: '0',
       }
-      const input = { dealUuid: '0b7c0f4e-2b2a-4d61-9a55-8f6f3e2b1c00', proposal, dataRoot: 'bafkqaaa', transfer: { url: 'http://127.0.0.1:9/x', headers: {}, size: 100, clientId: 'x' }, removeUnsealedCopy: false, skipIpniAnnounce: false }
-      await expect(proposing.propose(input, AbortSignal.timeout(10_000))).rejects.toMatchObject({ name: 'NetworkError', code: 'PROTOCOL_ERROR', unanswered: true })
+      const input = {
+        dealUuid: '0b7c0f4e-2b2a-4d61-9a55-8f6f3e2b1c00',
+        proposal,
+        dataRoot: 'bafkqaaa',
+        transfer: { url: 'http://127.0.0.1:9/x', headers: {}, size: 100, clientId: 'x' },
+        removeUnsealedCopy: false,
+        skipIpniAnnounce: false,
+      }
+      await expect(proposing.propose(input, AbortSignal.timeout(10_000))).rejects.toMatchObject({
+        name: 'NetworkError',
+        code: 'PROTOCOL_ERROR',
+        unanswered: true,
+      })
     } finally {
       await proposing.close()
     }
@@ -73,13 +106,23 @@ describe('provider client', () => {
 
   it('tells a provider that does not speak a protocol (REFUSED) from one that cannot be reached (UNREACHABLE)', async () => {
     const signer = createSigner(newPrivateKey(), 'mainnet')
-    const asking = await createProviderClient({ directory: { peerOf: async () => ({ peerId: peer.peerId.toString(), multiaddrs: [published] }) }, signer, network: 'mainnet' })
+    const asking = await createProviderClient({
+      directory: { peerOf: async () => ({ peerId: peer.peerId.toString(), multiaddrs: [published] }) },
+      signer,
+      network: 'mainnet',
+    })
     // The peer serves no /fil/storage/status/1.2.0: multistream-select answers "na".
-    await expect(asking.status(PROVIDER, '0b7c0f4e-2b2a-4d61-9a55-8f6f3e2b1c00', AbortSignal.timeout(10_000)))
-      .rejects.toMatchObject({ name: 'NetworkError', code: 'REFUSED', providerReason: expect.stringContaining('/fil/storage/status/1.2.0') })
+    await expect(asking.status(PROVIDER, '0b7c0f4e-2b2a-4d61-9a55-8f6f3e2b1c00', AbortSignal.timeout(10_000))).rejects.toMatchObject({
+      name: 'NetworkError',
+      code: 'REFUSED',
+      providerReason: expect.stringContaining('/fil/storage/status/1.2.0'),
+    })
     await asking.close()
     // Nothing listens on port 1.
-    const nowhere = await createProviderClient({ directory: { peerOf: async () => ({ peerId: peer.peerId.toString(), multiaddrs: ['/ip4/127.0.0.1/tcp/1/ws'] }) }, network: 'mainnet' })
+    const nowhere = await createProviderClient({
+      directory: { peerOf: async () => ({ peerId: peer.peerId.toString(), multiaddrs: ['/ip4/127.0.0.1/tcp/1/ws'] }) },
+      network: 'mainnet',
+    })
     await expect(nowhere.ask(PROVIDER, AbortSignal.timeout(10_000))).rejects.toMatchObject({ name: 'NetworkError', code: 'UNREACHABLE' })
     await nowhere.close()
   })

@@ -65,9 +65,18 @@ afterAll(async () => {
 })
 
 const proposal = (p: Partial<DealProposal> = {}): DealProposal => ({
-  PieceCID: { '/': 'baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq' }, PieceSize: 1 << 20, VerifiedDeal: true,
-  Client: signer.address, Provider: provider, Label: '', StartEpoch: simnet.headEpoch() + 5760, EndEpoch: simnet.headEpoch() + 5760 + 518_400,
-  StoragePricePerEpoch: '0', ProviderCollateral: simulatedCollateralBounds(1 << 20, true).min.toString(), ClientCollateral: '0', ...p,
+  PieceCID: { '/': 'baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq' },
+  PieceSize: 1 << 20,
+  VerifiedDeal: true,
+  Client: signer.address,
+  Provider: provider,
+  Label: '',
+  StartEpoch: simnet.headEpoch() + 5760,
+  EndEpoch: simnet.headEpoch() + 5760 + 518_400,
+  StoragePricePerEpoch: '0',
+  ProviderCollateral: simulatedCollateralBounds(1 << 20, true).min.toString(),
+  ClientCollateral: '0',
+  ...p,
 })
 const transfer = { url: 'http://127.0.0.1:9/none', headers: {}, size: 100, clientId: 'x' }
 const signal = () => AbortSignal.timeout(5000)
@@ -105,55 +114,94 @@ describe('simulated providers on the wire', () => {
   it('answers the ask protocol with its terms', async () => {
     const terms = (await simnet.providerTerms(provider))!
     const ask = await client.ask(provider, signal())
-    expect(ask).toMatchObject({ miner: provider, minPieceSize: terms.minPieceSize, maxPieceSize: terms.maxPieceSize, verifiedPrice: terms.verifiedPrice })
+    expect(ask).toMatchObject({
+      miner: provider,
+      minPieceSize: terms.minPieceSize,
+      maxPieceSize: terms.maxPieceSize,
+      verifiedPrice: terms.verifiedPrice,
+    })
   })
 
   it('takes a signed proposal (mk/1.2.1), and refuses one whose signature is not the client’s', async () => {
-    const ok = await client.propose({ dealUuid: uuid(1), proposal: proposal(), dataRoot: 'bafkqaaa', transfer, removeUnsealedCopy: false, skipIpniAnnounce: false }, signal())
+    const ok = await client.propose(
+      { dealUuid: uuid(1), proposal: proposal(), dataRoot: 'bafkqaaa', transfer, removeUnsealedCopy: false, skipIpniAnnounce: false },
+      signal(),
+    )
     expect(ok).toMatchObject({ accepted: true, protocol: '/fil/storage/mk/1.2.1' })
     const other = createSigner(newPrivateKey(), 'mainnet')
     const forged = await createProviderClient({ directory: chainDirectory(simnet), signer: other, network: 'mainnet' })
     try {
       // The proposal names our client but is signed by another key.
-      await expect(forged.propose({ dealUuid: uuid(2), proposal: proposal(), dataRoot: 'bafkqaaa', transfer, removeUnsealedCopy: false, skipIpniAnnounce: false }, signal())).rejects.toThrow(/wallet key/)
+      await expect(
+        forged.propose(
+          { dealUuid: uuid(2), proposal: proposal(), dataRoot: 'bafkqaaa', transfer, removeUnsealedCopy: false, skipIpniAnnounce: false },
+          signal(),
+        ),
+      ).rejects.toThrow(/wallet key/)
     } finally {
       await forged.close()
     }
   })
 
   it('refuses a proposal whose provider collateral is below the market’s minimum, as Boost does', async () => {
-    const answer = await client.propose({ dealUuid: uuid(3), proposal: proposal({ ProviderCollateral: '0' }), dataRoot: 'bafkqaaa', transfer, removeUnsealedCopy: false, skipIpniAnnounce: false }, signal())
+    const answer = await client.propose(
+      {
+        dealUuid: uuid(3),
+        proposal: proposal({ ProviderCollateral: '0' }),
+        dataRoot: 'bafkqaaa',
+        transfer,
+        removeUnsealedCopy: false,
+        skipIpniAnnounce: false,
+      },
+      signal(),
+    )
     expect(answer.accepted).toBe(false)
     expect(answer.message).toMatch(/provider collateral 0 should be between \d+ and \d+/)
   })
 
   it('tells the deal status only to the client that proposed it (boost lp2pimpl/net.go getDealStatus)', async () => {
     const dealUuid = uuid(4)
-    await client.propose({ dealUuid, proposal: proposal(), dataRoot: 'bafkqaaa', transfer, removeUnsealedCopy: false, skipIpniAnnounce: false }, signal())
+    await client.propose(
+      { dealUuid, proposal: proposal(), dataRoot: 'bafkqaaa', transfer, removeUnsealedCopy: false, skipIpniAnnounce: false },
+      signal(),
+    )
     const status = await client.status(provider, dealUuid, signal())
     expect(status.dealUuid).toBe(dealUuid)
     expect(status.status?.proposal.Client).toBe(signer.address)
-    const stranger = await createProviderClient({ directory: chainDirectory(simnet), signer: createSigner(newPrivateKey(), 'mainnet'), network: 'mainnet' })
+    const stranger = await createProviderClient({
+      directory: chainDirectory(simnet),
+      signer: createSigner(newPrivateKey(), 'mainnet'),
+      network: 'mainnet',
+    })
     try {
       const refused = await stranger.status(provider, dealUuid, signal())
       expect(refused).toMatchObject({ error: 'signature verification failed', status: null })
     } finally {
       await stranger.close()
     }
-    expect(await client.status(provider, uuid(99), signal())).toMatchObject({ status: null, error: `no storage deal found with deal UUID ${uuid(99)}` })
+    expect(await client.status(provider, uuid(99), signal())).toMatchObject({
+      status: null,
+      error: `no storage deal found with deal UUID ${uuid(99)}`,
+    })
     expect(uuidBytes(dealUuid)).toHaveLength(16)
   })
 
   it('now and then answers a status request with a null DealStatus and a transient error, as Boost can', async () => {
     const dealUuid = uuid(5)
-    await client.propose({ dealUuid, proposal: proposal(), dataRoot: 'bafkqaaa', transfer, removeUnsealedCopy: false, skipIpniAnnounce: false }, signal())
+    await client.propose(
+      { dealUuid, proposal: proposal(), dataRoot: 'bafkqaaa', transfer, removeUnsealedCopy: false, skipIpniAnnounce: false },
+      signal(),
+    )
     const answers = []
     for (let i = 0; i < 150; i++) answers.push(await client.status(provider, dealUuid, signal()))
     const transient = answers.filter((a) => a.status === null)
     // Rare, but there: the client must retry rather than take it as "no such deal".
     expect(transient.length).toBeGreaterThan(0)
     expect(transient.length).toBeLessThan(20)
-    for (const t of transient) expect(t.error).toMatch(/^(failed to fetch deal status|failed to get account key for client addr f1\w+|getting sector status from sealer)$/)
+    for (const t of transient)
+      expect(t.error).toMatch(
+        /^(failed to fetch deal status|failed to get account key for client addr f1\w+|getting sector status from sealer)$/,
+      )
     expect(answers.filter((a) => a.status?.proposal.Client === signer.address)).toHaveLength(150 - transient.length)
   })
 
@@ -161,8 +209,16 @@ describe('simulated providers on the wire', () => {
     const terms = (await simnet.providerTerms(provider))!
     const size = Math.max(terms.minPieceSize, 1 << 30)
     const min = (BigInt(terms.unverifiedPrice) * BigInt(size)) / 2n ** 30n
-    const p = proposal({ VerifiedDeal: false, PieceSize: size, StoragePricePerEpoch: (min - 1n).toString(), ProviderCollateral: simulatedCollateralBounds(size, false).min.toString() })
-    const answer = await client.propose({ dealUuid: uuid(6), proposal: p, dataRoot: 'bafkqaaa', transfer, removeUnsealedCopy: false, skipIpniAnnounce: false }, signal())
+    const p = proposal({
+      VerifiedDeal: false,
+      PieceSize: size,
+      StoragePricePerEpoch: (min - 1n).toString(),
+      ProviderCollateral: simulatedCollateralBounds(size, false).min.toString(),
+    })
+    const answer = await client.propose(
+      { dealUuid: uuid(6), proposal: p, dataRoot: 'bafkqaaa', transfer, removeUnsealedCopy: false, skipIpniAnnounce: false },
+      signal(),
+    )
     if (min === 0n) return expect(answer.message).not.toMatch(/price/)
     expect(answer).toMatchObject({ accepted: false, message: `storage price per epoch less than asking price: ${min - 1n} < ${min}` })
   })
@@ -233,8 +289,13 @@ describe('a simulated provider under hostile input', () => {
   })
 
   it('says no deal for a status request of a stranger with a bad signature', async () => {
-    const back = await send('/fil/storage/status/1.2.0', [dagCbor.encode({ DealUUID: new Uint8Array(16), Signature: new Uint8Array([1, ...new Uint8Array(65)]) })])
-    expect(decodeDealStatusResponse(dagCbor.decode(back), 'mainnet')).toMatchObject({ status: null, error: 'no storage deal found with deal UUID 00000000-0000-0000-0000-000000000000' })
+    const back = await send('/fil/storage/status/1.2.0', [
+      dagCbor.encode({ DealUUID: new Uint8Array(16), Signature: new Uint8Array([1, ...new Uint8Array(65)]) }),
+    ])
+    expect(decodeDealStatusResponse(dagCbor.decode(back), 'mainnet')).toMatchObject({
+      status: null,
+      error: 'no storage deal found with deal UUID 00000000-0000-0000-0000-000000000000',
+    })
   })
 })
 
@@ -253,10 +314,25 @@ describe('a provider that speaks only mk/1.2.0', () => {
   })
 
   it('gets the proposal on 1.2.0, written without the 1.2.1 fields', async () => {
-    const directory = { peerOf: async () => ({ peerId: old.peerId.toString(), multiaddrs: old.getMultiaddrs().map((m) => m.decapsulateCode(421).toString()) }) }
+    const directory = {
+      peerOf: async () => ({
+        peerId: old.peerId.toString(),
+        multiaddrs: old.getMultiaddrs().map((m) => m.decapsulateCode(421).toString()),
+      }),
+    }
     const c = await createProviderClient({ directory, signer, network: 'mainnet' })
     try {
-      const answer = await c.propose({ dealUuid: crypto.randomUUID(), proposal: proposal(), dataRoot: 'bafkqaaa', transfer, removeUnsealedCopy: false, skipIpniAnnounce: false }, signal())
+      const answer = await c.propose(
+        {
+          dealUuid: crypto.randomUUID(),
+          proposal: proposal(),
+          dataRoot: 'bafkqaaa',
+          transfer,
+          removeUnsealedCopy: false,
+          skipIpniAnnounce: false,
+        },
+        signal(),
+      )
       expect(answer).toMatchObject({ accepted: false, message: 'test provider', protocol: '/fil/storage/mk/1.2.0' })
       expect(Object.keys(received as object)).not.toContain('SkipIPNIAnnounce')
       expect(decodeDealParams(received, 'mainnet').proposal.Client).toBe(signer.address)
@@ -291,7 +367,9 @@ describe('a Curio-like provider, driven by hand over WebSocket', () => {
       const m = /^bytes=(\d+)-(\d+)$/.exec(req.headers.range ?? '')
       if (!m) return void res.writeHead(200, { 'Content-Length': car.length }).end(car)
       const body = car.subarray(Number(m[1]), Math.min(Number(m[2]), car.length - 1) + 1)
-      res.writeHead(206, { 'Content-Length': body.length, 'Content-Range': `bytes ${m[1]}-${Number(m[1]) + body.length - 1}/${car.length}` }).end(body)
+      res
+        .writeHead(206, { 'Content-Length': body.length, 'Content-Range': `bytes ${m[1]}-${Number(m[1]) + body.length - 1}/${car.length}` })
+        .end(body)
     })
     await new Promise<void>((r) => http.listen(0, '127.0.0.1', r))
     carUrl = `http://127.0.0.1:${(http.address() as { port: number }).port}/car`
@@ -316,39 +394,72 @@ describe('a Curio-like provider, driven by hand over WebSocket', () => {
     const terms = (await simnet.providerTerms(curio))!
     const pieceSize = o.pieceSize ?? piece.pieceSize
     const p: DealProposal = {
-      PieceCID: { '/': piece.pieceCid }, PieceSize: pieceSize, VerifiedDeal: true, Client: signer.address, Provider: curio, Label: '',
-      StartEpoch: simnet.headEpoch() + 5760, EndEpoch: simnet.headEpoch() + 5760 + 518_400,
+      PieceCID: { '/': piece.pieceCid },
+      PieceSize: pieceSize,
+      VerifiedDeal: true,
+      Client: signer.address,
+      Provider: curio,
+      Label: '',
+      StartEpoch: simnet.headEpoch() + 5760,
+      EndEpoch: simnet.headEpoch() + 5760 + 518_400,
       StoragePricePerEpoch: ((BigInt(terms.verifiedPrice) * BigInt(pieceSize)) / 2n ** 30n).toString(),
-      ProviderCollateral: simulatedCollateralBounds(pieceSize, true).min.toString(), ClientCollateral: '0',
+      ProviderCollateral: simulatedCollateralBounds(pieceSize, true).min.toString(),
+      ClientCollateral: '0',
     }
     const proposalTuple = pw.dealProposalTuple(p)
     const signature = pw.signSecp256k1(clientKey, pw.encode(proposalTuple))
     return pw.encodeDealParams({
-      dealUuid, isOffline: false, dealDataRoot: CID.parse('bafkqaaa'), skipIpniAnnounce: false, removeUnsealedCopy: false,
+      dealUuid,
+      isOffline: false,
+      dealDataRoot: CID.parse('bafkqaaa'),
+      skipIpniAnnounce: false,
+      removeUnsealedCopy: false,
       clientDealProposal: { proposal: p, proposalTuple, signature },
-      transfer: { type: 'http', clientId: dealUuid, size: o.size ?? car.length, params: new TextEncoder().encode(JSON.stringify({ URL: carUrl, Headers: {} })) },
+      transfer: {
+        type: 'http',
+        clientId: dealUuid,
+        size: o.size ?? car.length,
+        params: new TextEncoder().encode(JSON.stringify({ URL: carUrl, Headers: {} })),
+      },
     })
   }
   const status = async (dealUuid: string) =>
-    pw.decodeDealStatusResponse(await exchange(dialer, await target(), pw.PROVIDER_PROTOCOLS.status, pw.encodeDealStatusRequest({ dealUuid, signature: { type: 1, data: new Uint8Array(65) } }), signal()))
+    pw.decodeDealStatusResponse(
+      await exchange(
+        dialer,
+        await target(),
+        pw.PROVIDER_PROTOCOLS.status,
+        pw.encodeDealStatusRequest({ dealUuid, signature: { type: 1, data: new Uint8Array(65) } }),
+        signal(),
+      ),
+    )
 
   it('publishes only a /dns4/localhost/…/ws address, which the client dials over WebSocket', async () => {
     const info = (await simnet.minerInfo(curio))!
     expect(info.multiaddrs).toEqual([expect.stringMatching(/^\/dns4\/localhost\/tcp\/\d+\/ws$/)])
     expect(await client.ask(curio, signal())).toMatchObject({ miner: curio })
-    const answer = pw.decodeAskResponse(await exchange(dialer, await target(), pw.PROVIDER_PROTOCOLS.ask, pw.encodeAskRequest(curio), signal()))
+    const answer = pw.decodeAskResponse(
+      await exchange(dialer, await target(), pw.PROVIDER_PROTOCOLS.ask, pw.encodeAskRequest(curio), signal()),
+    )
     expect(answer?.ask).toMatchObject({ miner: curio, verifiedPrice: BigInt((await simnet.providerTerms(curio))!.verifiedPrice) })
   })
 
   it('refuses a PieceSize that is not the padded size of Transfer.Size (curio market/mk12/mk12.go)', async () => {
     const natural = pieceOf(car).pieceSize
-    const answer = pw.decodeDealResponse(await exchange(dialer, await target(), pw.PROVIDER_PROTOCOLS.dealV121, await params(uuid(20), { pieceSize: natural * 2 }), signal()))
-    expect(answer).toEqual({ accepted: false, message: `deal proposal piece size ${natural * 2} doesn't match padded piece size ${natural}` })
+    const answer = pw.decodeDealResponse(
+      await exchange(dialer, await target(), pw.PROVIDER_PROTOCOLS.dealV121, await params(uuid(20), { pieceSize: natural * 2 }), signal()),
+    )
+    expect(answer).toEqual({
+      accepted: false,
+      message: `deal proposal piece size ${natural * 2} doesn't match padded piece size ${natural}`,
+    })
   })
 
   it('fetches with Range, reports ChainDealID 0 and no publish CID until the deal is sealed, then both; answers anyone', async () => {
     const dealUuid = uuid(21)
-    const answer = pw.decodeDealResponse(await exchange(dialer, await target(), pw.PROVIDER_PROTOCOLS.dealV120, await params(dealUuid), signal()))
+    const answer = pw.decodeDealResponse(
+      await exchange(dialer, await target(), pw.PROVIDER_PROTOCOLS.dealV120, await params(dealUuid), signal()),
+    )
     expect(answer).toEqual({ accepted: true, message: '' })
     let s = await status(dealUuid)
     for (let i = 0; i < 200 && sim.proposalState(curio, dealUuid).state === 'transferring'; i++) await new Promise((r) => setTimeout(r, 10))
@@ -357,7 +468,12 @@ describe('a Curio-like provider, driven by hand over WebSocket', () => {
     expect(rangesSeen).toEqual([`bytes=0-${car.length - 1}`])
     // Curio checks no signature on status requests (mk12_utils.go GetDealStatus): a zero signature gets the answer.
     s = await status(dealUuid)
-    expect(s).toMatchObject({ error: '', transferSize: 1, nBytesReceived: 1, dealStatus: { status: 'Processing', chainDealId: 0, publishCid: null } })
+    expect(s).toMatchObject({
+      error: '',
+      transferSize: 1,
+      nBytesReceived: 1,
+      dealStatus: { status: 'Processing', chainDealId: 0, publishCid: null },
+    })
     expect(simnet.sealingFailsAt(state.dealId)).toBeNull()
     clock += 2000 * 30_000 // 2000 epochs later the sector is sealed
     s = await status(dealUuid)
@@ -375,8 +491,16 @@ describe('a Curio-like provider, driven by hand over WebSocket', () => {
 
   it('checks the client signature itself: a proposal signed by another key is refused', async () => {
     const honest = pw.decodeDealParams(pw.decodeOne(await params(uuid(23)))!.value)
-    const forged = { ...honest, clientDealProposal: { ...honest.clientDealProposal, signature: pw.signSecp256k1(newPrivateKey(), pw.encode(honest.clientDealProposal.proposalTuple)) } }
-    const answer = pw.decodeDealResponse(await exchange(dialer, await target(), pw.PROVIDER_PROTOCOLS.dealV121, pw.encodeDealParams(forged), signal()))
+    const forged = {
+      ...honest,
+      clientDealProposal: {
+        ...honest.clientDealProposal,
+        signature: pw.signSecp256k1(newPrivateKey(), pw.encode(honest.clientDealProposal.proposalTuple)),
+      },
+    }
+    const answer = pw.decodeDealResponse(
+      await exchange(dialer, await target(), pw.PROVIDER_PROTOCOLS.dealV121, pw.encodeDealParams(forged), signal()),
+    )
     expect(answer).toEqual({ accepted: false, message: 'failed validation: invalid signature' })
   })
 

@@ -71,7 +71,9 @@ describe('Boost-like transfer (boost transport/httptransport)', () => {
     const data = randomBytes(5000)
     const { url, requests } = await serve(data, { headLength: 4999 })
     const { io } = sink(data.length)
-    await expect(boostTransfer({ url, headers: {}, size: data.length }, io)).rejects.toThrow('deal size mismatch: head: 4999, dealInfo: 5000')
+    await expect(boostTransfer({ url, headers: {}, size: data.length }, io)).rejects.toThrow(
+      'deal size mismatch: head: 4999, dealInfo: 5000',
+    )
     expect(requests).toEqual([{ method: 'HEAD', range: undefined }])
   })
 
@@ -83,9 +85,12 @@ describe('Boost-like transfer (boost transport/httptransport)', () => {
     expect(Buffer.from(out).equals(data)).toBe(true)
     const chunk = Math.floor(data.length / 5)
     expect(requests[0].method).toBe('HEAD')
-    expect(requests.slice(1).map((r) => r.range).sort()).toEqual(
-      [0, 1, 2, 3, 4].map((i) => `bytes=${i * chunk}-${i === 4 ? data.length : (i + 1) * chunk}`).sort(),
-    )
+    expect(
+      requests
+        .slice(1)
+        .map((r) => r.range)
+        .sort(),
+    ).toEqual([0, 1, 2, 3, 4].map((i) => `bytes=${i * chunk}-${i === 4 ? data.length : (i + 1) * chunk}`).sort())
   })
 
   it('fetches less than 10 MiB in one request (still with a Range header)', async () => {

@@ -49,8 +49,17 @@ const CLIENT_HEX = hex('55 01', 'aa'.repeat(20))
 const PROVIDER_HEX = '43 00 e807'
 
 const proposal: DealProposal = {
-  PieceCID: { '/': PIECE_CID }, PieceSize: 2048, VerifiedDeal: true, Client: CLIENT, Provider: 'f01000', Label: 'hi',
-  StartEpoch: 100_000, EndEpoch: 200_000, StoragePricePerEpoch: '0', ProviderCollateral: '1000', ClientCollateral: '0',
+  PieceCID: { '/': PIECE_CID },
+  PieceSize: 2048,
+  VerifiedDeal: true,
+  Client: CLIENT,
+  Provider: 'f01000',
+  Label: 'hi',
+  StartEpoch: 100_000,
+  EndEpoch: 200_000,
+  StoragePricePerEpoch: '0',
+  ProviderCollateral: '1000',
+  ClientCollateral: '0',
 }
 // market.DealProposal, a tuple of 11 (0x8b), in go-state-types' field order.
 const PROPOSAL_HEX = hex(
@@ -82,34 +91,60 @@ const PARAMS_JSON = JSON.stringify({ URL: 'http://h/c', Headers: {} }) // 33 byt
 // Transfer: a map of 4 (a4), keys Size, Type (4 letters each, S < T), Params (6), ClientID (8).
 const TRANSFER_HEX = hex(
   'a4',
-  key('Size'), '19 03e8', // 1000
-  key('Type'), key('http'), // the value "http" is a 4-letter text like a key
-  key('Params'), '58 21', Buffer.from(PARAMS_JSON).toString('hex'), // JSON bytes: 33 = 0x21 ≥ 24, so 58 21
-  key('ClientID'), '62 6331', // "c1"
+  key('Size'),
+  '19 03e8', // 1000
+  key('Type'),
+  key('http'), // the value "http" is a 4-letter text like a key
+  key('Params'),
+  '58 21',
+  Buffer.from(PARAMS_JSON).toString('hex'), // JSON bytes: 33 = 0x21 ≥ 24, so 58 21
+  key('ClientID'),
+  '62 6331', // "c1"
 )
 /** DealParams (mk 1.2.1): a map of 7: DealUUID, Transfer (8; D < T), IsOffline (9), DealDataRoot (12), SkipIPNIAnnounce (16), ClientDealProposal, RemoveUnsealedCopy (18; C < R). */
 const DEAL_PARAMS_121 = hex(
   'a7',
-  key('DealUUID'), UUID_HEX,
-  key('Transfer'), TRANSFER_HEX,
-  key('IsOffline'), 'f4',
-  key('DealDataRoot'), ROOT_HEX,
-  key('SkipIPNIAnnounce'), 'f4',
-  key('ClientDealProposal'), '82', PROPOSAL_HEX, SIG_HEX, // ClientDealProposal: a tuple of 2
-  key('RemoveUnsealedCopy'), 'f5',
+  key('DealUUID'),
+  UUID_HEX,
+  key('Transfer'),
+  TRANSFER_HEX,
+  key('IsOffline'),
+  'f4',
+  key('DealDataRoot'),
+  ROOT_HEX,
+  key('SkipIPNIAnnounce'),
+  'f4',
+  key('ClientDealProposal'),
+  '82',
+  PROPOSAL_HEX,
+  SIG_HEX, // ClientDealProposal: a tuple of 2
+  key('RemoveUnsealedCopy'),
+  'f5',
 )
 /** DealParamsV120 (mk 1.2.0): the same without the two 1.2.1 fields, a map of 5. */
 const DEAL_PARAMS_120 = hex(
   'a5',
-  key('DealUUID'), UUID_HEX,
-  key('Transfer'), TRANSFER_HEX,
-  key('IsOffline'), 'f4',
-  key('DealDataRoot'), ROOT_HEX,
-  key('ClientDealProposal'), '82', PROPOSAL_HEX, SIG_HEX,
+  key('DealUUID'),
+  UUID_HEX,
+  key('Transfer'),
+  TRANSFER_HEX,
+  key('IsOffline'),
+  'f4',
+  key('DealDataRoot'),
+  ROOT_HEX,
+  key('ClientDealProposal'),
+  '82',
+  PROPOSAL_HEX,
+  SIG_HEX,
 )
 const clientParams: client.DealParams = {
-  dealUuid: UUID, proposal, clientSignature: clientSig, dataRoot: 'bafkqaaa',
-  transfer: { url: 'http://h/c', headers: {}, size: 1000, clientId: 'c1' }, removeUnsealedCopy: true, skipIpniAnnounce: false,
+  dealUuid: UUID,
+  proposal,
+  clientSignature: clientSig,
+  dataRoot: 'bafkqaaa',
+  transfer: { url: 'http://h/c', headers: {}, size: 1000, clientId: 'c1' },
+  removeUnsealedCopy: true,
+  skipIpniAnnounce: false,
 }
 
 const decode = (h: string) => sim.decodeOne(bytesOf(h))!.value
@@ -129,7 +164,13 @@ describe('storage market messages, byte for byte as cbor-gen writes them', () =>
     expect(toHex(client.encodeDealParams(clientParams, '/fil/storage/mk/1.2.1'))).toBe(DEAL_PARAMS_121)
     expect(toHex(client.encodeDealParams(clientParams, '/fil/storage/mk/1.2.0'))).toBe(DEAL_PARAMS_120)
     const read = sim.decodeDealParams(decode(DEAL_PARAMS_121))
-    expect(read).toMatchObject({ dealUuid: UUID, isOffline: false, skipIpniAnnounce: false, removeUnsealedCopy: true, transfer: { type: 'http', clientId: 'c1', size: 1000 } })
+    expect(read).toMatchObject({
+      dealUuid: UUID,
+      isOffline: false,
+      skipIpniAnnounce: false,
+      removeUnsealedCopy: true,
+      transfer: { type: 'http', clientId: 'c1', size: 1000 },
+    })
     expect(read.clientDealProposal.proposal).toEqual(proposal)
     expect(sim.decodeHttpTransferParams(read.transfer.params)).toEqual({ url: 'http://h/c', headers: {} })
     // On 1.2.0 the two later fields are absent and read as false, as cbor-gen leaves missing fields at zero.
@@ -161,33 +202,88 @@ describe('storage market messages, byte for byte as cbor-gen writes them', () =>
     const SPC_HEX = hex('d82a 5827 00', toHex(spc.bytes)) // 38 bytes + prefix = 39 = 0x27
     const golden = hex(
       'a6', // Error (5), DealUUID (8), IsOffline (9), DealStatus (10), TransferSize (12), NBytesReceived (14)
-      key('Error'), '60',
-      key('DealUUID'), UUID_HEX,
-      key('IsOffline'), 'f4',
-      key('DealStatus'), 'a7', // Error (5), Status (6), Proposal (8), PublishCid (10), ChainDealID (11), SealingStatus (13), SignedProposalCid (17)
-      key('Error'), '60',
-      key('Status'), key('Accepted'),
-      key('Proposal'), PROPOSAL_HEX,
-      key('PublishCid'), 'f6', // a nil *cid.Cid is null
-      key('ChainDealID'), '00',
-      key('SealingStatus'), '60',
-      key('SignedProposalCid'), SPC_HEX,
-      key('TransferSize'), '19 03e8',
-      key('NBytesReceived'), '18 64', // 100 (uint8 follows)
+      key('Error'),
+      '60',
+      key('DealUUID'),
+      UUID_HEX,
+      key('IsOffline'),
+      'f4',
+      key('DealStatus'),
+      'a7', // Error (5), Status (6), Proposal (8), PublishCid (10), ChainDealID (11), SealingStatus (13), SignedProposalCid (17)
+      key('Error'),
+      '60',
+      key('Status'),
+      key('Accepted'),
+      key('Proposal'),
+      PROPOSAL_HEX,
+      key('PublishCid'),
+      'f6', // a nil *cid.Cid is null
+      key('ChainDealID'),
+      '00',
+      key('SealingStatus'),
+      '60',
+      key('SignedProposalCid'),
+      SPC_HEX,
+      key('TransferSize'),
+      '19 03e8',
+      key('NBytesReceived'),
+      '18 64', // 100 (uint8 follows)
     )
     const clientView: client.DealStatusResponse = {
-      dealUuid: UUID, error: '', transferSize: 1000, bytesReceived: 100,
-      status: { error: '', checkpoint: 'Accepted', sealingStatus: '', proposal, signedProposalCid: spc.toString(), publishCid: null, chainDealId: 0 },
+      dealUuid: UUID,
+      error: '',
+      transferSize: 1000,
+      bytesReceived: 100,
+      status: {
+        error: '',
+        checkpoint: 'Accepted',
+        sealingStatus: '',
+        proposal,
+        signedProposalCid: spc.toString(),
+        publishCid: null,
+        chainDealId: 0,
+      },
     }
     expect(toHex(client.encodeDealStatusResponse(clientView))).toBe(golden)
     const simView = sim.decodeDealStatusResponse(decode(golden))
-    expect(simView).toMatchObject({ dealUuid: UUID, error: '', transferSize: 1000, nBytesReceived: 100, dealStatus: { status: 'Accepted', publishCid: null, chainDealId: 0 } })
+    expect(simView).toMatchObject({
+      dealUuid: UUID,
+      error: '',
+      transferSize: 1000,
+      nBytesReceived: 100,
+      dealStatus: { status: 'Accepted', publishCid: null, chainDealId: 0 },
+    })
     expect(toHex(sim.encodeDealStatusResponse(simView))).toBe(golden)
     expect(client.decodeDealStatusResponse(decode(golden), 'mainnet')).toEqual(clientView)
 
     // No such deal: DealStatus null (f6), the reason in Error, sizes zero.
-    const none = hex('a6', key('Error'), key('gone'), key('DealUUID'), UUID_HEX, key('IsOffline'), 'f4', key('DealStatus'), 'f6', key('TransferSize'), '00', key('NBytesReceived'), '00')
-    expect(toHex(sim.encodeDealStatusResponse({ dealUuid: UUID, error: 'gone', dealStatus: null, isOffline: false, transferSize: 0, nBytesReceived: 0 }))).toBe(none)
+    const none = hex(
+      'a6',
+      key('Error'),
+      key('gone'),
+      key('DealUUID'),
+      UUID_HEX,
+      key('IsOffline'),
+      'f4',
+      key('DealStatus'),
+      'f6',
+      key('TransferSize'),
+      '00',
+      key('NBytesReceived'),
+      '00',
+    )
+    expect(
+      toHex(
+        sim.encodeDealStatusResponse({
+          dealUuid: UUID,
+          error: 'gone',
+          dealStatus: null,
+          isOffline: false,
+          transferSize: 0,
+          nBytesReceived: 0,
+        }),
+      ),
+    ).toBe(none)
     expect(client.decodeDealStatusResponse(decode(none), 'mainnet')).toMatchObject({ status: null, error: 'gone' })
   })
 
@@ -198,17 +294,34 @@ describe('storage market messages, byte for byte as cbor-gen writes them', () =>
     // Keys: Miner, Price, SeqNo (5: M < P < S), Expiry (6), Timestamp (9), MaxPieceSize, MinPieceSize (12: Max < Min), VerifiedPrice (13).
     const ask = hex(
       'a8',
-      key('Miner'), PROVIDER_HEX,
-      key('Price'), '44 00 0f4240', // 1000000 attoFIL per GiB per epoch: sign byte, then 0f 42 40
-      key('SeqNo'), '00',
-      key('Expiry'), '1a 00018d60', // 101728
-      key('Timestamp'), '1a 000186a0', // 100000
-      key('MaxPieceSize'), '1b 0000000800000000', // 32 GiB = 2^35 (uint64 follows)
-      key('MinPieceSize'), '19 0100', // 256
-      key('VerifiedPrice'), '40', // 0
+      key('Miner'),
+      PROVIDER_HEX,
+      key('Price'),
+      '44 00 0f4240', // 1000000 attoFIL per GiB per epoch: sign byte, then 0f 42 40
+      key('SeqNo'),
+      '00',
+      key('Expiry'),
+      '1a 00018d60', // 101728
+      key('Timestamp'),
+      '1a 000186a0', // 100000
+      key('MaxPieceSize'),
+      '1b 0000000800000000', // 32 GiB = 2^35 (uint64 follows)
+      key('MinPieceSize'),
+      '19 0100', // 256
+      key('VerifiedPrice'),
+      '40', // 0
     )
     const response = hex('a1', key('Ask'), 'a2', key('Ask'), ask, key('Signature'), SIG_HEX)
-    const clientAsk: client.StorageAsk = { price: '1000000', verifiedPrice: '0', minPieceSize: 256, maxPieceSize: 2 ** 35, miner: 'f01000', timestamp: 100_000, expiry: 101_728, seqNo: 0 }
+    const clientAsk: client.StorageAsk = {
+      price: '1000000',
+      verifiedPrice: '0',
+      minPieceSize: 256,
+      maxPieceSize: 2 ** 35,
+      miner: 'f01000',
+      timestamp: 100_000,
+      expiry: 101_728,
+      seqNo: 0,
+    }
     const simAsk: sim.WireStorageAsk = { ...clientAsk, price: 1_000_000n, verifiedPrice: 0n }
     expect(toHex(sim.encodeStorageAsk(simAsk))).toBe(ask)
     expect(toHex(client.encodeStorageAsk(clientAsk))).toBe(ask)

@@ -46,8 +46,17 @@ async function onlineHttpProvider(net: Simnet, kind?: ProviderKind, test: (t: Pr
 }
 
 const proposal = (provider: string, pieceCid: string, pieceSize: number, head: number): DealProposal => ({
-  PieceCID: { '/': pieceCid }, PieceSize: pieceSize, VerifiedDeal: true, Client: 'f01000', Provider: provider, Label: '',
-  StartEpoch: head + 5760, EndEpoch: head + 5760 + 518_400, StoragePricePerEpoch: '0', ProviderCollateral: simulatedCollateralBounds(pieceSize, true).min.toString(), ClientCollateral: '0',
+  PieceCID: { '/': pieceCid },
+  PieceSize: pieceSize,
+  VerifiedDeal: true,
+  Client: 'f01000',
+  Provider: provider,
+  Label: '',
+  StartEpoch: head + 5760,
+  EndEpoch: head + 5760 + 518_400,
+  StoragePricePerEpoch: '0',
+  ProviderCollateral: simulatedCollateralBounds(pieceSize, true).min.toString(),
+  ClientCollateral: '0',
 })
 
 async function settle(sim: SimulatedProviders, provider: string, id: string) {
@@ -65,7 +74,11 @@ describe('simulated storage providers', () => {
     const sim = createSimulatedProviders({ simnet: net, dir, retryDelayMs: 5 })
     const provider = await onlineHttpProvider(net)
     const other = 'baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq'
-    const answer = await sim.propose(proposal(provider, other, piece().pieceSize, net.headEpoch()), { url, headers: { Authorization: 'Bearer good' }, size: PAYLOAD.length })
+    const answer = await sim.propose(proposal(provider, other, piece().pieceSize, net.headEpoch()), {
+      url,
+      headers: { Authorization: 'Bearer good' },
+      size: PAYLOAD.length,
+    })
     expect(answer.accepted).toBe(true)
     if (!answer.accepted) return
     expect(await settle(sim, provider, answer.proposalId)).toEqual({ state: 'failed', reason: 'PIECE_CID_MISMATCH' })
@@ -76,12 +89,19 @@ describe('simulated storage providers', () => {
     const sim = createSimulatedProviders({ simnet: net, dir, retryDelayMs: 5 })
     const provider = await onlineHttpProvider(net)
     const p = piece()
-    const answer = await sim.propose(proposal(provider, p.pieceCid, p.pieceSize, net.headEpoch()), { url, headers: { Authorization: 'Bearer bad' }, size: PAYLOAD.length })
+    const answer = await sim.propose(proposal(provider, p.pieceCid, p.pieceSize, net.headEpoch()), {
+      url,
+      headers: { Authorization: 'Bearer bad' },
+      size: PAYLOAD.length,
+    })
     if (!answer.accepted) throw new Error('refused')
     // Boost asks HEAD first and stops at a 4xx; Curio's GET fails with the status after its retries.
     expect(await settle(sim, provider, answer.proposalId)).toEqual({
       state: 'failed',
-      reason: providerProfile(provider).kind === 'boost' ? 'http HEAD req failed: code: 401' : 'http read failed after 15 retries: lastErr: http status: 401',
+      reason:
+        providerProfile(provider).kind === 'boost'
+          ? 'http HEAD req failed: code: 401'
+          : 'http read failed after 15 retries: lastErr: http status: 401',
     })
   })
 
@@ -94,11 +114,28 @@ describe('simulated storage providers', () => {
     const min = minimumPricePerEpoch(BigInt(terms.unverifiedPrice), p.pieceSize)
     // 4096 bytes fill an 8 KiB piece: price × 8192 / 2^30, rounded down (a 10^8 ask: 762.9… → 762).
     expect(min).toBe((BigInt(terms.unverifiedPrice) * 8192n) / 2n ** 30n)
-    const unverified = { ...proposal(provider, p.pieceCid, p.pieceSize, net.headEpoch()), VerifiedDeal: false, ProviderCollateral: simulatedCollateralBounds(p.pieceSize, false).min.toString() }
-    expect(await sim.propose({ ...unverified, StoragePricePerEpoch: (min - 1n).toString() }, { url, headers: { Authorization: 'Bearer good' }, size: PAYLOAD.length })).toEqual({
-      accepted: false, reason: `storage price per epoch less than asking price: ${min - 1n} < ${min}`,
+    const unverified = {
+      ...proposal(provider, p.pieceCid, p.pieceSize, net.headEpoch()),
+      VerifiedDeal: false,
+      ProviderCollateral: simulatedCollateralBounds(p.pieceSize, false).min.toString(),
+    }
+    expect(
+      await sim.propose(
+        { ...unverified, StoragePricePerEpoch: (min - 1n).toString() },
+        { url, headers: { Authorization: 'Bearer good' }, size: PAYLOAD.length },
+      ),
+    ).toEqual({
+      accepted: false,
+      reason: `storage price per epoch less than asking price: ${min - 1n} < ${min}`,
     })
-    expect((await sim.propose({ ...unverified, StoragePricePerEpoch: min.toString() }, { url, headers: { Authorization: 'Bearer good' }, size: PAYLOAD.length })).accepted).toBe(true)
+    expect(
+      (
+        await sim.propose(
+          { ...unverified, StoragePricePerEpoch: min.toString() },
+          { url, headers: { Authorization: 'Bearer good' }, size: PAYLOAD.length },
+        )
+      ).accepted,
+    ).toBe(true)
     await sim.close()
   })
 
@@ -109,9 +146,15 @@ describe('simulated storage providers', () => {
     const bigger = p.pieceSize * 4
     const curio = await onlineHttpProvider(net, 'curio', (t) => t.verifiedPrice === '0' && t.minPieceSize <= 8192)
     const boost = await onlineHttpProvider(net, 'boost', (t) => t.verifiedPrice === '0' && t.minPieceSize <= 8192)
-    const withSize = (provider: string) => ({ ...proposal(provider, p.pieceCid, bigger, net.headEpoch()), ProviderCollateral: simulatedCollateralBounds(bigger, true).min.toString() })
+    const withSize = (provider: string) => ({
+      ...proposal(provider, p.pieceCid, bigger, net.headEpoch()),
+      ProviderCollateral: simulatedCollateralBounds(bigger, true).min.toString(),
+    })
     const transfer = { url, headers: { Authorization: 'Bearer good' }, size: PAYLOAD.length }
-    expect(await sim.propose(withSize(curio), transfer)).toEqual({ accepted: false, reason: `deal proposal piece size ${bigger} doesn't match padded piece size ${p.pieceSize}` })
+    expect(await sim.propose(withSize(curio), transfer)).toEqual({
+      accepted: false,
+      reason: `deal proposal piece size ${bigger} doesn't match padded piece size ${p.pieceSize}`,
+    })
     const taken = await sim.propose(withSize(boost), transfer)
     if (!taken.accepted) throw new Error(taken.reason)
     // The unpadded piece CID against a 4× PieceSize is a mismatch: Boost pads CommP to the PieceSize before comparing.
@@ -125,7 +168,10 @@ describe('simulated storage providers', () => {
     const provider = await onlineHttpProvider(net)
     sim.setFault(provider, 'refuse')
     const p = piece()
-    expect(await sim.propose(proposal(provider, p.pieceCid, p.pieceSize, net.headEpoch()), { url, headers: {}, size: 1 })).toEqual({ accepted: false, reason: 'BUSY' })
+    expect(await sim.propose(proposal(provider, p.pieceCid, p.pieceSize, net.headEpoch()), { url, headers: {}, size: 1 })).toEqual({
+      accepted: false,
+      reason: 'BUSY',
+    })
   })
 
   it('keeps its chain (deals and clock) across a restart when given a state file', async () => {

@@ -81,9 +81,17 @@ describe('simulated network', () => {
     const ids: number[] = []
     for (let i = 0; i < 40; i++) {
       const r = await net.proposeDeal({
-        PieceCID: { '/': 'baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq' }, PieceSize: 2 ** 30, VerifiedDeal: true,
-        Client: 'f01000', Provider: online[i % online.length], Label: '', StartEpoch: head + 5760, EndEpoch: head + 5760 + 518400,
-        StoragePricePerEpoch: '0', ProviderCollateral: '0', ClientCollateral: '0',
+        PieceCID: { '/': 'baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq' },
+        PieceSize: 2 ** 30,
+        VerifiedDeal: true,
+        Client: 'f01000',
+        Provider: online[i % online.length],
+        Label: '',
+        StartEpoch: head + 5760,
+        EndEpoch: head + 5760 + 518400,
+        StoragePricePerEpoch: '0',
+        ProviderCollateral: '0',
+        ClientCollateral: '0',
       })
       expect(r.accepted).toBe(true)
       if (r.accepted) ids.push(r.dealId)
@@ -123,8 +131,17 @@ describe('simulated network', () => {
   it('refuses deals at unknown or offline providers', async () => {
     const net = createSimnet({ seed: 'deals', genesis: GENESIS, now: () => T0 })
     const r = await net.proposeDeal({
-      PieceCID: { '/': 'x' }, PieceSize: 2048, VerifiedDeal: false, Client: 'f01000', Provider: 'f099', Label: '',
-      StartEpoch: 1, EndEpoch: 2, StoragePricePerEpoch: '0', ProviderCollateral: '0', ClientCollateral: '0',
+      PieceCID: { '/': 'x' },
+      PieceSize: 2048,
+      VerifiedDeal: false,
+      Client: 'f01000',
+      Provider: 'f099',
+      Label: '',
+      StartEpoch: 1,
+      EndEpoch: 2,
+      StoragePricePerEpoch: '0',
+      ProviderCollateral: '0',
+      ClientCollateral: '0',
     })
     expect(r).toEqual({ accepted: false, reason: 'PROVIDER_NOT_FOUND' })
   })

@@ -31,9 +31,11 @@ const TRANSFER: Message = {
   params: new Uint8Array(0),
 }
 // The unsigned message inside Trust Wallet Core's signed-transaction vector (its `encoded` minus the outer tuple and signature).
-const TRANSFER_CBOR = '8a00583103a33d476e13eb8bde5d21becf2b86dd60642f0297cc6a5b914de86bb1d096861ba99bb13c577fee003e72f51e89f837c45501cf01bf485f61435e6770b52615bf455e043a2361024a002086ac3510526000001903e84a0025f273933db57000004a002b5e3af16b188000000040'
+const TRANSFER_CBOR =
+  '8a00583103a33d476e13eb8bde5d21becf2b86dd60642f0297cc6a5b914de86bb1d096861ba99bb13c577fee003e72f51e89f837c45501cf01bf485f61435e6770b52615bf455e043a2361024a002086ac3510526000001903e84a0025f273933db57000004a002b5e3af16b188000000040'
 const TRANSFER_SIGNATURE = 'jMRu+OZ/lfppgmqSfGsntFrRLWZnUg3ZYmJTTRLsVt4V1310vR3VKGJpaE6S4sNvDOE6sEgmN9YmfTkPVK2qMgE='
-const lotusExport = (key: Uint8Array, type = 'secp256k1') => Buffer.from(JSON.stringify({ Type: type, PrivateKey: Buffer.from(key).toString('base64') })).toString('hex')
+const lotusExport = (key: Uint8Array, type = 'secp256k1') =>
+  Buffer.from(JSON.stringify({ Type: type, PrivateKey: Buffer.from(key).toString('base64') })).toString('hex')
 
 describe('wallet: addresses and signatures (published vectors)', () => {
   it('derives the f1 address of a secp256k1 key, and its t1 twin on testnets', () => {
@@ -43,10 +45,16 @@ describe('wallet: addresses and signatures (published vectors)', () => {
 
   it('derives the FEVM account of a key (0x, EIP-55) and its f410f address (published vectors)', () => {
     // web3.js's accounts documentation: this private key is account 0x2c7536E3605D9C16a7a3D7b1898e529396a65c23.
-    expect(ethereumAddress(Buffer.from('4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318', 'hex'))).toBe('0x2c7536E3605D9C16a7a3D7b1898e529396a65c23')
+    expect(ethereumAddress(Buffer.from('4c0883a69102937d6231471b5dbb6204fe5129617082792ae468d01a3f362318', 'hex'))).toBe(
+      '0x2c7536E3605D9C16a7a3D7b1898e529396a65c23',
+    )
     // go-address's test vectors (and Lotus's ethtypes tests): 0xd388…8498 is f410f2oekwcmo2pueydmaq53eic2i62crtbeyuzx2gmy.
-    expect(delegatedAddress('mainnet', Buffer.from('d388ab098ed3e84c0d808776440b48f685198498', 'hex'))).toBe('f410f2oekwcmo2pueydmaq53eic2i62crtbeyuzx2gmy')
-    expect(delegatedAddress('testnet', Buffer.from('8dbd6c7ede90646a61bbc649831b7c298bfd37a0', 'hex'))).toBe('t410frw6wy7w6sbsguyn3yzeygg34fgf72n5ao5sxyky')
+    expect(delegatedAddress('mainnet', Buffer.from('d388ab098ed3e84c0d808776440b48f685198498', 'hex'))).toBe(
+      'f410f2oekwcmo2pueydmaq53eic2i62crtbeyuzx2gmy',
+    )
+    expect(delegatedAddress('testnet', Buffer.from('8dbd6c7ede90646a61bbc649831b7c298bfd37a0', 'hex'))).toBe(
+      't410frw6wy7w6sbsguyn3yzeygg34fgf72n5ao5sxyky',
+    )
   })
 
   it('encodes a message as Lotus does, big amounts as sign byte and magnitude', () => {
@@ -55,10 +63,12 @@ describe('wallet: addresses and signatures (published vectors)', () => {
     expect(bigIntBytes(0n)).toEqual(new Uint8Array(0))
   })
 
-  it('signs a message over its CID with the vector\'s exact signature (deterministic k, recovery id last)', async () => {
+  it("signs a message over its CID with the vector's exact signature (deterministic k, recovery id last)", async () => {
     const signed = await signMessage(createSigner(KEY, 'mainnet'), TRANSFER)
     // Trust Wallet Core's pre-image hash: blake2b-256 of the message CID's bytes.
-    expect(Buffer.from(blake2b(signed.cid.bytes, { dkLen: 32 })).toString('hex')).toBe('8368c0f622b2c529c7fa147d75aa02aaa7fc13fc4847d4dc57e7a5c59048aafe')
+    expect(Buffer.from(blake2b(signed.cid.bytes, { dkLen: 32 })).toString('hex')).toBe(
+      '8368c0f622b2c529c7fa147d75aa02aaa7fc13fc4847d4dc57e7a5c59048aafe',
+    )
     expect(signed.signature.type).toBe(1)
     expect(Buffer.from(signed.signature.data).toString('base64')).toBe(TRANSFER_SIGNATURE)
     expect(verifySignature(ADDRESS, signed.cid.bytes, signed.signature)).toBe(true)
@@ -72,9 +82,20 @@ describe('wallet: addresses and signatures (published vectors)', () => {
     altered.data[10] ^= 1
     expect(verifySignature(ADDRESS, payload, altered)).toBe(false)
     expect(verifySignature(ADDRESS, new TextEncoder().encode('another proposal'), signature)).toBe(false)
-    expect(verifySignature(secp256k1Address(Uint8Array.from({ length: 32 }, (_, i) => i + 1), 'mainnet'), payload, signature)).toBe(false)
+    expect(
+      verifySignature(
+        secp256k1Address(
+          Uint8Array.from({ length: 32 }, (_, i) => i + 1),
+          'mainnet',
+        ),
+        payload,
+        signature,
+      ),
+    ).toBe(false)
     expect(verifySignature('f01234', payload, signature)).toBe(false)
-    await expect(signMessage(createSigner(KEY, 'mainnet'), { ...TRANSFER, from: 'f1rletqqhinhagw6nxjcr4kbfws25thgt7owzuruy' })).rejects.toThrow(/the key is f1z4a36/)
+    await expect(
+      signMessage(createSigner(KEY, 'mainnet'), { ...TRANSFER, from: 'f1rletqqhinhagw6nxjcr4kbfws25thgt7owzuruy' }),
+    ).rejects.toThrow(/the key is f1z4a36/)
   })
 })
 
@@ -105,7 +126,11 @@ describe('wallet: keystore', () => {
     expect(await account.signMessage({ message: 'deposit' })).toMatch(/^0x[0-9a-f]{130}$/)
     expect(JSON.stringify(account)).not.toContain(Buffer.from(KEY).toString('hex'))
     // The same key file gives the t1 address on a testnet.
-    expect(openKeystore(join(dir, 'wallet'), 'testnet').list().map((k) => k.address)).toContain(`t${ADDRESS.slice(1)}`)
+    expect(
+      openKeystore(join(dir, 'wallet'), 'testnet')
+        .list()
+        .map((k) => k.address),
+    ).toContain(`t${ADDRESS.slice(1)}`)
   })
 
   it.each([
@@ -130,10 +155,17 @@ describe('npm run wallet', () => {
     dir = undefined
   })
   const wallet = (args: string[], input?: string) =>
-    spawnSync(process.execPath, ['--import', 'tsx', 'scripts/wallet.ts', ...args], { cwd: ROOT, input, encoding: 'utf8', env: { ...process.env, DATA_DIR: dir!, NETWORK: 'calibration' } })
+    spawnSync(process.execPath, ['--import', 'tsx', 'scripts/wallet.ts', ...args], {
+      cwd: ROOT,
+      input,
+      encoding: 'utf8',
+      env: { ...process.env, DATA_DIR: dir!, NETWORK: 'calibration' },
+    })
 
   it('prints its usage with --help', () => {
-    expect(execFileSync(process.execPath, ['--import', 'tsx', 'scripts/wallet.ts', '--help'], { cwd: ROOT, encoding: 'utf8' })).toMatch(/^Usage: npm run wallet/)
+    expect(execFileSync(process.execPath, ['--import', 'tsx', 'scripts/wallet.ts', '--help'], { cwd: ROOT, encoding: 'utf8' })).toMatch(
+      /^Usage: npm run wallet/,
+    )
   })
 
   it('imports from stdin and shows addresses and public keys, never the private key', () => {

@@ -33,10 +33,11 @@ async function open(): Promise<VueWrapper> {
 const rows = (w: VueWrapper) => w.findAll('[data-test="mount-row"]')
 const field = (row: DOMWrapper<Element>, name: 'mountPoint' | 'gatewayPath') =>
   row.get(`[data-test="${name}"] input, input[data-test="${name}"]`)
-const shown = (w: VueWrapper) => rows(w).map((row) => ({
-  mountPoint: (field(row, 'mountPoint').element as HTMLInputElement).value,
-  gatewayPath: (field(row, 'gatewayPath').element as HTMLInputElement).value,
-}))
+const shown = (w: VueWrapper) =>
+  rows(w).map((row) => ({
+    mountPoint: (field(row, 'mountPoint').element as HTMLInputElement).value,
+    gatewayPath: (field(row, 'gatewayPath').element as HTMLInputElement).value,
+  }))
 
 async function submit(w: VueWrapper) {
   await w.get('[data-test="form"]').trigger('submit')
@@ -45,7 +46,10 @@ async function submit(w: VueWrapper) {
 
 /** The bridge echoes what it stored, as the real one does. */
 function acceptPut() {
-  http.on('PUT', ADMIN_SETTINGS, (req) => ({ status: 200, data: { success: true, settings: { ...saved, ...(req.data as object), gatewayPasswordSet: true } } }))
+  http.on('PUT', ADMIN_SETTINGS, (req) => ({
+    status: 200,
+    data: { success: true, settings: { ...saved, ...(req.data as object), gatewayPasswordSet: true } },
+  }))
 }
 
 const putMounts = () => (http.callsTo('PUT', ADMIN_SETTINGS)[0]?.data as { mounts?: unknown } | undefined)?.mounts
@@ -158,7 +162,11 @@ describe('AdminSettings: External Storage mounts', () => {
     expect(field(rows(w)[1], 'mountPoint').attributes('aria-invalid')).not.toBe('true')
     // The message is tied to the input, so a screen reader reads it with the field.
     const describedBy = badInput.attributes('aria-describedby') ?? ''
-    const message = describedBy.split(' ').map((id) => document.getElementById(id)?.textContent?.trim()).filter(Boolean).join(' ')
+    const message = describedBy
+      .split(' ')
+      .map((id) => document.getElementById(id)?.textContent?.trim())
+      .filter(Boolean)
+      .join(' ')
     expect(message.length).toBeGreaterThan(0)
   })
 
@@ -221,7 +229,10 @@ describe('validateMounts', () => {
   })
 
   it('flags the second of two rows with the same mount point', () => {
-    const { rows } = validateMounts([{ mountPoint: '/Filecoin', gatewayPath: '/{user}' }, { mountPoint: '/Filecoin/', gatewayPath: '/shared' }])
+    const { rows } = validateMounts([
+      { mountPoint: '/Filecoin', gatewayPath: '/{user}' },
+      { mountPoint: '/Filecoin/', gatewayPath: '/shared' },
+    ])
     expect(rows[0]).toEqual({})
     expect(Object.keys(rows[1])).toEqual(['mountPoint'])
   })

@@ -82,7 +82,9 @@ describe('AdminSettings', () => {
     expect(http.callsTo('PUT', ADMIN_SETTINGS)).toHaveLength(0)
     expect(input(w, 'pathMap').attributes('aria-invalid')).toBe('true')
     const describedBy = (input(w, 'pathMap').attributes('aria-describedby') ?? '').split(' ')
-    expect(describedBy.map((id) => document.getElementById(id)?.textContent?.trim()).join(' ')).toContain('Required: the gateway folder of each user, for example /{user}.')
+    expect(describedBy.map((id) => document.getElementById(id)?.textContent?.trim()).join(' ')).toContain(
+      'Required: the gateway folder of each user, for example /{user}.',
+    )
   })
 
   it('gives the network field a label and help text under it, like every other field', async () => {
@@ -94,7 +96,10 @@ describe('AdminSettings', () => {
   })
 
   it('saves without the password when none was typed', async () => {
-    http.on('PUT', ADMIN_SETTINGS, (req) => ({ status: 200, data: { success: true, settings: { ...saved, ...(req.data as object), gatewayPasswordSet: true } } }))
+    http.on('PUT', ADMIN_SETTINGS, (req) => ({
+      status: 200,
+      data: { success: true, settings: { ...saved, ...(req.data as object), gatewayPasswordSet: true } },
+    }))
     const w = await open()
     await input(w, 'gatewayUrl').setValue('https://gateway.example.org/')
     await w.get('[data-test="network"]').setValue('mainnet')
@@ -131,7 +136,10 @@ describe('AdminSettings', () => {
 
   it('tests the link as the form holds it, unsaved, and says plainly that it works', async () => {
     // Our gateway answers the probe path with 404: a working link, which the message must not make look like an error.
-    http.on('POST', TEST_LINK, { status: 200, data: { success: true, status: 404, message: 'The gateway answered and accepted the credentials', latencyMs: 12 } })
+    http.on('POST', TEST_LINK, {
+      status: 200,
+      data: { success: true, status: 404, message: 'The gateway answered and accepted the credentials', latencyMs: 12 },
+    })
     const w = await open()
     await input(w, 'gatewayUrl').setValue('https://other-gateway.example.org')
     await w.get('[data-test="test-link"]').trigger('click')
@@ -144,7 +152,10 @@ describe('AdminSettings', () => {
 
   it('warns when the gateway serves another network than the form names', async () => {
     const warning = 'The gateway serves the calibration network, but these settings say mainnet: dates and explorer links would be wrong'
-    http.on('POST', TEST_LINK, { status: 200, data: { success: true, status: 404, message: 'The gateway answered and accepted the credentials', latencyMs: 3, warning } })
+    http.on('POST', TEST_LINK, {
+      status: 200,
+      data: { success: true, status: 404, message: 'The gateway answered and accepted the credentials', latencyMs: 3, warning },
+    })
     const w = await open()
     await w.get('[data-test="test-link"]').trigger('click')
     await flushPromises()
@@ -153,7 +164,10 @@ describe('AdminSettings', () => {
 
   it('warns when the gateway proposes no deals, with its reason', async () => {
     const dealsWarning = 'The gateway proposes no deals: t1abc has no DataCap'
-    http.on('POST', TEST_LINK, { status: 200, data: { success: true, status: 404, message: 'The gateway answered and accepted the credentials', latencyMs: 3, dealsWarning } })
+    http.on('POST', TEST_LINK, {
+      status: 200,
+      data: { success: true, status: 404, message: 'The gateway answered and accepted the credentials', latencyMs: 3, dealsWarning },
+    })
     const w = await open()
     await w.get('[data-test="test-link"]').trigger('click')
     await flushPromises()
@@ -162,8 +176,12 @@ describe('AdminSettings', () => {
   })
 
   it('says which deals the gateway proposes: unverified once Fil+ has ended', async () => {
-    const dealKind = 'The gateway proposes unverified: Fil+ ended at network version 29 (FIP-0118): deals are unverified, no DataCap is needed'
-    http.on('POST', TEST_LINK, { status: 200, data: { success: true, status: 404, message: 'The gateway answered and accepted the credentials', latencyMs: 3, dealKind } })
+    const dealKind =
+      'The gateway proposes unverified: Fil+ ended at network version 29 (FIP-0118): deals are unverified, no DataCap is needed'
+    http.on('POST', TEST_LINK, {
+      status: 200,
+      data: { success: true, status: 404, message: 'The gateway answered and accepted the credentials', latencyMs: 3, dealKind },
+    })
     const w = await open()
     await w.get('[data-test="test-link"]').trigger('click')
     await flushPromises()
@@ -177,7 +195,16 @@ describe('AdminSettings', () => {
       ['DEFICIT', 'error', /no longer pays for what is stored \(DEFICIT\)\. Deposit USDFC\.$/],
     ] as const
     for (const [status, card, text] of cases) {
-      http.on('POST', TEST_LINK, { status: 200, data: { success: true, status: 404, message: 'The gateway answered and accepted the credentials', latencyMs: 3, onchainCloud: { status, funds: '120.5', fundedUntil: '2027-03-03T10:00:00.000Z' } } })
+      http.on('POST', TEST_LINK, {
+        status: 200,
+        data: {
+          success: true,
+          status: 404,
+          message: 'The gateway answered and accepted the credentials',
+          latencyMs: 3,
+          onchainCloud: { status, funds: '120.5', fundedUntil: '2027-03-03T10:00:00.000Z' },
+        },
+      })
       const w = await open()
       await w.get('[data-test="test-link"]').trigger('click')
       await flushPromises()
@@ -188,13 +215,22 @@ describe('AdminSettings', () => {
     }
   })
 
-  it('says what pays for the deal market\'s copies: DataCap or escrow, and when the first deal of the stored data ends', async () => {
+  it("says what pays for the deal market's copies: DataCap or escrow, and when the first deal of the stored data ends", async () => {
     const cases = [
-      [{ dataCap: '34359738368', escrow: '0.5', locked: '0.125', dealsUntil: '2028-03-03T10:00:00.000Z' }, /^Deal market \(sealed copies\): 32 GiB of DataCap left for verified deals; 0\.5 FIL in market escrow, 0\.125 FIL of it locked by deals\. Each deal is paid to its end when made; the first of the stored data's deals ends on .*2028.*\.$/],
-      [{ dataCap: null, escrow: '2', locked: '0' }, /^Deal market \(sealed copies\): no DataCap \(not a verified client\); 2 FIL in market escrow, 0 FIL of it locked by deals\.$/],
+      [
+        { dataCap: '34359738368', escrow: '0.5', locked: '0.125', dealsUntil: '2028-03-03T10:00:00.000Z' },
+        /^Deal market \(sealed copies\): 32 GiB of DataCap left for verified deals; 0\.5 FIL in market escrow, 0\.125 FIL of it locked by deals\. Each deal is paid to its end when made; the first of the stored data's deals ends on .*2028.*\.$/,
+      ],
+      [
+        { dataCap: null, escrow: '2', locked: '0' },
+        /^Deal market \(sealed copies\): no DataCap \(not a verified client\); 2 FIL in market escrow, 0 FIL of it locked by deals\.$/,
+      ],
     ] as const
     for (const [dealMarket, text] of cases) {
-      http.on('POST', TEST_LINK, { status: 200, data: { success: true, status: 404, message: 'The gateway answered and accepted the credentials', latencyMs: 3, dealMarket } })
+      http.on('POST', TEST_LINK, {
+        status: 200,
+        data: { success: true, status: 404, message: 'The gateway answered and accepted the credentials', latencyMs: 3, dealMarket },
+      })
       const w = await open()
       await w.get('[data-test="test-link"]').trigger('click')
       await flushPromises()
@@ -213,7 +249,12 @@ describe('AdminSettings', () => {
   })
 
   it('shows a load error with a retry', async () => {
-    http.on('GET', ADMIN_SETTINGS, { status: 403, data: { success: false, error: 'Admins only' } }, { status: 200, data: { success: true, settings: saved } })
+    http.on(
+      'GET',
+      ADMIN_SETTINGS,
+      { status: 403, data: { success: false, error: 'Admins only' } },
+      { status: 200, data: { success: true, settings: saved } },
+    )
     const w = await open()
     expect(w.get('[data-test="load-error"]').text()).toContain('Admins only')
     await w.get('[data-test="reload"]').trigger('click')

@@ -5,7 +5,11 @@
  */
 import type { z } from 'zod'
 import type { toMetadataFile } from '../../server/bridge/convert.ts'
-import type { LinkSettingsInput, LinkTestResult as ServedLinkTestResult, PublicLinkSettings } from '../../server/shared/contracts/admin-settings.ts'
+import type {
+  LinkSettingsInput,
+  LinkTestResult as ServedLinkTestResult,
+  PublicLinkSettings,
+} from '../../server/shared/contracts/admin-settings.ts'
 import type { DealState as GatewayDealState, GroupState as GatewayGroupState } from '../../server/shared/contracts/file-info.ts'
 import type { MetadataFile, MetadataResponse } from '../../server/shared/contracts/metadata-record.ts'
 import type { NetworkName } from '../../server/shared/contracts/network.ts'
@@ -14,7 +18,7 @@ import type { GatewayLinkSettings, GatewayLinkUpdate, LinkTestResult } from '../
 import type { NETWORKS } from '../../plugin-ui/utils/network.ts'
 import type { Deal, FileRecord, FileState, GroupState, Network, TabConfig } from '../../plugin-ui/types.ts'
 
-type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends (<T>() => T extends B ? 1 : 2) ? true : false
+type Equal<A, B> = (<T>() => T extends A ? 1 : 2) extends <T>() => T extends B ? 1 : 2 ? true : false
 function expectTrue<T extends true>(): T | void {}
 
 // What get-file-metadata answers is what the tab reads.

@@ -15,9 +15,16 @@ import { createFolderStates, KEEP_MS } from '../../plugin-ui/file-actions/folder
 import { registerFiles3, toFiles4 } from '../../plugin-ui/file-actions/registries.ts'
 
 const node = (path: string, type = 'file'): ListNode => ({
-  path, dirname: path.slice(0, path.lastIndexOf('/')) || '/', basename: path.slice(path.lastIndexOf('/') + 1), type, root: '/files/alice',
+  path,
+  dirname: path.slice(0, path.lastIndexOf('/')) || '/',
+  basename: path.slice(path.lastIndexOf('/') + 1),
+  type,
+  root: '/files/alice',
 })
-const folder = (entries: FolderEntry[], ipfsGateway?: string): ListedFolder => ({ entries: new Map(entries.map((e) => [e.name, e])), ...(ipfsGateway ? { ipfsGateway } : {}) })
+const folder = (entries: FolderEntry[], ipfsGateway?: string): ListedFolder => ({
+  entries: new Map(entries.map((e) => [e.name, e])),
+  ...(ipfsGateway ? { ipfsGateway } : {}),
+})
 const STAGING: FolderEntry = { name: 'a.txt', cid: 'bafkreia', state: 'Staging', retrievableCopies: 0 }
 const STORED: FolderEntry = { name: 'b.txt', cid: 'bafkreib', state: 'Offloaded', retrievableCopies: 2 }
 
@@ -27,7 +34,15 @@ function setup(answer: ListedFolder | undefined) {
   const states = createFolderStates(fetchFolder, () => now)
   const deps = { states, openTab: vi.fn(async () => {}), copyText: vi.fn(async () => {}), openUrl: vi.fn() }
   const actions = Object.fromEntries(createListActions(deps).map((a) => [a.id, a]))
-  return { fetchFolder, states, deps, actions, later: (ms: number) => { now += ms } }
+  return {
+    fetchFolder,
+    states,
+    deps,
+    actions,
+    later: (ms: number) => {
+      now += ms
+    },
+  }
 }
 
 describe('folder states', () => {
@@ -99,11 +114,19 @@ describe('registration', () => {
     const win: { _nc_fileactions?: (Record<string, unknown> & { id: string })[] } = {}
     registerFiles3(Object.values(actions), win)
     registerFiles3(Object.values(actions), win)
-    expect(win._nc_fileactions!.map((a) => a.id)).toEqual(['gateway-state', 'gateway-copy-cid', 'gateway-why-not-stored', 'gateway-open-ipfs'])
+    expect(win._nc_fileactions!.map((a) => a.id)).toEqual([
+      'gateway-state',
+      'gateway-copy-cid',
+      'gateway-why-not-stored',
+      'gateway-open-ipfs',
+    ])
     for (const action of win._nc_fileactions!) {
       expect(Object.values(action).every((v) => v !== undefined)).toBe(true)
     }
-    const badge = win._nc_fileactions![0] as unknown as { enabled: (nodes: ListNode[], view: unknown) => boolean, renderInline: (n: ListNode, view: unknown) => Promise<HTMLElement | null> }
+    const badge = win._nc_fileactions![0] as unknown as {
+      enabled: (nodes: ListNode[], view: unknown) => boolean
+      renderInline: (n: ListNode, view: unknown) => Promise<HTMLElement | null>
+    }
     expect(badge.enabled([node('/docs/a.txt')], { id: 'files' })).toBe(true)
     expect((await badge.renderInline(node('/docs/a.txt'), { id: 'files' }))?.dataset.gatewayBadge).toBe('staging')
   })

@@ -22,7 +22,12 @@ export function fail(status: number, error: string): MockResponse {
   return { status, data: { success: false, error } }
 }
 
-export function tabConfig(network: string, ipfsGateway = 'https://ipfs.example.org', genesisTimestamp?: number, clock: { epochSeconds?: number; speed?: string } = {}): MockResponse {
+export function tabConfig(
+  network: string,
+  ipfsGateway = 'https://ipfs.example.org',
+  genesisTimestamp?: number,
+  clock: { epochSeconds?: number; speed?: string } = {},
+): MockResponse {
   return { status: 200, data: { success: true, config: { network, ipfsGateway, genesisTimestamp, ...clock } } }
 }
 

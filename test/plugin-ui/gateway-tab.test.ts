@@ -99,7 +99,18 @@ describe('GatewayTab states', () => {
 describe('GatewayTab details', () => {
   it('says under a group why it is not further along, when the gateway says, and nothing when it does not', async () => {
     const reason = 'waiting for more data: 4.0 MiB of 64 MiB; the group closes when full or after 20 s without new data'
-    http.on('POST', METADATA, ok(fileRecord({ groups: [{ state: 'writable', retrievableCopies: 0, reason }, { state: 'offloaded', retrievableCopies: 2, pieceCid: PIECE_CID }] })))
+    http.on(
+      'POST',
+      METADATA,
+      ok(
+        fileRecord({
+          groups: [
+            { state: 'writable', retrievableCopies: 0, reason },
+            { state: 'offloaded', retrievableCopies: 2, pieceCid: PIECE_CID },
+          ],
+        }),
+      ),
+    )
     const w = await showTab()
     const shown = w.findAll('[data-test="group-reason"]')
     expect(shown.map((r) => r.text())).toEqual([reason])
@@ -133,23 +144,24 @@ describe('GatewayTab details', () => {
     expect(text(w, 'copies')).toBe('0 copies')
   })
 
-  const offloaded = () => fileRecord({
-    state: 'Offloaded',
-    retrievableCopies: 1,
-    expirationTimestamp: 1_900_000_000,
-    groups: [
-      {
-        state: 'offloaded',
-        pieceCid: PIECE_CID,
-        retrievableCopies: 1,
-        deals: [
-          { provider: 'f01234', dealId: 98765, endEpoch: 4_000_000, isRetrievable: true, state: 'active' },
-          { provider: 'f05678', dealId: 98766, endEpoch: 4_000_000, isRetrievable: false, state: 'published' },
-        ],
-      },
-      { state: 'ready for deals', retrievableCopies: 0 },
-    ],
-  })
+  const offloaded = () =>
+    fileRecord({
+      state: 'Offloaded',
+      retrievableCopies: 1,
+      expirationTimestamp: 1_900_000_000,
+      groups: [
+        {
+          state: 'offloaded',
+          pieceCid: PIECE_CID,
+          retrievableCopies: 1,
+          deals: [
+            { provider: 'f01234', dealId: 98765, endEpoch: 4_000_000, isRetrievable: true, state: 'active' },
+            { provider: 'f05678', dealId: 98766, endEpoch: 4_000_000, isRetrievable: false, state: 'published' },
+          ],
+        },
+        { state: 'ready for deals', retrievableCopies: 0 },
+      ],
+    })
 
   it('lists groups and deals with Filfox links on mainnet', async () => {
     http.on('POST', METADATA, ok(offloaded()))
@@ -169,15 +181,31 @@ describe('GatewayTab details', () => {
     expect(deals[0].get('[data-test="deal-retrievable"]').text()).toBe('Yes')
     expect(deals[1].get('[data-test="deal-retrievable"]').text()).toBe('Not yet confirmed')
     // Mainnet genesis 1598306400 + 4 000 000 epochs × 30 s.
-    expect(deals[0].get('[data-test="deal-end"] time').attributes('datetime')).toBe(new Date((1598306400 + 4_000_000 * 30) * 1000).toISOString())
+    expect(deals[0].get('[data-test="deal-end"] time').attributes('datetime')).toBe(
+      new Date((1598306400 + 4_000_000 * 30) * 1000).toISOString(),
+    )
   })
 
   it('keeps each group to one summary line, and says when its deals are under way', async () => {
-    const deal = (state: 'active' | 'published', dealId: number) => ({ provider: 'f01234', dealId, endEpoch: 4_000_000, isRetrievable: state === 'active', state })
-    http.on('POST', METADATA, ok(fileRecord({
-      state: 'Partially offloaded',
-      groups: [{ state: 'ready for deals', retrievableCopies: 1, pieceCid: PIECE_CID, deals: [deal('active', 1), deal('published', 2)] }],
-    })))
+    const deal = (state: 'active' | 'published', dealId: number) => ({
+      provider: 'f01234',
+      dealId,
+      endEpoch: 4_000_000,
+      isRetrievable: state === 'active',
+      state,
+    })
+    http.on(
+      'POST',
+      METADATA,
+      ok(
+        fileRecord({
+          state: 'Partially offloaded',
+          groups: [
+            { state: 'ready for deals', retrievableCopies: 1, pieceCid: PIECE_CID, deals: [deal('active', 1), deal('published', 2)] },
+          ],
+        }),
+      ),
+    )
     const w = await showTab()
     expect(text(w, 'group-state')).toBe('deals in progress: 1 active, 1 published')
     // Closed by default (the browser test opens one with a click).
@@ -186,17 +214,35 @@ describe('GatewayTab details', () => {
 
   it('folds the providers that failed to seal into one line per group, opened on click, beside the live deals', async () => {
     const active = { provider: 'f01234', dealId: 98765, endEpoch: 4_000_000, isRetrievable: true, state: 'active' }
-    http.on('POST', METADATA, ok(fileRecord({
-      state: 'Offloading',
-      groups: [
-        { state: 'ready for deals', retrievableCopies: 1, pieceCid: PIECE_CID, deals: [active], failedDeals: [{ provider: 'f09999', dealId: 98700, reason: 'SEALING_FAILED', replaced: true }] },
-        { state: 'ready for deals', retrievableCopies: 0, pieceCid: PIECE_CID, deals: [], failedDeals: [
-          { provider: 'f07777', dealId: 98701, reason: 'NOT_SEALED_IN_TIME', replaced: true },
-          { provider: 'f08888', reason: 'the sector could not be committed', replaced: false },
-        ] },
-        { state: 'ready for deals', retrievableCopies: 0, pieceCid: PIECE_CID, deals: [active] },
-      ],
-    })))
+    http.on(
+      'POST',
+      METADATA,
+      ok(
+        fileRecord({
+          state: 'Offloading',
+          groups: [
+            {
+              state: 'ready for deals',
+              retrievableCopies: 1,
+              pieceCid: PIECE_CID,
+              deals: [active],
+              failedDeals: [{ provider: 'f09999', dealId: 98700, reason: 'SEALING_FAILED', replaced: true }],
+            },
+            {
+              state: 'ready for deals',
+              retrievableCopies: 0,
+              pieceCid: PIECE_CID,
+              deals: [],
+              failedDeals: [
+                { provider: 'f07777', dealId: 98701, reason: 'NOT_SEALED_IN_TIME', replaced: true },
+                { provider: 'f08888', reason: 'the sector could not be committed', replaced: false },
+              ],
+            },
+            { state: 'ready for deals', retrievableCopies: 0, pieceCid: PIECE_CID, deals: [active] },
+          ],
+        }),
+      ),
+    )
     const w = await showTab()
     const groups = w.findAll('[data-test="group"]')
     expect(groups[0].get('[data-test="failed-summary"]').text()).toBe('1 provider failed to seal, replaced')
@@ -220,9 +266,37 @@ describe('GatewayTab details', () => {
     // A genesis an hour ago on 30 s epochs: epoch 20 was 50 minutes ago, today (or, just after midnight, yesterday).
     const genesis = Math.floor(Date.now() / 1000) - 3600
     http.on('GET', CONFIG, tabConfig('mainnet', 'https://ipfs.example.org', genesis))
-    const pdp = { provider: 'pdp:3', dealId: 12, endEpoch: 90_000, isRetrievable: true, state: 'active', route: 'pdp' as const, dataSetId: 12, pieceId: 0, lastProofEpoch: 20 }
-    const waiting = { provider: 'pdp:4', dealId: 7, endEpoch: 90_000, isRetrievable: false, state: 'published', route: 'pdp' as const, dataSetId: 7, pieceId: 2 }
-    http.on('POST', METADATA, ok(fileRecord({ state: 'Offloading', groups: [{ state: 'ready for deals', retrievableCopies: 1, pieceCid: PIECE_CID, deals: [pdp, waiting] }] })))
+    const pdp = {
+      provider: 'pdp:3',
+      dealId: 12,
+      endEpoch: 90_000,
+      isRetrievable: true,
+      state: 'active',
+      route: 'pdp' as const,
+      dataSetId: 12,
+      pieceId: 0,
+      lastProofEpoch: 20,
+    }
+    const waiting = {
+      provider: 'pdp:4',
+      dealId: 7,
+      endEpoch: 90_000,
+      isRetrievable: false,
+      state: 'published',
+      route: 'pdp' as const,
+      dataSetId: 7,
+      pieceId: 2,
+    }
+    http.on(
+      'POST',
+      METADATA,
+      ok(
+        fileRecord({
+          state: 'Offloading',
+          groups: [{ state: 'ready for deals', retrievableCopies: 1, pieceCid: PIECE_CID, deals: [pdp, waiting] }],
+        }),
+      ),
+    )
     const w = await showTab()
     const [proved, unproved] = w.findAll('[data-test="deal"]')
     // No deal-market explorer knows PDP providers or data sets: words, no links, even on mainnet.
@@ -240,14 +314,40 @@ describe('GatewayTab details', () => {
     // Mainnet's clock from its genesis: an epoch `days` from now.
     const genesis = 1598306400
     const epochIn = (days: number) => Math.round((Date.now() / 1000 + days * 86400 - genesis) / 30)
-    const record = (days: number) => ok(fileRecord({ state: 'Offloaded', groups: [{ state: 'offloaded', retrievableCopies: 2, pieceCid: PIECE_CID, deals: [{ provider: 'pdp:3', dealId: 12, endEpoch: epochIn(days), isRetrievable: true, state: 'active', route: 'pdp' as const, dataSetId: 12, pieceId: 0 }] }] }))
+    const record = (days: number) =>
+      ok(
+        fileRecord({
+          state: 'Offloaded',
+          groups: [
+            {
+              state: 'offloaded',
+              retrievableCopies: 2,
+              pieceCid: PIECE_CID,
+              deals: [
+                {
+                  provider: 'pdp:3',
+                  dealId: 12,
+                  endEpoch: epochIn(days),
+                  isRetrievable: true,
+                  state: 'active',
+                  route: 'pdp' as const,
+                  dataSetId: 12,
+                  pieceId: 0,
+                },
+              ],
+            },
+          ],
+        }),
+      )
     http.on('POST', METADATA, record(60))
     expect((await showTab()).find('[data-test="funding-short"]').exists()).toBe(false)
     wrapper!.unmount()
 
     http.on('POST', METADATA, record(10))
     const warned = (await showTab()).get('[data-test="funding-short"]')
-    expect(warned.text()).toMatch(/^The warm copies below are funded only until .+: after that their providers may drop them\. An administrator should deposit USDFC\.$/)
+    expect(warned.text()).toMatch(
+      /^The warm copies below are funded only until .+: after that their providers may drop them\. An administrator should deposit USDFC\.$/,
+    )
     expect(warned.text()).toContain(new Date((genesis + epochIn(10) * 30) * 1000).getFullYear().toString())
     wrapper!.unmount()
 
@@ -257,7 +357,16 @@ describe('GatewayTab details', () => {
 
   it('says "2 providers failed to seal; replaced" when every failure was replaced', async () => {
     const failure = (provider: string) => ({ provider, reason: 'SEALING_FAILED', replaced: true })
-    http.on('POST', METADATA, ok(fileRecord({ state: 'Offloading', groups: [{ state: 'ready for deals', retrievableCopies: 0, failedDeals: [failure('f01'), failure('f02')] }] })))
+    http.on(
+      'POST',
+      METADATA,
+      ok(
+        fileRecord({
+          state: 'Offloading',
+          groups: [{ state: 'ready for deals', retrievableCopies: 0, failedDeals: [failure('f01'), failure('f02')] }],
+        }),
+      ),
+    )
     const w = await showTab()
     expect(text(w, 'failed-summary')).toBe('2 providers failed to seal; replaced')
   })
@@ -280,7 +389,9 @@ describe('GatewayTab details', () => {
     expect(deal.get('[data-test="provider"]').text()).toBe('f01234')
     // Offloaded, yet no "Open on IPFS": nothing on the simulated network is published.
     expect(w.find('[data-test="ipfs-link"]').exists()).toBe(false)
-    expect(deal.get('[data-test="deal-end"] time').attributes('datetime')).toBe(new Date((1_700_000_000 + 4_000_000 * 30) * 1000).toISOString())
+    expect(deal.get('[data-test="deal-end"] time').attributes('datetime')).toBe(
+      new Date((1_700_000_000 + 4_000_000 * 30) * 1000).toISOString(),
+    )
   })
 
   it('on a sped-up simulated network, says its pace and dates deal ends on its shorter epochs', async () => {
@@ -292,7 +403,7 @@ describe('GatewayTab details', () => {
     expect(w.get('[data-test="deal-end"] time').attributes('datetime')).toBe(new Date((1_795_000_000 + 400_000) * 1000).toISOString())
   })
 
-  it('says beside the expiration date how far it is on a sped-up simulated network\'s clock', async () => {
+  it("says beside the expiration date how far it is on a sped-up simulated network's clock", async () => {
     // 0.1 s per epoch: 300 times real time, so 540 days of the network's time pass in under two days.
     http.on('GET', CONFIG, tabConfig('simnet', '', 1_795_000_000, { epochSeconds: 0.1, speed: '1 minute ≈ 5 hours' }))
     const expirationTimestamp = Math.floor(Date.now() / 1000) + (540 * 86400) / 300
@@ -302,13 +413,24 @@ describe('GatewayTab details', () => {
     expect(text(w, 'expiration')).toMatch(/\(in 2 days\)\s*simulated network: 540 days of its time$/)
   })
 
-  it('says when copies end at different times, and nothing of it on a real network\'s single end', async () => {
+  it("says when copies end at different times, and nothing of it on a real network's single end", async () => {
     http.on('GET', CONFIG, tabConfig('mainnet', '', 1_598_306_400))
     const deal = (endEpoch: number) => ({ provider: 'f01234', dealId: endEpoch, endEpoch, isRetrievable: true, state: 'active' })
-    const at = (epoch: number) => new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short' }).format(new Date((1_598_306_400 + epoch * 30) * 1000))
-    http.on('POST', METADATA,
-      ok(fileRecord({ state: 'Offloaded', retrievableCopies: 2, expirationTimestamp: 1_900_000_000, groups: [{ state: 'offloaded', retrievableCopies: 2, deals: [deal(6_000_000), deal(7_000_000)] }] })),
-      ok(offloaded()))
+    const at = (epoch: number) =>
+      new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short' }).format(new Date((1_598_306_400 + epoch * 30) * 1000))
+    http.on(
+      'POST',
+      METADATA,
+      ok(
+        fileRecord({
+          state: 'Offloaded',
+          retrievableCopies: 2,
+          expirationTimestamp: 1_900_000_000,
+          groups: [{ state: 'offloaded', retrievableCopies: 2, deals: [deal(6_000_000), deal(7_000_000)] }],
+        }),
+      ),
+      ok(offloaded()),
+    )
     const w = await showTab()
     expect(text(w, 'copies-end')).toBe(`Copies end between ${at(6_000_000)} and ${at(7_000_000)}`)
     expect(w.find('[data-test="expiration-simulated"]').exists()).toBe(false)
@@ -378,18 +500,21 @@ describe('GatewayTab empty and error states', () => {
     expect(w.find('[data-test="retry"]').exists()).toBe(false)
   })
 
-  it.each([[502, 'The gateway could not be reached'], [504, 'The gateway did not answer in time'], [401, 'Wrong credentials']])(
-    'shows the bridge message for %i with a retry that fetches again', async (status, message) => {
-      http.on('POST', METADATA, fail(status, message), ok(fileRecord({ state: 'Offloading' })))
-      const w = await showTab()
-      expect(w.get('[data-test="error"]').attributes('role')).toBe('alert')
-      expect(text(w, 'error')).toContain(message)
-      await w.get('[data-test="retry"] button, button[data-test="retry"]').trigger('click')
-      await flushPromises()
-      expect(http.callsTo('POST', METADATA)).toHaveLength(2)
-      expect(w.find('[data-test="error"]').exists()).toBe(false)
-      expect(text(w, 'state-label')).toBe('Offloading')
-    })
+  it.each([
+    [502, 'The gateway could not be reached'],
+    [504, 'The gateway did not answer in time'],
+    [401, 'Wrong credentials'],
+  ])('shows the bridge message for %i with a retry that fetches again', async (status, message) => {
+    http.on('POST', METADATA, fail(status, message), ok(fileRecord({ state: 'Offloading' })))
+    const w = await showTab()
+    expect(w.get('[data-test="error"]').attributes('role')).toBe('alert')
+    expect(text(w, 'error')).toContain(message)
+    await w.get('[data-test="retry"] button, button[data-test="retry"]').trigger('click')
+    await flushPromises()
+    expect(http.callsTo('POST', METADATA)).toHaveLength(2)
+    expect(w.find('[data-test="error"]').exists()).toBe(false)
+    expect(text(w, 'state-label')).toBe('Offloading')
+  })
 
   it('shows an error, not a crash, for an answer it does not understand', async () => {
     http.on('POST', METADATA, { status: 200, data: '<html>login</html>' })
@@ -399,7 +524,14 @@ describe('GatewayTab empty and error states', () => {
 
   it('shows the loading skeleton until the answer arrives', async () => {
     let answer: (r: ReturnType<typeof ok>) => void = () => {}
-    http.on('POST', METADATA, () => new Promise((resolve) => { answer = resolve }))
+    http.on(
+      'POST',
+      METADATA,
+      () =>
+        new Promise((resolve) => {
+          answer = resolve
+        }),
+    )
     wrapper = mount(GatewayTab)
     api(wrapper).update(legacyFile())
     await flushPromises()
@@ -412,10 +544,15 @@ describe('GatewayTab empty and error states', () => {
 
   it('shows the file picked last when answers arrive out of order', async () => {
     const pending: Array<() => void> = []
-    http.on('POST', METADATA, (req) => new Promise((resolve) => {
-      const { filePath } = req.data as { filePath: string }
-      pending.push(() => resolve(ok(fileRecord({ state: filePath.endsWith('a.txt') ? 'Staging' : 'Offloaded' }))))
-    }))
+    http.on(
+      'POST',
+      METADATA,
+      (req) =>
+        new Promise((resolve) => {
+          const { filePath } = req.data as { filePath: string }
+          pending.push(() => resolve(ok(fileRecord({ state: filePath.endsWith('a.txt') ? 'Staging' : 'Offloaded' }))))
+        }),
+    )
     wrapper = mount(GatewayTab)
     api(wrapper).update(legacyFile('/', 'a.txt'))
     await flushPromises()
@@ -434,7 +571,13 @@ describe('GatewayTab auto-refresh', () => {
   })
 
   it('refreshes every 10 s while the state can change and stops once Offloaded', async () => {
-    http.on('POST', METADATA, ok(fileRecord({ state: 'Staging' })), ok(fileRecord({ state: 'Offloading' })), ok(fileRecord({ state: 'Offloaded', retrievableCopies: 1 })))
+    http.on(
+      'POST',
+      METADATA,
+      ok(fileRecord({ state: 'Staging' })),
+      ok(fileRecord({ state: 'Offloading' })),
+      ok(fileRecord({ state: 'Offloaded', retrievableCopies: 1 })),
+    )
     const w = await showTab()
     expect(http.callsTo('POST', METADATA)).toHaveLength(1)
     await vi.advanceTimersByTimeAsync(10_000)
@@ -481,7 +624,13 @@ describe('GatewayTab auto-refresh', () => {
   })
 
   it('keeps showing the record with a notice when a refresh fails', async () => {
-    http.on('POST', METADATA, ok(fileRecord({ state: 'Staging' })), fail(502, 'Gateway unreachable'), ok(fileRecord({ state: 'Offloading' })))
+    http.on(
+      'POST',
+      METADATA,
+      ok(fileRecord({ state: 'Staging' })),
+      fail(502, 'Gateway unreachable'),
+      ok(fileRecord({ state: 'Offloading' })),
+    )
     const w = await showTab()
     await vi.advanceTimersByTimeAsync(10_000)
     expect(text(w, 'state-label')).toBe('Staging')
@@ -500,42 +649,71 @@ describe('GatewayTab auto-refresh', () => {
 })
 
 describe('GatewayTab folders', () => {
-  it('says where the folder\'s files are, not only an aggregate state', async () => {
+  it("says where the folder's files are, not only an aggregate state", async () => {
     http.on('POST', METADATA, ok(fileRecord({ state: 'Staging', fileCounts: { Offloaded: 5, Staging: 1 } })))
     const w = await showTab(legacyFolder())
     expect(text(w, 'file-counts')).toBe('5 of 6 files offloaded, 1 staging')
     expect(text(w, 'state-explanation')).toMatch(/^Some files are still being packed/)
   })
 
-  it('says that the files are all stored and only the folder\'s listing is pending, not that files are still being packed', async () => {
-    http.on('POST', METADATA, ok(fileRecord({
-      state: 'Staging',
-      fileCounts: { Offloaded: 23 },
-      groups: [
-        { groupId: 4, state: 'offloaded', retrievableCopies: 2, pieceCid: PIECE_CID, fileCount: 23 },
-        { groupId: 9, state: 'writable', retrievableCopies: 0, fileCount: 0 },
-      ],
-    })))
+  it("says that the files are all stored and only the folder's listing is pending, not that files are still being packed", async () => {
+    http.on(
+      'POST',
+      METADATA,
+      ok(
+        fileRecord({
+          state: 'Staging',
+          fileCounts: { Offloaded: 23 },
+          groups: [
+            { groupId: 4, state: 'offloaded', retrievableCopies: 2, pieceCid: PIECE_CID, fileCount: 23 },
+            { groupId: 9, state: 'writable', retrievableCopies: 0, fileCount: 0 },
+          ],
+        }),
+      ),
+    )
     const w = await showTab(legacyFolder())
     expect(text(w, 'state-label')).toBe('Staging')
-    expect(text(w, 'state-explanation')).toBe('All 23 files below are stored; the folder\'s own listing is being packed and stored the same way.')
+    expect(text(w, 'state-explanation')).toBe(
+      "All 23 files below are stored; the folder's own listing is being packed and stored the same way.",
+    )
   })
 
-  it('says how many of the folder\'s files each group holds, under the gateway\'s own group numbers', async () => {
-    http.on('POST', METADATA, ok(fileRecord({
-      state: 'Staging',
-      groups: [
-        { groupId: 4, state: 'offloaded', retrievableCopies: 3, pieceCid: PIECE_CID, fileCount: 5 },
-        { groupId: 9, state: 'writable', retrievableCopies: 0, fileCount: 0 },
-      ],
-    })))
+  it("says how many of the folder's files each group holds, under the gateway's own group numbers", async () => {
+    http.on(
+      'POST',
+      METADATA,
+      ok(
+        fileRecord({
+          state: 'Staging',
+          groups: [
+            { groupId: 4, state: 'offloaded', retrievableCopies: 3, pieceCid: PIECE_CID, fileCount: 5 },
+            { groupId: 9, state: 'writable', retrievableCopies: 0, fileCount: 0 },
+          ],
+        }),
+      ),
+    )
     const w = await showTab(legacyFolder())
     expect(w.findAll('[data-test="group-name"]').map((g) => g.text())).toEqual(['Group 4', 'Group 9'])
-    expect(w.findAll('[data-test="group-files"]').map((g) => g.text())).toEqual(['Holds data of 5 files of this folder', 'Holds this folder\'s own listing'])
+    expect(w.findAll('[data-test="group-files"]').map((g) => g.text())).toEqual([
+      'Holds data of 5 files of this folder',
+      "Holds this folder's own listing",
+    ])
   })
 
   it('numbers groups by position when the gateway gives no numbers, and says nothing of files for a file', async () => {
-    http.on('POST', METADATA, ok(fileRecord({ state: 'Staging', groups: [{ state: 'writable', retrievableCopies: 0 }, { state: 'full', retrievableCopies: 0 }] })))
+    http.on(
+      'POST',
+      METADATA,
+      ok(
+        fileRecord({
+          state: 'Staging',
+          groups: [
+            { state: 'writable', retrievableCopies: 0 },
+            { state: 'full', retrievableCopies: 0 },
+          ],
+        }),
+      ),
+    )
     const w = await showTab()
     expect(w.findAll('[data-test="group-name"]').map((g) => g.text())).toEqual(['Group 1', 'Group 2'])
     expect(w.find('[data-test="group-files"]').exists()).toBe(false)
@@ -550,17 +728,36 @@ describe('GatewayTab folders', () => {
 
 describe('GatewayTab words explained', () => {
   it('gives CID, piece CID, group, provider and deal a one-sentence tooltip, translated', async () => {
-    register('gateway', { 'Deal: a contract on the Filecoin chain in which a storage provider promises to keep a piece for a given time.': 'Deal: ein Vertrag …' })
-    http.on('POST', METADATA, ok(fileRecord({
-      state: 'Offloaded',
-      groups: [{ state: 'offloaded', retrievableCopies: 1, pieceCid: PIECE_CID, deals: [{ provider: 'f01234', dealId: 7, endEpoch: 4_000_000, isRetrievable: true, state: 'active' }] }],
-    })))
+    register('gateway', {
+      'Deal: a contract on the Filecoin chain in which a storage provider promises to keep a piece for a given time.':
+        'Deal: ein Vertrag …',
+    })
+    http.on(
+      'POST',
+      METADATA,
+      ok(
+        fileRecord({
+          state: 'Offloaded',
+          groups: [
+            {
+              state: 'offloaded',
+              retrievableCopies: 1,
+              pieceCid: PIECE_CID,
+              deals: [{ provider: 'f01234', dealId: 7, endEpoch: 4_000_000, isRetrievable: true, state: 'active' }],
+            },
+          ],
+        }),
+      ),
+    )
     const w = await showTab()
     const labels = w.findAll('[data-test="cid-label"]').map((l) => l.attributes('title'))
     expect(labels[0]).toMatch(/^Content ID: a fingerprint/)
     expect(labels[1]).toMatch(/^Piece CID: /)
     expect(w.get('[data-test="group-name"]').attributes('title')).toMatch(/^Group: files are packed/)
-    const terms = w.findAll('[data-test="deal"] dt').map((d) => d.attributes('title')).filter(Boolean)
+    const terms = w
+      .findAll('[data-test="deal"] dt')
+      .map((d) => d.attributes('title'))
+      .filter(Boolean)
     expect(terms[0]).toMatch(/^Storage provider: /)
     expect(terms[1]).toBe('Deal: ein Vertrag …')
   })

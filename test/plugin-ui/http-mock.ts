@@ -70,9 +70,10 @@ export class HttpMock {
     }
     const matched = this.calls.filter((c) => `${c.method} ${c.path}` === key).length
     this.calls.push(req)
-    const response = headers['OCS-APIRequest'] === 'true'
-      ? await handlers[Math.min(matched, handlers.length - 1)](req)
-      : { status: 412, data: { message: 'CSRF check failed' } }
+    const response =
+      headers['OCS-APIRequest'] === 'true'
+        ? await handlers[Math.min(matched, handlers.length - 1)](req)
+        : { status: 412, data: { message: 'CSRF check failed' } }
     if (config.signal?.aborted) throw new CanceledError()
     if (response.status >= 400) {
       throw new AxiosError(`Request failed with status code ${response.status}`, AxiosError.ERR_BAD_RESPONSE, undefined, req, {

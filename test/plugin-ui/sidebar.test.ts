@@ -21,7 +21,9 @@ function fakeLegacySidebar() {
     tabs,
     sidebar: {
       Tab,
-      registerTab: vi.fn((tab: Tab) => { tabs.push(tab.options) }),
+      registerTab: vi.fn((tab: Tab) => {
+        tabs.push(tab.options)
+      }),
     },
   }
 }
@@ -125,7 +127,7 @@ describe('registration on Nextcloud 33+ (registerSidebarTab)', () => {
     registerGatewayTab(detectSidebarHost({ OCA: { Files: { _sidebar: () => ({}) } } }, register))
     await (register.mock.calls[0][0] as ISidebarTab).onInit?.()
 
-    const el = document.createElement(TAB_TAG_NAME) as HTMLElement & { node: unknown, active: boolean }
+    const el = document.createElement(TAB_TAG_NAME) as HTMLElement & { node: unknown; active: boolean }
     el.node = { path: '/Photos/cat.jpg', basename: 'cat.jpg', type: 'file' }
     el.active = true
     document.body.append(el)
@@ -173,7 +175,7 @@ describe('no sidebar host', () => {
   })
 
   it('the init entry registers nothing on a page without a Files sidebar', async () => {
-    const win = window as unknown as { OCA?: unknown, OC?: unknown }
+    const win = window as unknown as { OCA?: unknown; OC?: unknown }
     delete win.OCA
     delete win.OC
     clearFilesTabs()
@@ -184,7 +186,7 @@ describe('no sidebar host', () => {
   })
 
   it('the init entry registers through @nextcloud/files on Nextcloud 33', async () => {
-    const win = window as unknown as { OCA?: unknown, OC?: unknown }
+    const win = window as unknown as { OCA?: unknown; OC?: unknown }
     delete win.OCA
     clearFilesTabs()
     win.OC = { config: { version: '33.0.1.2' } }

@@ -51,7 +51,11 @@ describe('toFileTarget', () => {
   })
 
   it('reads a Nextcloud 33 node', () => {
-    expect(toFileTarget({ path: '/Photos/cat.jpg', basename: 'cat.jpg', type: 'file' })).toEqual({ filePath: '/Photos/cat.jpg', name: 'cat.jpg', isFolder: false })
+    expect(toFileTarget({ path: '/Photos/cat.jpg', basename: 'cat.jpg', type: 'file' })).toEqual({
+      filePath: '/Photos/cat.jpg',
+      name: 'cat.jpg',
+      isFolder: false,
+    })
     expect(toFileTarget({ path: '/Photos', basename: 'Photos', type: 'folder' })?.isFolder).toBe(true)
   })
 
@@ -89,23 +93,32 @@ describe('network facts', () => {
 })
 
 describe('toApiError', () => {
-  const axiosError = (status: number, data: unknown) => new AxiosError('x', 'ERR', undefined, {}, { status, statusText: '', data, headers: {}, config: {} as never })
+  const axiosError = (status: number, data: unknown) =>
+    new AxiosError('x', 'ERR', undefined, {}, { status, statusText: '', data, headers: {}, config: {} as never })
 
-  it.each([[400, 'bad-request'], [401, 'unauthorized'], [404, 'not-found'], [412, 'csrf'], [429, 'throttled'], [502, 'gateway-unreachable'], [504, 'gateway-timeout'], [500, 'server-error']])(
-    'maps HTTP %i to %s and keeps the server message', (status, code) => {
-      const err = toApiError(axiosError(status, { success: false, error: 'from the bridge' }))
-      expect(err.code).toBe(code)
-      expect(err.status).toBe(status)
-      expect(err.message).toBe('from the bridge')
-    })
+  it.each([
+    [400, 'bad-request'],
+    [401, 'unauthorized'],
+    [404, 'not-found'],
+    [412, 'csrf'],
+    [429, 'throttled'],
+    [502, 'gateway-unreachable'],
+    [504, 'gateway-timeout'],
+    [500, 'server-error'],
+  ])('maps HTTP %i to %s and keeps the server message', (status, code) => {
+    const err = toApiError(axiosError(status, { success: false, error: 'from the bridge' }))
+    expect(err.code).toBe(code)
+    expect(err.status).toBe(status)
+    expect(err.message).toBe('from the bridge')
+  })
 
-  it('reads Nextcloud\'s 412 { message } and reports a lost connection as network', () => {
+  it("reads Nextcloud's 412 { message } and reports a lost connection as network", () => {
     expect(toApiError(axiosError(412, { message: 'CSRF check failed' })).message).toBe('CSRF check failed')
     expect(toApiError(new AxiosError('Network Error', 'ERR_NETWORK')).code).toBe('network')
   })
 })
 
-describe('relativeTime (Nextcloud\'s rules)', () => {
+describe("relativeTime (Nextcloud's rules)", () => {
   afterEach(() => vi.useRealTimers())
   const at = (iso: string) => Date.parse(iso) / 1000
 
@@ -133,7 +146,7 @@ describe('relativeTime (Nextcloud\'s rules)', () => {
   })
 })
 
-describe('provedAt (a PDP copy\'s last proof in plain words)', () => {
+describe("provedAt (a PDP copy's last proof in plain words)", () => {
   // Local times, so that "today" is the reader's day in any time zone the tests run in.
   const local = (y: number, m: number, d: number, h: number, min: number) => new Date(y, m - 1, d, h, min).getTime()
   const seconds = (ms: number) => ms / 1000
@@ -156,12 +169,22 @@ describe('pdpFundingShortfall (warm copies whose funding runs short)', () => {
   // Mainnet: 30 s epochs from its genesis; an epoch `days` ahead of `now`.
   const genesis = 1598306400
   const epochIn = (days: number) => Math.round((now + days * day - genesis) / 30)
-  const pdp = (endEpoch: number, state = 'active') => ({ provider: 'pdp:1', dealId: 1, endEpoch, isRetrievable: true, state, route: 'pdp' as const })
+  const pdp = (endEpoch: number, state = 'active') => ({
+    provider: 'pdp:1',
+    dealId: 1,
+    endEpoch,
+    isRetrievable: true,
+    state,
+    route: 'pdp' as const,
+  })
   const group = (...deals: object[]) => ({ state: 'offloaded', retrievableCopies: 1, deals }) as never
 
   it('is silent at more than 14 days of funding, and names the date at 14 days or less', () => {
     expect(pdpFundingShortfall([group(pdp(epochIn(15)))], 'mainnet', undefined, undefined, now)).toBeUndefined()
-    expect(pdpFundingShortfall([group(pdp(epochIn(13)))], 'mainnet', undefined, undefined, now)).toEqual({ until: genesis + epochIn(13) * 30, ranOut: false })
+    expect(pdpFundingShortfall([group(pdp(epochIn(13)))], 'mainnet', undefined, undefined, now)).toEqual({
+      until: genesis + epochIn(13) * 30,
+      ranOut: false,
+    })
   })
 
   it('says the funds ran out once the date has passed (the account is in deficit)', () => {
@@ -170,11 +193,15 @@ describe('pdpFundingShortfall (warm copies whose funding runs short)', () => {
 
   it('takes the earliest paid copy, and ignores uploads not yet in a data set and deal-market deals', () => {
     const market = { provider: 'f01000', dealId: 5, endEpoch: epochIn(1), isRetrievable: true, state: 'active' }
-    expect(pdpFundingShortfall([group(market, pdp(epochIn(2), 'proposed'), pdp(epochIn(200)))], 'mainnet', undefined, undefined, now)).toBeUndefined()
-    expect(pdpFundingShortfall([group(pdp(epochIn(200))), group(pdp(epochIn(3), 'published'))], 'mainnet', undefined, undefined, now)?.until).toBe(genesis + epochIn(3) * 30)
+    expect(
+      pdpFundingShortfall([group(market, pdp(epochIn(2), 'proposed'), pdp(epochIn(200)))], 'mainnet', undefined, undefined, now),
+    ).toBeUndefined()
+    expect(
+      pdpFundingShortfall([group(pdp(epochIn(200))), group(pdp(epochIn(3), 'published'))], 'mainnet', undefined, undefined, now)?.until,
+    ).toBe(genesis + epochIn(3) * 30)
   })
 
-  it('counts days on a sped-up simulated network\'s own clock', () => {
+  it("counts days on a sped-up simulated network's own clock", () => {
     // 0.05 s epochs (600× real time): 20 network days are under 50 wall-clock minutes away, and are not short.
     const simGenesis = now - 3600
     const at = (networkDays: number) => Math.round((now - simGenesis + (networkDays * day) / 600) / 0.05)

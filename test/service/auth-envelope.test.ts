@@ -42,7 +42,9 @@ describe('X-API-KEY', () => {
     let answer = ''
     socket.on('data', (d) => (answer += d))
     // 1 000 bytes promised, 1 sent: the body parser would wait until the idle limit.
-    socket.write(`POST ${days} HTTP/1.1\r\nHost: x\r\nX-API-KEY: fgs_wrong\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`)
+    socket.write(
+      `POST ${days} HTTP/1.1\r\nHost: x\r\nX-API-KEY: fgs_wrong\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{`,
+    )
     await new Promise<void>((resolve) => {
       const check = () => (answer.includes('\r\n\r\n') ? resolve() : setTimeout(check, 20))
       check()
@@ -78,7 +80,7 @@ describe('X-API-KEY', () => {
 })
 
 describe('error envelope', () => {
-  it('each error code is this request\'s UUID', async () => {
+  it("each error code is this request's UUID", async () => {
     const a = await t.post(days, { duration: 'x' })
     const b = await t.post(days, { duration: 'x' })
     expectErrorEnvelope(a.json)
@@ -157,13 +159,29 @@ describe('/openapi.json', () => {
   it('describes every endpoint, generated from the request schemas', async () => {
     const doc = await (await fetch(`${t.url}/openapi.json`)).json()
     expect(doc.openapi).toMatch(/^3\./)
-    expect(Object.keys(doc.paths)).toEqual(expect.arrayContaining([
-      '/public/v1/ticker/get-latest', '/public/v1/ticker/get-latest-by-pair', '/private/v1/get-on-chain-deals',
-      '/private/v1/get-best-available-providers', '/private/v1/get-provider-availability',
-      '/private/v1/onboarding-policy/import', '/private/v1/onboarding-policy/export',
-    ]))
+    expect(Object.keys(doc.paths)).toEqual(
+      expect.arrayContaining([
+        '/public/v1/ticker/get-latest',
+        '/public/v1/ticker/get-latest-by-pair',
+        '/private/v1/get-on-chain-deals',
+        '/private/v1/get-best-available-providers',
+        '/private/v1/get-provider-availability',
+        '/private/v1/onboarding-policy/import',
+        '/private/v1/onboarding-policy/export',
+      ]),
+    )
     const body = doc.paths['/private/v1/get-provider-availability'].post.requestBody.content['application/json'].schema
-    expect(body.required).toEqual(expect.arrayContaining(['providerAddressId', 'duration', 'storagePricePerEpoch', 'verifiedDeal', 'transferSize', 'transferType', 'removeUnsealedCopy']))
+    expect(body.required).toEqual(
+      expect.arrayContaining([
+        'providerAddressId',
+        'duration',
+        'storagePricePerEpoch',
+        'verifiedDeal',
+        'transferSize',
+        'transferType',
+        'removeUnsealedCopy',
+      ]),
+    )
     expect(body.properties.transferType.enum).toEqual(['http', 'graphsync', 'libp2p', 'manual'])
     expect(doc.components.securitySchemes.ApiKey).toMatchObject({ type: 'apiKey', in: 'header', name: 'X-API-KEY' })
   })

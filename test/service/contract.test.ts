@@ -17,7 +17,13 @@ const SAMPLE_BODIES: Record<string, (provider: string) => unknown> = {
   '/private/v1/onboarding-policy/export': () => undefined,
 }
 const deal = (extra: Record<string, unknown> = {}) => ({
-  duration: 518400, storagePricePerEpoch: '0', verifiedDeal: false, transferSize: 1_000_000, transferType: 'http', removeUnsealedCopy: false, ...extra,
+  duration: 518400,
+  storagePricePerEpoch: '0',
+  verifiedDeal: false,
+  transferSize: 1_000_000,
+  transferType: 'http',
+  removeUnsealedCopy: false,
+  ...extra,
 })
 
 describe('deal service answers match its contract (server/service/schemas.ts, the OpenAPI source)', () => {
@@ -30,15 +36,23 @@ describe('deal service answers match its contract (server/service/schemas.ts, th
   afterAll(() => t.close())
 
   it('has a sample body for every endpoint that answers with one', () => {
-    expect(ENDPOINTS.filter((e) => e.response).map((e) => e.path).sort()).toEqual(Object.keys(SAMPLE_BODIES).sort())
+    expect(
+      ENDPOINTS.filter((e) => e.response)
+        .map((e) => e.path)
+        .sort(),
+    ).toEqual(Object.keys(SAMPLE_BODIES).sort())
   })
 
   for (const endpoint of ENDPOINTS.filter((e) => e.response)) {
     it(`${endpoint.method.toUpperCase()} ${endpoint.path}`, async () => {
       const body = SAMPLE_BODIES[endpoint.path](provider)
-      const res = endpoint.method === 'get'
-        ? await fetch(t.url + endpoint.path, { headers: { 'x-api-key': t.key } }).then(async (r) => ({ status: r.status, json: await r.json() }))
-        : await t.post(endpoint.path, body)
+      const res =
+        endpoint.method === 'get'
+          ? await fetch(t.url + endpoint.path, { headers: { 'x-api-key': t.key } }).then(async (r) => ({
+              status: r.status,
+              json: await r.json(),
+            }))
+          : await t.post(endpoint.path, body)
       // The ticker has nothing to say before an exchange was read: its documented error, not a made-up answer.
       if (res.status !== 200) expectToMatch(ErrorEnvelope, res.json)
       else expectToMatch(endpoint.response!, res.json)

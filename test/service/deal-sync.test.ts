@@ -15,8 +15,17 @@ import { SIMNET_GENESIS, startTestService, T0 } from './helpers.ts'
 const known = (state: Partial<SyncedDeal['state']>): SyncedDeal => ({
   dealId: 7,
   proposal: {
-    PieceCID: { '/': 'baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq' }, PieceSize: 2 ** 30, VerifiedDeal: false, Client: 'f01000', Provider: 'f02000',
-    Label: '', StartEpoch: 1000, EndEpoch: 600_000, StoragePricePerEpoch: '0', ProviderCollateral: '0', ClientCollateral: '0',
+    PieceCID: { '/': 'baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq' },
+    PieceSize: 2 ** 30,
+    VerifiedDeal: false,
+    Client: 'f01000',
+    Provider: 'f02000',
+    Label: '',
+    StartEpoch: 1000,
+    EndEpoch: 600_000,
+    StoragePricePerEpoch: '0',
+    ProviderCollateral: '0',
+    ClientCollateral: '0',
   },
   state: { status: 'active', publishedEpoch: 900, onChainStartEpoch: 950, onChainEndEpoch: -1, ...state },
 })

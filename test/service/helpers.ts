@@ -50,7 +50,9 @@ export function serviceConfig(dir: string, overrides: Partial<ServiceConfig> = {
  * store is a SQLite file in a temp dir, or with TEST_STORE=postgres a fresh
  * PostgreSQL database (the same HTTP tests on the other dialect).
  */
-export async function startTestService(options: { deps?: Partial<DealServiceDeps>; config?: Partial<ServiceConfig> } = {}): Promise<TestService> {
+export async function startTestService(
+  options: { deps?: Partial<DealServiceDeps>; config?: Partial<ServiceConfig> } = {},
+): Promise<TestService> {
   const dir = mkdtempSync(join(tmpdir(), 'service-test-'))
   const clock = { now: T0 }
   const now = () => clock.now

@@ -8,8 +8,17 @@ const path = '/private/v1/get-on-chain-deals'
 
 function proposal(i: number): DealProposal {
   return {
-    PieceCID: { '/': `baga6ea4seaqpiece${i}` }, PieceSize: 34359738368, VerifiedDeal: true, Client: 'f01000', Provider: 'f02000',
-    Label: '', StartEpoch: 100, EndEpoch: 600_000, StoragePricePerEpoch: '0', ProviderCollateral: '0', ClientCollateral: '0',
+    PieceCID: { '/': `baga6ea4seaqpiece${i}` },
+    PieceSize: 34359738368,
+    VerifiedDeal: true,
+    Client: 'f01000',
+    Provider: 'f02000',
+    Label: '',
+    StartEpoch: 100,
+    EndEpoch: 600_000,
+    StoragePricePerEpoch: '0',
+    ProviderCollateral: '0',
+    ClientCollateral: '0',
   }
 }
 const state = { status: 'active' as const, publishedEpoch: 10, onChainStartEpoch: 50, onChainEndEpoch: -1 }
@@ -109,7 +118,7 @@ describe('get-on-chain-deals', () => {
 })
 
 describe('deals from the simulated network', () => {
-  it('syncs a client\'s deals with statuses derived from chain state, and updates lastUpdate when they move', async () => {
+  it("syncs a client's deals with statuses derived from chain state, and updates lastUpdate when they move", async () => {
     const tenant = await t.service.tenants.create('sim-client', 'clients-free')
     const key = await t.service.tenants.createKey(tenant.id)
     await t.service.tenants.addClientAddress(tenant.id, 'f17uoq6tp427uzv7fztkbsnn64iwotfrristwpryy')

@@ -19,7 +19,9 @@ beforeEach(async () => {
 })
 
 const group = (name: string, providers: string[], numberOfCopies = 1) => ({
-  name, numberOfCopies, providers: providers.map((addressId) => ({ addressId, comment: `${name} member` })),
+  name,
+  numberOfCopies,
+  providers: providers.map((addressId) => ({ addressId, comment: `${name} member` })),
 })
 function doc(groups: unknown[], mix = 2) {
   return { settings: { priority: 'policy_respected' }, mixGroup: { numberOfCopies: mix }, groups }
@@ -108,12 +110,12 @@ describe('onboarding policy import/export', () => {
     await expectCode(doc([group('a', [sp[0], sp[1]], 3)]), 'NUMBER_OF_COPIES_GREATER_THAN_PROVIDERS')
   })
 
-  it('GROUP_NAME_ALREADY_USED against the tenant\'s groups on merge', async () => {
+  it("GROUP_NAME_ALREADY_USED against the tenant's groups on merge", async () => {
     await t.post(importPath, doc([group('europe', [sp[0]])]))
     await expectCode(doc([group('europe', [sp[1]])]), 'GROUP_NAME_ALREADY_USED')
   })
 
-  it('PROVIDER_ALREADY_USED against the tenant\'s groups on merge', async () => {
+  it("PROVIDER_ALREADY_USED against the tenant's groups on merge", async () => {
     await t.post(importPath, doc([group('europe', [sp[0]])]))
     await expectCode(doc([group('asia', [sp[0]])]), 'PROVIDER_ALREADY_USED')
   })
@@ -125,7 +127,13 @@ describe('onboarding policy import/export', () => {
   it('INVALID_PROVIDER_ADDRESS for a testnet address on a mainnet-style network, as availability refuses it', async () => {
     await expectCode(doc([group('a', ['t01234'])]), 'INVALID_PROVIDER_ADDRESS')
     const availability = await t.post('/private/v1/get-provider-availability', {
-      providerAddressId: 't01234', duration: 518400, storagePricePerEpoch: '0', verifiedDeal: true, transferSize: 1000, transferType: 'http', removeUnsealedCopy: false,
+      providerAddressId: 't01234',
+      duration: 518400,
+      storagePricePerEpoch: '0',
+      verifiedDeal: true,
+      transferSize: 1000,
+      transferType: 'http',
+      removeUnsealedCopy: false,
     })
     expect(availability.status).toBe(400)
     expect(availability.json.error.message).toContain('testnet address (t…), but this service runs on mainnet')

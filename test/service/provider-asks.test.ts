@@ -41,7 +41,14 @@ afterAll(async () => {
 
 const availability = (provider: string, extra: Record<string, unknown> = {}) =>
   t.post('/private/v1/get-provider-availability', {
-    providerAddressId: provider, duration: 518400, storagePricePerEpoch: '1000000000', verifiedDeal: true, transferSize: 1_000_000, transferType: 'http', removeUnsealedCopy: false, ...extra,
+    providerAddressId: provider,
+    duration: 518400,
+    storagePricePerEpoch: '1000000000',
+    verifiedDeal: true,
+    transferSize: 1_000_000,
+    transferType: 'http',
+    removeUnsealedCopy: false,
+    ...extra,
   })
 
 describe('deal service on a Lotus node: terms from storage asks', () => {
@@ -52,7 +59,9 @@ describe('deal service on a Lotus node: terms from storage asks', () => {
 
   it('says PRICE_TOO_LOW when the offer is below the asked price', async () => {
     const p = terms.find((x) => x.online && BigInt(x.unverifiedPrice) > 0n)!
-    expect((await availability(p.id, { verifiedDeal: false, storagePricePerEpoch: '0' })).json).toMatchObject({ result: { isAvailable: false, reason: 'PRICE_TOO_LOW' } })
+    expect((await availability(p.id, { verifiedDeal: false, storagePricePerEpoch: '0' })).json).toMatchObject({
+      result: { isAvailable: false, reason: 'PRICE_TOO_LOW' },
+    })
   })
 
   it('says SERVICE_UNAVAILABLE for a provider nobody can dial', async () => {

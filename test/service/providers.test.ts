@@ -20,8 +20,15 @@ const deal = (extra: Record<string, unknown> = {}) => ({
 })
 /** A provider that would take a plain verified http deal right now. */
 const usable = (p: ProviderTerms) =>
-  p.online && p.allowedClients === null && p.acceptsVerified && p.transferTypes.includes('http') && p.busy.every((b) => b.to < headAt(T0) || b.from > headAt(T0)) &&
-  p.minPieceSize <= 2 ** 30 && p.maxDuration >= 518400 && p.minDuration <= 518400 && p.freeCapacity > 2 ** 31
+  p.online &&
+  p.allowedClients === null &&
+  p.acceptsVerified &&
+  p.transferTypes.includes('http') &&
+  p.busy.every((b) => b.to < headAt(T0) || b.from > headAt(T0)) &&
+  p.minPieceSize <= 2 ** 30 &&
+  p.maxDuration >= 518400 &&
+  p.minDuration <= 518400 &&
+  p.freeCapacity > 2 ** 31
 const headAt = (ms: number) => Math.floor((ms / 1000 - SIMNET_GENESIS) / EPOCH_SECONDS)
 const find = (pred: (p: ProviderTerms) => boolean) => {
   const p = terms.find(pred)
@@ -89,7 +96,9 @@ describe('get-provider-availability', () => {
 
   it('compares prices for the piece, as providers do: price per GiB × PieceSize / 2^30, rounded down', async () => {
     // boost storagemarket/deal_acceptance.go: StoragePricePerEpoch < ask × PieceSize / 2^30 is refused.
-    const p = find((q) => usable(q) && q.acceptsUnverified && BigInt(q.unverifiedPrice) > 1n && q.minPieceSize <= 2 ** 20 && q.maxPieceSize >= 2 ** 31)
+    const p = find(
+      (q) => usable(q) && q.acceptsUnverified && BigInt(q.unverifiedPrice) > 1n && q.minPieceSize <= 2 ** 20 && q.maxPieceSize >= 2 ** 31,
+    )
     const ask = BigInt(p.unverifiedPrice)
     // A 2 GiB piece (a transfer just over 1 GiB of data): the piece costs twice the per-GiB price, so one attoFIL less per GiB is refused…
     const twoGiB = { verifiedDeal: false, transferSize: 2 ** 30 + 1 }
@@ -105,19 +114,44 @@ describe('get-provider-availability', () => {
   it('PIECE_CID_DUPLICATED when the provider already has the piece for us', async () => {
     const p = find(usable)
     const tenant = (await t.service.tenants.byName('default'))!
-    await t.service.deals.upsert(tenant.id, [{
-      dealId: 42,
-      proposal: {
-        PieceCID: { '/': PIECE }, PieceSize: 2 ** 30, VerifiedDeal: true, Client: 'f01000', Provider: p.id, Label: '',
-        StartEpoch: 1, EndEpoch: 10_000_000, StoragePricePerEpoch: '0', ProviderCollateral: '0', ClientCollateral: '0',
-      },
-      state: { status: 'active', publishedEpoch: 1, onChainStartEpoch: 1, onChainEndEpoch: -1 },
-    }], T0)
+    await t.service.deals.upsert(
+      tenant.id,
+      [
+        {
+          dealId: 42,
+          proposal: {
+            PieceCID: { '/': PIECE },
+            PieceSize: 2 ** 30,
+            VerifiedDeal: true,
+            Client: 'f01000',
+            Provider: p.id,
+            Label: '',
+            StartEpoch: 1,
+            EndEpoch: 10_000_000,
+            StoragePricePerEpoch: '0',
+            ProviderCollateral: '0',
+            ClientCollateral: '0',
+          },
+          state: { status: 'active', publishedEpoch: 1, onChainStartEpoch: 1, onChainEndEpoch: -1 },
+        },
+      ],
+      T0,
+    )
     expect(await reason(p.id, { pieceCid: PIECE })).toMatchObject({ reason: 'PIECE_CID_DUPLICATED' })
   })
 
   it('BUSY while the provider is in a busy period', async () => {
-    const withBusy = find((q) => q.online && q.allowedClients === null && q.acceptsVerified && q.busy.some((b) => b.from > headAt(T0)) && q.freeCapacity > 2 ** 31 && q.minDuration <= 518400 && q.maxDuration >= 518400 && q.minPieceSize <= 2 ** 30)
+    const withBusy = find(
+      (q) =>
+        q.online &&
+        q.allowedClients === null &&
+        q.acceptsVerified &&
+        q.busy.some((b) => b.from > headAt(T0)) &&
+        q.freeCapacity > 2 ** 31 &&
+        q.minDuration <= 518400 &&
+        q.maxDuration >= 518400 &&
+        q.minPieceSize <= 2 ** 30,
+    )
     const saved = t.clock.now
     const busy = withBusy.busy.find((b) => b.from > headAt(T0))!
     t.clock.now = (SIMNET_GENESIS + (busy.from + 10) * EPOCH_SECONDS) * 1000
@@ -179,33 +213,54 @@ describe('get-best-available-providers', () => {
     }
   })
 
-  it('follows the policy groups: copies go to the group\'s providers', async () => {
-    const members = terms.filter(usable).slice(0, 2).map((p) => p.id)
+  it("follows the policy groups: copies go to the group's providers", async () => {
+    const members = terms
+      .filter(usable)
+      .slice(0, 2)
+      .map((p) => p.id)
     await t.post('/private/v1/onboarding-policy/import?mode=replace', {
-      settings: { priority: 'policy_respected' }, mixGroup: { numberOfCopies: 0 },
+      settings: { priority: 'policy_respected' },
+      mixGroup: { numberOfCopies: 0 },
       groups: [{ name: 'eu', numberOfCopies: 2, providers: members.map((addressId) => ({ addressId, comment: '' })) }],
     })
     try {
       const r = await t.post(best, deal({ pieceCid: 'baga6ea4seaqhyo2dfqwvk5csyxhlrbq6iyupvujhvk3okkwnwlvgv5okzpq6xoy' }))
       expect([...r.json.result.providers].sort()).toEqual([...members].sort())
     } finally {
-      await t.post('/private/v1/onboarding-policy/import?mode=replace', { settings: { priority: 'policy_respected' }, mixGroup: { numberOfCopies: 3 }, groups: [] })
+      await t.post('/private/v1/onboarding-policy/import?mode=replace', {
+        settings: { priority: 'policy_respected' },
+        mixGroup: { numberOfCopies: 3 },
+        groups: [],
+      })
     }
   })
 
-  it('ONBOARDING_COMPLETED / ONBOARDING_IN_PROGRESS by the piece\'s deals against the policy (mix of 3)', async () => {
+  it("ONBOARDING_COMPLETED / ONBOARDING_IN_PROGRESS by the piece's deals against the policy (mix of 3)", async () => {
     const tenant = (await t.service.tenants.byName('default'))!
     const piece = 'baga6ea4seaqjtovkwk4myyzj56eztkh5pzsk5upksan6f5outesy62bsvl4dsha'
     const holders = terms.slice(0, 3).map((p) => p.id)
     const put = (status: 'published' | 'active') =>
-      t.service.deals.upsert(tenant.id, holders.map((provider, i) => ({
-        dealId: 900 + i,
-        proposal: {
-          PieceCID: { '/': piece }, PieceSize: 2 ** 30, VerifiedDeal: true, Client: 'f01000', Provider: provider, Label: '',
-          StartEpoch: 1, EndEpoch: 10_000_000, StoragePricePerEpoch: '0', ProviderCollateral: '0', ClientCollateral: '0',
-        },
-        state: { status, publishedEpoch: 1, onChainStartEpoch: status === 'active' ? 1 : -1, onChainEndEpoch: -1 },
-      })), t.clock.now)
+      t.service.deals.upsert(
+        tenant.id,
+        holders.map((provider, i) => ({
+          dealId: 900 + i,
+          proposal: {
+            PieceCID: { '/': piece },
+            PieceSize: 2 ** 30,
+            VerifiedDeal: true,
+            Client: 'f01000',
+            Provider: provider,
+            Label: '',
+            StartEpoch: 1,
+            EndEpoch: 10_000_000,
+            StoragePricePerEpoch: '0',
+            ProviderCollateral: '0',
+            ClientCollateral: '0',
+          },
+          state: { status, publishedEpoch: 1, onChainStartEpoch: status === 'active' ? 1 : -1, onChainEndEpoch: -1 },
+        })),
+        t.clock.now,
+      )
     await put('published')
     expect((await t.post(best, deal({ pieceCid: piece }))).json.result).toEqual({ providers: [], reason: 'ONBOARDING_IN_PROGRESS' })
     await put('active')
@@ -219,10 +274,18 @@ describe('get-best-available-providers', () => {
 
   // zod 4 ran the size check after a failed pattern, and BigInt('abc') answered 500.
   it.each([
-    ['storagePricePerEpoch', 'abc'], ['storagePricePerEpoch', '1.5'], ['storagePricePerEpoch', ''], ['storagePricePerEpoch', '1e400'],
-    ['providerCollateral', 'abc'], ['providerCollateral', '0x10'], ['providerCollateral', ' 1'],
+    ['storagePricePerEpoch', 'abc'],
+    ['storagePricePerEpoch', '1.5'],
+    ['storagePricePerEpoch', ''],
+    ['storagePricePerEpoch', '1e400'],
+    ['providerCollateral', 'abc'],
+    ['providerCollateral', '0x10'],
+    ['providerCollateral', ' 1'],
   ])('400 naming the field for %s %j, on both endpoints', async (field, value) => {
-    for (const [path, extra] of [[best, {}], [availability, { providerAddressId: 'f01000' }]] as const) {
+    for (const [path, extra] of [
+      [best, {}],
+      [availability, { providerAddressId: 'f01000' }],
+    ] as const) {
       const r = await t.post(path, deal({ ...extra, [field]: value }))
       expect(r.status).toBe(400)
       expectErrorEnvelope(r.json)

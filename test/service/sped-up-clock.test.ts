@@ -13,7 +13,8 @@ describe('deal service on a sped-up simulated network', () => {
   })
   afterAll(() => t.close())
 
-  const epochAt = async (ms: number) => (await t.post('/private/v1/get-network-epoch-from-unix-timestamp', { unixTimestamp: ms })).json.result
+  const epochAt = async (ms: number) =>
+    (await t.post('/private/v1/get-network-epoch-from-unix-timestamp', { unixTimestamp: ms })).json.result
 
   it('converts now to the chain head, and a minute from now to 600 epochs (5 hours) further', async () => {
     expect(await epochAt(T0)).toBe(simnet.headEpoch())

@@ -17,14 +17,29 @@ const T0 = Date.UTC(2025, 0, 15, 12, 0, 0)
 
 function proposal(i: number, provider = 'f02000'): DealProposal {
   return {
-    PieceCID: { '/': `baga6ea4seaqpiece${i % 10}` }, PieceSize: 34359738368, VerifiedDeal: true, Client: 'f01000', Provider: provider,
-    Label: `deal ${i}`, StartEpoch: 100, EndEpoch: 600_000, StoragePricePerEpoch: '0', ProviderCollateral: '0', ClientCollateral: '0',
+    PieceCID: { '/': `baga6ea4seaqpiece${i % 10}` },
+    PieceSize: 34359738368,
+    VerifiedDeal: true,
+    Client: 'f01000',
+    Provider: provider,
+    Label: `deal ${i}`,
+    StartEpoch: 100,
+    EndEpoch: 600_000,
+    StoragePricePerEpoch: '0',
+    ProviderCollateral: '0',
+    ClientCollateral: '0',
   }
 }
 const active: OnChainDealState = { status: 'active', publishedEpoch: 10, onChainStartEpoch: 50, onChainEndEpoch: -1 }
 
 /** Deals 1..n; lastUpdate cycles over 7 values, so many deals share one. */
-const deals = (n: number): StoredDeal[] => Array.from({ length: n }, (_, k) => ({ dealId: k + 1, lastUpdateMs: T0 - ((k + 1) % 7) * 1000, proposal: proposal(k + 1), state: active }))
+const deals = (n: number): StoredDeal[] =>
+  Array.from({ length: n }, (_, k) => ({
+    dealId: k + 1,
+    lastUpdateMs: T0 - ((k + 1) % 7) * 1000,
+    proposal: proposal(k + 1),
+    state: active,
+  }))
 
 async function openService(open: StoreUnderTest['open']): Promise<Sql> {
   const sql = await open('service')
@@ -128,7 +143,9 @@ describeEachStore('deal service stores', ({ open, dialect }) => {
       expect(byId.cursors).toEqual(['1000', '2000', '2345'])
 
       const byUpdate = await pageThrough(store, a.id, 'lastUpdate', 1000)
-      const expected = deals(2345).sort((x, y) => x.lastUpdateMs - y.lastUpdateMs || x.dealId - y.dealId).map((d) => d.dealId)
+      const expected = deals(2345)
+        .sort((x, y) => x.lastUpdateMs - y.lastUpdateMs || x.dealId - y.dealId)
+        .map((d) => d.dealId)
       expect(byUpdate.ids).toEqual(expected)
       expect(byUpdate.cursors[0]).toBe(`${expected[999]}@${deals(2345)[expected[999] - 1].lastUpdateMs}`)
       await sql.close()
@@ -162,7 +179,13 @@ describeEachStore('deal service stores', ({ open, dialect }) => {
       const first = await store.page(a.id, 'lastUpdate', null, 10)
       const full = await store.page(a.id, 'lastUpdate', first.next, 10)
       expect((await store.page(a.id, 'lastUpdate', first.next!.split('@')[0], 10)).resultJson).toBe(full.resultJson)
-      for (const [tenant, sort, cursor] of [[a.id, 'dealId', 'abc'], [a.id, 'dealId', '-5'], [a.id, 'lastUpdate', '5@x'], [a.id, 'lastUpdate', '99999'], [b.id, 'lastUpdate', '5']] as const) {
+      for (const [tenant, sort, cursor] of [
+        [a.id, 'dealId', 'abc'],
+        [a.id, 'dealId', '-5'],
+        [a.id, 'lastUpdate', '5@x'],
+        [a.id, 'lastUpdate', '99999'],
+        [b.id, 'lastUpdate', '5'],
+      ] as const) {
         const err = await store.page(tenant, sort, cursor).catch((e: unknown) => e)
         expect(err, `${sort} ${cursor}`).toBeInstanceOf(ServiceError)
         expect((err as ServiceError).status).toBe(400)
@@ -184,7 +207,12 @@ describeEachStore('deal service stores', ({ open, dialect }) => {
       expect(await store.upsert(tenant.id, moved, T0 + 2000)).toBe(2)
       const page = await store.page(tenant.id, 'lastUpdate', null)
       const order = [...page.resultJson.matchAll(/"(\d+)":\{"lastUpdate":([\d.]+)/g)].map((m) => [Number(m[1]), Number(m[2])])
-      expect(order).toEqual([[1, T0 / 1000], [3, T0 / 1000], [2, T0 / 1000 + 2], [4, T0 / 1000 + 2]])
+      expect(order).toEqual([
+        [1, T0 / 1000],
+        [3, T0 / 1000],
+        [2, T0 / 1000 + 2],
+        [4, T0 / 1000 + 2],
+      ])
       expect(JSON.parse(page.resultJson)['2'].state).toEqual(expired)
       await sql.close()
     })
@@ -199,7 +227,18 @@ describeEachStore('deal service stores', ({ open, dialect }) => {
       for (const d of stored) {
         await sql.run(
           'INSERT INTO deals (tenant_id, deal_id, last_update_ms, piece_cid, provider, status, published_epoch, start_epoch, end_epoch, proposal) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-          [old.id, d.dealId, d.lastUpdateMs, d.proposal.PieceCID['/'], d.proposal.Provider, d.state.status, d.state.publishedEpoch, d.state.onChainStartEpoch, d.state.onChainEndEpoch, JSON.stringify(d.proposal)],
+          [
+            old.id,
+            d.dealId,
+            d.lastUpdateMs,
+            d.proposal.PieceCID['/'],
+            d.proposal.Provider,
+            d.state.status,
+            d.state.publishedEpoch,
+            d.state.onChainStartEpoch,
+            d.state.onChainEndEpoch,
+            JSON.stringify(d.proposal),
+          ],
         )
       }
       await migrateService(sql)
@@ -208,7 +247,9 @@ describeEachStore('deal service stores', ({ open, dialect }) => {
       for (const sort of ['dealId', 'lastUpdate'] as const) {
         const [before, after] = [await store.page(old.id, sort, null), await store.page(fresh.id, sort, null)]
         expect(before.resultJson).toBe(after.resultJson)
-        expect(Object.values(JSON.parse(before.resultJson)).map((d) => (d as { lastUpdate: number }).lastUpdate)).toEqual([T0, T0 + 1, T0 + 120, T0 + 999].map((ms) => ms / 1000))
+        expect(Object.values(JSON.parse(before.resultJson)).map((d) => (d as { lastUpdate: number }).lastUpdate)).toEqual(
+          [T0, T0 + 1, T0 + 120, T0 + 999].map((ms) => ms / 1000),
+        )
         expect(before.next).toBe(after.next)
       }
       await sql.close()
@@ -219,7 +260,10 @@ describeEachStore('deal service stores', ({ open, dialect }) => {
       const tenant = await createTenantStore(sql).create('acme', 'clients-free')
       await createDealStore(sql).insertMany(tenant.id, deals(20_000))
       for (const order of ['deal_id', 'last_update_ms, deal_id']) {
-        const plan = await sql.column<string>(`EXPLAIN SELECT page_entry FROM deals WHERE tenant_id = ? AND deal_id > ? ORDER BY ${order} LIMIT 10000`, [tenant.id, 0])
+        const plan = await sql.column<string>(
+          `EXPLAIN SELECT page_entry FROM deals WHERE tenant_id = ? AND deal_id > ? ORDER BY ${order} LIMIT 10000`,
+          [tenant.id, 0],
+        )
         expect(plan.join('\n'), order).not.toMatch(/Sort/)
       }
       await sql.close()
@@ -231,12 +275,17 @@ describeEachStore('deal service stores', ({ open, dialect }) => {
       const [a, b] = [await tenants.create('acme', 'clients-free'), await tenants.create('bolt', 'clients-free')]
       const store = createDealStore(sql)
       const piece = (dealId: number, provider: string, status: 'active' | 'published') => ({
-        dealId, proposal: { ...proposal(0, provider), PieceCID: { '/': 'baga-the-piece' } }, state: { ...active, status },
+        dealId,
+        proposal: { ...proposal(0, provider), PieceCID: { '/': 'baga-the-piece' } },
+        state: { ...active, status },
       })
       await store.upsert(a.id, [piece(1, 'f01', 'active'), piece(2, 'f02', 'published')], T0)
       await store.upsert(b.id, [piece(3, 'f03', 'active')], T0)
       const held = await store.pieceDeals(a.id, 'baga-the-piece')
-      expect(held.sort((x, y) => x.provider.localeCompare(y.provider))).toEqual([{ provider: 'f01', status: 'active' }, { provider: 'f02', status: 'published' }])
+      expect(held.sort((x, y) => x.provider.localeCompare(y.provider))).toEqual([
+        { provider: 'f01', status: 'active' },
+        { provider: 'f02', status: 'published' },
+      ])
       expect(await store.pieceDeals(a.id, 'baga-other')).toEqual([])
       await sql.close()
     })
@@ -253,20 +302,31 @@ describeEachStore('deal service stores', ({ open, dialect }) => {
     const doc = (groups: [string, string[]][], mix = 1): PolicyDocument => ({
       settings: { priority: 'policy_respected' },
       mixGroup: { numberOfCopies: mix },
-      groups: groups.map(([name, members]) => ({ name, numberOfCopies: 1, providers: members.map((addressId) => ({ addressId, comment: `in ${name}` })) })),
+      groups: groups.map(([name, members]) => ({
+        name,
+        numberOfCopies: 1,
+        providers: members.map((addressId) => ({ addressId, comment: `in ${name}` })),
+      })),
     })
 
     it('exports the default policy, then what was imported: merges add groups, a replace swaps all', async () => {
       const sql = await openService(open)
       const tenant = await createTenantStore(sql).create('acme', 'clients-premium')
       const policies = createPolicyStore(sql)
-      expect(await policies.export(tenant.id)).toEqual({ settings: { priority: 'policy_respected' }, mixGroup: { numberOfCopies: 3 }, groups: [] })
+      expect(await policies.export(tenant.id)).toEqual({
+        settings: { priority: 'policy_respected' },
+        mixGroup: { numberOfCopies: 3 },
+        groups: [],
+      })
       await policies.import(tenant.id, doc([['europe', ['f01001', 'f01002']]]), options(false))
       await policies.import(tenant.id, doc([['asia', ['f01003']]], 2), options(false))
       expect(await policies.export(tenant.id)).toEqual({
         settings: { priority: 'policy_respected' },
         mixGroup: { numberOfCopies: 2 },
-        groups: doc([['europe', ['f01001', 'f01002']], ['asia', ['f01003']]]).groups,
+        groups: doc([
+          ['europe', ['f01001', 'f01002']],
+          ['asia', ['f01003']],
+        ]).groups,
       })
       await policies.import(tenant.id, doc([['americas', ['f01002', 'f01004']]]), options(true))
       expect(await policies.export(tenant.id)).toEqual(doc([['americas', ['f01002', 'f01004']]]))
@@ -295,8 +355,21 @@ describeEachStore('deal service stores', ({ open, dialect }) => {
     await migrateService(sql)
     expect(await sql.get('SELECT version FROM schema_versions WHERE module = ?', ['service'])).toEqual({ version: SERVICE_STEPS.length })
     if (dialect === 'postgres') {
-      const tables = await sql.all<{ table_name: string }>("SELECT table_name FROM information_schema.tables WHERE table_schema = 'service' ORDER BY table_name")
-      expect(tables.map((t) => t.table_name)).toEqual(['api_keys', 'blacklist', 'client_addresses', 'deal_scan', 'deals', 'policies', 'policy_groups', 'policy_providers', 'schema_versions', 'tenants'])
+      const tables = await sql.all<{ table_name: string }>(
+        "SELECT table_name FROM information_schema.tables WHERE table_schema = 'service' ORDER BY table_name",
+      )
+      expect(tables.map((t) => t.table_name)).toEqual([
+        'api_keys',
+        'blacklist',
+        'client_addresses',
+        'deal_scan',
+        'deals',
+        'policies',
+        'policy_groups',
+        'policy_providers',
+        'schema_versions',
+        'tenants',
+      ])
     }
     await sql.close()
   })

@@ -61,7 +61,7 @@ describe('ticker', () => {
     expect(await byPair('FIL_USD')).toEqual({ pair: 'FIL_USD', tickers: [], weightedPrice: 0 })
   })
 
-  it('parses every exchange\'s recorded shape (price and 24 h base volume)', async () => {
+  it("parses every exchange's recorded shape (price and 24 h base volume)", async () => {
     await t.service.ticker.pollOnce()
     const entries = await latest()
     expect(entries.map((e) => e.exchange)).toEqual(['bitfinex', 'coinbase', 'gemini', 'kraken', 'okx'])
@@ -76,14 +76,19 @@ describe('ticker', () => {
 
   it('weights the pair price by volume over the included exchanges', async () => {
     const r = await byPair('FIL_USD')
-    const quotes = [[2.4801, 58123.30187256], [2.48, 1503321.82], [2.479, 20511.442618], [2.48, 98342.57810332]]
+    const quotes = [
+      [2.4801, 58123.30187256],
+      [2.48, 1503321.82],
+      [2.479, 20511.442618],
+      [2.48, 98342.57810332],
+    ]
     const expected = quotes.reduce((s, [p, v]) => s + p * v, 0) / quotes.reduce((s, [, v]) => s + v, 0)
     expect(r.tickers.map((x: { exchange: string }) => x.exchange)).toEqual(['bitfinex', 'coinbase', 'gemini', 'kraken'])
     expect(r.weightedPrice).toBeCloseTo(expected, 12)
     expect(await byPair('FIL_BTC')).toEqual({ pair: 'FIL_BTC', tickers: [], weightedPrice: 0 })
   })
 
-  it('keeps an exchange\'s last success while it fails, and drops it once older than 2 minutes', async () => {
+  it("keeps an exchange's last success while it fails, and drops it once older than 2 minutes", async () => {
     broken.add('okx')
     try {
       t.clock.now = T0 + 60_000
@@ -110,11 +115,14 @@ describe('ticker', () => {
     broken.clear()
   })
 
-  it.each([[{}], [{ pair: 'filusd' }], [{ pair: 'FIL-USD' }], [{ pair: 5 }], [{ pair: 'FIL_USD', x: 1 }]])('400 for get-latest-by-pair %j', async (body) => {
-    const r = await t.post('/public/v1/ticker/get-latest-by-pair', body)
-    expect(r.status).toBe(400)
-    expectErrorEnvelope(r.json)
-  })
+  it.each([[{}], [{ pair: 'filusd' }], [{ pair: 'FIL-USD' }], [{ pair: 5 }], [{ pair: 'FIL_USD', x: 1 }]])(
+    '400 for get-latest-by-pair %j',
+    async (body) => {
+      const r = await t.post('/public/v1/ticker/get-latest-by-pair', body)
+      expect(r.status).toBe(400)
+      expectErrorEnvelope(r.json)
+    },
+  )
 
   it('warns once, in one line, when exchanges start failing (offline: one warning that says so), and says once when they are back', async () => {
     const lines: { level: number; exchange?: string; msg: string }[] = []

@@ -24,7 +24,11 @@ describe('loadConfig', () => {
 
   it('reads numbers, urls and enums from strings and treats empty values as unset', () => {
     const config = loadConfig({
-      PORT: '18080', GATEWAY_PORT: '', GATEWAY_URL: 'http://gw.example:9011/', NETWORK: 'calibration', GROUP_SIZE: '1048576',
+      PORT: '18080',
+      GATEWAY_PORT: '',
+      GATEWAY_URL: 'http://gw.example:9011/',
+      NETWORK: 'calibration',
+      GROUP_SIZE: '1048576',
     })
     expect(config.bridge.port).toBe(18080)
     expect(config.gateway.port).toBe(9011)
@@ -59,24 +63,42 @@ describe('loadConfig', () => {
     expect(mainnet.gateway).toMatchObject({ groupSize: 8 * 2 ** 30, groupIdleSeconds: 86_400 })
     expect(mainnet.gateway.deals!.maxPaddingFactor).toBe(16)
     expect(loadConfig({ NETWORK: 'calibration' }).gateway.groupSize).toBe(2 ** 30)
-    expect(loadConfig({ NETWORK: 'mainnet', GROUP_SIZE: '1048576', GROUP_IDLE_SECONDS: '30', DEAL_MAX_PADDING: '0' }).gateway).toMatchObject({ groupSize: 2 ** 20, groupIdleSeconds: 30, deals: { maxPaddingFactor: Infinity } })
+    expect(
+      loadConfig({ NETWORK: 'mainnet', GROUP_SIZE: '1048576', GROUP_IDLE_SECONDS: '30', DEAL_MAX_PADDING: '0' }).gateway,
+    ).toMatchObject({ groupSize: 2 ** 20, groupIdleSeconds: 30, deals: { maxPaddingFactor: Infinity } })
   })
 })
 
 describe('what the configuration derives', () => {
   it('decides the chain once: the simulated one by default, a replica with SIMNET_RPC_URL, a node with LOTUS_URL', () => {
-    expect(loadConfig({}).chain).toEqual({ service: 'simnet', gatewayRpc: undefined, makesWalletKey: true, publicUrlRequired: true, addressNetwork: 'mainnet' })
+    expect(loadConfig({}).chain).toEqual({
+      service: 'simnet',
+      gatewayRpc: undefined,
+      makesWalletKey: true,
+      publicUrlRequired: true,
+      addressNetwork: 'mainnet',
+    })
     const replica = loadConfig({ SIMNET_RPC_URL: 'http://127.0.0.1:1234/rpc/v1' }).chain
-    expect(replica).toMatchObject({ service: 'simnet-replica', gatewayRpc: { url: 'http://127.0.0.1:1234/rpc/v1', simulated: true }, publicUrlRequired: false })
+    expect(replica).toMatchObject({
+      service: 'simnet-replica',
+      gatewayRpc: { url: 'http://127.0.0.1:1234/rpc/v1', simulated: true },
+      publicUrlRequired: false,
+    })
     expect(replica.gatewayRpc!.token).toBeUndefined()
     // A real network's keys are the operator's: none is made, and providers must reach GATEWAY_PUBLIC_URL.
     const mainnet = loadConfig({ NETWORK: 'mainnet', LOTUS_URL: 'https://node.example/rpc/v1/', LOTUS_TOKEN: 't' }).chain
-    expect(mainnet).toEqual({ service: 'lotus', gatewayRpc: { url: 'https://node.example/rpc/v1', token: 't', simulated: false }, makesWalletKey: false, publicUrlRequired: true, addressNetwork: 'mainnet' })
+    expect(mainnet).toEqual({
+      service: 'lotus',
+      gatewayRpc: { url: 'https://node.example/rpc/v1', token: 't', simulated: false },
+      makesWalletKey: false,
+      publicUrlRequired: true,
+      addressNetwork: 'mainnet',
+    })
     const devnet = loadConfig({ NETWORK: 'devnet', LOTUS_URL: 'http://127.0.0.1:1234/rpc/v1' }).chain
     expect(devnet).toMatchObject({ service: 'lotus', makesWalletKey: true, publicUrlRequired: false, addressNetwork: 'testnet' })
   })
 
-  it('names the shared files under DATA_DIR and the stack\'s gateway account', () => {
+  it("names the shared files under DATA_DIR and the stack's gateway account", () => {
     const config = loadConfig({ DATA_DIR: '/srv/gw' })
     expect(config.files).toEqual({
       gatewayPassword: '/srv/gw/gateway-password',
@@ -102,7 +124,7 @@ describe('what the configuration derives', () => {
     }).toThrow(TypeError)
   })
 
-  it('takes the deal terms\' defaults from DEAL_DEFAULTS, the ones a gateway without terms uses', () => {
+  it("takes the deal terms' defaults from DEAL_DEFAULTS, the ones a gateway without terms uses", () => {
     const { deals } = loadConfig({}).gateway
     expect(deals).toMatchObject({ ...DEAL_DEFAULTS, verified: true })
     expect(deals!.copies).toBeUndefined()
@@ -110,8 +132,14 @@ describe('what the configuration derives', () => {
 
   it('takes DEAL_COPIES=0 (Onchain Cloud only) only where PDP copies are made instead, never offloading groups with no copy', () => {
     expect(loadConfig({ DEAL_COPIES: '0' }).gateway.deals!.copies).toBe(0)
-    expect(loadConfig({ DEAL_COPIES: '0', FOC_RPC_URL: 'https://api.calibration.node.glif.io/rpc/v1', SIMFOC_PROVIDERS: '0' }).gateway.pdp!.copies).toBe(2)
-    for (const env of [{ DEAL_COPIES: '0', PDP_COPIES: '0' }, { DEAL_COPIES: '0', SIMFOC_PROVIDERS: '0' }]) {
+    expect(
+      loadConfig({ DEAL_COPIES: '0', FOC_RPC_URL: 'https://api.calibration.node.glif.io/rpc/v1', SIMFOC_PROVIDERS: '0' }).gateway.pdp!
+        .copies,
+    ).toBe(2)
+    for (const env of [
+      { DEAL_COPIES: '0', PDP_COPIES: '0' },
+      { DEAL_COPIES: '0', SIMFOC_PROVIDERS: '0' },
+    ]) {
       expect(() => loadConfig(env)).toThrow(/DEAL_COPIES: 0 \(no deal-market copies\) needs PDP copies/)
     }
   })

@@ -20,18 +20,25 @@ afterEach(async () => {
 
 /** Reads the body in full, then answers its length. */
 async function echoLength(options: ServerOptions): Promise<RunningServer> {
-  const server = await startServer((req, res) => {
-    let length = 0
-    req.on('data', (c: Buffer) => (length += c.length))
-    req.on('end', () => res.writeHead(200, { 'content-type': 'text/plain' }).end(String(length)))
-  }, 0, '127.0.0.1', options)
+  const server = await startServer(
+    (req, res) => {
+      let length = 0
+      req.on('data', (c: Buffer) => (length += c.length))
+      req.on('end', () => res.writeHead(200, { 'content-type': 'text/plain' }).end(String(length)))
+    },
+    0,
+    '127.0.0.1',
+    options,
+  )
   servers.push(server)
   return server
 }
 
 function open(server: RunningServer, localAddress = '127.0.0.1'): Promise<Socket & { answer: () => string; ended: Promise<void> }> {
   return new Promise((resolve, reject) => {
-    const socket = connect({ port: server.port, host: '127.0.0.1', localAddress }, () => resolve(Object.assign(socket, { answer: () => text, ended })))
+    const socket = connect({ port: server.port, host: '127.0.0.1', localAddress }, () =>
+      resolve(Object.assign(socket, { answer: () => text, ended })),
+    )
     sockets.push(socket)
     let text = ''
     socket.on('data', (d) => (text += d))
@@ -63,8 +70,13 @@ describe('request deadlines', () => {
     expect(socket.answer()).toContain('"success":false')
   })
 
-  it('cuts an upload that falls under the minimum rate, in the part\'s own envelope', async () => {
-    const server = await echoLength({ idleTimeoutMs: 5_000, bodyTimeoutMs: 500, uploadMinBytesPerSecond: 1_000, errorBody: (message) => ({ type: 'text/plain', text: `own: ${message}` }) })
+  it("cuts an upload that falls under the minimum rate, in the part's own envelope", async () => {
+    const server = await echoLength({
+      idleTimeoutMs: 5_000,
+      bodyTimeoutMs: 500,
+      uploadMinBytesPerSecond: 1_000,
+      errorBody: (message) => ({ type: 'text/plain', text: `own: ${message}` }),
+    })
     const socket = await open(server)
     socket.write('PUT /remote.php/dav/files/alice/big.bin HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n')
     // 100 bytes a second against 1 000 required.
@@ -80,7 +92,7 @@ describe('request deadlines', () => {
     expect(socket.answer()).toContain('own: The upload is too slow')
   })
 
-  it('lets an upload at a real link\'s speed run past the deadline', async () => {
+  it("lets an upload at a real link's speed run past the deadline", async () => {
     const server = await echoLength({ idleTimeoutMs: 5_000, bodyTimeoutMs: 300, uploadMinBytesPerSecond: 1_000 })
     const socket = await open(server)
     const chunk = Buffer.alloc(4_000, 0x62)
@@ -130,15 +142,20 @@ describe('connection caps', () => {
     expect(back.answer()).toMatch(/^HTTP\/1\.1 200 /)
   })
 
-  it('lets a newcomer in at the global cap by cutting the heaviest address\'s oldest stalled connection, never one being served', async () => {
+  it("lets a newcomer in at the global cap by cutting the heaviest address's oldest stalled connection, never one being served", async () => {
     const connections = createConnectionBudget({ maxConnections: 5, maxPerAddress: 10, logger })
     let release = () => {}
     const released = new Promise<void>((r) => (release = r))
-    const server = await startServer((req, res) => {
-      // /slow is a request the server is working on; anything else answers at once.
-      if (req.url === '/slow') void released.then(() => res.end('done'))
-      else res.end('ok')
-    }, 0, '127.0.0.1', { connections })
+    const server = await startServer(
+      (req, res) => {
+        // /slow is a request the server is working on; anything else answers at once.
+        if (req.url === '/slow') void released.then(() => res.end('done'))
+        else res.end('ok')
+      },
+      0,
+      '127.0.0.1',
+      { connections },
+    )
     servers.push(server)
     // The heaviest address: one request being served first (the oldest), then three trickling bodies.
     const served = await open(server, '127.0.0.2')

@@ -28,7 +28,9 @@ describe('watchDiskSpace', () => {
     free = 2 * 2 ** 30
     await watch.check()
     watch.stop()
-    expect(lines.filter((l) => l.level === 40).map((l) => l.msg)).toEqual(['disk space is low: uploads will be refused with 507 once it is full'])
+    expect(lines.filter((l) => l.level === 40).map((l) => l.msg)).toEqual([
+      'disk space is low: uploads will be refused with 507 once it is full',
+    ])
     expect(lines.filter((l) => l.msg.startsWith('disk space is back')).length).toBe(1)
   })
 })

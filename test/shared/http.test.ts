@@ -60,11 +60,16 @@ describe('startServer', () => {
 
 /** Reads the body in full, then answers with its length. */
 async function startEchoLength(idleTimeoutMs: number): Promise<RunningServer> {
-  return startServer((req, res) => {
-    let length = 0
-    req.on('data', (c: Buffer) => (length += c.length))
-    req.on('end', () => res.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(length).length }).end(String(length)))
-  }, 0, '127.0.0.1', { idleTimeoutMs })
+  return startServer(
+    (req, res) => {
+      let length = 0
+      req.on('data', (c: Buffer) => (length += c.length))
+      req.on('end', () => res.writeHead(200, { 'content-type': 'text/plain', 'content-length': String(length).length }).end(String(length)))
+    },
+    0,
+    '127.0.0.1',
+    { idleTimeoutMs },
+  )
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
@@ -124,10 +129,15 @@ describe('idle timeouts', () => {
   })
 
   it('does not cut a handler that takes longer than the limit to answer', async () => {
-    const slow = await startServer((req, res) => {
-      req.resume()
-      req.on('end', () => setTimeout(() => res.end('done'), 1_500))
-    }, 0, '127.0.0.1', { idleTimeoutMs: 500 })
+    const slow = await startServer(
+      (req, res) => {
+        req.resume()
+        req.on('end', () => setTimeout(() => res.end('done'), 1_500))
+      },
+      0,
+      '127.0.0.1',
+      { idleTimeoutMs: 500 },
+    )
     try {
       const res = await fetch(`${slow.url}/`, { method: 'POST', body: 'x' })
       expect(await res.text()).toBe('done')
@@ -141,7 +151,10 @@ describe('answers sent before the body was read', () => {
   /** Refuses every request at once, as an auth check does, whatever the body. */
   let refusing: RunningServer
   beforeAll(async () => {
-    refusing = await startServer((_req, res) => void res.writeHead(401, { 'www-authenticate': 'Basic realm="x"', 'content-length': 0 }).end(), 0)
+    refusing = await startServer(
+      (_req, res) => void res.writeHead(401, { 'www-authenticate': 'Basic realm="x"', 'content-length': 0 }).end(),
+      0,
+    )
   })
   afterAll(() => refusing.close(100))
 
@@ -157,7 +170,8 @@ describe('answers sent before the body was read', () => {
       socket.on('error', (err: NodeJS.ErrnoException) => resolve(`error ${err.code}`))
       socket.on('end', () => resolve(answer))
       socket.pause()
-      const write = (data: string | Buffer) => new Promise<void>((done) => (socket.write(data) ? done() : socket.once('drain', () => done())))
+      const write = (data: string | Buffer) =>
+        new Promise<void>((done) => (socket.write(data) ? done() : socket.once('drain', () => done())))
       void (async () => {
         await write(head)
         for (const part of body) await write(part)
@@ -168,7 +182,10 @@ describe('answers sent before the body was read', () => {
 
   it('lets a client that sends its whole upload before reading get the 401, not a reset', async () => {
     for (let i = 0; i < 5; i++) {
-      const answer = await uploadThenRead('PUT /big.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 16777216\r\n\r\n', megabytes(16))
+      const answer = await uploadThenRead(
+        'PUT /big.bin HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 16777216\r\n\r\n',
+        megabytes(16),
+      )
       expect(answer).toMatch(/^HTTP\/1\.1 401 Unauthorized\r\n/)
     }
   })
@@ -180,7 +197,10 @@ describe('answers sent before the body was read', () => {
 
   it('does the same for a chunked upload, and closes the connection after the answer', async () => {
     const chunks = megabytes(4).map((c) => Buffer.concat([Buffer.from(`${c.length.toString(16)}\r\n`), c, Buffer.from('\r\n')]))
-    const answer = await uploadThenRead('PUT /big.bin HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n', [...chunks, Buffer.from('0\r\n\r\n')])
+    const answer = await uploadThenRead('PUT /big.bin HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n', [
+      ...chunks,
+      Buffer.from('0\r\n\r\n'),
+    ])
     expect(answer).toMatch(/^HTTP\/1\.1 401 Unauthorized\r\n/)
     expect(answer).toMatch(/\r\nConnection: close\r\n/i)
   })

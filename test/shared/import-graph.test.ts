@@ -19,11 +19,24 @@ function specifiersOf(text: string): string[] {
   const source = ts.createSourceFile('x.ts', text, ts.ScriptTarget.Latest, false, ts.ScriptKind.TS)
   const out: string[] = []
   const visit = (node: ts.Node): void => {
-    if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+    if (
+      (ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) &&
+      node.moduleSpecifier &&
+      ts.isStringLiteral(node.moduleSpecifier)
+    ) {
       out.push(node.moduleSpecifier.text)
-    } else if (ts.isImportEqualsDeclaration(node) && ts.isExternalModuleReference(node.moduleReference) && ts.isStringLiteral(node.moduleReference.expression)) {
+    } else if (
+      ts.isImportEqualsDeclaration(node) &&
+      ts.isExternalModuleReference(node.moduleReference) &&
+      ts.isStringLiteral(node.moduleReference.expression)
+    ) {
       out.push(node.moduleReference.expression.text)
-    } else if (ts.isCallExpression(node) && node.expression.kind === ts.SyntaxKind.ImportKeyword && node.arguments[0] && ts.isStringLiteral(node.arguments[0])) {
+    } else if (
+      ts.isCallExpression(node) &&
+      node.expression.kind === ts.SyntaxKind.ImportKeyword &&
+      node.arguments[0] &&
+      ts.isStringLiteral(node.arguments[0])
+    ) {
       out.push(node.arguments[0].text)
     } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
       out.push(node.argument.literal.text)
@@ -134,7 +147,8 @@ describe('import graph', () => {
 
   it('keeps the tools off the tests: scripts/ never imports test/ (what both use is in scripts/lib/), and the product imports neither', () => {
     const graph = importGraph(ROOT, FOLDERS)
-    const crossing = [...graph].flatMap(([file, targets]) => targets.map((target) => [file, target]))
+    const crossing = [...graph]
+      .flatMap(([file, targets]) => targets.map((target) => [file, target]))
       .filter(([file, target]) => {
         const [from, to] = [file.split(/[\\/]/)[0], target.split(/[\\/]/)[0]]
         return (from === 'scripts' && to === 'test') || ((from === 'server' || from === 'plugin-ui') && ['scripts', 'test'].includes(to))

@@ -36,7 +36,9 @@ function post(body: Buffer | string | Buffer[], headers: Record<string, string> 
       res.on('end', () => resolve({ status: res.statusCode!, json: JSON.parse(text) }))
     })
     // The server may answer 413 before reading everything and close: that is not a client failure here.
-    req.on('error', (err) => (err as NodeJS.ErrnoException).code === 'EPIPE' || (err as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(err))
+    req.on('error', (err) =>
+      (err as NodeJS.ErrnoException).code === 'EPIPE' || (err as NodeJS.ErrnoException).code === 'ECONNRESET' ? undefined : reject(err),
+    )
     if (chunked) for (const part of body) req.write(part)
     else req.setHeader('content-length', Buffer.byteLength(body)).write(body)
     req.end()
@@ -68,12 +70,18 @@ describe('readJsonBody', () => {
 
   it('refuses broken JSON and invalid UTF-8 with 400', async () => {
     expect(await post('{"filePath": ')).toEqual({ status: 400, json: { code: 'INVALID_JSON' } })
-    expect(await post(Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xc3, 0x28, 0x22, 0x7d]))).toEqual({ status: 400, json: { code: 'INVALID_ENCODING' } })
+    expect(await post(Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xc3, 0x28, 0x22, 0x7d]))).toEqual({
+      status: 400,
+      json: { code: 'INVALID_ENCODING' },
+    })
   })
 
   it('refuses compressed bodies and charsets other than UTF-8 with 415', async () => {
     expect(await post(gzipSync('{"a":1}'), { 'content-encoding': 'gzip' })).toEqual({ status: 415, json: { code: 'UNSUPPORTED_ENCODING' } })
-    expect(await post('{"a":1}', { 'content-type': 'application/json; charset=latin1' })).toEqual({ status: 415, json: { code: 'UNSUPPORTED_ENCODING' } })
+    expect(await post('{"a":1}', { 'content-type': 'application/json; charset=latin1' })).toEqual({
+      status: 415,
+      json: { code: 'UNSUPPORTED_ENCODING' },
+    })
     expect((await post('{"a":1}', { 'content-type': 'application/json; charset="UTF-8"' })).status).toBe(200)
     expect((await post('{"a":1}', { 'content-encoding': 'identity' })).status).toBe(200)
   })

@@ -11,9 +11,11 @@ describe('log format', () => {
     expect(logFormatFor('pretty', false)).toBe('pretty')
   })
 
-  it('turns a part\'s JSON line into one readable line naming the part, and leaves other text alone', () => {
+  it("turns a part's JSON line into one readable line naming the part, and leaves other text alone", () => {
     const pretty = createLinePrettifier()
-    const line = pretty(JSON.stringify({ level: 40, time: Date.UTC(2026, 10, 23, 9, 5, 7), pid: 7, part: 'gateway', msg: 'disk almost full', freeMiB: 12 }))
+    const line = pretty(
+      JSON.stringify({ level: 40, time: Date.UTC(2026, 10, 23, 9, 5, 7), pid: 7, part: 'gateway', msg: 'disk almost full', freeMiB: 12 }),
+    )
     expect(line).toMatch(/^\[\d\d:\d\d:\d\d\] WARN: gateway: disk almost full \{"freeMiB":12\}\n$/)
     expect(pretty('Created user "admin"')).toBe('Created user "admin"\n')
     expect(pretty('{not json')).toBe('{not json\n')
@@ -31,7 +33,9 @@ describe('logging to a reader that has gone', () => {
         process.exit(0)
       })
       process.send('ready')`
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit', 'ipc'] })
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      stdio: ['ignore', 'pipe', 'inherit', 'ipc'],
+    })
     const exited = once(child, 'exit')
     await once(child, 'message')
     child.stdout!.destroy()

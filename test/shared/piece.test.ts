@@ -3,7 +3,14 @@ import { randomBytes } from 'node:crypto'
 import { CID } from 'multiformats/cid'
 import { Piece } from '@web3-storage/data-segment'
 import * as SynapsePiece from '@filoz/synapse-core/piece'
-import { createPieceHasher, fr32FourQuanta, fr32FourQuantaBytes, padPieceCid, paddedPieceSize, pieceCidV2 } from '../../server/shared/piece.ts'
+import {
+  createPieceHasher,
+  fr32FourQuanta,
+  fr32FourQuantaBytes,
+  padPieceCid,
+  paddedPieceSize,
+  pieceCidV2,
+} from '../../server/shared/piece.ts'
 
 const pieceOf = (data: Uint8Array, chunk = data.length || 1) => {
   const h = createPieceHasher()
@@ -42,7 +49,9 @@ describe('piece CID (CommP)', () => {
     expect(rootHex(p128.pieceCid)).toBe('b2bba11fa929911e8a2f530c1a3838d65276f8f6d15f70ca298770f5dca4ca2b')
     expect(p128.pieceSize).toBe(256)
     // Same test: 32 768 bytes of 0x42 fed in 127-byte writes.
-    expect(rootHex(pieceOf(new Uint8Array(32_768).fill(0x42), 127).pieceCid)).toBe('cb042c314b73c00e5e1743099e0abb01937bd3e1b8f37d5b4b76f44c6ee9a30c')
+    expect(rootHex(pieceOf(new Uint8Array(32_768).fill(0x42), 127).pieceCid)).toBe(
+      'cb042c314b73c00e5e1743099e0abb01937bd3e1b8f37d5b4b76f44c6ee9a30c',
+    )
   })
 
   it('agrees with @web3-storage/data-segment (an independent implementation) on random data', () => {
@@ -85,10 +94,14 @@ describe('piece CID (CommP)', () => {
     expect(() => pieceOf(new Uint8Array(64))).toThrow(RangeError)
   })
 
-  it('pads a piece CID up to a provider\'s minimum size as if the payload went on in zeros', () => {
+  it("pads a piece CID up to a provider's minimum size as if the payload went on in zeros", () => {
     // Padding folds the root with zero subtrees; hashing the payload followed by zeros
     // (zero bytes stay zero through fr32) up to the bigger piece must give the same CID.
-    for (const [payload, target] of [[100, 256], [300, 1024 ** 2], [200_000, 2 * 1024 ** 2]] as const) {
+    for (const [payload, target] of [
+      [100, 256],
+      [300, 1024 ** 2],
+      [200_000, 2 * 1024 ** 2],
+    ] as const) {
       const data = sample(payload)
       const small = pieceOf(data)
       const padded = new Uint8Array((target / 128) * 127)

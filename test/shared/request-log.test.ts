@@ -64,9 +64,15 @@ describe('request log and secrets in URLs', () => {
   const t = loggedServer((_req, res) => res.end('ok'), 'debug')
 
   it('logs the path and harmless parameters as sent, never the values of keys, tokens or passwords', async () => {
-    await (await fetch(`${t.server.url}/private/v1/deals?apiKey=fgs_s3cret&page=2&access_token=tok123&X-Amz-Signature=abc&Password=hunter2&q=cat`)).text()
+    await (
+      await fetch(
+        `${t.server.url}/private/v1/deals?apiKey=fgs_s3cret&page=2&access_token=tok123&X-Amz-Signature=abc&Password=hunter2&q=cat`,
+      )
+    ).text()
     const url = t.lines.at(-1)!.req.url as string
-    expect(url).toBe('/private/v1/deals?apiKey=[redacted]&page=2&access_token=[redacted]&X-Amz-Signature=[redacted]&Password=[redacted]&q=cat')
+    expect(url).toBe(
+      '/private/v1/deals?apiKey=[redacted]&page=2&access_token=[redacted]&X-Amz-Signature=[redacted]&Password=[redacted]&q=cat',
+    )
     expect(JSON.stringify(t.lines)).not.toMatch(/fgs_s3cret|tok123|hunter2/)
   })
 
@@ -77,10 +83,11 @@ describe('request log and secrets in URLs', () => {
 })
 
 describe('request log levels', () => {
-  const at = (level: string) => loggedServer((req, res) => {
-    res.statusCode = Number(req.url!.slice(1))
-    res.end()
-  }, level)
+  const at = (level: string) =>
+    loggedServer((req, res) => {
+      res.statusCode = Number(req.url!.slice(1))
+      res.end()
+    }, level)
   const info = at('info')
   const debug = at('debug')
   const get = async (t: { server: RunningServer }, status: number) => (await fetch(`${t.server.url}/${status}`)).status
@@ -88,12 +95,19 @@ describe('request log levels', () => {
   it('keeps answered requests (a tab polling its record) out of the info log, and refusals and errors in it', async () => {
     for (const status of [200, 204, 304, 401, 404, 500]) expect(await get(info, status)).toBe(status)
     await new Promise((r) => setTimeout(r, 50))
-    expect(info.lines.map((l) => [l.res.statusCode, l.level])).toEqual([[401, 30], [404, 30], [500, 50]])
+    expect(info.lines.map((l) => [l.res.statusCode, l.level])).toEqual([
+      [401, 30],
+      [404, 30],
+      [500, 50],
+    ])
   })
 
   it('writes every request at debug', async () => {
     for (const status of [200, 404]) await get(debug, status)
     await new Promise((r) => setTimeout(r, 50))
-    expect(debug.lines.map((l) => [l.res.statusCode, l.level])).toEqual([[200, 20], [404, 30]])
+    expect(debug.lines.map((l) => [l.res.statusCode, l.level])).toEqual([
+      [200, 20],
+      [404, 30],
+    ])
   })
 })

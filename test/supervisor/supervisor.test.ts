@@ -74,7 +74,7 @@ describe('supervisor', () => {
     expect(children.every((c) => c.exitCode === 0)).toBe(true)
   })
 
-  it('passes on every line a part writes as it stops, also when the process group\'s SIGTERM stopped it first', async () => {
+  it("passes on every line a part writes as it stops, also when the process group's SIGTERM stopped it first", async () => {
     const lines: string[] = []
     sup = createSupervisor({
       entry,
@@ -99,7 +99,10 @@ describe('supervisor', () => {
     await sup.stop()
     for (const part of ['a', 'b']) {
       const said = lines.map((l) => JSON.parse(l)).filter((l) => l.part === part)
-      expect(said.filter((l) => l.msg === 'closing'), part).toHaveLength(2000)
+      expect(
+        said.filter((l) => l.msg === 'closing'),
+        part,
+      ).toHaveLength(2000)
       expect(said.at(-1), part).toMatchObject({ msg: 'stopped' })
     }
   })

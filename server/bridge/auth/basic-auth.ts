@@ -10,7 +10,10 @@ export interface BasicAuthOptions {
   cache: CredentialCache<User>
 }
 
-export interface Credentials { login: string; secret: string }
+export interface Credentials {
+  login: string
+  secret: string
+}
 
 /** Reads `Authorization: Basic base64(login:secret)`; undefined when absent or malformed. */
 export function parseBasicAuth(header: string | undefined): Credentials | undefined {

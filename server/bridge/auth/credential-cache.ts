@@ -58,10 +58,12 @@ export function createCredentialCache<T>(opts: CredentialCacheOptions = {}): Cre
       if (hit !== undefined) return hit
       let pending = inFlight.get(key)
       if (!pending) {
-        pending = verify().then((value) => {
-          if (value !== undefined) store(key, value, Date.now())
-          return value
-        }).finally(() => inFlight.delete(key))
+        pending = verify()
+          .then((value) => {
+            if (value !== undefined) store(key, value, Date.now())
+            return value
+          })
+          .finally(() => inFlight.delete(key))
         inFlight.set(key, pending)
       }
       return pending

@@ -57,7 +57,11 @@ const SCHEMA = [
    ALTER TABLE login_failures ADD COLUMN attempt_id TEXT;`,
 ]
 
-interface Reserved { at: number; login: string; id: string }
+interface Reserved {
+  at: number
+  login: string
+  id: string
+}
 
 /** How long "this address may log in" is believed without asking the store again. */
 const CLEAR_ANSWER_MS = 1000
@@ -96,15 +100,23 @@ export async function createLoginThrottle(sql: Sql, opts: ThrottleOptions = {}):
     return all.slice(0, max)
   }
   // The wait lasts until the oldest of them leaves the window.
-  const waitFor = (recent: number[], now: number) => recent.length < max ? 0 : Math.max(1, Math.ceil((recent[recent.length - 1] + windowMs - now) / 1000))
+  const waitFor = (recent: number[], now: number) =>
+    recent.length < max ? 0 : Math.max(1, Math.ceil((recent[recent.length - 1] + windowMs - now) / 1000))
 
-  const reserve = (key: string, r: Reserved) => sql.transaction(async (tx) => {
-    await lockUntilCommit(tx, `login ${key}`)
-    const recent = await recentFailures(tx, key, r.at)
-    const wait = waitFor(recent, r.at)
-    if (wait === 0) await tx.run('INSERT INTO login_failures (address_key, at_ms, login_key, attempt_id) VALUES (?, ?, ?, ?)', [key, r.at, r.login, r.id])
-    return { wait, earlier: recent.length }
-  })
+  const reserve = (key: string, r: Reserved) =>
+    sql.transaction(async (tx) => {
+      await lockUntilCommit(tx, `login ${key}`)
+      const recent = await recentFailures(tx, key, r.at)
+      const wait = waitFor(recent, r.at)
+      if (wait === 0)
+        await tx.run('INSERT INTO login_failures (address_key, at_ms, login_key, attempt_id) VALUES (?, ?, ?, ?)', [
+          key,
+          r.at,
+          r.login,
+          r.id,
+        ])
+      return { wait, earlier: recent.length }
+    })
 
   return {
     async retryAfter(address, now = Date.now()) {
@@ -151,9 +163,19 @@ export async function createLoginThrottle(sql: Sql, opts: ThrottleOptions = {}):
   }
 
   /** Removes reservations of `key` matching both the stored condition and `matches` for unwritten ones. */
-  async function forget(key: string, matches: (r: Reserved) => boolean, condition: string, params: unknown[], ownId: string): Promise<void> {
+  async function forget(
+    key: string,
+    matches: (r: Reserved) => boolean,
+    condition: string,
+    params: unknown[],
+    ownId: string,
+  ): Promise<void> {
     const list = unwritten.get(key)
-    if (list) unwritten.set(key, list.filter((row) => !matches(row)))
+    if (list)
+      unwritten.set(
+        key,
+        list.filter((row) => !matches(row)),
+      )
     try {
       await sql.run(`DELETE FROM login_failures WHERE address_key = ? AND ${condition}`, [key, ...params])
     } catch (err) {
@@ -174,5 +196,8 @@ export function throttleKey(address: string): string {
   const left = head ? head.split(':') : []
   const right = tail ? tail.split(':') : []
   const groups = address.includes('::') ? [...left, ...Array(8 - left.length - right.length).fill('0'), ...right] : left
-  return `${groups.slice(0, 4).map((g) => g.replace(/^0+(?=.)/, '')).join(':')}::/64`
+  return `${groups
+    .slice(0, 4)
+    .map((g) => g.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`
 }

@@ -4,8 +4,7 @@ import { BridgeError } from '../errors.ts'
 
 /** What the bridge forwards to Nextcloud on the caller's behalf: never stored, never logged. */
 export type NextcloudCredentials =
-  | { kind: 'authorization'; authorization: string }
-  | { kind: 'session'; cookie: string; requestToken: string }
+  { kind: 'authorization'; authorization: string } | { kind: 'session'; cookie: string; requestToken: string }
 
 /** The caller as `GET /ocs/v2.php/cloud/user` describes them (provisioning API, `data.id`, `data.groups`). */
 export interface NextcloudUser {
@@ -84,7 +83,8 @@ export function createNextcloudClient(opts: NextcloudClientOptions): NextcloudCl
       maintenance: res.headers['x-nextcloud-maintenance-mode'] === '1',
       redirectedTo: res.status >= 300 && res.status < 400 ? String(res.headers.location ?? 'another address') : undefined,
     })
-  const refusal = (status: number): Refusal | undefined => (status === 412 ? 'csrf' : status === 401 || status === 403 ? 'refused' : undefined)
+  const refusal = (status: number): Refusal | undefined =>
+    status === 412 ? 'csrf' : status === 401 || status === 403 ? 'refused' : undefined
 
   return {
     url: base,
@@ -127,7 +127,11 @@ export function createNextcloudClient(opts: NextcloudClientOptions): NextcloudCl
       if (body?.cancel) await body.cancel().catch(() => undefined)
       else body?.destroy?.()
       // fetch follows redirects: a PROPFIND that ended elsewhere (a login page) means NEXTCLOUD_URL is not Nextcloud's own address.
-      checkHealth({ status: res.status, maintenance: res.headers.get('x-nextcloud-maintenance-mode') === '1', redirectedTo: res.redirected ? new URL(res.url).origin : undefined })
+      checkHealth({
+        status: res.status,
+        maintenance: res.headers.get('x-nextcloud-maintenance-mode') === '1',
+        redirectedTo: res.redirected ? new URL(res.url).origin : undefined,
+      })
       const refused = refusal(res.status)
       if (refused) return refused
       if (res.status === 207) return true

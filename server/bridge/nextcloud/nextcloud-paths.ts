@@ -5,7 +5,11 @@ import type { MountMap } from '../mount-map.ts'
 import type { NextcloudClient } from './nextcloud-client.ts'
 
 export const notOnMount = () =>
-  new BridgeError(404, 'NOT_ON_MOUNT', 'This path is not on a Filecoin External Storage mount; ask your administrator to map the mount in the gateway settings')
+  new BridgeError(
+    404,
+    'NOT_ON_MOUNT',
+    'This path is not on a Filecoin External Storage mount; ask your administrator to map the mount in the gateway settings',
+  )
 
 /**
  * FILESYNC=nextcloud: a user's path goes to the gateway only through an
@@ -23,7 +27,7 @@ export function nextcloudGatewayPath(deps: { mounts: MountMap; client: Nextcloud
     if (seen === 'csrf') throw new CsrfError()
     if (seen === 'refused') {
       // The login passed cloud/user but Nextcloud's WebDAV refused it: a bad requesttoken, typically.
-      deps.logger.warn({ user: userId }, 'Nextcloud WebDAV refused the caller\'s credentials')
+      deps.logger.warn({ user: userId }, "Nextcloud WebDAV refused the caller's credentials")
       throw new BridgeError(401, 'UNAUTHORIZED', 'Nextcloud refused access to this file with your session; reload the page')
     }
     if (!seen) throw notFound()

@@ -32,9 +32,10 @@ interface Shell {
 
 function shell({ title, body, network, user, requestToken, scripts = [] }: Shell): string {
   // Nextcloud puts the request token and user on <head>; @nextcloud/auth reads them there.
-  const headData = user && requestToken
-    ? ` data-requesttoken="${escapeHtml(requestToken)}" data-user="${escapeHtml(user.id)}" data-user-displayname="${escapeHtml(user.displayName)}"`
-    : ''
+  const headData =
+    user && requestToken
+      ? ` data-requesttoken="${escapeHtml(requestToken)}" data-user="${escapeHtml(user.id)}" data-user-displayname="${escapeHtml(user.displayName)}"`
+      : ''
   return `<!DOCTYPE html>
 <html lang="en">
 <head${headData}>
@@ -147,5 +148,8 @@ export function adminPage(opts: { user: User; requestToken: string; bundleBuilt:
 }
 
 export function messagePage(title: string, message: string): string {
-  return shell({ title, body: `<main class="preview-login"><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p><p><a href="/">Back</a></p></main>` })
+  return shell({
+    title,
+    body: `<main class="preview-login"><h1>${escapeHtml(title)}</h1><p>${escapeHtml(message)}</p><p><a href="/">Back</a></p></main>`,
+  })
 }

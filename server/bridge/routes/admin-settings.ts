@@ -33,7 +33,10 @@ export function createAdminSettingsRouter(deps: AdminSettingsDeps): Router {
   const router = Router()
   const guards = [appSurface, deps.auth, requireOcsApiRequest, requireAdmin]
   const json = express.json({ limit: '64kb' })
-  const answer = (s: GatewayLinkSettings): AdminSettingsResponse => ({ success: true, settings: toPublicSettings(s, deps.settings.effective(s)) })
+  const answer = (s: GatewayLinkSettings): AdminSettingsResponse => ({
+    success: true,
+    settings: toPublicSettings(s, deps.settings.effective(s)),
+  })
 
   router.get(ADMIN_SETTINGS_ROUTE, ...guards, (_req, res) => {
     res.json(answer(deps.settings.get()))

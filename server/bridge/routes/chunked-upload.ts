@@ -85,7 +85,11 @@ export function createChunkedUploadRouter(deps: ChunkedUploadDeps): Router {
           const entries: MultistatusEntry[] = [{ href: `${base}/${encodeURIComponent(uploadId)}/`, collection: true }]
           if (req.headers.depth !== '0') {
             for (const c of await deps.uploads.chunks(user.id, uploadId)) {
-              entries.push({ href: `${base}/${encodeURIComponent(uploadId)}/${encodeURIComponent(c.name)}`, size: c.size, modifiedMs: c.modifiedMs })
+              entries.push({
+                href: `${base}/${encodeURIComponent(uploadId)}/${encodeURIComponent(c.name)}`,
+                size: c.size,
+                modifiedMs: c.modifiedMs,
+              })
             }
           }
           return void sendMultistatus(res, entries)
@@ -109,10 +113,23 @@ export function createChunkedUploadRouter(deps: ChunkedUploadDeps): Router {
   return router
 }
 
-async function assemble(req: Request, res: Response, next: (err?: unknown) => void, deps: ChunkedUploadDeps, userId: string, uploadId: string): Promise<void> {
+async function assemble(
+  req: Request,
+  res: Response,
+  next: (err?: unknown) => void,
+  deps: ChunkedUploadDeps,
+  userId: string,
+  uploadId: string,
+): Promise<void> {
   const destination = req.headers.destination
   if (!destination) throw badRequest('MOVE needs a Destination header')
-  const mapper = createDavUrlMapper({ pathMap: deps.pathMap, userId, base: DAV_FILES_PREFIX + encodeURIComponent(userId), gatewayUrl: deps.gateway.url, clientHosts: [req.headers.host, req.host] })
+  const mapper = createDavUrlMapper({
+    pathMap: deps.pathMap,
+    userId,
+    base: DAV_FILES_PREFIX + encodeURIComponent(userId),
+    gatewayUrl: deps.gateway.url,
+    clientHosts: [req.headers.host, req.host],
+  })
   const target = mapper.clientUrlToGateway(String(destination))
   if (target.userPath === '/') throw forbidden('The root of your files cannot be replaced')
 
@@ -135,7 +152,9 @@ async function assemble(req: Request, res: Response, next: (err?: unknown) => vo
     // The upload is done once the gateway has the whole file; otherwise it is the client's again, to retry.
     res.once('close', () => {
       const done = res.writableFinished && res.statusCode < 300
-      void (done ? upload.discard() : upload.release()).catch((err) => deps.logger.warn({ err, uploadId }, 'tidying an assembled upload failed'))
+      void (done ? upload.discard() : upload.release()).catch((err) =>
+        deps.logger.warn({ err, uploadId }, 'tidying an assembled upload failed'),
+      )
     })
     forward(req, res, next, { method: 'PUT', path: target.path, headers, mapper, deps, body: upload.stream() })
   } catch (err) {
@@ -144,7 +163,12 @@ async function assemble(req: Request, res: Response, next: (err?: unknown) => vo
   }
 }
 
-interface MultistatusEntry { href: string; collection?: boolean; size?: number; modifiedMs?: number }
+interface MultistatusEntry {
+  href: string
+  collection?: boolean
+  size?: number
+  modifiedMs?: number
+}
 
 function sendMultistatus(res: Response, entries: MultistatusEntry[]): void {
   const responses = entries.map((e) => {
@@ -154,6 +178,8 @@ function sendMultistatus(res: Response, entries: MultistatusEntry[]): void {
         (e.modifiedMs !== undefined ? `<d:getlastmodified>${new Date(e.modifiedMs).toUTCString()}</d:getlastmodified>` : '')
     return `<d:response><d:href>${xmlEscape(e.href)}</d:href><d:propstat><d:prop>${props}</d:prop><d:status>HTTP/1.1 200 OK</d:status></d:propstat></d:response>`
   })
-  res.status(207).type('application/xml; charset=utf-8')
+  res
+    .status(207)
+    .type('application/xml; charset=utf-8')
     .send(`<?xml version="1.0" encoding="utf-8"?>\n<d:multistatus xmlns:d="DAV:">${responses.join('')}</d:multistatus>\n`)
 }

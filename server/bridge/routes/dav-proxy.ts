@@ -18,8 +18,31 @@ export interface DavProxyDeps {
 }
 
 // Hop-by-hop headers (RFC 9110 §7.6.1) and what the bridge itself owns.
-const DROP_REQUEST = new Set(['connection', 'keep-alive', 'proxy-connection', 'proxy-authorization', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'authorization', 'cookie', 'expect'])
-const DROP_RESPONSE = new Set(['connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'www-authenticate', 'set-cookie'])
+const DROP_REQUEST = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'host',
+  'authorization',
+  'cookie',
+  'expect',
+])
+const DROP_RESPONSE = new Set([
+  'connection',
+  'keep-alive',
+  'proxy-connection',
+  'te',
+  'trailer',
+  'transfer-encoding',
+  'upgrade',
+  'www-authenticate',
+  'set-cookie',
+])
 // Multistatus and lock bodies are small metadata; a cap keeps a runaway answer from filling memory.
 /** The most of an XML answer held while waiting for the end of a <response> (a broken gateway). */
 const MAX_REWRITE_BYTES = 16 * 1024 * 1024
@@ -46,9 +69,16 @@ export function createDavProxy(deps: DavProxyDeps): Router {
     if (!target) throw notFound('Not a WebDAV files area of this server')
     const method = req.method.toUpperCase()
     // As in Nextcloud, the root of a user's files can be read and written into, not removed or replaced.
-    if (target.userPath === '/' && (method === 'DELETE' || method === 'MOVE')) throw forbidden('The root of your files cannot be moved or deleted')
+    if (target.userPath === '/' && (method === 'DELETE' || method === 'MOVE'))
+      throw forbidden('The root of your files cannot be moved or deleted')
 
-    const mapper = createDavUrlMapper({ pathMap: deps.pathMap, userId: user.id, base: target.base, gatewayUrl: deps.gateway.url, clientHosts: [req.headers.host, req.host] })
+    const mapper = createDavUrlMapper({
+      pathMap: deps.pathMap,
+      userId: user.id,
+      base: target.base,
+      gatewayUrl: deps.gateway.url,
+      clientHosts: [req.headers.host, req.host],
+    })
     const headers = forwardHeaders(req.headers, mapper, method)
     if (headers.destination !== undefined) {
       const dest = mapper.clientUrlToGateway(String(headers.destination))
@@ -62,7 +92,13 @@ export function createDavProxy(deps: DavProxyDeps): Router {
 }
 
 function forwardHeaders(incoming: IncomingHttpHeaders, mapper: DavUrlMapper, method: string): OutgoingHttpHeaders {
-  const listed = new Set(String(incoming.connection ?? '').toLowerCase().split(',').map((s) => s.trim()).filter(Boolean))
+  const listed = new Set(
+    String(incoming.connection ?? '')
+      .toLowerCase()
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  )
   const out: OutgoingHttpHeaders = {}
   for (const [name, value] of Object.entries(incoming)) {
     if (value === undefined || DROP_REQUEST.has(name) || listed.has(name)) continue
@@ -153,7 +189,7 @@ export function forward(req: Request, res: Response, next: NextFunction, o: Forw
     if (settled) return up.resume()
     if (up.statusCode === 401 || up.statusCode === 407) {
       up.resume()
-      return fail(gatewayBadResponse('The gateway refused the bridge\'s credentials'))
+      return fail(gatewayBadResponse("The gateway refused the bridge's credentials"))
     }
     settled = true
     respond(o.method, up, res, o.mapper, logger)
@@ -170,7 +206,13 @@ export function forward(req: Request, res: Response, next: NextFunction, o: Forw
 }
 
 function responseHeaders(up: IncomingMessage, mapper: DavUrlMapper): OutgoingHttpHeaders {
-  const listed = new Set(String(up.headers.connection ?? '').toLowerCase().split(',').map((s) => s.trim()).filter(Boolean))
+  const listed = new Set(
+    String(up.headers.connection ?? '')
+      .toLowerCase()
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  )
   const out: OutgoingHttpHeaders = {}
   for (const [name, value] of Object.entries(up.headers)) {
     if (value === undefined || DROP_RESPONSE.has(name) || listed.has(name)) continue

@@ -30,9 +30,22 @@ function capabilities(authenticated: boolean) {
     comments: false,
   }
   return {
-    version: { major: NEXTCLOUD_VERSION.major, minor: NEXTCLOUD_VERSION.minor, micro: NEXTCLOUD_VERSION.micro, string: NEXTCLOUD_VERSION.string, edition: '', extendedSupport: false },
+    version: {
+      major: NEXTCLOUD_VERSION.major,
+      minor: NEXTCLOUD_VERSION.minor,
+      micro: NEXTCLOUD_VERSION.micro,
+      string: NEXTCLOUD_VERSION.string,
+      edition: '',
+      extendedSupport: false,
+    },
     capabilities: {
-      core: { pollinterval: 60, 'webdav-root': 'remote.php/webdav', 'reference-api': false, 'reference-regex': '', 'mod-rewrite-working': false },
+      core: {
+        pollinterval: 60,
+        'webdav-root': 'remote.php/webdav',
+        'reference-api': false,
+        'reference-regex': '',
+        'mod-rewrite-working': false,
+      },
       bruteforce: { delay: 0, 'allow-listed': false },
       // Nextcloud shows anonymous callers only what is needed to log in.
       ...(authenticated ? { files, dav: { chunking: '1.0' } } : { dav: { chunking: '1.0' } }),

@@ -14,7 +14,11 @@ import { checkOcsApiRequest } from '../ocs-guards.ts'
  * BridgeErrors for the one error writer.
  */
 export async function readOcsPost<S extends z.ZodType>(
-  req: IncomingMessage, ctx: RequestContext, authenticate: Authenticate, schema: S, limit: number,
+  req: IncomingMessage,
+  ctx: RequestContext,
+  authenticate: Authenticate,
+  schema: S,
+  limit: number,
 ): Promise<{ caller: Caller; body: z.infer<S> }> {
   const caller = await authenticate({ method: req.method ?? 'POST', headers: req.headers, address: ctx.address })
   if (!caller) throw unauthorized()

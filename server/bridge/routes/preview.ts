@@ -19,7 +19,8 @@ export interface PreviewDeps {
 
 const ASSETS_DIR = join(import.meta.dirname, '..', 'preview', 'assets')
 // Scripts only from here; Vue components inject <style> elements, hence inline styles.
-const CSP = "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
+const CSP =
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; form-action 'self'; base-uri 'none'"
 
 /** Only paths on this site, never `//host` or `/\host` (open redirects). */
 const safeRedirect = (value: unknown) => (typeof value === 'string' && /^\/(?![/\\])/.test(value) && value.length < 2048 ? value : '/')
@@ -53,14 +54,22 @@ export function createPreviewRouter(deps: PreviewDeps): Router {
   router.get('/', async (req, res) => {
     const login = await loggedIn(req)
     if (!login) return sendPage(res, 200, loginPage({}))
-    sendPage(res, 200, filesPage({ user: login.user, requestToken: login.requestToken, bundleBuilt: bundleBuilt(), network: deps.network() }))
+    sendPage(
+      res,
+      200,
+      filesPage({ user: login.user, requestToken: login.requestToken, bundleBuilt: bundleBuilt(), network: deps.network() }),
+    )
   })
 
   router.get('/settings/admin/gateway', async (req, res) => {
     const login = await loggedIn(req)
     if (!login) return sendPage(res, 200, loginPage({ redirect: '/settings/admin/gateway' }))
     if (!login.user.isAdmin) return sendPage(res, 403, messagePage('Access denied', 'Only administrators can see these settings.'))
-    sendPage(res, 200, adminPage({ user: login.user, requestToken: login.requestToken, bundleBuilt: bundleBuilt(), network: deps.network() }))
+    sendPage(
+      res,
+      200,
+      adminPage({ user: login.user, requestToken: login.requestToken, bundleBuilt: bundleBuilt(), network: deps.network() }),
+    )
   })
 
   router.post('/login', form, async (req, res) => {

@@ -22,7 +22,13 @@ export function createTabConfigRouter(deps: TabConfigDeps): Router {
     const speed = speedInWords(clock)
     const answer: TabConfigResponse = {
       success: true,
-      config: { network: link.network, ipfsGateway: link.ipfsGateway, genesisTimestamp: clock.genesis, epochSeconds: clock.epochSeconds, ...(speed ? { speed } : {}) },
+      config: {
+        network: link.network,
+        ipfsGateway: link.ipfsGateway,
+        genesisTimestamp: clock.genesis,
+        epochSeconds: clock.epochSeconds,
+        ...(speed ? { speed } : {}),
+      },
     }
     res.json(answer)
   })

@@ -37,7 +37,13 @@ export async function carJobOf(groupId: number, repo: Repository, files: BlockFi
   const blocks = (await repo.groupBlocks(groupId)).map((b) => ({ cid: b.cid, offset: b.offset, length: b.length }))
   if (blocks.length === 0) throw new Error(`Group ${groupId} has no blocks`)
   const roots = await repo.groupRoots(groupId)
-  return { groupId, blocks, roots: roots.length > 0 ? roots : [blocks[0].cid], blockPath: files.blockPath(groupId), carPath: files.carPath(groupId) }
+  return {
+    groupId,
+    blocks,
+    roots: roots.length > 0 ? roots : [blocks[0].cid],
+    blockPath: files.blockPath(groupId),
+    carPath: files.carPath(groupId),
+  }
 }
 
 /**
@@ -45,7 +51,13 @@ export async function carJobOf(groupId: number, repo: Repository, files: BlockFi
  * fault point stays on this thread: after the first block when writing here, before the job
  * leaves for a sealing thread otherwise (a thread carries no test messages).
  */
-export async function writeGroupCar(groupId: number, repo: Repository, files: BlockFiles, faults: Faults = noFaults, sealer?: CarSealer): Promise<GroupCar> {
+export async function writeGroupCar(
+  groupId: number,
+  repo: Repository,
+  files: BlockFiles,
+  faults: Faults = noFaults,
+  sealer?: CarSealer,
+): Promise<GroupCar> {
   const job = await carJobOf(groupId, repo, files)
   if (!sealer) return writeCarFile(job, () => faults.reached('car-writing', { groupId }))
   await faults.reached('car-writing', { groupId })
@@ -111,7 +123,9 @@ export async function writeCarFile(job: CarJob, afterFirstBlock: () => Promise<v
 /** The CAR header (roots, version 1), encoded by @ipld/car. */
 function carHeader(roots: string[]): Uint8Array {
   const cids = roots.map((c) => CID.parse(c))
-  return CarBufferWriter.close(CarBufferWriter.createWriter(new ArrayBuffer(CarBufferWriter.headerLength({ roots: cids })), { roots: cids }))
+  return CarBufferWriter.close(
+    CarBufferWriter.createWriter(new ArrayBuffer(CarBufferWriter.headerLength({ roots: cids })), { roots: cids }),
+  )
 }
 
 /** The first block alone (the `car-writing` fault point comes right after it), then runs of neighbours up to BATCH_BYTES. */

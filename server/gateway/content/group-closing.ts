@@ -73,7 +73,8 @@ export function createClosing(o: ClosingOptions): Closing {
       backoff.reset()
     } catch (err) {
       const delayMs = backoff.fail()
-      if (backoff.failures === 1) logger.error({ err, groupId: filling.writableId(), retryInMs: delayMs }, 'closing the idle group failed; retrying with back-off')
+      if (backoff.failures === 1)
+        logger.error({ err, groupId: filling.writableId(), retryInMs: delayMs }, 'closing the idle group failed; retrying with back-off')
       armIdle(delayMs)
     }
   }

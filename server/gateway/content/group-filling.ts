@@ -53,7 +53,8 @@ export function createFilling(o: { repo: Repository; groupSize: number }): Filli
   const writers = new Map<number, number>()
   const capacity = carCapacity(o.groupSize)
   /** The CAR the writable group would write, with `extra` more bytes in `blocks` more blocks. */
-  const carEstimate = (c: WritableGroup, extra = 0, blocks = 0) => CAR_HEADER_BYTES + c.reserved + extra + (c.blocks + blocks) * CAR_BYTES_PER_BLOCK
+  const carEstimate = (c: WritableGroup, extra = 0, blocks = 0) =>
+    CAR_HEADER_BYTES + c.reserved + extra + (c.blocks + blocks) * CAR_BYTES_PER_BLOCK
   const retain = (groupId: number) => {
     writers.set(groupId, (writers.get(groupId) ?? 0) + 1)
   }

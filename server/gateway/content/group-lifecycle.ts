@@ -55,7 +55,10 @@ export function createGroupLifecycle(o: GroupLifecycleOptions): GroupLifecycle {
         closing.armIdle()
         // Full once not even an empty block would fit any more; sealed once the block just reserved is written.
         // The reservation stands either way: a close that fails is tried again by the next one (or the idle timer).
-        if (filling.full()) await closing.closeWritable().catch((err) => logger.warn({ err, groupId: r.groupId }, 'closing the full group failed; trying again later'))
+        if (filling.full())
+          await closing
+            .closeWritable()
+            .catch((err) => logger.warn({ err, groupId: r.groupId }, 'closing the full group failed; trying again later'))
         return r
       }),
     retain: (groupId) => filling.retain(groupId),

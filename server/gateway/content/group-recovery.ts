@@ -11,7 +11,13 @@ import type { Repository } from './types.ts'
  * interrupted roll-over), and queues every group whose sealing did not finish.
  * Runs in the lifecycle's turn, before any reservation.
  */
-export async function resumeGroups(o: { repo: Repository; files: BlockFiles; filling: Filling; closing: Closing; sealing: Sealing }): Promise<void> {
+export async function resumeGroups(o: {
+  repo: Repository
+  files: BlockFiles
+  filling: Filling
+  closing: Closing
+  sealing: Sealing
+}): Promise<void> {
   const { repo, files, filling, closing, sealing } = o
   const writable = await repo.groupsInState('writable')
   const last = writable.pop()

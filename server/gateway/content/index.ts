@@ -50,7 +50,16 @@ export async function createContentStore(options: ContentStoreOptions): Promise<
   const repo = createRepository(options.sql)
   const files = createBlockFiles(join(options.dir, 'groups'))
   const sealer = options.sealThreads ? createSealPool({ size: options.sealThreads, logger }) : undefined
-  const lifecycle = createGroupLifecycle({ repo, files, groupSize: options.groupSize, groupIdleMs: options.groupIdleMs, logger, faults: options.faults, sealer, sealConcurrency: sealer?.size })
+  const lifecycle = createGroupLifecycle({
+    repo,
+    files,
+    groupSize: options.groupSize,
+    groupIdleMs: options.groupIdleMs,
+    logger,
+    faults: options.faults,
+    sealer,
+    sealConcurrency: sealer?.size,
+  })
   const pending = new Map()
   const inFlight = new Set<Promise<unknown>>()
   let closed = false

@@ -76,7 +76,9 @@ function createBlockWriter(deps: IngestDeps) {
     if (unsyncedBytes >= SYNC_AHEAD_BYTES && !syncing) {
       unsyncedBytes = 0
       const groups = [...new Set(held)]
-      const sync = Promise.all(writes).then(() => Promise.all(groups.map((g) => files.sync(g)))).then(() => {})
+      const sync = Promise.all(writes)
+        .then(() => Promise.all(groups.map((g) => files.sync(g))))
+        .then(() => {})
       syncs.push(sync)
       syncing = sync.finally(() => (syncing = undefined))
       syncing.catch(() => {})
@@ -198,7 +200,11 @@ export async function ingestFile(deps: IngestDeps, source: AsyncIterable<Uint8Ar
  * file's, so the folder's CID can be fetched from the network once its
  * groups are offloaded. A folder already stored under this CID is left alone.
  */
-export async function storeDirectory(deps: IngestDeps, root: { cid: string; dagSize: number }, nodes: Iterable<{ cid: string; bytes: Uint8Array }>): Promise<void> {
+export async function storeDirectory(
+  deps: IngestDeps,
+  root: { cid: string; dagSize: number },
+  nodes: Iterable<{ cid: string; bytes: Uint8Array }>,
+): Promise<void> {
   if (await deps.repo.content(root.cid)) return
   const writer = createBlockWriter(deps)
   try {

@@ -30,7 +30,9 @@ export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logge
   const reloadTemp = (id: number) => `${files.blockPath(id)}.reload`
   const removeFiles = async (id: number) => {
     await files.release(id)
-    await Promise.all([files.blockPath(id), files.carPath(id), `${files.carPath(id)}.tmp`, reloadTemp(id)].map((p) => unlink(p).catch(() => {})))
+    await Promise.all(
+      [files.blockPath(id), files.carPath(id), `${files.carPath(id)}.tmp`, reloadTemp(id)].map((p) => unlink(p).catch(() => {})),
+    )
   }
 
   /** Writes the blocks of a CAR at their recorded offsets, refusing any block that is not exactly ours. */
@@ -43,7 +45,8 @@ export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logge
       for await (const { cid, bytes } of await CarBlockIterator.fromIterable(car)) {
         const key = cid.toString()
         const at = expected.get(key)
-        if (!at || at.length !== bytes.length || !(await blockMatchesCid(cid, bytes))) throw new Error(`Block ${key} does not match the group's index`)
+        if (!at || at.length !== bytes.length || !(await blockMatchesCid(cid, bytes)))
+          throw new Error(`Block ${key} does not match the group's index`)
         let done = 0
         while (done < bytes.length) done += (await out.write(bytes, done, bytes.length - done, at.offset + done)).bytesWritten
         seen.add(key)
@@ -171,7 +174,8 @@ export function createLocalBytes(o: { repo: Repository; files: BlockFiles; logge
         if (!g?.pieceCid) throw new Error(`Group ${id} has no piece CID`)
         if (!(await carIsIntact(files.carPath(id), g.carSize))) {
           const car = await writeGroupCar(id, repo, files, faults)
-          if (car.pieceCid !== g.pieceCid || car.carSize !== g.carSize) throw new Error(`Rebuilt CAR of group ${id} does not match its piece CID`)
+          if (car.pieceCid !== g.pieceCid || car.carSize !== g.carSize)
+            throw new Error(`Rebuilt CAR of group ${id} does not match its piece CID`)
         }
       } catch (err) {
         await release()

@@ -30,8 +30,18 @@ export function readContent(
     let start = 0
     let end = content.size - 1
     if (range) {
-      if (!Number.isSafeInteger(range.start) || !Number.isSafeInteger(range.end) || range.start < 0 || range.end < range.start || range.start >= content.size) {
-        throw new GatewayError(416, 'RANGE_NOT_SATISFIABLE', `Range ${range.start}-${range.end} is outside the content (${content.size} bytes)`)
+      if (
+        !Number.isSafeInteger(range.start) ||
+        !Number.isSafeInteger(range.end) ||
+        range.start < 0 ||
+        range.end < range.start ||
+        range.start >= content.size
+      ) {
+        throw new GatewayError(
+          416,
+          'RANGE_NOT_SATISFIABLE',
+          `Range ${range.start}-${range.end} is outside the content (${content.size} bytes)`,
+        )
       }
       start = range.start
       end = Math.min(range.end, content.size - 1)

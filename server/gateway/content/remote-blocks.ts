@@ -12,7 +12,12 @@ export const contentUnavailable = (detail: string) =>
  * moves to the back of its group's list for the rest of the read, so the
  * next blocks go to one that served. No provider left: 503 CONTENT_UNAVAILABLE.
  */
-export function remoteBlocks(o: { source: RemoteSource | undefined; group: (id: number) => Promise<GroupRecord | undefined>; logger: Logger; signal: AbortSignal }): RemoteBlocks {
+export function remoteBlocks(o: {
+  source: RemoteSource | undefined
+  group: (id: number) => Promise<GroupRecord | undefined>
+  logger: Logger
+  signal: AbortSignal
+}): RemoteBlocks {
   const copies = new Map<number, Promise<RemoteCopy[]>>()
   const copiesOf = (groupId: number) => {
     let p = copies.get(groupId)
@@ -37,7 +42,8 @@ export function remoteBlocks(o: { source: RemoteSource | undefined; group: (id: 
         o.signal.throwIfAborted()
         try {
           const bytes = await copy.block(cid, o.signal)
-          if (bytes.length !== length || !(await blockMatchesCid(cid, bytes))) throw new Error(`provider sent bytes that are not block ${cid}`)
+          if (bytes.length !== length || !(await blockMatchesCid(cid, bytes)))
+            throw new Error(`provider sent bytes that are not block ${cid}`)
           return bytes
         } catch (err) {
           if (o.signal.aborted) throw err

@@ -30,14 +30,17 @@ const toGroup = (r: GroupRow): GroupRecord => ({
 /** Rows per multi-row INSERT; smaller remainders go in powers of two, so few statement texts exist. */
 const BATCH_ROWS = 256
 function* batches<T>(rows: readonly T[]): Generator<readonly T[]> {
-  for (let i = 0; i < rows.length; ) {
+  for (let i = 0; i < rows.length;) {
     const left = rows.length - i
     const n = left >= BATCH_ROWS ? BATCH_ROWS : 2 ** Math.floor(Math.log2(left))
     yield rows.slice(i, i + n)
     i += n
   }
 }
-const valuesOf = (rows: number, columns: number) => Array(rows).fill(`(${Array(columns).fill('?').join(', ')})`).join(', ')
+const valuesOf = (rows: number, columns: number) =>
+  Array(rows)
+    .fill(`(${Array(columns).fill('?').join(', ')})`)
+    .join(', ')
 
 /** All SQL of the content store. Multi-row writes always run in one transaction. */
 export function createRepository(sql: Sql): Repository {
@@ -70,12 +73,18 @@ export function createRepository(sql: Sql): Repository {
   return {
     async createGroup(): Promise<number> {
       const now = Date.now()
-      return (await sql.get<{ id: number }>(`INSERT INTO content_groups (state, created_ms, updated_ms) VALUES ('writable', ?, ?) RETURNING id`, [now, now]))!.id
+      return (await sql.get<{ id: number }>(
+        `INSERT INTO content_groups (state, created_ms, updated_ms) VALUES ('writable', ?, ?) RETURNING id`,
+        [now, now],
+      ))!.id
     },
     group,
     groupsInState: (state: GroupState) => groups('SELECT * FROM content_groups WHERE state = ? ORDER BY id', [state]),
     allGroups: () => groups('SELECT * FROM content_groups ORDER BY id'),
-    unsealedBytes: async () => Number((await sql.get<{ n: number | null }>(`SELECT SUM(size) AS n FROM content_groups WHERE state IN ('writable', 'full')`))?.n ?? 0),
+    unsealedBytes: async () =>
+      Number(
+        (await sql.get<{ n: number | null }>(`SELECT SUM(size) AS n FROM content_groups WHERE state IN ('writable', 'full')`))?.n ?? 0,
+      ),
     transition: (id: number, event: GroupEvent) => transition(id, event),
     async recordPiece(id: number, piece: { carSize: number; pieceCid: string; pieceSize: number }): Promise<void> {
       await transition(id, 'carWritten', 'car_size = ?, piece_cid = ?, piece_size = ?, ', [piece.carSize, piece.pieceCid, piece.pieceSize])
@@ -83,14 +92,27 @@ export function createRepository(sql: Sql): Repository {
     async deleteGroup(id: number): Promise<void> {
       await sql.run('DELETE FROM content_groups WHERE id = ?', [id])
     },
-    block: (cid: string) => sql.get<BlockLocation>('SELECT group_id AS "groupId", "offset", length FROM content_blocks WHERE cid = ?', [cid]),
-    groupBlocks: (id: number) => sql.all<StoredBlock>('SELECT cid, group_id AS "groupId", "offset", length FROM content_blocks WHERE group_id = ? ORDER BY "offset"', [id]),
-    sampleBlock: async (id: number) => (await sql.get<{ cid: string }>('SELECT cid FROM content_blocks WHERE group_id = ? ORDER BY random() LIMIT 1', [id]))?.cid,
-    firstBlock: async (id: number) => (await sql.get<{ cid: string }>('SELECT cid FROM content_blocks WHERE group_id = ? ORDER BY "offset" LIMIT 1', [id]))?.cid,
-    groupBlockCount: async (id: number) => (await sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM content_blocks WHERE group_id = ?', [id]))!.n,
+    block: (cid: string) =>
+      sql.get<BlockLocation>('SELECT group_id AS "groupId", "offset", length FROM content_blocks WHERE cid = ?', [cid]),
+    groupBlocks: (id: number) =>
+      sql.all<StoredBlock>('SELECT cid, group_id AS "groupId", "offset", length FROM content_blocks WHERE group_id = ? ORDER BY "offset"', [
+        id,
+      ]),
+    sampleBlock: async (id: number) =>
+      (await sql.get<{ cid: string }>('SELECT cid FROM content_blocks WHERE group_id = ? ORDER BY random() LIMIT 1', [id]))?.cid,
+    firstBlock: async (id: number) =>
+      (await sql.get<{ cid: string }>('SELECT cid FROM content_blocks WHERE group_id = ? ORDER BY "offset" LIMIT 1', [id]))?.cid,
+    groupBlockCount: async (id: number) =>
+      (await sql.get<{ n: number }>('SELECT COUNT(*) AS n FROM content_blocks WHERE group_id = ?', [id]))!.n,
     groupRoots: async (id: number) =>
-      (await sql.all<{ cid: string }>(`SELECT c.cid FROM contents c JOIN content_blocks b ON b.cid = c.cid WHERE b.group_id = ? ORDER BY b."offset"`, [id])).map((r) => r.cid),
-    content: (cid: string) => sql.get<{ cid: string; size: number; dagSize: number }>('SELECT cid, size, dag_size AS "dagSize" FROM contents WHERE cid = ?', [cid]),
+      (
+        await sql.all<{ cid: string }>(
+          `SELECT c.cid FROM contents c JOIN content_blocks b ON b.cid = c.cid WHERE b.group_id = ? ORDER BY b."offset"`,
+          [id],
+        )
+      ).map((r) => r.cid),
+    content: (cid: string) =>
+      sql.get<{ cid: string; size: number; dagSize: number }>('SELECT cid, size, dag_size AS "dagSize" FROM contents WHERE cid = ?', [cid]),
     leavesInRange: (cid: string, start: number, end: number) =>
       sql.all<LeafRow>(
         `SELECT l.file_offset AS "fileOffset", l.block_cid AS cid, b.group_id AS "groupId", b."offset", b.length
@@ -100,7 +122,9 @@ export function createRepository(sql: Sql): Repository {
         [cid, end, start],
       ),
     groupsOf: (cid: string) =>
-      groups('SELECT g.* FROM content_group_links cg JOIN content_groups g ON g.id = cg.group_id WHERE cg.content_cid = ? ORDER BY g.id', [cid]),
+      groups('SELECT g.* FROM content_group_links cg JOIN content_groups g ON g.id = cg.group_id WHERE cg.content_cid = ? ORDER BY g.id', [
+        cid,
+      ]),
     async groupIdsOfMany(cids: string[]): Promise<Map<string, number[]>> {
       const out = new Map<string, number[]>()
       if (cids.length === 0) return out
@@ -112,7 +136,9 @@ export function createRepository(sql: Sql): Repository {
       return out
     },
     groupsWithIds: (ids: number[]) =>
-      ids.length === 0 ? Promise.resolve([]) : groups(`SELECT * FROM content_groups WHERE id IN (${integers}) ORDER BY id`, [JSON.stringify(ids)]),
+      ids.length === 0
+        ? Promise.resolve([])
+        : groups(`SELECT * FROM content_groups WHERE id IN (${integers}) ORDER BY id`, [JSON.stringify(ids)]),
     async groupsOfMany(cids: string[]): Promise<Map<string, GroupRecord[]>> {
       const out = new Map<string, GroupRecord[]>()
       if (cids.length === 0) return out
@@ -147,11 +173,17 @@ export function createRepository(sql: Sql): Repository {
         for (const [groupId, bytes] of added) await tx.run('UPDATE content_groups SET size = size + ? WHERE id = ?', [bytes, groupId])
         const known = c.blocks.filter((b) => !holder.has(b.cid)).map((b) => b.cid)
         if (known.length > 0) {
-          for (const r of await tx.all<{ cid: string; group_id: number }>(`SELECT cid, group_id FROM content_blocks WHERE cid IN (${texts})`, [JSON.stringify(known)])) {
+          for (const r of await tx.all<{ cid: string; group_id: number }>(
+            `SELECT cid, group_id FROM content_blocks WHERE cid IN (${texts})`,
+            [JSON.stringify(known)],
+          )) {
             holder.set(r.cid, r.group_id)
           }
         }
-        const { changes } = await tx.run('INSERT INTO contents (cid, size, dag_size, created_ms) VALUES (?, ?, ?, ?) ON CONFLICT (cid) DO NOTHING', [c.cid, c.size, c.dagSize, Date.now()])
+        const { changes } = await tx.run(
+          'INSERT INTO contents (cid, size, dag_size, created_ms) VALUES (?, ?, ?, ?) ON CONFLICT (cid) DO NOTHING',
+          [c.cid, c.size, c.dagSize, Date.now()],
+        )
         if (changes === 0) return
         let offset = 0
         const leaves = c.leaves.map((leaf, i) => {
@@ -160,11 +192,17 @@ export function createRepository(sql: Sql): Repository {
           return row
         })
         for (const rows of batches(leaves)) {
-          await tx.run(`INSERT INTO content_leaves (content_cid, idx, file_offset, length, block_cid) VALUES ${valuesOf(rows.length, 5)}`, rows.flat())
+          await tx.run(
+            `INSERT INTO content_leaves (content_cid, idx, file_offset, length, block_cid) VALUES ${valuesOf(rows.length, 5)}`,
+            rows.flat(),
+          )
         }
         const linked = [...new Set(holder.values())]
         for (const rows of batches(linked)) {
-          await tx.run(`INSERT INTO content_group_links (content_cid, group_id) VALUES ${valuesOf(rows.length, 2)} ON CONFLICT DO NOTHING`, rows.flatMap((g) => [c.cid, g]))
+          await tx.run(
+            `INSERT INTO content_group_links (content_cid, group_id) VALUES ${valuesOf(rows.length, 2)} ON CONFLICT DO NOTHING`,
+            rows.flatMap((g) => [c.cid, g]),
+          )
         }
       })
     },

@@ -40,9 +40,7 @@ const CONTENT_V1 = `CREATE TABLE content_groups (
    ) WITHOUT ROWID;
    CREATE INDEX content_group_links_group ON content_group_links (group_id);`
 
-const STEPS: Step[] = [
-  { sqlite: CONTENT_V1, postgres: CONTENT_V1.replace(/\boffset\b/g, '"offset"') },
-]
+const STEPS: Step[] = [{ sqlite: CONTENT_V1, postgres: CONTENT_V1.replace(/\boffset\b/g, '"offset"') }]
 
 /** Creates or upgrades the content store's tables. */
 export async function migrateContent(sql: Sql): Promise<void> {

@@ -6,8 +6,7 @@ import { writeCarFile, type CarJob } from './group-car.ts'
 /** Messages between the seal pool and a sealing thread. */
 export type ToThread = { type: 'seal'; job: CarJob }
 export type FromThread =
-  | { type: 'sealed'; car: Awaited<ReturnType<typeof writeCarFile>> }
-  | { type: 'failed'; message: string; code?: string }
+  { type: 'sealed'; car: Awaited<ReturnType<typeof writeCarFile>> } | { type: 'failed'; message: string; code?: string }
 
 const port = parentPort!
 

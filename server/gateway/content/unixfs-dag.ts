@@ -32,9 +32,30 @@ export interface DagLayout {
 }
 
 export const LAYOUTS: Record<DagProfile, DagLayout> = {
-  'unixfs-v1-2025': { chunkSize: 1_048_576, maxLinks: 1_024, cidVersion: 1, shardSizing: 'block-bytes', shardsAtThreshold: false, importer: { cidVersion: 1, rawLeaves: true, reduceSingleLeafToSelf: true } },
-  'kubo-cid-v1': { chunkSize: 262_144, maxLinks: 174, cidVersion: 1, shardSizing: 'links-bytes', shardsAtThreshold: true, importer: { cidVersion: 1, rawLeaves: true, reduceSingleLeafToSelf: true } },
-  'unixfs-v0-2015': { chunkSize: 262_144, maxLinks: 174, cidVersion: 0, shardSizing: 'links-bytes', shardsAtThreshold: false, importer: { cidVersion: 0, rawLeaves: false, leafType: 'file', reduceSingleLeafToSelf: true } },
+  'unixfs-v1-2025': {
+    chunkSize: 1_048_576,
+    maxLinks: 1_024,
+    cidVersion: 1,
+    shardSizing: 'block-bytes',
+    shardsAtThreshold: false,
+    importer: { cidVersion: 1, rawLeaves: true, reduceSingleLeafToSelf: true },
+  },
+  'kubo-cid-v1': {
+    chunkSize: 262_144,
+    maxLinks: 174,
+    cidVersion: 1,
+    shardSizing: 'links-bytes',
+    shardsAtThreshold: true,
+    importer: { cidVersion: 1, rawLeaves: true, reduceSingleLeafToSelf: true },
+  },
+  'unixfs-v0-2015': {
+    chunkSize: 262_144,
+    maxLinks: 174,
+    cidVersion: 0,
+    shardSizing: 'links-bytes',
+    shardsAtThreshold: false,
+    importer: { cidVersion: 0, rawLeaves: false, leafType: 'file', reduceSingleLeafToSelf: true },
+  },
 }
 
 /** The largest leaf any profile cuts. */
@@ -81,7 +102,7 @@ export async function* fixedSizeLeaves(source: AsyncIterable<Uint8Array>, chunkS
   let filled = 0
   let emitted = false
   for await (const bytes of source) {
-    for (let at = 0; at < bytes.length; ) {
+    for (let at = 0; at < bytes.length;) {
       const n = Math.min(chunkSize - filled, bytes.length - at)
       leaf.set(bytes.subarray(at, at + n), filled)
       filled += n

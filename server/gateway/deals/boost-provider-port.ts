@@ -28,7 +28,8 @@ export function boostProviderPort(o: { chain: NetworkPort; client: ProviderClien
   /** A GET to the provider's HTTP retrieval endpoint, as its peer info names it. */
   async function get(provider: string, path: string, accept: string, signal: AbortSignal): Promise<Response> {
     const base = await client.retrievalUrl(provider, signal)
-    if (!base) throw new NetworkError('REFUSED', `provider ${provider} serves no HTTP retrieval`, { providerReason: 'no HTTP retrieval transport' })
+    if (!base)
+      throw new NetworkError('REFUSED', `provider ${provider} serves no HTTP retrieval`, { providerReason: 'no HTTP retrieval transport' })
     return retrievalGet(`${base}${path}`, accept, signal, provider, doFetch)
   }
 
@@ -39,7 +40,14 @@ export function boostProviderPort(o: { chain: NetworkPort; client: ProviderClien
     idAddress: (address) => chain.lookupId(address),
     async ask(provider, options) {
       const ask = await client.ask(provider, signalOf(options))
-      return ask && { price: BigInt(ask.price), verifiedPrice: BigInt(ask.verifiedPrice), minPieceSize: ask.minPieceSize, maxPieceSize: ask.maxPieceSize }
+      return (
+        ask && {
+          price: BigInt(ask.price),
+          verifiedPrice: BigInt(ask.verifiedPrice),
+          minPieceSize: ask.minPieceSize,
+          maxPieceSize: ask.maxPieceSize,
+        }
+      )
     },
     async servesHttpRetrieval(provider, options) {
       return (await client.retrievalUrl(provider, signalOf(options))) !== null
@@ -58,7 +66,9 @@ export function boostProviderPort(o: { chain: NetworkPort; client: ProviderClien
         signalOf(options),
       )
       const sent = { signedProposal: answer.signedProposal, proposalCid: chainCid(answer.signedProposal).toString() }
-      return answer.accepted ? { accepted: true, proposalId: dealUuid, ...sent } : { accepted: false, reason: answer.message || 'REJECTED', ...sent }
+      return answer.accepted
+        ? { accepted: true, proposalId: dealUuid, ...sent }
+        : { accepted: false, reason: answer.message || 'REJECTED', ...sent }
     },
     async proposalState(provider, dealUuid, options): Promise<ProposalState> {
       const answer = await client.status(provider, dealUuid, signalOf(options))

@@ -40,7 +40,17 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
   const sendable = (g: { id: number; state: string }) => g.state === 'ready_for_deals' || (g.state === 'reload' && repairs.holds(g.id))
 
   async function tickOnce(): Promise<TickReport> {
-    const r: TickReport = { proposed: 0, published: 0, activated: 0, failed: 0, checked: 0, offloaded: 0, repairing: 0, repaired: 0, repairsGivenUp: 0 }
+    const r: TickReport = {
+      proposed: 0,
+      published: 0,
+      activated: 0,
+      failed: 0,
+      checked: 0,
+      offloaded: 0,
+      repairing: 0,
+      repaired: 0,
+      repairsGivenUp: 0,
+    }
     if (o.paused?.()) return r
     // Proposals in flight when a previous process died, once, before anything else.
     await (interrupted ??= deals.failInterrupted().catch((err) => {
@@ -90,7 +100,8 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
             // Shutdown aborts reloads too, so that it never waits out a slow provider.
             fetch: () => c.retrievePiece(d, group.carSize!, AbortSignal.any([AbortSignal.timeout(o.reloadTimeoutMs), stopping.signal])),
             // One block of a file being read: a provider call like any other, cut short when the reader goes.
-            block: (cid, signal) => c.retrieveBlock(d, cid, AbortSignal.any([signal, AbortSignal.timeout(o.callTimeoutMs), stopping.signal])),
+            block: (cid, signal) =>
+              c.retrieveBlock(d, cid, AbortSignal.any([signal, AbortSignal.timeout(o.callTimeoutMs), stopping.signal])),
           }))
         },
       }
@@ -101,7 +112,10 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
     marketFunding() {
       const funds = placement.clientFunds()
       if (!funds) return undefined
-      const dealsUntilMs = firstDealEnd === undefined || lastHead === undefined ? undefined : c.now() + (firstDealEnd - lastHead) * providers.epochSeconds * 1000
+      const dealsUntilMs =
+        firstDealEnd === undefined || lastHead === undefined
+          ? undefined
+          : c.now() + (firstDealEnd - lastHead) * providers.epochSeconds * 1000
       return { ...funds, ...(dealsUntilMs === undefined ? {} : { dealsUntilMs }) }
     },
     dealKind: () => placement.dealKind(),

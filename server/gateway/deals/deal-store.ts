@@ -62,7 +62,10 @@ const toDeal = (r: Row): GroupDeal => ({
 
 /** For each target state, the states a deal may move to it from. */
 const FROM = Object.fromEntries(
-  (Object.keys(DEAL_TRANSITIONS) as GatewayDealState[]).map((to) => [to, (Object.keys(DEAL_TRANSITIONS) as GatewayDealState[]).filter((from) => DEAL_TRANSITIONS[from].includes(to))]),
+  (Object.keys(DEAL_TRANSITIONS) as GatewayDealState[]).map((to) => [
+    to,
+    (Object.keys(DEAL_TRANSITIONS) as GatewayDealState[]).filter((from) => DEAL_TRANSITIONS[from].includes(to)),
+  ]),
 ) as Record<GatewayDealState, GatewayDealState[]>
 
 const inList = (states: readonly string[]) => states.map((s) => `'${s}'`).join(', ')
@@ -86,13 +89,17 @@ export async function createDealStore(sql: Sql, now: () => number = Date.now): P
   const transition = (id: number, to: GatewayDealState, set: string, params: unknown[], reason?: string): Promise<boolean> =>
     sql.transaction(async (tx) => {
       const t = now()
-      const { changes } = await tx.run(`UPDATE group_deals SET state = '${to}', ${set}updated_ms = ? WHERE id = ? AND state IN (${inList(FROM[to]) || 'NULL'})`, [...params, t, id])
+      const { changes } = await tx.run(
+        `UPDATE group_deals SET state = '${to}', ${set}updated_ms = ? WHERE id = ? AND state IN (${inList(FROM[to]) || 'NULL'})`,
+        [...params, t, id],
+      )
       if (changes === 0) return false
       await event(tx, id, to, reason ?? null, t)
       return true
     })
   /** A deal that failed or ended: its reason kept, its transfer token and retrievability gone. */
-  const finish = (id: number, to: 'failed' | 'ended', reason: string) => transition(id, to, 'reason = ?, token_hash = NULL, retrievable = 0, ', [reason], reason)
+  const finish = (id: number, to: 'failed' | 'ended', reason: string) =>
+    transition(id, to, 'reason = ?, token_hash = NULL, retrievable = 0, ', [reason], reason)
   const liveOfGroup = (groupId: number) => all(`SELECT * FROM group_deals WHERE group_id = ? AND state IN (${live}) ORDER BY id`, [groupId])
 
   const withAudit = async (r: Row): Promise<DealAudit> => ({
@@ -100,7 +107,12 @@ export async function createDealStore(sql: Sql, now: () => number = Date.now): P
     ...(r.signed_proposal ? { signedProposal: new Uint8Array(r.signed_proposal) } : {}),
     ...(r.proposal_cid ? { proposalCid: r.proposal_cid } : {}),
     ...(r.provider_answer ? { providerAnswer: r.provider_answer } : {}),
-    events: (await sql.all<{ state: GatewayDealState; reason: string | null; at_ms: number }>('SELECT state, reason, at_ms FROM group_deal_events WHERE deal_id = ? ORDER BY rowid', [r.id])).map((e) => ({
+    events: (
+      await sql.all<{ state: GatewayDealState; reason: string | null; at_ms: number }>(
+        'SELECT state, reason, at_ms FROM group_deal_events WHERE deal_id = ? ORDER BY rowid',
+        [r.id],
+      )
+    ).map((e) => ({
       state: e.state,
       ...(e.reason ? { reason: e.reason } : {}),
       atMs: e.at_ms,
@@ -113,13 +125,30 @@ export async function createDealStore(sql: Sql, now: () => number = Date.now): P
     for (const d of deals) {
       const state = shownState(d.state)
       if (!state) continue
-      const pdp = d.route === 'pdp'
-        ? { route: 'pdp' as const, ...(d.dataSetId !== undefined ? { dataSetId: d.dataSetId } : {}), ...(d.pieceId !== undefined ? { pieceId: d.pieceId } : {}), ...(d.lastProofEpoch !== undefined ? { lastProofEpoch: d.lastProofEpoch } : {}) }
-        : {}
-      shown.push({ provider: d.provider, state, dealId: d.dealId ?? 0, endEpoch: d.endEpoch, isRetrievable: d.state === 'active' && d.retrievable, ...pdp })
+      const pdp =
+        d.route === 'pdp'
+          ? {
+              route: 'pdp' as const,
+              ...(d.dataSetId !== undefined ? { dataSetId: d.dataSetId } : {}),
+              ...(d.pieceId !== undefined ? { pieceId: d.pieceId } : {}),
+              ...(d.lastProofEpoch !== undefined ? { lastProofEpoch: d.lastProofEpoch } : {}),
+            }
+          : {}
+      shown.push({
+        provider: d.provider,
+        state,
+        dealId: d.dealId ?? 0,
+        endEpoch: d.endEpoch,
+        isRetrievable: d.state === 'active' && d.retrievable,
+        ...pdp,
+      })
     }
     const failedDeals = failedDealsOf(deals)
-    return { deals: shown, retrievableCopies: shown.filter((d) => d.isRetrievable).length, ...(failedDeals.length > 0 ? { failedDeals } : {}) }
+    return {
+      deals: shown,
+      retrievableCopies: shown.filter((d) => d.isRetrievable).length,
+      ...(failedDeals.length > 0 ? { failedDeals } : {}),
+    }
   }
 
   return {
@@ -129,13 +158,30 @@ export async function createDealStore(sql: Sql, now: () => number = Date.now): P
         const row = (await tx.get<Row>(
           `INSERT INTO group_deals (group_id, route, provider, piece_cid, state, start_epoch, end_epoch, token_hash, proposal_epoch, transfer_size, created_ms, updated_ms)
            VALUES (?, ?, ?, ?, 'proposing', ?, ?, ?, ?, ?, ?, ?) RETURNING *`,
-          [d.groupId, d.route ?? 'market', d.provider, d.pieceCid, d.startEpoch, d.endEpoch, d.tokenHash ?? null, d.proposalEpoch, d.transferSize ?? null, t, t],
+          [
+            d.groupId,
+            d.route ?? 'market',
+            d.provider,
+            d.pieceCid,
+            d.startEpoch,
+            d.endEpoch,
+            d.tokenHash ?? null,
+            d.proposalEpoch,
+            d.transferSize ?? null,
+            t,
+            t,
+          ],
         ))!
         await event(tx, row.id, 'proposing', null, t)
         return toDeal(row)
       }),
     async recordSent(id: number, sent: { signedProposal?: Uint8Array; proposalCid?: string; answer: string }): Promise<void> {
-      await sql.run('UPDATE group_deals SET signed_proposal = ?, proposal_cid = ?, provider_answer = ? WHERE id = ?', [sent.signedProposal ?? null, sent.proposalCid ?? null, sent.answer, id])
+      await sql.run('UPDATE group_deals SET signed_proposal = ?, proposal_cid = ?, provider_answer = ? WHERE id = ?', [
+        sent.signedProposal ?? null,
+        sent.proposalCid ?? null,
+        sent.answer,
+        id,
+      ])
     },
     get: async (id: number) => {
       const r = await sql.get<Row>('SELECT * FROM group_deals WHERE id = ?', [id])
@@ -144,17 +190,28 @@ export async function createDealStore(sql: Sql, now: () => number = Date.now): P
     ofGroup: (groupId: number) => all('SELECT * FROM group_deals WHERE group_id = ? ORDER BY id', [groupId]),
     liveOfGroup,
     inState: (state: GatewayDealState, route?: StorageRoute) =>
-      route ? all('SELECT * FROM group_deals WHERE state = ? AND route = ? ORDER BY id', [state, route]) : all('SELECT * FROM group_deals WHERE state = ? ORDER BY id', [state]),
+      route
+        ? all('SELECT * FROM group_deals WHERE state = ? AND route = ? ORDER BY id', [state, route])
+        : all('SELECT * FROM group_deals WHERE state = ? ORDER BY id', [state]),
     markAccepted: (id: number, proposalId: string) => transition(id, 'proposed', 'proposal_id = ?, ', [proposalId]),
-    markPublished: (id: number, dealId: number) => transition(id, 'published', 'deal_id = ?, token_hash = NULL, ', [dealId], `deal ${dealId}`),
+    markPublished: (id: number, dealId: number) =>
+      transition(id, 'published', 'deal_id = ?, token_hash = NULL, ', [dealId], `deal ${dealId}`),
     markActive: (id: number) => transition(id, 'active', '', []),
     markFailed: (id: number, reason: string) => finish(id, 'failed', reason),
     markEnded: (id: number, reason: string) => finish(id, 'ended', reason),
     async recordPdpCopy(id, copy): Promise<void> {
-      await sql.run('UPDATE group_deals SET data_set_id = ?, piece_id = ?, added_epoch = ?, retrieval_url = ?, updated_ms = ? WHERE id = ?', [copy.dataSetId, copy.pieceId, copy.addedEpoch, copy.retrievalUrl, now(), id])
+      await sql.run(
+        'UPDATE group_deals SET data_set_id = ?, piece_id = ?, added_epoch = ?, retrieval_url = ?, updated_ms = ? WHERE id = ?',
+        [copy.dataSetId, copy.pieceId, copy.addedEpoch, copy.retrievalUrl, now(), id],
+      )
     },
     async recordProof(id, proof): Promise<void> {
-      await sql.run('UPDATE group_deals SET last_proof_epoch = COALESCE(?, last_proof_epoch), end_epoch = ?, updated_ms = ? WHERE id = ?', [proof.lastProofEpoch ?? null, proof.endEpoch, now(), id])
+      await sql.run('UPDATE group_deals SET last_proof_epoch = COALESCE(?, last_proof_epoch), end_epoch = ?, updated_ms = ? WHERE id = ?', [
+        proof.lastProofEpoch ?? null,
+        proof.endEpoch,
+        now(),
+        id,
+      ])
     },
     async recordCheck(id: number, ok: boolean): Promise<void> {
       const t = now()
@@ -180,7 +237,8 @@ export async function createDealStore(sql: Sql, now: () => number = Date.now): P
       return r && withAudit(r)
     },
 
-    view: async (groupId: number): Promise<DealView> => viewOf(await all('SELECT * FROM group_deals WHERE group_id = ? ORDER BY id', [groupId])),
+    view: async (groupId: number): Promise<DealView> =>
+      viewOf(await all('SELECT * FROM group_deals WHERE group_id = ? ORDER BY id', [groupId])),
     async views(groupIds?: number[]): Promise<Map<number, DealView>> {
       // Every deal, failed and ended ones too: the view lists the failures and whether a later deal replaced each.
       const deals = groupIds

@@ -27,8 +27,10 @@ export function createEngineContext(o: DealEngineOptions): EngineContext {
       r.failed++
       logger.info({ groupId: d.groupId, provider: d.provider, reason }, 'deal failed; another provider will be asked')
     },
-    counting: async (groupId, head, route = 'market') => (await liveOf(groupId, route)).filter((d) => !endsSoon(d, head) && !failingChecks(d)),
-    lastingRetrievable: async (groupId, head, route = 'market') => (await liveOf(groupId, route)).filter((d) => d.state === 'active' && d.retrievable && !endsSoon(d, head)).length,
+    counting: async (groupId, head, route = 'market') =>
+      (await liveOf(groupId, route)).filter((d) => !endsSoon(d, head) && !failingChecks(d)),
+    lastingRetrievable: async (groupId, head, route = 'market') =>
+      (await liveOf(groupId, route)).filter((d) => d.state === 'active' && d.retrievable && !endsSoon(d, head)).length,
     async satisfied(groupId, head) {
       for (const route of ROUTES) if ((await c.lastingRetrievable(groupId, head, route)) < c.required(route)) return false
       return true
@@ -37,11 +39,16 @@ export function createEngineContext(o: DealEngineOptions): EngineContext {
       for (const route of routes) if ((await c.counting(groupId, head, route)).length < c.required(route)) return true
       return false
     },
-    transferPending: async (groupId) => c.uploading(groupId) || (await deals.liveOfGroup(groupId)).some((d) => d.state === 'proposing' || d.state === 'proposed'),
+    transferPending: async (groupId) =>
+      c.uploading(groupId) || (await deals.liveOfGroup(groupId)).some((d) => d.state === 'proposing' || d.state === 'proposed'),
     retrieveBlock: (d, cid, signal) =>
-      d.route === 'pdp' ? o.pdp!.client.retrieveBlock(d.retrievalUrl!, cid, signal) : o.providers.retrieveBlock(d.provider, d.pieceCid, cid, { signal }),
+      d.route === 'pdp'
+        ? o.pdp!.client.retrieveBlock(d.retrievalUrl!, cid, signal)
+        : o.providers.retrieveBlock(d.provider, d.pieceCid, cid, { signal }),
     retrievePiece: (d, size, signal) =>
-      d.route === 'pdp' ? o.pdp!.client.retrievePiece(d.retrievalUrl!, size, signal) : o.providers.retrievePiece(d.provider, d.pieceCid, size, { signal }),
+      d.route === 'pdp'
+        ? o.pdp!.client.retrievePiece(d.retrievalUrl!, size, signal)
+        : o.providers.retrievePiece(d.provider, d.pieceCid, size, { signal }),
   }
   return c
 }

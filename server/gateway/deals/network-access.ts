@@ -22,7 +22,15 @@ export interface NetworkAccess {
  * and status requests signed with `signer`. `npm start`, the deal tests and
  * the bench all go through here.
  */
-export async function connectToNetwork(o: { rpcUrl: string; token?: string; clock: NetworkClock; signer: Signer; network: AddressNetwork; timeoutMs?: number; fetch?: typeof fetch }): Promise<NetworkAccess> {
+export async function connectToNetwork(o: {
+  rpcUrl: string
+  token?: string
+  clock: NetworkClock
+  signer: Signer
+  network: AddressNetwork
+  timeoutMs?: number
+  fetch?: typeof fetch
+}): Promise<NetworkAccess> {
   const chain = createLotusNetwork({ url: o.rpcUrl, token: o.token, clock: o.clock, timeoutMs: o.timeoutMs ?? 10_000, fetch: o.fetch })
   const client = await createProviderClient({ directory: chainDirectory(chain), signer: o.signer, network: o.network })
   return {

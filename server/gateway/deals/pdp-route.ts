@@ -105,7 +105,9 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
     // second data set whose lockup no longer fits is refused on chain. A tenth more and a day of the new rate.
     const amount = roundUpToCents(funding.depositNeeded + funding.depositNeeded / 10n + funding.ratePerEpoch * BigInt(EPOCHS_PER_DAY))
     if (!options.autoDeposit) {
-      setFundsError(`no funds: deposit USDFC: storing needs ${usdfc(amount)} more in Filecoin Pay${funding.needsApproval ? ', and the warm storage service approved,' : ''} before anything is uploaded (npm run wallet -- deposit ${formatUnits(amount, 18)} USDFC)`)
+      setFundsError(
+        `no funds: deposit USDFC: storing needs ${usdfc(amount)} more in Filecoin Pay${funding.needsApproval ? ', and the warm storage service approved,' : ''} before anything is uploaded (npm run wallet -- deposit ${formatUnits(amount, 18)} USDFC)`,
+      )
       return false
     }
     return deposit(amount, 'deposited USDFC into Filecoin Pay for PDP uploads', '')
@@ -139,9 +141,9 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
     const txHash = d.proposalId?.startsWith('0x') ? (d.proposalId as `0x${string}`) : undefined
     const outcome = txHash
       ? await client.addedCopy({ txHash, providerId: providerIdOf(d.provider), pieceCid: d.pieceCid }).catch((err: unknown) => {
-        logger.warn({ err, groupId: d.groupId, provider: d.provider }, 'looking up an interrupted PDP add failed; asking again later')
-        return { status: 'pending' as const }
-      })
+          logger.warn({ err, groupId: d.groupId, provider: d.provider }, 'looking up an interrupted PDP add failed; asking again later')
+          return { status: 'pending' as const }
+        })
       : { status: 'failed' as const }
     if (outcome.status === 'pending' && epochsSince(d) < ADOPT_WAIT_EPOCHS) return
     orphans.delete(id)
@@ -151,9 +153,17 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
     }
     const { copy } = outcome
     if (d.state === 'proposed') await deals.markPublished(d.id, Number(copy.dataSetId))
-    await deals.recordPdpCopy(d.id, { dataSetId: Number(copy.dataSetId), pieceId: Number(copy.pieceId), addedEpoch: copy.addedEpoch, retrievalUrl: copy.retrievalUrl })
+    await deals.recordPdpCopy(d.id, {
+      dataSetId: Number(copy.dataSetId),
+      pieceId: Number(copy.pieceId),
+      addedEpoch: copy.addedEpoch,
+      retrievalUrl: copy.retrievalUrl,
+    })
     r.published++
-    logger.info({ groupId: d.groupId, provider: d.provider, dataSetId: Number(copy.dataSetId), pieceId: Number(copy.pieceId) }, 'PDP copy adopted after a restart: its add went through on chain')
+    logger.info(
+      { groupId: d.groupId, provider: d.provider, dataSetId: Number(copy.dataSetId), pieceId: Number(copy.pieceId) },
+      'PDP copy adopted after a restart: its add went through on chain',
+    )
   }
 
   /** PDP copies in a data set on chain (or being added to one), proved or not yet. */
@@ -181,10 +191,24 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
     const rows = new Map<number, Promise<GroupDeal>>()
     const row = (providerId: number) =>
       rows.get(providerId) ??
-      rows.set(providerId, deals.create({ groupId: g.id, route: 'pdp', provider: providerName(providerId), pieceCid, startEpoch: head, endEpoch: head, proposalEpoch: head })).get(providerId)!
+      rows
+        .set(
+          providerId,
+          deals.create({
+            groupId: g.id,
+            route: 'pdp',
+            provider: providerName(providerId),
+            pieceCid,
+            startEpoch: head,
+            endEpoch: head,
+            proposalEpoch: head,
+          }),
+        )
+        .get(providerId)!
     // The SDK's callbacks cannot wait: what they record is awaited before the result is.
     const recorded: Promise<unknown>[] = []
-    const record = (work: () => Promise<unknown>) => recorded.push(work().catch((err) => logger.warn({ err, groupId: g.id }, 'recording a PDP upload step failed')))
+    const record = (work: () => Promise<unknown>) =>
+      recorded.push(work().catch((err) => logger.warn({ err, groupId: g.id }, 'recording a PDP upload step failed')))
     // An upload that makes no progress for uploadIdleMs (no bytes taken, no step on chain) has stalled.
     const stalled = new AbortController()
     let idle: NodeJS.Timeout | undefined
@@ -223,16 +247,28 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
           const d = await row(copy.providerId)
           await deals.markAccepted(d.id, `pdp-${copy.dataSetId}-${copy.pieceId}`)
           await deals.markPublished(d.id, Number(copy.dataSetId))
-          await deals.recordPdpCopy(d.id, { dataSetId: Number(copy.dataSetId), pieceId: Number(copy.pieceId), addedEpoch: copy.addedEpoch, retrievalUrl: copy.retrievalUrl })
+          await deals.recordPdpCopy(d.id, {
+            dataSetId: Number(copy.dataSetId),
+            pieceId: Number(copy.pieceId),
+            addedEpoch: copy.addedEpoch,
+            retrievalUrl: copy.retrievalUrl,
+          })
           r.published++
         }
         const failures = stored.failures.map((f) => `${providerName(f.providerId)}: ${f.reason}`)
         for (const f of stored.failures) await c.fail(await row(f.providerId), `PROVIDER_REFUSED: ${f.reason}`, r)
         if (stored.copies.length > 0) refused.delete(g.id)
         if (failures.length > 0) refused.set(g.id, failures.join('; '))
-        logger.info({ groupId: g.id, pieceCid, copies: stored.copies.map((x) => providerName(x.providerId)), failures }, 'group stored on PDP providers')
+        logger.info(
+          { groupId: g.id, pieceCid, copies: stored.copies.map((x) => providerName(x.providerId)), failures },
+          'group stored on PDP providers',
+        )
       } catch (err) {
-        const why = controller.signal.aborted ? 'INTERRUPTED' : isNetworkError(err, 'TIMED_OUT') ? `UPLOAD_STALLED: ${(err as Error).message}` : `PROVIDER_REFUSED: ${(err as Error).message}`
+        const why = controller.signal.aborted
+          ? 'INTERRUPTED'
+          : isNetworkError(err, 'TIMED_OUT')
+            ? `UPLOAD_STALLED: ${(err as Error).message}`
+            : `PROVIDER_REFUSED: ${(err as Error).message}`
         const failedProvider = isNetworkError(err) && err.provider !== undefined ? Number(err.provider) : undefined
         await Promise.all(recorded)
         // The provider that failed gets a failed row too, so that it is not asked again for a while.
@@ -256,8 +292,15 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
   function noteFunding(now: PdpFunding): void {
     if (now.status !== (funding?.status ?? 'HEALTHY')) {
       const days = Math.floor(now.runwayEpochs / EPOCHS_PER_DAY)
-      if (now.status === 'HEALTHY') logger.info({ payer: client.address, funds: usdfc(now.funds) }, 'the Onchain Cloud account is funded again')
-      else logger.warn({ payer: client.address, funds: usdfc(now.funds), runwayDays: days }, now.status === 'DEFICIT' ? 'the Onchain Cloud account no longer pays for the PDP copies: deposit USDFC' : `the Onchain Cloud account pays for the PDP copies for ${days} more days: deposit USDFC`)
+      if (now.status === 'HEALTHY')
+        logger.info({ payer: client.address, funds: usdfc(now.funds) }, 'the Onchain Cloud account is funded again')
+      else
+        logger.warn(
+          { payer: client.address, funds: usdfc(now.funds), runwayDays: days },
+          now.status === 'DEFICIT'
+            ? 'the Onchain Cloud account no longer pays for the PDP copies: deposit USDFC'
+            : `the Onchain Cloud account pays for the PDP copies for ${days} more days: deposit USDFC`,
+        )
     }
     funding = now
   }
@@ -269,7 +312,12 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
    */
   async function topUp(lockupRatePerEpoch: bigint, availableFunds: bigint): Promise<void> {
     const amount = roundUpToCents(lockupRatePerEpoch * BigInt(TOP_UP_RUNWAY_EPOCHS) - availableFunds)
-    if (amount > 0n) await deposit(amount, 'deposited USDFC into Filecoin Pay: the PDP copies are paid for 30 more days', 'the PDP copies\' funds run short, and ')
+    if (amount > 0n)
+      await deposit(
+        amount,
+        'deposited USDFC into Filecoin Pay: the PDP copies are paid for 30 more days',
+        "the PDP copies' funds run short, and ",
+      )
   }
 
   /**
@@ -285,14 +333,21 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
     try {
       if ((await client.removalState(copy)) === 'live') {
         const hash = await client.removeCopy(copy)
-        logger.info({ groupId: d.groupId, provider: d.provider, dataSetId: d.dataSetId, pieceId: d.pieceId, hash }, 'PDP copy removed from its data set: no longer paid for')
+        logger.info(
+          { groupId: d.groupId, provider: d.provider, dataSetId: d.dataSetId, pieceId: d.pieceId, hash },
+          'PDP copy removed from its data set: no longer paid for',
+        )
       }
       removals.delete(d.id)
     } catch (err) {
       const waitEpochs = Math.min(REMOVAL_RETRY_MAX_EPOCHS, 10 * 2 ** tries)
       removals.set(d.id, { tries: tries + 1, atMs: c.now() + waitEpochs * c.o.providers.epochSeconds * 1000 })
       // Said once; later tries only when they succeed.
-      if (tries === 0) logger.warn({ err, groupId: d.groupId, provider: d.provider, dataSetId: d.dataSetId, pieceId: d.pieceId }, 'removing a PDP copy that no longer counts failed; trying again later (it is paid for until then)')
+      if (tries === 0)
+        logger.warn(
+          { err, groupId: d.groupId, provider: d.provider, dataSetId: d.dataSetId, pieceId: d.pieceId },
+          'removing a PDP copy that no longer counts failed; trying again later (it is paid for until then)',
+        )
     }
   }
 
@@ -335,11 +390,17 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
       // Seen missing for the first time (this gateway, or the provider, may just be back from a stop): one
       // more proving period to prove again before the copy stops counting.
       missingSince.set(d.id, head)
-      logger.warn({ groupId: d.groupId, provider: d.provider, missedPeriods: proof.missedPeriods }, 'PDP provider missed its proofs; the copy stops counting if it misses the next period too')
+      logger.warn(
+        { groupId: d.groupId, provider: d.provider, missedPeriods: proof.missedPeriods },
+        'PDP provider missed its proofs; the copy stops counting if it misses the next period too',
+      )
     } else if (head - missingSince.get(d.id)! >= proof.maxProvingPeriod) {
       missingSince.delete(d.id)
       await deals.markEnded(d.id, `MISSED_PROOFS: ${proof.missedPeriods} proving periods in a row without a proof`)
-      logger.warn({ groupId: d.groupId, provider: d.provider, missedPeriods: proof.missedPeriods }, 'PDP provider stopped proving; another copy will be made')
+      logger.warn(
+        { groupId: d.groupId, provider: d.provider, missedPeriods: proof.missedPeriods },
+        'PDP provider stopped proving; another copy will be made',
+      )
       await removeCopy(d)
     }
   }
@@ -379,7 +440,9 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
         const history = (await deals.ofGroup(g.id)).filter((d) => d.route === 'pdp')
         const live = new Set((await deals.liveOfGroup(g.id)).filter((d) => d.route === 'pdp').map((d) => d.provider))
         // A provider that failed a copy (or stopped keeping one) is not asked again for a while, counted from then.
-        const recent = history.filter((d) => (d.state === 'failed' || d.state === 'ended') && epochsSince(d) < c.retryAfterEpochs).map((d) => d.provider)
+        const recent = history
+          .filter((d) => (d.state === 'failed' || d.state === 'ended') && epochsSince(d) < c.retryAfterEpochs)
+          .map((d) => d.provider)
         const exclude = [...new Set([...live, ...recent])].map(providerIdOf)
         logger.info({ groupId: g.id, copies: missing, exclude }, 'uploading group to PDP providers')
         await upload(g, missing, exclude, head, r)
@@ -398,7 +461,12 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
       const runway = Number(account.runwayEpochs > BigInt(MAX_RUNWAY_EPOCHS) ? BigInt(MAX_RUNWAY_EPOCHS) : account.runwayEpochs)
       const endEpoch = head + runway
       noteFunding({
-        status: account.lockupRatePerEpoch > 0n && account.availableFunds <= 0n ? 'DEFICIT' : account.lockupRatePerEpoch > 0n && runway <= WARNING_RUNWAY_EPOCHS ? 'WARNING' : 'HEALTHY',
+        status:
+          account.lockupRatePerEpoch > 0n && account.availableFunds <= 0n
+            ? 'DEFICIT'
+            : account.lockupRatePerEpoch > 0n && runway <= WARNING_RUNWAY_EPOCHS
+              ? 'WARNING'
+              : 'HEALTHY',
         funds: account.funds,
         runwayEpochs: runway,
         fundedUntilMs: Date.now() + runway * c.o.providers.epochSeconds * 1000,
@@ -406,10 +474,12 @@ export function createPdpRoute(c: EngineContext, options: PdpRouteOptions): PdpR
       if (options.autoDeposit && funding!.status !== 'HEALTHY') await topUp(account.lockupRatePerEpoch, account.availableFunds)
       for (const d of due) {
         polledAt.set(d.id, c.now())
-        const proof = await client.copyProof({ dataSetId: BigInt(d.dataSetId!), pieceId: BigInt(d.pieceId!), addedEpoch: d.addedEpoch! }).catch((err) => {
-          logger.warn({ err, groupId: d.groupId, provider: d.provider }, 'reading a PDP copy on chain failed; asking again later')
-          return undefined
-        })
+        const proof = await client
+          .copyProof({ dataSetId: BigInt(d.dataSetId!), pieceId: BigInt(d.pieceId!), addedEpoch: d.addedEpoch! })
+          .catch((err) => {
+            logger.warn({ err, groupId: d.groupId, provider: d.provider }, 'reading a PDP copy on chain failed; asking again later')
+            return undefined
+          })
         if (proof) await followCopy(d, proof, head, endEpoch, r)
       }
       await retryRemovals()

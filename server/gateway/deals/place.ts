@@ -43,7 +43,10 @@ export function createPlacement(c: EngineContext): Placement {
     const previous = verifiedNow()
     networkVersion = await providers.networkVersion().catch(() => networkVersion)
     if (o.terms.verified && previous && !verifiedNow()) {
-      logger.warn({ networkVersion }, 'the network has reached FIP-0118 (network version 29): Fil+ has ended, new deals are proposed as unverified deals')
+      logger.warn(
+        { networkVersion },
+        'the network has reached FIP-0118 (network version 29): Fil+ has ended, new deals are proposed as unverified deals',
+      )
     }
   }
 
@@ -96,7 +99,9 @@ export function createPlacement(c: EngineContext): Placement {
       if (pieceSize > ask.maxPieceSize) return { refused: `takes pieces of at most ${ask.maxPieceSize} bytes` }
       while (target < ask.minPieceSize) target *= 2
       if (target / pieceSize > o.terms.maxPaddingFactor) {
-        return { refused: `takes pieces of at least ${ask.minPieceSize} bytes; this one is ${pieceSize} (padding it ×${target / pieceSize} is over DEAL_MAX_PADDING ${o.terms.maxPaddingFactor})` }
+        return {
+          refused: `takes pieces of at least ${ask.minPieceSize} bytes; this one is ${pieceSize} (padding it ×${target / pieceSize} is over DEAL_MAX_PADDING ${o.terms.maxPaddingFactor})`,
+        }
       }
     }
     const pricePerEpoch = piecePricePerEpoch(BigInt(o.terms.pricePerGiBEpoch), target)
@@ -106,7 +111,8 @@ export function createPlacement(c: EngineContext): Placement {
       if (pricePerEpoch < asked) return { refused: `asks ${asked} attoFIL per epoch for this piece, ${pricePerEpoch} offered (DEAL_PRICE)` }
     }
     const http = await c.withTimeout((signal) => providers.servesHttpRetrieval(provider, { signal })).catch(() => undefined)
-    if (http === false) return { refused: 'serves no HTTP retrieval, so its copy could never be checked or read back and the local copy would have to stay' }
+    if (http === false)
+      return { refused: 'serves no HTTP retrieval, so its copy could never be checked or read back and the local copy would have to stay' }
     return {
       pieceCid: target === pieceSize ? g.pieceCid! : padPieceCid(g.pieceCid!, pieceSize, target),
       pieceSize: target,
@@ -147,10 +153,19 @@ export function createPlacement(c: EngineContext): Placement {
       ProviderCollateral: collateral,
       ClientCollateral: '0',
     }
-    const transfer = { dataRoot, url: `${o.publicUrl()}${TRANSFER_PATH}/${deal.id}`, headers: { Authorization: `Bearer ${token}` }, size: offer.transferSize }
+    const transfer = {
+      dataRoot,
+      url: `${o.publicUrl()}${TRANSFER_PATH}/${deal.id}`,
+      headers: { Authorization: `Bearer ${token}` },
+      size: offer.transferSize,
+    }
     try {
       const answer = await c.withTimeout((signal) => providers.propose(proposal, transfer, { signal }), o.proposalTimeoutMs)
-      await deals.recordSent(deal.id, { signedProposal: answer.signedProposal, proposalCid: answer.proposalCid, answer: answer.accepted ? 'accepted' : answer.reason })
+      await deals.recordSent(deal.id, {
+        signedProposal: answer.signedProposal,
+        proposalCid: answer.proposalCid,
+        answer: answer.accepted ? 'accepted' : answer.reason,
+      })
       if (answer.accepted) {
         await deals.markAccepted(deal.id, answer.proposalId)
         r.proposed++
@@ -171,7 +186,10 @@ export function createPlacement(c: EngineContext): Placement {
     dealKind: () => ({
       verified: verifiedNow(),
       networkVersion,
-      note: o.terms.verified && !verifiedNow() ? `Fil+ ended at network version ${FIL_PLUS_ENDS_AT_NETWORK_VERSION} (FIP-0118): deals are unverified, no DataCap is needed` : undefined,
+      note:
+        o.terms.verified && !verifiedNow()
+          ? `Fil+ ended at network version ${FIL_PLUS_ENDS_AT_NETWORK_VERSION} (FIP-0118): deals are unverified, no DataCap is needed`
+          : undefined,
     }),
     async place(head, r, sendable) {
       // An Onchain-Cloud-only policy (DEAL_COPIES=0): no deals, and no DataCap or escrow to ask for.
@@ -196,7 +214,9 @@ export function createPlacement(c: EngineContext): Placement {
         const busy = new Set((await deals.liveOfGroup(g.id)).filter((d) => d.route === 'market').map((d) => d.provider))
         // Deals recorded before the proposal epoch was kept: reconstructed from the start epoch.
         const proposedAt = (d: GroupDeal) => d.proposalEpoch ?? d.startEpoch - o.terms.startOffsetEpochs
-        const notAgain = new Set(history.filter((d) => d.state === 'failed' && head - proposedAt(d) < c.retryAfterEpochs).map((d) => d.provider))
+        const notAgain = new Set(
+          history.filter((d) => d.state === 'failed' && head - proposedAt(d) < c.retryAfterEpochs).map((d) => d.provider),
+        )
         // A proposal that got no answer may still have been taken: that provider may hold a deal for the piece
         // that we do not know of, so it is never asked again for this group (no piece stored twice by one provider).
         for (const d of history) if (d.state === 'failed' && /^PROPOSAL_(TIMEOUT|UNANSWERED)/.test(d.reason ?? '')) notAgain.add(d.provider)
@@ -223,7 +243,8 @@ export function createPlacement(c: EngineContext): Placement {
           const offer = await offerFor(g, provider, verified)
           const locks = 'refused' in offer ? 0n : offer.pricePerEpoch * BigInt(o.terms.durationEpochs)
           if ('refused' in offer) refusals.push(`${provider} ${offer.refused}`)
-          else if (escrowFree !== undefined && locks > escrowFree) refusals.push(`${provider}: the deal would lock ${locks} attoFIL of escrow, ${escrowFree} is free`)
+          else if (escrowFree !== undefined && locks > escrowFree)
+            refusals.push(`${provider}: the deal would lock ${locks} attoFIL of escrow, ${escrowFree} is free`)
           else if (await propose(g, provider, offer, verified, head, r)) {
             sent++
             if (escrowFree !== undefined) escrowFree -= locks
@@ -231,7 +252,8 @@ export function createPlacement(c: EngineContext): Placement {
         }
         if (sent > 0) noProviders.delete(g.id)
         else if (refusals.length > 0) noProviders.set(g.id, `NO_SUITABLE_PROVIDER: ${refusals.join('; ')}`)
-        else if (candidates.length === 0) noProviders.set(g.id, answer.reason ?? (notAgain.size > 0 ? 'RECENTLY_FAILED' : 'NO_PROVIDERS_AVAILABLE'))
+        else if (candidates.length === 0)
+          noProviders.set(g.id, answer.reason ?? (notAgain.size > 0 ? 'RECENTLY_FAILED' : 'NO_PROVIDERS_AVAILABLE'))
       }
     },
   }

@@ -17,7 +17,8 @@ export function whyNotPublic(url: string | undefined): string | null {
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') return `GATEWAY_PUBLIC_URL (${url}) must be http or https`
   const host = parsed.hostname.replace(/^\[|\]$/g, '').toLowerCase()
-  if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.local') || host.endsWith('.internal')) return `GATEWAY_PUBLIC_URL (${url}) names a local host`
+  if (host === 'localhost' || host.endsWith('.localhost') || host.endsWith('.local') || host.endsWith('.internal'))
+    return `GATEWAY_PUBLIC_URL (${url}) names a local host`
   const kind = isIP(host)
   if (kind === 4 && isPrivateV4(host)) return `GATEWAY_PUBLIC_URL (${url}) is a loopback or private address`
   if (kind === 6 && isPrivateV6(host)) return `GATEWAY_PUBLIC_URL (${url}) is a loopback or private address`
@@ -26,7 +27,15 @@ export function whyNotPublic(url: string | undefined): string | null {
 
 function isPrivateV4(ip: string): boolean {
   const [a, b] = ip.split('.').map(Number)
-  return a === 0 || a === 10 || a === 127 || (a === 169 && b === 254) || (a === 172 && b >= 16 && b <= 31) || (a === 192 && b === 168) || (a === 100 && b >= 64 && b <= 127)
+  return (
+    a === 0 ||
+    a === 10 ||
+    a === 127 ||
+    (a === 169 && b === 254) ||
+    (a === 172 && b >= 16 && b <= 31) ||
+    (a === 192 && b === 168) ||
+    (a === 100 && b >= 64 && b <= 127)
+  )
 }
 
 function isPrivateV6(ip: string): boolean {

@@ -57,7 +57,16 @@ export function createRepairs(c: EngineContext): Repairs {
           .finally(() => (repair.pending = undefined))
         repairs.set(g.id, repair)
         r.repairing++
-        logger.info({ groupId: g.id, copies: (await c.counting(g.id, head)).length, required: c.copies, pdpCopies: (await c.counting(g.id, head, 'pdp')).length, pdpRequired: c.required('pdp') }, 'offloaded group short of copies: reloading it for new deals')
+        logger.info(
+          {
+            groupId: g.id,
+            copies: (await c.counting(g.id, head)).length,
+            required: c.copies,
+            pdpCopies: (await c.counting(g.id, head, 'pdp')).length,
+            pdpRequired: c.required('pdp'),
+          },
+          'offloaded group short of copies: reloading it for new deals',
+        )
       }
     },
     async finish(head, r) {
@@ -74,7 +83,10 @@ export function createRepairs(c: EngineContext): Repairs {
           repair.failedAt = head
           await release()
           r.repairsGivenUp++
-          logger.warn({ groupId, retrievableCopies: await c.lastingRetrievable(groupId, head), required: c.copies }, 'group held for repair too long without its copies: local bytes removed again, retrying later')
+          logger.warn(
+            { groupId, retrievableCopies: await c.lastingRetrievable(groupId, head), required: c.copies },
+            'group held for repair too long without its copies: local bytes removed again, retrying later',
+          )
         }
       }
     },

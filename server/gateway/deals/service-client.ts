@@ -39,7 +39,13 @@ export const NO_DEAL_SERVICE: DealServiceClient = {
 }
 
 /** The deal service over HTTP with the tenant's X-API-KEY. Every failure is a DealServiceUnavailable. */
-export function createDealServiceClient(o: { url: string; apiKey: string; timeoutMs?: number; policyTtlMs?: number; fetch?: typeof fetch }): DealServiceClient {
+export function createDealServiceClient(o: {
+  url: string
+  apiKey: string
+  timeoutMs?: number
+  policyTtlMs?: number
+  fetch?: typeof fetch
+}): DealServiceClient {
   const doFetch = o.fetch ?? fetch
   const timeoutMs = o.timeoutMs ?? 10_000
   // The engine ticks every few seconds; the policy changes rarely. A change reaches the gateway within this time.
@@ -73,7 +79,11 @@ export function createDealServiceClient(o: { url: string; apiKey: string; timeou
 
   return {
     async bestProviders(query) {
-      const answer = await post('/private/v1/get-best-available-providers', { ...query, transferType: 'http', removeUnsealedCopy: false }, BestProvidersAnswer)
+      const answer = await post(
+        '/private/v1/get-best-available-providers',
+        { ...query, transferType: 'http', removeUnsealedCopy: false },
+        BestProvidersAnswer,
+      )
       return answer.result
     },
     async requiredCopies() {

@@ -70,7 +70,9 @@ export function createTransferRouter(deps: { deals: DealStore; content: ContentS
     res.set({ 'Content-Type': 'application/vnd.ipld.car; version=1', 'Accept-Ranges': 'bytes' })
     const range = parseRange(req.headers.range, size)
     if (range === 'unsatisfiable') {
-      throw new GatewayError(416, 'RANGE_NOT_SATISFIABLE', `Range ${req.headers.range} is outside the transfer (${size} bytes)`, { 'Content-Range': `bytes */${size}` })
+      throw new GatewayError(416, 'RANGE_NOT_SATISFIABLE', `Range ${req.headers.range} is outside the transfer (${size} bytes)`, {
+        'Content-Range': `bytes */${size}`,
+      })
     }
     const { start, end } = range ?? { start: 0, end: size - 1 }
     res.status(range ? 206 : 200).set('Content-Length', String(end - start + 1))

@@ -355,4 +355,3 @@ export interface EngineContext {
   /** The group's CAR (its first `size` bytes of the piece) from a copy's provider, by the copy's route. */
   retrievePiece(d: GroupDeal, size: number, signal: AbortSignal): AsyncIterable<Uint8Array>
 }
-

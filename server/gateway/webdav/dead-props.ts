@@ -38,7 +38,9 @@ export function createDeadProps(sql: Sql): DeadProps {
 
   return {
     list: async (path) =>
-      (await sql.all<{ element: string }>('SELECT element FROM webdav_props WHERE path = ? ORDER BY ns, name', [path])).map((r) => JSON.parse(r.element) as XmlElement),
+      (await sql.all<{ element: string }>('SELECT element FROM webdav_props WHERE path = ? ORDER BY ns, name', [path])).map(
+        (r) => JSON.parse(r.element) as XmlElement,
+      ),
     async listMany(paths) {
       const byPath = new Map<string, XmlElement[]>()
       if (paths.length === 0) return byPath

@@ -32,11 +32,26 @@ export const conflict = (message: string) => new DavError(409, 'CONFLICT', messa
 export const preconditionFailed = (message = 'Precondition failed') => new DavError(412, 'PRECONDITION_FAILED', message)
 export const tooLarge = (message: string) => new DavError(413, 'BODY_TOO_LARGE', message)
 /** 507 for a full disk: a write stored nothing; a read (which should need no room) says so in its own words. */
-export const insufficientStorage = (write = true) => new DavError(507, 'INSUFFICIENT_STORAGE', write
-  ? 'The gateway\'s disk is full; nothing was stored. Try again once space is freed.'
-  : 'The gateway\'s disk is full, and this request needed room on it; nothing was changed. Try again once space is freed.', undefined, { 'Retry-After': '60' })
+export const insufficientStorage = (write = true) =>
+  new DavError(
+    507,
+    'INSUFFICIENT_STORAGE',
+    write
+      ? "The gateway's disk is full; nothing was stored. Try again once space is freed."
+      : "The gateway's disk is full, and this request needed room on it; nothing was changed. Try again once space is freed.",
+    undefined,
+    { 'Retry-After': '60' },
+  )
 export const locked = (roots: string[], condition = 'lock-token-submitted') =>
-  new DavError(423, 'LOCKED', 'Resource is locked', dav(condition, roots.map((h) => dav('href', [h]))))
+  new DavError(
+    423,
+    'LOCKED',
+    'Resource is locked',
+    dav(
+      condition,
+      roots.map((h) => dav('href', [h])),
+    ),
+  )
 
 /** Writes any error as the document above; unknown errors are logged by the caller first. */
 export function sendDavError(res: Response, err: DavError | GatewayError, head: boolean): void {

@@ -113,7 +113,8 @@ const opaque = (etag: string) => (etag.startsWith('W/') ? etag.slice(2) : etag)
 
 export function listHolds(list: IfList, state: ResourceState): boolean {
   return list.conditions.every((c) => {
-    const matches = c.token !== undefined ? state.lockTokens.has(c.token) : state.etag !== undefined && opaque(state.etag) === opaque(c.etag!)
+    const matches =
+      c.token !== undefined ? state.lockTokens.has(c.token) : state.etag !== undefined && opaque(state.etag) === opaque(c.etag!)
     return matches !== c.not
   })
 }

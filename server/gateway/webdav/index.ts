@@ -65,7 +65,8 @@ export async function createWebDav(options: WebDavOptions): Promise<RequestHandl
     locks: createLockStore(options.sql),
     logger: options.logger.child({ part: 'webdav' }),
     uploadRefusal: options.uploadRefusal,
-    atomically: (fn) => namespace.transaction((tx) => fn({ namespace: namespace.within(tx), props: createDeadProps(tx), locks: createLockStore(tx) })),
+    atomically: (fn) =>
+      namespace.transaction((tx) => fn({ namespace: namespace.within(tx), props: createDeadProps(tx), locks: createLockStore(tx) })),
   }
 
   return (req, res) => {

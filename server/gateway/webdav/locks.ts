@@ -66,7 +66,10 @@ export function createLockStore(sql: Sql, now: () => number = Date.now): LockSto
 
   return {
     async covering(path) {
-      const rows = await locks(`SELECT * FROM webdav_locks WHERE expires_ms > ? AND root IN (${jsonList(sql.dialect)})`, [now(), JSON.stringify(selfAndAncestors(path))])
+      const rows = await locks(`SELECT * FROM webdav_locks WHERE expires_ms > ? AND root IN (${jsonList(sql.dialect)})`, [
+        now(),
+        JSON.stringify(selfAndAncestors(path)),
+      ])
       return rows.filter((l) => l.root === path || l.depth === 'infinity')
     },
     below: (path) => locks('SELECT * FROM webdav_locks WHERE expires_ms > ? AND root > ? AND root < ?', [now(), ...belowRange(path)]),
@@ -76,7 +79,13 @@ export function createLockStore(sql: Sql, now: () => number = Date.now): LockSto
       await sql.run('DELETE FROM webdav_locks WHERE expires_ms <= ?', [t])
       const created: Lock = { ...lock, token: `opaquelocktoken:${randomUUID()}`, expiresMs: t + lock.timeoutS * 1000 }
       await sql.run('INSERT INTO webdav_locks (token, root, depth, scope, owner, timeout_s, expires_ms) VALUES (?, ?, ?, ?, ?, ?, ?)', [
-        created.token, created.root, created.depth, created.scope, created.owner ? JSON.stringify(created.owner) : null, created.timeoutS, created.expiresMs,
+        created.token,
+        created.root,
+        created.depth,
+        created.scope,
+        created.owner ? JSON.stringify(created.owner) : null,
+        created.timeoutS,
+        created.expiresMs,
       ])
       return created
     },

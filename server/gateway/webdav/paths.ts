@@ -90,7 +90,13 @@ export function headerPath(req: Request, value: string): DavPath {
 
 /** The URL path of a gateway path: each segment percent-encoded, folders with a trailing slash. */
 export function hrefOf(req: Request, path: string, isDir: boolean): string {
-  const encoded = path === '/' ? '' : path.split('/').map((s) => encodeURIComponent(s)).join('/')
+  const encoded =
+    path === '/'
+      ? ''
+      : path
+          .split('/')
+          .map((s) => encodeURIComponent(s))
+          .join('/')
   const href = req.baseUrl + encoded
   return isDir ? href + '/' : href || '/'
 }

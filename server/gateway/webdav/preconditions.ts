@@ -30,7 +30,8 @@ export async function checkConditions(req: Request, ctx: Pick<DavStores, 'namesp
   if (ifMatch !== undefined && !etagListMatches(ifMatch, etag)) throw preconditionFailed('If-Match does not match')
   const ifNoneMatch = req.headers['if-none-match']
   if (ifNoneMatch !== undefined && etagListMatches(ifNoneMatch, etag)) {
-    if (req.method === 'GET' || req.method === 'HEAD') throw new DavError(304, 'NOT_MODIFIED', 'Not modified', undefined, etag ? { ETag: etag } : {})
+    if (req.method === 'GET' || req.method === 'HEAD')
+      throw new DavError(304, 'NOT_MODIFIED', 'Not modified', undefined, etag ? { ETag: etag } : {})
     throw preconditionFailed('If-None-Match matches')
   }
 
@@ -94,7 +95,12 @@ export async function requireTokens(req: Request, ctx: Pick<DavStores, 'namespac
 }
 
 /** Shorthand: the conditions hold and the client holds the locks guarding `change` of `path`. */
-export async function checkWrite(req: Request, ctx: Pick<DavStores, 'namespace' | 'locks'>, path: string, change: 'write' | 'bind' | 'tree'): Promise<Set<string>> {
+export async function checkWrite(
+  req: Request,
+  ctx: Pick<DavStores, 'namespace' | 'locks'>,
+  path: string,
+  change: 'write' | 'bind' | 'tree',
+): Promise<Set<string>> {
   const tokens = await checkConditions(req, ctx, path)
   await requireTokens(req, ctx, await guardingLocks(ctx, path, change), tokens)
   return tokens

@@ -93,13 +93,15 @@ export function activeLock(req: Request, lock: Lock, rootIsDir: boolean): XmlEle
   ])
 }
 
-export type PropRequest =
-  | { kind: 'allprop'; include: XmlElement[] }
-  | { kind: 'propname' }
-  | { kind: 'prop'; names: XmlElement[] }
+export type PropRequest = { kind: 'allprop'; include: XmlElement[] } | { kind: 'propname' } | { kind: 'prop'; names: XmlElement[] }
 
 const STATUS_TEXT: Record<number, string> = {
-  200: 'OK', 403: 'Forbidden', 404: 'Not Found', 409: 'Conflict', 424: 'Failed Dependency', 507: 'Insufficient Storage',
+  200: 'OK',
+  403: 'Forbidden',
+  404: 'Not Found',
+  409: 'Conflict',
+  424: 'Failed Dependency',
+  507: 'Insufficient Storage',
 }
 export const statusLine = (code: number) => `HTTP/1.1 ${code} ${STATUS_TEXT[code] ?? ''}`.trimEnd()
 
@@ -132,7 +134,9 @@ export async function loadPropView(ctx: DavContext, entries: Entry[], what: Prop
       ? Promise.all([ctx.locks.covering(top.path), entries.length > 1 ? ctx.locks.below(top.path) : []]).then(([a, b]) => [...a, ...b])
       : [],
     asked(OC_SIZE)
-      ? Promise.all(entries.filter((e) => e.kind === 'dir').map(async (e) => [e.path, await ctx.namespace.folderSize(e.path)] as const)).then((l) => new Map(l))
+      ? Promise.all(
+          entries.filter((e) => e.kind === 'dir').map(async (e) => [e.path, await ctx.namespace.folderSize(e.path)] as const),
+        ).then((l) => new Map(l))
       : new Map<string, number>(),
   ])
   return {
@@ -176,5 +180,11 @@ export function describe(req: Request, view: PropView, entry: Entry, what: PropR
       else if (what.kind === 'prop') missing.push(el(name.ns, name.local))
     }
   }
-  return propResponse(href, new Map([[200, found], [404, missing]]))
+  return propResponse(
+    href,
+    new Map([
+      [200, found],
+      [404, missing],
+    ]),
+  )
 }

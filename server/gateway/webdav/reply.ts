@@ -4,7 +4,12 @@ import { DAV, dav, openXmlDocument, toXmlDocument, toXmlFragment, type XmlElemen
 /** Sends an XML document (207 multistatus, LOCK answers). */
 export function sendXml(res: Response, status: number, root: XmlElement, headers: Record<string, string> = {}): void {
   const body = toXmlDocument(root)
-  res.status(status).set(headers).set('Content-Type', 'application/xml; charset=utf-8').set('Content-Length', String(Buffer.byteLength(body))).end(body)
+  res
+    .status(status)
+    .set(headers)
+    .set('Content-Type', 'application/xml; charset=utf-8')
+    .set('Content-Length', String(Buffer.byteLength(body)))
+    .end(body)
 }
 
 export const sendMultistatus = (res: Response, responses: XmlElement[]) => sendXml(res, 207, dav('multistatus', responses))

@@ -26,7 +26,12 @@ export interface XmlAttr {
 }
 export type XmlNode = XmlElement | string
 
-export const el = (ns: string, local: string, children: XmlNode[] = [], attrs: XmlAttr[] = []): XmlElement => ({ ns, local, attrs, children })
+export const el = (ns: string, local: string, children: XmlNode[] = [], attrs: XmlAttr[] = []): XmlElement => ({
+  ns,
+  local,
+  attrs,
+  children,
+})
 export const dav = (local: string, children: XmlNode[] = []) => el(DAV, local, children)
 
 export const isElement = (n: XmlNode): n is XmlElement => typeof n !== 'string'
@@ -81,7 +86,14 @@ export function parseXml(text: string): XmlElement {
   }
   const roots = tree.filter((n) => !isMeta(n as Record<string, unknown>))
   if (roots.length !== 1) throw badXml('XML body must have exactly one root element')
-  const root = build(roots[0] as RawNode, new Map([['', ''], ['xml', XML_NS]]), 0)
+  const root = build(
+    roots[0] as RawNode,
+    new Map([
+      ['', ''],
+      ['xml', XML_NS],
+    ]),
+    0,
+  )
   if (root === undefined || typeof root === 'string') throw badXml('XML body must have a root element')
   return root
 }
@@ -155,7 +167,12 @@ const isXmlChar = (c: number) =>
 // --- serializing -----------------------------------------------------------
 
 /** Prefixes declared once on the root of every document we write. */
-const FIXED: ReadonlyMap<string, string> = new Map([[DAV, 'd'], [GW, 'g'], [OC, 'oc'], [NC, 'nc']])
+const FIXED: ReadonlyMap<string, string> = new Map([
+  [DAV, 'd'],
+  [GW, 'g'],
+  [OC, 'oc'],
+  [NC, 'nc'],
+])
 
 /** Serializes a whole document with `d:` (DAV:), `g:` (ours), `oc:` and `nc:` declared on the root. */
 export function toXmlDocument(root: XmlElement): string {
@@ -206,7 +223,8 @@ function write(e: XmlElement, defaultNs: string, extra = ''): string {
 
 // Characters XML 1.0 cannot carry at all become U+FFFD rather than a broken document.
 // eslint-disable-next-line no-control-regex
-const INVALID = /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
+const INVALID =
+  /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
 
 export function escapeText(s: string): string {
   return s.replace(INVALID, '\uFFFD').replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/\r/g, '&#13;')

@@ -5,9 +5,21 @@ import type { NetworkPort } from '../types.ts'
 import type { Signer } from '../wallet/keys.ts'
 import { createHost, request, type Libp2p, type PeerAddress } from './libp2p.ts'
 import {
-  PROTOCOL, decodeAskResponse, decodeDealResponse, decodeDealStatusResponse, decodeTransports, encodeAskRequest,
-  encodeClientDealProposal, encodeDealParams, encodeDealProposal, encodeDealStatusRequest, uuidBytes,
-  type DealParams, type DealResponse, type DealStatusResponse, type StorageAsk,
+  PROTOCOL,
+  decodeAskResponse,
+  decodeDealResponse,
+  decodeDealStatusResponse,
+  decodeTransports,
+  encodeAskRequest,
+  encodeClientDealProposal,
+  encodeDealParams,
+  encodeDealProposal,
+  encodeDealStatusRequest,
+  uuidBytes,
+  type DealParams,
+  type DealResponse,
+  type DealStatusResponse,
+  type StorageAsk,
 } from './wire.ts'
 
 /**
@@ -21,7 +33,10 @@ import {
 export interface ProviderClient {
   ask(provider: string, signal: AbortSignal): Promise<StorageAsk | null>
   /** Signs the proposal and sends it; the protocol is 1.2.1 where the provider speaks it, else 1.2.0. */
-  propose(input: Omit<DealParams, 'clientSignature'>, signal: AbortSignal): Promise<DealResponse & { protocol: string; signedProposal: Uint8Array }>
+  propose(
+    input: Omit<DealParams, 'clientSignature'>,
+    signal: AbortSignal,
+  ): Promise<DealResponse & { protocol: string; signedProposal: Uint8Array }>
   status(provider: string, dealUuid: string, signal: AbortSignal): Promise<DealStatusResponse>
   /** Base URL of the provider's HTTP retrieval (`/ipfs`, `/piece`), or null when it serves none. */
   retrievalUrl(provider: string, signal: AbortSignal): Promise<string | null>
@@ -46,7 +61,12 @@ export function chainDirectory(chain: Pick<NetworkPort, 'minerInfo'>): ProviderD
 const PEER_TTL_MS = 60_000
 
 /** Without a signer the client only reads (ask, transports): proposals and status need the wallet key. */
-export async function createProviderClient(o: { directory: ProviderDirectory; signer?: Signer; network: AddressNetwork; host?: Libp2p }): Promise<ProviderClient> {
+export async function createProviderClient(o: {
+  directory: ProviderDirectory
+  signer?: Signer
+  network: AddressNetwork
+  host?: Libp2p
+}): Promise<ProviderClient> {
   const signerOf = (): Signer => {
     if (!o.signer) throw new Error('this client has no wallet key: it can ask, not propose')
     return o.signer
@@ -82,7 +102,8 @@ export async function createProviderClient(o: { directory: ProviderDirectory; si
     },
     async propose(input, signal) {
       const signer = signerOf()
-      if (input.proposal.Client !== signer.address) throw new Error(`the proposal is from ${input.proposal.Client}, the wallet key is ${signer.address}`)
+      if (input.proposal.Client !== signer.address)
+        throw new Error(`the proposal is from ${input.proposal.Client}, the wallet key is ${signer.address}`)
       const clientSignature = await signer.sign(encodeDealProposal(input.proposal))
       const params: DealParams = { ...input, clientSignature }
       // The newest version the provider speaks; the message is written for that one.
@@ -99,11 +120,18 @@ export async function createProviderClient(o: { directory: ProviderDirectory; si
         }
       }
       if (!answer) throw lastError
-      return { ...decodeDealResponse(answer.reply), protocol: answer.protocol, signedProposal: encodeClientDealProposal(params.proposal, clientSignature) }
+      return {
+        ...decodeDealResponse(answer.reply),
+        protocol: answer.protocol,
+        signedProposal: encodeClientDealProposal(params.proposal, clientSignature),
+      }
     },
     async status(provider, dealUuid, signal) {
       const signature = await signerOf().sign(uuidBytes(dealUuid))
-      return decodeDealStatusResponse((await ask(provider, [PROTOCOL.status], encodeDealStatusRequest({ dealUuid, signature }), signal)).reply, o.network)
+      return decodeDealStatusResponse(
+        (await ask(provider, [PROTOCOL.status], encodeDealStatusRequest({ dealUuid, signature }), signal)).reply,
+        o.network,
+      )
     },
     retrievalUrl(provider, signal) {
       const cached = retrieval.get(provider)

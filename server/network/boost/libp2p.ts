@@ -95,7 +95,10 @@ export async function request(
 function dialFailure(err: unknown, protocols: readonly string[], signal: AbortSignal): NetworkError {
   if (signal.aborted) return timedOut(`dialing timed out: ${messageOf(err)}`, err)
   if (err instanceof UnsupportedProtocolError) {
-    return new NetworkError('REFUSED', `the provider speaks none of ${protocols.join(', ')}`, { cause: err, providerReason: `protocol not supported: ${protocols.join(', ')}` })
+    return new NetworkError('REFUSED', `the provider speaks none of ${protocols.join(', ')}`, {
+      cause: err,
+      providerReason: `protocol not supported: ${protocols.join(', ')}`,
+    })
   }
   return new NetworkError('UNREACHABLE', `could not reach the provider: ${messageOf(err)}`, { cause: err })
 }

@@ -103,8 +103,17 @@ const amount = (decimal: string): Uint8Array => {
 /** The market DealProposal as its CBOR tuple (go-state-types builtin/v9/market). */
 export function proposalTuple(p: DealProposal): unknown[] {
   return [
-    CID.parse(p.PieceCID['/']), p.PieceSize, p.VerifiedDeal, addressBytesOf(p.Client), addressBytesOf(p.Provider), p.Label,
-    p.StartEpoch, p.EndEpoch, amount(p.StoragePricePerEpoch), amount(p.ProviderCollateral), amount(p.ClientCollateral),
+    CID.parse(p.PieceCID['/']),
+    p.PieceSize,
+    p.VerifiedDeal,
+    addressBytesOf(p.Client),
+    addressBytesOf(p.Provider),
+    p.Label,
+    p.StartEpoch,
+    p.EndEpoch,
+    amount(p.StoragePricePerEpoch),
+    amount(p.ProviderCollateral),
+    amount(p.ClientCollateral),
   ]
 }
 
@@ -158,7 +167,12 @@ export function decodeDealParams(value: unknown, network: AddressNetwork): DealP
     throw protocolError('Transfer.Params is not JSON')
   }
   const headers = params.Headers ?? {}
-  if (typeof params.URL !== 'string' || typeof headers !== 'object' || headers === null || Object.values(headers).some((v) => typeof v !== 'string')) {
+  if (
+    typeof params.URL !== 'string' ||
+    typeof headers !== 'object' ||
+    headers === null ||
+    Object.values(headers).some((v) => typeof v !== 'string')
+  ) {
     throw protocolError('Transfer.Params must be {URL, Headers}')
   }
   return {
@@ -166,7 +180,12 @@ export function decodeDealParams(value: unknown, network: AddressNetwork): DealP
     proposal: decodeProposal(signed[0], network),
     clientSignature: decodeSignature(signed[1]),
     dataRoot: cid(m.DealDataRoot, 'DealDataRoot'),
-    transfer: { url: params.URL, headers: headers as Record<string, string>, size: uint(transfer.Size, 'Transfer.Size'), clientId: text(transfer.ClientID ?? '', 'Transfer.ClientID') },
+    transfer: {
+      url: params.URL,
+      headers: headers as Record<string, string>,
+      size: uint(transfer.Size, 'Transfer.Size'),
+      clientId: text(transfer.ClientID ?? '', 'Transfer.ClientID'),
+    },
     removeUnsealedCopy: m.RemoveUnsealedCopy === undefined ? false : bool(m.RemoveUnsealedCopy, 'RemoveUnsealedCopy'),
     skipIpniAnnounce: m.SkipIPNIAnnounce === undefined ? false : bool(m.SkipIPNIAnnounce, 'SkipIPNIAnnounce'),
   }
@@ -238,8 +257,14 @@ export function decodeAskRequest(value: unknown, network: AddressNetwork): strin
 }
 
 const askBody = (ask: StorageAsk) => ({
-  Price: amount(ask.price), VerifiedPrice: amount(ask.verifiedPrice), MinPieceSize: ask.minPieceSize, MaxPieceSize: ask.maxPieceSize,
-  Miner: addressBytesOf(ask.miner), Timestamp: ask.timestamp, Expiry: ask.expiry, SeqNo: ask.seqNo,
+  Price: amount(ask.price),
+  VerifiedPrice: amount(ask.verifiedPrice),
+  MinPieceSize: ask.minPieceSize,
+  MaxPieceSize: ask.maxPieceSize,
+  Miner: addressBytesOf(ask.miner),
+  Timestamp: ask.timestamp,
+  Expiry: ask.expiry,
+  SeqNo: ask.seqNo,
 })
 
 /** The ask's CBOR bytes: what the provider's worker key signs. */
@@ -316,11 +341,13 @@ function decodeSignature(value: unknown): Signature {
 }
 
 function map(v: unknown, what: string): Record<string, unknown> {
-  if (typeof v !== 'object' || v === null || Array.isArray(v) || v instanceof Uint8Array || CID.asCID(v)) throw protocolError(`${what} must be a map`)
+  if (typeof v !== 'object' || v === null || Array.isArray(v) || v instanceof Uint8Array || CID.asCID(v))
+    throw protocolError(`${what} must be a map`)
   return v as Record<string, unknown>
 }
 function array(v: unknown, what: string, length?: number): unknown[] {
-  if (!Array.isArray(v) || (length !== undefined && v.length !== length)) throw protocolError(`${what} must be a list${length ? ` of ${length}` : ''}`)
+  if (!Array.isArray(v) || (length !== undefined && v.length !== length))
+    throw protocolError(`${what} must be a list${length ? ` of ${length}` : ''}`)
   return v
 }
 function bytes(v: unknown, what: string): Uint8Array {

@@ -5,7 +5,18 @@ import * as Piece from '@filoz/synapse-core/piece'
 import { getPDPProvider } from '@filoz/synapse-core/sp-registry'
 import { createPieceUrlPDP } from '@filoz/synapse-core/utils'
 import { CommitError, StoreError, Synapse } from '@filoz/synapse-sdk'
-import { formatUnits, http, isAddressEqual, maxUint256, parseEventLogs, toHex, TransactionReceiptNotFoundError, type Address, type Hash, type LocalAccount } from 'viem'
+import {
+  formatUnits,
+  http,
+  isAddressEqual,
+  maxUint256,
+  parseEventLogs,
+  toHex,
+  TransactionReceiptNotFoundError,
+  type Address,
+  type Hash,
+  type LocalAccount,
+} from 'viem'
 import { NetworkError } from '../errors.ts'
 import { blockBytes, pieceHead, retrievalGet } from '../http-retrieval.ts'
 
@@ -137,7 +148,7 @@ export interface FocClientOptions {
 function rootMessage(error: unknown): string {
   let e: unknown = error
   while (e instanceof Error && e.cause instanceof Error) e = e.cause
-  return e instanceof Error ? (e as { shortMessage?: string }).shortMessage ?? e.message : String(error)
+  return e instanceof Error ? ((e as { shortMessage?: string }).shortMessage ?? e.message) : String(error)
 }
 
 /** Whether the error or one of its causes is an abort (the caller's signal, or a timeout). */
@@ -157,9 +168,12 @@ export function focNetworkError(error: unknown): NetworkError | FocFundsError {
   const reason = rootMessage(error).slice(0, 500)
   const provider = error instanceof StoreError || error instanceof CommitError ? error.providerId : undefined
   if (aborted(error)) return new NetworkError('TIMED_OUT', reason, { cause: error, provider })
-  if (/ECONNREFUSED|ECONNRESET|fetch failed|socket hang up|HTTP request failed/i.test(reason)) return new NetworkError('UNREACHABLE', reason, { cause: error, provider })
-  if (error instanceof StoreError) return new NetworkError('REFUSED', `provider refused the piece: ${reason}`, { cause: error, providerReason: reason, provider })
-  if (error instanceof CommitError) return new NetworkError('REJECTED_BY_CHAIN', `the piece was not added on chain: ${reason}`, { cause: error, provider })
+  if (/ECONNREFUSED|ECONNRESET|fetch failed|socket hang up|HTTP request failed/i.test(reason))
+    return new NetworkError('UNREACHABLE', reason, { cause: error, provider })
+  if (error instanceof StoreError)
+    return new NetworkError('REFUSED', `provider refused the piece: ${reason}`, { cause: error, providerReason: reason, provider })
+  if (error instanceof CommitError)
+    return new NetworkError('REJECTED_BY_CHAIN', `the piece was not added on chain: ${reason}`, { cause: error, provider })
   return new NetworkError('PROTOCOL_ERROR', reason, { cause: error })
 }
 
@@ -189,13 +203,15 @@ export function createFocClient(options: FocClientOptions): FocClient {
   const read = <T>(contract: { address: Address; abi: unknown }, functionName: string, args: unknown[] = []) =>
     client.readContract({ address: contract.address, abi: contract.abi, functionName, args } as never) as Promise<T>
 
-  const guarded = <A extends unknown[], R>(work: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
-    try {
-      return await work(...args)
-    } catch (error) {
-      throw focNetworkError(error)
+  const guarded =
+    <A extends unknown[], R>(work: (...args: A) => Promise<R>) =>
+    async (...args: A): Promise<R> => {
+      try {
+        return await work(...args)
+      } catch (error) {
+        throw focNetworkError(error)
+      }
     }
-  }
 
   return {
     address: options.account.address,
@@ -203,12 +219,20 @@ export function createFocClient(options: FocClientOptions): FocClient {
 
     funding: guarded(async (dataSize) => {
       const { costs } = await synapse.storage.prepare({ dataSize: BigInt(dataSize) })
-      return { ready: costs.ready, depositNeeded: costs.depositNeeded, needsApproval: costs.needsFwssMaxApproval, ratePerEpoch: costs.rate.perEpoch }
+      return {
+        ready: costs.ready,
+        depositNeeded: costs.depositNeeded,
+        needsApproval: costs.needsFwssMaxApproval,
+        ratePerEpoch: costs.rate.perEpoch,
+      }
     }),
 
     fund: guarded(async (amount) => {
       const held = await synapse.payments.walletBalance({ token: 'USDFC' })
-      if (held < amount) throw new FocFundsError(`the wallet ${options.account.address} holds ${formatUnits(held, 18)} USDFC; ${formatUnits(amount, 18)} USDFC is to be deposited`)
+      if (held < amount)
+        throw new FocFundsError(
+          `the wallet ${options.account.address} holds ${formatUnits(held, 18)} USDFC; ${formatUnits(amount, 18)} USDFC is to be deposited`,
+        )
       const confirmed = async (hash: Hash) => {
         const receipt = await client.waitForTransactionReceipt({ hash })
         if (receipt.status !== 'success') throw new NetworkError('REJECTED_BY_CHAIN', `transaction ${hash} failed on chain`)
@@ -232,33 +256,41 @@ export function createFocClient(options: FocClientOptions): FocClient {
       let stored = false
       // The SDK waits out its own status polls (5 minutes each) without looking at the signal: the caller's
       // signal ends the wait here, and whatever the SDK still does is left to finish on its own.
-      const uploading = abortable(synapse.storage.upload(data, {
-        copies: o.copies,
-        excludeProviderIds: o.excludeProviderIds?.map(BigInt),
-        metadata: o.metadata,
-        pieceMetadata: o.pieceMetadata,
-        pieceCid: o.pieceCid === undefined ? undefined : Piece.parse(o.pieceCid),
-        signal: o.signal,
-        callbacks: {
-          onProviderSelected: (provider) => (primary ??= provider.id),
-          onProgress: (bytes) => report({ kind: 'uploaded', bytes }),
-          onStored: (providerId) => {
-            stored = true
-            report({ kind: 'stored', providerId: Number(providerId) })
+      const uploading = abortable(
+        synapse.storage.upload(data, {
+          copies: o.copies,
+          excludeProviderIds: o.excludeProviderIds?.map(BigInt),
+          metadata: o.metadata,
+          pieceMetadata: o.pieceMetadata,
+          pieceCid: o.pieceCid === undefined ? undefined : Piece.parse(o.pieceCid),
+          signal: o.signal,
+          callbacks: {
+            onProviderSelected: (provider) => (primary ??= provider.id),
+            onProgress: (bytes) => report({ kind: 'uploaded', bytes }),
+            onStored: (providerId) => {
+              stored = true
+              report({ kind: 'stored', providerId: Number(providerId) })
+            },
+            onPiecesAdded: (txHash, providerId) => {
+              addTransactions.set(Number(providerId), txHash)
+              report({ kind: 'adding', providerId: Number(providerId), txHash })
+            },
+            onPiecesConfirmed: (dataSetId, providerId) => report({ kind: 'added', providerId: Number(providerId), dataSetId }),
+            onCopyFailed: (providerId, _piece, error) =>
+              report({ kind: 'copy-failed', providerId: Number(providerId), reason: rootMessage(error) }),
           },
-          onPiecesAdded: (txHash, providerId) => {
-            addTransactions.set(Number(providerId), txHash)
-            report({ kind: 'adding', providerId: Number(providerId), txHash })
-          },
-          onPiecesConfirmed: (dataSetId, providerId) => report({ kind: 'added', providerId: Number(providerId), dataSetId }),
-          onCopyFailed: (providerId, _piece, error) => report({ kind: 'copy-failed', providerId: Number(providerId), reason: rootMessage(error) }),
-        },
-      }), o.signal)
+        }),
+        o.signal,
+      )
       const result = await uploading.catch((error: unknown) => {
         const failure = focNetworkError(error)
         // Cut short before the first provider had the bytes: that provider is the one that failed.
         if (failure instanceof NetworkError && failure.provider === undefined && primary !== undefined && !stored) {
-          throw new NetworkError(failure.code, failure.message, { cause: error, providerReason: failure.providerReason, provider: String(primary) })
+          throw new NetworkError(failure.code, failure.message, {
+            cause: error,
+            providerReason: failure.providerReason,
+            provider: String(primary),
+          })
         }
         throw failure
       })
@@ -268,9 +300,15 @@ export function createFocClient(options: FocClientOptions): FocClient {
         const receipt = hash ? await client.getTransactionReceipt({ hash }).catch(() => null) : null
         return receipt ? Number(receipt.blockNumber) : head
       }
-      const copies = await Promise.all(result.copies.map(async (c) => ({
-        providerId: Number(c.providerId), dataSetId: c.dataSetId, pieceId: c.pieceId, retrievalUrl: c.retrievalUrl, addedEpoch: await addedEpoch(Number(c.providerId)),
-      })))
+      const copies = await Promise.all(
+        result.copies.map(async (c) => ({
+          providerId: Number(c.providerId),
+          dataSetId: c.dataSetId,
+          pieceId: c.pieceId,
+          retrievalUrl: c.retrievalUrl,
+          addedEpoch: await addedEpoch(Number(c.providerId)),
+        })),
+      )
       return {
         pieceCid: result.pieceCid.toString(),
         size: result.size,
@@ -309,9 +347,14 @@ export function createFocClient(options: FocClientOptions): FocClient {
         }
       }
       return {
-        dataSetLive, pieceLive: dataSetLive && pieceLive, proved: proved && pieceLive, missedPeriods, lastProvenEpoch: Number(lastProven),
+        dataSetLive,
+        pieceLive: dataSetLive && pieceLive,
+        proved: proved && pieceLive,
+        missedPeriods,
+        lastProvenEpoch: Number(lastProven),
         nextChallengeEpoch: nextChallenge === 0n ? null : Number(nextChallenge),
-        maxProvingPeriod: Number(config[0]), challengeWindow: Number(config[1]),
+        maxProvingPeriod: Number(config[0]),
+        challengeWindow: Number(config[1]),
       }
     }),
 
@@ -332,7 +375,10 @@ export function createFocClient(options: FocClientOptions): FocClient {
         return {
           status: 'added',
           copy: {
-            providerId, dataSetId: added.args.setId, pieceId: added.args.pieceIds[at], addedEpoch: Number(receipt.blockNumber),
+            providerId,
+            dataSetId: added.args.setId,
+            pieceId: added.args.pieceIds[at],
+            addedEpoch: Number(receipt.blockNumber),
             retrievalUrl: createPieceUrlPDP({ cid: pieceCid, serviceURL: provider.pdp.serviceURL }),
           },
         }
@@ -347,8 +393,13 @@ export function createFocClient(options: FocClientOptions): FocClient {
         synapse.payments.walletBalance({ token: 'FIL' }),
       ])
       return {
-        walletUsdfc, walletFil, funds: summary.funds, availableFunds: summary.availableFunds,
-        lockupRatePerEpoch: summary.lockupRatePerEpoch, runwayEpochs: summary.runwayInEpochs, epoch: summary.epoch,
+        walletUsdfc,
+        walletFil,
+        funds: summary.funds,
+        availableFunds: summary.availableFunds,
+        lockupRatePerEpoch: summary.lockupRatePerEpoch,
+        runwayEpochs: summary.runwayInEpochs,
+        epoch: summary.epoch,
       }
     }),
 
@@ -358,7 +409,10 @@ export function createFocClient(options: FocClientOptions): FocClient {
     }),
 
     removalState: guarded(async ({ dataSetId, pieceId }) => {
-      const [dataSetLive, pieceLive] = await Promise.all([read<boolean>(pdp, 'dataSetLive', [dataSetId]), read<boolean>(pdp, 'pieceLive', [dataSetId, pieceId])])
+      const [dataSetLive, pieceLive] = await Promise.all([
+        read<boolean>(pdp, 'dataSetLive', [dataSetId]),
+        read<boolean>(pdp, 'pieceLive', [dataSetId, pieceId]),
+      ])
       if (!dataSetLive || !pieceLive) return 'gone'
       // PDPVerifier refuses to schedule a piece twice ("Piece ID already scheduled for removal"): asked first.
       const scheduled = await read<readonly bigint[]>(pdp, 'getScheduledRemovals', [dataSetId])
@@ -367,7 +421,11 @@ export function createFocClient(options: FocClientOptions): FocClient {
 
     retrievePiece(retrievalUrl, size, signal) {
       return (async function* () {
-        yield* pieceHead(await retrievalGet(retrievalUrl, 'application/octet-stream', signal, new URL(retrievalUrl).host), size, new URL(retrievalUrl).host)
+        yield* pieceHead(
+          await retrievalGet(retrievalUrl, 'application/octet-stream', signal, new URL(retrievalUrl).host),
+          size,
+          new URL(retrievalUrl).host,
+        )
       })()
     },
 

@@ -91,9 +91,21 @@ export function createLotusNetwork(options: LotusOptions): LotusNetwork {
       const id = await lookupId(address)
       if (!id) return null
       const info = await orNull(
-        call<{ Owner: string; Worker: string; PeerId: string | null; Multiaddrs: string[] | null; SectorSize: number }>('Filecoin.StateMinerInfo', [id, null]),
+        call<{ Owner: string; Worker: string; PeerId: string | null; Multiaddrs: string[] | null; SectorSize: number }>(
+          'Filecoin.StateMinerInfo',
+          [id, null],
+        ),
       )
-      return info && { id, owner: info.Owner, worker: info.Worker, peerId: info.PeerId ?? null, multiaddrs: multiaddrsOf(info.Multiaddrs), sectorSize: info.SectorSize }
+      return (
+        info && {
+          id,
+          owner: info.Owner,
+          worker: info.Worker,
+          peerId: info.PeerId ?? null,
+          multiaddrs: multiaddrsOf(info.Multiaddrs),
+          sectorSize: info.SectorSize,
+        }
+      )
     },
     async getDeal(dealId) {
       const d = await orNull(call<LotusMarketDeal>('Filecoin.StateMarketStorageDeal', [dealId, null]))
@@ -114,7 +126,12 @@ export function createLotusNetwork(options: LotusOptions): LotusNetwork {
       // replaced with other gas only (allowReplaced) is the same publication.
       const lookup = await call<MsgLookup | null>('Filecoin.StateSearchMsg', [null, { '/': publishCid }, -1, true])
       if (!lookup) return null
-      if (lookup.Receipt.ExitCode !== 0) throw publishFailed(publishCid, lookup.Receipt.ExitCode, `PublishStorageDeals ${publishCid} failed with exit code ${lookup.Receipt.ExitCode}`)
+      if (lookup.Receipt.ExitCode !== 0)
+        throw publishFailed(
+          publishCid,
+          lookup.Receipt.ExitCode,
+          `PublishStorageDeals ${publishCid} failed with exit code ${lookup.Receipt.ExitCode}`,
+        )
       // A provider publishes deals in batches: our proposal's place in the executed message's params,
       // as Lotus's own client finds it (lotus storage/pipeline/currentdealinfo.go).
       const message = await call<{ Params: string | null }>('Filecoin.ChainGetMessage', [lookup.Message])
@@ -123,7 +140,8 @@ export function createLotusNetwork(options: LotusOptions): LotusNetwork {
       const { ids, valid } = decodePublishReturn(lookup.Receipt.Return)
       // IDs holds the ids of the valid proposals only, in the order of the batch (go-state-types builtin/v9/market PublishStorageDealsReturn).
       const rank = valid.indexOf(proposalIndex)
-      if (rank < 0 || rank >= ids.length) throw publishFailed(publishCid, 0, `proposal ${proposalIndex} of PublishStorageDeals ${publishCid} was not valid`)
+      if (rank < 0 || rank >= ids.length)
+        throw publishFailed(publishCid, 0, `proposal ${proposalIndex} of PublishStorageDeals ${publishCid} was not valid`)
       return ids[rank]
     },
     async listProviders() {
@@ -160,8 +178,15 @@ export function proposalIndexIn(base64Params: string | null, proposal: DealPropo
   const provider = addressBytesOf(proposal.Provider)
   return deals.findIndex((d) => {
     const t = Array.isArray(d) && Array.isArray(d[0]) ? (d[0] as unknown[]) : []
-    return t.length === 11 && CID.asCID(t[0])?.toString() === proposal.PieceCID['/'] && t[1] === proposal.PieceSize &&
-      t[4] instanceof Uint8Array && Buffer.from(t[4]).equals(provider) && t[6] === proposal.StartEpoch && t[7] === proposal.EndEpoch
+    return (
+      t.length === 11 &&
+      CID.asCID(t[0])?.toString() === proposal.PieceCID['/'] &&
+      t[1] === proposal.PieceSize &&
+      t[4] instanceof Uint8Array &&
+      Buffer.from(t[4]).equals(provider) &&
+      t[6] === proposal.StartEpoch &&
+      t[7] === proposal.EndEpoch
+    )
   })
 }
 

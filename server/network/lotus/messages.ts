@@ -20,8 +20,16 @@ export interface LotusMessage {
 }
 
 export const toLotusMessage = (m: Message): LotusMessage => ({
-  Version: 0, To: m.to, From: m.from, Nonce: m.nonce, Value: m.value.toString(), GasLimit: m.gasLimit,
-  GasFeeCap: m.gasFeeCap.toString(), GasPremium: m.gasPremium.toString(), Method: m.method, Params: m.params.length > 0 ? Buffer.from(m.params).toString('base64') : null,
+  Version: 0,
+  To: m.to,
+  From: m.from,
+  Nonce: m.nonce,
+  Value: m.value.toString(),
+  GasLimit: m.gasLimit,
+  GasFeeCap: m.gasFeeCap.toString(),
+  GasPremium: m.gasPremium.toString(),
+  Method: m.method,
+  Params: m.params.length > 0 ? Buffer.from(m.params).toString('base64') : null,
 })
 
 /** Reads a Lotus JSON message; throws a RangeError naming the field that is wrong. */
@@ -37,14 +45,22 @@ export function fromLotusMessage(v: unknown): Message {
     return BigInt(t)
   }
   const int = (k: string) => {
-    if (typeof m[k] !== 'number' || !Number.isSafeInteger(m[k]) || (m[k] as number) < 0) throw new RangeError(`${k} must be a non-negative integer`)
+    if (typeof m[k] !== 'number' || !Number.isSafeInteger(m[k]) || (m[k] as number) < 0)
+      throw new RangeError(`${k} must be a non-negative integer`)
     return m[k] as number
   }
   for (const k of ['To', 'From']) if (!parseAddress(text(k)).ok) throw new RangeError(`${k} is not an address`)
   const params = m.Params === null || m.Params === undefined ? new Uint8Array(0) : Uint8Array.from(Buffer.from(text('Params'), 'base64'))
   return {
-    to: text('To'), from: text('From'), nonce: int('Nonce'), value: amount('Value'), gasLimit: int('GasLimit'),
-    gasFeeCap: amount('GasFeeCap'), gasPremium: amount('GasPremium'), method: int('Method'), params,
+    to: text('To'),
+    from: text('From'),
+    nonce: int('Nonce'),
+    value: amount('Value'),
+    gasLimit: int('GasLimit'),
+    gasFeeCap: amount('GasFeeCap'),
+    gasPremium: amount('GasPremium'),
+    method: int('Method'),
+    params,
   }
 }
 
@@ -62,13 +78,26 @@ export const ADD_BALANCE_METHOD = 2
  * answered: for a secp256k1 key the signed message's, not the unsigned one's
  * (see signedMessageCid), and never rejects once the node has accepted the push.
  */
-export async function addMarketBalance(call: JsonRpcCall, signer: Signer, amount: bigint, network: AddressNetwork, beneficiary = signer.address): Promise<string> {
+export async function addMarketBalance(
+  call: JsonRpcCall,
+  signer: Signer,
+  amount: bigint,
+  network: AddressNetwork,
+  beneficiary = signer.address,
+): Promise<string> {
   if (amount <= 0n) throw new RangeError('the amount must be more than zero')
   const beneficiaryBytes = addressBytesOf(beneficiary)
   const nonce = await call<number>('Filecoin.MpoolGetNonce', [signer.address])
   const draft: Message = {
-    to: `${network === 'mainnet' ? 'f' : 't'}0${MARKET_ACTOR_ID}`, from: signer.address, nonce, value: amount,
-    gasLimit: 0, gasFeeCap: 0n, gasPremium: 0n, method: ADD_BALANCE_METHOD, params: dagCbor.encode(beneficiaryBytes),
+    to: `${network === 'mainnet' ? 'f' : 't'}0${MARKET_ACTOR_ID}`,
+    from: signer.address,
+    nonce,
+    value: amount,
+    gasLimit: 0,
+    gasFeeCap: 0n,
+    gasPremium: 0n,
+    method: ADD_BALANCE_METHOD,
+    params: dagCbor.encode(beneficiaryBytes),
   }
   let estimated: Message
   try {
@@ -78,11 +107,19 @@ export async function addMarketBalance(call: JsonRpcCall, signer: Signer, amount
     throw err instanceof RangeError ? protocolError(`GasEstimateMessageGas answered no message: ${err.message}`, err) : err
   }
   // The node fills in gas only: anything else changed is not the message we meant to sign.
-  if (estimated.to !== draft.to || estimated.from !== draft.from || estimated.value !== draft.value || estimated.nonce !== draft.nonce || estimated.method !== draft.method) {
+  if (
+    estimated.to !== draft.to ||
+    estimated.from !== draft.from ||
+    estimated.value !== draft.value ||
+    estimated.nonce !== draft.nonce ||
+    estimated.method !== draft.method
+  ) {
     throw protocolError('the node changed more than the gas of the message')
   }
   const signed = await signMessage(signer, estimated)
-  const pushed = await call<{ '/': string } | null>('Filecoin.MpoolPush', [{ Message: toLotusMessage(signed.message), Signature: lotusSignature(signed.signature) }])
+  const pushed = await call<{ '/': string } | null>('Filecoin.MpoolPush', [
+    { Message: toLotusMessage(signed.message), Signature: lotusSignature(signed.signature) },
+  ])
   // Once the node has taken the message the funds are on their way: reporting an error now
   // would make the operator pay twice. So whatever CID it answers, the push succeeded; the
   // one we name is the node's, or (if it answered none) the one Lotus would have answered.

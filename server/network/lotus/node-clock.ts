@@ -18,8 +18,15 @@ export async function nodeClock(call: JsonRpcCall): Promise<NetworkClock> {
   const epochSeconds = params?.BlockDelaySecs
   const height = head?.Height
   const timestamp = head?.Blocks?.[0]?.Timestamp
-  if (typeof epochSeconds !== 'number' || !(epochSeconds > 0)) throw protocolError('the node sent no usable BlockDelaySecs in StateGetNetworkParams')
-  if (typeof height !== 'number' || !Number.isSafeInteger(height) || height < 0 || typeof timestamp !== 'number' || !Number.isFinite(timestamp)) {
+  if (typeof epochSeconds !== 'number' || !(epochSeconds > 0))
+    throw protocolError('the node sent no usable BlockDelaySecs in StateGetNetworkParams')
+  if (
+    typeof height !== 'number' ||
+    !Number.isSafeInteger(height) ||
+    height < 0 ||
+    typeof timestamp !== 'number' ||
+    !Number.isFinite(timestamp)
+  ) {
     throw protocolError('the node sent no usable Height and block Timestamp in ChainHead')
   }
   return { name: 'devnet', genesis: timestamp - height * epochSeconds, epochSeconds }

@@ -20,7 +20,9 @@ export interface ChainJournal {
   close(): void
 }
 
-const STEPS = [`CREATE TABLE simfoc_journal (seq INTEGER PRIMARY KEY AUTOINCREMENT, epoch INTEGER NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL);`]
+const STEPS = [
+  `CREATE TABLE simfoc_journal (seq INTEGER PRIMARY KEY AUTOINCREMENT, epoch INTEGER NOT NULL, kind TEXT NOT NULL, body TEXT NOT NULL);`,
+]
 
 export function openChainJournal(file: string): ChainJournal {
   const db: Db = openDatabase(file)

@@ -3,7 +3,16 @@ import { createCustomCommon, Hardfork, Mainnet } from '@ethereumjs/common'
 import { createEVM, EVMError, type ExecResult, type PrecompileInput } from '@ethereumjs/evm'
 import { MerkleStateManager } from '@ethereumjs/statemanager'
 import { createTxFromRLP, type TypedTransaction } from '@ethereumjs/tx'
-import { Account, bigIntToBytes, createZeroAddress, bytesToHex, createAddressFromString, hexToBytes, setLengthLeft, type PrefixedHexString } from '@ethereumjs/util'
+import {
+  Account,
+  bigIntToBytes,
+  createZeroAddress,
+  bytesToHex,
+  createAddressFromString,
+  hexToBytes,
+  setLengthLeft,
+  type PrefixedHexString,
+} from '@ethereumjs/util'
 import { createVM, runTx, type VM } from '@ethereumjs/vm'
 import { sha256 } from '@noble/hashes/sha2.js'
 import { keccak_256 } from '@noble/hashes/sha3.js'
@@ -78,7 +87,10 @@ export interface CallRequest {
 
 /** A transaction or call that the EVM reverted: its revert data, for the JSON-RPC error's `data`. */
 export class ExecutionReverted extends Error {
-  constructor(readonly data: Hex, reason: string) {
+  constructor(
+    readonly data: Hex,
+    reason: string,
+  ) {
     super(reason ? `execution reverted: ${reason}` : 'execution reverted')
   }
 }
@@ -148,9 +160,16 @@ export async function createEvmChain(options: EvmChainOptions): Promise<EvmChain
       return { returnValue: new Uint8Array(), executionGasUsed: input.gasLimit, exceptionError: new EVMError({ code: 'revert' } as never) }
     }
     const word = setLengthLeft(bigIntToBytes(epoch), 32)
-    return { returnValue: sha256(new Uint8Array([...new TextEncoder().encode(`simulated drand ${options.seed}`), ...word])), executionGasUsed: 2_000n }
+    return {
+      returnValue: sha256(new Uint8Array([...new TextEncoder().encode(`simulated drand ${options.seed}`), ...word])),
+      executionGasUsed: 2_000n,
+    }
   }
-  const evm = await createEVM({ common, stateManager, customPrecompiles: [{ address: createAddressFromString(BEACON_RANDOMNESS_PRECOMPILE), function: beaconRandomness }] })
+  const evm = await createEVM({
+    common,
+    stateManager,
+    customPrecompiles: [{ address: createAddressFromString(BEACON_RANDOMNESS_PRECOMPILE), function: beaconRandomness }],
+  })
   const vm: VM = await createVM({ common, stateManager, evm })
 
   const blocks = new Map<number, ChainBlock>()
@@ -170,7 +189,15 @@ export async function createEvmChain(options: EvmChainOptions): Promise<EvmChain
   }
   const ethBlock = (number: number): Block =>
     createBlock(
-      { header: { number: BigInt(number), timestamp: BigInt(epochTimestamp(number)), gasLimit: BLOCK_GAS_LIMIT, baseFeePerGas: BASE_FEE, coinbase: createZeroAddress() } },
+      {
+        header: {
+          number: BigInt(number),
+          timestamp: BigInt(epochTimestamp(number)),
+          gasLimit: BLOCK_GAS_LIMIT,
+          baseFeePerGas: BASE_FEE,
+          coinbase: createZeroAddress(),
+        },
+      },
       { common, skipConsensusFormatValidation: true },
     )
 
@@ -194,15 +221,31 @@ export async function createEvmChain(options: EvmChainOptions): Promise<EvmChain
     block.gasUsed += result.totalGasSpent
     const logIndexBase = [...block.transactions.slice(0, -1)].reduce((n, h) => n + (receipts.get(h)?.logs.length ?? 0), 0)
     const logs: ChainLog[] = (result.execResult.logs ?? []).map(([address, topics, data], i) => ({
-      address: bytesToHex(address), topics: topics.map((t) => bytesToHex(t)), data: bytesToHex(data),
-      blockNumber: epoch, blockHash: block.hash, transactionHash: hash, transactionIndex: index, logIndex: logIndexBase + i,
+      address: bytesToHex(address),
+      topics: topics.map((t) => bytesToHex(t)),
+      data: bytesToHex(data),
+      blockNumber: epoch,
+      blockHash: block.hash,
+      transactionHash: hash,
+      transactionIndex: index,
+      logIndex: logIndexBase + i,
     }))
     const failed = result.execResult.exceptionError !== undefined
     receipts.set(hash, {
-      transactionHash: hash, transactionIndex: index, blockNumber: epoch, blockHash: block.hash, from: from.toString(),
-      to: tx.to?.toString() ?? null, contractAddress: result.createdAddress?.toString() ?? null, status: failed ? 0 : 1,
-      gasUsed: result.totalGasSpent, cumulativeGasUsed: block.gasUsed, effectiveGasPrice: tx.getEffectivePriorityFee(BASE_FEE) + BASE_FEE,
-      type: tx.type, logs: failed ? [] : logs, revertData: bytesToHex(result.execResult.returnValue),
+      transactionHash: hash,
+      transactionIndex: index,
+      blockNumber: epoch,
+      blockHash: block.hash,
+      from: from.toString(),
+      to: tx.to?.toString() ?? null,
+      contractAddress: result.createdAddress?.toString() ?? null,
+      status: failed ? 0 : 1,
+      gasUsed: result.totalGasSpent,
+      cumulativeGasUsed: block.gasUsed,
+      effectiveGasPrice: tx.getEffectivePriorityFee(BASE_FEE) + BASE_FEE,
+      type: tx.type,
+      logs: failed ? [] : logs,
+      revertData: bytesToHex(result.execResult.returnValue),
     })
     transactions.set(hash, { hash, raw, tx, from: from.toString(), blockNumber: epoch, transactionIndex: index })
     return hash
@@ -226,12 +269,21 @@ export async function createEvmChain(options: EvmChainOptions): Promise<EvmChain
     try {
       const caller = createAddressFromString(request.from ?? '0x0000000000000000000000000000000000000000')
       const result = await vm.evm.runCall({
-        caller, origin: caller, to: request.to ? createAddressFromString(request.to) : undefined,
-        data: request.data ? hexToBytes(request.data) : new Uint8Array(), value: request.value ?? 0n,
-        gasLimit: request.gas ?? BLOCK_GAS_LIMIT, block: ethBlock(epoch), skipBalance: true,
+        caller,
+        origin: caller,
+        to: request.to ? createAddressFromString(request.to) : undefined,
+        data: request.data ? hexToBytes(request.data) : new Uint8Array(),
+        value: request.value ?? 0n,
+        gasLimit: request.gas ?? BLOCK_GAS_LIMIT,
+        block: ethBlock(epoch),
+        skipBalance: true,
       })
       const { exceptionError, returnValue, executionGasUsed } = result.execResult
-      if (exceptionError) throw new ExecutionReverted(bytesToHex(returnValue), revertReason(returnValue) || (exceptionError.error === 'revert' ? '' : exceptionError.error))
+      if (exceptionError)
+        throw new ExecutionReverted(
+          bytesToHex(returnValue),
+          revertReason(returnValue) || (exceptionError.error === 'revert' ? '' : exceptionError.error),
+        )
       return { returnValue: bytesToHex(returnValue), gasUsed: executionGasUsed }
     } finally {
       await stateManager.revert()
@@ -286,16 +338,19 @@ export async function createEvmChain(options: EvmChainOptions): Promise<EvmChain
     call: (request) => serialized(async () => (await simulate(request)).returnValue),
     // The gas a call used plus its intrinsic gas, with room for the 63/64 rule of nested calls
     // (Lotus's eth_estimateGas likewise adds an overestimate to what it measured).
-    estimateGas: (request) => serialized(async () => {
-      const { gasUsed } = await simulate(request)
-      const estimate = ((gasUsed + intrinsicGas(request)) * 13n) / 10n + 10_000n
-      return estimate > BLOCK_GAS_LIMIT ? BLOCK_GAS_LIMIT : estimate
-    }),
+    estimateGas: (request) =>
+      serialized(async () => {
+        const { gasUsed } = await simulate(request)
+        const estimate = ((gasUsed + intrinsicGas(request)) * 13n) / 10n + 10_000n
+        return estimate > BLOCK_GAS_LIMIT ? BLOCK_GAS_LIMIT : estimate
+      }),
     balance: (address) => serialized(async () => (await stateManager.getAccount(createAddressFromString(address)))?.balance ?? 0n),
     nonce: (address) => serialized(async () => Number((await stateManager.getAccount(createAddressFromString(address)))?.nonce ?? 0n)),
     code: (address) => serialized(async () => bytesToHex(await stateManager.getCode(createAddressFromString(address)))),
     storageAt: (address, slot) =>
-      serialized(async () => bytesToHex(setLengthLeft(await stateManager.getStorage(createAddressFromString(address), setLengthLeft(hexToBytes(slot), 32)), 32))),
+      serialized(async () =>
+        bytesToHex(setLengthLeft(await stateManager.getStorage(createAddressFromString(address), setLengthLeft(hexToBytes(slot), 32)), 32)),
+      ),
     setBalance: (address, wei) =>
       serialized(async () => {
         await credit(address, wei)
@@ -311,7 +366,8 @@ export async function createEvmChain(options: EvmChainOptions): Promise<EvmChain
         for (const hash of blocks.get(number)!.transactions) {
           for (const log of receipts.get(hash)?.logs ?? []) {
             if (wanted && !wanted.includes(log.address.toLowerCase())) continue
-            if (topics && !topics.every((t, i) => t === null || (Array.isArray(t) ? t.includes(log.topics[i]) : t === log.topics[i]))) continue
+            if (topics && !topics.every((t, i) => t === null || (Array.isArray(t) ? t.includes(log.topics[i]) : t === log.topics[i])))
+              continue
             out.push(log)
           }
         }

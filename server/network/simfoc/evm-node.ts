@@ -1,7 +1,18 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { openChainJournal } from './chain-journal.ts'
-import { BASE_FEE, BLOCK_GAS_LIMIT, createEvmChain, ExecutionReverted, hex, TransactionRejected, type CallRequest, type ChainLog, type ChainReceipt, type EvmChain } from './evm-chain.ts'
+import {
+  BASE_FEE,
+  BLOCK_GAS_LIMIT,
+  createEvmChain,
+  ExecutionReverted,
+  hex,
+  TransactionRejected,
+  type CallRequest,
+  type ChainLog,
+  type ChainReceipt,
+  type EvmChain,
+} from './evm-chain.ts'
 
 type Hex = `0x${string}`
 
@@ -59,7 +70,11 @@ const EXECUTION_REVERTED = 3
 const TRANSACTION_REJECTED = -32000
 
 class RpcError extends Error {
-  constructor(readonly code: number, message: string, readonly data?: Hex) {
+  constructor(
+    readonly code: number,
+    message: string,
+    readonly data?: Hex,
+  ) {
     super(message)
   }
 }
@@ -89,16 +104,34 @@ function callParam(v: unknown): CallRequest {
 
 function receiptJson(r: ChainReceipt) {
   return {
-    transactionHash: r.transactionHash, transactionIndex: hex(r.transactionIndex), blockHash: r.blockHash, blockNumber: hex(r.blockNumber),
-    from: r.from, to: r.to, contractAddress: r.contractAddress, cumulativeGasUsed: hex(r.cumulativeGasUsed), gasUsed: hex(r.gasUsed),
-    effectiveGasPrice: hex(r.effectiveGasPrice), logs: r.logs.map(logJson), logsBloom: `0x${'00'.repeat(256)}`, status: hex(r.status), type: hex(r.type),
+    transactionHash: r.transactionHash,
+    transactionIndex: hex(r.transactionIndex),
+    blockHash: r.blockHash,
+    blockNumber: hex(r.blockNumber),
+    from: r.from,
+    to: r.to,
+    contractAddress: r.contractAddress,
+    cumulativeGasUsed: hex(r.cumulativeGasUsed),
+    gasUsed: hex(r.gasUsed),
+    effectiveGasPrice: hex(r.effectiveGasPrice),
+    logs: r.logs.map(logJson),
+    logsBloom: `0x${'00'.repeat(256)}`,
+    status: hex(r.status),
+    type: hex(r.type),
   }
 }
 
 function logJson(l: ChainLog) {
   return {
-    address: l.address, topics: l.topics, data: l.data, blockNumber: hex(l.blockNumber), blockHash: l.blockHash,
-    transactionHash: l.transactionHash, transactionIndex: hex(l.transactionIndex), logIndex: hex(l.logIndex), removed: false,
+    address: l.address,
+    topics: l.topics,
+    data: l.data,
+    blockNumber: hex(l.blockNumber),
+    blockHash: l.blockHash,
+    transactionHash: l.transactionHash,
+    transactionIndex: hex(l.transactionIndex),
+    logIndex: hex(l.logIndex),
+    removed: false,
   }
 }
 
@@ -116,22 +149,56 @@ export function ethMethods(chain: EvmChain): Record<string, (params: unknown[]) 
     if (!t) return null
     const tx = t.tx as unknown as Record<string, unknown> & typeof t.tx
     const sig = { v: hex(tx.v ?? 0n), r: hex(tx.r ?? 0n), s: hex(tx.s ?? 0n) }
-    const fees = 'maxFeePerGas' in tx
-      ? { maxFeePerGas: hex(tx.maxFeePerGas as bigint), maxPriorityFeePerGas: hex(tx.maxPriorityFeePerGas as bigint), gasPrice: hex(chain.receipt(hash)!.effectiveGasPrice) }
-      : { gasPrice: hex(tx.gasPrice as bigint) }
+    const fees =
+      'maxFeePerGas' in tx
+        ? {
+            maxFeePerGas: hex(tx.maxFeePerGas as bigint),
+            maxPriorityFeePerGas: hex(tx.maxPriorityFeePerGas as bigint),
+            gasPrice: hex(chain.receipt(hash)!.effectiveGasPrice),
+          }
+        : { gasPrice: hex(tx.gasPrice as bigint) }
     return {
-      hash, from: t.from, to: tx.to?.toString() ?? null, nonce: hex(tx.nonce), gas: hex(tx.gasLimit), value: hex(tx.value), input: `0x${Buffer.from(tx.data).toString('hex')}`,
-      blockNumber: hex(t.blockNumber), blockHash: chain.block(t.blockNumber).hash, transactionIndex: hex(t.transactionIndex), type: hex(tx.type), chainId: hex(chain.chainId),
-      accessList: [], ...fees, ...sig, yParity: sig.v,
+      hash,
+      from: t.from,
+      to: tx.to?.toString() ?? null,
+      nonce: hex(tx.nonce),
+      gas: hex(tx.gasLimit),
+      value: hex(tx.value),
+      input: `0x${Buffer.from(tx.data).toString('hex')}`,
+      blockNumber: hex(t.blockNumber),
+      blockHash: chain.block(t.blockNumber).hash,
+      transactionIndex: hex(t.transactionIndex),
+      type: hex(tx.type),
+      chainId: hex(chain.chainId),
+      accessList: [],
+      ...fees,
+      ...sig,
+      yParity: sig.v,
     }
   }
   const blockJson = (number: number, full: boolean) => {
     const b = chain.block(number)
     return {
-      number: hex(b.number), hash: b.hash, parentHash: number > 0 ? chain.block(number - 1).hash : `0x${'00'.repeat(32)}`, timestamp: hex(b.timestamp),
-      baseFeePerGas: hex(BASE_FEE), gasLimit: hex(BLOCK_GAS_LIMIT), gasUsed: hex(b.gasUsed), miner: `0x${'00'.repeat(20)}`, difficulty: '0x0', totalDifficulty: '0x0',
-      extraData: '0x', nonce: '0x0000000000000000', sha3Uncles: `0x${'00'.repeat(32)}`, logsBloom: `0x${'00'.repeat(256)}`, size: '0x0',
-      stateRoot: `0x${'00'.repeat(32)}`, receiptsRoot: `0x${'00'.repeat(32)}`, transactionsRoot: `0x${'00'.repeat(32)}`, mixHash: `0x${'00'.repeat(32)}`, uncles: [],
+      number: hex(b.number),
+      hash: b.hash,
+      parentHash: number > 0 ? chain.block(number - 1).hash : `0x${'00'.repeat(32)}`,
+      timestamp: hex(b.timestamp),
+      baseFeePerGas: hex(BASE_FEE),
+      gasLimit: hex(BLOCK_GAS_LIMIT),
+      gasUsed: hex(b.gasUsed),
+      miner: `0x${'00'.repeat(20)}`,
+      difficulty: '0x0',
+      totalDifficulty: '0x0',
+      extraData: '0x',
+      nonce: '0x0000000000000000',
+      sha3Uncles: `0x${'00'.repeat(32)}`,
+      logsBloom: `0x${'00'.repeat(256)}`,
+      size: '0x0',
+      stateRoot: `0x${'00'.repeat(32)}`,
+      receiptsRoot: `0x${'00'.repeat(32)}`,
+      transactionsRoot: `0x${'00'.repeat(32)}`,
+      mixHash: `0x${'00'.repeat(32)}`,
+      uncles: [],
       transactions: full ? b.transactions.map(txJson) : b.transactions,
     }
   }
@@ -145,7 +212,12 @@ export function ethMethods(chain: EvmChain): Record<string, (params: unknown[]) 
     eth_feeHistory: ([count, newest]) => {
       const last = blockTag(newest)
       const n = Math.max(1, Math.min(Number(typeof count === 'number' ? count : quantity(count, 'blockCount')), 1024, last + 1))
-      return { oldestBlock: hex(last - n + 1), baseFeePerGas: Array.from({ length: n + 1 }, () => hex(BASE_FEE)), gasUsedRatio: Array.from({ length: n }, () => 0), reward: Array.from({ length: n }, () => [hex(1n)]) }
+      return {
+        oldestBlock: hex(last - n + 1),
+        baseFeePerGas: Array.from({ length: n + 1 }, () => hex(BASE_FEE)),
+        gasUsedRatio: Array.from({ length: n }, () => 0),
+        reward: Array.from({ length: n }, () => [hex(1n)]),
+      }
     },
     eth_getBalance: async ([address]) => hex(await chain.balance(addressParam(address, 'address'))),
     eth_getTransactionCount: async ([address]) => hex(await chain.nonce(addressParam(address, 'address'))),
@@ -168,14 +240,26 @@ export function ethMethods(chain: EvmChain): Record<string, (params: unknown[]) 
     },
     eth_getLogs: ([filter]) => {
       const f = (filter ?? {}) as Record<string, unknown>
-      const address = f.address === undefined ? undefined : (Array.isArray(f.address) ? f.address : [f.address]).map((a) => addressParam(a, 'address'))
-      const topics = f.topics === undefined ? undefined : (f.topics as unknown[]).map((t) => (t === null ? null : Array.isArray(t) ? t.map((x) => hexParam(x, 'topic').toLowerCase() as Hex) : (hexParam(t, 'topic').toLowerCase() as Hex)))
+      const address =
+        f.address === undefined ? undefined : (Array.isArray(f.address) ? f.address : [f.address]).map((a) => addressParam(a, 'address'))
+      const topics =
+        f.topics === undefined
+          ? undefined
+          : (f.topics as unknown[]).map((t) =>
+              t === null
+                ? null
+                : Array.isArray(t)
+                  ? t.map((x) => hexParam(x, 'topic').toLowerCase() as Hex)
+                  : (hexParam(t, 'topic').toLowerCase() as Hex),
+            )
       if (f.blockHash !== undefined) {
         const hash = hexParam(f.blockHash, 'blockHash').toLowerCase()
         const logs = chain.logs({ fromBlock: 0, toBlock: chain.headEpoch(), address, topics }).filter((l) => l.blockHash === hash)
         return logs.map(logJson)
       }
-      return chain.logs({ fromBlock: blockTag(f.fromBlock ?? 'latest'), toBlock: blockTag(f.toBlock ?? 'latest'), address, topics }).map(logJson)
+      return chain
+        .logs({ fromBlock: blockTag(f.fromBlock ?? 'latest'), toBlock: blockTag(f.toBlock ?? 'latest'), address, topics })
+        .map(logJson)
     },
   }
 }
@@ -198,17 +282,23 @@ async function answer(methods: ReturnType<typeof ethMethods>, request: unknown):
   const r = request as { id?: unknown; method?: unknown; params?: unknown; jsonrpc?: unknown }
   const id = r && typeof r === 'object' && (typeof r.id === 'number' || typeof r.id === 'string' || r.id === null) ? r.id : null
   try {
-    if (!r || typeof r !== 'object' || r.jsonrpc !== '2.0' || typeof r.method !== 'string') throw new RpcError(INVALID_REQUEST, 'not a JSON-RPC 2.0 request')
+    if (!r || typeof r !== 'object' || r.jsonrpc !== '2.0' || typeof r.method !== 'string')
+      throw new RpcError(INVALID_REQUEST, 'not a JSON-RPC 2.0 request')
     if (r.params !== undefined && !Array.isArray(r.params)) throw new RpcError(INVALID_PARAMS, 'params must be an array')
     const method = Object.hasOwn(methods, r.method) ? methods[r.method] : undefined
     if (!method) throw new RpcError(METHOD_NOT_FOUND, `the method ${r.method} does not exist/is not available`)
     return { jsonrpc: '2.0', id, result: await method((r.params as unknown[]) ?? []) }
   } catch (error) {
-    const e = error instanceof RpcError ? error
-      : error instanceof ExecutionReverted ? new RpcError(EXECUTION_REVERTED, error.message, error.data)
-      : error instanceof TransactionRejected ? new RpcError(TRANSACTION_REJECTED, error.message)
-      : error instanceof SyntaxError || error instanceof RangeError ? new RpcError(INVALID_PARAMS, error.message)
-      : new RpcError(INTERNAL_ERROR, `internal error: ${(error as Error).message}`)
+    const e =
+      error instanceof RpcError
+        ? error
+        : error instanceof ExecutionReverted
+          ? new RpcError(EXECUTION_REVERTED, error.message, error.data)
+          : error instanceof TransactionRejected
+            ? new RpcError(TRANSACTION_REJECTED, error.message)
+            : error instanceof SyntaxError || error instanceof RangeError
+              ? new RpcError(INVALID_PARAMS, error.message)
+              : new RpcError(INTERNAL_ERROR, `internal error: ${(error as Error).message}`)
     return { jsonrpc: '2.0', id, error: { code: e.code, message: e.message, ...(e.data !== undefined ? { data: e.data } : {}) } }
   }
 }
@@ -222,7 +312,10 @@ export async function startEvmNode(options: EvmNodeOptions = {}): Promise<EvmNod
   const journal = options.stateFile ? openChainJournal(options.stateFile) : undefined
   const fresh = (journal?.entries().length ?? 0) === 0
   const chain = await createEvmChain({
-    chainId: options.chainId ?? SIMFOC_CHAIN_ID, headEpoch, seed: options.seed ?? 'simfoc', journal,
+    chainId: options.chainId ?? SIMFOC_CHAIN_ID,
+    headEpoch,
+    seed: options.seed ?? 'simfoc',
+    journal,
     epochTimestamp: (epoch) => Math.floor(genesisTimestamp + epoch * epochSeconds),
   })
   if (fresh) for (const { address, wei } of options.accounts ?? []) await chain.setBalance(address, wei)
@@ -243,14 +336,21 @@ export async function startEvmNode(options: EvmNodeOptions = {}): Promise<EvmNod
           return reply(200, { jsonrpc: '2.0', id: null, error: { code: PARSE_ERROR, message: 'parse error: the body is not JSON' } })
         }
         if (Array.isArray(parsed)) {
-          if (parsed.length === 0 || parsed.length > 1000) return reply(200, { jsonrpc: '2.0', id: null, error: { code: INVALID_REQUEST, message: 'a batch holds 1 to 1000 requests' } })
+          if (parsed.length === 0 || parsed.length > 1000)
+            return reply(200, { jsonrpc: '2.0', id: null, error: { code: INVALID_REQUEST, message: 'a batch holds 1 to 1000 requests' } })
           const answers = []
           for (const request of parsed) answers.push(await answer(methods, request))
           return reply(200, answers)
         }
         reply(200, await answer(methods, parsed))
       })
-      .catch((error: Error) => reply(error instanceof RpcError ? 413 : 400, { jsonrpc: '2.0', id: null, error: { code: INVALID_REQUEST, message: error.message } }))
+      .catch((error: Error) =>
+        reply(error instanceof RpcError ? 413 : 400, {
+          jsonrpc: '2.0',
+          id: null,
+          error: { code: INVALID_REQUEST, message: error.message },
+        }),
+      )
   })
   await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve))
   const { port } = server.address() as AddressInfo
@@ -260,12 +360,13 @@ export async function startEvmNode(options: EvmNodeOptions = {}): Promise<EvmNod
     fresh,
     headEpoch,
     setBalance: (address, wei) => chain.setBalance(address, wei),
-    close: () => new Promise<void>((resolve) => {
-      server.closeAllConnections()
-      server.close(() => {
-        journal?.close()
-        resolve()
-      })
-    }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => {
+          journal?.close()
+          resolve()
+        })
+      }),
   }
 }

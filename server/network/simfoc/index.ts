@@ -112,12 +112,22 @@ export async function startSimulatedFoc(options: SimulatedFocOptions): Promise<S
       if (node.fresh) await node.setBalance(address, parseEther('1000'))
       const name = `sim-curio-${index}`
       const providerId = await registerPdpProvider({
-        rpcUrl: node.url, privateKey: key, serviceProviderRegistry: contracts.serviceProviderRegistry, name,
-        description: 'simulated Curio PDP provider', offering: { ...OFFERING, serviceURL: url, paymentTokenAddress: contracts.usdfc },
+        rpcUrl: node.url,
+        privateKey: key,
+        serviceProviderRegistry: contracts.serviceProviderRegistry,
+        name,
+        description: 'simulated Curio PDP provider',
+        offering: { ...OFFERING, serviceURL: url, paymentTokenAddress: contracts.usdfc },
       })
       providers.push({ index, providerId, name, url, provider })
     }
-    if (node.fresh) await approveProviders(node.url, deployerKey, contracts, providers.map((p) => p.providerId))
+    if (node.fresh)
+      await approveProviders(
+        node.url,
+        deployerKey,
+        contracts,
+        providers.map((p) => p.providerId),
+      )
 
     return {
       rpcUrl: node.url,

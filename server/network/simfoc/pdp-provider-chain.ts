@@ -183,10 +183,15 @@ export function createViemPdpChain(o: ViemPdpChainOptions): PdpChain {
     return result
   }
 
-  const read = <T>(functionName: string, args: readonly unknown[] = [], address: Address = o.pdpVerifier, abi: typeof pdpVerifierAbi | typeof provingScheduleAbi = pdpVerifierAbi): Promise<T> =>
-    publicClient.readContract({ address, abi, functionName, args } as never) as Promise<T>
+  const read = <T>(
+    functionName: string,
+    args: readonly unknown[] = [],
+    address: Address = o.pdpVerifier,
+    abi: typeof pdpVerifierAbi | typeof provingScheduleAbi = pdpVerifierAbi,
+  ): Promise<T> => publicClient.readContract({ address, abi, functionName, args } as never) as Promise<T>
 
-  const calldata = (functionName: string, args: readonly unknown[]): Hex => encodeFunctionData({ abi: pdpVerifierAbi, functionName, args } as never)
+  const calldata = (functionName: string, args: readonly unknown[]): Hex =>
+    encodeFunctionData({ abi: pdpVerifierAbi, functionName, args } as never)
   const pieceData = (pieces: Hex[]) => pieces.map((data) => ({ data }))
 
   // Curio resolves the listener's view contract for the proving schedule (pdp/contract/utils.go GetProvingScheduleFromListener).
@@ -209,13 +214,19 @@ export function createViemPdpChain(o: ViemPdpChainOptions): PdpChain {
     address: account.address,
     headEpoch: async () => Number(await publicClient.getBlockNumber({ cacheTime: 0 })),
     createDataSet: (listener, extraData, value) => send(calldata('createDataSet', [listener, extraData]), value),
-    addPieces: (setId, listener, pieces, extraData, value) => send(calldata('addPieces', [setId, listener, pieceData(pieces), extraData]), value),
+    addPieces: (setId, listener, pieces, extraData, value) =>
+      send(calldata('addPieces', [setId, listener, pieceData(pieces), extraData]), value),
     nextProvingPeriod: (setId, challengeEpoch, extraData) => send(calldata('nextProvingPeriod', [setId, challengeEpoch, extraData]), 0n),
     provePossession: (setId, proofs, value) => send(calldata('provePossession', [setId, proofs]), value),
     schedulePieceDeletions: (setId, pieceIds, extraData) => send(calldata('schedulePieceDeletions', [setId, pieceIds, extraData]), 0n),
     async validateAddPieces(setId, listener, pieces, extraData, value) {
       try {
-        await publicClient.call({ account: account.address, to: o.pdpVerifier, data: calldata('addPieces', [setId, listener, pieceData(pieces), extraData]), value })
+        await publicClient.call({
+          account: account.address,
+          to: o.pdpVerifier,
+          data: calldata('addPieces', [setId, listener, pieceData(pieces), extraData]),
+          value,
+        })
       } catch (err) {
         throw new ChainSendError(chainErrorText(err))
       }
@@ -245,19 +256,19 @@ export function createViemPdpChain(o: ViemPdpChainOptions): PdpChain {
     dataSetListener: (setId) => read<Address>('getDataSetListener', [setId]),
     dataSetLeafCount: (setId) => read<bigint>('getDataSetLeafCount', [setId]),
     async provingConfig(listener) {
-      const [maxProvingPeriod, challengeWindow, challengesPerProof, initChallengeWindowStart] = await read<[bigint, bigint, bigint, bigint]>(
-        'getPDPConfig',
-        [],
-        await scheduleAddress(listener),
-        provingScheduleAbi,
-      )
+      const [maxProvingPeriod, challengeWindow, challengesPerProof, initChallengeWindowStart] = await read<
+        [bigint, bigint, bigint, bigint]
+      >('getPDPConfig', [], await scheduleAddress(listener), provingScheduleAbi)
       return { maxProvingPeriod, challengeWindow, challengesPerProof, initChallengeWindowStart }
     },
-    nextChallengeWindowStart: async (listener, setId) => read<bigint>('nextPDPChallengeWindowStart', [setId], await scheduleAddress(listener), provingScheduleAbi),
+    nextChallengeWindowStart: async (listener, setId) =>
+      read<bigint>('nextPDPChallengeWindowStart', [setId], await scheduleAddress(listener), provingScheduleAbi),
     nextChallengeEpoch: (setId) => read<bigint>('getNextChallengeEpoch', [setId]),
     challengeRange: (setId) => read<bigint>('getChallengeRange', [setId]),
     randomness: (epoch) => read<bigint>('getRandomness', [epoch]),
-    findPieceIds: async (setId, leafIndexes) => [...(await read<readonly { pieceId: bigint; offset: bigint }[]>('findPieceIds', [setId, leafIndexes]))],
+    findPieceIds: async (setId, leafIndexes) => [
+      ...(await read<readonly { pieceId: bigint; offset: bigint }[]>('findPieceIds', [setId, leafIndexes])),
+    ],
     proofFee: (setId) => read<bigint>('calculateProofFee', [setId]),
     pieceLive: (setId, pieceId) => read<boolean>('pieceLive', [setId, pieceId]),
   }
@@ -292,7 +303,15 @@ function bigIntCapability(n: bigint): Hex {
  * requires, then the optional IPNI keys and capacity, then extra ones.
  */
 export function offeringCapabilities(offering: PdpOffering, extra: Record<string, string> = {}): { keys: string[]; values: Hex[] } {
-  const keys = ['serviceURL', 'minPieceSizeInBytes', 'maxPieceSizeInBytes', 'storagePricePerTibPerDay', 'minProvingPeriodInEpochs', 'location', 'paymentTokenAddress']
+  const keys = [
+    'serviceURL',
+    'minPieceSizeInBytes',
+    'maxPieceSizeInBytes',
+    'storagePricePerTibPerDay',
+    'minProvingPeriodInEpochs',
+    'location',
+    'paymentTokenAddress',
+  ]
   const values: Hex[] = [
     stringToHex(offering.serviceURL),
     bigIntCapability(offering.minPieceSizeInBytes),
@@ -302,15 +321,15 @@ export function offeringCapabilities(offering: PdpOffering, extra: Record<string
     stringToHex(offering.location),
     offering.paymentTokenAddress.toLowerCase() as Hex,
   ]
-  if (offering.ipniPiece) keys.push('ipniPiece'), values.push('0x01')
-  if (offering.ipniIpfs) keys.push('ipniIpfs'), values.push('0x01')
+  if (offering.ipniPiece) (keys.push('ipniPiece'), values.push('0x01'))
+  if (offering.ipniIpfs) (keys.push('ipniIpfs'), values.push('0x01'))
   if (offering.ipniPiece || offering.ipniIpfs) {
     if (!offering.ipniPeerId) throw new Error('IpniPeerID is required if either IpniIpfs or IpniPiece is true')
     // Curio writes both the key the registry suggests and the older spelling.
     keys.push('ipniPeerId', 'IPNIPeerID')
     values.push(offering.ipniPeerId, offering.ipniPeerId)
   }
-  if (offering.capacityTiB !== undefined) keys.push('capacityTiB'), values.push(bigIntCapability(offering.capacityTiB))
+  if (offering.capacityTiB !== undefined) (keys.push('capacityTiB'), values.push(bigIntCapability(offering.capacityTiB)))
   for (const [key, value] of Object.entries(extra)) {
     keys.push(key)
     values.push(/^0x([0-9a-fA-F]{2})+$/.test(value) && value.length > 3 ? (value as Hex) : stringToHex(value))
@@ -346,15 +365,29 @@ export async function registerPdpProvider(o: RegisterPdpProviderOptions): Promis
   const account = privateKeyToAccount(o.privateKey)
   const transport = http(o.rpcUrl, { retryCount: 0 })
   const publicClient = createPublicClient({ transport })
-  const existing = await publicClient.readContract({ address: o.serviceProviderRegistry, abi: serviceProviderRegistryAbi, functionName: 'getProviderIdByAddress', args: [account.address] })
+  const existing = await publicClient.readContract({
+    address: o.serviceProviderRegistry,
+    abi: serviceProviderRegistryAbi,
+    functionName: 'getProviderIdByAddress',
+    args: [account.address],
+  })
   if (existing !== 0n) return existing
   const id = await publicClient.getChainId()
   const wallet = createWalletClient({
     account,
     transport,
-    chain: defineChain({ id, name: `simfoc-${id}`, nativeCurrency: { name: 'Filecoin', symbol: 'FIL', decimals: 18 }, rpcUrls: { default: { http: [o.rpcUrl] } } }),
+    chain: defineChain({
+      id,
+      name: `simfoc-${id}`,
+      nativeCurrency: { name: 'Filecoin', symbol: 'FIL', decimals: 18 },
+      rpcUrls: { default: { http: [o.rpcUrl] } },
+    }),
   })
-  const fee = await publicClient.readContract({ address: o.serviceProviderRegistry, abi: serviceProviderRegistryAbi, functionName: 'REGISTRATION_FEE' })
+  const fee = await publicClient.readContract({
+    address: o.serviceProviderRegistry,
+    abi: serviceProviderRegistryAbi,
+    functionName: 'REGISTRATION_FEE',
+  })
   const { keys, values } = offeringCapabilities(o.offering, o.capabilities)
   const hash = await wallet.writeContract({
     address: o.serviceProviderRegistry,
@@ -363,7 +396,11 @@ export async function registerPdpProvider(o: RegisterPdpProviderOptions): Promis
     args: [o.payee ?? account.address, o.name, o.description, 0, keys, values],
     value: fee,
   })
-  const receipt = await publicClient.waitForTransactionReceipt({ hash, timeout: o.timeoutMs ?? 120_000, pollingInterval: o.pollingIntervalMs ?? 250 })
+  const receipt = await publicClient.waitForTransactionReceipt({
+    hash,
+    timeout: o.timeoutMs ?? 120_000,
+    pollingInterval: o.pollingIntervalMs ?? 250,
+  })
   if (receipt.status !== 'success') throw new Error(`registerProvider reverted (${hash})`)
   for (const log of receipt.logs) {
     try {
@@ -375,4 +412,3 @@ export async function registerPdpProvider(o: RegisterPdpProviderOptions): Promis
   }
   throw new Error(`registerProvider mined without a ProviderRegistered event (${hash})`)
 }
-

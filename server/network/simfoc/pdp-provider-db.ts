@@ -157,7 +157,19 @@ export interface DbTables {
   nextId: number
 }
 
-const empty = (): DbTables => ({ waits: {}, uploads: {}, streaming: {}, pieceRefs: [], creates: {}, adds: [], dataSets: {}, pieces: [], pulls: [], proofs: [], nextId: 1 })
+const empty = (): DbTables => ({
+  waits: {},
+  uploads: {},
+  streaming: {},
+  pieceRefs: [],
+  creates: {},
+  adds: [],
+  dataSets: {},
+  pieces: [],
+  pulls: [],
+  proofs: [],
+  nextId: 1,
+})
 
 export class ProviderDb {
   t: DbTables = empty()

@@ -24,7 +24,7 @@ export const FR32_SHA256_TRUNC254_PADBINTREE = 0x1011
 /** Curio pdp/handlers_upload.go: PieceSizeMinLimit = 128 padded bytes unpadded, 127 bytes. */
 export const PIECE_SIZE_MIN = 127
 /** Curio pdp/handlers_upload.go: PieceSizeMaxLimit = the 1 GiB memtree unpadded, 1 GiB × 127/128. */
-export const PIECE_SIZE_MAX = (1 << 30) / 128 * 127
+export const PIECE_SIZE_MAX = ((1 << 30) / 128) * 127
 
 /** Leaves per batch hashed in one go (2 MiB of padded data). */
 const BATCH_LEVEL = 16
@@ -45,7 +45,12 @@ const hashPairs: HashPairs = (() => {
   } catch {
     return (input, output) => {
       for (let i = 0, o = 0; i < input.length; i += 64, o += 32) {
-        output.set(createHash('sha256').update(input.subarray(i, i + 64)).digest(), o)
+        output.set(
+          createHash('sha256')
+            .update(input.subarray(i, i + 64))
+            .digest(),
+          o,
+        )
       }
     }
   }
@@ -177,7 +182,8 @@ export function parsePieceCid(text: string, requireV2 = false): ParsedPieceCid {
     if (bytes.length !== read + 1 + 32) throw new Error('failed to extract v1 from v2: invalid digest length')
     const height = bytes[read]
     const root = bytes.slice(read + 1)
-    if (height < 2 || height > 50 || padding >= 2 ** (height - 2) * 127) throw new Error('failed to extract v1 from v2: invalid height or padding')
+    if (height < 2 || height > 50 || padding >= 2 ** (height - 2) * 127)
+      throw new Error('failed to extract v1 from v2: invalid height or padding')
     return { v1: pieceCidV1(root), v2: cid, root, height, padding, rawSize: rawSizeOf(padding, height) }
   }
   if (requireV2) throw new Error(`piece CID must be PieceCIDv2 format (got multihash type ${code})`)
@@ -318,7 +324,11 @@ export type ReadRange = (offset: number, length: number) => Promise<Uint8Array>
  * `layerLevel`): the subtree under the challenged layer node is rebuilt from
  * the raw bytes, the rest of the path comes from the layer.
  */
-export async function proveLeaf(read: ReadRange, piece: { height: number; layer: Uint8Array; layerLevel: number }, leafIndex: number): Promise<LeafProof> {
+export async function proveLeaf(
+  read: ReadRange,
+  piece: { height: number; layer: Uint8Array; layerLevel: number },
+  leafIndex: number,
+): Promise<LeafProof> {
   const { height, layer, layerLevel } = piece
   if (!(leafIndex >= 0 && leafIndex < 2 ** height)) throw new RangeError(`leaf ${leafIndex} is outside a tree of height ${height}`)
   const subtree = Math.floor(leafIndex / 2 ** layerLevel)

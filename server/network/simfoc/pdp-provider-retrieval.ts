@@ -203,19 +203,39 @@ export async function serveIpfs(ctx: RetrievalContext, req: IncomingMessage, res
   }
   if (path.some((p) => p !== '')) return textError(res, 400, 'path traversal is not supported')
   const accept = String(req.headers.accept ?? '')
-  const format = url.searchParams.get('format') ?? (accept.includes('application/vnd.ipld.raw') ? 'raw' : accept.includes('application/vnd.ipld.car') || accept === '' || accept.includes('*/*') ? 'car' : null)
-  if (format !== 'raw' && format !== 'car') return textError(res, 400, 'invalid Accept header; unsupported: ' + (url.searchParams.get('format') ?? accept))
+  const format =
+    url.searchParams.get('format') ??
+    (accept.includes('application/vnd.ipld.raw')
+      ? 'raw'
+      : accept.includes('application/vnd.ipld.car') || accept === '' || accept.includes('*/*')
+        ? 'car'
+        : null)
+  if (format !== 'raw' && format !== 'car')
+    return textError(res, 400, 'invalid Accept header; unsupported: ' + (url.searchParams.get('format') ?? accept))
   const rootBytes = root.multihash.code === IDENTITY ? root.multihash.digest : await findBlock(ctx, root)
   if (!rootBytes) return textError(res, 404, `failed to load root node: ipld: could not find ${root}`)
-  const common = { 'X-Ipfs-Path': `/ipfs/${cidText}`, 'Cache-Control': 'public, max-age=29030400, immutable', 'X-Content-Type-Options': 'nosniff' }
+  const common = {
+    'X-Ipfs-Path': `/ipfs/${cidText}`,
+    'Cache-Control': 'public, max-age=29030400, immutable',
+    'X-Content-Type-Options': 'nosniff',
+  }
   if (format === 'raw') {
-    res.writeHead(200, { ...common, 'Content-Type': 'application/vnd.ipld.raw', Etag: `"${root}.raw"`, 'Content-Length': String(rootBytes.length) })
+    res.writeHead(200, {
+      ...common,
+      'Content-Type': 'application/vnd.ipld.raw',
+      Etag: `"${root}.raw"`,
+      'Content-Length': String(rootBytes.length),
+    })
     res.end(req.method === 'HEAD' ? undefined : rootBytes)
     return
   }
   const dups = url.searchParams.get('dups') === 'y'
   const scope = url.searchParams.get('dag-scope') ?? 'all'
-  res.writeHead(200, { ...common, 'Content-Type': `application/vnd.ipld.car; version=1; order=dfs; dups=${dups ? 'y' : 'n'}`, Etag: `"${root}.car"` })
+  res.writeHead(200, {
+    ...common,
+    'Content-Type': `application/vnd.ipld.car; version=1; order=dfs; dups=${dups ? 'y' : 'n'}`,
+    Etag: `"${root}.car"`,
+  })
   if (req.method === 'HEAD') return void res.end()
   const write = (bytes: Uint8Array) => new Promise<void>((resolve, reject) => res.write(bytes, (err) => (err ? reject(err) : resolve())))
   try {

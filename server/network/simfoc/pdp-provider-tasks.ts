@@ -114,7 +114,10 @@ export class CurioTasks {
       if (create && !create.dataSetCreated) create.ok = receipt.success
       for (const add of db.t.adds) if (add.txHash === hash) add.ok = receipt.success
       changed = true
-      this.c.log.info({ hash, reason: wait.reason, success: receipt.success, block: receipt.blockNumber }, 'simulated Curio: message landed')
+      this.c.log.info(
+        { hash, reason: wait.reason, success: receipt.success, block: receipt.blockNumber },
+        'simulated Curio: message landed',
+      )
     }
     if (changed) await db.save()
   }
@@ -175,7 +178,9 @@ export class CurioTasks {
 
   private applyPieceAdds(hash: string, dataSetId: number): void {
     const { db } = this.c
-    const rows: PieceAdd[] = db.t.adds.filter((a) => a.txHash === hash && !a.piecesAdded).sort((a, b) => a.index - b.index || a.subPieceOffset - b.subPieceOffset)
+    const rows: PieceAdd[] = db.t.adds
+      .filter((a) => a.txHash === hash && !a.piecesAdded)
+      .sort((a, b) => a.index - b.index || a.subPieceOffset - b.subPieceOffset)
     if (rows.length === 0) return
     const pieceIds = db.t.waits[hash]?.pieceIds
     if (!pieceIds) {
@@ -183,7 +188,8 @@ export class CurioTasks {
       return
     }
     const dataSet = db.dataSet(dataSetId)!
-    if (dataSet.prevChallengeRequestEpoch === null && dataSet.challengeRequestMsgHash === null && dataSet.proveAtEpoch === null) dataSet.initReady = true
+    if (dataSet.prevChallengeRequestEpoch === null && dataSet.challengeRequestMsgHash === null && dataSet.proveAtEpoch === null)
+      dataSet.initReady = true
     for (const row of rows) {
       if (row.index >= pieceIds.length) {
         this.c.log.error({ hash, index: row.index }, 'simulated Curio: piece index out of bounds of the PiecesAdded event')
@@ -302,7 +308,13 @@ export class CurioTasks {
   private async nextProvingPeriods(head: number): Promise<void> {
     const { db, chain } = this.c
     for (const dataSet of Object.values(db.t.dataSets)) {
-      if (dataSet.proveAtEpoch === null || dataSet.ppReconcileHash || dataSet.unrecoverableEpoch != null || dataSet.proveAtEpoch + dataSet.challengeWindow > head) continue
+      if (
+        dataSet.proveAtEpoch === null ||
+        dataSet.ppReconcileHash ||
+        dataSet.unrecoverableEpoch != null ||
+        dataSet.proveAtEpoch + dataSet.challengeWindow > head
+      )
+        continue
       const setId = BigInt(dataSet.id)
       try {
         const listener = await chain.dataSetListener(setId)
@@ -393,7 +405,11 @@ export class CurioTasks {
       const stored = await this.c.store.meta(piece.piece)
       if (!stored) throw new Error(`piece ${piece.piece} is not stored`)
       const layer = await this.c.store.layer(piece.piece)
-      const proof = await proveLeaf((at, length) => this.c.store.read(piece.piece, at, length), { height: stored.height, layer, layerLevel: stored.layerLevel }, Number(offset))
+      const proof = await proveLeaf(
+        (at, length) => this.c.store.read(piece.piece, at, length),
+        { height: stored.height, layer, layerLevel: stored.layerLevel },
+        Number(offset),
+      )
       proofs.push(proof)
     }
     return proofs
@@ -408,7 +424,10 @@ export class CurioTasks {
       ref.needsIndexing = false
       const index = await store.indexCar(ref.pieceCid)
       ref.indexed = index !== null
-      this.c.log.info({ pieceCid: ref.pieceCid, blocks: index ? Object.keys(index).length : 0 }, index ? 'simulated Curio: piece indexed' : 'simulated Curio: piece is not a CAR, not indexed')
+      this.c.log.info(
+        { pieceCid: ref.pieceCid, blocks: index ? Object.keys(index).length : 0 },
+        index ? 'simulated Curio: piece indexed' : 'simulated Curio: piece is not a CAR, not indexed',
+      )
       await db.save()
       this.c.onChange?.()
     }
@@ -461,7 +480,15 @@ export class CurioTasks {
         parked = true
       }
       if (!db.pieceRefByCid(item.pieceCid, service)) {
-        db.t.pieceRefs.push({ id: db.nextId(), service, pieceCid: item.pieceCid, rawSize: item.rawSize, createdAt: Date.now(), needsIndexing: false, indexed: false })
+        db.t.pieceRefs.push({
+          id: db.nextId(),
+          service,
+          pieceCid: item.pieceCid,
+          rawSize: item.rawSize,
+          createdAt: Date.now(),
+          needsIndexing: false,
+          indexed: false,
+        })
       }
       item.status = 'complete'
       this.c.log.info({ pieceCid: item.pieceCid, source: item.sourceUrl }, 'simulated Curio: piece pulled')
@@ -511,7 +538,6 @@ class PullFailure extends Error {
   override name = 'PullFailure'
 }
 
-
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
   return a.length === b.length && a.every((x, i) => x === b[i])
 }
@@ -528,11 +554,13 @@ export function ipfsIndexingFromExtraData(extraData: Hex): boolean | null {
   return keys === null ? null : keys.includes('withIPFSIndexing')
 }
 
-
 function createMetadataKeys(extraData: Hex): string[] | null {
   if (extraData === '0x' || extraData.length < 4) return null
   const decodeCreate = (payload: Hex): string[] => {
-    const [, , keys] = decodeAbiParameters([{ type: 'address' }, { type: 'uint256' }, { type: 'string[]' }, { type: 'string[]' }, { type: 'bytes' }], payload)
+    const [, , keys] = decodeAbiParameters(
+      [{ type: 'address' }, { type: 'uint256' }, { type: 'string[]' }, { type: 'string[]' }, { type: 'bytes' }],
+      payload,
+    )
     return [...keys]
   }
   try {

@@ -5,8 +5,24 @@ import { join } from 'node:path'
 import { bytesToHex, getAddress, zeroAddress, type Address, type Hex } from 'viem'
 import type { FaultPlan } from '../simnet/faults.ts'
 import { ChainSendError, type PdpChain } from './pdp-provider-chain.ts'
-import { ProviderDb, type DataSet, type DataSetPiece, type PieceAdd, type ProofRecord, type PullItem, type PullStatus } from './pdp-provider-db.ts'
-import { paddedSizeOf, parsePieceCid, PIECE_SIZE_MAX, PIECE_SIZE_MIN, pieceCidV2, pieceHeight, type ParsedPieceCid } from './pdp-provider-piece.ts'
+import {
+  ProviderDb,
+  type DataSet,
+  type DataSetPiece,
+  type PieceAdd,
+  type ProofRecord,
+  type PullItem,
+  type PullStatus,
+} from './pdp-provider-db.ts'
+import {
+  paddedSizeOf,
+  parsePieceCid,
+  PIECE_SIZE_MAX,
+  PIECE_SIZE_MIN,
+  pieceCidV2,
+  pieceHeight,
+  type ParsedPieceCid,
+} from './pdp-provider-piece.ts'
 import { serveIpfs, servePiece } from './pdp-provider-retrieval.ts'
 import { PieceStore, PieceTooLargeError, UploadStalledError, type StoredPiece } from './pdp-provider-store.ts'
 import { CurioTasks, ipfsIndexingFromExtraData, type TaskLog } from './pdp-provider-tasks.ts'
@@ -204,7 +220,12 @@ function parseAddPieceRequests(value: unknown): AddPieceRequest[] {
     const subs = piece.subPieces
     return {
       pieceCid: typeof piece.pieceCid === 'string' ? piece.pieceCid : '',
-      subPieces: Array.isArray(subs) ? subs.map((s) => ({ subPieceCid: typeof (s as Record<string, unknown>)?.subPieceCid === 'string' ? ((s as Record<string, unknown>).subPieceCid as string) : '' })) : [],
+      subPieces: Array.isArray(subs)
+        ? subs.map((s) => ({
+            subPieceCid:
+              typeof (s as Record<string, unknown>)?.subPieceCid === 'string' ? ((s as Record<string, unknown>).subPieceCid as string) : '',
+          }))
+        : [],
     }
   })
 }
@@ -256,7 +277,15 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
   async function notify(uploadId: string): Promise<void> {
     const upload = db.t.uploads[uploadId]
     if (!upload?.pieceRef) return
-    db.t.pieceRefs.push({ id: db.nextId(), service: upload.service, pieceCid: upload.pieceCid, rawSize: upload.rawSize, createdAt: Date.now(), needsIndexing: false, indexed: false })
+    db.t.pieceRefs.push({
+      id: db.nextId(),
+      service: upload.service,
+      pieceCid: upload.pieceCid,
+      rawSize: upload.rawSize,
+      createdAt: Date.now(),
+      needsIndexing: false,
+      indexed: false,
+    })
     delete db.t.uploads[uploadId]
     await db.save()
   }
@@ -295,7 +324,10 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
       }
       let timer: NodeJS.Timeout | undefined
       const idle = new Promise<never>((_, reject) => {
-        timer = setTimeout(() => reject(new UploadStalledError(`upload timeout: no progress (duration: ${uploadIdleTimeoutMs / 1000} Seconds)`)), uploadIdleTimeoutMs)
+        timer = setTimeout(
+          () => reject(new UploadStalledError(`upload timeout: no progress (duration: ${uploadIdleTimeoutMs / 1000} Seconds)`)),
+          uploadIdleTimeoutMs,
+        )
       })
       let next: IteratorResult<Buffer>
       try {
@@ -379,7 +411,8 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
     try {
       stashed = await store.stash(uploadBody(req, res, `upload ${uuid}`), upload.rawSize)
     } catch (err) {
-      if (err instanceof PieceTooLargeError) throw new HttpFail(400, `piece data exceeds the size declared in pieceCid (${upload.rawSize} bytes)`)
+      if (err instanceof PieceTooLargeError)
+        throw new HttpFail(400, `piece data exceeds the size declared in pieceCid (${upload.rawSize} bytes)`)
       throw new HttpFail(500, 'Failed to store piece data', true, err)
     }
     const { stashId, commitment } = stashed
@@ -390,7 +423,10 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
     const expected = parsePieceCid(upload.pieceCid)
     if (Buffer.compare(Buffer.from(commitment.root), Buffer.from(expected.root)) !== 0) {
       await store.removeStash(stashId)
-      log.warn({ computed: bytesToHex(commitment.root), expected: bytesToHex(expected.root) }, 'simulated Curio: computed hash does not match expected hash')
+      log.warn(
+        { computed: bytesToHex(commitment.root), expected: bytesToHex(expected.root) },
+        'simulated Curio: computed hash does not match expected hash',
+      )
       throw new HttpFail(400, 'Computed hash does not match expected hash')
     }
     const piece = await store.park(stashId, commitment)
@@ -430,7 +466,8 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
     try {
       stashed = await store.stash(uploadBody(req, res, `upload ${uuid}`), PIECE_SIZE_MAX)
     } catch (err) {
-      if (err instanceof PieceTooLargeError) throw new HttpFail(413, `piece data exceeds the maximum allowed size (${PIECE_SIZE_MAX} bytes)`)
+      if (err instanceof PieceTooLargeError)
+        throw new HttpFail(413, `piece data exceeds the maximum allowed size (${PIECE_SIZE_MAX} bytes)`)
       throw new HttpFail(500, 'Failed to store piece data', true, err)
     }
     if (stashed.commitment.rawSize < PIECE_SIZE_MIN) {
@@ -453,9 +490,17 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
     if (!upload.complete || upload.pieceCid === undefined) throw new HttpFail(500, 'Database error')
     // Size first: a smaller tree with the same root must not pass (Curio's comment).
     if (info.rawSize !== upload.rawSize) throw new HttpFail(400, 'Invalid request body: pieceCid size does not match uploaded piece size')
-    if (info.v1.toString() !== upload.pieceCid) throw new HttpFail(400, 'Invalid request body: pieceCid does not match the calculated pieceCid for the uploaded piece')
+    if (info.v1.toString() !== upload.pieceCid)
+      throw new HttpFail(400, 'Invalid request body: pieceCid does not match the calculated pieceCid for the uploaded piece')
     const id = upload.id
-    db.t.uploads[id] = { id, service: upload.service, pieceCid: upload.pieceCid, rawSize: info.rawSize!, notifyUrl: notifyUrl ?? '', pieceRef: upload.pieceCid }
+    db.t.uploads[id] = {
+      id,
+      service: upload.service,
+      pieceCid: upload.pieceCid,
+      rawSize: info.rawSize!,
+      notifyUrl: notifyUrl ?? '',
+      pieceRef: upload.pieceCid,
+    }
     delete db.t.streaming[id]
     await notify(id)
     res.writeHead(200).end()
@@ -488,7 +533,8 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
     const out: PreparedPiece[] = []
     for (let i = 0; i < pieces.length; i++) {
       for (const v1 of subV1[i]) {
-        if (!db.pieceRefByCid(v1, SERVICE)) throw fail(`failed to validate subPieces: subPiece CID ${v1} not found or does not belong to service ${SERVICE}`)
+        if (!db.pieceRefByCid(v1, SERVICE))
+          throw fail(`failed to validate subPieces: subPiece CID ${v1} not found or does not belong to service ${SERVICE}`)
       }
       let provided: ParsedPieceCid
       try {
@@ -498,7 +544,8 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
       }
       if (subV1[i].length > 1) throw fail('failed to validate subPieces: aggregate pieces are not supported by the simulated provider')
       const sub = subV1[i][0]
-      if (provided.v1.toString() !== sub) throw fail(`failed to validate subPieces: provided PieceCid does not match generated PieceCid: ${provided.v1} != ${sub}`)
+      if (provided.v1.toString() !== sub)
+        throw fail(`failed to validate subPieces: provided PieceCid does not match generated PieceCid: ${provided.v1} != ${sub}`)
       if (!provided.v2) throw fail('invalid CommPv2: piece CID must be PieceCIDv2')
       const ref = db.pieceRefByCid(sub, SERVICE)!
       if (provided.rawSize !== ref.rawSize) throw fail(`raw size mismatch: expected ${ref.rawSize}, got ${provided.rawSize}`)
@@ -568,7 +615,11 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
     } catch (err) {
       throw new HttpFail(400, `Invalid extraData format (must be hex encoded): ${(err as Error).message}`)
     }
-    if (extraData && extraData.length > MAX_CREATE_EXTRA_DATA) throw new HttpFail(400, `extraData size (${extraData.length} bytes) exceeds the maximum allowed limit for CreateDataSet (${MAX_CREATE_EXTRA_DATA} bytes)`)
+    if (extraData && extraData.length > MAX_CREATE_EXTRA_DATA)
+      throw new HttpFail(
+        400,
+        `extraData size (${extraData.length} bytes) exceeds the maximum allowed limit for CreateDataSet (${MAX_CREATE_EXTRA_DATA} bytes)`,
+      )
     const extraHex = bytesToHex(extraData ?? new Uint8Array())
     const value = await sybilValue()
     const hash = await sendTx(() => chain.createDataSet(recordKeeper, extraHex, value))
@@ -592,7 +643,11 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
     }
     const recordKeeper = recordKeeperFrom(body)
     if (pieces.length === 0) throw new HttpFail(400, 'At least one piece must be provided')
-    if (pieces.length > MAX_ADD_PIECES_BATCH) throw new HttpFail(400, `piece count (${pieces.length}) exceeds the maximum allowed per CreateDataSetAndAddPieces call (${MAX_ADD_PIECES_BATCH})`)
+    if (pieces.length > MAX_ADD_PIECES_BATCH)
+      throw new HttpFail(
+        400,
+        `piece count (${pieces.length}) exceeds the maximum allowed per CreateDataSetAndAddPieces call (${MAX_ADD_PIECES_BATCH})`,
+      )
     let extraData: Uint8Array | null
     try {
       extraData = decodeExtraData(optString(body, 'extraData'))
@@ -602,7 +657,15 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
     const prepared = await preparePieces(pieces)
     const extraHex = bytesToHex(extraData ?? new Uint8Array())
     const value = await sybilValue()
-    const hash = await sendTx(() => chain.addPieces(0n, recordKeeper, prepared.map((p) => p.data), extraHex, value))
+    const hash = await sendTx(() =>
+      chain.addPieces(
+        0n,
+        recordKeeper,
+        prepared.map((p) => p.data),
+        extraHex,
+        value,
+      ),
+    )
     db.t.waits[hash] = { status: 'pending', success: null, reason: 'pdp-create-and-add' }
     db.t.creates[hash] = { txHash: hash, service: SERVICE, ok: null, dataSetCreated: false, extraData: extraHex }
     recordAdds(null, hash, prepared)
@@ -616,7 +679,8 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
   function verifyDataSet(id: number): DataSet {
     const dataSet = db.dataSet(id)
     if (!dataSet || dataSet.service !== SERVICE) throw new HttpFail(404, 'Data set not found')
-    if (dataSet.unrecoverableEpoch != null) throw new HttpFail(409, 'data set has been terminated due to unrecoverable proving failure', false)
+    if (dataSet.unrecoverableEpoch != null)
+      throw new HttpFail(409, 'data set has been terminated due to unrecoverable proving failure', false)
     return dataSet
   }
 
@@ -633,7 +697,8 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
       throw new HttpFail(400, `Invalid request body: ${(err as Error).message}`)
     }
     if (pieces.length === 0) throw new HttpFail(400, 'At least one piece must be provided')
-    if (pieces.length > MAX_ADD_PIECES_BATCH) throw new HttpFail(400, `piece count (${pieces.length}) exceeds the maximum allowed per AddPieces call (${MAX_ADD_PIECES_BATCH})`)
+    if (pieces.length > MAX_ADD_PIECES_BATCH)
+      throw new HttpFail(400, `piece count (${pieces.length}) exceeds the maximum allowed per AddPieces call (${MAX_ADD_PIECES_BATCH})`)
     for (const piece of pieces) {
       for (const sub of piece.subPieces) {
         try {
@@ -652,7 +717,15 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
     }
     const prepared = await preparePieces(pieces)
     const extraHex = bytesToHex(extraData ?? new Uint8Array())
-    const hash = await sendTx(() => chain.addPieces(BigInt(id), zeroAddress, prepared.map((p) => p.data), extraHex, 0n))
+    const hash = await sendTx(() =>
+      chain.addPieces(
+        BigInt(id),
+        zeroAddress,
+        prepared.map((p) => p.data),
+        extraHex,
+        0n,
+      ),
+    )
     db.t.waits[hash] = { status: 'pending', success: null, reason: 'pdp-addpieces' }
     recordAdds(dataSet.id, hash, prepared)
     await db.save()
@@ -670,7 +743,13 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
     if (create.service !== SERVICE) return goError(res, 401, 'Unauthorized: service label mismatch')
     const wait = db.t.waits[hash]
     if (!wait) return goError(res, 500, 'Message status not found for given txHash')
-    const body: Record<string, unknown> = { createMessageHash: create.txHash, dataSetCreated: create.dataSetCreated, service: create.service, txStatus: wait.status, ok: create.ok }
+    const body: Record<string, unknown> = {
+      createMessageHash: create.txHash,
+      dataSetCreated: create.dataSetCreated,
+      service: create.service,
+      txStatus: wait.status,
+      ok: create.ok,
+    }
     if (create.dataSetCreated) {
       const dataSet = Object.values(db.t.dataSets).find((d) => d.createTxHash === hash)
       if (!dataSet) return goError(res, 500, 'Data set not found despite data_set_created = true')
@@ -693,7 +772,12 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
     const pieces = db.t.pieces
       .filter((p) => p.dataSet === id && !p.removed)
       .sort((a, b) => a.pieceId - b.pieceId || a.subPieceOffset - b.subPieceOffset)
-      .map((p) => ({ pieceId: p.pieceId, pieceCid: v2Of(p.piece, p.rawSize), subPieceCid: v2Of(p.subPiece, p.rawSize), subPieceOffset: p.subPieceOffset }))
+      .map((p) => ({
+        pieceId: p.pieceId,
+        pieceCid: v2Of(p.piece, p.rawSize),
+        subPieceCid: v2Of(p.subPiece, p.rawSize),
+        subPieceOffset: p.subPieceOffset,
+      }))
     sendJson(res, 200, { id: dataSet.id, pieces, nextChallengeEpoch: dataSet.proveAtEpoch ?? 0 })
   }
 
@@ -705,15 +789,23 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
     if (hash instanceof HttpFail) throw hash
     const dataSet = db.dataSet(id)
     if (!dataSet || dataSet.service !== SERVICE) throw new HttpFail(404, 'Data set not found')
-    const adds = db.t.adds.filter((a) => a.dataSet === id && a.txHash === hash).sort((a, b) => a.index - b.index || a.subPieceOffset - b.subPieceOffset)
+    const adds = db.t.adds
+      .filter((a) => a.dataSet === id && a.txHash === hash)
+      .sort((a, b) => a.index - b.index || a.subPieceOffset - b.subPieceOffset)
     if (adds.length === 0) return goError(res, 404, 'Piece addition not found for given transaction')
     const wait = db.t.waits[hash]
     if (!wait) return goError(res, 404, 'Transaction status not found')
     let confirmedPieceIds: number[] | undefined
     if (wait.status === 'confirmed' && adds[0].ok === true) {
-      confirmedPieceIds = [...new Set(db.t.pieces.filter((p) => p.dataSet === id && p.addTxHash === hash).map((p) => p.pieceId))].sort((a, b) => a - b)
+      confirmedPieceIds = [...new Set(db.t.pieces.filter((p) => p.dataSet === id && p.addTxHash === hash).map((p) => p.pieceId))].sort(
+        (a, b) => a - b,
+      )
       if (confirmedPieceIds.length > 0 && confirmedPieceIds.length !== adds.length) {
-        return goError(res, 500, `Mismatch in confirmed piece IDs count (${confirmedPieceIds.length}) vs number of pieces added (${adds.length}) for tx ${hash}`)
+        return goError(
+          res,
+          500,
+          `Mismatch in confirmed piece IDs count (${confirmedPieceIds.length}) vs number of pieces added (${adds.length}) for tx ${hash}`,
+        )
       }
     }
     const body: Record<string, unknown> = {
@@ -734,9 +826,15 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
     if (id === null) return goError(res, 400, 'Invalid data set ID format')
     const pieceId = parseUint(pieceText)
     if (pieceId === null) return goError(res, 400, 'Invalid piece ID format')
-    const rows = db.t.pieces.filter((p) => p.dataSet === id && p.pieceId === pieceId && db.dataSet(id)?.service === SERVICE).sort((a, b) => a.subPieceOffset - b.subPieceOffset)
+    const rows = db.t.pieces
+      .filter((p) => p.dataSet === id && p.pieceId === pieceId && db.dataSet(id)?.service === SERVICE)
+      .sort((a, b) => a.subPieceOffset - b.subPieceOffset)
     if (rows.length === 0) return goError(res, 404, 'Piece not found')
-    sendJson(res, 200, { pieceId, pieceCid: rows[0].piece, subPieces: rows.map((r) => ({ subPieceCid: r.subPiece, subPieceOffset: r.subPieceOffset })) })
+    sendJson(res, 200, {
+      pieceId,
+      pieceCid: rows[0].piece,
+      subPieces: rows.map((r) => ({ subPieceCid: r.subPiece, subPieceOffset: r.subPieceOffset })),
+    })
   }
 
   /** DELETE /pdp/data-sets/{id}/pieces/{pieceId} (handleDeleteDataSetPiece): schedulePieceDeletions. */
@@ -765,8 +863,14 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
     } catch {
       return goError(res, 400, 'Invalid extraData format (must be hex encoded)')
     }
-    if (extraData && extraData.length > MAX_DELETE_EXTRA_DATA) return goError(res, 400, `extraData size (${extraData.length} bytes) exceeds the maximum allowed limit for DeletePiece (${MAX_DELETE_EXTRA_DATA} bytes)`)
-    if (ids.length > MAX_DELETE_BATCH) return goError(res, 400, `piece count (${ids.length}) exceeds the maximum allowed per DeletePiece call (${MAX_DELETE_BATCH})`)
+    if (extraData && extraData.length > MAX_DELETE_EXTRA_DATA)
+      return goError(
+        res,
+        400,
+        `extraData size (${extraData.length} bytes) exceeds the maximum allowed limit for DeletePiece (${MAX_DELETE_EXTRA_DATA} bytes)`,
+      )
+    if (ids.length > MAX_DELETE_BATCH)
+      return goError(res, 400, `piece count (${ids.length}) exceeds the maximum allowed per DeletePiece call (${MAX_DELETE_BATCH})`)
     const unique = [...new Set(ids)]
     const found = new Set(db.t.pieces.filter((p) => p.dataSet === id && unique.includes(p.pieceId)).map((p) => p.pieceId))
     if (found.size !== unique.length) return goError(res, 404, 'One or more piece not found')
@@ -788,12 +892,18 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
     const extraText = typeof body.extraData === 'string' ? body.extraData : ''
     const dataSetId = typeof body.dataSetId === 'number' ? body.dataSetId : 0
     const recordKeeperText = typeof body.recordKeeper === 'string' ? body.recordKeeper : ''
-    const pieces = Array.isArray(body.pieces) ? (body.pieces as Record<string, unknown>[]).map((p) => ({ pieceCid: String(p?.pieceCid ?? ''), sourceUrl: String(p?.sourceUrl ?? '') })) : []
+    const pieces = Array.isArray(body.pieces)
+      ? (body.pieces as Record<string, unknown>[]).map((p) => ({
+          pieceCid: String(p?.pieceCid ?? ''),
+          sourceUrl: String(p?.sourceUrl ?? ''),
+        }))
+      : []
     const invalid = (msg: string) => new HttpFail(400, `Validation error: ${msg}`)
     if (extraText === '') throw invalid('extraData is required')
     if (dataSetId === 0 && recordKeeperText === '') throw invalid('recordKeeper is required when dataSetId is not provided or is 0')
     if (pieces.length === 0) throw invalid('at least one piece is required')
-    if (pieces.length > MAX_ADD_PIECES_BATCH) throw invalid(`piece count (${pieces.length}) exceeds the maximum allowed per pull (${MAX_ADD_PIECES_BATCH})`)
+    if (pieces.length > MAX_ADD_PIECES_BATCH)
+      throw invalid(`piece count (${pieces.length}) exceeds the maximum allowed per pull (${MAX_ADD_PIECES_BATCH})`)
     const seen = new Set<string>()
     pieces.forEach((p, i) => {
       if (p.pieceCid === '') throw invalid(`piece[${i}]: pieceCid is required`)
@@ -807,7 +917,8 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
       } catch (err) {
         throw invalid(`piece[${i}]: invalid URL: ${(err as Error).message}`)
       }
-      if (scheme !== 'https' && !(pullAllowInsecure && scheme === 'http')) throw invalid(`piece[${i}]: URL must use HTTPS scheme, got "${scheme}"`)
+      if (scheme !== 'https' && !(pullAllowInsecure && scheme === 'http'))
+        throw invalid(`piece[${i}]: URL must use HTTPS scheme, got "${scheme}"`)
     })
     let recordKeeper: Address = zeroAddress
     if (dataSetId === 0) {
@@ -822,7 +933,9 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
       throw new HttpFail(400, `Invalid extraData: ${(err as Error).message}`)
     }
     const extraHash = createHash('sha256').update(extraData!).digest('hex')
-    const existing = db.t.pulls.find((p) => p.service === SERVICE && p.extraDataHash === extraHash && p.dataSetId === dataSetId && p.recordKeeper === recordKeeperText)
+    const existing = db.t.pulls.find(
+      (p) => p.service === SERVICE && p.extraDataHash === extraHash && p.dataSetId === dataSetId && p.recordKeeper === recordKeeperText,
+    )
     if (existing) return respondPull(res, existing.items)
     if (dataSetId > 0) verifyDataSet(dataSetId)
     const infos = pieces.map((p, i) => {
@@ -838,12 +951,32 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
     })
     // The client must be able to add these pieces: eth_call of addPieces from this provider.
     try {
-      await chain.validateAddPieces(BigInt(dataSetId), recordKeeper, infos.map((info) => bytesToHex(info.v2!.bytes)), bytesToHex(extraData!), 0n)
+      await chain.validateAddPieces(
+        BigInt(dataSetId),
+        recordKeeper,
+        infos.map((info) => bytesToHex(info.v2!.bytes)),
+        bytesToHex(extraData!),
+        0n,
+      )
     } catch (err) {
       throw new HttpFail(400, `extraData validation failed: addPieces validation failed: ${(err as Error).message}`)
     }
-    const items: PullItem[] = infos.map((info, i) => ({ pieceCid: info.v1.toString(), rawSize: info.rawSize!, sourceUrl: pieces[i].sourceUrl, status: 'pending', attempts: 0 }))
-    db.t.pulls.push({ id: db.nextId(), service: SERVICE, extraDataHash: extraHash, dataSetId, recordKeeper: recordKeeperText, clientAddress: '', items })
+    const items: PullItem[] = infos.map((info, i) => ({
+      pieceCid: info.v1.toString(),
+      rawSize: info.rawSize!,
+      sourceUrl: pieces[i].sourceUrl,
+      status: 'pending',
+      attempts: 0,
+    }))
+    db.t.pulls.push({
+      id: db.nextId(),
+      service: SERVICE,
+      extraDataHash: extraHash,
+      dataSetId,
+      recordKeeper: recordKeeperText,
+      clientAddress: '',
+      items,
+    })
     await db.save()
     tasks.startPulls()
     respondPull(res, items)
@@ -865,7 +998,8 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
     const path = url.pathname.length > 1 && url.pathname.endsWith('/') ? url.pathname.slice(0, -1) : url.pathname
     const method = req.method ?? 'GET'
     const parts = path.split('/').slice(1)
-    if (parts[0] === 'piece' && parts.length === 2 && (method === 'GET' || method === 'HEAD')) return servePiece({ db, store }, req, res, parts[1])
+    if (parts[0] === 'piece' && parts.length === 2 && (method === 'GET' || method === 'HEAD'))
+      return servePiece({ db, store }, req, res, parts[1])
     if (parts[0] === 'ipfs' && parts.length >= 2 && (method === 'GET' || method === 'HEAD')) return serveIpfs({ db, store }, req, res, url)
     if (parts[0] !== 'pdp') return goError(res, 404, '404 page not found')
     if (fault === 'refuse' && WRITES.has(method)) return serverError(res, 503, 'Service Unavailable')
@@ -988,4 +1122,3 @@ export function overallPullStatus(statuses: PullStatus[]): PullStatus {
   if (statuses.every((s) => s === 'failed')) return 'failed'
   return 'complete'
 }
-

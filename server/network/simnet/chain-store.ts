@@ -37,21 +37,22 @@ export function openSimChainStore(file: string): SimChainStore {
   const insert = db.prepare('INSERT OR REPLACE INTO simnet_deals (deal_id, proposal, proposed_epoch) VALUES (?, ?, ?)')
   const after = db.prepare('SELECT deal_id, proposal, proposed_epoch FROM simnet_deals WHERE deal_id > ? ORDER BY deal_id')
   return {
-    clock: (genesis, speed, nowMs) => immediate(db, () => {
-      const saved = getMeta('clock')
-      const old = saved ? (JSON.parse(saved) as NetworkClock) : undefined
-      if (old && Math.abs(EPOCH_SECONDS / old.epochSeconds - speed) < 1e-9) return old
-      const now = nowMs / 1000
-      // Where the head is now on the saved clock; a chain saved before clocks were kept was anchored by `anchor_ms`.
-      const legacyAnchor = getMeta('anchor_ms')
-      let clock = spedUpClock(genesis, speed, legacyAnchor && !old ? Number(legacyAnchor) / 1000 : now)
-      if (old) {
-        const epochSeconds = EPOCH_SECONDS / speed
-        clock = { name: 'simnet', epochSeconds, genesis: now - ((now - old.genesis) / old.epochSeconds) * epochSeconds }
-      }
-      saveMeta.run('clock', JSON.stringify(clock))
-      return clock
-    }),
+    clock: (genesis, speed, nowMs) =>
+      immediate(db, () => {
+        const saved = getMeta('clock')
+        const old = saved ? (JSON.parse(saved) as NetworkClock) : undefined
+        if (old && Math.abs(EPOCH_SECONDS / old.epochSeconds - speed) < 1e-9) return old
+        const now = nowMs / 1000
+        // Where the head is now on the saved clock; a chain saved before clocks were kept was anchored by `anchor_ms`.
+        const legacyAnchor = getMeta('anchor_ms')
+        let clock = spedUpClock(genesis, speed, legacyAnchor && !old ? Number(legacyAnchor) / 1000 : now)
+        if (old) {
+          const epochSeconds = EPOCH_SECONDS / speed
+          clock = { name: 'simnet', epochSeconds, genesis: now - ((now - old.genesis) / old.epochSeconds) * epochSeconds }
+        }
+        saveMeta.run('clock', JSON.stringify(clock))
+        return clock
+      }),
     saveDeal(dealId, proposal, proposedEpoch) {
       insert.run(dealId, JSON.stringify(proposal), proposedEpoch)
     },

@@ -60,7 +60,10 @@ export const METHOD_PUBLISH_STORAGE_DEALS = 4
 
 /** A JSON message or signature the chain cannot read; `field` names the Go field at fault. */
 export class ChainWireError extends Error {
-  constructor(readonly field: string, message: string) {
+  constructor(
+    readonly field: string,
+    message: string,
+  ) {
     super(`${field}: ${message}`)
     this.name = 'ChainWireError'
   }
@@ -95,8 +98,16 @@ export function messageCbor(m: ChainMessage): Uint8Array {
 // dag-cbor writes integers and byte-string heads in their shortest form, as cbor-gen does;
 // a negative GasLimit becomes major type 1 as cbor-gen writes an int64.
 const messageTuple = (m: ChainMessage) => [
-  m.version, addressBytesOf(m.to), addressBytesOf(m.from), m.nonce, bigIntCbor(m.value), m.gasLimit,
-  bigIntCbor(m.gasFeeCap), bigIntCbor(m.gasPremium), m.method, m.params,
+  m.version,
+  addressBytesOf(m.to),
+  addressBytesOf(m.from),
+  m.nonce,
+  bigIntCbor(m.value),
+  m.gasLimit,
+  bigIntCbor(m.gasFeeCap),
+  bigIntCbor(m.gasPremium),
+  m.method,
+  m.params,
 ]
 
 /** The signed message's CBOR: [message, signature as type ‖ data] (lotus chain/types/cbor_gen.go SignedMessage). */
@@ -166,8 +177,15 @@ export function readJsonMessage(v: unknown): ChainMessage {
 /** A message in Lotus's JSON, with the `CID` field Lotus's Message.MarshalJSON adds. */
 export function writeJsonMessage(m: ChainMessage) {
   return {
-    Version: m.version, To: m.to, From: m.from, Nonce: m.nonce, Value: m.value.toString(), GasLimit: m.gasLimit,
-    GasFeeCap: m.gasFeeCap.toString(), GasPremium: m.gasPremium.toString(), Method: m.method,
+    Version: m.version,
+    To: m.to,
+    From: m.from,
+    Nonce: m.nonce,
+    Value: m.value.toString(),
+    GasLimit: m.gasLimit,
+    GasFeeCap: m.gasFeeCap.toString(),
+    GasPremium: m.gasPremium.toString(),
+    Method: m.method,
     // Go's encoding/json writes a nil []byte as null, any other as base64.
     Params: m.params.length > 0 ? Buffer.from(m.params).toString('base64') : null,
     CID: { '/': messageCid(m).toString() },
@@ -197,14 +215,16 @@ function jsonAddress(m: Record<string, unknown>, field: string): string {
 /** A JSON number Go decodes into a uint64 (and the simulation keeps as a safe integer). */
 function jsonUint(m: Record<string, unknown>, field: string, max: bigint): number {
   const n = m[field] ?? 0
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || BigInt(n) > max) throw new ChainWireError(field, 'expected an unsigned integer')
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0 || BigInt(n) > max)
+    throw new ChainWireError(field, 'expected an unsigned integer')
   if (!Number.isSafeInteger(n)) throw new ChainWireError(field, 'too large for the simulated chain')
   return n
 }
 
 function jsonInt64(m: Record<string, unknown>, field: string): number {
   const n = m[field] ?? 0
-  if (typeof n !== 'number' || !Number.isInteger(n) || BigInt(n) > MAX_INT64 || BigInt(n) < -MAX_INT64 - 1n) throw new ChainWireError(field, 'expected an integer')
+  if (typeof n !== 'number' || !Number.isInteger(n) || BigInt(n) > MAX_INT64 || BigInt(n) < -MAX_INT64 - 1n)
+    throw new ChainWireError(field, 'expected an integer')
   if (!Number.isSafeInteger(n)) throw new ChainWireError(field, 'too large for the simulated chain')
   return n
 }
@@ -220,6 +240,7 @@ function jsonBigInt(m: Record<string, unknown>, field: string): bigint {
 function jsonBytes(m: Record<string, unknown>, field: string): Uint8Array {
   const text = m[field]
   if (text === null || text === undefined) return new Uint8Array(0)
-  if (typeof text !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 !== 0) throw new ChainWireError(field, 'expected base64')
+  if (typeof text !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4 !== 0)
+    throw new ChainWireError(field, 'expected base64')
   return Uint8Array.from(Buffer.from(text, 'base64'))
 }

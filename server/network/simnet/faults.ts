@@ -64,7 +64,8 @@ export function createFaults(o: FaultOptions): FaultPlan {
       const r = random(site, n)
       if (r >= o.rate) return null
       // Where under the rate it fell decides the kind: the lower half fails, the upper half stalls.
-      const fault: Fault = r < o.rate / 2 ? { kind: 'fail' } : { kind: 'stall', ms: Math.round(maxStallMs * (0.5 + random(site, n, 'stall') / 2)) }
+      const fault: Fault =
+        r < o.rate / 2 ? { kind: 'fail' } : { kind: 'stall', ms: Math.round(maxStallMs * (0.5 + random(site, n, 'stall') / 2)) }
       counts[site][fault.kind]++
       o.onFault?.(site, fault, label)
       return fault

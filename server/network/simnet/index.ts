@@ -3,7 +3,14 @@ import * as dagCbor from '@ipld/dag-cbor'
 import { CID } from 'multiformats/cid'
 import * as Digest from 'multiformats/hashes/digest'
 import { parseAddress } from '../../shared/address.ts'
-import { EPOCHS_PER_DAY, epochToTimestamp, SIMNET_DEFAULT_GENESIS, spedUpClock, timestampToEpoch, type NetworkClock } from '../../shared/epochs.ts'
+import {
+  EPOCHS_PER_DAY,
+  epochToTimestamp,
+  SIMNET_DEFAULT_GENESIS,
+  spedUpClock,
+  timestampToEpoch,
+  type NetworkClock,
+} from '../../shared/epochs.ts'
 import type { ChainHead, DealProposal, MarketDeal, MinerInfo, NetworkPort, ProviderTerms } from '../types.ts'
 import { generateProviders, isBusyDay, type SimProvider } from './providers.ts'
 import { openSimChainStore } from './chain-store.ts'
@@ -44,7 +51,8 @@ export interface PublishedMessage {
 }
 
 /** `publishCid`: the CID of the PublishStorageDeals message that put the deal on chain (StateSearchMsg finds it). */
-export type ProposeResult = { accepted: true; deal: MarketDeal | null; dealId: number; publishCid: string } | { accepted: false; reason: string }
+export type ProposeResult =
+  { accepted: true; deal: MarketDeal | null; dealId: number; publishCid: string } | { accepted: false; reason: string }
 
 /** The simulated network: everything the real chain would tell us, computed from a seed and the clock. */
 export interface Simnet extends NetworkPort {
@@ -120,7 +128,8 @@ export function createSimnet(options: SimnetOptions): Simnet {
   const chainStore = options.stateFile ? openSimChainStore(options.stateFile) : undefined
   const genesis = options.genesis ?? SIMNET_DEFAULT_GENESIS
   // A saved clock keeps the head moving forward across restarts, even when sped up.
-  const clock: NetworkClock = options.clock ?? (chainStore ? chainStore.clock(genesis, speed, now()) : spedUpClock(genesis, speed, now() / 1000))
+  const clock: NetworkClock =
+    options.clock ?? (chainStore ? chainStore.clock(genesis, speed, now()) : spedUpClock(genesis, speed, now() / 1000))
   const providers = generateProviders(rand, options.providerCount ?? 24)
   const byId = new Map<string, SimProvider>(providers.map((p) => [p.id, p]))
   const deals = new Map<number, SimDeal>()
@@ -298,7 +307,14 @@ export function createSimnet(options: SimnetOptions): Simnet {
       const p = id ? byId.get(id) : undefined
       if (!p) return null
       const peer = peers.get(p.id)
-      return { id: p.id, owner: p.id, worker: p.id, peerId: peer?.peerId ?? null, multiaddrs: peer?.multiaddrs ?? [], sectorSize: 32 * 1024 ** 3 }
+      return {
+        id: p.id,
+        owner: p.id,
+        worker: p.id,
+        peerId: peer?.peerId ?? null,
+        multiaddrs: peer?.multiaddrs ?? [],
+        sectorSize: 32 * 1024 ** 3,
+      }
     },
     publishPeer(providerId, peer) {
       if (peer) peers.set(providerId, peer)

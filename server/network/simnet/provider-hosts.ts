@@ -9,9 +9,24 @@ import { noFaults, type FaultPlan } from './faults.ts'
 import { createProviderHost, handleQuery, handleRequests, type Libp2p } from './provider-libp2p.ts'
 import { providerDraw, providerProfile, type ProviderProfile } from './provider-kind.ts'
 import {
-  PROVIDER_PROTOCOLS, ProviderWireError, clientDealProposalCid, decodeAskRequest, decodeDealParams, decodeDealStatusRequest,
-  decodeHttpTransferParams, encodeAskResponse, encodeDealResponse, encodeDealStatusResponse, encodeQueryResponse, encodeStorageAsk,
-  proposalSigningBytes, signSecp256k1, uuidToBytes, verifySecp256k1, type WireDealParams, type WireDealStatusResponse,
+  PROVIDER_PROTOCOLS,
+  ProviderWireError,
+  clientDealProposalCid,
+  decodeAskRequest,
+  decodeDealParams,
+  decodeDealStatusRequest,
+  decodeHttpTransferParams,
+  encodeAskResponse,
+  encodeDealResponse,
+  encodeDealStatusResponse,
+  encodeQueryResponse,
+  encodeStorageAsk,
+  proposalSigningBytes,
+  signSecp256k1,
+  uuidToBytes,
+  verifySecp256k1,
+  type WireDealParams,
+  type WireDealStatusResponse,
 } from './provider-wire.ts'
 import { SimRetrievalError, type SimulatedProviders } from './sim-providers.ts'
 
@@ -45,7 +60,14 @@ const STALL_MS = 5 * 60_000
 /** How often (per status request) a Boost provider fails to look the deal up for a moment. */
 const TRANSIENT_STATUS_RATE = 0.03
 
-export async function startProviderHosts(o: { simnet: Simnet; providers: SimulatedProviders; seed: string; host?: string; faults?: FaultPlan; http?: ServerOptions }): Promise<ProviderHosts> {
+export async function startProviderHosts(o: {
+  simnet: Simnet
+  providers: SimulatedProviders
+  seed: string
+  host?: string
+  faults?: FaultPlan
+  http?: ServerOptions
+}): Promise<ProviderHosts> {
   const listenHost = o.host ?? '127.0.0.1'
   const endpoints = new Map<string, ProviderEndpoint>()
   const stops: (() => Promise<void>)[] = []
@@ -78,13 +100,21 @@ interface TakenDeal {
   signedProposalCid: CID
 }
 
-async function startOne(o: { simnet: Simnet; providers: SimulatedProviders; seed: string; faults?: FaultPlan; http?: ServerOptions }, providerId: string, listenHost: string) {
+async function startOne(
+  o: { simnet: Simnet; providers: SimulatedProviders; seed: string; faults?: FaultPlan; http?: ServerOptions },
+  providerId: string,
+  listenHost: string,
+) {
   const { simnet, providers } = o
   const faults = o.faults ?? noFaults
   const profile = providerProfile(providerId)
   const curio = profile.kind === 'curio'
   // Stable identities under a seed: a provider keeps its peer id across restarts, as a real one does.
-  const node: Libp2p = await createProviderHost({ identitySeed: seedBytes(o.seed, 'peer', providerId), transport: curio ? 'ws' : 'tcp', listenHost })
+  const node: Libp2p = await createProviderHost({
+    identitySeed: seedBytes(o.seed, 'peer', providerId),
+    transport: curio ? 'ws' : 'tcp',
+    listenHost,
+  })
   const workerKey = seedBytes(o.seed, 'worker', providerId)
   const deals = new Map<string, TakenDeal>()
   const statusAsked = new Map<string, number>()
@@ -94,33 +124,54 @@ async function startOne(o: { simnet: Simnet; providers: SimulatedProviders; seed
     ? await startServer((req, res) => void retrieval(providers, providerId, profile, req, res), 0, listenHost, o.http)
     : null
   const httpUrl = http ? `http://${listenHost}:${http.port}` : null
-  const port = Number(node.getMultiaddrs()[0].getComponents().find((c) => c.name === 'tcp')?.value)
+  const port = Number(
+    node
+      .getMultiaddrs()[0]
+      .getComponents()
+      .find((c) => c.name === 'tcp')?.value,
+  )
   // curio market/libp2p/libp2p.go + lib/urlhelper: Curio announces its domain name (/dns/<domain>/tcp/443/wss), not
   // the address it listens on; here the domain is localhost and there is no TLS in front, so /ws.
   const published = curio ? [`/dns4/localhost/tcp/${port}/ws`] : node.getMultiaddrs().map((m) => m.decapsulateCode(421).toString())
 
   // ---- ask: boost lp2pimpl/net.go handleNewAskStream, curio market/libp2p/libp2p.go handleNewAskStream
-  await handleRequests(node, PROVIDER_PROTOCOLS.ask, async (message) => {
-    const miner = decodeAskRequest(message)
-    const terms = miner === providerId ? await simnet.providerTerms(providerId) : null
-    // Boost answers a nil ask for another miner's address.
-    if (!terms) return encodeAskResponse(null)
-    const head = simnet.headEpoch()
-    const ask = {
-      price: BigInt(terms.unverifiedPrice), verifiedPrice: BigInt(terms.verifiedPrice), minPieceSize: terms.minPieceSize, maxPieceSize: terms.maxPieceSize,
-      miner: providerId, timestamp: head, expiry: head + 2880, seqNo: 0,
-    }
-    return encodeAskResponse({ ask, signature: signSecp256k1(workerKey, encodeStorageAsk(ask)) })
-  }, faults)
+  await handleRequests(
+    node,
+    PROVIDER_PROTOCOLS.ask,
+    async (message) => {
+      const miner = decodeAskRequest(message)
+      const terms = miner === providerId ? await simnet.providerTerms(providerId) : null
+      // Boost answers a nil ask for another miner's address.
+      if (!terms) return encodeAskResponse(null)
+      const head = simnet.headEpoch()
+      const ask = {
+        price: BigInt(terms.unverifiedPrice),
+        verifiedPrice: BigInt(terms.verifiedPrice),
+        minPieceSize: terms.minPieceSize,
+        maxPieceSize: terms.maxPieceSize,
+        miner: providerId,
+        timestamp: head,
+        expiry: head + 2880,
+        seqNo: 0,
+      }
+      return encodeAskResponse({ ask, signature: signSecp256k1(workerKey, encodeStorageAsk(ask)) })
+    },
+    faults,
+  )
 
   // ---- deals: boost lp2pimpl/net.go handleNewDealStream reads DealParams for both protocol versions (1.2.0's
   // missing fields stay false); curio market/libp2p/libp2p.go does the same.
   for (const protocol of [PROVIDER_PROTOCOLS.dealV121, PROVIDER_PROTOCOLS.dealV120]) {
-    await handleRequests(node, protocol, async (message) => {
-      const params = decodeDealParams(message)
-      const answer = await takeDeal(params)
-      return encodeDealResponse(answer)
-    }, faults)
+    await handleRequests(
+      node,
+      protocol,
+      async (message) => {
+        const params = decodeDealParams(message)
+        const answer = await takeDeal(params)
+        return encodeDealResponse(answer)
+      },
+      faults,
+    )
   }
 
   async function takeDeal(params: WireDealParams): Promise<{ accepted: boolean; message: string }> {
@@ -135,27 +186,51 @@ async function startOne(o: { simnet: Simnet; providers: SimulatedProviders; seed
       return { accepted: false, message: `failed to de-serialize transport params bytes: ${(err as Error).message}` }
     }
     // boost deal_acceptance.go validateDealProposal / curio mk12.go validateDealProposal: the proposal names this provider.
-    if (proposal.Provider !== providerId) return { accepted: false, message: `incorrect provider for deal; proposal.Provider: ${proposal.Provider}; provider.Address: ${providerId}` }
+    if (proposal.Provider !== providerId)
+      return {
+        accepted: false,
+        message: `incorrect provider for deal; proposal.Provider: ${proposal.Provider}; provider.Address: ${providerId}`,
+      }
     // boost deal_acceptance.go validateSignature / curio mk12.go: the client's signature over the proposal's CBOR.
     if (!verifySecp256k1(proposal.Client, proposalSigningBytes(params.clientDealProposal), params.clientDealProposal.signature)) {
       return { accepted: false, message: 'failed validation: invalid signature' }
     }
-    const answer = await providers.propose(proposal, { ...transfer, size: params.transfer.size }, { proposalId: params.dealUuid, signal: AbortSignal.timeout(STALL_MS) })
+    const answer = await providers.propose(
+      proposal,
+      { ...transfer, size: params.transfer.size },
+      { proposalId: params.dealUuid, signal: AbortSignal.timeout(STALL_MS) },
+    )
     if (!answer.accepted) return { accepted: false, message: answer.reason }
     deals.set(params.dealUuid, { params, signedProposalCid: clientDealProposalCid(params.clientDealProposal) })
     return { accepted: true, message: '' }
   }
 
   // ---- status
-  await handleRequests(node, PROVIDER_PROTOCOLS.status, async (message) => {
-    const request = decodeDealStatusRequest(message)
-    const none = (error: string): WireDealStatusResponse => ({ dealUuid: request.dealUuid, error, dealStatus: null, isOffline: false, transferSize: 0, nBytesReceived: 0 })
-    const deal = deals.get(request.dealUuid)
-    return encodeDealStatusResponse(curio ? await curioStatus(request.dealUuid, deal, none) : await boostStatus(request, deal, none))
-  }, faults)
+  await handleRequests(
+    node,
+    PROVIDER_PROTOCOLS.status,
+    async (message) => {
+      const request = decodeDealStatusRequest(message)
+      const none = (error: string): WireDealStatusResponse => ({
+        dealUuid: request.dealUuid,
+        error,
+        dealStatus: null,
+        isOffline: false,
+        transferSize: 0,
+        nBytesReceived: 0,
+      })
+      const deal = deals.get(request.dealUuid)
+      return encodeDealStatusResponse(curio ? await curioStatus(request.dealUuid, deal, none) : await boostStatus(request, deal, none))
+    },
+    faults,
+  )
 
   /** boost storagemarket/lp2pimpl/net.go getDealStatus. */
-  async function boostStatus(request: { dealUuid: string; signature: { type: number; data: Uint8Array } }, deal: TakenDeal | undefined, none: (e: string) => WireDealStatusResponse) {
+  async function boostStatus(
+    request: { dealUuid: string; signature: { type: number; data: Uint8Array } },
+    deal: TakenDeal | undefined,
+    none: (e: string) => WireDealStatusResponse,
+  ) {
     if (!deal) return none(`no storage deal found with deal UUID ${request.dealUuid}`)
     // The lookups Boost makes can fail for a moment (its database, the full node's StateAccountKey, the
     // sealer's SectorsStatus); each answers a null DealStatus with one of these errors. Rare, seeded.
@@ -163,11 +238,16 @@ async function startOne(o: { simnet: Simnet; providers: SimulatedProviders; seed
     statusAsked.set(request.dealUuid, asked)
     const draw = providerDraw(providerId, o.seed, 'status', request.dealUuid, asked)
     if (draw < TRANSIENT_STATUS_RATE) {
-      const transient = ['failed to fetch deal status', `failed to get account key for client addr ${deal.params.clientDealProposal.proposal.Client}`, 'getting sector status from sealer']
+      const transient = [
+        'failed to fetch deal status',
+        `failed to get account key for client addr ${deal.params.clientDealProposal.proposal.Client}`,
+        'getting sector status from sealer',
+      ]
       return none(transient[Math.floor((draw / TRANSIENT_STATUS_RATE) * transient.length)])
     }
     // Only the deal's client may ask: its signature over the UUID's 16 bytes, checked against the client's account key.
-    if (!verifySecp256k1(deal.params.clientDealProposal.proposal.Client, uuidToBytes(request.dealUuid), request.signature)) return none('signature verification failed')
+    if (!verifySecp256k1(deal.params.clientDealProposal.proposal.Client, uuidToBytes(request.dealUuid), request.signature))
+      return none('signature verification failed')
     const state = providers.proposalState(providerId, request.dealUuid)
     const proposal = deal.params.clientDealProposal.proposal
     let checkpoint = 'Accepted'
@@ -212,7 +292,11 @@ async function startOne(o: { simnet: Simnet; providers: SimulatedProviders; seed
    * sealed and indexed it leaves the pipeline and both are told. Transfer
    * sizes are always answered as 1.
    */
-  async function curioStatus(dealUuid: string, deal: TakenDeal | undefined, none: (e: string) => WireDealStatusResponse): Promise<WireDealStatusResponse> {
+  async function curioStatus(
+    dealUuid: string,
+    deal: TakenDeal | undefined,
+    none: (e: string) => WireDealStatusResponse,
+  ): Promise<WireDealStatusResponse> {
     if (!deal) return none('failed to get sealed deal status')
     const state = providers.proposalState(providerId, dealUuid)
     const sealed = state.state === 'published' && ((await simnet.getDeal(state.dealId))?.state.SectorStartEpoch ?? -1) >= 0
@@ -235,14 +319,24 @@ async function startOne(o: { simnet: Simnet; providers: SimulatedProviders; seed
   }
 
   // ---- transports: boost retrievalmarket/lp2pimpl/transports.go, curio market/libp2p/libp2p.go handleNewTransportStream
-  await handleQuery(node, PROVIDER_PROTOCOLS.transports, () => {
-    const protocols: { name: string; addresses: Uint8Array[] }[] = [{ name: 'libp2p', addresses: published.map((a) => multiaddr(a).bytes) }]
-    if (httpUrl) {
-      const httpPort = new URL(httpUrl).port
-      protocols.push({ name: 'http', addresses: [multiaddr(curio ? `/dns4/localhost/tcp/${httpPort}/http` : `/ip4/${listenHost}/tcp/${httpPort}/http`).bytes] })
-    }
-    return encodeQueryResponse(protocols)
-  }, faults)
+  await handleQuery(
+    node,
+    PROVIDER_PROTOCOLS.transports,
+    () => {
+      const protocols: { name: string; addresses: Uint8Array[] }[] = [
+        { name: 'libp2p', addresses: published.map((a) => multiaddr(a).bytes) },
+      ]
+      if (httpUrl) {
+        const httpPort = new URL(httpUrl).port
+        protocols.push({
+          name: 'http',
+          addresses: [multiaddr(curio ? `/dns4/localhost/tcp/${httpPort}/http` : `/ip4/${listenHost}/tcp/${httpPort}/http`).bytes],
+        })
+      }
+      return encodeQueryResponse(protocols)
+    },
+    faults,
+  )
 
   return {
     endpoint: { kind: profile.kind, peerId: node.peerId.toString(), multiaddrs: published, httpUrl },
@@ -261,7 +355,13 @@ async function startOne(o: { simnet: Simnet; providers: SimulatedProviders; seed
  * serves the piece's raw size only, through http.ServeContent, so HEAD and
  * Range work there.
  */
-async function retrieval(providers: SimulatedProviders, providerId: string, profile: ProviderProfile, req: IncomingMessage, res: ServerResponse): Promise<void> {
+async function retrieval(
+  providers: SimulatedProviders,
+  providerId: string,
+  profile: ProviderProfile,
+  req: IncomingMessage,
+  res: ServerResponse,
+): Promise<void> {
   const abort = new AbortController()
   res.once('close', () => abort.abort(new Error('client went away')))
   const send = (status: number, text: string) => {
@@ -338,7 +438,12 @@ function servePiece(req: IncomingMessage, res: ServerResponse, body: Uint8Array,
       res.writeHead(416, { 'Content-Range': `bytes */${body.length}` }).end()
       return
     }
-    res.writeHead(206, { 'Content-Type': 'application/octet-stream', 'Content-Length': end - start + 1, 'Content-Range': `bytes ${start}-${end}/${body.length}`, 'Accept-Ranges': 'bytes' })
+    res.writeHead(206, {
+      'Content-Type': 'application/octet-stream',
+      'Content-Length': end - start + 1,
+      'Content-Range': `bytes ${start}-${end}/${body.length}`,
+      'Accept-Ranges': 'bytes',
+    })
     res.end(head ? undefined : body.subarray(start, end + 1))
     return
   }

@@ -15,7 +15,8 @@ export interface ProviderProfile {
   servesHttpRetrieval: boolean
 }
 
-const draw = (providerId: string, label: string) => createHash('sha256').update(`simnet-provider/${providerId}/${label}`).digest().readUIntBE(0, 6) / 2 ** 48
+const draw = (providerId: string, label: string) =>
+  createHash('sha256').update(`simnet-provider/${providerId}/${label}`).digest().readUIntBE(0, 6) / 2 ** 48
 
 export function providerProfile(providerId: string): ProviderProfile {
   const kind: ProviderKind = draw(providerId, 'kind') < 0.5 ? 'boost' : 'curio'

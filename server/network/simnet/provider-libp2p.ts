@@ -26,7 +26,11 @@ const MAX_MESSAGE_BYTES = 1024 * 1024
 /** boost storagemarket/lp2pimpl/net.go providerReadDeadline: 10 s to read a request. */
 const READ_DEADLINE_MS = 10_000
 
-export async function createProviderHost(o: { identitySeed: Uint8Array; transport: ProviderTransport; listenHost: string }): Promise<Libp2p> {
+export async function createProviderHost(o: {
+  identitySeed: Uint8Array
+  transport: ProviderTransport
+  listenHost: string
+}): Promise<Libp2p> {
   const privateKey = await generateKeyPairFromSeed('Ed25519', o.identitySeed)
   return createLibp2p({
     privateKey,
@@ -77,7 +81,12 @@ class StreamFault extends Error {
  * its answer after the deal was taken: a write that fails leaves a deal the
  * client never heard of).
  */
-export async function handleRequests(node: Libp2p, protocol: string, answer: (message: unknown) => Promise<Uint8Array>, faults: FaultPlan = noFaults): Promise<void> {
+export async function handleRequests(
+  node: Libp2p,
+  protocol: string,
+  answer: (message: unknown) => Promise<Uint8Array>,
+  faults: FaultPlan = noFaults,
+): Promise<void> {
   await node.handle(protocol, async (stream) => {
     try {
       const message = await readOneMessage(stream, AbortSignal.timeout(READ_DEADLINE_MS))
@@ -109,7 +118,13 @@ export async function handleQuery(node: Libp2p, protocol: string, answer: () => 
 }
 
 /** A client's side of one exchange (for tests driving a provider by hand): send one message, read one. */
-export async function exchange(node: Libp2p, target: Parameters<Libp2p['dialProtocol']>[0], protocol: string, message: Uint8Array | null, signal: AbortSignal): Promise<unknown> {
+export async function exchange(
+  node: Libp2p,
+  target: Parameters<Libp2p['dialProtocol']>[0],
+  protocol: string,
+  message: Uint8Array | null,
+  signal: AbortSignal,
+): Promise<unknown> {
   const stream = await node.dialProtocol(target, protocol, { signal })
   try {
     if (message) await writeOne(stream, message)

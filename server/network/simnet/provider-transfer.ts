@@ -40,7 +40,10 @@ const sleep = (ms: number, signal: AbortSignal) =>
   })
 
 class HttpStatusError extends TransferFailure {
-  constructor(readonly code: number, message: string) {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
     super(message)
   }
 }
@@ -81,7 +84,8 @@ export async function boostTransfer(t: TransferRequest, io: TransferIo): Promise
     const err = failed.reason
     if (err instanceof HttpStatusError && Math.floor(err.code / 100) === 4) throw err
     if (io.signal.aborted) throw io.signal.reason
-    if (attempt >= MAX_ATTEMPTS) throw new TransferFailure(`could not finish transfer even after ${attempt} attempts, lastErr: ${(err as Error).message}`)
+    if (attempt >= MAX_ATTEMPTS)
+      throw new TransferFailure(`could not finish transfer even after ${attempt} attempts, lastErr: ${(err as Error).message}`)
     await sleep(io.retryDelayMs, io.signal)
   }
   const received = parts.reduce((n, p) => n + p.received, 0)

@@ -208,7 +208,8 @@ export function decodeDealProposal(v: unknown): { proposal: DealProposal; tuple:
   const t = tuple(v, 'DealProposal', 11)
   const label = t[5]
   // DealLabel (FIP-0027): a text string or a byte string.
-  if (typeof label !== 'string' && !(label instanceof Uint8Array)) throw new ProviderWireError('DealProposal.Label: expected a text or byte string')
+  if (typeof label !== 'string' && !(label instanceof Uint8Array))
+    throw new ProviderWireError('DealProposal.Label: expected a text or byte string')
   const amount = (x: unknown, what: string) => {
     const n = decodeBigInt(x, what)
     if (n < 0n) throw new ProviderWireError(`${what}: negative`)
@@ -234,8 +235,17 @@ export function decodeDealProposal(v: unknown): { proposal: DealProposal; tuple:
 
 export function dealProposalTuple(p: DealProposal): unknown[] {
   return [
-    CID.parse(p.PieceCID['/']), p.PieceSize, p.VerifiedDeal, addressBytesOf(p.Client), addressBytesOf(p.Provider), p.Label,
-    p.StartEpoch, p.EndEpoch, encodeBigInt(BigInt(p.StoragePricePerEpoch)), encodeBigInt(BigInt(p.ProviderCollateral)), encodeBigInt(BigInt(p.ClientCollateral)),
+    CID.parse(p.PieceCID['/']),
+    p.PieceSize,
+    p.VerifiedDeal,
+    addressBytesOf(p.Client),
+    addressBytesOf(p.Provider),
+    p.Label,
+    p.StartEpoch,
+    p.EndEpoch,
+    encodeBigInt(BigInt(p.StoragePricePerEpoch)),
+    encodeBigInt(BigInt(p.ProviderCollateral)),
+    encodeBigInt(BigInt(p.ClientCollateral)),
   ]
 }
 
@@ -311,7 +321,8 @@ export function decodeHttpTransferParams(params: Uint8Array): { url: string; hea
   return { url: j.URL, headers: headers as Record<string, string> }
 }
 
-export const encodeDealResponse = (r: { accepted: boolean; message: string }): Uint8Array => encode({ Message: r.message, Accepted: r.accepted })
+export const encodeDealResponse = (r: { accepted: boolean; message: string }): Uint8Array =>
+  encode({ Message: r.message, Accepted: r.accepted })
 
 export function decodeDealResponse(v: unknown): { accepted: boolean; message: string } {
   const m = struct(v, 'DealResponse')
@@ -320,7 +331,10 @@ export function decodeDealResponse(v: unknown): { accepted: boolean; message: st
 
 export function decodeDealStatusRequest(v: unknown): { dealUuid: string; signature: WireSignature } {
   const m = struct(v, 'DealStatusRequest')
-  return { dealUuid: uuidField(m.DealUUID, 'DealStatusRequest.DealUUID'), signature: signatureField(m.Signature, 'DealStatusRequest.Signature') }
+  return {
+    dealUuid: uuidField(m.DealUUID, 'DealStatusRequest.DealUUID'),
+    signature: signatureField(m.Signature, 'DealStatusRequest.Signature'),
+  }
 }
 
 export const encodeDealStatusRequest = (r: { dealUuid: string; signature: WireSignature }): Uint8Array =>
@@ -374,8 +388,14 @@ export const decodeAskRequest = (v: unknown): string => addressField(struct(v, '
 export const encodeAskRequest = (miner: string): Uint8Array => encode({ Miner: addressBytesOf(miner) })
 
 const askMap = (a: WireStorageAsk) => ({
-  Miner: addressBytesOf(a.miner), Price: encodeBigInt(a.price), SeqNo: a.seqNo, Expiry: a.expiry, Timestamp: a.timestamp,
-  MaxPieceSize: a.maxPieceSize, MinPieceSize: a.minPieceSize, VerifiedPrice: encodeBigInt(a.verifiedPrice),
+  Miner: addressBytesOf(a.miner),
+  Price: encodeBigInt(a.price),
+  SeqNo: a.seqNo,
+  Expiry: a.expiry,
+  Timestamp: a.timestamp,
+  MaxPieceSize: a.maxPieceSize,
+  MinPieceSize: a.minPieceSize,
+  VerifiedPrice: encodeBigInt(a.verifiedPrice),
 })
 
 /** The StorageAsk's CBOR: what the provider's worker signs. */
@@ -454,4 +474,3 @@ export function signSecp256k1(privateKey: Uint8Array, payload: Uint8Array): Wire
   data[64] = recovered[0]
   return { type: 1, data }
 }
-

@@ -4,8 +4,17 @@ import * as dagCbor from '@ipld/dag-cbor'
 import { addressFromBytes, parseAddress, type AddressNetwork } from '../../shared/address.ts'
 import type { MarketDeal } from '../types.ts'
 import {
-  cborCid, METHOD_ADD_BALANCE, messageProblem, readJsonMessage, readJsonSignedMessage, signedMessageCid, SIG_SECP256K1, METHOD_PUBLISH_STORAGE_DEALS,
-  STORAGE_MARKET_ACTOR_ID, verifyMessageSignature, writeJsonMessage,
+  cborCid,
+  METHOD_ADD_BALANCE,
+  messageProblem,
+  readJsonMessage,
+  readJsonSignedMessage,
+  signedMessageCid,
+  SIG_SECP256K1,
+  METHOD_PUBLISH_STORAGE_DEALS,
+  STORAGE_MARKET_ACTOR_ID,
+  verifyMessageSignature,
+  writeJsonMessage,
 } from './chain-wire.ts'
 import { publishMessageCid, type Simnet } from './index.ts'
 import { dealProposalTuple } from './provider-wire.ts'
@@ -22,7 +31,10 @@ const INVALID_PARAMS = -32602
 const LOTUS_ERROR = 1
 
 class RpcError extends Error {
-  constructor(readonly code: number, message: string) {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
     super(message)
   }
 }
@@ -32,11 +44,26 @@ class RpcError extends Error {
  * interface) that the simulated chain serves: what a public gateway node answers.
  * Anything else is a full node's, served only with `fullNode`.
  */
-export const GATEWAY_METHODS: ReadonlySet<string> = new Set([
-  'ChainGetMessage', 'ChainHead', 'GasEstimateMessageGas', 'MpoolGetNonce', 'MpoolPush', 'StateDealProviderCollateralBounds', 'StateGetNetworkParams',
-  'StateListMiners', 'StateLookupID', 'StateMarketBalance', 'StateMarketStorageDeal', 'StateMinerInfo', 'StateNetworkVersion',
-  'StateReadState', 'StateSearchMsg', 'StateVerifiedClientStatus',
-].map((m) => `Filecoin.${m}`))
+export const GATEWAY_METHODS: ReadonlySet<string> = new Set(
+  [
+    'ChainGetMessage',
+    'ChainHead',
+    'GasEstimateMessageGas',
+    'MpoolGetNonce',
+    'MpoolPush',
+    'StateDealProviderCollateralBounds',
+    'StateGetNetworkParams',
+    'StateListMiners',
+    'StateLookupID',
+    'StateMarketBalance',
+    'StateMarketStorageDeal',
+    'StateMinerInfo',
+    'StateNetworkVersion',
+    'StateReadState',
+    'StateSearchMsg',
+    'StateVerifiedClientStatus',
+  ].map((m) => `Filecoin.${m}`),
+)
 
 export interface SimnetRpcOptions {
   /** Also serve a full node's methods the gateway API lacks (StateMarketDeals), for tests that need them. */
@@ -58,9 +85,37 @@ const NOT_SCHEDULED = 9_999_999_999
 
 /** Lotus's api/types.go ForkUpgradeParams: every upgrade before the simulated genesis happened "before genesis" (-1). */
 const PAST_UPGRADES = [
-  'Smoke', 'Breeze', 'Ignition', 'Liftoff', 'Assembly', 'Refuel', 'Tape', 'Kumquat', 'Calico', 'Persian', 'Orange', 'Claus', 'Trust',
-  'Norwegian', 'Turbo', 'Hyperdrive', 'Chocolate', 'OhSnap', 'Skyr', 'Shark', 'Hygge', 'Lightning', 'Thunder', 'Watermelon', 'Dragon',
-  'Phoenix', 'Waffle', 'Tuktuk', 'Teep', 'Tock', 'GoldenWeek',
+  'Smoke',
+  'Breeze',
+  'Ignition',
+  'Liftoff',
+  'Assembly',
+  'Refuel',
+  'Tape',
+  'Kumquat',
+  'Calico',
+  'Persian',
+  'Orange',
+  'Claus',
+  'Trust',
+  'Norwegian',
+  'Turbo',
+  'Hyperdrive',
+  'Chocolate',
+  'OhSnap',
+  'Skyr',
+  'Shark',
+  'Hygge',
+  'Lightning',
+  'Thunder',
+  'Watermelon',
+  'Dragon',
+  'Phoenix',
+  'Waffle',
+  'Tuktuk',
+  'Teep',
+  'Tock',
+  'GoldenWeek',
 ]
 
 /** The CBOR tuple of a PublishStorageDeals return: [IDs, ValidDeals as RLE+] (go-state-types builtin/v9/market PublishStorageDealsReturn). */
@@ -76,7 +131,7 @@ export function encodePublishReturn(ids: number[], validIndexes: number[]): Uint
 function rlePlus(positions: number[]): Uint8Array {
   const runs: number[] = []
   let at = 0
-  for (let i = 0; i < positions.length; ) {
+  for (let i = 0; i < positions.length;) {
     let j = i
     while (j + 1 < positions.length && positions[j + 1] === positions[j] + 1) j++
     runs.push(positions[i] - at, j - i + 1)
@@ -96,7 +151,7 @@ function rlePlus(positions: number[]): Uint8Array {
       push(run, 4)
     } else {
       bits.push(0, 0)
-      for (let v = run; ; ) {
+      for (let v = run; ;) {
         const byte = v & 0x7f
         v = Math.floor(v / 128)
         push(v > 0 ? byte | 0x80 : byte, 8)
@@ -111,7 +166,10 @@ function rlePlus(positions: number[]): Uint8Array {
 }
 
 /** A deal as Lotus's StateMarketStorageDeal/StateMarketDeals put it. */
-const lotusDeal = (d: MarketDeal) => ({ Proposal: d.proposal, State: { ...d.state, SectorNumber: d.state.SectorStartEpoch >= 0 ? d.dealId % 100_000 : 0 } })
+const lotusDeal = (d: MarketDeal) => ({
+  Proposal: d.proposal,
+  State: { ...d.state, SectorNumber: d.state.SectorStartEpoch >= 0 ? d.dealId % 100_000 : 0 },
+})
 
 /**
  * The simulated chain as a Lotus node serves it: JSON-RPC 2.0 over HTTP POST
@@ -138,7 +196,7 @@ export function simnetRpcListener(simnet: Simnet, options: SimnetRpcOptions = {}
     return epoch
   }
   /** The chain's own reading of a JSON parameter (chain-wire.ts), a JSON-RPC params error when it is not one. */
-  const readParam = <T,>(read: (v: unknown) => T, value: unknown, what: string): T => {
+  const readParam = <T>(read: (v: unknown) => T, value: unknown, what: string): T => {
     try {
       return read(value)
     } catch (err) {
@@ -146,20 +204,28 @@ export function simnetRpcListener(simnet: Simnet, options: SimnetRpcOptions = {}
     }
   }
   const address = (value: unknown): string => {
-    if (typeof value !== 'string' || !parseAddress(value).ok) throw new RpcError(INVALID_PARAMS, 'expected a Filecoin address as the first parameter')
+    if (typeof value !== 'string' || !parseAddress(value).ok)
+      throw new RpcError(INVALID_PARAMS, 'expected a Filecoin address as the first parameter')
     return value
   }
   const methods: Record<string, (params: unknown[]) => Promise<unknown>> = {
     async 'Filecoin.ChainHead'() {
       const head = await simnet.chainHead()
-      return { Cids: tipsetKey(head.epoch), Blocks: [{ Miner: 'f01000', Height: head.epoch, Timestamp: head.timestamp, ParentBaseFee: '100' }], Height: head.epoch }
+      return {
+        Cids: tipsetKey(head.epoch),
+        Blocks: [{ Miner: 'f01000', Height: head.epoch, Timestamp: head.timestamp, ParentBaseFee: '100' }],
+        Height: head.epoch,
+      }
     },
     // Lotus api/types.go NetworkParams, as node/impl/full/state.go fills it.
     async 'Filecoin.StateGetNetworkParams'() {
       const past = simnet.networkVersionAt(0) >= 29
       return {
         // A sped-up chain's block time, so that a clock read from the node (node-clock.ts) keeps its pace.
-        NetworkName: 'simnet', BlockDelaySecs: simnet.clock.epochSeconds, ConsensusMinerMinPower: '0', PreCommitChallengeDelay: 150,
+        NetworkName: 'simnet',
+        BlockDelaySecs: simnet.clock.epochSeconds,
+        ConsensusMinerMinPower: '0',
+        PreCommitChallengeDelay: 150,
         ForkUpgradeParams: {
           ...Object.fromEntries(PAST_UPGRADES.map((name) => [`Upgrade${name}Height`, -1])),
           BreezeGasTampingDuration: 0,
@@ -179,7 +245,11 @@ export function simnetRpcListener(simnet: Simnet, options: SimnetRpcOptions = {}
       const id = await simnet.lookupId(address(a))
       if (id !== 'f05') throw new RpcError(LOTUS_ERROR, `the simulated chain keeps no state for actor ${a}`)
       epochOf(tsk)
-      return { Balance: '0', Code: { '/': cborCid(dagCbor.encode('simnet storagemarket actor')).toString() }, State: { NextID: await simnet.nextDealId(), LastCron: simnet.headEpoch() } }
+      return {
+        Balance: '0',
+        Code: { '/': cborCid(dagCbor.encode('simnet storagemarket actor')).toString() },
+        State: { NextID: await simnet.nextDealId(), LastCron: simnet.headEpoch() },
+      }
     },
     // Lotus api/api_full.go MsgLookup for a deal's PublishStorageDeals message; null until it is on chain.
     async 'Filecoin.StateSearchMsg'([, m]) {
@@ -207,8 +277,16 @@ export function simnetRpcListener(simnet: Simnet, options: SimnetRpcOptions = {}
       // The simulated chain keeps no client signatures: a secp256k1-typed placeholder stands in the ClientSignature's place.
       const params = dagCbor.encode([[[dealProposalTuple(found.proposal), Uint8Array.from([SIG_SECP256K1, ...new Uint8Array(65)])]]])
       const message = {
-        version: 0, to: `f0${STORAGE_MARKET_ACTOR_ID}`, from: found.proposal.Provider, nonce: found.dealId % 1_000_000, value: 0n,
-        gasLimit: 12_000_000, gasFeeCap: 150_000n, gasPremium: 100_000n, method: METHOD_PUBLISH_STORAGE_DEALS, params,
+        version: 0,
+        to: `f0${STORAGE_MARKET_ACTOR_ID}`,
+        from: found.proposal.Provider,
+        nonce: found.dealId % 1_000_000,
+        value: 0n,
+        gasLimit: 12_000_000,
+        gasFeeCap: 150_000n,
+        gasPremium: 100_000n,
+        method: METHOD_PUBLISH_STORAGE_DEALS,
+        params,
       }
       // Named by the CID asked for: the simulated chain names a publish message by its deal id (publishMessageCid).
       return { ...writeJsonMessage(message), CID: { '/': cid } }
@@ -248,9 +326,15 @@ export function simnetRpcListener(simnet: Simnet, options: SimnetRpcOptions = {}
       const problem = messageProblem(message)
       if (problem) throw new RpcError(LOTUS_ERROR, problem)
       if (!verifyMessageSignature(signed)) throw new RpcError(LOTUS_ERROR, 'message signature is not valid')
-      if (message.nonce !== simnet.nonce(message.from)) throw new RpcError(LOTUS_ERROR, `nonce ${message.nonce} is not the next one (${simnet.nonce(message.from)})`)
+      if (message.nonce !== simnet.nonce(message.from))
+        throw new RpcError(LOTUS_ERROR, `nonce ${message.nonce} is not the next one (${simnet.nonce(message.from)})`)
       const to = parseAddress(message.to)
-      if (!to.ok || to.address.protocol !== 0 || to.address.id !== String(STORAGE_MARKET_ACTOR_ID) || message.method !== METHOD_ADD_BALANCE) {
+      if (
+        !to.ok ||
+        to.address.protocol !== 0 ||
+        to.address.id !== String(STORAGE_MARKET_ACTOR_ID) ||
+        message.method !== METHOD_ADD_BALANCE
+      ) {
         throw new RpcError(LOTUS_ERROR, 'the simulated chain takes only AddBalance messages to the storage market actor')
       }
       let beneficiary: string | null = null
@@ -270,19 +354,33 @@ export function simnetRpcListener(simnet: Simnet, options: SimnetRpcOptions = {}
       const info = await simnet.minerInfo(address(a))
       if (!info) throw new RpcError(LOTUS_ERROR, `failed to load miner actor: actor not found (${a})`)
       return {
-        Owner: info.owner, Worker: info.worker, NewWorker: '<empty>', ControlAddresses: [], WorkerChangeEpoch: -1,
-        PeerId: info.peerId, Multiaddrs: info.multiaddrs.length > 0 ? info.multiaddrs.map((m) => Buffer.from(multiaddr(m).bytes).toString('base64')) : null, WindowPoStProofType: 8, SectorSize: info.sectorSize,
-        WindowPoStPartitionSectors: 2349, ConsensusFaultElapsed: -1, Beneficiary: info.owner,
+        Owner: info.owner,
+        Worker: info.worker,
+        NewWorker: '<empty>',
+        ControlAddresses: [],
+        WorkerChangeEpoch: -1,
+        PeerId: info.peerId,
+        Multiaddrs: info.multiaddrs.length > 0 ? info.multiaddrs.map((m) => Buffer.from(multiaddr(m).bytes).toString('base64')) : null,
+        WindowPoStProofType: 8,
+        SectorSize: info.sectorSize,
+        WindowPoStPartitionSectors: 2349,
+        ConsensusFaultElapsed: -1,
+        Beneficiary: info.owner,
       }
     },
     async 'Filecoin.StateListMiners'() {
       return simnet.listProviders()
     },
     async 'Filecoin.StateMarketStorageDeal'([id]) {
-      if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0) throw new RpcError(INVALID_PARAMS, 'expected a deal id as the first parameter')
+      if (typeof id !== 'number' || !Number.isSafeInteger(id) || id < 0)
+        throw new RpcError(INVALID_PARAMS, 'expected a deal id as the first parameter')
       const deal = await simnet.getDeal(id)
       // Lotus's words (chain/stmgr/actors.go): a deal removed from the market state is "not found".
-      if (!deal) throw new RpcError(LOTUS_ERROR, `deal ${id} not found - deal may not have completed sealing before deal proposal start epoch, or deal may have been slashed`)
+      if (!deal)
+        throw new RpcError(
+          LOTUS_ERROR,
+          `deal ${id} not found - deal may not have completed sealing before deal proposal start epoch, or deal may have been slashed`,
+        )
       return lotusDeal(deal)
     },
     async 'Filecoin.StateMarketDeals'() {
@@ -296,7 +394,10 @@ export function simnetRpcListener(simnet: Simnet, options: SimnetRpcOptions = {}
 
   return (req: IncomingMessage, res: ServerResponse) => {
     if (req.url !== SIMNET_RPC_PATH || req.method !== 'POST') {
-      res.writeHead(req.url === SIMNET_RPC_PATH ? 405 : 404, { 'content-type': 'text/plain', ...(req.url === SIMNET_RPC_PATH ? { allow: 'POST' } : {}) })
+      res.writeHead(req.url === SIMNET_RPC_PATH ? 405 : 404, {
+        'content-type': 'text/plain',
+        ...(req.url === SIMNET_RPC_PATH ? { allow: 'POST' } : {}),
+      })
       res.end(req.url === SIMNET_RPC_PATH ? 'POST JSON-RPC 2.0 here\n' : 'not found\n')
       return
     }
@@ -325,7 +426,8 @@ export function simnetRpcListener(simnet: Simnet, options: SimnetRpcOptions = {}
       }
       const served = Object.hasOwn(methods, call.method) && (options.fullNode || GATEWAY_METHODS.has(call.method))
       const method = served ? methods[call.method] : undefined
-      if (!method) return answer(res, call.id, { error: { code: METHOD_NOT_FOUND, message: `method '${call.method.slice(0, 100)}' not found` } })
+      if (!method)
+        return answer(res, call.id, { error: { code: METHOD_NOT_FOUND, message: `method '${call.method.slice(0, 100)}' not found` } })
       const given = call.params === undefined ? [] : call.params
       if (!Array.isArray(given)) return answer(res, call.id, { error: { code: INVALID_PARAMS, message: 'params must be an array' } })
       const testnet = options.addressNetwork === 'testnet'
@@ -339,10 +441,15 @@ export function simnetRpcListener(simnet: Simnet, options: SimnetRpcOptions = {}
         return
       }
       const late = fault?.kind === 'stall' ? stall(fault.ms) : Promise.resolve()
-      late.then(() => method(params)).then(
-        (result) => answer(res, call.id, { result: testnet ? withAddressPrefix(result, 'f', 't') : result }),
-        (err: unknown) => answer(res, call.id, { error: err instanceof RpcError ? { code: err.code, message: err.message } : { code: LOTUS_ERROR, message: 'internal error' } }),
-      )
+      late
+        .then(() => method(params))
+        .then(
+          (result) => answer(res, call.id, { result: testnet ? withAddressPrefix(result, 'f', 't') : result }),
+          (err: unknown) =>
+            answer(res, call.id, {
+              error: err instanceof RpcError ? { code: err.code, message: err.message } : { code: LOTUS_ERROR, message: 'internal error' },
+            }),
+        )
     })
   }
 }
@@ -351,6 +458,7 @@ export function simnetRpcListener(simnet: Simnet, options: SimnetRpcOptions = {}
 function withAddressPrefix(value: unknown, from: 'f' | 't', to: 'f' | 't'): unknown {
   if (typeof value === 'string') return value.startsWith(from) && parseAddress(value).ok ? to + value.slice(1) : value
   if (Array.isArray(value)) return value.map((v) => withAddressPrefix(v, from, to))
-  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withAddressPrefix(v, from, to)]))
+  if (value && typeof value === 'object')
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, withAddressPrefix(v, from, to)]))
   return value
 }

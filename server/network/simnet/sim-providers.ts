@@ -64,7 +64,10 @@ export interface SimulatedProviders {
 
 export class SimRetrievalError extends Error {
   override name = 'SimRetrievalError'
-  constructor(readonly code: 'NOT_FOUND' | 'UNAVAILABLE', message: string) {
+  constructor(
+    readonly code: 'NOT_FOUND' | 'UNAVAILABLE',
+    message: string,
+  ) {
     super(message)
   }
 }
@@ -181,13 +184,16 @@ export function createSimulatedProviders(options: SimProvidersOptions): Simulate
       if (!terms) return { accepted: false, reason: 'PROVIDER_NOT_FOUND' }
       if (!terms.online) return { accepted: false, reason: 'SERVICE_UNAVAILABLE' }
       if (!terms.transferTypes.includes('http')) return { accepted: false, reason: 'UNSUPPORTED_TRANSFER_PROTOCOL' }
-      if (proposal.PieceSize < terms.minPieceSize || proposal.PieceSize > terms.maxPieceSize) return { accepted: false, reason: 'PIECE_SIZE_NOT_ACCEPTED' }
+      if (proposal.PieceSize < terms.minPieceSize || proposal.PieceSize > terms.maxPieceSize)
+        return { accepted: false, reason: 'PIECE_SIZE_NOT_ACCEPTED' }
       if (proposal.StartEpoch <= simnet.headEpoch()) return { accepted: false, reason: 'START_EPOCH_TOO_EARLY' }
       // As Boost does: the provider collateral must lie within the market's bounds for this piece.
       const bounds = await simnet.collateralBounds(proposal.PieceSize, proposal.VerifiedDeal)
       const collateral = BigInt(proposal.ProviderCollateral)
-      if (collateral < bounds.min || collateral > bounds.max) return { accepted: false, reason: `proposed provider collateral ${collateral} should be between ${bounds.min} and ${bounds.max}` }
-      const refusal = priceRefusal(proposal, terms) ?? (providerProfile(providerId).kind === 'curio' ? curioSizeRefusal(proposal, transfer) : null)
+      if (collateral < bounds.min || collateral > bounds.max)
+        return { accepted: false, reason: `proposed provider collateral ${collateral} should be between ${bounds.min} and ${bounds.max}` }
+      const refusal =
+        priceRefusal(proposal, terms) ?? (providerProfile(providerId).kind === 'curio' ? curioSizeRefusal(proposal, transfer) : null)
       if (refusal) return { accepted: false, reason: refusal }
       const proposalId = opts.proposalId ?? randomUUID()
       if (proposals.has(proposalId)) return { accepted: false, reason: 'DEAL_UUID_ALREADY_USED' }

@@ -32,7 +32,7 @@ export function ethereumAddress(privateKey: Uint8Array): `0x${string}` {
   const digest = keccak_256(secp256k1.getPublicKey(privateKey, false).subarray(1)).subarray(12)
   const lower = Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join('')
   const mixed = keccak_256(new TextEncoder().encode(lower))
-  return `0x${[...lower].map((c, i) => ((mixed[i >> 1] >> (i % 2 ? 0 : 4)) & 0xf) >= 8 ? c.toUpperCase() : c).join('')}`
+  return `0x${[...lower].map((c, i) => (((mixed[i >> 1] >> (i % 2 ? 0 : 4)) & 0xf) >= 8 ? c.toUpperCase() : c)).join('')}`
 }
 
 /** A new random secp256k1 private key (32 bytes, from the OS's CSPRNG via noble). */

@@ -63,8 +63,11 @@ export function openKeystore(dir: string, network: AddressNetwork): Keystore {
     const address = secp256k1Address(key, network)
     const ethAddress = ethereumAddress(key)
     return {
-      address, publicKey: Buffer.from(secp256k1.getPublicKey(key, false)).toString('hex'), ethAddress,
-      delegatedAddress: delegatedAddress(network, Buffer.from(ethAddress.slice(2), 'hex')), isDefault: slug(address) === defaultSlug,
+      address,
+      publicKey: Buffer.from(secp256k1.getPublicKey(key, false)).toString('hex'),
+      ethAddress,
+      delegatedAddress: delegatedAddress(network, Buffer.from(ethAddress.slice(2), 'hex')),
+      isDefault: slug(address) === defaultSlug,
     }
   }
   const defaultSlug = () => (existsSync(defaultFile) ? readFileSync(defaultFile, 'utf8').trim() : undefined)
@@ -78,7 +81,10 @@ export function openKeystore(dir: string, network: AddressNetwork): Keystore {
     ensureDir()
     const address = secp256k1Address(key, network)
     if (!existsSync(fileOf(address))) {
-      writeAtomically(fileOf(address), JSON.stringify({ Type: 'secp256k1', PrivateKey: Buffer.from(key).toString('base64') } satisfies LotusKeyInfo))
+      writeAtomically(
+        fileOf(address),
+        JSON.stringify({ Type: 'secp256k1', PrivateKey: Buffer.from(key).toString('base64') } satisfies LotusKeyInfo),
+      )
     }
     if (defaultSlug() === undefined) writeAtomically(defaultFile, slug(address))
     return describe(key, defaultSlug())
@@ -107,14 +113,16 @@ export function openKeystore(dir: string, network: AddressNetwork): Keystore {
     create: () => store(newPrivateKey()),
     importLotus(exported) {
       const hex = exported.trim()
-      if (!/^([0-9a-f]{2})+$/i.test(hex) || hex.length > 4096) throw new WalletError('not a key exported by `lotus wallet export` (hex of its key info)')
+      if (!/^([0-9a-f]{2})+$/i.test(hex) || hex.length > 4096)
+        throw new WalletError('not a key exported by `lotus wallet export` (hex of its key info)')
       let info: LotusKeyInfo
       try {
         info = JSON.parse(Buffer.from(hex, 'hex').toString('utf8')) as LotusKeyInfo
       } catch {
         throw new WalletError('the exported key does not hold key info JSON')
       }
-      if (info?.Type !== 'secp256k1') throw new WalletError(`only secp256k1 keys (f1/t1 addresses) are supported, not ${JSON.stringify(String(info?.Type)).slice(0, 40)}`)
+      if (info?.Type !== 'secp256k1')
+        throw new WalletError(`only secp256k1 keys (f1/t1 addresses) are supported, not ${JSON.stringify(String(info?.Type)).slice(0, 40)}`)
       const key = typeof info.PrivateKey === 'string' ? Uint8Array.from(Buffer.from(info.PrivateKey, 'base64')) : new Uint8Array(0)
       if (!secp256k1.utils.isValidSecretKey(key)) throw new WalletError('the exported key is not a valid secp256k1 private key')
       return store(key)

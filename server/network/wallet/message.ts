@@ -35,12 +35,19 @@ export function bigIntBytes(value: bigint): Uint8Array {
   return Uint8Array.from(Buffer.from(`00${hex.length % 2 ? '0' : ''}${hex}`, 'hex'))
 }
 
-
 /** The message as a CBOR tuple, in the field order of Lotus's types.Message (version 0). */
 export function encodeMessage(m: Message): Uint8Array {
   return dagCbor.encode([
-    0, addressBytesOf(m.to), addressBytesOf(m.from), m.nonce, bigIntBytes(m.value), m.gasLimit,
-    bigIntBytes(m.gasFeeCap), bigIntBytes(m.gasPremium), m.method, m.params,
+    0,
+    addressBytesOf(m.to),
+    addressBytesOf(m.from),
+    m.nonce,
+    bigIntBytes(m.value),
+    m.gasLimit,
+    bigIntBytes(m.gasFeeCap),
+    bigIntBytes(m.gasPremium),
+    m.method,
+    m.params,
   ])
 }
 

@@ -13,7 +13,12 @@ import { parseBody } from '../validation.ts'
  * added (names and providers must be new to the tenant). `?mode=replace`
  * swaps the whole policy instead.
  */
-export function createPolicyRouter(deps: { policies: PolicyStore; tenants: TenantStore; network: NetworkPort; addressNetwork: AddressNetwork }): Router {
+export function createPolicyRouter(deps: {
+  policies: PolicyStore
+  tenants: TenantStore
+  network: NetworkPort
+  addressNetwork: AddressNetwork
+}): Router {
   const router = Router()
   router.post('/private/v1/onboarding-policy/export', async (req, res) => {
     parseBody(req, EmptyBody, { optional: true })

@@ -41,7 +41,10 @@ export const kraken: ExchangeAdapter = {
     if (!isObject(body) || !isObject(body.result)) throw new Error('kraken: unexpected response')
     if (Array.isArray(body.error) && body.error.length > 0) throw new Error(`kraken: ${String(body.error[0])}`)
     const out: Record<string, PairQuote> = {}
-    for (const [key, pair] of [['FILUSD', 'FIL_USD'], ['FILEUR', 'FIL_EUR']] as const) {
+    for (const [key, pair] of [
+      ['FILUSD', 'FIL_USD'],
+      ['FILEUR', 'FIL_EUR'],
+    ] as const) {
       const t = body.result[key]
       if (!isObject(t) || !Array.isArray(t.c) || !Array.isArray(t.v)) continue
       const q = quote(t.c[0], t.v[1])
@@ -86,7 +89,10 @@ export const coinbase: ExchangeAdapter = {
   defaultBaseUrl: 'https://api.exchange.coinbase.com',
   async fetchPairs(getJson, baseUrl) {
     const out: Record<string, PairQuote> = {}
-    for (const [product, pair] of [['FIL-USD', 'FIL_USD'], ['FIL-EUR', 'FIL_EUR']] as const) {
+    for (const [product, pair] of [
+      ['FIL-USD', 'FIL_USD'],
+      ['FIL-EUR', 'FIL_EUR'],
+    ] as const) {
       try {
         const body = await getJson(`${baseUrl}/products/${product}/ticker`)
         const q = isObject(body) ? quote(body.price, body.volume) : undefined

@@ -68,7 +68,8 @@ export function createTicker(options: TickerOptions): Ticker {
         } catch (err) {
           if (abort.signal.aborted) return
           const message = (err as Error).message
-          if (failing.has(a.name)) options.logger.debug({ exchange: a.name, err: message }, 'ticker fetch failed again; keeping the last success')
+          if (failing.has(a.name))
+            options.logger.debug({ exchange: a.name, err: message }, 'ticker fetch failed again; keeping the last success')
           else {
             failing.add(a.name)
             newlyFailing[a.name] = message
@@ -78,11 +79,18 @@ export function createTicker(options: TickerOptions): Ticker {
     )
     const names = Object.keys(newlyFailing).sort()
     if (names.length === adapters.length) {
-      options.logger.warn({ errors: newlyFailing }, 'ticker: no exchange answers (is this machine offline?); the public ticker has no prices until one does, and nothing else depends on it')
+      options.logger.warn(
+        { errors: newlyFailing },
+        'ticker: no exchange answers (is this machine offline?); the public ticker has no prices until one does, and nothing else depends on it',
+      )
     } else if (names.length > 0) {
-      options.logger.warn({ errors: newlyFailing }, `ticker: ${names.join(', ')} ${names.length === 1 ? 'does' : 'do'} not answer; prices come from the other exchanges until ${names.length === 1 ? 'it answers' : 'they answer'} again`)
+      options.logger.warn(
+        { errors: newlyFailing },
+        `ticker: ${names.join(', ')} ${names.length === 1 ? 'does' : 'do'} not answer; prices come from the other exchanges until ${names.length === 1 ? 'it answers' : 'they answer'} again`,
+      )
     }
-    if (back.length > 0) options.logger.info({ exchanges: back.sort() }, `ticker: ${back.join(', ')} ${back.length === 1 ? 'answers' : 'answer'} again`)
+    if (back.length > 0)
+      options.logger.info({ exchanges: back.sort() }, `ticker: ${back.join(', ')} ${back.length === 1 ? 'answers' : 'answer'} again`)
   }
 
   const fresh = () => {

@@ -21,10 +21,15 @@ function httpUrlProblem(value: string): string | undefined {
   return undefined
 }
 
-const optionalHttpUrl = z.string().trim().max(2048).superRefine((value, ctx) => {
-  const problem = value === '' ? undefined : httpUrlProblem(value)
-  if (problem) ctx.addIssue({ code: 'custom', message: problem })
-}).transform((v) => v.replace(/\/+$/, ''))
+const optionalHttpUrl = z
+  .string()
+  .trim()
+  .max(2048)
+  .superRefine((value, ctx) => {
+    const problem = value === '' ? undefined : httpUrlProblem(value)
+    if (problem) ctx.addIssue({ code: 'custom', message: problem })
+  })
+  .transform((v) => v.replace(/\/+$/, ''))
 
 export function pathMapProblem(pathMap: string): string | undefined {
   if (!pathMap.startsWith('/')) return 'must start with "/", for example /{user}'
@@ -37,40 +42,64 @@ export function pathMapProblem(pathMap: string): string | undefined {
 /** A Nextcloud folder where the gateway is mounted: absolute, not the root, nothing that could step outside. */
 export function mountPointProblem(mountPoint: string): string | undefined {
   if (!mountPoint.startsWith('/')) return 'must start with "/", for example /Filecoin'
-  if (mountPoint.replace(/\/+$/, '') === '') return 'must name a folder, not the root of the user\'s files'
-  if (/[\\\x00-\x1f\x7f]/.test(mountPoint) || mountPoint.replace(/\/+$/, '').includes('//')) return 'must not contain "//", backslashes or control characters'
+  if (mountPoint.replace(/\/+$/, '') === '') return "must name a folder, not the root of the user's files"
+  if (/[\\\x00-\x1f\x7f]/.test(mountPoint) || mountPoint.replace(/\/+$/, '').includes('//'))
+    return 'must not contain "//", backslashes or control characters'
   if (mountPoint.split('/').some((s) => s === '.' || s === '..')) return 'must not contain "." or ".." segments'
   return undefined
 }
 
 const MountInput = z.strictObject({
-  mountPoint: z.string().trim().max(1024).superRefine((value, ctx) => {
-    const problem = mountPointProblem(value)
-    if (problem) ctx.addIssue({ code: 'custom', message: `mount point ${problem}` })
-  }).transform((v) => v.replace(/\/+$/, '')),
-  gatewayPath: z.string().trim().max(1024).superRefine((value, ctx) => {
-    const problem = pathMapProblem(value)
-    if (problem) ctx.addIssue({ code: 'custom', message: `gateway path ${problem}` })
-  }),
+  mountPoint: z
+    .string()
+    .trim()
+    .max(1024)
+    .superRefine((value, ctx) => {
+      const problem = mountPointProblem(value)
+      if (problem) ctx.addIssue({ code: 'custom', message: `mount point ${problem}` })
+    })
+    .transform((v) => v.replace(/\/+$/, '')),
+  gatewayPath: z
+    .string()
+    .trim()
+    .max(1024)
+    .superRefine((value, ctx) => {
+      const problem = pathMapProblem(value)
+      if (problem) ctx.addIssue({ code: 'custom', message: `gateway path ${problem}` })
+    }),
 })
 
-const Mounts = z.array(MountInput).max(50).superRefine((mounts, ctx) => {
-  const seen = new Set<string>()
-  for (const m of mounts) {
-    if (seen.has(m.mountPoint)) ctx.addIssue({ code: 'custom', message: `has ${m.mountPoint} twice` })
-    seen.add(m.mountPoint)
-  }
-})
+const Mounts = z
+  .array(MountInput)
+  .max(50)
+  .superRefine((mounts, ctx) => {
+    const seen = new Set<string>()
+    for (const m of mounts) {
+      if (seen.has(m.mountPoint)) ctx.addIssue({ code: 'custom', message: `has ${m.mountPoint} twice` })
+      seen.add(m.mountPoint)
+    }
+  })
 
 export const LinkSettingsInput = z.strictObject({
   gatewayUrl: optionalHttpUrl,
-  gatewayUser: z.string().max(256).refine((v) => !/[:\x00-\x1f]/.test(v), 'must not contain ":" or control characters'),
+  gatewayUser: z
+    .string()
+    .max(256)
+    .refine((v) => !/[:\x00-\x1f]/.test(v), 'must not contain ":" or control characters'),
   // Absent: keep the saved password; '' clears it.
-  gatewayPassword: z.string().max(1024).refine((v) => !/[\x00-\x1f]/.test(v), 'must not contain control characters').optional(),
-  pathMap: z.string().trim().max(1024).superRefine((value, ctx) => {
-    const problem = pathMapProblem(value)
-    if (problem) ctx.addIssue({ code: 'custom', message: problem })
-  }),
+  gatewayPassword: z
+    .string()
+    .max(1024)
+    .refine((v) => !/[\x00-\x1f]/.test(v), 'must not contain control characters')
+    .optional(),
+  pathMap: z
+    .string()
+    .trim()
+    .max(1024)
+    .superRefine((value, ctx) => {
+      const problem = pathMapProblem(value)
+      if (problem) ctx.addIssue({ code: 'custom', message: problem })
+    }),
   network: z.enum(NETWORK_NAMES, { error: `must be ${NETWORK_NAMES.slice(0, -1).join(', ')} or ${NETWORK_NAMES.at(-1)}` }),
   ipfsGateway: optionalHttpUrl,
   // Absent: keep the saved mounts (admin pages that predate them still save).
@@ -84,11 +113,11 @@ export type LinkTestInput = z.infer<typeof LinkTestInput>
 
 export const MountSettingSchema = z.object({
   mountPoint: z.string().describe('Nextcloud folder where the gateway is mounted (External Storage), e.g. /Filecoin'),
-  gatewayPath: z.string().describe('Gateway folder behind it; {user} stands for the user\'s id'),
+  gatewayPath: z.string().describe("Gateway folder behind it; {user} stands for the user's id"),
 })
 
 export const PublicLinkSettingsSchema = z.object({
-  gatewayUrl: z.string().describe('\'\': the gateway of the app\'s own configuration'),
+  gatewayUrl: z.string().describe("'': the gateway of the app's own configuration"),
   gatewayUser: z.string(),
   gatewayPasswordSet: z.boolean().describe('The password itself is never returned'),
   pathMap: z.string(),
@@ -107,20 +136,42 @@ export const LinkTestResultSchema = z.object({
   status: z.number().int().describe('Its HTTP status; 0 when it could not be reached'),
   message: z.string(),
   latencyMs: z.number(),
-  warning: z.string().optional().describe('The link works, but the gateway says (Filecoin-Network header) it serves another network than the settings name'),
-  dealKind: z.string().optional().describe('Which deals the gateway proposes now (Filecoin-Deal-Kind header): verified, or unverified and why (from network version 29, FIP-0118, there are no verified deals)'),
-  dealsWarning: z.string().optional().describe('The link works, but the gateway says (Filecoin-Deals-Blocked header) it proposes no deals, and why: no DataCap, no escrow'),
-  onchainCloud: z.object({
-    status: z.enum(['HEALTHY', 'WARNING', 'DEFICIT']).describe('HEALTHY; WARNING with 14 days or less paid for; DEFICIT when the funds no longer cover what is stored'),
-    funds: z.string().describe('USDFC deposited in Filecoin Pay, as a decimal'),
-    fundedUntil: z.string().describe('When the funds run out at the current rate (ISO 8601)'),
-  }).optional().describe('The gateway\'s Filecoin Onchain Cloud account for PDP copies, when it stores there (Filecoin-Onchain-Cloud header)'),
-  dealMarket: z.object({
-    dataCap: z.string().nullable().describe('Bytes of DataCap left, as a decimal; null when the client address is not a verified client'),
-    escrow: z.string().describe('FIL in the storage market escrow, as a decimal'),
-    locked: z.string().describe('FIL of that escrow locked by deals'),
-    dealsUntil: z.string().optional().describe('When the first of the stored data\'s active deals ends (ISO 8601); absent without active deals'),
-  }).optional().describe('What pays for the gateway\'s deal-market copies (Filecoin-Deal-Market header)'),
+  warning: z
+    .string()
+    .optional()
+    .describe('The link works, but the gateway says (Filecoin-Network header) it serves another network than the settings name'),
+  dealKind: z
+    .string()
+    .optional()
+    .describe(
+      'Which deals the gateway proposes now (Filecoin-Deal-Kind header): verified, or unverified and why (from network version 29, FIP-0118, there are no verified deals)',
+    ),
+  dealsWarning: z
+    .string()
+    .optional()
+    .describe('The link works, but the gateway says (Filecoin-Deals-Blocked header) it proposes no deals, and why: no DataCap, no escrow'),
+  onchainCloud: z
+    .object({
+      status: z
+        .enum(['HEALTHY', 'WARNING', 'DEFICIT'])
+        .describe('HEALTHY; WARNING with 14 days or less paid for; DEFICIT when the funds no longer cover what is stored'),
+      funds: z.string().describe('USDFC deposited in Filecoin Pay, as a decimal'),
+      fundedUntil: z.string().describe('When the funds run out at the current rate (ISO 8601)'),
+    })
+    .optional()
+    .describe("The gateway's Filecoin Onchain Cloud account for PDP copies, when it stores there (Filecoin-Onchain-Cloud header)"),
+  dealMarket: z
+    .object({
+      dataCap: z.string().nullable().describe('Bytes of DataCap left, as a decimal; null when the client address is not a verified client'),
+      escrow: z.string().describe('FIL in the storage market escrow, as a decimal'),
+      locked: z.string().describe('FIL of that escrow locked by deals'),
+      dealsUntil: z
+        .string()
+        .optional()
+        .describe("When the first of the stored data's active deals ends (ISO 8601); absent without active deals"),
+    })
+    .optional()
+    .describe("What pays for the gateway's deal-market copies (Filecoin-Deal-Market header)"),
 })
 
 export type MountSetting = z.infer<typeof MountSettingSchema>

@@ -21,8 +21,17 @@ export const GROUP_STATES = ['writable', 'full', 'VRCARDone', 'ready_for_deals',
 export const DEAL_STATES = ['proposed', 'published', 'active'] as const
 /** Why a group is not further along yet, one code per reason (gateway/group-reason.ts words each), for a UI to explain and count. */
 export const GROUP_REASON_CODES = [
-  'WAITING_FOR_DATA', 'WAITING_FOR_DISK_SPACE', 'SEALING', 'CHECKING_CAR', 'RELOADING', 'NO_DEAL_SERVICE',
-  'DEALS_UNDER_WAY', 'WAITING_FOR_FUNDS', 'DEAL_SERVICE_UNREACHABLE', 'NO_PROVIDER', 'LOOKING_FOR_PROVIDERS',
+  'WAITING_FOR_DATA',
+  'WAITING_FOR_DISK_SPACE',
+  'SEALING',
+  'CHECKING_CAR',
+  'RELOADING',
+  'NO_DEAL_SERVICE',
+  'DEALS_UNDER_WAY',
+  'WAITING_FOR_FUNDS',
+  'DEAL_SERVICE_UNREACHABLE',
+  'NO_PROVIDER',
+  'LOOKING_FOR_PROVIDERS',
 ] as const
 
 export const FileInfoDealSchema = z.object({
@@ -31,36 +40,75 @@ export const FileInfoDealSchema = z.object({
   dealId: z.number().int(),
   endEpoch: z.number().int(),
   isRetrievable: z.boolean(),
-  route: z.literal('pdp').optional().describe('Optional, additive: present on a PDP copy on Filecoin Onchain Cloud (warm storage proved every day), absent on a deal-market deal. Such a copy\'s provider is `pdp:<registry id>`, its dealId is its data set, its endEpoch how far its payments are funded'),
+  route: z
+    .literal('pdp')
+    .optional()
+    .describe(
+      "Optional, additive: present on a PDP copy on Filecoin Onchain Cloud (warm storage proved every day), absent on a deal-market deal. Such a copy's provider is `pdp:<registry id>`, its dealId is its data set, its endEpoch how far its payments are funded",
+    ),
   dataSetId: z.number().int().min(0).optional().describe('Optional, additive (PDP copies): the data set on chain holding the piece'),
-  pieceId: z.number().int().min(0).optional().describe('Optional, additive (PDP copies): the piece\'s id in its data set'),
-  lastProofEpoch: z.number().int().min(0).optional().describe('Optional, additive (PDP copies): the epoch of the last proof of possession the chain accepted; absent before the first'),
+  pieceId: z.number().int().min(0).optional().describe("Optional, additive (PDP copies): the piece's id in its data set"),
+  lastProofEpoch: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe('Optional, additive (PDP copies): the epoch of the last proof of possession the chain accepted; absent before the first'),
 })
 
 export const FileInfoFailedDealSchema = z.object({
   provider: z.string(),
   dealId: z.number().int().optional().describe('The chain deal id, when the deal was published before it failed'),
-  reason: z.string().describe('Why it failed: a code of ours (SEALING_FAILED, NOT_SEALED_IN_TIME, PROPOSAL_EXPIRED…) or the provider\'s own words'),
+  reason: z
+    .string()
+    .describe("Why it failed: a code of ours (SEALING_FAILED, NOT_SEALED_IN_TIME, PROPOSAL_EXPIRED…) or the provider's own words"),
   replaced: z.boolean().describe('Whether another provider was asked in its place'),
 })
 
 export const FileInfoGroupSchema = z.object({
-  groupId: z.number().int().min(1).optional().describe('Optional, additive: the gateway\'s number of the group, the same in every record that shows it'),
+  groupId: z
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe("Optional, additive: the gateway's number of the group, the same in every record that shows it"),
   state: z.enum(GROUP_STATES),
   pieceCid: z.string().optional(),
   retrievableCopies: z.number().int().min(0),
   deals: z.array(FileInfoDealSchema).optional().describe('Only for states that can have deals'),
-  failedDeals: z.array(FileInfoFailedDealSchema).optional().describe('Optional, additive: deals a provider accepted and then failed (sealing failed, not sealed in time…), oldest first, which `deals` leaves out; absent when there are none. Proposals a provider refused are not deals and are not listed.'),
-  reason: z.string().optional().describe('Optional, additive: why the group is not further along yet, in plain words (e.g. "waiting for more data: 4 MiB of 64 MiB…", "2 providers are fetching the data"); absent once offloaded. Other gateways may not send it.'),
-  reasonCode: z.enum(GROUP_REASON_CODES).optional().describe('Optional, additive: the code `reason` was worded from, present exactly when `reason` is'),
-  fileCount: z.number().int().min(0).optional().describe('Folders only, optional and additive: how many files below the folder have data in this group (0: it holds only the folder\'s own directory nodes)'),
+  failedDeals: z
+    .array(FileInfoFailedDealSchema)
+    .optional()
+    .describe(
+      'Optional, additive: deals a provider accepted and then failed (sealing failed, not sealed in time…), oldest first, which `deals` leaves out; absent when there are none. Proposals a provider refused are not deals and are not listed.',
+    ),
+  reason: z
+    .string()
+    .optional()
+    .describe(
+      'Optional, additive: why the group is not further along yet, in plain words (e.g. "waiting for more data: 4 MiB of 64 MiB…", "2 providers are fetching the data"); absent once offloaded. Other gateways may not send it.',
+    ),
+  reasonCode: z
+    .enum(GROUP_REASON_CODES)
+    .optional()
+    .describe('Optional, additive: the code `reason` was worded from, present exactly when `reason` is'),
+  fileCount: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe(
+      "Folders only, optional and additive: how many files below the folder have data in this group (0: it holds only the folder's own directory nodes)",
+    ),
 })
 
 export const FileInfoDetailsSchema = z.object({
   state: z.enum(FILE_STATES),
   retrievableCopies: z.number().int().min(0),
   groups: z.array(FileInfoGroupSchema),
-  fileCounts: z.partialRecord(z.enum(FILE_STATES), z.number().int().min(0)).optional()
+  fileCounts: z
+    .partialRecord(z.enum(FILE_STATES), z.number().int().min(0))
+    .optional()
     .describe('Folders only, optional and additive: how many files below the folder are in each state'),
 })
 

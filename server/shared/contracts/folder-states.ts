@@ -14,7 +14,11 @@ import { FILE_STATE_LABELS, MAX_PATH_LENGTH } from './metadata-record.ts'
 
 /** The reasons a person has to act on (or wait for an admin to): shown as "needs attention", not "on its way". */
 export const ATTENTION_REASON_CODES = [
-  'WAITING_FOR_DISK_SPACE', 'NO_DEAL_SERVICE', 'WAITING_FOR_FUNDS', 'DEAL_SERVICE_UNREACHABLE', 'NO_PROVIDER',
+  'WAITING_FOR_DISK_SPACE',
+  'NO_DEAL_SERVICE',
+  'WAITING_FOR_FUNDS',
+  'DEAL_SERVICE_UNREACHABLE',
+  'NO_PROVIDER',
 ] as const satisfies readonly (typeof GROUP_REASON_CODES)[number][]
 
 export const isAttentionCode = (code: string): code is AttentionReasonCode => (ATTENTION_REASON_CODES as readonly string[]).includes(code)
@@ -23,10 +27,12 @@ export const FolderStatesRequestSchema = z.strictObject({
   folderPath: z.string().min(1, 'must not be empty').max(MAX_PATH_LENGTH, `is longer than ${MAX_PATH_LENGTH} characters`),
 })
 
-const attention = z.object({
-  code: z.enum(ATTENTION_REASON_CODES),
-  reason: z.string().describe('The group\'s reason in plain words'),
-}).describe('Present when a group holding the entry (or, for a folder, any file below it) waits on something a person must fix')
+const attention = z
+  .object({
+    code: z.enum(ATTENTION_REASON_CODES),
+    reason: z.string().describe("The group's reason in plain words"),
+  })
+  .describe('Present when a group holding the entry (or, for a folder, any file below it) waits on something a person must fix')
 
 export const GatewayFolderEntrySchema = z.object({
   name: z.string(),
@@ -45,7 +51,7 @@ export const GatewayFolderStatesResponseSchema = z.object({
 })
 
 export const FolderEntrySchema = z.object({
-  name: z.string().describe('The entry\'s name in the folder, as the user sees it'),
+  name: z.string().describe("The entry's name in the folder, as the user sees it"),
   cid: z.string().optional(),
   state: z.enum(FILE_STATE_LABELS),
   retrievableCopies: z.number().int().min(0),
@@ -57,7 +63,12 @@ export const FolderStatesResponseSchema = z.object({
   folder: z.object({
     path: z.string().describe('The folder, as the user sees it'),
     entries: z.array(FolderEntrySchema).describe('Its entries the gateway knows; an entry that is not on the gateway is absent'),
-    ipfsGateway: z.string().optional().describe('Where retrievable entries can be opened on IPFS (e.g. https://ipfs.io); present only when the linked network publishes data and an IPFS gateway is set'),
+    ipfsGateway: z
+      .string()
+      .optional()
+      .describe(
+        'Where retrievable entries can be opened on IPFS (e.g. https://ipfs.io); present only when the linked network publishes data and an IPFS gateway is set',
+      ),
   }),
 })
 

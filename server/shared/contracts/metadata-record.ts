@@ -22,9 +22,14 @@ export const MetadataDealSchema = z.object({
   dealId: z.number().int(),
   endEpoch: z.number().int(),
   isRetrievable: z.boolean(),
-  route: z.literal('pdp').optional().describe('Present on a PDP copy on Filecoin Onchain Cloud (proved every day), when the gateway says (ours does); its provider is `pdp:<registry id>`, its dealId its data set'),
+  route: z
+    .literal('pdp')
+    .optional()
+    .describe(
+      'Present on a PDP copy on Filecoin Onchain Cloud (proved every day), when the gateway says (ours does); its provider is `pdp:<registry id>`, its dealId its data set',
+    ),
   dataSetId: z.number().int().optional().describe('PDP copies: the data set on chain'),
-  pieceId: z.number().int().optional().describe('PDP copies: the piece\'s id in its data set'),
+  pieceId: z.number().int().optional().describe("PDP copies: the piece's id in its data set"),
   lastProofEpoch: z.number().int().optional().describe('PDP copies: the epoch of the last accepted proof'),
   lastProofTimestamp: z.number().int().optional().describe('PDP copies: when the last accepted proof was made, Unix seconds'),
 })
@@ -32,20 +37,40 @@ export const MetadataDealSchema = z.object({
 export const MetadataFailedDealSchema = z.object({
   provider: z.string().describe('Storage provider address, e.g. f01234'),
   dealId: z.number().int().optional().describe('The chain deal id, when the deal was published before it failed'),
-  reason: z.string().describe('Why it failed, as the gateway says: a code (SEALING_FAILED, NOT_SEALED_IN_TIME…) or the provider\'s words'),
+  reason: z.string().describe("Why it failed, as the gateway says: a code (SEALING_FAILED, NOT_SEALED_IN_TIME…) or the provider's words"),
   replaced: z.boolean().describe('Whether another provider was asked in its place'),
 })
 
 export const MetadataGroupSchema = z.object({
-  groupId: z.number().int().optional().describe('The gateway\'s number of the group, the same for every file and folder that shows it, when the gateway says (ours does)'),
+  groupId: z
+    .number()
+    .int()
+    .optional()
+    .describe("The gateway's number of the group, the same for every file and folder that shows it, when the gateway says (ours does)"),
   state: z.string().describe('writable, full, VRCARDone, ready for deals, offloaded or reload'),
-  pieceCid: z.string().optional().describe('Piece CID (v1, baga6ea4seaq…) once the group\'s CAR is written'),
+  pieceCid: z.string().optional().describe("Piece CID (v1, baga6ea4seaq…) once the group's CAR is written"),
   retrievableCopies: z.number().int().min(0),
   deals: z.array(MetadataDealSchema).optional(),
-  failedDeals: z.array(MetadataFailedDealSchema).optional().describe('Deals a provider accepted and then failed, oldest first, when the gateway says (ours does); `deals` leaves them out'),
-  reason: z.string().optional().describe('Why the group is not further along yet, in plain words, when the gateway says (ours does; CIDgravity\'s gateway does not)'),
-  reasonCode: z.string().optional().describe('The code of `reason` when the gateway says (ours: WAITING_FOR_DATA, SEALING, DEALS_UNDER_WAY, NO_PROVIDER…), for counting; the words are in `reason`'),
-  fileCount: z.number().int().min(0).optional().describe('Folders, when the gateway says: how many files below the folder have data in this group'),
+  failedDeals: z
+    .array(MetadataFailedDealSchema)
+    .optional()
+    .describe('Deals a provider accepted and then failed, oldest first, when the gateway says (ours does); `deals` leaves them out'),
+  reason: z
+    .string()
+    .optional()
+    .describe("Why the group is not further along yet, in plain words, when the gateway says (ours does; CIDgravity's gateway does not)"),
+  reasonCode: z
+    .string()
+    .optional()
+    .describe(
+      'The code of `reason` when the gateway says (ours: WAITING_FOR_DATA, SEALING, DEALS_UNDER_WAY, NO_PROVIDER…), for counting; the words are in `reason`',
+    ),
+  fileCount: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe('Folders, when the gateway says: how many files below the folder have data in this group'),
 })
 
 export const MetadataDetailsSchema = z.object({
@@ -54,7 +79,9 @@ export const MetadataDetailsSchema = z.object({
   expirationEpoch: z.number().int().optional().describe('Absent while no copy is retrievable'),
   expirationTimestamp: z.number().int().optional().describe('expirationEpoch as unix seconds for the configured network'),
   groups: z.array(MetadataGroupSchema),
-  fileCounts: z.partialRecord(z.enum(FILE_STATE_LABELS), z.number().int().min(0)).optional()
+  fileCounts: z
+    .partialRecord(z.enum(FILE_STATE_LABELS), z.number().int().min(0))
+    .optional()
     .describe('Folders, when the gateway says: how many files below are in each state ("Offloaded": 5, "Staging": 1)'),
 })
 

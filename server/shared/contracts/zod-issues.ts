@@ -15,7 +15,10 @@ const A_TYPE: Record<string, string> = { object: 'an object', array: 'an array',
 export function describeIssues(issues: readonly z.core.$ZodIssue[], options: { subject?: string; max?: number } = {}): string {
   const { subject = 'The request body', max = 1 } = options
   if (issues.length === 0) return `${subject} is invalid`
-  return issues.slice(0, max).map((issue) => describeIssue(issue, subject)).join('; ')
+  return issues
+    .slice(0, max)
+    .map((issue) => describeIssue(issue, subject))
+    .join('; ')
 }
 
 function describeIssue(issue: z.core.$ZodIssue, subject: string): string {
@@ -28,7 +31,10 @@ function describeIssue(issue: z.core.$ZodIssue, subject: string): string {
   if (/^[a-z]/.test(issue.message)) return `${field} ${issue.message}`
   if (issue.code === 'invalid_type') return `${field} must be ${A_TYPE[issue.expected] ?? `a ${issue.expected}`}`
   if (issue.code === 'too_big') return `${field} is too ${issue.origin === 'string' || issue.origin === 'array' ? 'long' : 'large'}`
-  if (issue.code === 'too_small') return issue.origin === 'string' && issue.minimum === 1 ? `${field} must not be empty` : `${field} is too ${issue.origin === 'string' || issue.origin === 'array' ? 'short' : 'small'}`
+  if (issue.code === 'too_small')
+    return issue.origin === 'string' && issue.minimum === 1
+      ? `${field} must not be empty`
+      : `${field} is too ${issue.origin === 'string' || issue.origin === 'array' ? 'short' : 'small'}`
   if (issue.code === 'invalid_value') return `${field} must be one of: ${issue.values.map(String).join(', ')}`
   return `${field} is invalid`
 }

@@ -17,7 +17,10 @@ function* migration(dialect: Dialect, module: string, steps: readonly Step[]): G
   const row = (yield { get: 'SELECT version FROM schema_versions WHERE module = ?', params: [module] }) as { version: number } | undefined
   for (let i = row?.version ?? 0; i < steps.length; i++) {
     yield { exec: stepFor(dialect, steps[i]) }
-    yield { run: 'INSERT INTO schema_versions (module, version) VALUES (?, ?) ON CONFLICT (module) DO UPDATE SET version = excluded.version', params: [module, i + 1] }
+    yield {
+      run: 'INSERT INTO schema_versions (module, version) VALUES (?, ?) ON CONFLICT (module) DO UPDATE SET version = excluded.version',
+      params: [module, i + 1],
+    }
   }
 }
 
@@ -31,9 +34,10 @@ export async function migrateSql(sql: Sql, module: string, steps: readonly Step[
     // One lock for every module: creating schema_versions is racy on PostgreSQL even with IF NOT EXISTS.
     await lockUntilCommit(tx, 'schema_versions')
     const asks = migration(tx.dialect, module, steps)
-    for (let next = asks.next(); !next.done; ) {
+    for (let next = asks.next(); !next.done;) {
       const ask = next.value
-      const answer = 'get' in ask ? await tx.get(ask.get, ask.params) : 'run' in ask ? await tx.run(ask.run, ask.params) : await tx.exec(ask.exec)
+      const answer =
+        'get' in ask ? await tx.get(ask.get, ask.params) : 'run' in ask ? await tx.run(ask.run, ask.params) : await tx.exec(ask.exec)
       next = asks.next(answer)
     }
   })
@@ -49,7 +53,7 @@ export async function migrateSql(sql: Sql, module: string, steps: readonly Step[
 export function migrateSqlite(db: Db, module: string, steps: readonly Step[]): void {
   immediate(db, () => {
     const asks = migration('sqlite', module, steps)
-    for (let next = asks.next(); !next.done; ) {
+    for (let next = asks.next(); !next.done;) {
       const ask = next.value
       let answer: unknown
       try {

@@ -5,7 +5,13 @@ import { dirname } from 'node:path'
 export type Db = DatabaseSync
 
 /** SQLite's primary result codes that callers tell apart (sqlite3.h), by the name better known than the number. */
-const RESULT_NAMES: Record<number, string> = { 5: 'SQLITE_BUSY', 6: 'SQLITE_LOCKED', 10: 'SQLITE_IOERR', 13: 'SQLITE_FULL', 19: 'SQLITE_CONSTRAINT' }
+const RESULT_NAMES: Record<number, string> = {
+  5: 'SQLITE_BUSY',
+  6: 'SQLITE_LOCKED',
+  10: 'SQLITE_IOERR',
+  13: 'SQLITE_FULL',
+  19: 'SQLITE_CONSTRAINT',
+}
 
 /**
  * node:sqlite reports every failure as `ERR_SQLITE_ERROR` with SQLite's

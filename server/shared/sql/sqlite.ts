@@ -47,7 +47,8 @@ export function sqliteSql(db: Db): Sql {
 
   const direct = {
     all: <T>(text: string, params: Params = []) => named(() => prepare(text).all(...bind(params)) as T[]),
-    column: <T>(text: string, params: Params = []) => named(() => (prepareColumn(text).all(...bind(params)) as unknown as unknown[][]).map((row) => row[0]) as T[]),
+    column: <T>(text: string, params: Params = []) =>
+      named(() => (prepareColumn(text).all(...bind(params)) as unknown as unknown[][]).map((row) => row[0]) as T[]),
     get: <T>(text: string, params: Params = []) =>
       named(() => {
         const s = prepare(text)

@@ -27,7 +27,10 @@ function blockFile(name: string, sizes: number[], gap = 0): { job: CarJob; block
     offset += b.bytes.length + gap
   }
   writeFileSync(join(dir, `${name}.blocks`), Buffer.concat(file))
-  return { job: { groupId: 1, blocks: placed, roots: [placed[0].cid], blockPath: join(dir, `${name}.blocks`), carPath: join(dir, `${name}.car`) }, blocks }
+  return {
+    job: { groupId: 1, blocks: placed, roots: [placed[0].cid], blockPath: join(dir, `${name}.blocks`), carPath: join(dir, `${name}.car`) },
+    blocks,
+  }
 }
 
 /** The same CAR from @ipld/car's own streaming writer. */

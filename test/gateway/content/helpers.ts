@@ -51,11 +51,29 @@ export interface TestStore {
  * leaves) unless `cidProfile` says otherwise: the store's own tests name
  * that layout's leaf boundaries; profiles are tested in unixfs-dag.test.ts.
  */
-export async function makeStore(options: { groupSize?: number; groupIdleMs?: number; sealThreads?: number; where?: StoreLocation; cidProfile?: CidProfile; faults?: Faults } = {}): Promise<TestStore> {
+export async function makeStore(
+  options: {
+    groupSize?: number
+    groupIdleMs?: number
+    sealThreads?: number
+    where?: StoreLocation
+    cidProfile?: CidProfile
+    faults?: Faults
+  } = {},
+): Promise<TestStore> {
   const dir = mkdtempSync(join(tmpdir(), 'content-store-'))
   const where = options.where ?? { file: join(dir, 'gateway.sqlite'), schema: 'gateway' as const }
   const make = (sql: Sql, o: { groupSize?: number; groupIdleMs?: number; sealThreads?: number }) =>
-    createContentStore({ sql, dir, groupSize: o.groupSize ?? 64 * 1024 * 1024, groupIdleMs: o.groupIdleMs ?? 60_000, logger: silentLogger, sealThreads: o.sealThreads, cidProfile: options.cidProfile ?? 'kubo-cid-v1', faults: options.faults })
+    createContentStore({
+      sql,
+      dir,
+      groupSize: o.groupSize ?? 64 * 1024 * 1024,
+      groupIdleMs: o.groupIdleMs ?? 60_000,
+      logger: silentLogger,
+      sealThreads: o.sealThreads,
+      cidProfile: options.cidProfile ?? 'kubo-cid-v1',
+      faults: options.faults,
+    })
   const sql = await openSql(where)
   const t: TestStore = {
     dir,

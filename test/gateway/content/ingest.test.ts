@@ -109,7 +109,7 @@ describe('ingest and the disk', () => {
 })
 
 describe('cutting leaves', () => {
-  it('cuts the same leaves as the importer\'s own fixed-size chunker, however the bytes arrive', async () => {
+  it("cuts the same leaves as the importer's own fixed-size chunker, however the bytes arrive", async () => {
     const cutBy = async (chunker: (s: AsyncIterable<Uint8Array>) => AsyncIterable<Uint8Array>, source: AsyncIterable<Uint8Array>) => {
       const leaves: Buffer[] = []
       for await (const leaf of chunker(source)) leaves.push(Buffer.from(leaf))

@@ -21,7 +21,12 @@ async function leaves() {
 }
 
 /** A provider's copy that answers each block with `answer` and logs what it was asked. */
-function copy(provider: string, answer: (bytes: Uint8Array) => Uint8Array | Promise<never>, blocks: Map<string, Uint8Array>, asked: string[]): RemoteCopy {
+function copy(
+  provider: string,
+  answer: (bytes: Uint8Array) => Uint8Array | Promise<never>,
+  blocks: Map<string, Uint8Array>,
+  asked: string[],
+): RemoteCopy {
   return {
     provider,
     fetch: () => {
@@ -44,8 +49,17 @@ describe('remote blocks of an offloaded group', () => {
   it('takes each block from the first provider that sends it intact; one that lied or failed is asked last afterwards', async () => {
     const blocks = await leaves()
     const asked: string[] = []
-    const copies = [copy('liar', flip, blocks, asked), copy('down', () => Promise.reject(new Error('503')), blocks, asked), copy('honest', (b) => b, blocks, asked)]
-    const r = remoteBlocks({ source: { sources: async () => copies }, group: async () => group, logger: silent, signal: new AbortController().signal })
+    const copies = [
+      copy('liar', flip, blocks, asked),
+      copy('down', () => Promise.reject(new Error('503')), blocks, asked),
+      copy('honest', (b) => b, blocks, asked),
+    ]
+    const r = remoteBlocks({
+      source: { sources: async () => copies },
+      group: async () => group,
+      logger: silent,
+      signal: new AbortController().signal,
+    })
     await r.prepare([7])
     for (const [cid, bytes] of blocks) expect(Buffer.from(await r.block(7, cid, bytes.length)).equals(bytes)).toBe(true)
     // Block 1: liar, down, honest. Then honest is first: it alone is asked for blocks 2 and 3.
@@ -55,16 +69,31 @@ describe('remote blocks of an offloaded group', () => {
   it('refuses a block of the right hash but the wrong length for the leaf, and fails 503 CONTENT_UNAVAILABLE when nobody sends it intact', async () => {
     const blocks = await leaves()
     const asked: string[] = []
-    const r = remoteBlocks({ source: { sources: async () => [copy('liar', flip, blocks, asked)] }, group: async () => group, logger: silent, signal: new AbortController().signal })
+    const r = remoteBlocks({
+      source: { sources: async () => [copy('liar', flip, blocks, asked)] },
+      group: async () => group,
+      logger: silent,
+      signal: new AbortController().signal,
+    })
     const [cid, bytes] = [...blocks][0]
     await expect(r.block(7, cid, bytes.length)).rejects.toMatchObject({ status: 503, code: 'CONTENT_UNAVAILABLE' })
-    const honest = remoteBlocks({ source: { sources: async () => [copy('honest', (b) => b, blocks, asked)] }, group: async () => group, logger: silent, signal: new AbortController().signal })
+    const honest = remoteBlocks({
+      source: { sources: async () => [copy('honest', (b) => b, blocks, asked)] },
+      group: async () => group,
+      logger: silent,
+      signal: new AbortController().signal,
+    })
     // The index says the leaf is longer than what hashes to the CID: not our block.
     await expect(honest.block(7, cid, bytes.length + 1)).rejects.toMatchObject({ code: 'CONTENT_UNAVAILABLE' })
   })
 
   it('fails before any fetch when a group has no provider to ask', async () => {
-    const r = remoteBlocks({ source: { sources: async () => [] }, group: async () => group, logger: silent, signal: new AbortController().signal })
+    const r = remoteBlocks({
+      source: { sources: async () => [] },
+      group: async () => group,
+      logger: silent,
+      signal: new AbortController().signal,
+    })
     await expect(r.prepare([7])).rejects.toMatchObject({ status: 503, code: 'CONTENT_UNAVAILABLE' })
     const none = remoteBlocks({ source: undefined, group: async () => group, logger: silent, signal: new AbortController().signal })
     await expect(none.prepare([7])).rejects.toMatchObject({ code: 'CONTENT_UNAVAILABLE' })

@@ -43,10 +43,21 @@ describeEachStore('content records', ({ open }) => {
     const repo = createRepository(sql)
     const [a, b] = [await repo.createGroup(), await repo.createGroup()]
     // 600 blocks: more than one multi-row statement.
-    const blocks = Array.from({ length: 600 }, (_, i) => ({ cid: `block-${i}`, groupId: i < 300 ? a : b, offset: (i % 300) * 10, length: 10 }))
+    const blocks = Array.from({ length: 600 }, (_, i) => ({
+      cid: `block-${i}`,
+      groupId: i < 300 ? a : b,
+      offset: (i % 300) * 10,
+      length: 10,
+    }))
     await repo.commitContent({ cid: 'file-1', size: 6000, dagSize: 6100, blocks, leaves: blocks.map((x) => ({ cid: x.cid, length: 10 })) })
     // The same block again from another group: it stays where it was first written.
-    await repo.commitContent({ cid: 'file-2', size: 10, dagSize: 10, blocks: [{ cid: 'block-0', groupId: b, offset: 9999, length: 10 }], leaves: [{ cid: 'block-0', length: 10 }] })
+    await repo.commitContent({
+      cid: 'file-2',
+      size: 10,
+      dagSize: 10,
+      blocks: [{ cid: 'block-0', groupId: b, offset: 9999, length: 10 }],
+      leaves: [{ cid: 'block-0', length: 10 }],
+    })
     expect(await repo.block('block-0')).toEqual({ groupId: a, offset: 0, length: 10 })
     expect((await repo.group(a))!.size).toBe(3000)
     expect((await repo.group(b))!.size).toBe(3000)

@@ -9,7 +9,8 @@ import { buildFileDag } from '../../../server/gateway/content/unixfs-dag.ts'
 import { chunksOf, kuboDeterministic } from './helpers.ts'
 
 const discard = { put: async (cid: CID) => cid }
-const dagOf = (bytes: Uint8Array | string) => buildFileDag(chunksOf(typeof bytes === 'string' ? Buffer.from(bytes) : bytes), discard, 'kubo-cid-v1')
+const dagOf = (bytes: Uint8Array | string) =>
+  buildFileDag(chunksOf(typeof bytes === 'string' ? Buffer.from(bytes) : bytes), discard, 'kubo-cid-v1')
 const emptySource = async function* (): AsyncGenerator<Uint8Array> {}
 
 describe('UnixFS file CIDs (kubo `ipfs add --cid-version=1`)', () => {
@@ -84,17 +85,67 @@ describe('IPIP-499 CID profiles, from 0 bytes to past the link limit', () => {
   const MiB = 1_048_576
   const KiB256 = 262_144
   const cases: { profile: 'unixfs-v1-2025' | 'unixfs-v0-2015'; name: string; source: () => AsyncIterable<Uint8Array>; cid: string }[] = [
-    { profile: 'unixfs-v1-2025', name: 'the empty file', source: emptySource, cid: 'bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku' },
-    { profile: 'unixfs-v1-2025', name: '"hello world"', source: () => chunksOf(Buffer.from('hello world')), cid: 'bafkreifzjut3te2nhyekklss27nh3k72ysco7y32koao5eei66wof36n5e' },
-    { profile: 'unixfs-v1-2025', name: 'exactly one 1 MiB chunk', source: () => kuboDeterministic(MiB, 'chunk-v1-seed'), cid: 'bafkreiacndfy443ter6qr2tmbbdhadvxxheowwf75s6zehscklu6ezxmta' },
-    { profile: 'unixfs-v1-2025', name: 'one byte over a chunk', source: () => kuboDeterministic(MiB + 1, 'chunk-v1-seed'), cid: 'bafybeigmix7t42i6jacydtquhet7srwvgpizfg7gjbq7627d35mjomtu64' },
-    { profile: 'unixfs-v1-2025', name: 'exactly 1 024 links (1 GiB)', source: () => kuboDeterministic(1024 * MiB, 'v1-2025-seed'), cid: 'bafybeihmf37wcuvtx4hpu7he5zl5qaf2ineo2lqlfrapokkm5zzw7zyhvm' },
-    { profile: 'unixfs-v1-2025', name: 'one byte over 1 024 links (two levels)', source: () => kuboDeterministic(1024 * MiB + 1, 'v1-2025-seed'), cid: 'bafybeibdsi225ugbkmpbdohnxioyab6jsqrmkts3twhpvfnzp77xtzpyhe' },
+    {
+      profile: 'unixfs-v1-2025',
+      name: 'the empty file',
+      source: emptySource,
+      cid: 'bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku',
+    },
+    {
+      profile: 'unixfs-v1-2025',
+      name: '"hello world"',
+      source: () => chunksOf(Buffer.from('hello world')),
+      cid: 'bafkreifzjut3te2nhyekklss27nh3k72ysco7y32koao5eei66wof36n5e',
+    },
+    {
+      profile: 'unixfs-v1-2025',
+      name: 'exactly one 1 MiB chunk',
+      source: () => kuboDeterministic(MiB, 'chunk-v1-seed'),
+      cid: 'bafkreiacndfy443ter6qr2tmbbdhadvxxheowwf75s6zehscklu6ezxmta',
+    },
+    {
+      profile: 'unixfs-v1-2025',
+      name: 'one byte over a chunk',
+      source: () => kuboDeterministic(MiB + 1, 'chunk-v1-seed'),
+      cid: 'bafybeigmix7t42i6jacydtquhet7srwvgpizfg7gjbq7627d35mjomtu64',
+    },
+    {
+      profile: 'unixfs-v1-2025',
+      name: 'exactly 1 024 links (1 GiB)',
+      source: () => kuboDeterministic(1024 * MiB, 'v1-2025-seed'),
+      cid: 'bafybeihmf37wcuvtx4hpu7he5zl5qaf2ineo2lqlfrapokkm5zzw7zyhvm',
+    },
+    {
+      profile: 'unixfs-v1-2025',
+      name: 'one byte over 1 024 links (two levels)',
+      source: () => kuboDeterministic(1024 * MiB + 1, 'v1-2025-seed'),
+      cid: 'bafybeibdsi225ugbkmpbdohnxioyab6jsqrmkts3twhpvfnzp77xtzpyhe',
+    },
     { profile: 'unixfs-v0-2015', name: 'the empty file', source: emptySource, cid: 'QmbFMke1KXqnYyBBWxB74N4c5SBnJMVAiMNRcGu6x1AwQH' },
-    { profile: 'unixfs-v0-2015', name: '"hello world"', source: () => chunksOf(Buffer.from('hello world')), cid: 'Qmf412jQZiuVUtdgnB36FXFX7xg5V6KEbSJ4dpQuhkLyfD' },
-    { profile: 'unixfs-v0-2015', name: 'exactly one 256 KiB chunk', source: () => kuboDeterministic(KiB256, 'chunk-v0-seed'), cid: 'QmWmRj3dFDZdb6ABvbmKhEL6TmPbAfBZ1t5BxsEyJrcZhE' },
-    { profile: 'unixfs-v0-2015', name: 'one byte over a chunk', source: () => kuboDeterministic(KiB256 + 1, 'chunk-v0-seed'), cid: 'QmYyLxtzZyW22zpoVAtKANLRHpDjZtNeDjQdJrcQNWoRkJ' },
-    { profile: 'unixfs-v0-2015', name: 'one byte over 174 links (two levels)', source: () => kuboDeterministic(174 * KiB256 + 1, 'v0-seed'), cid: 'QmV81WL765sC8DXsRhE5fJv2rwhS4icHRaf3J9Zk5FdRnW' },
+    {
+      profile: 'unixfs-v0-2015',
+      name: '"hello world"',
+      source: () => chunksOf(Buffer.from('hello world')),
+      cid: 'Qmf412jQZiuVUtdgnB36FXFX7xg5V6KEbSJ4dpQuhkLyfD',
+    },
+    {
+      profile: 'unixfs-v0-2015',
+      name: 'exactly one 256 KiB chunk',
+      source: () => kuboDeterministic(KiB256, 'chunk-v0-seed'),
+      cid: 'QmWmRj3dFDZdb6ABvbmKhEL6TmPbAfBZ1t5BxsEyJrcZhE',
+    },
+    {
+      profile: 'unixfs-v0-2015',
+      name: 'one byte over a chunk',
+      source: () => kuboDeterministic(KiB256 + 1, 'chunk-v0-seed'),
+      cid: 'QmYyLxtzZyW22zpoVAtKANLRHpDjZtNeDjQdJrcQNWoRkJ',
+    },
+    {
+      profile: 'unixfs-v0-2015',
+      name: 'one byte over 174 links (two levels)',
+      source: () => kuboDeterministic(174 * KiB256 + 1, 'v0-seed'),
+      cid: 'QmV81WL765sC8DXsRhE5fJv2rwhS4icHRaf3J9Zk5FdRnW',
+    },
   ]
   for (const c of cases) {
     it(`${c.profile}: ${c.name}`, async () => {

@@ -16,7 +16,9 @@ afterAll(async () => {
 
 /** `npm run deals -- …` against the stack's data directory. */
 async function deals(s: DealStack, ...args: string[]) {
-  return run(process.execPath, ['--import', 'tsx', 'scripts/deals.ts', ...args], { env: { ...process.env, DATA_DIR: s.dir, ...(s.databaseUrl && { DATABASE_URL: s.databaseUrl }) } })
+  return run(process.execPath, ['--import', 'tsx', 'scripts/deals.ts', ...args], {
+    env: { ...process.env, DATA_DIR: s.dir, ...(s.databaseUrl && { DATABASE_URL: s.databaseUrl }) },
+  })
 }
 
 describe('npm run deals: the audit trail of every deal', () => {
@@ -24,7 +26,8 @@ describe('npm run deals: the audit trail of every deal', () => {
     const s = (stack = await startDealStack({ copies: 2 }))
     expect((await s.put('/audit.bin', randomBytes(200_000))).status).toBe(201)
     await s.seal()
-    const activeCount = async () => (await s.fileInfo('/audit.bin')).result.file.details.groups[0].deals.filter((d: { state: string }) => d.state === 'active').length
+    const activeCount = async () =>
+      (await s.fileInfo('/audit.bin')).result.file.details.groups[0].deals.filter((d: { state: string }) => d.state === 'active').length
     expect(await s.runUntil(async () => (await activeCount()) >= 2)).toBe(true)
 
     const listed = JSON.parse((await deals(s, 'list', '--json')).stdout)
@@ -58,8 +61,14 @@ describe('npm run deals: the audit trail of every deal', () => {
 
   it('says what is wrong, with exit status 2, for an unknown deal or a bad option', async () => {
     const s = stack!
-    await expect(deals(s, 'show', '00000000-0000-0000-0000-000000000000')).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('no deal with UUID') })
-    await expect(deals(s, 'list', '--group', 'x')).rejects.toMatchObject({ code: 2, stderr: expect.stringContaining('--group takes a group number') })
+    await expect(deals(s, 'show', '00000000-0000-0000-0000-000000000000')).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('no deal with UUID'),
+    })
+    await expect(deals(s, 'list', '--group', 'x')).rejects.toMatchObject({
+      code: 2,
+      stderr: expect.stringContaining('--group takes a group number'),
+    })
     await expect(deals(s, 'frobnicate')).rejects.toMatchObject({ code: 2 })
     expect((await deals(s, '--help')).stdout).toContain('npm run deals')
   })

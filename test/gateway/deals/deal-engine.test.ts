@@ -63,14 +63,18 @@ describe('deal engine', () => {
 
     // What pays for these copies, for the admin's link test: the client's DataCap and escrow, and when the first deal ends.
     const probe = await fetch(`${s.gatewayServer.url}/file-info`, { method: 'POST', body: JSON.stringify({ filePath: '/nothing-here' }) })
-    const market = /^datacap=(\d+); escrow=([\d.]+); locked=([\d.]+); deals-until=(\S+)$/.exec(probe.headers.get('filecoin-deal-market') ?? '')
+    const market = /^datacap=(\d+); escrow=([\d.]+); locked=([\d.]+); deals-until=(\S+)$/.exec(
+      probe.headers.get('filecoin-deal-market') ?? '',
+    )
     expect(market).not.toBeNull()
     const funds = await s.simnet.marketBalance(s.clientAddress)
     expect(market![2]).toBe(formatUnits(funds.escrow, 18))
     const firstEnd = Math.min(...group.deals.map((x: { endEpoch: number }) => x.endEpoch))
     const untilMs = Date.parse(market![4])
     // The first deal's end on the simulated network's clock, counted from its head at the last pass.
-    expect(Math.abs(untilMs - (s.clock.now + (firstEnd - s.simnet.headEpoch()) * s.simnet.clock.epochSeconds * 1000))).toBeLessThan(60 * 60_000)
+    expect(Math.abs(untilMs - (s.clock.now + (firstEnd - s.simnet.headEpoch()) * s.simnet.clock.epochSeconds * 1000))).toBeLessThan(
+      60 * 60_000,
+    )
   })
 
   it('offloads a group once its copies are retrievable, and a read fetches it back from providers with intact bytes while it stays offloaded', async () => {
@@ -136,8 +140,10 @@ describe('deal engine', () => {
     const seed = await sealingFailureSeed()
     const s = (stack = await startDealStack({ copies: 1, seed }))
     await upload(s, '/a.bin')
-    expect(await s.runUntil(async () => (await details(s, '/a.bin')).groups[0].deals.some((d: { state: string }) => d.state === 'active'))).toBe(true)
-    const all = (await s.gateway.deals!.progress((await (await s.gateway.content.groups()))[0].id)).deals
+    expect(
+      await s.runUntil(async () => (await details(s, '/a.bin')).groups[0].deals.some((d: { state: string }) => d.state === 'active')),
+    ).toBe(true)
+    const all = (await s.gateway.deals!.progress((await await s.gateway.content.groups())[0].id)).deals
     const failed = all.filter((d) => d.state === 'failed')
     expect(failed.length).toBeGreaterThan(0)
     for (const d of failed) expect(d.reason).toBe('SEALING_FAILED')
@@ -150,7 +156,14 @@ describe('deal engine', () => {
     const record = await s.fileInfo('/a.bin')
     expectToMatch(FileInfoResponseSchema, record)
     const [group] = record.result.file.details.groups
-    expect(group.failedDeals).toEqual(failed.map((d) => ({ provider: d.provider, ...(d.dealId !== undefined ? { dealId: d.dealId } : {}), reason: 'SEALING_FAILED', replaced: true })))
+    expect(group.failedDeals).toEqual(
+      failed.map((d) => ({
+        provider: d.provider,
+        ...(d.dealId !== undefined ? { dealId: d.dealId } : {}),
+        reason: 'SEALING_FAILED',
+        replaced: true,
+      })),
+    )
     expect(group.deals.map((d: { provider: string }) => d.provider)).toEqual([active.provider])
   })
 
@@ -173,7 +186,7 @@ describe('deal engine faults', () => {
     await upload(s, '/r.bin')
     for (const p of await s.simnet.listProviders()) s.sim.setFault(p, 'refuse')
     await s.gateway.deals!.tick()
-    const refused = (await s.gateway.dealStore.ofGroup(1))
+    const refused = await s.gateway.dealStore.ofGroup(1)
     expect(refused.length).toBeGreaterThan(0)
     expect(refused.every((d) => d.state === 'failed' && d.reason === 'BUSY')).toBe(true)
     // Failed deals are not shown.
@@ -188,7 +201,7 @@ describe('deal engine faults', () => {
     await upload(s, '/slow.bin')
     for (const p of await s.simnet.listProviders()) s.sim.setFault(p, 'timeout')
     await s.gateway.deals!.tick()
-    const deals = (await s.gateway.dealStore.ofGroup(1))
+    const deals = await s.gateway.dealStore.ofGroup(1)
     expect(deals.length).toBeGreaterThan(0)
     expect(deals.every((d) => d.state === 'failed' && d.reason === 'PROPOSAL_TIMEOUT')).toBe(true)
     for (const p of await s.simnet.listProviders()) s.sim.setFault(p, null)
@@ -254,7 +267,7 @@ describe('deal engine faults', () => {
     await upload(s, '/svc.bin')
     const report = await s.gateway.deals!.tick()
     expect(report.serviceError).toBeDefined()
-    expect((await s.gateway.dealStore.ofGroup(1))).toEqual([])
+    expect(await s.gateway.dealStore.ofGroup(1)).toEqual([])
     expect((await details(s, '/svc.bin')).state).toBe('offloading')
     down = false
     expect(await s.runUntil(async () => (await details(s, '/svc.bin')).state === 'offloaded')).toBe(true)
@@ -268,7 +281,19 @@ async function sealingFailureSeed(): Promise<string> {
     const simnet = createSimnet({ seed, now: () => Date.UTC(2025, 0, 15) })
     const provider = (await simnet.listProviders())[0]
     const head = simnet.headEpoch()
-    const p = { PieceCID: { '/': 'x' }, PieceSize: 256, VerifiedDeal: true, Client: 'f01000', Provider: provider, Label: '', StartEpoch: head + 5760, EndEpoch: head + 600_000, StoragePricePerEpoch: '0', ProviderCollateral: '0', ClientCollateral: '0' }
+    const p = {
+      PieceCID: { '/': 'x' },
+      PieceSize: 256,
+      VerifiedDeal: true,
+      Client: 'f01000',
+      Provider: provider,
+      Label: '',
+      StartEpoch: head + 5760,
+      EndEpoch: head + 600_000,
+      StoragePricePerEpoch: '0',
+      ProviderCollateral: '0',
+      ClientCollateral: '0',
+    }
     const answer = await simnet.proposeDeal(p)
     if (answer.accepted && simnet.sealingFailsAt(answer.dealId) !== null) return seed
   }
@@ -280,7 +305,10 @@ describe('deal engine and the client’s funds', () => {
     let verified = false
     const s = (stack = await startDealStack({
       copies: 1,
-      providers: (port) => ({ ...port, clientFunds: async (c) => ({ ...(await port.clientFunds(c)), ...(verified ? {} : { dataCap: null }) }) }),
+      providers: (port) => ({
+        ...port,
+        clientFunds: async (c) => ({ ...(await port.clientFunds(c)), ...(verified ? {} : { dataCap: null }) }),
+      }),
     }))
     await upload(s, '/funds.bin')
     await s.runUntil(() => false, { max: 5 })

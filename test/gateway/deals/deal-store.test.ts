@@ -14,7 +14,15 @@ describeEachStore('gateway deal store', ({ open }) => {
   const fresh = async (groupId = 1): Promise<{ store: DealStore; deal: Awaited<ReturnType<DealStore['create']>> }> => {
     let t = 1_000
     const store = await createDealStore(sql, () => (t += 10))
-    const deal = await store.create({ groupId, provider: 'f01000', pieceCid: 'baga6ea4seaq', startEpoch: 100, endEpoch: 200, tokenHash: 'h', proposalEpoch: 40 })
+    const deal = await store.create({
+      groupId,
+      provider: 'f01000',
+      pieceCid: 'baga6ea4seaq',
+      startEpoch: 100,
+      endEpoch: 200,
+      tokenHash: 'h',
+      proposalEpoch: 40,
+    })
     return { store, deal }
   }
 
@@ -23,7 +31,16 @@ describeEachStore('gateway deal store', ({ open }) => {
       const { store, deal } = await fresh()
       expect(deal.transferSize).toBeUndefined()
       // A 2 MiB CAR proposed as a 32 GiB piece: 32 GiB × 127/128 bytes, past 32-bit integers.
-      const big = await store.create({ groupId: 2, provider: 'f01000', pieceCid: 'baga6ea4seaq', startEpoch: 100, endEpoch: 200, tokenHash: 'h', proposalEpoch: 40, transferSize: 34_091_302_912 })
+      const big = await store.create({
+        groupId: 2,
+        provider: 'f01000',
+        pieceCid: 'baga6ea4seaq',
+        startEpoch: 100,
+        endEpoch: 200,
+        tokenHash: 'h',
+        proposalEpoch: 40,
+        transferSize: 34_091_302_912,
+      })
       expect(big.transferSize).toBe(34_091_302_912)
       const reopened = await createDealStore(sql)
       expect((await reopened.get(big.id))!.transferSize).toBe(34_091_302_912)
@@ -34,7 +51,15 @@ describeEachStore('gateway deal store', ({ open }) => {
   describe('PDP copies', () => {
     it('keeps a PDP copy apart from deal-market deals, with its data set, piece, proof and funded end, and shows them', async () => {
       const { store, deal } = await fresh()
-      const copy = await store.create({ groupId: 1, route: 'pdp', provider: 'pdp:3', pieceCid: 'bafkzcib', startEpoch: 50, endEpoch: 50, proposalEpoch: 50 })
+      const copy = await store.create({
+        groupId: 1,
+        route: 'pdp',
+        provider: 'pdp:3',
+        pieceCid: 'bafkzcib',
+        startEpoch: 50,
+        endEpoch: 50,
+        proposalEpoch: 50,
+      })
       expect(copy).toMatchObject({ route: 'pdp', provider: 'pdp:3', state: 'proposing' })
       expect(copy.tokenHash).toBeUndefined()
       expect(deal.route).toBe('market')
@@ -47,14 +72,32 @@ describeEachStore('gateway deal store', ({ open }) => {
       // A later poll without a new proof keeps the last one.
       await store.recordProof(copy.id, { endEpoch: 96_000 })
       await store.recordCheck(copy.id, true)
-      expect(await store.get(copy.id)).toMatchObject({ dataSetId: 12, pieceId: 0, addedEpoch: 61, retrievalUrl: 'http://127.0.0.1:9/piece/bafkzcib', lastProofEpoch: 301, endEpoch: 96_000, dealId: 12 })
+      expect(await store.get(copy.id)).toMatchObject({
+        dataSetId: 12,
+        pieceId: 0,
+        addedEpoch: 61,
+        retrievalUrl: 'http://127.0.0.1:9/piece/bafkzcib',
+        lastProofEpoch: 301,
+        endEpoch: 96_000,
+        dealId: 12,
+      })
       await store.markAccepted(deal.id, 'uuid')
       expect((await store.inState('proposed', 'market')).map((d) => d.id)).toEqual([deal.id])
       expect((await store.inState('active', 'pdp')).map((d) => d.id)).toEqual([copy.id])
-      expect((await store.inState('active', 'market'))).toEqual([])
+      expect(await store.inState('active', 'market')).toEqual([])
       expect((await store.view(1)).deals).toEqual([
         { provider: 'f01000', state: 'proposed', dealId: 0, endEpoch: 200, isRetrievable: false },
-        { provider: 'pdp:3', state: 'active', dealId: 12, endEpoch: 96_000, isRetrievable: true, route: 'pdp', dataSetId: 12, pieceId: 0, lastProofEpoch: 301 },
+        {
+          provider: 'pdp:3',
+          state: 'active',
+          dealId: 12,
+          endEpoch: 96_000,
+          isRetrievable: true,
+          route: 'pdp',
+          dataSetId: 12,
+          pieceId: 0,
+          lastProofEpoch: 301,
+        },
       ])
     })
   })
@@ -68,7 +111,13 @@ describeEachStore('gateway deal store', ({ open }) => {
       expect(await store.markEnded(deal.id, 'EXPIRED')).toBe(true)
       const audit = (await store.auditOf('uuid-1'))!
       expect(audit).toMatchObject({ state: 'ended', dealId: 77, reason: 'EXPIRED', proposalEpoch: 40 })
-      expect(audit.events.map((e) => [e.state, e.reason])).toEqual([['proposing', undefined], ['proposed', undefined], ['published', 'deal 77'], ['active', undefined], ['ended', 'EXPIRED']])
+      expect(audit.events.map((e) => [e.state, e.reason])).toEqual([
+        ['proposing', undefined],
+        ['proposed', undefined],
+        ['published', 'deal 77'],
+        ['active', undefined],
+        ['ended', 'EXPIRED'],
+      ])
       expect(audit.events.map((e) => e.atMs)).toEqual([...audit.events.map((e) => e.atMs)].sort((a, b) => a - b))
     })
 
@@ -120,7 +169,11 @@ describeEachStore('gateway deal store', ({ open }) => {
     it('keeps what was sent and answered', async () => {
       const { store, deal } = await fresh()
       await store.recordSent(deal.id, { signedProposal: new Uint8Array([1, 2, 3]), proposalCid: 'bafy2bzace…', answer: 'BUSY' })
-      expect((await store.audit())[0]).toMatchObject({ signedProposal: new Uint8Array([1, 2, 3]), proposalCid: 'bafy2bzace…', providerAnswer: 'BUSY' })
+      expect((await store.audit())[0]).toMatchObject({
+        signedProposal: new Uint8Array([1, 2, 3]),
+        proposalCid: 'bafy2bzace…',
+        providerAnswer: 'BUSY',
+      })
     })
 
     it('shows the live deals of many groups in one view', async () => {
@@ -129,21 +182,29 @@ describeEachStore('gateway deal store', ({ open }) => {
       await store.markAccepted(deal.id, 'uuid-a')
       await store.markFailed(second.deal.id, 'BUSY')
       const views = await store.views([1, 2, 3])
-      expect(views.get(1)).toEqual({ deals: [{ provider: 'f01000', state: 'proposed', dealId: 0, endEpoch: 200, isRetrievable: false }], retrievableCopies: 0 })
+      expect(views.get(1)).toEqual({
+        deals: [{ provider: 'f01000', state: 'proposed', dealId: 0, endEpoch: 200, isRetrievable: false }],
+        retrievableCopies: 0,
+      })
       expect(views.has(2)).toBe(false)
       expect(await store.views()).toEqual(views)
     })
 
     it('lists the deals providers took and then failed, each replaced once a later deal stands in for it; refusals are no deals', async () => {
       const { store, deal } = await fresh(1)
-      const propose = (provider: string) => store.create({ groupId: 1, provider, pieceCid: 'baga6ea4seaq', startEpoch: 100, endEpoch: 200, tokenHash: 'h', proposalEpoch: 40 })
+      const propose = (provider: string) =>
+        store.create({ groupId: 1, provider, pieceCid: 'baga6ea4seaq', startEpoch: 100, endEpoch: 200, tokenHash: 'h', proposalEpoch: 40 })
       // f01000 takes the deal, publishes it and never seals it; f02000, asked at the same time, refuses.
       const refused = await propose('f02000')
       await store.markAccepted(deal.id, 'uuid-1')
       await store.markPublished(deal.id, 41)
       await store.markFailed(refused.id, 'BUSY')
       await store.markFailed(deal.id, 'SEALING_FAILED')
-      expect((await store.views([1])).get(1)).toEqual({ deals: [], retrievableCopies: 0, failedDeals: [{ provider: 'f01000', dealId: 41, reason: 'SEALING_FAILED', replaced: false }] })
+      expect((await store.views([1])).get(1)).toEqual({
+        deals: [],
+        retrievableCopies: 0,
+        failedDeals: [{ provider: 'f01000', dealId: 41, reason: 'SEALING_FAILED', replaced: false }],
+      })
       // f03000 is asked next and takes it: it replaces the failure. Its own later failure is not replaced yet.
       const standIn = await propose('f03000')
       expect((await store.view(1)).failedDeals?.[0].replaced).toBe(false)

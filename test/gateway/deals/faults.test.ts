@@ -46,7 +46,8 @@ describe('offloading through a faulty network', () => {
 
     // Faults of every kind really struck on the way.
     const counts = s.faults.counts()
-    for (const site of ['chain', 'stream', 'transfer'] as const) expect(counts[site].fail + counts[site].stall, `${site} faults`).toBeGreaterThan(0)
+    for (const site of ['chain', 'stream', 'transfer'] as const)
+      expect(counts[site].fail + counts[site].stall, `${site} faults`).toBeGreaterThan(0)
     expect(done).toBe(true)
 
     // Every deal ever made for each group, failed ones too. A provider is asked a group again only after it

@@ -26,7 +26,9 @@ const details = async (s: DealStack, path: string) => (await s.fileInfo(path)).r
 
 /** Fetches one block from whichever provider of the gateway's deals serves it; never from the gateway. */
 async function fromProviders(s: DealStack, cid: CID): Promise<Uint8Array> {
-  const pieces = (await s.gateway.content.groups()).flatMap((g) => g.deals.filter((d) => d.state === 'active').map((d) => ({ provider: d.provider, pieceCid: g.pieceCid! })))
+  const pieces = (await s.gateway.content.groups()).flatMap((g) =>
+    g.deals.filter((d) => d.state === 'active').map((d) => ({ provider: d.provider, pieceCid: g.pieceCid! })),
+  )
   for (const { provider, pieceCid } of pieces) {
     const bytes = await s.sim.retrieveBlock(provider, pieceCid, cid.toString()).catch(() => undefined)
     if (bytes && (await blockMatchesCid(cid.toString(), bytes))) return bytes

@@ -117,22 +117,25 @@ describe('reading offloaded data', () => {
   })
 })
 
-describe.skipIf(tmpfsUnavailable)(`reading offloaded data with the gateway's disk full${tmpfsUnavailable ? ` (skipped: ${tmpfsUnavailable})` : ''}`, () => {
-  let disk: SmallDisk | undefined
-  afterAll(() => {
-    disk?.free()
-    disk?.unmount()
-  })
+describe.skipIf(tmpfsUnavailable)(
+  `reading offloaded data with the gateway's disk full${tmpfsUnavailable ? ` (skipped: ${tmpfsUnavailable})` : ''}`,
+  () => {
+    let disk: SmallDisk | undefined
+    afterAll(() => {
+      disk?.free()
+      disk?.unmount()
+    })
 
-  it('streams an offloaded file from its providers byte for byte: a read needs no room on the disk', async () => {
-    disk = mountSmallDisk(48 * 1024 * 1024)
-    const { s, big } = await offloadedPair({ blocks: [], pieces: [] }, disk.dir)
-    disk.fill()
-    const res = await s.get('/big.bin')
-    expect(res.status).toBe(200)
-    expect(Buffer.from(await res.arrayBuffer()).equals(big)).toBe(true)
-    expect((await details(s, '/big.bin')).groups[0].state).toBe('offloaded')
-    await s.close()
-    stack = undefined
-  })
-})
+    it('streams an offloaded file from its providers byte for byte: a read needs no room on the disk', async () => {
+      disk = mountSmallDisk(48 * 1024 * 1024)
+      const { s, big } = await offloadedPair({ blocks: [], pieces: [] }, disk.dir)
+      disk.fill()
+      const res = await s.get('/big.bin')
+      expect(res.status).toBe(200)
+      expect(Buffer.from(await res.arrayBuffer()).equals(big)).toBe(true)
+      expect((await details(s, '/big.bin')).groups[0].state).toBe('offloaded')
+      await s.close()
+      stack = undefined
+    })
+  },
+)

@@ -11,7 +11,7 @@ import { recordingFetches } from '../../helpers/recording-fetch.ts'
  * the simulated network. Its chain runs on the wall clock (0.05 s epochs:
  * a proving period in 12 s), the deal market on the test's clock.
  */
-describe('the deal engine\'s PDP route (Filecoin Onchain Cloud through the Synapse SDK)', () => {
+describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synapse SDK)", () => {
   let stack: DealStack | undefined
   afterEach(async () => {
     await stack?.close()
@@ -31,11 +31,14 @@ describe('the deal engine\'s PDP route (Filecoin Onchain Cloud through the Synap
 
     // First the upload and the adds on chain: the reason says where it stands.
     const reasons = new Set<string>()
-    const provedInTime = await s.runUntil(async () => {
-      const g = await groupOf(s, '/a.bin')
-      if (g.reason) reasons.add(g.reason)
-      return pdpCopies(g).filter((d: any) => d.state === 'active').length === 2
-    }, { max: 600, pauseMs: 100, epochsPerTick: 10 })
+    const provedInTime = await s.runUntil(
+      async () => {
+        const g = await groupOf(s, '/a.bin')
+        if (g.reason) reasons.add(g.reason)
+        return pdpCopies(g).filter((d: any) => d.state === 'active').length === 2
+      },
+      { max: 600, pauseMs: 100, epochsPerTick: 10 },
+    )
     expect(provedInTime).toBe(true)
     const proved = pdpCopies(await groupOf(s, '/a.bin'))
     expect(proved).toHaveLength(2)
@@ -65,7 +68,11 @@ describe('the deal engine\'s PDP route (Filecoin Onchain Cloud through the Synap
     expect(urls.some((u) => pdpHosts.has(u.host) && u.pathname.startsWith('/ipfs/'))).toBe(true)
 
     // The account's standing, for the admin page's link test: the deposit pays well beyond today.
-    const probe = await fetch(`${s.gatewayServer.url}/file-info`, { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ filePath: '/a.bin' }) })
+    const probe = await fetch(`${s.gatewayServer.url}/file-info`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ filePath: '/a.bin' }),
+    })
     const standing = /^status=(\w+); funds=([\d.]+); funded-until=(\S+)$/.exec(probe.headers.get('filecoin-onchain-cloud') ?? '')
     expect(standing?.[1]).toBe('HEALTHY')
     expect(Number(standing![2])).toBeGreaterThan(0)
@@ -85,7 +92,7 @@ describe('the deal engine\'s PDP route (Filecoin Onchain Cloud through the Synap
     let removalCalls = 0
     const refuseFirstRemoval = (client: FocClient): FocClient => ({
       ...client,
-      removeCopy: (copy) => removalCalls++ === 0 ? Promise.reject(new Error('provider unreachable')) : client.removeCopy(copy),
+      removeCopy: (copy) => (removalCalls++ === 0 ? Promise.reject(new Error('provider unreachable')) : client.removeCopy(copy)),
     })
     stack = await startDealStack({ seed: 'pdp stop proving', copies: 1, foc: { copies: 2, client: refuseFirstRemoval } })
     const s = stack
@@ -95,34 +102,55 @@ describe('the deal engine\'s PDP route (Filecoin Onchain Cloud through the Synap
     const quitter = before[0].provider
     await simulatedProvider(s, quitter).setFault('stop-proving')
 
-    expect(await s.runUntil(async () => {
-      const copies = active(await groupOf(s, '/b.bin'))
-      return copies.length === 2 && !copies.some((d: any) => d.provider === quitter)
-    }, { max: 900, pauseMs: 100, epochsPerTick: 10 })).toBe(true)
+    expect(
+      await s.runUntil(
+        async () => {
+          const copies = active(await groupOf(s, '/b.bin'))
+          return copies.length === 2 && !copies.some((d: any) => d.provider === quitter)
+        },
+        { max: 900, pauseMs: 100, epochsPerTick: 10 },
+      ),
+    ).toBe(true)
     const after = active(await groupOf(s, '/b.bin'))
-    expect(new Set(after.map((d: any) => d.provider))).toEqual(new Set([before[1].provider, ...s.foc!.providers.map((p) => `pdp:${p.providerId}`).filter((p) => p !== before[0].provider && p !== before[1].provider)]))
+    expect(new Set(after.map((d: any) => d.provider))).toEqual(
+      new Set([
+        before[1].provider,
+        ...s.foc!.providers.map((p) => `pdp:${p.providerId}`).filter((p) => p !== before[0].provider && p !== before[1].provider),
+      ]),
+    )
     const ended = (await s.gateway.dealStore.ofGroup(1)).find((d) => d.provider === quitter)!
     expect(ended.state).toBe('ended')
     expect(ended.reason).toMatch(/^MISSED_PROOFS: \d+ proving periods in a row without a proof$/)
     // No longer paid for: the piece is scheduled for removal from that data set on chain (or already removed).
     const pdp = s.focClient!.chain.contracts.pdp
     const chain = createPublicClient({ transport: http(s.foc!.rpcUrl) })
-    const read = (functionName: string, args: bigint[]) => chain.readContract({ address: pdp.address, abi: pdp.abi, functionName, args } as never) as Promise<unknown>
+    const read = (functionName: string, args: bigint[]) =>
+      chain.readContract({ address: pdp.address, abi: pdp.abi, functionName, args } as never) as Promise<unknown>
     const [setId, pieceId] = [BigInt(ended.dataSetId!), BigInt(ended.pieceId!)]
-    await expect.poll(async () => {
-      await s.runUntil(() => false, { max: 1, pauseMs: 200, epochsPerTick: 10 })
-      return ((await read('getScheduledRemovals', [setId])) as bigint[]).includes(pieceId) || !(await read('pieceLive', [setId, pieceId]))
-    }, { timeout: 60_000 }).toBe(true)
+    await expect
+      .poll(
+        async () => {
+          await s.runUntil(() => false, { max: 1, pauseMs: 200, epochsPerTick: 10 })
+          return (
+            ((await read('getScheduledRemovals', [setId])) as bigint[]).includes(pieceId) || !(await read('pieceLive', [setId, pieceId]))
+          )
+        },
+        { timeout: 60_000 },
+      )
+      .toBe(true)
     expect(removalCalls).toBeGreaterThanOrEqual(2)
   }, 240_000)
 
   /** Makes `loser` lose the file's piece, and runs the engine until two other providers hold retrievable copies. */
   async function replacedAfterLoss(s: DealStack, path: string, loser: string): Promise<boolean> {
     await simulatedProvider(s, loser).setFault('lose')
-    return s.runUntil(async () => {
-      const copies = active(await groupOf(s, path)).filter((d: any) => d.isRetrievable)
-      return copies.length === 2 && !copies.some((d: any) => d.provider === loser)
-    }, { max: 900, pauseMs: 100, epochsPerTick: 10 })
+    return s.runUntil(
+      async () => {
+        const copies = active(await groupOf(s, path)).filter((d: any) => d.isRetrievable)
+        return copies.length === 2 && !copies.some((d: any) => d.provider === loser)
+      },
+      { max: 900, pauseMs: 100, epochsPerTick: 10 },
+    )
   }
 
   it('replaces the copy of a provider that lost the piece, found by a retrieval check', async () => {
@@ -138,10 +166,13 @@ describe('the deal engine\'s PDP route (Filecoin Onchain Cloud through the Synap
     expect(lost?.isRetrievable ?? false).toBe(false)
   }, 240_000)
 
-  it('repairs an offloaded group\'s PDP copies while the deal service is down', async () => {
+  it("repairs an offloaded group's PDP copies while the deal service is down", async () => {
     let serviceDown = false
     stack = await startDealStack({
-      seed: 'pdp repair', copies: 1, retrievalCheckMs: 600_000, foc: { copies: 2 },
+      seed: 'pdp repair',
+      copies: 1,
+      retrievalCheckMs: 600_000,
+      foc: { copies: 2 },
       service: (client) => ({
         bestProviders: (q) => (serviceDown ? Promise.reject(new Error('connect ECONNREFUSED')) : client.bestProviders(q)),
         requiredCopies: () => client.requiredCopies(),
@@ -166,7 +197,9 @@ describe('the deal engine\'s PDP route (Filecoin Onchain Cloud through the Synap
     expect(market.filter((d) => d.state === 'active')).toHaveLength(1)
     expect((await s.gateway.dealStore.ofGroup(2)).filter((d) => d.route === 'market')).toEqual([])
     // And the group goes back to offloaded once its copies are back.
-    expect(await s.runUntil(async () => (await groupOf(s, '/r.bin')).state === 'offloaded', { max: 400, pauseMs: 20, epochsPerTick: 10 })).toBe(true)
+    expect(
+      await s.runUntil(async () => (await groupOf(s, '/r.bin')).state === 'offloaded', { max: 400, pauseMs: 20, epochsPerTick: 10 }),
+    ).toBe(true)
   }, 300_000)
 
   it('stores on the Onchain Cloud only with DEAL_COPIES=0, with no deal service: offloaded on its two proved PDP copies, and read back', async () => {
@@ -176,7 +209,9 @@ describe('the deal engine\'s PDP route (Filecoin Onchain Cloud through the Synap
     expect((await s.put('/p.bin', data)).status).toBe(201)
     await s.seal()
     await twoProved(s, '/p.bin')
-    expect(await s.runUntil(async () => (await groupOf(s, '/p.bin')).state === 'offloaded', { max: 400, pauseMs: 20, epochsPerTick: 10 })).toBe(true)
+    expect(
+      await s.runUntil(async () => (await groupOf(s, '/p.bin')).state === 'offloaded', { max: 400, pauseMs: 20, epochsPerTick: 10 }),
+    ).toBe(true)
     // No deal was proposed, no deal service was needed (its stand-in refuses every question), and the funds
     // the deal market would need were never asked for.
     expect((await s.gateway.dealStore.ofGroup(1)).filter((d) => d.route === 'market')).toEqual([])
@@ -195,7 +230,9 @@ describe('the deal engine\'s PDP route (Filecoin Onchain Cloud through the Synap
     await s.runUntil(() => false, { max: 3, pauseMs: 50 })
     const waiting = await groupOf(s, '/hello.txt')
     expect(pdpCopies(waiting)).toEqual([])
-    expect(waiting.reason).toMatch(/no funds: deposit USDFC: the wallet 0x[0-9a-fA-F]{40} holds 0 USDFC; \d+\.\d{1,2} USDFC is to be deposited/)
+    expect(waiting.reason).toMatch(
+      /no funds: deposit USDFC: the wallet 0x[0-9a-fA-F]{40} holds 0 USDFC; \d+\.\d{1,2} USDFC is to be deposited/,
+    )
     expect((await s.gateway.dealStore.ofGroup(1)).filter((d) => d.route === 'pdp')).toEqual([])
 
     // The operator tops the wallet up: the next passes deposit, upload and prove, with no restart.
@@ -204,17 +241,32 @@ describe('the deal engine\'s PDP route (Filecoin Onchain Cloud through the Synap
     expect(copies).toHaveLength(2)
     // The CAR is under the SDK's 127-byte minimum: it went with zeros after it, and the providers still index it.
     expect((await s.gateway.content.group(1))!.carSize).toBeLessThan(127)
-    expect(await s.runUntil(async () => active(await groupOf(s, '/hello.txt')).every((d: any) => d.isRetrievable), { max: 100, pauseMs: 50, epochsPerTick: 200 })).toBe(true)
+    expect(
+      await s.runUntil(async () => active(await groupOf(s, '/hello.txt')).every((d: any) => d.isRetrievable), {
+        max: 100,
+        pauseMs: 50,
+        epochsPerTick: 200,
+      }),
+    ).toBe(true)
   }, 240_000)
 
   it('gives up on an upload that stalls, says why, and stores on the other providers', async () => {
     // The endorsed provider, the SDK's first choice, takes uploads in and never finishes them.
-    stack = await startDealStack({ seed: 'pdp stall', copies: 1, foc: { copies: 2, providers: 3, uploadIdleMs: 8_000, faults: { 0: 'stall' } } })
+    stack = await startDealStack({
+      seed: 'pdp stall',
+      copies: 1,
+      foc: { copies: 2, providers: 3, uploadIdleMs: 8_000, faults: { 0: 'stall' } },
+    })
     const s = stack
     const staller = `pdp:${s.foc!.providers[0].providerId}`
     expect((await s.put('/d.bin', bytes(150_000, 4))).status).toBe(201)
     await s.seal()
-    expect(await s.runUntil(async () => (await groupOf(s, '/d.bin')).reason?.includes(`PDP provider refused: ${staller} UPLOAD_STALLED`) ?? false, { max: 600, pauseMs: 100, epochsPerTick: 1 })).toBe(true)
+    expect(
+      await s.runUntil(
+        async () => (await groupOf(s, '/d.bin')).reason?.includes(`PDP provider refused: ${staller} UPLOAD_STALLED`) ?? false,
+        { max: 600, pauseMs: 100, epochsPerTick: 1 },
+      ),
+    ).toBe(true)
     const stalled = (await s.gateway.dealStore.ofGroup(1)).filter((d) => d.route === 'pdp')
     expect(stalled.map((d) => [d.provider, d.state, d.reason?.split(':')[0]])).toEqual([[staller, 'failed', 'UPLOAD_STALLED']])
 
@@ -233,10 +285,15 @@ describe('the deal engine\'s PDP route (Filecoin Onchain Cloud through the Synap
       expect((await s.put(path, bytes(130_000, 10 + i))).status).toBe(201)
       await s.seal()
     }
-    expect(await s.runUntil(async () => {
-      for (const path of paths) if (active(await groupOf(s, path)).length < 2) return false
-      return true
-    }, { max: 900, pauseMs: 100, epochsPerTick: 10 })).toBe(true)
+    expect(
+      await s.runUntil(
+        async () => {
+          for (const path of paths) if (active(await groupOf(s, path)).length < 2) return false
+          return true
+        },
+        { max: 900, pauseMs: 100, epochsPerTick: 10 },
+      ),
+    ).toBe(true)
     const rows = (await Promise.all([1, 2, 3].map((id) => s.gateway.dealStore.ofGroup(id)))).flat().filter((d) => d.route === 'pdp')
     expect(rows.filter((d) => d.state === 'failed').map((d) => d.reason)).toEqual([])
     const dataSets = new Map<string, Set<number>>()

@@ -112,7 +112,10 @@ describe('whom the gateway asks', () => {
 
   it('skips a provider that serves no HTTP retrieval, and says why when no other is left', async () => {
     const sent: DealProposal[] = []
-    const s = (stack = await startDealStack({ copies: 1, providers: (port) => ({ ...recording(sent)(port), servesHttpRetrieval: async () => false }) }))
+    const s = (stack = await startDealStack({
+      copies: 1,
+      providers: (port) => ({ ...recording(sent)(port), servesHttpRetrieval: async () => false }),
+    }))
     await upload(s, '/no-http.bin')
     await s.runUntil(() => false, { max: 3 })
     expect(sent).toEqual([])
@@ -130,7 +133,9 @@ describe('whom the gateway asks', () => {
     await upload(s, '/small.bin')
     await s.runUntil(() => false, { max: 3 })
     expect(sent).toEqual([])
-    expect((await details(s, '/small.bin')).groups[0].reason).toMatch(/takes pieces of at least 268435456 bytes; this one is 524288 \(padding it ×512 is over DEAL_MAX_PADDING 4\)/)
+    expect((await details(s, '/small.bin')).groups[0].reason).toMatch(
+      /takes pieces of at least 268435456 bytes; this one is 524288 \(padding it ×512 is over DEAL_MAX_PADDING 4\)/,
+    )
   })
 })
 
@@ -147,7 +152,8 @@ describe('what the gateway believes', () => {
           sent.push(proposal)
           // The first provider asked reads the proposal and drops the stream (unanswered, as the client tells it).
           silent ??= proposal.Provider
-          if (proposal.Provider === silent) throw new NetworkError('PROTOCOL_ERROR', 'the peer did not answer: stream reset', { unanswered: true })
+          if (proposal.Provider === silent)
+            throw new NetworkError('PROTOCOL_ERROR', 'the peer did not answer: stream reset', { unanswered: true })
           // The others refuse for a while, so the group stays short of its copy past the hour after which a
           // provider that failed it may be asked again.
           return othersBusy ? { accepted: false, reason: 'BUSY' } : port.propose(proposal, transfer, options)
@@ -157,7 +163,9 @@ describe('what the gateway believes', () => {
     await upload(s, '/quiet.bin')
     await s.runUntil(() => false, { max: 6, epochsPerTick: 240 })
     othersBusy = false
-    expect(await s.runUntil(async () => (await s.gateway.dealStore.ofGroup(1)).some((d) => d.state === 'active'), { epochsPerTick: 240 })).toBe(true)
+    expect(
+      await s.runUntil(async () => (await s.gateway.dealStore.ofGroup(1)).some((d) => d.state === 'active'), { epochsPerTick: 240 }),
+    ).toBe(true)
     expect(new Set(sent.map((p) => p.Provider)).size).toBeGreaterThan(1)
     expect(sent.filter((p) => p.Provider === silent)).toHaveLength(1)
     expect((await s.gateway.dealStore.ofGroup(1)).find((d) => d.provider === silent)!.reason).toMatch(/^PROPOSAL_UNANSWERED/)
@@ -172,14 +180,21 @@ describe('what the gateway believes', () => {
         async dealOnChain(dealId, head) {
           const real = await port.dealOnChain(dealId, head)
           // The provider reported a deal id whose deal on chain is for another piece.
-          return real && lie ? { ...real, proposal: { ...real.proposal, PieceCID: { '/': 'baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq' } } } : real
+          return real && lie
+            ? {
+                ...real,
+                proposal: { ...real.proposal, PieceCID: { '/': 'baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq' } },
+              }
+            : real
         },
       }),
     }))
     await upload(s, '/trust.bin')
     const mismatched = async () => (await s.gateway.dealStore.ofGroup(1)).filter((d) => d.reason?.startsWith('CHAIN_DEAL_MISMATCH'))
     expect(await s.runUntil(async () => (await mismatched()).length > 0, { max: 20 })).toBe(true)
-    expect((await mismatched())[0].reason).toMatch(/^CHAIN_DEAL_MISMATCH: deal \d+ on chain has piece baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq/)
+    expect((await mismatched())[0].reason).toMatch(
+      /^CHAIN_DEAL_MISMATCH: deal \d+ on chain has piece baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq/,
+    )
     expect((await s.gateway.dealStore.ofGroup(1)).some((d) => d.state === 'active')).toBe(false)
     lie = false
     expect(await s.runUntil(async () => (await s.gateway.dealStore.ofGroup(1)).some((d) => d.state === 'active'))).toBe(true)
@@ -245,16 +260,23 @@ describe('what the gateway believes', () => {
   })
 })
 
-describe('the provider port reads Boost\'s deal status as Boost means it', () => {
+describe("the provider port reads Boost's deal status as Boost means it", () => {
   const port = (status: Awaited<ReturnType<ProviderClient['status']>>, chain: Partial<NetworkPort> = {}) =>
-    boostProviderPort({ chain: { clock: { epochSeconds: 30 }, ...chain } as NetworkPort, client: { status: async () => status } as unknown as ProviderClient })
+    boostProviderPort({
+      chain: { clock: { epochSeconds: 30 }, ...chain } as NetworkPort,
+      client: { status: async () => status } as unknown as ProviderClient,
+    })
   const uuid = '0b7c0f4e-2b2a-4d61-9a55-8f6f3e2b1c00'
   const none = (error: string) => ({ dealUuid: uuid, error, status: null, transferSize: 0, bytesReceived: 0 })
 
   it('a null status with "no storage deal found" is a deal it does not know; any other error is its own trouble', async () => {
     // boost storagemarket/lp2pimpl/net.go getDealStatus: only ErrDealNotFound answers "no storage deal found with deal UUID …".
     expect(await port(none(`no storage deal found with deal UUID ${uuid}`)).proposalState('f01', uuid)).toEqual({ state: 'unknown' })
-    for (const error of ['failed to fetch deal status', 'getting sector status from sealer', 'failed to get account key for client addr f0100']) {
+    for (const error of [
+      'failed to fetch deal status',
+      'getting sector status from sealer',
+      'failed to get account key for client addr f0100',
+    ]) {
       expect(await port(none(error)).proposalState('f01', uuid)).toEqual({ state: 'no-answer', reason: error })
     }
   })
@@ -262,8 +284,19 @@ describe('the provider port reads Boost\'s deal status as Boost means it', () =>
   it('ChainDealID 0 with a publish message (Curio until sealing ends): the deal id comes from the message on chain', async () => {
     const proposal = { PieceCID: { '/': 'baga' } } as unknown as DealProposal
     const status = {
-      dealUuid: uuid, error: '', transferSize: 10, bytesReceived: 10,
-      status: { error: '', checkpoint: 'Accepted', sealingStatus: '', proposal, signedProposalCid: 'x', publishCid: 'bafy2bzacepublish', chainDealId: 0 },
+      dealUuid: uuid,
+      error: '',
+      transferSize: 10,
+      bytesReceived: 10,
+      status: {
+        error: '',
+        checkpoint: 'Accepted',
+        sealingStatus: '',
+        proposal,
+        signedProposalCid: 'x',
+        publishCid: 'bafy2bzacepublish',
+        chainDealId: 0,
+      },
     }
     const seen: string[] = []
     const chain = { publishedDealId: async (cid: string) => (seen.push(cid), 4242) }

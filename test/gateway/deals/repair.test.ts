@@ -21,7 +21,8 @@ interface ShownDeal {
 
 const details = async (s: DealStack, path: string) => (await s.fileInfo(path)).result.file.details
 const groupFiles = (s: DealStack) => readdirSync(join(s.dir, 'gateway', 'groups'))
-const providerHasPiece = (s: DealStack, provider: string, pieceCid: string) => existsSync(join(s.dir, 'simnet', 'providers', provider, `${pieceCid}.car`))
+const providerHasPiece = (s: DealStack, provider: string, pieceCid: string) =>
+  existsSync(join(s.dir, 'simnet', 'providers', provider, `${pieceCid}.car`))
 
 async function offloadedFile(s: DealStack, path: string, size = 300_000): Promise<Buffer> {
   const bytes = randomBytes(size)
@@ -44,12 +45,15 @@ async function readBack(s: DealStack, path: string): Promise<Buffer> {
  */
 async function renewal(s: DealStack, path: string, oldEnd: number): Promise<Set<string>> {
   const groupStates = new Set<string>()
-  const renewed = await s.runUntil(async () => {
-    const d = await details(s, path)
-    groupStates.add(d.groups[0].state)
-    const fresh = d.groups[0].deals.filter((x: ShownDeal) => x.endEpoch > oldEnd && x.isRetrievable)
-    return d.groups[0].state === 'offloaded' && fresh.length >= 2
-  }, { epochsPerTick: 30 })
+  const renewed = await s.runUntil(
+    async () => {
+      const d = await details(s, path)
+      groupStates.add(d.groups[0].state)
+      const fresh = d.groups[0].deals.filter((x: ShownDeal) => x.endEpoch > oldEnd && x.isRetrievable)
+      return d.groups[0].state === 'offloaded' && fresh.length >= 2
+    },
+    { epochsPerTick: 30 },
+  )
   expect(renewed).toBe(true)
   return groupStates
 }
@@ -65,7 +69,8 @@ describe('repair of offloaded groups', () => {
     s.clock.now += 120_000
 
     const groupStates = new Set<string>()
-    const newcomers = (d: any) => d.groups[0].deals.filter((x: ShownDeal) => x.isRetrievable && !before.deals.some((b: ShownDeal) => b.provider === x.provider))
+    const newcomers = (d: any) =>
+      d.groups[0].deals.filter((x: ShownDeal) => x.isRetrievable && !before.deals.some((b: ShownDeal) => b.provider === x.provider))
     const repaired = await s.runUntil(async () => {
       const d = await details(s, '/lost.bin')
       groupStates.add(d.groups[0].state)
@@ -93,7 +98,11 @@ describe('repair of offloaded groups', () => {
     expect(
       await s.runUntil(async () => {
         const now = await details(s, '/lost.bin')
-        return now.groups[0].state === 'offloaded' && now.retrievableCopies === 2 && now.groups[0].deals.every((x: ShownDeal) => x.endEpoch > firstEnd)
+        return (
+          now.groups[0].state === 'offloaded' &&
+          now.retrievableCopies === 2 &&
+          now.groups[0].deals.every((x: ShownDeal) => x.endEpoch > firstEnd)
+        )
       }),
     ).toBe(true)
     const ended = (await s.gateway.dealStore.ofGroup(1)).filter((x) => before.deals.some((b: ShownDeal) => b.dealId === x.dealId))
@@ -126,9 +135,15 @@ describe('repair of offloaded groups', () => {
   it('no provider takes new deals: the held group gives its disk back after DEAL_REPAIR_HOLD_DAYS and is reloaded again later', async () => {
     let refuse = false
     const s = (stack = await startDealStack({
-      copies: 2, price: '5000000', retrievalCheckMs: 60_000, repairHoldDays: 1,
+      copies: 2,
+      price: '5000000',
+      retrievalCheckMs: 60_000,
+      repairHoldDays: 1,
       // The deal service finds no provider for the repair: the reloaded group can get no new copy.
-      service: (client) => ({ ...client, bestProviders: async (q) => (refuse ? { providers: [], reason: 'NO_PROVIDER_AVAILABLE' } : client.bestProviders(q)) }),
+      service: (client) => ({
+        ...client,
+        bestProviders: async (q) => (refuse ? { providers: [], reason: 'NO_PROVIDER_AVAILABLE' } : client.bestProviders(q)),
+      }),
     }))
     const bytes = await offloadedFile(s, '/held.bin')
     refuse = true
@@ -141,7 +156,9 @@ describe('repair of offloaded groups', () => {
     expect(await s.runUntil(async () => false, { max: 20, epochsPerTick: 120 })).toBe(false)
     expect((await details(s, '/held.bin')).groups[0].state).toBe('reload')
     // Past the hold: released to offloaded, its local bytes gone again, the copy count still honest.
-    expect(await s.runUntil(async () => (await details(s, '/held.bin')).groups[0].state === 'offloaded', { max: 10, epochsPerTick: 120 })).toBe(true)
+    expect(
+      await s.runUntil(async () => (await details(s, '/held.bin')).groups[0].state === 'offloaded', { max: 10, epochsPerTick: 120 }),
+    ).toBe(true)
     expect(groupFiles(s)).toEqual([])
     expect((await details(s, '/held.bin')).retrievableCopies).toBe(1)
 
@@ -197,7 +214,11 @@ describe('renewal', () => {
     expect([...groupStates]).toEqual(expect.arrayContaining(['ready_for_deals', 'offloaded']))
     expect(groupStates).not.toContain('reload')
     const d = await details(s, '/ready.bin')
-    expect(d.groups[0].deals.filter((x: ShownDeal) => old.some((o) => o.provider === x.provider && x.endEpoch <= oldEnd)).map((x: ShownDeal) => x.state)).toEqual(['active', 'active'])
+    expect(
+      d.groups[0].deals
+        .filter((x: ShownDeal) => old.some((o) => o.provider === x.provider && x.endEpoch <= oldEnd))
+        .map((x: ShownDeal) => x.state),
+    ).toEqual(['active', 'active'])
     expect(groupFiles(s)).toEqual([])
     expect((await readBack(s, '/ready.bin')).equals(bytes)).toBe(true)
   })
@@ -215,17 +236,20 @@ describe('renewal', () => {
     expect(groupStates).toContain('reload')
     expect(groupFiles(s)).toEqual([])
     // The old deals still run until their end, beside the new ones.
-    expect((await details(s, '/renew.bin')).groups[0].deals.filter((x: ShownDeal) => old.some((o) => o.dealId === x.dealId))).toHaveLength(2)
+    expect((await details(s, '/renew.bin')).groups[0].deals.filter((x: ShownDeal) => old.some((o) => o.dealId === x.dealId))).toHaveLength(
+      2,
+    )
 
     // Past the old end: the expired deals are no longer shown; the new copies carry the file.
     s.advance(oldEnd - s.simnet.headEpoch() + 1)
     expect(
-      await s.runUntil(async () => (await details(s, '/renew.bin')).groups[0].deals.every((x: ShownDeal) => x.endEpoch > oldEnd), { max: 5 }),
+      await s.runUntil(async () => (await details(s, '/renew.bin')).groups[0].deals.every((x: ShownDeal) => x.endEpoch > oldEnd), {
+        max: 5,
+      }),
     ).toBe(true)
     const d = await details(s, '/renew.bin')
     expect(d.state).toBe('offloaded')
     expect(d.retrievableCopies).toBe(2)
     expect((await readBack(s, '/renew.bin')).equals(bytes)).toBe(true)
   })
-
 })

@@ -47,7 +47,16 @@ afterAll(async () => {
 
 /** A proposed deal of group 1 whose provider downloads `transferSize` bytes (none recorded: an older deal). */
 async function dealOf(transferSize?: number): Promise<string> {
-  const d = await deals.create({ groupId: 1, provider: 'f01000', pieceCid: 'baga6ea4seaq', startEpoch: 100, endEpoch: 200, tokenHash: sha256Hex(TOKEN), proposalEpoch: 40, ...(transferSize ? { transferSize } : {}) })
+  const d = await deals.create({
+    groupId: 1,
+    provider: 'f01000',
+    pieceCid: 'baga6ea4seaq',
+    startEpoch: 100,
+    endEpoch: 200,
+    tokenHash: sha256Hex(TOKEN),
+    proposalEpoch: 40,
+    ...(transferSize ? { transferSize } : {}),
+  })
   return `${server.url}${TRANSFER_PATH}/${d.id}`
 }
 
@@ -57,7 +66,7 @@ const body = async (res: Response) => Buffer.from(await res.arrayBuffer())
 const expected = (size: number) => Buffer.concat([car, Buffer.alloc(size - CAR_SIZE)])
 
 describe('CAR transfer route', () => {
-  it('serves the CAR then zeros up to the deal transfer size, whose piece CID is the proposal\'s padded one', async () => {
+  it("serves the CAR then zeros up to the deal transfer size, whose piece CID is the proposal's padded one", async () => {
     const carPiece = createPieceHasher()
     carPiece.update(car)
     const carPieceCid = carPiece.digest().pieceCid

@@ -4,7 +4,12 @@ import { elements, findChild, parseXml, textOf, type XmlElement } from '../../..
 export { DAV, GW }
 
 /** One WebDAV request against a test server. */
-export function dav(base: string, method: string, path: string, init: { headers?: Record<string, string>; body?: string | Uint8Array } = {}): Promise<Response> {
+export function dav(
+  base: string,
+  method: string,
+  path: string,
+  init: { headers?: Record<string, string>; body?: string | Uint8Array } = {},
+): Promise<Response> {
   return fetch(base + path, { method, headers: init.headers, body: init.body as BodyInit | undefined })
 }
 

@@ -14,7 +14,12 @@ function watchedContent() {
       ...inner,
       ingest(source: AsyncIterable<Uint8Array>, options?: { signal?: AbortSignal }) {
         const p = inner.ingest(source, options)
-        settled.push(p.then(() => 'stored', () => 'failed'))
+        settled.push(
+          p.then(
+            () => 'stored',
+            () => 'failed',
+          ),
+        )
         return p
       },
     },

@@ -140,7 +140,12 @@ describe('other bad requests', () => {
     ['UNLOCK without a token', 'UNLOCK', {}],
   ])('%s is a 400', async (_what, method, headers) => {
     const path = method === 'PUT' ? '/carol/keep.txt' : '/carol'
-    const body = method === 'LOCK' ? '<d:lockinfo xmlns:d="DAV:"><d:lockscope><d:exclusive/></d:lockscope><d:locktype><d:write/></d:locktype></d:lockinfo>' : method === 'PUT' ? 'x' : undefined
+    const body =
+      method === 'LOCK'
+        ? '<d:lockinfo xmlns:d="DAV:"><d:lockscope><d:exclusive/></d:lockscope><d:locktype><d:write/></d:locktype></d:lockinfo>'
+        : method === 'PUT'
+          ? 'x'
+          : undefined
     expect((await raw(method, path, headers as Record<string, string>, body)).status).toBe(400)
   })
 

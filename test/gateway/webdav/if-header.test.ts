@@ -5,8 +5,20 @@ import { listHolds, parseIf, submittedTokens } from '../../../server/gateway/web
 describe('If header parsing', () => {
   it('reads untagged lists with tokens, etags and Not', () => {
     expect(parseIf('(<opaquelocktoken:a> ["e1"]) (Not <DAV:no-lock> ["e2"])')).toEqual([
-      { tag: undefined, conditions: [{ not: false, token: 'opaquelocktoken:a' }, { not: false, etag: '"e1"' }] },
-      { tag: undefined, conditions: [{ not: true, token: 'DAV:no-lock' }, { not: false, etag: '"e2"' }] },
+      {
+        tag: undefined,
+        conditions: [
+          { not: false, token: 'opaquelocktoken:a' },
+          { not: false, etag: '"e1"' },
+        ],
+      },
+      {
+        tag: undefined,
+        conditions: [
+          { not: true, token: 'DAV:no-lock' },
+          { not: false, etag: '"e2"' },
+        ],
+      },
     ])
   })
 

@@ -61,7 +61,16 @@ describe.skipIf(!hasLitmus).each([
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'gateway-litmus-'))
     gateway = await createGateway(
-      { host: '127.0.0.1', port: 0, dataDir, databaseUrl: await testDatabaseUrl('gateway'), user, password, groupSize: 1024 * 1024, groupIdleSeconds: 3600 },
+      {
+        host: '127.0.0.1',
+        port: 0,
+        dataDir,
+        databaseUrl: await testDatabaseUrl('gateway'),
+        user,
+        password,
+        groupSize: 1024 * 1024,
+        groupIdleSeconds: 3600,
+      },
       { logger: pino({ level: 'silent' }) },
     )
     server = await startServer(gateway.app, 0)

@@ -40,7 +40,9 @@ describe('locks', () => {
     expect(await (await dav(h.url, 'GET', '/erin/doc.txt')).text()).toBe('v2')
 
     // Wrong token: the If header holds (Not no-lock) but the lock is not ours.
-    expect((await dav(h.url, 'PUT', '/erin/doc.txt', { body: 'v3', headers: { If: `(<${token}x>) (Not <DAV:no-lock>)` } })).status).toBe(423)
+    expect((await dav(h.url, 'PUT', '/erin/doc.txt', { body: 'v3', headers: { If: `(<${token}x>) (Not <DAV:no-lock>)` } })).status).toBe(
+      423,
+    )
     // A false If header is a 412.
     expect((await dav(h.url, 'PUT', '/erin/doc.txt', { body: 'v3', headers: { If: '(<DAV:no-lock>)' } })).status).toBe(412)
 
@@ -52,7 +54,10 @@ describe('locks', () => {
   it('shows locks in lockdiscovery and refreshes them with an If header', async () => {
     await dav(h.url, 'PUT', '/erin/seen.txt', { body: 'x' })
     const { token } = await lock('/erin/seen.txt', 'exclusive')
-    const pf = await dav(h.url, 'PROPFIND', '/erin/seen.txt', { headers: { Depth: '0' }, body: '<d:propfind xmlns:d="DAV:"><d:prop><d:lockdiscovery/></d:prop></d:propfind>' })
+    const pf = await dav(h.url, 'PROPFIND', '/erin/seen.txt', {
+      headers: { Depth: '0' },
+      body: '<d:propfind xmlns:d="DAV:"><d:prop><d:lockdiscovery/></d:prop></d:propfind>',
+    })
     const [r] = parseMultistatus(await pf.text())
     const discovery = r.byStatus.get(200)![0]
     expect(textOf(findChild(findChild(findChild(discovery, DAV, 'activelock')!, DAV, 'locktoken')!, DAV, 'href')!)).toBe(token)

@@ -23,8 +23,16 @@ describe('PROPFIND', () => {
   it('lists a folder at Depth 1 with encoded hrefs, folders ending in a slash', async () => {
     const results = await propfind('/dora', '1')
     expect(results.map((r) => r.href).sort()).toEqual(['/dora/', '/dora/%C3%87a%20va/', '/dora/a%26b%20%3Cc%3E.txt'])
-    const [folder, sub, file] = ['/dora/', '/dora/%C3%87a%20va/', '/dora/a%26b%20%3Cc%3E.txt'].map((href) => results.find((r) => r.href === href)!)
-    expect(findChild(folder.byStatus.get(200)!.find((p) => p.local === 'resourcetype')!, DAV, 'collection')).toBeDefined()
+    const [folder, sub, file] = ['/dora/', '/dora/%C3%87a%20va/', '/dora/a%26b%20%3Cc%3E.txt'].map((href) =>
+      results.find((r) => r.href === href)!,
+    )
+    expect(
+      findChild(
+        folder.byStatus.get(200)!.find((p) => p.local === 'resourcetype')!,
+        DAV,
+        'collection',
+      ),
+    ).toBeDefined()
     expect(propText(sub, DAV, 'displayname')).toBe('Ça va')
     expect(propText(file, DAV, 'displayname')).toBe('a&b <c>.txt')
     expect(propText(file, DAV, 'getcontentlength')).toBe('12')
@@ -41,14 +49,22 @@ describe('PROPFIND', () => {
   })
 
   it('exposes the file CID in our namespace', async () => {
-    const [file] = await propfind('/dora/a%26b%20%3Cc%3E.txt', '0', `<?xml version="1.0"?>
-      <d:propfind xmlns:d="DAV:" xmlns:g="${GW}"><d:prop><g:cid/><d:getetag/></d:prop></d:propfind>`)
+    const [file] = await propfind(
+      '/dora/a%26b%20%3Cc%3E.txt',
+      '0',
+      `<?xml version="1.0"?>
+      <d:propfind xmlns:d="DAV:" xmlns:g="${GW}"><d:prop><g:cid/><d:getetag/></d:prop></d:propfind>`,
+    )
     expect(propText(file, GW, 'cid')).toBe((await h.namespace.get('/dora/a&b <c>.txt'))!.cid)
     expect(propText(file, GW, 'cid')).toMatch(/^baf/)
   })
 
   it('reports unknown properties as 404 and names everything with propname', async () => {
-    const [r] = await propfind('/dora', '0', `<d:propfind xmlns:d="DAV:"><d:prop><d:displayname/><x:nope xmlns:x="urn:x"/></d:prop></d:propfind>`)
+    const [r] = await propfind(
+      '/dora',
+      '0',
+      `<d:propfind xmlns:d="DAV:"><d:prop><d:displayname/><x:nope xmlns:x="urn:x"/></d:prop></d:propfind>`,
+    )
     expect(r.byStatus.get(404)!.map((p) => `${p.ns} ${p.local}`)).toEqual(['urn:x nope'])
     const [names] = await propfind('/dora/a%26b%20%3Cc%3E.txt', '0', '<d:propfind xmlns:d="DAV:"><d:propname/></d:propfind>')
     const listed = names.byStatus.get(200)!
@@ -78,8 +94,12 @@ describe('PROPPATCH', () => {
     const [r] = parseMultistatus(await res.text())
     expect([...r.byStatus.keys()]).toEqual([200])
 
-    const [got] = await propfind(path, '0', `<d:propfind xmlns:d="DAV:"><d:prop>
-      <z:color xmlns:z="urn:zoo"/><z:nested xmlns:z="urn:zoo"/><nons xmlns=""/></d:prop></d:propfind>`)
+    const [got] = await propfind(
+      path,
+      '0',
+      `<d:propfind xmlns:d="DAV:"><d:prop>
+      <z:color xmlns:z="urn:zoo"/><z:nested xmlns:z="urn:zoo"/><nons xmlns=""/></d:prop></d:propfind>`,
+    )
     expect(propText(got, 'urn:zoo', 'color')).toBe('blue & green')
     expect(propText(got, '', 'nons')).toBe('free')
     const nested = got.byStatus.get(200)!.find((p) => p.local === 'nested')!
@@ -96,7 +116,12 @@ describe('PROPPATCH', () => {
       </d:prop></d:set></d:propertyupdate>`)
     expect(res.status).toBe(207)
     const [r] = parseMultistatus(await res.text())
-    expect(r.byStatus.get(403)!.map((p) => p.local).sort()).toEqual(['cid', 'getetag'])
+    expect(
+      r.byStatus
+        .get(403)!
+        .map((p) => p.local)
+        .sort(),
+    ).toEqual(['cid', 'getetag'])
     expect(r.byStatus.get(424)!.map((p) => p.local)).toEqual(['color'])
     const [got] = await propfind(path, '0', '<d:propfind xmlns:d="DAV:"><d:prop><z:color xmlns:z="urn:zoo"/></d:prop></d:propfind>')
     expect(propText(got, 'urn:zoo', 'color')).toBe('blue & green')
@@ -118,8 +143,13 @@ describe('PROPPATCH', () => {
   })
 
   it('keeps xml:lang on a property', async () => {
-    await patch('<d:propertyupdate xmlns:d="DAV:"><d:set><d:prop><t:title xmlns:t="urn:t" xml:lang="fr">Bonjour</t:title></d:prop></d:set></d:propertyupdate>')
-    const res = await dav(h.url, 'PROPFIND', path, { headers: { Depth: '0' }, body: '<d:propfind xmlns:d="DAV:"><d:prop><t:title xmlns:t="urn:t"/></d:prop></d:propfind>' })
+    await patch(
+      '<d:propertyupdate xmlns:d="DAV:"><d:set><d:prop><t:title xmlns:t="urn:t" xml:lang="fr">Bonjour</t:title></d:prop></d:set></d:propertyupdate>',
+    )
+    const res = await dav(h.url, 'PROPFIND', path, {
+      headers: { Depth: '0' },
+      body: '<d:propfind xmlns:d="DAV:"><d:prop><t:title xmlns:t="urn:t"/></d:prop></d:propfind>',
+    })
     const text = await res.text()
     expect(text).toContain('xml:lang="fr"')
     const [r] = parseMultistatus(text)
@@ -127,7 +157,13 @@ describe('PROPPATCH', () => {
   })
 
   it('needs an existing resource and a propertyupdate body', async () => {
-    expect((await dav(h.url, 'PROPPATCH', '/dora/ghost', { body: '<d:propertyupdate xmlns:d="DAV:"><d:set><d:prop><x/></d:prop></d:set></d:propertyupdate>' })).status).toBe(404)
+    expect(
+      (
+        await dav(h.url, 'PROPPATCH', '/dora/ghost', {
+          body: '<d:propertyupdate xmlns:d="DAV:"><d:set><d:prop><x/></d:prop></d:set></d:propertyupdate>',
+        })
+      ).status,
+    ).toBe(404)
     expect((await patch('<d:propfind xmlns:d="DAV:"/>')).status).toBe(400)
     expect((await patch('')).status).toBe(400)
   })

@@ -13,7 +13,6 @@ import { recordingFetches } from '../../helpers/recording-fetch.ts'
 
 const USDFC = (n: string) => parseUnits(n, 18)
 
-
 const until = async <T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 120_000): Promise<T> => {
   const deadline = Date.now() + timeoutMs
   for (;;) {
@@ -24,7 +23,7 @@ const until = async <T>(probe: () => Promise<T | undefined>, what: string, timeo
   }
 }
 
-describe('the gateway\'s Onchain Cloud client (the unchanged Synapse SDK) against the simulated FOC on loopback', () => {
+describe("the gateway's Onchain Cloud client (the unchanged Synapse SDK) against the simulated FOC on loopback", () => {
   let dir: string
   let foc: SimulatedFoc
   let client: FocClient
@@ -38,7 +37,10 @@ describe('the gateway\'s Onchain Cloud client (the unchanged Synapse SDK) agains
     // 40 epochs a second: a proving period (240 epochs) is 6 s.
     foc = await startSimulatedFoc({ dir, seed: 'client test', genesisTimestamp: Date.now() / 1000, epochSeconds: 0.025, providerCount: 3 })
     await foc.faucet(account.address, { fil: parseEther('10'), usdfc: USDFC('100') })
-    client = createFocClient({ chain: focChain('devnet', foc.rpcUrl, { contracts: foc.contracts, genesisTimestamp: foc.genesisTimestamp }), account })
+    client = createFocClient({
+      chain: focChain('devnet', foc.rpcUrl, { contracts: foc.contracts, genesisTimestamp: foc.genesisTimestamp }),
+      account,
+    })
   }, 180_000)
   afterAll(async () => {
     await foc?.close()
@@ -61,7 +63,9 @@ describe('the gateway\'s Onchain Cloud client (the unchanged Synapse SDK) agains
 
   it('stores a piece on two providers, every request on loopback, and each copy gets a proof on chain', async () => {
     const adds = new Map<number, `0x${string}`>()
-    const { result, urls } = await recordingFetches(() => client.store(data, { copies: 2, onProgress: (e) => e.kind === 'adding' && adds.set(e.providerId, e.txHash) }))
+    const { result, urls } = await recordingFetches(() =>
+      client.store(data, { copies: 2, onProgress: (e) => e.kind === 'adding' && adds.set(e.providerId, e.txHash) }),
+    )
     stored = result
     expect(stored.pieceCid).toBe(Piece.calculate(data).toString())
     expect(stored.copies).toHaveLength(2)
@@ -94,10 +98,15 @@ describe('the gateway\'s Onchain Cloud client (the unchanged Synapse SDK) agains
     // Each add transaction, read back as a restarted gateway would: the same copy as the SDK's answer.
     const v2 = stored.pieceCid
     for (const copy of stored.copies) {
-      expect(await client.addedCopy({ txHash: adds.get(copy.providerId)!, providerId: copy.providerId, pieceCid: v2 })).toEqual({ status: 'added', copy })
+      expect(await client.addedCopy({ txHash: adds.get(copy.providerId)!, providerId: copy.providerId, pieceCid: v2 })).toEqual({
+        status: 'added',
+        copy,
+      })
     }
     // A transaction not in any block yet, and one that added nothing of ours (a deposit).
-    expect(await client.addedCopy({ txHash: `0x${'ab'.repeat(32)}`, providerId: stored.copies[0].providerId, pieceCid: v2 })).toEqual({ status: 'pending' })
+    expect(await client.addedCopy({ txHash: `0x${'ab'.repeat(32)}`, providerId: stored.copies[0].providerId, pieceCid: v2 })).toEqual({
+      status: 'pending',
+    })
     const deposit = await client.fund(USDFC('1'))
     expect(await client.addedCopy({ txHash: deposit, providerId: stored.copies[0].providerId, pieceCid: v2 })).toEqual({ status: 'failed' })
   }, 240_000)
@@ -141,7 +150,9 @@ describe('the gateway\'s Onchain Cloud client (the unchanged Synapse SDK) agains
   it('gives up a stalled upload when its time is out, with a timeout the engine can tell apart', async () => {
     for (const p of foc.providers) await p.provider.setFault('stall')
     try {
-      const failure = await client.store(new Uint8Array(50_000).fill(9), { copies: 1, signal: AbortSignal.timeout(3_000) }).catch((e: unknown) => e)
+      const failure = await client
+        .store(new Uint8Array(50_000).fill(9), { copies: 1, signal: AbortSignal.timeout(3_000) })
+        .catch((e: unknown) => e)
       expect(failure).toBeInstanceOf(NetworkError)
       expect((failure as NetworkError).code).toBe('TIMED_OUT')
     } finally {

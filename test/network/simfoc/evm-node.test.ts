@@ -4,7 +4,15 @@ import { join } from 'node:path'
 import solc from 'solc'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import {
-  BaseError, ContractFunctionRevertedError, createPublicClient, createWalletClient, defineChain, http, parseEther, type Abi, type Hex,
+  BaseError,
+  ContractFunctionRevertedError,
+  createPublicClient,
+  createWalletClient,
+  defineChain,
+  http,
+  parseEther,
+  type Abi,
+  type Hex,
 } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { startEvmNode, SIMFOC_CHAIN_ID, type EvmNode } from '../../../server/network/simfoc/evm-node.ts'
@@ -30,7 +38,11 @@ contract Probe {
 }`
 
 function compileProbe(): { abi: Abi; bytecode: Hex } {
-  const input = { language: 'Solidity', sources: { 'Probe.sol': { content: SOURCE } }, settings: { evmVersion: 'cancun', outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } } }
+  const input = {
+    language: 'Solidity',
+    sources: { 'Probe.sol': { content: SOURCE } },
+    settings: { evmVersion: 'cancun', outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
+  }
   const output = JSON.parse(solc.compile(JSON.stringify(input)))
   const probe = output.contracts['Probe.sol'].Probe
   return { abi: probe.abi, bytecode: `0x${probe.evm.bytecode.object}` }
@@ -43,12 +55,23 @@ describe('the simulated FOC EVM node (eth JSON-RPC on loopback)', () => {
   const account = privateKeyToAccount(key)
   const probe = compileProbe()
   let address: Hex
-  const chain = defineChain({ id: SIMFOC_CHAIN_ID, name: 'simulated FOC', nativeCurrency: { name: 'Filecoin', symbol: 'FIL', decimals: 18 }, rpcUrls: { default: { http: [] } } })
+  const chain = defineChain({
+    id: SIMFOC_CHAIN_ID,
+    name: 'simulated FOC',
+    nativeCurrency: { name: 'Filecoin', symbol: 'FIL', decimals: 18 },
+    rpcUrls: { default: { http: [] } },
+  })
   let pub: ReturnType<typeof createPublicClient>
   let wallet: ReturnType<typeof createWalletClient>
 
   beforeAll(async () => {
-    node = await startEvmNode({ now: () => clockMs, epochSeconds: 30, genesisTimestamp: 1_700_000_000, seed: 'test', accounts: [{ address: account.address, wei: parseEther('100') }] })
+    node = await startEvmNode({
+      now: () => clockMs,
+      epochSeconds: 30,
+      genesisTimestamp: 1_700_000_000,
+      seed: 'test',
+      accounts: [{ address: account.address, wei: parseEther('100') }],
+    })
     const transport = http(node.url)
     pub = createPublicClient({ chain: { ...chain, rpcUrls: { default: { http: [node.url] } } }, transport })
     wallet = createWalletClient({ chain: { ...chain, rpcUrls: { default: { http: [node.url] } } }, transport, account })
@@ -102,13 +125,23 @@ describe('the simulated FOC EVM node (eth JSON-RPC on loopback)', () => {
   })
 
   it('reverts with the contract reason viem decodes, and leaves state as it was', async () => {
-    const failure = await pub.simulateContract({ address, abi: probe.abi, functionName: 'store', args: [13n], account }).catch((e: unknown) => e)
+    const failure = await pub
+      .simulateContract({ address, abi: probe.abi, functionName: 'store', args: [13n], account })
+      .catch((e: unknown) => e)
     expect(failure).toBeInstanceOf(BaseError)
     const reverted = (failure as BaseError).walk((e) => e instanceof ContractFunctionRevertedError) as ContractFunctionRevertedError
     expect(reverted.reason).toBe('unlucky value')
     expect(await pub.readContract({ address, abi: probe.abi, functionName: 'stored' })).toBe(42n)
     // A transaction sent anyway lands with status 0 and no logs, and costs its gas.
-    const hash = await wallet.writeContract({ address, abi: probe.abi, functionName: 'store', args: [13n], account, chain: null, gas: 200_000n })
+    const hash = await wallet.writeContract({
+      address,
+      abi: probe.abi,
+      functionName: 'store',
+      args: [13n],
+      account,
+      chain: null,
+      gas: 200_000n,
+    })
     const receipt = await pub.waitForTransactionReceipt({ hash, pollingInterval: 10 })
     expect(receipt.status).toBe('reverted')
     expect(receipt.logs).toEqual([])
@@ -141,13 +174,20 @@ describe('the simulated FOC EVM node (eth JSON-RPC on loopback)', () => {
     expect(a).toMatch(/^0x[0-9a-f]{64}$/)
     expect(a).not.toBe(b)
     expect(await pub.readContract({ address, abi: probe.abi, functionName: 'randomness', args: [3n] })).toBe(a)
-    await expect(pub.readContract({ address, abi: probe.abi, functionName: 'randomness', args: [1_000n] })).rejects.toThrow(/randomness refused/)
+    await expect(pub.readContract({ address, abi: probe.abi, functionName: 'randomness', args: [1_000n] })).rejects.toThrow(
+      /randomness refused/,
+    )
   })
 
   it('outlives a restart: its state file replays every change, receipts and logs included, and genesis funds are not given twice', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'simfoc-chain-'))
     let ms = 1_900_000_000_000
-    const options = { now: () => ms, genesisTimestamp: 1_900_000_000, stateFile: join(dir, 'chain.sqlite'), accounts: [{ address: account.address, wei: parseEther('10') }] }
+    const options = {
+      now: () => ms,
+      genesisTimestamp: 1_900_000_000,
+      stateFile: join(dir, 'chain.sqlite'),
+      accounts: [{ address: account.address, wei: parseEther('10') }],
+    }
     try {
       const first = await startEvmNode(options)
       expect(first.fresh).toBe(true)
@@ -155,7 +195,10 @@ describe('the simulated FOC EVM node (eth JSON-RPC on loopback)', () => {
       const w = createWalletClient({ chain: c, transport: http(first.url), account })
       const p = createPublicClient({ chain: c, transport: http(first.url) })
       ms += 30_000
-      const deployed = await p.waitForTransactionReceipt({ hash: await w.deployContract({ abi: probe.abi, bytecode: probe.bytecode }), pollingInterval: 10 })
+      const deployed = await p.waitForTransactionReceipt({
+        hash: await w.deployContract({ abi: probe.abi, bytecode: probe.bytecode }),
+        pollingInterval: 10,
+      })
       ms += 60_000
       const stored = await w.writeContract({ address: deployed.contractAddress!, abi: probe.abi, functionName: 'store', args: [5n] })
       await p.waitForTransactionReceipt({ hash: stored, pollingInterval: 10 })
@@ -179,11 +222,17 @@ describe('the simulated FOC EVM node (eth JSON-RPC on loopback)', () => {
   })
 
   it('answers bad requests in the JSON-RPC envelope', async () => {
-    const post = (body: string) => fetch(node.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(async (r) => ({ status: r.status, body: await r.json() }))
+    const post = (body: string) =>
+      fetch(node.url, { method: 'POST', headers: { 'content-type': 'application/json' }, body }).then(async (r) => ({
+        status: r.status,
+        body: await r.json(),
+      }))
     expect((await post('{')).body.error.code).toBe(-32700)
     expect((await post('{"jsonrpc":"2.0","id":1,"method":"eth_nope","params":[]}')).body.error.code).toBe(-32601)
     expect((await post('{"jsonrpc":"2.0","id":1,"method":"eth_getBalance","params":["0x12"]}')).body.error.code).toBe(-32602)
-    expect((await post('{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["0xffffff",false]}')).body.error.message).toMatch(/future/)
+    expect((await post('{"jsonrpc":"2.0","id":1,"method":"eth_getBlockByNumber","params":["0xffffff",false]}')).body.error.message).toMatch(
+      /future/,
+    )
     expect((await post('[]')).body.error.code).toBe(-32600)
     const batch = await post('[{"jsonrpc":"2.0","id":1,"method":"eth_chainId"},{"jsonrpc":"2.0","id":2,"method":"eth_blockNumber"}]')
     expect(batch.body.map((r: { id: number }) => r.id)).toEqual([1, 2])

@@ -50,7 +50,8 @@ describe('simulated FilecoinWarmStorageService', () => {
   let activation = 0n
   let deadline = 0n
 
-  const pdpSend = (functionName: string, args: unknown[], value?: bigint) => foc.send(sp, pdp, pdpWithListenerErrors, functionName, args, value)
+  const pdpSend = (functionName: string, args: unknown[], value?: bigint) =>
+    foc.send(sp, pdp, pdpWithListenerErrors, functionName, args, value)
   const fwssEvents = (receipt: TransactionReceipt) => parseEventLogs({ abi: Abis.fwss, logs: receipt.logs })
   const view = <T>(functionName: string, args: unknown[]) =>
     foc.publicClient.readContract({ address: foc.addresses.fwssView, abi: Abis.fwssView, functionName, args } as never) as Promise<T>
@@ -61,7 +62,12 @@ describe('simulated FilecoinWarmStorageService', () => {
     const challengeEpoch = (await PdpVerifier.getNextChallengeEpoch(foc.publicClient, { dataSetId }))!
     const seed = await foc.publicClient.readContract({ address: pdp, abi: Abis.pdp, functionName: 'getRandomness', args: [challengeEpoch] })
     const range = await foc.publicClient.readContract({ address: pdp, abi: Abis.pdp, functionName: 'getChallengeRange', args: [dataSetId] })
-    const at = challengedLeaves(seed, dataSetId, count, range).map((leaf) => locate(leaf, pieces.map((p) => BigInt(p.tree.dataLeaves))))
+    const at = challengedLeaves(seed, dataSetId, count, range).map((leaf) =>
+      locate(
+        leaf,
+        pieces.map((p) => BigInt(p.tree.dataLeaves)),
+      ),
+    )
     const proofs = proofsFor(at, new Map(pieces.map((p, i) => [BigInt(i), p.tree])))
     return pdpSend('provePossession', [dataSetId, proofs], USDFC('0.001'))
   }
@@ -128,7 +134,12 @@ describe('simulated FilecoinWarmStorageService', () => {
     })
     expect(await WarmStorage.getApprovedProviderIds(foc.publicClient)).toEqual([providerId])
     expect(await view('isProviderApproved', [providerId])).toBe(true)
-    expect(await view('getPDPConfig', [])).toEqual([MAX_PROVING_PERIOD, CHALLENGE_WINDOW, 5n, BigInt(foc.epoch()) + MAX_PROVING_PERIOD - CHALLENGE_WINDOW])
+    expect(await view('getPDPConfig', [])).toEqual([
+      MAX_PROVING_PERIOD,
+      CHALLENGE_WINDOW,
+      5n,
+      BigInt(foc.epoch()) + MAX_PROVING_PERIOD - CHALLENGE_WINDOW,
+    ])
 
     // the domain the contract hashes with is the one the SDK signs with
     const [fields, name, version, chainId, verifyingContract, salt, extensions] = await foc.publicClient.readContract({
@@ -160,7 +171,10 @@ describe('simulated FilecoinWarmStorageService', () => {
     const extraData = await TypedData.signCreateDataSet(payer, {
       clientDataSetId,
       payee: payee.account.address,
-      metadata: [{ key: 'source', value: 'nextcloud' }, { key: 'group', value: 'a'.repeat(100) }],
+      metadata: [
+        { key: 'source', value: 'nextcloud' },
+        { key: 'group', value: 'a'.repeat(100) },
+      ],
     })
     const payBefore = (await payAccount(foc.addresses.filecoinPay)).funds
     const payerBefore = (await payAccount(payer.account.address)).funds
@@ -202,7 +216,10 @@ describe('simulated FilecoinWarmStorageService', () => {
     info = { pdpRailId: dataSet!.pdpRailId }
     expect(await WarmStorage.getClientDataSets(foc.publicClient, { address: payer.account.address })).toEqual([dataSet])
     expect(await WarmStorage.getClientDataSetsLength(foc.publicClient, { address: payer.account.address })).toBe(1n)
-    expect(await WarmStorage.getAllDataSetMetadata(foc.publicClient, { dataSetId })).toEqual({ source: 'nextcloud', group: 'a'.repeat(100) })
+    expect(await WarmStorage.getAllDataSetMetadata(foc.publicClient, { dataSetId })).toEqual({
+      source: 'nextcloud',
+      group: 'a'.repeat(100),
+    })
     expect(await view('getDataSetMetadata', [dataSetId, 'group'])).toEqual([true, 'a'.repeat(100)])
     expect(await view('getDataSetMetadata', [dataSetId, 'withCDN'])).toEqual([false, ''])
     expect(await view('railToDataSet', [info.pdpRailId])).toBe(dataSetId)
@@ -210,7 +227,14 @@ describe('simulated FilecoinWarmStorageService', () => {
     expect(await view('getDataSetStatus', [dataSetId])).toBe(0) // no proving yet
 
     const rail = await Pay.getRail(foc.publicClient, { railId: info.pdpRailId })
-    expect(rail).toMatchObject({ from: payer.account.address, to: payee.account.address, operator: fwss, validator: fwss, paymentRate: 0n, lockupPeriod: 86_400n })
+    expect(rail).toMatchObject({
+      from: payer.account.address,
+      to: payee.account.address,
+      operator: fwss,
+      validator: fwss,
+      paymentRate: 0n,
+      lockupPeriod: 86_400n,
+    })
 
     const pdpDataSet = await WarmStorage.getPdpDataSet(foc.publicClient, { dataSetId })
     expect(pdpDataSet).toMatchObject({ live: true, managed: true, cdn: false, activePieceCount: 0n, metadata: { source: 'nextcloud' } })
@@ -220,7 +244,10 @@ describe('simulated FilecoinWarmStorageService', () => {
 
   it('refuses a second data set under the same clientDataSetId', async () => {
     const again = await TypedData.signCreateDataSet(payer, { clientDataSetId, payee: payee.account.address })
-    expect(await revertOf(pdpSend('createDataSet', [fwss, again]))).toEqual({ errorName: 'ClientDataSetAlreadyRegistered', args: [clientDataSetId] })
+    expect(await revertOf(pdpSend('createDataSet', [fwss, again]))).toEqual({
+      errorName: 'ClientDataSetAlreadyRegistered',
+      args: [clientDataSetId],
+    })
   })
 
   it('adds pieces on the SDK’s AddPieces signature, stores their metadata and starts the rail at the floor rate', async () => {
@@ -230,7 +257,11 @@ describe('simulated FilecoinWarmStorageService', () => {
       pieces: pieces.map((p) => ({ pieceCid: Piece.calculate(p.data), metadata: p.metadata })),
     })
     // a forged one first
-    const forged = await TypedData.signAddPieces(mallory, { clientDataSetId, nonce: 2n, pieces: pieces.map((p) => ({ pieceCid: Piece.calculate(p.data) })) })
+    const forged = await TypedData.signAddPieces(mallory, {
+      clientDataSetId,
+      nonce: 2n,
+      pieces: pieces.map((p) => ({ pieceCid: Piece.calculate(p.data) })),
+    })
     const cids = pieces.map((p) => ({ data: p.tree.cidHex }))
     expect(await revertOf(pdpSend('addPieces', [dataSetId, zeroAddress, cids, forged]))).toEqual({
       errorName: 'InvalidSignature',
@@ -254,7 +285,10 @@ describe('simulated FilecoinWarmStorageService', () => {
     const active = await PdpVerifier.getActivePieces(foc.publicClient, { dataSetId })
     expect(active.pieces.map((p) => p.cid.toString())).toEqual(pieces.map((p) => Piece.calculate(p.data).toString()))
     // the nonce is spent: the same authorisation cannot add the pieces twice
-    expect(await revertOf(pdpSend('addPieces', [dataSetId, zeroAddress, cids, signed]))).toEqual({ errorName: 'ClientDataSetAlreadyRegistered', args: [1n] })
+    expect(await revertOf(pdpSend('addPieces', [dataSetId, zeroAddress, cids, signed]))).toEqual({
+      errorName: 'ClientDataSetAlreadyRegistered',
+      args: [1n],
+    })
     expect(await view('clientNonces', [payer.account.address, 1n])).toBe((2n << 128n) | dataSetId)
   })
 
@@ -266,11 +300,19 @@ describe('simulated FilecoinWarmStorageService', () => {
       expiresAt: BigInt(GENESIS + 365 * 86_400),
     })
     const extra = buildPieceTree(testBytes(300, 23))
-    const signed = await TypedData.signAddPieces(session, { clientDataSetId, nonce: 3n, pieces: [{ pieceCid: Piece.calculate(testBytes(300, 23)) }] })
+    const signed = await TypedData.signAddPieces(session, {
+      clientDataSetId,
+      nonce: 3n,
+      pieces: [{ pieceCid: Piece.calculate(testBytes(300, 23)) }],
+    })
     await pdpSend('addPieces', [dataSetId, zeroAddress, [{ data: extra.cidHex }], signed])
     pieces.push({ data: testBytes(300, 23), tree: extra, metadata: [] })
     // not for creating data sets, which it was not given
-    const create = await TypedData.signCreateDataSet(session, { clientDataSetId: 7002n, payee: payee.account.address, payer: payer.account.address })
+    const create = await TypedData.signCreateDataSet(session, {
+      clientDataSetId: 7002n,
+      payee: payee.account.address,
+      payer: payer.account.address,
+    })
     expect(await revertOf(pdpSend('createDataSet', [fwss, create]))).toEqual({
       errorName: 'InvalidSignature',
       args: [payer.account.address, session.account.address],
@@ -352,7 +394,9 @@ describe('simulated FilecoinWarmStorageService', () => {
     expect(newId).toBe(2n)
     expect(await WarmStorage.getClientDataSetsLength(foc.publicClient, { address: payer.account.address })).toBe(2n)
     expect(await WarmStorage.getAllPieceMetadata(foc.publicClient, { dataSetId: newId, pieceId: 0n })).toEqual({ name: 'b.bin' })
-    expect((await PdpVerifier.getActivePieces(foc.publicClient, { dataSetId: newId })).pieces.map((p) => bytesToHex(p.cid.bytes))).toEqual([tree.cidHex])
+    expect((await PdpVerifier.getActivePieces(foc.publicClient, { dataSetId: newId })).pieces.map((p) => bytesToHex(p.cid.bytes))).toEqual([
+      tree.cidHex,
+    ])
   })
 
   it('opens the two CDN rails for a "withCDN" data set, and FilBeam’s controller can end them', async () => {
@@ -363,10 +407,17 @@ describe('simulated FilecoinWarmStorageService', () => {
     })
     const receipt = await pdpSend('createDataSet', [fwss, extraData])
     const events = fwssEvents(receipt)
-    const created = events.find((e) => e.eventName === 'DataSetCreated')!.args as { dataSetId: bigint; cacheMissRailId: bigint; cdnRailId: bigint }
+    const created = events.find((e) => e.eventName === 'DataSetCreated')!.args as {
+      dataSetId: bigint
+      cacheMissRailId: bigint
+      cdnRailId: bigint
+    }
     expect(created.cacheMissRailId).toBeGreaterThan(0n)
     expect(created.cdnRailId).toBeGreaterThan(0n)
-    expect(events.find((e) => e.eventName === 'CDNPaymentRailsToppedUp')?.args).toMatchObject({ cdnAmountAdded: USDFC('0.7'), cacheMissAmountAdded: USDFC('0.3') })
+    expect(events.find((e) => e.eventName === 'CDNPaymentRailsToppedUp')?.args).toMatchObject({
+      cdnAmountAdded: USDFC('0.7'),
+      cacheMissAmountAdded: USDFC('0.3'),
+    })
     expect(await Pay.getRail(foc.publicClient, { railId: created.cdnRailId })).toMatchObject({
       to: foc.deployer.account.address, // the FilBeam beneficiary on the simulated network
       lockupFixed: USDFC('0.7'),
@@ -396,16 +447,26 @@ describe('simulated FilecoinWarmStorageService', () => {
   })
 
   it('ends the service on the payer’s terminateService: Filecoin Pay reports the end epoch back, and no pieces are added after', async () => {
-    expect(await revertOf(foc.send(mallory, fwss, Abis.fwss, 'terminateService', [dataSetId]))).toMatchObject({ errorName: 'CallerNotPayerOrPayee' })
+    expect(await revertOf(foc.send(mallory, fwss, Abis.fwss, 'terminateService', [dataSetId]))).toMatchObject({
+      errorName: 'CallerNotPayerOrPayee',
+    })
     const { receipt } = await WarmStorage.terminateServiceSync(payer, { dataSetId })
     const events = fwssEvents(receipt)
     const rail = await Pay.getRail(foc.publicClient, { railId: info.pdpRailId })
     expect(rail.endEpoch).toBeGreaterThan(0n)
-    expect(events.find((e) => e.eventName === 'PDPPaymentTerminated')?.args).toEqual({ dataSetId, endEpoch: rail.endEpoch, pdpRailId: info.pdpRailId })
+    expect(events.find((e) => e.eventName === 'PDPPaymentTerminated')?.args).toEqual({
+      dataSetId,
+      endEpoch: rail.endEpoch,
+      pdpRailId: info.pdpRailId,
+    })
     expect(events.find((e) => e.eventName === 'ServiceTerminated')?.args).toMatchObject({ caller: payer.account.address, dataSetId })
     expect((await WarmStorage.getDataSet(foc.publicClient, { dataSetId }))?.pdpEndEpoch).toBe(rail.endEpoch)
 
-    const signed = await TypedData.signAddPieces(payer, { clientDataSetId, nonce: 9n, pieces: [{ pieceCid: Piece.calculate(pieces[1].data) }] })
+    const signed = await TypedData.signAddPieces(payer, {
+      clientDataSetId,
+      nonce: 9n,
+      pieces: [{ pieceCid: Piece.calculate(pieces[1].data) }],
+    })
     expect(await revertOf(pdpSend('addPieces', [dataSetId, zeroAddress, [{ data: pieces[1].tree.cidHex as Hex }], signed]))).toEqual({
       errorName: 'DataSetPaymentAlreadyTerminated',
       args: [dataSetId],
@@ -414,7 +475,10 @@ describe('simulated FilecoinWarmStorageService', () => {
 
   it('deletes the data set once its rail is settled to the end epoch, and forgets it', async () => {
     const { endEpoch } = await Pay.getRail(foc.publicClient, { railId: info.pdpRailId })
-    expect(await revertOf(pdpSend('deleteDataSet', [dataSetId, '0x']))).toEqual({ errorName: 'PaymentRailsNotFinalized', args: [dataSetId, endEpoch] })
+    expect(await revertOf(pdpSend('deleteDataSet', [dataSetId, '0x']))).toEqual({
+      errorName: 'PaymentRailsNotFinalized',
+      args: [dataSetId, endEpoch],
+    })
     // Just past the end epoch, its proving period is still open (a proof may come until its deadline),
     // so validatePayment holds settlement at the last closed period and deletion must wait.
     foc.setEpoch(Number(endEpoch) + 1)
@@ -433,7 +497,9 @@ describe('simulated FilecoinWarmStorageService', () => {
     expect(await PdpVerifier.dataSetLive(foc.publicClient, { dataSetId })).toBe(false)
     expect(await WarmStorage.getDataSet(foc.publicClient, { dataSetId })).toBe(null)
     expect(await view('railToDataSet', [info.pdpRailId])).toBe(0n)
-    expect((await WarmStorage.getClientDataSets(foc.publicClient, { address: payer.account.address })).map((d) => d.dataSetId).sort()).toEqual([2n, 3n])
+    expect(
+      (await WarmStorage.getClientDataSets(foc.publicClient, { address: payer.account.address })).map((d) => d.dataSetId).sort(),
+    ).toEqual([2n, 3n])
     expect(await WarmStorage.getAllDataSetMetadata(foc.publicClient, { dataSetId })).toEqual({})
     // the clientDataSetId stays spent
     expect(await view('clientNonces', [payer.account.address, clientDataSetId])).toBe(dataSetId)

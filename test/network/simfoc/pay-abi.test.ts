@@ -21,7 +21,10 @@ function shape(abi: Abi): Map<string, string> {
   const items = new Map<string, string>()
   for (const item of abi) {
     if (item.type === 'function') {
-      items.set(`function ${item.name}`, `${item.inputs.map(type).join(',')} -> ${item.outputs.map(type).join(',')} ${item.stateMutability === 'pure' ? 'view' : item.stateMutability}`)
+      items.set(
+        `function ${item.name}`,
+        `${item.inputs.map(type).join(',')} -> ${item.outputs.map(type).join(',')} ${item.stateMutability === 'pure' ? 'view' : item.stateMutability}`,
+      )
     } else if (item.type === 'event') {
       items.set(`event ${item.name}`, item.inputs.map((p) => `${type(p)}${p.indexed ? ' indexed' : ''}`).join(','))
     } else if (item.type === 'error') {
@@ -33,20 +36,66 @@ function shape(abi: Abi): Map<string, string> {
 
 /** Our contract, the SDK's ABI for it, and what the SDK (synapse-core, synapse-sdk) or FWSS calls on it. */
 const CONTRACTS: [string, Abi, string[]][] = [
-  ['SimUsdfc', Abis.erc20WithPermit, ['balanceOf', 'allowance', 'approve', 'transfer', 'transferFrom', 'decimals', 'symbol', 'name', 'nonces', 'version', 'totalSupply']],
-  ['FilecoinPay', Abis.filecoinPay, [
-    'accounts', 'deposit', 'depositWithPermit', 'depositWithPermitAndApproveOperator', 'withdraw', 'withdrawTo',
-    'setOperatorApproval', 'operatorApprovals', 'createRail', 'modifyRailLockup', 'modifyRailPayment', 'getRail',
-    'getRailsForPayerAndToken', 'getRailsForPayeeAndToken', 'settleRail', 'settleTerminatedRailWithoutValidation',
-    'terminateRail', 'getAccountInfoIfSettled', 'auctionInfo', 'getRateChangeQueueSize',
-    'COMMISSION_MAX_BPS', 'NETWORK_FEE_NUMERATOR', 'NETWORK_FEE_DENOMINATOR',
-  ]],
-  ['ServiceProviderRegistry', Abis.serviceProviderRegistry, [
-    'REGISTRATION_FEE', 'registerProvider', 'addProduct', 'updateProduct', 'removeProduct', 'updateProviderInfo',
-    'removeProvider', 'getProvider', 'getProviderByAddress', 'getProviderWithProduct', 'getProvidersByProductType',
-    'getProviderIdByAddress', 'getProviderPayee', 'isRegisteredProvider', 'isProviderActive', 'activeProviderCount',
-    'getProviderCount', 'providerHasProduct', 'getProductCapabilities', 'owner',
-  ]],
+  [
+    'SimUsdfc',
+    Abis.erc20WithPermit,
+    ['balanceOf', 'allowance', 'approve', 'transfer', 'transferFrom', 'decimals', 'symbol', 'name', 'nonces', 'version', 'totalSupply'],
+  ],
+  [
+    'FilecoinPay',
+    Abis.filecoinPay,
+    [
+      'accounts',
+      'deposit',
+      'depositWithPermit',
+      'depositWithPermitAndApproveOperator',
+      'withdraw',
+      'withdrawTo',
+      'setOperatorApproval',
+      'operatorApprovals',
+      'createRail',
+      'modifyRailLockup',
+      'modifyRailPayment',
+      'getRail',
+      'getRailsForPayerAndToken',
+      'getRailsForPayeeAndToken',
+      'settleRail',
+      'settleTerminatedRailWithoutValidation',
+      'terminateRail',
+      'getAccountInfoIfSettled',
+      'auctionInfo',
+      'getRateChangeQueueSize',
+      'COMMISSION_MAX_BPS',
+      'NETWORK_FEE_NUMERATOR',
+      'NETWORK_FEE_DENOMINATOR',
+    ],
+  ],
+  [
+    'ServiceProviderRegistry',
+    Abis.serviceProviderRegistry,
+    [
+      'REGISTRATION_FEE',
+      'registerProvider',
+      'addProduct',
+      'updateProduct',
+      'removeProduct',
+      'updateProviderInfo',
+      'removeProvider',
+      'getProvider',
+      'getProviderByAddress',
+      'getProviderWithProduct',
+      'getProvidersByProductType',
+      'getProviderIdByAddress',
+      'getProviderPayee',
+      'isRegisteredProvider',
+      'isProviderActive',
+      'activeProviderCount',
+      'getProviderCount',
+      'providerHasProduct',
+      'getProductCapabilities',
+      'owner',
+    ],
+  ],
   ['SessionKeyRegistry', Abis.sessionKeyRegistry, ['authorizationExpiry', 'login', 'loginAndFund', 'revoke']],
   ['ProviderIdSet', Abis.providerIdSet, ['getProviderIds', 'containsProviderId', 'addProviderId', 'removeProviderId', 'owner']],
 ]

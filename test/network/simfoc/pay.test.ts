@@ -68,9 +68,9 @@ describe('USDFC and Filecoin Pay through the Synapse SDK', () => {
 
   it('only the deployer (the faucet) mints', async () => {
     const mallory = await fx.wallet('mallory')
-    await expect(
-      fx.send(mallory, fx.addresses.usdfc, fx.artifacts.SimUsdfc.abi, 'mint', [mallory.account.address, 1n]),
-    ).rejects.toThrow(/OnlyMinter/)
+    await expect(fx.send(mallory, fx.addresses.usdfc, fx.artifacts.SimUsdfc.abi, 'mint', [mallory.account.address, 1n])).rejects.toThrow(
+      /OnlyMinter/,
+    )
   })
 
   it('deposit after an ERC-20 approve credits the account and spends the allowance', async () => {
@@ -81,7 +81,13 @@ describe('USDFC and Filecoin Pay through the Synapse SDK', () => {
     expect(event.args).toEqual({ token: fx.addresses.usdfc, from: bob.account.address, to: bob.account.address, amount: USDFC('40') })
 
     const account = await Pay.accounts(bob, { address: bob.account.address })
-    expect(account).toEqual({ funds: USDFC('40'), lockupCurrent: 0n, lockupRate: 0n, lockupLastSettledAt: 100n, availableFunds: USDFC('40') })
+    expect(account).toEqual({
+      funds: USDFC('40'),
+      lockupCurrent: 0n,
+      lockupRate: 0n,
+      lockupLastSettledAt: 100n,
+      availableFunds: USDFC('40'),
+    })
     const tokens = await ERC20.balance(bob, { address: bob.account.address })
     expect(tokens.value).toBe(USDFC('60'))
     expect(tokens.allowance).toBe(USDFC('20'))
@@ -144,7 +150,13 @@ describe('USDFC and Filecoin Pay through the Synapse SDK', () => {
     const deposit = (signature: `0x${string}`, at = deadline) => {
       const { v, r, s } = parseSignature(signature)
       return fx.send(dave, fx.addresses.filecoinPay, abi, 'depositWithPermit', [
-        fx.addresses.usdfc, dave.account.address, USDFC('1'), at, Number(v), r, s,
+        fx.addresses.usdfc,
+        dave.account.address,
+        USDFC('1'),
+        at,
+        Number(v),
+        r,
+        s,
       ])
     }
     const good = await sign(0n)
@@ -189,12 +201,34 @@ describe('USDFC and Filecoin Pay through the Synapse SDK', () => {
       lockupAllowance: maxUint256,
       maxLockupPeriod: 86_400n,
     })
-    expect(event.args).toMatchObject({ client: grace.account.address, operator: operator.account.address, approved: true, maxLockupPeriod: 86_400n })
-    expect((await Pay.operatorApprovals(grace, { address: grace.account.address, operator: operator.account.address })).rateAllowance).toBe(maxUint256)
-    await Pay.setOperatorApprovalSync(grace, { operator: operator.account.address, approve: false, rateAllowance: 0n, lockupAllowance: 0n, maxLockupPeriod: 0n })
-    expect((await Pay.operatorApprovals(grace, { address: grace.account.address, operator: operator.account.address })).isApproved).toBe(false)
+    expect(event.args).toMatchObject({
+      client: grace.account.address,
+      operator: operator.account.address,
+      approved: true,
+      maxLockupPeriod: 86_400n,
+    })
+    expect((await Pay.operatorApprovals(grace, { address: grace.account.address, operator: operator.account.address })).rateAllowance).toBe(
+      maxUint256,
+    )
+    await Pay.setOperatorApprovalSync(grace, {
+      operator: operator.account.address,
+      approve: false,
+      rateAllowance: 0n,
+      lockupAllowance: 0n,
+      maxLockupPeriod: 0n,
+    })
+    expect((await Pay.operatorApprovals(grace, { address: grace.account.address, operator: operator.account.address })).isApproved).toBe(
+      false,
+    )
     await expect(
-      fx.send(grace, fx.addresses.filecoinPay, Abis.filecoinPay, 'setOperatorApproval', [fx.addresses.usdfc, zeroAddress, true, 1n, 1n, 1n]),
+      fx.send(grace, fx.addresses.filecoinPay, Abis.filecoinPay, 'setOperatorApproval', [
+        fx.addresses.usdfc,
+        zeroAddress,
+        true,
+        1n,
+        1n,
+        1n,
+      ]),
     ).rejects.toThrow(/ZeroAddressNotAllowed/)
   })
 
@@ -205,18 +239,15 @@ describe('USDFC and Filecoin Pay through the Synapse SDK', () => {
     expect(event.args).toEqual({ token: fx.addresses.usdfc, from: bob.account.address, to: bob.account.address, amount: USDFC('15') })
     expect((await Pay.accounts(bob, { address: bob.account.address })).funds).toBe(USDFC('25'))
     expect((await ERC20.balance(bob, { address: bob.account.address })).value).toBe(USDFC('75'))
-    await expect(
-      fx.send(bob, fx.addresses.filecoinPay, Abis.filecoinPay, 'withdraw', [fx.addresses.usdfc, USDFC('26')]),
-    ).rejects.toThrow(/InsufficientUnlockedFunds/)
+    await expect(fx.send(bob, fx.addresses.filecoinPay, Abis.filecoinPay, 'withdraw', [fx.addresses.usdfc, USDFC('26')])).rejects.toThrow(
+      /InsufficientUnlockedFunds/,
+    )
   })
 
   it('Multicall3 batches reads as viem multicall expects, with and without allowed failures', async () => {
     const bob = await fx.wallet('bob')
     const results = await multicall(fx.publicClient, {
-      contracts: [
-        Pay.accountsCall({ chain: fx.chain, address: bob.account.address }),
-        Pay.getRailCall({ chain: fx.chain, railId: 999n }),
-      ],
+      contracts: [Pay.accountsCall({ chain: fx.chain, address: bob.account.address }), Pay.getRailCall({ chain: fx.chain, railId: 999n })],
     })
     expect(results[0]).toMatchObject({ status: 'success', result: [USDFC('25'), 0n, 0n, 120n] })
     expect(results[1].status).toBe('failure')

@@ -63,7 +63,14 @@ export interface Foc {
   wallet(name: string): Promise<SdkClient>
   mint(to: Address, amount: bigint): Promise<void>
   /** Simulates then sends a call and waits for it; a revert throws viem's error from the simulation. */
-  send(client: SdkClient, address: Address, abi: Abi | readonly unknown[], functionName: string, args: unknown[], value?: bigint): Promise<TransactionReceipt>
+  send(
+    client: SdkClient,
+    address: Address,
+    abi: Abi | readonly unknown[],
+    functionName: string,
+    args: unknown[],
+    value?: bigint,
+  ): Promise<TransactionReceipt>
   close(): Promise<void>
 }
 
@@ -108,7 +115,14 @@ export async function startFoc(): Promise<Foc> {
       await mintUsdfc(node.url, deployerKey, addresses.usdfc, to, amount)
     },
     async send(client, address, abi, functionName, args, value) {
-      const { request } = await publicClient.simulateContract({ account: client.account, address, abi: abi as Abi, functionName, args, value })
+      const { request } = await publicClient.simulateContract({
+        account: client.account,
+        address,
+        abi: abi as Abi,
+        functionName,
+        args,
+        value,
+      })
       const hash = await client.writeContract(request as Parameters<SdkClient['writeContract']>[0])
       const receipt = await publicClient.waitForTransactionReceipt({ hash })
       if (receipt.status !== 'success') throw new Error(`${functionName} failed in ${hash} (gas used ${receipt.gasUsed})`)
@@ -166,7 +180,17 @@ export function proofsFor(challenges: { pieceId: bigint; offset: bigint }[], tre
 }
 
 /** Proxy-upgrade machinery of the real contracts: our stand-ins have no proxy. */
-const UPGRADE_ONLY = new Set(['UPGRADE_INTERFACE_VERSION', 'announcePlannedUpgrade', 'migrate', 'proxiableUUID', 'renounceOwnership', 'upgradeToAndCall', 'ContractUpgraded', 'UpgradeAnnounced', 'Upgraded'])
+const UPGRADE_ONLY = new Set([
+  'UPGRADE_INTERFACE_VERSION',
+  'announcePlannedUpgrade',
+  'migrate',
+  'proxiableUUID',
+  'renounceOwnership',
+  'upgradeToAndCall',
+  'ContractUpgraded',
+  'UpgradeAnnounced',
+  'Upgraded',
+])
 
 /** Functions and events of the SDK's ABI (names, parameter and return types) that `ours` lacks, but for the upgrade machinery. */
 export function missingFromAbi(sdk: readonly unknown[], ours: Abi, alsoAllowed: string[] = []): string[] {

@@ -38,7 +38,14 @@ const USDFC = (n: string) => parseUnits(n, 18)
 
 function bytes(size: number, seed: string): Uint8Array {
   const out = new Uint8Array(size)
-  for (let i = 0, n = 0; i < size; n++, i += 32) out.set(createHash('sha256').update(`${seed}/${n}`).digest().subarray(0, Math.min(32, size - i)), i)
+  for (let i = 0, n = 0; i < size; n++, i += 32)
+    out.set(
+      createHash('sha256')
+        .update(`${seed}/${n}`)
+        .digest()
+        .subarray(0, Math.min(32, size - i)),
+      i,
+    )
   return out
 }
 
@@ -64,7 +71,12 @@ describe.skipIf(!withPdpContracts)('simulated Curio providers on the simulated c
     addresses = await deployFoc(node.url, deployerKey)
     // The SDK's Chain as the gateway's client builds it (the lead's test helper).
     chain = simulatedFocChain(node.url, addresses, GENESIS)
-    const deployer = createWalletClient({ account: privateKeyToAccount(deployerKey), chain, transport: http(node.url), pollingInterval: 20 })
+    const deployer = createWalletClient({
+      account: privateKeyToAccount(deployerKey),
+      chain,
+      transport: http(node.url),
+      pollingInterval: 20,
+    })
 
     for (const name of ['alpha', 'beta']) {
       const key = keyOf(`provider ${name}`)
@@ -107,7 +119,9 @@ describe.skipIf(!withPdpContracts)('simulated Curio providers on the simulated c
       functionName: 'addProviderId',
       args: [providerIds[0]],
     })
-    await createPublicClient({ chain, transport: http(node.url) }).waitForTransactionReceipt({ hash: await deployer.writeContract(request) })
+    await createPublicClient({ chain, transport: http(node.url) }).waitForTransactionReceipt({
+      hash: await deployer.writeContract(request),
+    })
 
     // The chain moves an epoch at a time, and both providers see every head before the next one.
     pump = (async () => {
@@ -173,7 +187,12 @@ describe.skipIf(!withPdpContracts)('simulated Curio providers on the simulated c
       let receipt = null
       while (!receipt) receipt = await publicClient.getTransactionReceipt({ hash: proof.txHash as Hex }).catch(() => null)
       expect(receipt.status).toBe('success')
-      const lastProven = await publicClient.readContract({ address: addresses.pdp, abi: Abis.pdp, functionName: 'getDataSetLastProvenEpoch', args: [BigInt(proof.dataSetId)] })
+      const lastProven = await publicClient.readContract({
+        address: addresses.pdp,
+        abi: Abis.pdp,
+        functionName: 'getDataSetLastProvenEpoch',
+        args: [BigInt(proof.dataSetId)],
+      })
       // The chain runs on while this reads, so the provider may have proved again since the first proof: the
       // verifier's last proven epoch is the block of one of this provider's proofs of the set, the first or later.
       const proofBlocks: bigint[] = []
@@ -188,4 +207,3 @@ describe.skipIf(!withPdpContracts)('simulated Curio providers on the simulated c
     }
   }, 300_000)
 })
-

@@ -1,7 +1,13 @@
 import { CID } from 'multiformats/cid'
 import { varint } from 'multiformats'
 import { encodePacked, keccak256, toHex, type Address, type Hex } from 'viem'
-import { ChainSendError, type PdpChain, type PossessionProof, type ProvingConfig, type ReceiptSummary } from '../../../server/network/simfoc/pdp-provider-chain.ts'
+import {
+  ChainSendError,
+  type PdpChain,
+  type PossessionProof,
+  type ProvingConfig,
+  type ReceiptSummary,
+} from '../../../server/network/simfoc/pdp-provider-chain.ts'
 
 /**
  * A chain port for the simulated Curio's tests until the stand-in contracts
@@ -169,7 +175,12 @@ export class FakePdpChain implements PdpChain {
   }
 
   async dataSetLeafCount(setId: bigint): Promise<bigint> {
-    return BigInt(this.dataSets.get(Number(setId))!.pieces.filter((p) => p.live).reduce((n, p) => n + p.leafCount, 0))
+    return BigInt(
+      this.dataSets
+        .get(Number(setId))!
+        .pieces.filter((p) => p.live)
+        .reduce((n, p) => n + p.leafCount, 0),
+    )
   }
 
   /** As FWSS's view: the first window opens one proving period from now, less a window. */

@@ -24,7 +24,14 @@ import { FakePdpChain } from './pdp-provider-fake-chain.ts'
 
 function bytes(size: number, seed: string): Uint8Array {
   const out = new Uint8Array(size)
-  for (let i = 0, n = 0; i < size; n++, i += 32) out.set(createHash('sha256').update(`${seed}/${n}`).digest().subarray(0, Math.min(32, size - i)), i)
+  for (let i = 0, n = 0; i < size; n++, i += 32)
+    out.set(
+      createHash('sha256')
+        .update(`${seed}/${n}`)
+        .digest()
+        .subarray(0, Math.min(32, size - i)),
+      i,
+    )
   return out
 }
 
@@ -58,12 +65,17 @@ describe('simulated Curio: CommP and Merkle proofs', () => {
       const nodes = independentTree(data)
       expect(bytesToHex(nodes[0][0])).toBe(bytesToHex(piece.root))
       const leaves = leafCountOf(paddingOf(size, piece.height), piece.height)
-      const picks = new Set([0, 1, 2, 3, 1023, 1024, 1025, Math.floor(leaves / 3), leaves - 2, leaves - 1].filter((n) => n >= 0 && n < leaves))
+      const picks = new Set(
+        [0, 1, 2, 3, 1023, 1024, 1025, Math.floor(leaves / 3), leaves - 2, leaves - 1].filter((n) => n >= 0 && n < leaves),
+      )
       for (const leaf of picks) {
         const proof = await proveLeaf(async (offset, length) => data.subarray(offset, offset + length), piece, leaf)
         const expected = expectedPath(nodes, leaf)
         expect(bytesToHex(proof.leaf), `size ${size} leaf ${leaf}`).toBe(bytesToHex(expected.leaf))
-        expect(proof.proof.map((n) => bytesToHex(n)), `size ${size} leaf ${leaf}`).toEqual(expected.path.map((n) => bytesToHex(n)))
+        expect(
+          proof.proof.map((n) => bytesToHex(n)),
+          `size ${size} leaf ${leaf}`,
+        ).toEqual(expected.path.map((n) => bytesToHex(n)))
       }
     }
   })
@@ -73,7 +85,9 @@ describe('simulated Curio: CommP and Merkle proofs', () => {
     const piece = commP(data)
     const changed = data.slice()
     changed[100] ^= 1
-    await expect(proveLeaf(async (o, l) => changed.subarray(o, o + l), piece, 3)).rejects.toThrow('piece data does not match its commitment')
+    await expect(proveLeaf(async (o, l) => changed.subarray(o, o + l), piece, 3)).rejects.toThrow(
+      'piece data does not match its commitment',
+    )
   })
 
   it('draws challenges as PDPVerifier does: keccak256(seed ‖ setId ‖ uint64 index) mod leaves', () => {
@@ -159,7 +173,8 @@ describe('simulated Curio: the proving loop', () => {
     // Init: nextProvingPeriod(set, initChallengeWindowStart + window/2) (task_init_pp.go).
     await advanceTo(chain.head + 1)
     const [init] = chain.callsNamed('nextProvingPeriod')
-    const expectedStart = init.epoch + Number(chain.config.maxProvingPeriod - chain.config.challengeWindow) + Number(chain.config.challengeWindow) / 2
+    const expectedStart =
+      init.epoch + Number(chain.config.maxProvingPeriod - chain.config.challengeWindow) + Number(chain.config.challengeWindow) / 2
     expect(init.args).toEqual([1n, BigInt(expectedStart), '0x'])
     const dataSet = await SP.getDataSet({ serviceURL: url, dataSetId: 1n })
     expect(dataSet.nextChallengeEpoch).toBe(expectedStart)
@@ -171,7 +186,9 @@ describe('simulated Curio: the proving loop', () => {
     const [first] = chain.callsNamed('provePossession')
     expect(first.value).toBe(3000n)
     await checkProof(first, expectedStart)
-    expect(provider.proofs()).toEqual([{ dataSetId: 1, challengeEpoch: expectedStart, sentAtEpoch: expectedStart + 2, txHash: first.hash!.toLowerCase() }])
+    expect(provider.proofs()).toEqual([
+      { dataSetId: 1, challengeEpoch: expectedStart, sentAtEpoch: expectedStart + 2, txHash: first.hash!.toLowerCase() },
+    ])
 
     // After the window: the next period (task_next_pp.go), then its proof.
     const windowEnd = expectedStart + Number(chain.config.challengeWindow)

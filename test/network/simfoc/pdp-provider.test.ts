@@ -105,7 +105,11 @@ describe('simulated Curio: ping and uploads through the SDK', () => {
     const pieceCid = Piece.calculate(data)
     await SP.uploadPiece({ serviceURL: url, data, pieceCid })
     await expect(SP.findPiece({ serviceURL: url, pieceCid })).resolves.toBeDefined()
-    const again = await fetch(`${url}/pdp/piece`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pieceCid: pieceCid.toString() }) })
+    const again = await fetch(`${url}/pdp/piece`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ pieceCid: pieceCid.toString() }),
+    })
     expect(again.status).toBe(200)
     expect(await again.json()).toEqual({ pieceCid: pieceCid.toString() })
   })
@@ -115,19 +119,27 @@ describe('simulated Curio: ping and uploads through the SDK', () => {
     const other = Piece.calculate(bytes(4096, 'other'))
     const err = await SP.uploadPieceStreaming({ serviceURL: url, data, pieceCid: other }).catch((e: unknown) => e)
     expect(err).toBeInstanceOf(Error)
-    expect((err as Error).message).toContain('Failed to finalize upload: Invalid request body: pieceCid does not match the calculated pieceCid for the uploaded piece [eid: ')
+    expect((err as Error).message).toContain(
+      'Failed to finalize upload: Invalid request body: pieceCid does not match the calculated pieceCid for the uploaded piece [eid: ',
+    )
     await expect(SP.findPiece({ serviceURL: url, pieceCid: other })).rejects.toThrow()
   })
 
   it('refuses a finalize whose piece CID names another size', async () => {
     const data = bytes(4096, 'sized')
     const longer = Piece.calculate(bytes(4097, 'sized'))
-    await expect(SP.uploadPieceStreaming({ serviceURL: url, data, pieceCid: longer })).rejects.toThrow('pieceCid size does not match uploaded piece size')
+    await expect(SP.uploadPieceStreaming({ serviceURL: url, data, pieceCid: longer })).rejects.toThrow(
+      'pieceCid size does not match uploaded piece size',
+    )
   })
 
   it('refuses the older upload when the bytes are not the declared piece', async () => {
     const declared = Piece.calculate(bytes(2000, 'declared'))
-    const post = await fetch(`${url}/pdp/piece`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ pieceCid: declared.toString() }) })
+    const post = await fetch(`${url}/pdp/piece`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ pieceCid: declared.toString() }),
+    })
     expect(post.status).toBe(201)
     const location = post.headers.get('location')!
     expect(location).toMatch(/^\/pdp\/piece\/upload\/[0-9a-f-]{36}$/)
@@ -149,7 +161,10 @@ describe('simulated Curio: ping and uploads through the SDK', () => {
   })
 
   it('answers Curio’s errors for unknown uploads, bad CIDs and unknown routes', async () => {
-    const missing = await fetch(`${url}/pdp/piece/uploads/00000000-0000-0000-0000-000000000000`, { method: 'PUT', body: new Uint8Array(200) })
+    const missing = await fetch(`${url}/pdp/piece/uploads/00000000-0000-0000-0000-000000000000`, {
+      method: 'PUT',
+      body: new Uint8Array(200),
+    })
     expect(missing.status).toBe(404)
     expect(await missing.text()).toBe('404 page not found\n')
     const badUuid = await fetch(`${url}/pdp/piece/uploads/not-a-uuid`, { method: 'PUT', body: new Uint8Array(200) })
@@ -207,13 +222,23 @@ describe('simulated Curio: retrieval', () => {
 })
 
 /** A small DAG (a dag-pb node over two raw leaves) as a CARv1. */
-async function smallDag(): Promise<{ car: Uint8Array<ArrayBuffer>; root: CID; leaves: { cid: CID; bytes: Uint8Array }[]; rootBytes: Uint8Array }> {
+async function smallDag(): Promise<{
+  car: Uint8Array<ArrayBuffer>
+  root: CID
+  leaves: { cid: CID; bytes: Uint8Array }[]
+  rootBytes: Uint8Array
+}> {
   const leaves = []
   for (const text of ['first leaf of the dag', 'second leaf of the dag']) {
     const bytes = new TextEncoder().encode(text.repeat(20))
     leaves.push({ cid: CID.create(1, raw.code, await sha256.digest(bytes)), bytes })
   }
-  const rootBytes = dagPb.encode(dagPb.prepare({ Data: new Uint8Array([8, 2]), Links: leaves.map((l, i) => ({ Hash: l.cid, Name: `part${i}`, Tsize: l.bytes.length })) }))
+  const rootBytes = dagPb.encode(
+    dagPb.prepare({
+      Data: new Uint8Array([8, 2]),
+      Links: leaves.map((l, i) => ({ Hash: l.cid, Name: `part${i}`, Tsize: l.bytes.length })),
+    }),
+  )
   const root = CID.create(1, dagPb.code, await sha256.digest(rootBytes))
   const { writer, out } = CarWriter.create([root])
   const chunks: Uint8Array[] = []
@@ -234,7 +259,12 @@ describe('simulated Curio: trustless gateway retrieval of indexed CARs', () => {
     const { pieceCid } = await SP.uploadPieceStreaming({ serviceURL: url, data: dag.car })
     // Not indexed while the piece is only parked.
     expect((await fetch(`${url}/ipfs/${dag.root}?format=raw`)).status).toBe(404)
-    const created = await SP.createDataSetAndAddPieces(client, { serviceURL: url, payee: chain.address, pieces: [{ pieceCid }], metadata: { withIPFSIndexing: '' } })
+    const created = await SP.createDataSetAndAddPieces(client, {
+      serviceURL: url,
+      payee: chain.address,
+      pieces: [{ pieceCid }],
+      metadata: { withIPFSIndexing: '' },
+    })
     await advance(3)
     await SP.waitForCreateDataSetAddPieces({ statusUrl: created.statusUrl })
 
@@ -255,7 +285,9 @@ describe('simulated Curio: trustless gateway retrieval of indexed CARs', () => {
     for await (const block of reader.blocks()) order.push(block.cid.toString())
     expect(order).toEqual([dag.root, ...dag.leaves.map((l) => l.cid)].map(String))
 
-    const onlyRoot = await CarReader.fromBytes(new Uint8Array(await (await fetch(`${url}/ipfs/${dag.root}?format=car&dag-scope=block`)).arrayBuffer()))
+    const onlyRoot = await CarReader.fromBytes(
+      new Uint8Array(await (await fetch(`${url}/ipfs/${dag.root}?format=car&dag-scope=block`)).arrayBuffer()),
+    )
     const blocks: string[] = []
     for await (const block of onlyRoot.blocks()) blocks.push(block.cid.toString())
     expect(blocks).toEqual([dag.root.toString()])
@@ -278,7 +310,12 @@ describe('simulated Curio: data sets through the SDK', () => {
   it('creates a data set with pieces: its own addPieces message, then Curio’s status answers', async () => {
     const data = bytes(10_000, 'dataset')
     const { pieceCid } = await SP.uploadPieceStreaming({ serviceURL: url, data })
-    const created = await SP.createDataSetAndAddPieces(client, { serviceURL: url, payee: chain.address, pieces: [{ pieceCid }], metadata: { note: 'x' } })
+    const created = await SP.createDataSetAndAddPieces(client, {
+      serviceURL: url,
+      payee: chain.address,
+      pieces: [{ pieceCid }],
+      metadata: { note: 'x' },
+    })
     expect(created.statusUrl).toBe(`${url}/pdp/data-sets/created/${created.txHash}`)
 
     const [send] = chain.callsNamed('addPieces')
@@ -305,12 +342,24 @@ describe('simulated Curio: data sets through the SDK', () => {
 
     // A second piece into the same data set.
     const second = await SP.uploadPieceStreaming({ serviceURL: url, data: bytes(2000, 'second') })
-    const added = await SP.addPieces(client, { serviceURL: url, dataSetId: 1n, clientDataSetId: 7n, pieces: [{ pieceCid: second.pieceCid }] })
+    const added = await SP.addPieces(client, {
+      serviceURL: url,
+      dataSetId: 1n,
+      clientDataSetId: 7n,
+      pieces: [{ pieceCid: second.pieceCid }],
+    })
     expect(added.statusUrl).toBe(`${url}/pdp/data-sets/1/pieces/added/${added.txHash}`)
     expect(chain.callsNamed('addPieces')[1].args.slice(0, 2)).toEqual([1n, '0x0000000000000000000000000000000000000000'])
     await advance(2)
     const confirmation = await SP.waitForAddPieces({ statusUrl: added.statusUrl })
-    expect(confirmation).toMatchObject({ txStatus: 'confirmed', dataSetId: 1n, pieceCount: 1, addMessageOk: true, piecesAdded: true, confirmedPieceIds: [1n] })
+    expect(confirmation).toMatchObject({
+      txStatus: 'confirmed',
+      dataSetId: 1n,
+      pieceCount: 1,
+      addMessageOk: true,
+      piecesAdded: true,
+      confirmedPieceIds: [1n],
+    })
 
     // Deletion goes on chain as schedulePieceDeletions.
     const deletion = await SP.schedulePieceDeletion(client, { serviceURL: url, dataSetId: 1n, pieceId: 0n, clientDataSetId: 7n })
@@ -334,21 +383,31 @@ describe('simulated Curio: data sets through the SDK', () => {
   })
 
   it('refuses a record keeper it does not serve, pieces it does not have, and answers a reverted estimate with the chain’s text', async () => {
-    const foreign = await fetch(`${url}/pdp/data-sets`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ recordKeeper: '0x00000000000000000000000000000000000000aa', extraData: '0x' }) })
+    const foreign = await fetch(`${url}/pdp/data-sets`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ recordKeeper: '0x00000000000000000000000000000000000000aa', extraData: '0x' }),
+    })
     expect(foreign.status).toBe(403)
     expect(await foreign.text()).toContain('recordKeeper address not allowed for public service [eid: ')
 
     const absent = Piece.calculate(bytes(1000, 'never uploaded'))
-    await expect(SP.createDataSetAndAddPieces(client, { serviceURL: url, payee: chain.address, pieces: [{ pieceCid: absent }] })).rejects.toThrow(
+    await expect(
+      SP.createDataSetAndAddPieces(client, { serviceURL: url, payee: chain.address, pieces: [{ pieceCid: absent }] }),
+    ).rejects.toThrow(
       /Failed to process request: failed to validate subPieces: subPiece CID baga\w+ not found or does not belong to service public \[eid: /,
     )
 
     const { pieceCid } = await SP.uploadPieceStreaming({ serviceURL: url, data: bytes(1000, 'funds') })
     chain.failNextSend = 'execution reverted: InsufficientLockupFunds'
-    const res = await SP.createDataSetAndAddPieces(client, { serviceURL: url, payee: chain.address, pieces: [{ pieceCid }] }).catch((e: Error) => e)
+    const res = await SP.createDataSetAndAddPieces(client, { serviceURL: url, payee: chain.address, pieces: [{ pieceCid }] }).catch(
+      (e: Error) => e,
+    )
     expect((res as Error).message).toContain('chain: execution reverted: InsufficientLockupFunds')
 
-    const noSet = await SP.addPieces(client, { serviceURL: url, dataSetId: 42n, clientDataSetId: 1n, pieces: [{ pieceCid }] }).catch((e: Error) => e)
+    const noSet = await SP.addPieces(client, { serviceURL: url, dataSetId: 42n, clientDataSetId: 1n, pieces: [{ pieceCid }] }).catch(
+      (e: Error) => e,
+    )
     expect((noSet as Error).message).toContain('Data set not found [eid: ')
   })
 })
@@ -362,7 +421,12 @@ describe('simulated Curio: pulls between providers', () => {
     try {
       const data = bytes(50_000, 'pulled')
       const { pieceCid } = await SP.uploadPieceStreaming({ serviceURL: url, data })
-      const request = { serviceURL: urlB, payee: chainB.address, pieces: [{ pieceCid, sourceUrl: `${url}/piece/${pieceCid}` }], clientDataSetId: 3n }
+      const request = {
+        serviceURL: urlB,
+        payee: chainB.address,
+        pieces: [{ pieceCid, sourceUrl: `${url}/piece/${pieceCid}` }],
+        clientDataSetId: 3n,
+      }
       const seen: string[] = []
       // The SDK signs once and polls the same request (Curio keys a pull on its extraData).
       const result = await SP.waitForPullPieces(client, { ...request, pollInterval: 10, onStatus: (r) => seen.push(r.status) })
@@ -386,7 +450,12 @@ describe('simulated Curio: pulls between providers', () => {
     try {
       const { pieceCid: served } = await SP.uploadPieceStreaming({ serviceURL: url, data: bytes(3000, 'served') })
       const claimed = Piece.calculate(bytes(3000, 'claimed'))
-      const request = { serviceURL: urlB, payee: chain.address, pieces: [{ pieceCid: claimed, sourceUrl: `${url}/piece/${served}` }], clientDataSetId: 9n }
+      const request = {
+        serviceURL: urlB,
+        payee: chain.address,
+        pieces: [{ pieceCid: claimed, sourceUrl: `${url}/piece/${served}` }],
+        clientDataSetId: 9n,
+      }
       const { status } = await SP.waitForPullPieces(client, { ...request, pollInterval: 10 })
       expect(status).toBe('failed')
     } finally {
@@ -401,7 +470,9 @@ describe('simulated Curio: faults', () => {
     const { pieceCid } = await SP.uploadPieceStreaming({ serviceURL: url, data: bytes(400, 'before') })
     await provider.setFault('refuse')
     await expect(SP.ping(url)).rejects.toThrow('Ping failed')
-    await expect(SP.uploadPieceStreaming({ serviceURL: url, data: bytes(400, 'after') })).rejects.toThrow('Failed to create upload session: Service Unavailable [eid: ')
+    await expect(SP.uploadPieceStreaming({ serviceURL: url, data: bytes(400, 'after') })).rejects.toThrow(
+      'Failed to create upload session: Service Unavailable [eid: ',
+    )
     await expect(SP.findPiece({ serviceURL: url, pieceCid })).resolves.toBeDefined()
     await provider.setFault(null)
     await expect(SP.ping(url)).resolves.toBeDefined()
@@ -471,7 +542,15 @@ describe('simulated Curio: registration capabilities', () => {
       ipniPeerId: '0x0024080112205f1b' as const,
     }
     const { keys, values } = offeringCapabilities(offering, { region: 'sim' })
-    expect(keys.slice(0, 7)).toEqual(['serviceURL', 'minPieceSizeInBytes', 'maxPieceSizeInBytes', 'storagePricePerTibPerDay', 'minProvingPeriodInEpochs', 'location', 'paymentTokenAddress'])
+    expect(keys.slice(0, 7)).toEqual([
+      'serviceURL',
+      'minPieceSizeInBytes',
+      'maxPieceSizeInBytes',
+      'storagePricePerTibPerDay',
+      'minProvingPeriodInEpochs',
+      'location',
+      'paymentTokenAddress',
+    ])
     // Zero is one zero byte, as Curio encodes it.
     expect(values[4]).toBe('0x00')
     const decoded = decodePDPCapabilities(capabilitiesListToObject(keys, values))

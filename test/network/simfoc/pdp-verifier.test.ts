@@ -4,7 +4,17 @@ import * as Piece from '@filoz/synapse-core/piece'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bytesToHex, parseEventLogs, zeroAddress, type Address, type Hex, type TransactionReceipt } from 'viem'
 import { buildPieceTree, type PieceTree } from './commp-tree.ts'
-import { challengedLeaves, locate, missingFromAbi, proofsFor, revertOf, startFoc, testBytes, type Foc, type SdkClient } from './pdp-fixture.ts'
+import {
+  challengedLeaves,
+  locate,
+  missingFromAbi,
+  proofsFor,
+  revertOf,
+  startFoc,
+  testBytes,
+  type Foc,
+  type SdkClient,
+} from './pdp-fixture.ts'
 
 // PDPVerifier on its own (no listener): data sets, CommPv2 pieces, proving periods and real
 // Merkle proofs of the challenges drawn from the chain's beacon randomness.
@@ -105,7 +115,9 @@ describe('simulated PDPVerifier', () => {
     expect(await revertOf(send('addPieces', [setId, zeroAddress, piece, '0x'], undefined, other))).toEqual({
       reason: 'Only the storage provider can add pieces',
     })
-    expect(await revertOf(send('addPieces', [setId, zeroAddress, piece, '0x'], 1n))).toEqual({ reason: 'no fee on add to existing dataset' })
+    expect(await revertOf(send('addPieces', [setId, zeroAddress, piece, '0x'], 1n))).toEqual({
+      reason: 'no fee on add to existing dataset',
+    })
     expect(await PdpVerifier.getNextPieceId(foc.publicClient, { dataSetId: setId })).toBe(3n)
   })
 
@@ -132,7 +144,12 @@ describe('simulated PDPVerifier', () => {
     const seed = await read<bigint>('getRandomness', [challengeEpoch])
     const range = await read<bigint>('getChallengeRange', [setId])
     const leaves = challengedLeaves(seed, setId, 8, range)
-    const expected = leaves.map((leaf) => locate(leaf, trees.map((t) => BigInt(t.dataLeaves))))
+    const expected = leaves.map((leaf) =>
+      locate(
+        leaf,
+        trees.map((t) => BigInt(t.dataLeaves)),
+      ),
+    )
     expect(await read('findPieceIds', [setId, leaves])).toEqual(expected)
 
     const fee = await read<bigint>('calculateProofFee', [setId])
@@ -151,7 +168,12 @@ describe('simulated PDPVerifier', () => {
   it('refuses a wrong sibling, a wrong leaf, a path of the wrong length and a proof from another account', async () => {
     const seed = await read<bigint>('getRandomness', [challengeEpoch])
     const range = await read<bigint>('getChallengeRange', [setId])
-    const at = challengedLeaves(seed, setId, 1, range).map((leaf) => locate(leaf, trees.map((t) => BigInt(t.dataLeaves))))
+    const at = challengedLeaves(seed, setId, 1, range).map((leaf) =>
+      locate(
+        leaf,
+        trees.map((t) => BigInt(t.dataLeaves)),
+      ),
+    )
     const [good] = proofsFor(at, new Map(trees.map((t, i) => [BigInt(i), t])))
     const flip = (h: Hex): Hex => `${h.slice(0, -2)}${h.endsWith('00') ? '01' : '00'}` as Hex
     const value = 10n ** 15n
@@ -173,7 +195,9 @@ describe('simulated PDPVerifier', () => {
     const receipt = await send('schedulePieceDeletions', [setId, [1n], '0x'])
     expect(receipt.status).toBe('success')
     expect(await PdpVerifier.getScheduledRemovals(foc.publicClient, { dataSetId: setId })).toEqual([1n])
-    expect(await revertOf(send('schedulePieceDeletions', [setId, [1n], '0x']))).toEqual({ reason: 'Piece ID already scheduled for removal' })
+    expect(await revertOf(send('schedulePieceDeletions', [setId, [1n], '0x']))).toEqual({
+      reason: 'Piece ID already scheduled for removal',
+    })
 
     foc.setEpoch(foc.epoch() + 5)
     challengeEpoch = BigInt(foc.epoch()) + 10n
@@ -192,7 +216,13 @@ describe('simulated PDPVerifier', () => {
     const leaves = challengedLeaves(seed, setId, 16, 42n)
     const expected = leaves.map((leaf) => locate(leaf, [32n, 0n, 10n]))
     expect(new Set(expected.map((c) => c.pieceId))).toEqual(new Set([0n, 2n]))
-    const proofs = proofsFor(expected, new Map([[0n, trees[0]], [2n, trees[2]]]))
+    const proofs = proofsFor(
+      expected,
+      new Map([
+        [0n, trees[0]],
+        [2n, trees[2]],
+      ]),
+    )
     const proven = await send('provePossession', [setId, proofs], 10n ** 15n)
     expect(events(proven).find((e) => e.eventName === 'PossessionProven')?.args).toEqual({ setId, challenges: expected })
   })

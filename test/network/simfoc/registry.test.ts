@@ -84,17 +84,40 @@ describe('provider registry, endorsements and session keys through the Synapse S
     expect(await SP.isRegisteredProvider(beta, { provider: beta.account.address })).toBe(false)
 
     await expect(
-      SP.registerProvider(alpha, { payee: alpha.account.address, name: 'again', description: '', pdpOffering: offering(fx.addresses.usdfc) }),
+      SP.registerProvider(alpha, {
+        payee: alpha.account.address,
+        name: 'again',
+        description: '',
+        pdpOffering: offering(fx.addresses.usdfc),
+      }),
     ).rejects.toThrow(/already a provider/)
     await expect(
-      SP.registerProvider(beta, { payee: beta.account.address, name: 'beta', description: '', pdpOffering: offering(fx.addresses.usdfc), value: parseEther('1') }),
+      SP.registerProvider(beta, {
+        payee: beta.account.address,
+        name: 'beta',
+        description: '',
+        pdpOffering: offering(fx.addresses.usdfc),
+        value: parseEther('1'),
+      }),
     ).rejects.toThrow(/registration fee/)
     // six of the seven keys the PDP product requires
-    const keys = ['serviceURL', 'minPieceSizeInBytes', 'maxPieceSizeInBytes', 'storagePricePerTibPerDay', 'minProvingPeriodInEpochs', 'location']
+    const keys = [
+      'serviceURL',
+      'minPieceSizeInBytes',
+      'maxPieceSizeInBytes',
+      'storagePricePerTibPerDay',
+      'minProvingPeriodInEpochs',
+      'location',
+    ]
     await expect(
-      fx.send(beta, registry(), registryAbi, 'registerProvider', [
-        beta.account.address, 'beta', '', 0, keys, keys.map(() => '0x01'),
-      ], parseEther('5')),
+      fx.send(
+        beta,
+        registry(),
+        registryAbi,
+        'registerProvider',
+        [beta.account.address, 'beta', '', 0, keys, keys.map(() => '0x01')],
+        parseEther('5'),
+      ),
     ).rejects.toThrow(/InsufficientCapabilitiesForProduct/)
     expect(await SP.getProviderCount(beta)).toBe(1n)
   })
@@ -102,7 +125,12 @@ describe('provider registry, endorsements and session keys through the Synapse S
   it('updates the provider and its product, removes and re-adds the product, and removes the provider', async () => {
     const alpha = await fx.wallet('provider-alpha')
     const beta = await fx.wallet('provider-beta')
-    await SP.registerProviderSync(beta, { payee: beta.account.address, name: 'beta', description: 'second', pdpOffering: offering(fx.addresses.usdfc, 'http://127.0.0.1:4702') })
+    await SP.registerProviderSync(beta, {
+      payee: beta.account.address,
+      name: 'beta',
+      description: 'second',
+      pdpOffering: offering(fx.addresses.usdfc, 'http://127.0.0.1:4702'),
+    })
     expect((await SP.getPDPProviders(beta)).providers.map((p) => p.id)).toEqual([1n, 2n])
     expect(await SP.getPDPProviders(beta, { offset: 1n, limit: 1n })).toMatchObject({ providers: [{ id: 2n }], hasMore: false })
     expect(await SP.getPDPProviders(beta, { offset: 0n, limit: 1n })).toMatchObject({ providers: [{ id: 1n }], hasMore: true })
@@ -110,9 +138,20 @@ describe('provider registry, endorsements and session keys through the Synapse S
     await SP.updateProviderInfoSync(alpha, { name: 'alpha-2', description: 'moved' })
     await SP.updateProductSync(alpha, { pdpOffering: offering(fx.addresses.usdfc, 'http://127.0.0.1:4799') })
     const updated = await SP.getPDPProvider(alpha, { providerId: 1n })
-    expect(updated).toMatchObject({ name: 'alpha-2', description: 'moved', pdp: { serviceURL: 'http://127.0.0.1:4799', extraCapabilities: {} } })
+    expect(updated).toMatchObject({
+      name: 'alpha-2',
+      description: 'moved',
+      pdp: { serviceURL: 'http://127.0.0.1:4799', extraCapabilities: {} },
+    })
     // the old extra capability is gone from storage, not only from the key list
-    expect(await fx.publicClient.readContract({ address: registry(), abi: registryAbi, functionName: 'productCapabilities', args: [1n, 0, 'region'] })).toBe('0x')
+    expect(
+      await fx.publicClient.readContract({
+        address: registry(),
+        abi: registryAbi,
+        functionName: 'productCapabilities',
+        args: [1n, 0, 'region'],
+      }),
+    ).toBe('0x')
 
     await SP.removeProductSync(alpha)
     expect(await SP.getPDPProvider(alpha, { providerId: 1n })).toBeNull()
@@ -128,13 +167,13 @@ describe('provider registry, endorsements and session keys through the Synapse S
     expect(await SP.getProviderCount(beta)).toBe(2n)
     expect((await SP.getPDPProviders(beta)).providers.map((p) => p.id)).toEqual([1n])
     // FWSS asks the registry for a provider's id and payee
-    expect(await fx.publicClient.readContract({ address: registry(), abi: registryAbi, functionName: 'getProviderPayee', args: [1n] })).toBe(
-      (await fx.wallet('payee-alpha')).account.address,
-    )
+    expect(
+      await fx.publicClient.readContract({ address: registry(), abi: registryAbi, functionName: 'getProviderPayee', args: [1n] }),
+    ).toBe((await fx.wallet('payee-alpha')).account.address)
     await expect(SP.updateProviderInfo(beta, { name: 'ghost', description: '' })).rejects.toThrow(/not a registered provider/)
   })
 
-  it("endorsements: the deployer keeps the list, the SDK reads it", async () => {
+  it('endorsements: the deployer keeps the list, the SDK reads it', async () => {
     const deployer = await fx.wallet('deployer')
     const stranger = await fx.wallet('stranger')
     const abi = Abis.providerIdSet as Abi
@@ -145,7 +184,9 @@ describe('provider registry, endorsements and session keys through the Synapse S
     expect(await getEndorsedProviderIds(deployer)).toEqual([7n, 1n])
     await expect(fx.send(stranger, fx.addresses.endorsements, abi, 'addProviderId', [2n])).rejects.toThrow(/OwnableUnauthorizedAccount/)
     await expect(fx.send(deployer, fx.addresses.endorsements, abi, 'addProviderId', [2n ** 32n])).rejects.toThrow(/ProviderIdTooLarge/)
-    expect(await fx.publicClient.readContract({ address: fx.addresses.endorsements, abi, functionName: 'owner' })).toBe(deployer.account.address)
+    expect(await fx.publicClient.readContract({ address: fx.addresses.endorsements, abi, functionName: 'owner' })).toBe(
+      deployer.account.address,
+    )
   })
 
   it('session keys: login authorizes the FWSS permissions until an expiry, revoke clears them', async () => {
@@ -155,10 +196,24 @@ describe('provider registry, endorsements and session keys through the Synapse S
     const { event } = await SessionKey.loginSync(user, { address: sessionKey, expiresAt })
     expect(event.args).toMatchObject({ identity: user.account.address, signer: sessionKey, expiry: expiresAt, origin: 'synapse' })
     for (const permission of SessionKey.DefaultFwssPermissions) {
-      expect(await SessionKey.authorizationExpiry(user, { address: user.account.address, sessionKeyAddress: sessionKey, permission })).toBe(expiresAt)
+      expect(await SessionKey.authorizationExpiry(user, { address: user.account.address, sessionKeyAddress: sessionKey, permission })).toBe(
+        expiresAt,
+      )
     }
     await SessionKey.revokeSync(user, { address: sessionKey, permissions: [SessionKey.AddPiecesPermission] })
-    expect(await SessionKey.authorizationExpiry(user, { address: user.account.address, sessionKeyAddress: sessionKey, permission: SessionKey.AddPiecesPermission })).toBe(0n)
-    expect(await SessionKey.authorizationExpiry(user, { address: user.account.address, sessionKeyAddress: sessionKey, permission: SessionKey.CreateDataSetPermission })).toBe(expiresAt)
+    expect(
+      await SessionKey.authorizationExpiry(user, {
+        address: user.account.address,
+        sessionKeyAddress: sessionKey,
+        permission: SessionKey.AddPiecesPermission,
+      }),
+    ).toBe(0n)
+    expect(
+      await SessionKey.authorizationExpiry(user, {
+        address: user.account.address,
+        sessionKeyAddress: sessionKey,
+        permission: SessionKey.CreateDataSetPermission,
+      }),
+    ).toBe(expiresAt)
   })
 })

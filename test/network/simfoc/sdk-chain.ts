@@ -13,6 +13,7 @@ import type { FocAddresses } from '../../../server/network/simfoc/contracts/depl
  */
 export function simulatedFocChain(rpcUrl: string, addresses: FocAddresses, genesisTimestamp: number): Chain {
   const chain = focChain('devnet', rpcUrl, { contracts: addresses, genesisTimestamp })
-  for (const key of Object.keys(chain.contracts) as (keyof Chain['contracts'])[]) devnet.contracts[key].address = chain.contracts[key].address
+  for (const key of Object.keys(chain.contracts) as (keyof Chain['contracts'])[])
+    devnet.contracts[key].address = chain.contracts[key].address
   return chain
 }

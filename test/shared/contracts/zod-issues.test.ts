@@ -38,7 +38,7 @@ describe('describeIssues: one sentence per problem for every 400 envelope', () =
     expect(say({ filePath: 1, verbose: 2, count: 'x' }, { max: 2 })).toBe('filePath must be a string; verbose must be a boolean')
   })
 
-  it('never passes zod\'s own text through', () => {
+  it("never passes zod's own text through", () => {
     expect(say({ filePath: '/a', count: 1.5 })).toBe('count must be an integer')
     const message = say({ filePath: '/a', contact: 'nobody' })
     expect(message).toBe('contact is invalid')

@@ -33,7 +33,11 @@ function existing(name: 'chain' | 'gateway' | 'service'): string {
 const versions = (file: string) => {
   const db = openDatabase(file)
   try {
-    return Object.fromEntries((db.prepare('SELECT module, version FROM schema_versions ORDER BY module').all() as { module: string; version: number }[]).map((r) => [r.module, r.version]))
+    return Object.fromEntries(
+      (db.prepare('SELECT module, version FROM schema_versions ORDER BY module').all() as { module: string; version: number }[]).map(
+        (r) => [r.module, r.version],
+      ),
+    )
   } finally {
     db.close()
   }
@@ -57,7 +61,9 @@ describe('migrateSqlite (a bare node:sqlite connection)', () => {
   it('rolls back a failing step and leaves the version unchanged', () => {
     const db = openDatabase(':memory:')
     migrateSqlite(db, 'm', ['CREATE TABLE a (x)'])
-    expect(() => migrateSqlite(db, 'm', ['CREATE TABLE a (x)', 'CREATE TABLE b (x); CREATE TABLE b (y)'])).toThrow(expect.objectContaining({ code: 'SQLITE_ERROR' }))
+    expect(() => migrateSqlite(db, 'm', ['CREATE TABLE a (x)', 'CREATE TABLE b (x); CREATE TABLE b (y)'])).toThrow(
+      expect.objectContaining({ code: 'SQLITE_ERROR' }),
+    )
     expect(db.prepare("SELECT name FROM sqlite_master WHERE name = 'b'").get()).toBeUndefined()
     expect(db.prepare("SELECT version FROM schema_versions WHERE module = 'm'").get()).toEqual({ version: 1 })
     db.close()
@@ -85,7 +91,10 @@ describe('a database made before there was one migration runner', () => {
     const store = openSimChainStore(file)
     // The saved clock (genesis 1733616000, 3 s epochs: speed 10) comes back as it was, not re-anchored.
     expect(store.clock(1704067200, 10, Date.UTC(2026, 0, 1))).toEqual({ name: 'simnet', genesis: 1733616000, epochSeconds: 3 })
-    expect(store.deals().map((d) => [d.dealId, d.proposedEpoch, d.proposal.Provider])).toEqual([[1_000_001, 42, 'f01000'], [1_000_002, 43, 'f01000']])
+    expect(store.deals().map((d) => [d.dealId, d.proposedEpoch, d.proposal.Provider])).toEqual([
+      [1_000_001, 42, 'f01000'],
+      [1_000_002, 43, 'f01000'],
+    ])
     store.close()
     expect(versions(file)).toEqual({ 'simnet.chain': 1 })
 
@@ -97,7 +106,7 @@ describe('a database made before there was one migration runner', () => {
     expect(versions(file)).toEqual({ 'simnet.chain': 2 })
   })
 
-  it('gateway: every module is at its version already but the deals\', which gain the storage route\'s columns; its records stay', async () => {
+  it("gateway: every module is at its version already but the deals', which gain the storage route's columns; its records stay", async () => {
     const file = existing('gateway')
     const before = versions(file)
     expect(before).toEqual({ 'gateway.content': 1, 'gateway.deals': 3, 'gateway.namespace': 3, 'gateway.webdav': 1 })
@@ -108,7 +117,9 @@ describe('a database made before there was one migration runner', () => {
     await migrateWebDav(sql)
     expect((await namespace.get('/docs'))?.kind).toBe('dir')
     // A deal made before there were routes is a deal-market deal.
-    await sql.run(`INSERT INTO group_deals (group_id, provider, piece_cid, state, start_epoch, end_epoch, created_ms, updated_ms) VALUES (1, 'f01000', 'baga', 'active', 1, 2, 0, 0)`)
+    await sql.run(
+      `INSERT INTO group_deals (group_id, provider, piece_cid, state, start_epoch, end_epoch, created_ms, updated_ms) VALUES (1, 'f01000', 'baga', 'active', 1, 2, 0, 0)`,
+    )
     expect(await sql.get('SELECT route, data_set_id FROM group_deals')).toEqual({ route: 'market', data_set_id: null })
     await sql.close()
     expect(versions(file)).toEqual({ ...before, 'gateway.deals': 4 })

@@ -37,16 +37,28 @@ function storeSuite(name: string, open: () => Promise<Sql>) {
 
     it('inserts with RETURNING, reads 64-bit integers as numbers and bytes as bytes', async () => {
       const at = Date.UTC(2026, 10, 23, 12, 0, 0, 123)
-      const row = await sql.get<{ id: number }>('INSERT INTO items (name, size, data, created_ms) VALUES (?, ?, ?, ?) RETURNING id', ['a', 2 ** 40, Buffer.from([1, 2, 3]), at])
+      const row = await sql.get<{ id: number }>('INSERT INTO items (name, size, data, created_ms) VALUES (?, ?, ?, ?) RETURNING id', [
+        'a',
+        2 ** 40,
+        Buffer.from([1, 2, 3]),
+        at,
+      ])
       expect(typeof row!.id).toBe('number')
-      const back = await sql.get<{ size: number; data: Uint8Array; created_ms: number }>('SELECT size, data, created_ms FROM items WHERE id = ?', [row!.id])
+      const back = await sql.get<{ size: number; data: Uint8Array; created_ms: number }>(
+        'SELECT size, data, created_ms FROM items WHERE id = ?',
+        [row!.id],
+      )
       expect(back!.size).toBe(2 ** 40)
       expect(back!.created_ms).toBe(at)
       expect(Buffer.from(back!.data)).toEqual(Buffer.from([1, 2, 3]))
     })
 
     it('upserts with ON CONFLICT and counts changes', async () => {
-      const up = (size: number) => sql.run('INSERT INTO items (name, size, created_ms) VALUES (?, ?, 0) ON CONFLICT (name) DO UPDATE SET size = excluded.size', ['b', size])
+      const up = (size: number) =>
+        sql.run('INSERT INTO items (name, size, created_ms) VALUES (?, ?, 0) ON CONFLICT (name) DO UPDATE SET size = excluded.size', [
+          'b',
+          size,
+        ])
       expect((await up(1)).changes).toBe(1)
       expect((await up(2)).changes).toBe(1)
       expect(await sql.get('SELECT size FROM items WHERE name = ?', ['b'])).toEqual({ size: 2 })
@@ -55,7 +67,10 @@ function storeSuite(name: string, open: () => Promise<Sql>) {
 
     it('pages with row values in both orders', async () => {
       for (let i = 0; i < 5; i++) await sql.run('INSERT INTO items (name, size, created_ms) VALUES (?, ?, ?)', [`p${i}`, i % 2, 100 + i])
-      const page = await sql.all<{ name: string }>("SELECT name FROM items WHERE name LIKE 'p%' AND (size, name) > (?, ?) ORDER BY size, name LIMIT 3", [0, 'p2'])
+      const page = await sql.all<{ name: string }>(
+        "SELECT name FROM items WHERE name LIKE 'p%' AND (size, name) > (?, ?) ORDER BY size, name LIMIT 3",
+        [0, 'p2'],
+      )
       expect(page.map((r) => r.name)).toEqual(['p4', 'p1', 'p3'])
     })
 
@@ -63,10 +78,12 @@ function storeSuite(name: string, open: () => Promise<Sql>) {
       await sql.transaction(async (tx) => {
         await tx.run('INSERT INTO items (name, created_ms) VALUES (?, 0)', ['kept'])
       })
-      await expect(sql.transaction(async (tx) => {
-        await tx.run('INSERT INTO items (name, created_ms) VALUES (?, 0)', ['dropped'])
-        throw new Error('no')
-      })).rejects.toThrow('no')
+      await expect(
+        sql.transaction(async (tx) => {
+          await tx.run('INSERT INTO items (name, created_ms) VALUES (?, 0)', ['dropped'])
+          throw new Error('no')
+        }),
+      ).rejects.toThrow('no')
       expect(await sql.get('SELECT name FROM items WHERE name = ?', ['kept'])).toEqual({ name: 'kept' })
       expect(await sql.get('SELECT name FROM items WHERE name = ?', ['dropped'])).toBeUndefined()
     })
@@ -89,18 +106,29 @@ function storeSuite(name: string, open: () => Promise<Sql>) {
 
     it('makes concurrent read-modify-write transactions atomic', async () => {
       await sql.run('INSERT INTO items (name, size, created_ms) VALUES (?, 0, 0)', ['counter'])
-      await Promise.all(Array.from({ length: 20 }, () => sql.transaction(async (tx) => {
-        // Row lock on PostgreSQL; SQLite runs one transaction at a time.
-        const row = await tx.get<{ size: number }>(`SELECT size FROM items WHERE name = ?${tx.dialect === 'postgres' ? ' FOR UPDATE' : ''}`, ['counter'])
-        await tx.run('UPDATE items SET size = ? WHERE name = ?', [row!.size + 1, 'counter'])
-      })))
+      await Promise.all(
+        Array.from({ length: 20 }, () =>
+          sql.transaction(async (tx) => {
+            // Row lock on PostgreSQL; SQLite runs one transaction at a time.
+            const row = await tx.get<{ size: number }>(
+              `SELECT size FROM items WHERE name = ?${tx.dialect === 'postgres' ? ' FOR UPDATE' : ''}`,
+              ['counter'],
+            )
+            await tx.run('UPDATE items SET size = ? WHERE name = ?', [row!.size + 1, 'counter'])
+          }),
+        ),
+      )
       expect(await sql.get('SELECT size FROM items WHERE name = ?', ['counter'])).toEqual({ size: 20 })
     })
 
     it('tells a constraint violation from other errors', async () => {
       await sql.run('INSERT INTO items (name, created_ms) VALUES (?, 0)', ['once'])
-      expect(isConstraintViolation(await sql.run('INSERT INTO items (name, created_ms) VALUES (?, 0)', ['once']).catch((e: unknown) => e))).toBe(true)
-      expect(isConstraintViolation(await sql.run('INSERT INTO items (name) VALUES (?)', ['no-created']).catch((e: unknown) => e))).toBe(true)
+      expect(
+        isConstraintViolation(await sql.run('INSERT INTO items (name, created_ms) VALUES (?, 0)', ['once']).catch((e: unknown) => e)),
+      ).toBe(true)
+      expect(isConstraintViolation(await sql.run('INSERT INTO items (name) VALUES (?)', ['no-created']).catch((e: unknown) => e))).toBe(
+        true,
+      )
       expect(isConstraintViolation(await sql.run('INSERT INTO nowhere (name) VALUES (?)', ['x']).catch((e: unknown) => e))).toBe(false)
     })
 
@@ -122,7 +150,9 @@ function storeSuite(name: string, open: () => Promise<Sql>) {
 
 describe('query layer helpers', () => {
   it('turns ? into numbered placeholders, not inside quoted strings', () => {
-    expect(toPostgresText("SELECT ? AS a, '?' AS q, 'it''s ?' AS r WHERE x = ?")).toBe("SELECT $1 AS a, '?' AS q, 'it''s ?' AS r WHERE x = $2")
+    expect(toPostgresText("SELECT ? AS a, '?' AS q, 'it''s ?' AS r WHERE x = ?")).toBe(
+      "SELECT $1 AS a, '?' AS q, 'it''s ?' AS r WHERE x = $2",
+    )
   })
   it('writes PostgreSQL DDL from SQLite DDL', () => {
     expect(ddlFor('postgres', STEPS[0])).toContain('id BIGINT GENERATED BY DEFAULT AS IDENTITY PRIMARY KEY')

@@ -53,9 +53,15 @@ if (nc33) {
   })
   // Nextcloud 33's sidebar store, as @nextcloud/files 4's getSidebar() reaches it.
   window.OCA.Files._sidebar = () => ({
-    get isOpen() { return currentInfo !== null },
-    get activeTab() { return activeTabId },
-    get node() { return currentInfo?.node },
+    get isOpen() {
+      return currentInfo !== null
+    },
+    get activeTab() {
+      return activeTabId
+    },
+    get node() {
+      return currentInfo?.node
+    },
     open: (node, tabId) => {
       if (tabId) activeTabId = tabId
       void openPath(node.path)
@@ -105,8 +111,13 @@ function files4Tabs() {
         element.active = true
         el.replaceChildren(element)
       },
-      update: (info) => { if (element) element.node = info.node },
-      destroy: () => { element?.remove(); element = null },
+      update: (info) => {
+        if (element) element.node = info.node
+      },
+      destroy: () => {
+        element?.remove()
+        element = null
+      },
     })
   }
   return [...files4Wrapped.values()]
@@ -156,23 +167,25 @@ function renderTabs() {
   if (!sidebar || !currentInfo) return
   const tabs = enabledTabs(currentInfo)
   if (!tabs.some((t) => t.id === activeTabId)) activeTabId = tabs[0]?.id ?? null
-  tabList.replaceChildren(...tabs.map((tab) => {
-    const button = document.createElement('button')
-    button.type = 'button'
-    button.id = `tab-button-${tab.id}`
-    button.className = 'preview-sidebar__tab'
-    button.setAttribute('role', 'tab')
-    button.setAttribute('aria-selected', String(tab.id === activeTabId))
-    button.dataset.test = `tab-${tab.id}`
-    // iconSvg is the app's own static SVG markup.
-    button.innerHTML = `<span class="preview-sidebar__icon" aria-hidden="true">${tab.iconSvg || ''}</span>`
-    button.append(document.createTextNode(tab.name))
-    button.addEventListener('click', () => {
-      activeTabId = tab.id
-      void showTabs()
-    })
-    return button
-  }))
+  tabList.replaceChildren(
+    ...tabs.map((tab) => {
+      const button = document.createElement('button')
+      button.type = 'button'
+      button.id = `tab-button-${tab.id}`
+      button.className = 'preview-sidebar__tab'
+      button.setAttribute('role', 'tab')
+      button.setAttribute('aria-selected', String(tab.id === activeTabId))
+      button.dataset.test = `tab-${tab.id}`
+      // iconSvg is the app's own static SVG markup.
+      button.innerHTML = `<span class="preview-sidebar__icon" aria-hidden="true">${tab.iconSvg || ''}</span>`
+      button.append(document.createTextNode(tab.name))
+      button.addEventListener('click', () => {
+        activeTabId = tab.id
+        void showTabs()
+      })
+      return button
+    }),
+  )
   void showTabs()
 }
 
@@ -258,7 +271,8 @@ async function listFolder(dir) {
   const entries = []
   for (const response of xml.getElementsByTagNameNS('DAV:', 'response')) {
     const href = response.getElementsByTagNameNS('DAV:', 'href')[0]?.textContent ?? ''
-    const path = decodeURIComponent(new URL(href, location.href).pathname).slice(decodeURIComponent(davBase).length).replace(/\/+$/, '') || '/'
+    const path =
+      decodeURIComponent(new URL(href, location.href).pathname).slice(decodeURIComponent(davBase).length).replace(/\/+$/, '') || '/'
     if (path === dir) continue
     const prop = (name) => response.getElementsByTagNameNS('DAV:', name)[0]?.textContent ?? ''
     const isDir = response.getElementsByTagNameNS('DAV:', 'collection').length > 0
@@ -290,60 +304,66 @@ function renderBreadcrumbs(dir) {
   const nav = document.getElementById('preview-breadcrumbs')
   const parts = dir.split('/').filter(Boolean)
   const crumbs = [['All files', '/'], ...parts.map((name, i) => [name, `/${parts.slice(0, i + 1).join('/')}`])]
-  nav.replaceChildren(...crumbs.map(([name, path], i) => {
-    const link = document.createElement('a')
-    link.href = `?dir=${encodeURIComponent(path)}`
-    link.textContent = name
-    if (i === crumbs.length - 1) link.setAttribute('aria-current', 'page')
-    link.addEventListener('click', (event) => {
-      event.preventDefault()
-      navigate(path)
-    })
-    return link
-  }))
+  nav.replaceChildren(
+    ...crumbs.map(([name, path], i) => {
+      const link = document.createElement('a')
+      link.href = `?dir=${encodeURIComponent(path)}`
+      link.textContent = name
+      if (i === crumbs.length - 1) link.setAttribute('aria-current', 'page')
+      link.addEventListener('click', (event) => {
+        event.preventDefault()
+        navigate(path)
+      })
+      return link
+    }),
+  )
 }
 
 // Drawn here rather than emoji: headless and minimal systems often lack an emoji font.
-const FOLDER_ICON = '<svg class="preview-files__icon preview-files__icon--folder" viewBox="0 0 24 24" aria-hidden="true"><path d="M10 4H4a2 2 0 0 0-2 2v12a2 2 0 0 0 2 2h16a2 2 0 0 0 2-2V8a2 2 0 0 0-2-2h-8l-2-2z"/></svg>'
-const FILE_ICON = '<svg class="preview-files__icon" viewBox="0 0 24 24" aria-hidden="true"><path d="M14 2H6a2 2 0 0 0-2 2v16a2 2 0 0 0 2 2h12a2 2 0 0 0 2-2V8l-6-6zm-1 7V3.5L18.5 9H13z"/></svg>'
+const FOLDER_ICON =
+  '<svg class="preview-files__icon preview-files__icon--folder" viewBox="0 0 24 24" aria-hidden="true"><path d="M10 4H4a2 2 0 0 0-2 2v12a2 2 0 0 0 2 2h16a2 2 0 0 0 2-2V8a2 2 0 0 0-2-2h-8l-2-2z"/></svg>'
+const FILE_ICON =
+  '<svg class="preview-files__icon" viewBox="0 0 24 24" aria-hidden="true"><path d="M14 2H6a2 2 0 0 0-2 2v16a2 2 0 0 0 2 2h12a2 2 0 0 0 2-2V8l-6-6zm-1 7V3.5L18.5 9H13z"/></svg>'
 
 let shownEntries = null
 
 function renderRows(entries) {
   shownEntries = entries
-  rows.replaceChildren(...entries.map((entry) => {
-    const row = document.createElement('tr')
-    row.dataset.test = 'file-row'
-    row.dataset.path = entry.path
-    const name = document.createElement('td')
-    const button = document.createElement('button')
-    button.type = 'button'
-    button.className = 'preview-files__name'
-    // Static SVG markup of this file; the name goes in as text.
-    button.innerHTML = entry.isDir ? FOLDER_ICON : FILE_ICON
-    // The name in its own box: a long one ends in an ellipsis, and its title gives it whole.
-    const label = document.createElement('span')
-    label.className = 'preview-files__label'
-    label.dataset.test = 'file-name'
-    label.textContent = label.title = baseName(entry.path)
-    button.append(label)
-    button.addEventListener('click', () => {
-      if (entry.isDir) return navigate(entry.path)
-      for (const r of rows.children) r.removeAttribute('aria-current')
-      row.setAttribute('aria-current', 'true')
-      openSidebar(fileInfo(entry.path, false, entry))
-    })
-    name.append(button)
-    const actions = document.createElement('td')
-    actions.className = 'preview-files__actions'
-    renderActions(actions, entry)
-    const size = document.createElement('td')
-    size.textContent = entry.isDir ? '' : formatSize(entry.size)
-    const modified = document.createElement('td')
-    modified.textContent = entry.mtime ? new Date(entry.mtime).toLocaleString() : ''
-    row.append(name, actions, size, modified)
-    return row
-  }))
+  rows.replaceChildren(
+    ...entries.map((entry) => {
+      const row = document.createElement('tr')
+      row.dataset.test = 'file-row'
+      row.dataset.path = entry.path
+      const name = document.createElement('td')
+      const button = document.createElement('button')
+      button.type = 'button'
+      button.className = 'preview-files__name'
+      // Static SVG markup of this file; the name goes in as text.
+      button.innerHTML = entry.isDir ? FOLDER_ICON : FILE_ICON
+      // The name in its own box: a long one ends in an ellipsis, and its title gives it whole.
+      const label = document.createElement('span')
+      label.className = 'preview-files__label'
+      label.dataset.test = 'file-name'
+      label.textContent = label.title = baseName(entry.path)
+      button.append(label)
+      button.addEventListener('click', () => {
+        if (entry.isDir) return navigate(entry.path)
+        for (const r of rows.children) r.removeAttribute('aria-current')
+        row.setAttribute('aria-current', 'true')
+        openSidebar(fileInfo(entry.path, false, entry))
+      })
+      name.append(button)
+      const actions = document.createElement('td')
+      actions.className = 'preview-files__actions'
+      renderActions(actions, entry)
+      const size = document.createElement('td')
+      size.textContent = entry.isDir ? '' : formatSize(entry.size)
+      const modified = document.createElement('td')
+      modified.textContent = entry.mtime ? new Date(entry.mtime).toLocaleString() : ''
+      row.append(name, actions, size, modified)
+      return row
+    }),
+  )
 }
 
 // ---------------------------------------------------------------- file actions
@@ -391,7 +411,8 @@ function callsFor(node) {
 }
 
 function enabledActions(calls) {
-  return calls.registered()
+  return calls
+    .registered()
     .filter((action) => {
       try {
         return typeof action.enabled !== 'function' || calls.enabled(action)
@@ -413,7 +434,10 @@ function renderActions(cell, entry) {
     slot.className = 'preview-files__inline'
     slot.dataset.action = action.id
     cell.append(slot)
-    calls.renderInline(action).then((el) => el && slot.replaceChildren(el), (err) => console.error('Error while rendering action', action.id, err))
+    calls.renderInline(action).then(
+      (el) => el && slot.replaceChildren(el),
+      (err) => console.error('Error while rendering action', action.id, err),
+    )
   }
   const menu = enabled.filter((a) => typeof a.renderInline !== 'function')
   if (menu.length === 0) return
@@ -500,7 +524,8 @@ async function showFolder(dir) {
   try {
     const entries = await listFolder(dir)
     renderRows(entries)
-    status.textContent = entries.length === 0 ? 'This folder is empty. Upload files over WebDAV.' : `${entries.length} item${entries.length === 1 ? '' : 's'}`
+    status.textContent =
+      entries.length === 0 ? 'This folder is empty. Upload files over WebDAV.' : `${entries.length} item${entries.length === 1 ? '' : 's'}`
   } catch (err) {
     rows.replaceChildren()
     status.textContent = err instanceof Error ? err.message : String(err)

@@ -55,7 +55,13 @@ function transfer(kind: 'COPY' | 'MOVE'): MethodHandler {
       }
       return t.namespace.get(to)
     })
-    res.status(existing ? 204 : 201).set({ 'Content-Length': '0', ...(moved ? { 'OC-FileId': ocId(moved.fileId, ctx.namespace.instanceId), ETag: quoteEtag(moved.etag) } : {}) }).end()
+    res
+      .status(existing ? 204 : 201)
+      .set({
+        'Content-Length': '0',
+        ...(moved ? { 'OC-FileId': ocId(moved.fileId, ctx.namespace.instanceId), ETag: quoteEtag(moved.etag) } : {}),
+      })
+      .end()
   }
 }
 

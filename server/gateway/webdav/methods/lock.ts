@@ -37,7 +37,10 @@ export const lock: MethodHandler = async (req, res, ctx) => {
     const clashing = await conflicts(t, path, depth, scope)
     if (clashing.length > 0) {
       const roots = [...new Set(clashing.map((l) => l.root))]
-      throw locked(await Promise.all(roots.map(async (root) => hrefOf(req, root, (await t.namespace.get(root))?.kind === 'dir'))), 'no-conflicting-lock')
+      throw locked(
+        await Promise.all(roots.map(async (root) => hrefOf(req, root, (await t.namespace.get(root))?.kind === 'dir'))),
+        'no-conflicting-lock',
+      )
     }
     if (!(await t.namespace.get(path))) await requireTokens(req, t, await guardingLocks(t, path, 'bind'), tokens)
   }

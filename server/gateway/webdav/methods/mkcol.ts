@@ -23,5 +23,8 @@ export const mkcol: MethodHandler = async (req, res, ctx) => {
     return (await t.namespace.get(path))!
   })
   // Sync clients record the new folder's id from this header, as with Nextcloud.
-  res.status(201).set({ 'Content-Length': '0', 'OC-FileId': ocId(made.fileId, ctx.namespace.instanceId) }).end()
+  res
+    .status(201)
+    .set({ 'Content-Length': '0', 'OC-FileId': ocId(made.fileId, ctx.namespace.instanceId) })
+    .end()
 }

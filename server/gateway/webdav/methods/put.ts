@@ -10,7 +10,10 @@ import { requestPath } from '../paths.ts'
 import { checkWrite, guardingLocks, quoteEtag, requireTokens } from '../preconditions.ts'
 import { ocId } from '../props.ts'
 
-const notAFile = () => new DavError(405, 'IS_A_FOLDER', 'A folder cannot be replaced by PUT', undefined, { Allow: 'OPTIONS, GET, HEAD, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, LOCK, UNLOCK' })
+const notAFile = () =>
+  new DavError(405, 'IS_A_FOLDER', 'A folder cannot be replaced by PUT', undefined, {
+    Allow: 'OPTIONS, GET, HEAD, DELETE, PROPFIND, PROPPATCH, MKCOL, COPY, MOVE, LOCK, UNLOCK',
+  })
 
 /**
  * PUT streams the body straight into the content store and names the result
@@ -55,7 +58,8 @@ export const put: MethodHandler = async (req, res, ctx) => {
   } catch (err) {
     // A full disk fails the write before the body has arrived: that is the server's fault, not an interrupted upload.
     if (isDiskFull(err)) throw err
-    if (controller.signal.aborted || !req.complete) throw new DavError(400, 'UPLOAD_ABORTED', 'The upload was interrupted; nothing was stored')
+    if (controller.signal.aborted || !req.complete)
+      throw new DavError(400, 'UPLOAD_ABORTED', 'The upload was interrupted; nothing was stored')
     throw err
   } finally {
     req.off('close', onClose)
@@ -65,7 +69,11 @@ export const put: MethodHandler = async (req, res, ctx) => {
     throw new DavError(400, 'UPLOAD_INCOMPLETE', `Received ${received} bytes, expected ${expected ?? 'more'}; nothing was stored`)
   }
   if (checksum && checksum.hash.digest('hex') !== checksum.hex) {
-    throw new DavError(400, 'CHECKSUM_MISMATCH', 'The computed checksum does not match the one received from the client; nothing was stored')
+    throw new DavError(
+      400,
+      'CHECKSUM_MISMATCH',
+      'The computed checksum does not match the one received from the client; nothing was stored',
+    )
   }
 
   const { created, entry } = await ctx.atomically(async (t) => {
@@ -83,7 +91,9 @@ export const put: MethodHandler = async (req, res, ctx) => {
   })
   const etag = quoteEtag(entry.etag)
   // Nextcloud's answer headers: sync clients record the etag and the file's id from them.
-  res.status(created ? 201 : 204).set({ ETag: etag, 'OC-ETag': etag, 'OC-FileId': ocId(entry.fileId, ctx.namespace.instanceId), 'Content-Length': '0' })
+  res
+    .status(created ? 201 : 204)
+    .set({ ETag: etag, 'OC-ETag': etag, 'OC-FileId': ocId(entry.fileId, ctx.namespace.instanceId), 'Content-Length': '0' })
   if (modifiedMs !== undefined) res.set('X-OC-MTime', 'accepted')
   res.end()
 }

@@ -5,16 +5,7 @@
  * view, then initialises them as the real deploy scripts do through their
  * proxies (filecoin-services service_contracts/tools/warm-storage-deploy-all.sh).
  */
-import {
-  getContractAddress,
-  parseUnits,
-  type Abi,
-  type Address,
-  type Hash,
-  type Hex,
-  type PublicClient,
-  type WalletClient,
-} from 'viem'
+import { getContractAddress, parseUnits, type Abi, type Address, type Hash, type Hex, type PublicClient, type WalletClient } from 'viem'
 import type { FocArtifacts } from './compile.ts'
 
 /** The proving schedule; the defaults are calibnet's (filecoin-services service_contracts/tools/README.md). */
@@ -129,7 +120,13 @@ export async function deployWarmStorage(
         'PDP warm storage on the simulated Filecoin Onchain Cloud',
       ],
     },
-    { what: 'FilecoinWarmStorageService.setViewContract', address: fwss, abi: fwssArtifact.abi, functionName: 'setViewContract', args: [fwssView] },
+    {
+      what: 'FilecoinWarmStorageService.setViewContract',
+      address: fwss,
+      abi: fwssArtifact.abi,
+      functionName: 'setViewContract',
+      args: [fwssView],
+    },
   ]
   const next = first + deployments.length
   const done: { what: string; hash: Hash }[] = []

@@ -63,10 +63,7 @@ export async function deployFoc(rpcUrl: string, deployerKey: Hex): Promise<FocAd
 }
 
 /** A wallet client for `key` and a public client, on the node's own chain id, polling briskly. */
-export async function focClients(
-  rpcUrl: string,
-  key: Hex,
-): Promise<{ wallet: WalletClient; publicClient: PublicClient }> {
+export async function focClients(rpcUrl: string, key: Hex): Promise<{ wallet: WalletClient; publicClient: PublicClient }> {
   const probe = createPublicClient({ transport: http(rpcUrl) })
   const chain = defineChain({
     id: await probe.getChainId(),
@@ -85,11 +82,7 @@ export async function focClients(
  * waits for all of them: the node may include transactions only at the next
  * epoch, and one epoch then covers them all.
  */
-export async function deployPaySide(
-  wallet: WalletClient,
-  publicClient: PublicClient,
-  artifacts: FocArtifacts,
-): Promise<PaySide> {
+export async function deployPaySide(wallet: WalletClient, publicClient: PublicClient, artifacts: FocArtifacts): Promise<PaySide> {
   const account = wallet.account
   if (account === undefined) throw new FocDeployError('the wallet client has no account')
   const nonce = await publicClient.getTransactionCount({ address: account.address, blockTag: 'pending' })
