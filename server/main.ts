@@ -57,13 +57,13 @@ export function start(options: Partial<StartOptions> = {}): void {
 // `npm start` runs this file; a test's entry imports it and calls start() itself.
 if (realpathSync(process.argv[1] ?? '.') === fileURLToPath(import.meta.url)) start()
 
-function failedToStart(err: any): never {
+function failedToStart(err: unknown): never {
   if (err instanceof ConfigError || (err as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
-    process.stderr.write(`${err.message}\n\nRun with --help for usage.\n`)
+    process.stderr.write(`${(err as Error).message}\n\nRun with --help for usage.\n`)
   } else if (isHeldElsewhere(err)) {
     process.stderr.write(`${err.message}\n`)
   } else {
-    process.stderr.write(`Failed to start: ${err?.stack ?? err}\n`)
+    process.stderr.write(`Failed to start: ${(err as Error | undefined)?.stack ?? err}\n`)
   }
   process.exit(1)
 }

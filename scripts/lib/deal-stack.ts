@@ -55,6 +55,7 @@ export interface DealStack {
   /** PUTs a file over the gateway's WebDAV. */
   put(path: string, bytes: Uint8Array): Promise<Response>
   get(path: string): Promise<Response>
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the tests read the record as loosely as a client would
   fileInfo(path: string): Promise<any>
   /** Seals the writable group and waits for its CAR and piece CID; with `folders`, the folders' directory nodes due until now go in first. */
   seal(opts?: { folders?: boolean }): Promise<void>

@@ -87,7 +87,7 @@ export function createUploadStore(dir: string, opts: UploadStoreOptions = {}): U
   }
 
   // Paths still to examine in the current sweep round.
-  let sweepQueue: string[] = []
+  const sweepQueue: string[] = []
   const refillSweepQueue = async () => {
     for (const user of await readdir(dir).catch(() => [] as string[])) {
       for (const entry of await readdir(join(dir, user)).catch(() => [] as string[])) sweepQueue.push(join(dir, user, entry))

@@ -11,7 +11,7 @@ import { openSql } from '../../server/shared/sql/index.ts'
 import { createNamespace, type Namespace } from '../../server/gateway/namespace.ts'
 import { createFolderIndex, type FolderIndex } from '../../server/gateway/folder-index.ts'
 import { folderDag } from '../../server/gateway/folder-cid.ts'
-import { chunksOf, makeStore, silentLogger, type TestStore } from './content/helpers.ts'
+import { chunksOf, makeStore, type TestStore } from './content/helpers.ts'
 
 let t: TestStore
 let raw: Namespace

@@ -461,13 +461,13 @@ describe('a Curio-like provider, driven by hand over WebSocket', () => {
       await exchange(dialer, await target(), pw.PROVIDER_PROTOCOLS.dealV120, await params(dealUuid), signal()),
     )
     expect(answer).toEqual({ accepted: true, message: '' })
-    let s = await status(dealUuid)
+    await status(dealUuid)
     for (let i = 0; i < 200 && sim.proposalState(curio, dealUuid).state === 'transferring'; i++) await new Promise((r) => setTimeout(r, 10))
     const state = sim.proposalState(curio, dealUuid)
     if (state.state !== 'published') throw new Error(`not published: ${JSON.stringify(state)}`)
     expect(rangesSeen).toEqual([`bytes=0-${car.length - 1}`])
     // Curio checks no signature on status requests (mk12_utils.go GetDealStatus): a zero signature gets the answer.
-    s = await status(dealUuid)
+    let s = await status(dealUuid)
     expect(s).toMatchObject({
       error: '',
       transferSize: 1,

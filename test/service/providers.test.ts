@@ -169,7 +169,7 @@ describe('get-provider-availability', () => {
     [deal({ providerAddressId: 'f01000', startEpoch: 10, startEpochHeadOffset: 10 }), 'both start fields'],
     [deal({ providerAddressId: 'f01000', duration: -1 }), 'negative duration'],
     [deal({ providerAddressId: 'f01000', duration: 1279 * 2880 }), 'duration beyond 1278 days'],
-    [deal({ providerAddressId: 'f01000', startEpoch: 9223372036854775807 }), 'start epoch beyond safe int64'],
+    [deal({ providerAddressId: 'f01000', startEpoch: 2 ** 63 }), 'start epoch beyond safe int64'],
     [deal({ providerAddressId: 'f01000', storagePricePerEpoch: '-1' }), 'negative price'],
     [deal({ providerAddressId: 'f01000', storagePricePerEpoch: 5 }), 'price not a string'],
     [deal({ providerAddressId: 'f01000', transferType: 'ftp' }), 'unknown transfer type'],

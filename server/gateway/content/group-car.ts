@@ -82,7 +82,7 @@ export async function writeCarFile(job: CarJob, afterFirstBlock: () => Promise<v
   const reader = await open(job.blockPath, 'r')
   const hasher = createPieceHasher()
   const batches = batchesOf(job.blocks)
-  let carSize = 0
+  let carSize: number
   let reading: Promise<Uint8Array[]> | undefined
   let writing: Promise<void> | undefined
   try {

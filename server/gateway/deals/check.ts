@@ -8,7 +8,7 @@ export async function checkRetrievals(c: EngineContext, r: TickReport): Promise<
     if (d.checkedMs !== undefined && c.now() - d.checkedMs < c.o.retrievalCheckMs) continue
     const cid = await content.sampleBlock(d.groupId)
     if (!cid) continue
-    let ok = false
+    let ok: boolean
     try {
       const bytes = await c.withTimeout((signal) => c.retrieveBlock(d, cid, signal))
       ok = await blockMatchesCid(cid, bytes)

@@ -245,7 +245,11 @@ export async function createDealStore(sql: Sql, now: () => number = Date.now): P
         ? await all(`SELECT * FROM group_deals WHERE group_id IN (${ids}) ORDER BY id`, [JSON.stringify(groupIds)])
         : await all('SELECT * FROM group_deals ORDER BY id')
       const byGroup = new Map<number, GroupDeal[]>()
-      for (const d of deals) byGroup.get(d.groupId)?.push(d) ?? byGroup.set(d.groupId, [d])
+      for (const d of deals) {
+        const list = byGroup.get(d.groupId)
+        if (list) list.push(d)
+        else byGroup.set(d.groupId, [d])
+      }
       const views = [...byGroup].map(([id, list]) => [id, viewOf(list)] as const)
       // A group whose only deals were refused shows nothing, as one without deals.
       return new Map(views.filter(([, v]) => v.deals.length > 0 || v.failedDeals))

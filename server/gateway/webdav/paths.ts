@@ -33,7 +33,6 @@ export function decodePath(raw: string): DavPath {
       throw badPath('Path has bad percent-encoding')
     }
     if (name === '.' || name === '..') throw badPath('Path may not contain "." or ".." segments')
-    // eslint-disable-next-line no-control-regex
     if (/[\u0000-\u001f\u007f\\/]/.test(name)) throw badPath('Path segment has a control character, slash or backslash')
     if (Buffer.byteLength(name) > MAX_NAME_BYTES) throw badPath(`A name may be at most ${MAX_NAME_BYTES} bytes`)
     names.push(name)

@@ -222,7 +222,6 @@ function write(e: XmlElement, defaultNs: string, extra = ''): string {
 }
 
 // Characters XML 1.0 cannot carry at all become U+FFFD rather than a broken document.
-// eslint-disable-next-line no-control-regex
 const INVALID =
   /[\u0000-\u0008\u000B\u000C\u000E-\u001F\uFFFE\uFFFF]|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g
 

@@ -38,6 +38,8 @@ export function decodeRlePlus(bytes: Uint8Array): number[] {
   while (pos <= end) {
     let run: number
     if (bit() === 1) run = 1
+    // Each bit() reads the next bit: the same test twice reads two bits (RLE+'s run-length prefix).
+    // eslint-disable-next-line no-dupe-else-if
     else if (bit() === 1) run = bits(4)
     else {
       run = 0

@@ -321,15 +321,19 @@ export function offeringCapabilities(offering: PdpOffering, extra: Record<string
     stringToHex(offering.location),
     offering.paymentTokenAddress.toLowerCase() as Hex,
   ]
-  if (offering.ipniPiece) (keys.push('ipniPiece'), values.push('0x01'))
-  if (offering.ipniIpfs) (keys.push('ipniIpfs'), values.push('0x01'))
+  const push = (key: string, value: Hex) => {
+    keys.push(key)
+    values.push(value)
+  }
+  if (offering.ipniPiece) push('ipniPiece', '0x01')
+  if (offering.ipniIpfs) push('ipniIpfs', '0x01')
   if (offering.ipniPiece || offering.ipniIpfs) {
     if (!offering.ipniPeerId) throw new Error('IpniPeerID is required if either IpniIpfs or IpniPiece is true')
     // Curio writes both the key the registry suggests and the older spelling.
     keys.push('ipniPeerId', 'IPNIPeerID')
     values.push(offering.ipniPeerId, offering.ipniPeerId)
   }
-  if (offering.capacityTiB !== undefined) (keys.push('capacityTiB'), values.push(bigIntCapability(offering.capacityTiB)))
+  if (offering.capacityTiB !== undefined) push('capacityTiB', bigIntCapability(offering.capacityTiB))
   for (const [key, value] of Object.entries(extra)) {
     keys.push(key)
     values.push(/^0x([0-9a-fA-F]{2})+$/.test(value) && value.length > 3 ? (value as Hex) : stringToHex(value))

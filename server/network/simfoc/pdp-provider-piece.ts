@@ -167,7 +167,7 @@ export function parsePieceCid(text: string, requireV2 = false): ParsedPieceCid {
   try {
     cid = CID.parse(text)
   } catch (err) {
-    throw new Error(`${requireV2 ? 'invalid CID' : 'failed to decode piece CID'}: ${(err as Error).message}`)
+    throw new Error(`${requireV2 ? 'invalid CID' : 'failed to decode piece CID'}: ${(err as Error).message}`, { cause: err })
   }
   const code = cid.multihash.code
   if (code === FR32_SHA256_TRUNC254_PADBINTREE) {

@@ -156,7 +156,7 @@ async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> 
   try {
     value = JSON.parse(text)
   } catch (err) {
-    throw new Error(`invalid character in JSON: ${(err as Error).message}`)
+    throw new Error(`invalid character in JSON: ${(err as Error).message}`, { cause: err })
   }
   if (value === null) return {}
   if (typeof value !== 'object' || Array.isArray(value)) throw new Error('json: cannot unmarshal into Go value of type struct')

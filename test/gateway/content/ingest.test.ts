@@ -77,7 +77,7 @@ describe('ingest and the disk', () => {
 
   it('fsyncs what an upload wrote while the upload goes on, so the commit waits only for the tail', async () => {
     let syncsBeforeTheEnd = 0
-    let source!: ReturnType<typeof counting>
+    const source = counting(randomBytes(4 * SYNC_AHEAD_BYTES))
     const { ingest } = await ingestSetup((files) => ({
       ...files,
       sync: (id) => {
@@ -85,7 +85,6 @@ describe('ingest and the disk', () => {
         return files.sync(id)
       },
     }))
-    source = counting(randomBytes(4 * SYNC_AHEAD_BYTES))
     await ingest(source.chunks)
     expect(syncsBeforeTheEnd).toBeGreaterThanOrEqual(2)
   })

@@ -4,7 +4,7 @@
  * where it is not).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { ddlFor, isConstraintViolation, jsonList, migrateSql, openSql, stepFor, type Sql } from '../../../server/shared/sql/index.ts'
+import { ddlFor, isConstraintViolation, jsonList, migrateSql, stepFor, type Sql } from '../../../server/shared/sql/index.ts'
 import { toPostgresText } from '../../../server/shared/sql/postgres.ts'
 import { describeEachStore } from '../../helpers/stores.ts'
 

@@ -5,7 +5,7 @@
   var theme = 'auto'
   try {
     theme = localStorage.getItem('gateway-preview-theme') || 'auto'
-  } catch (e) {
+  } catch {
     // Storage can be disabled; auto it is.
   }
   var root = document.documentElement
