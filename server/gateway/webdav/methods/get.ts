@@ -24,13 +24,11 @@ export const get: MethodHandler = async (req, res, ctx) => {
 
   if (entry.kind === 'dir') {
     const body = (await ctx.namespace.children(path)).map((c) => nameOf(c.path) + (c.kind === 'dir' ? '/' : '')).join('\n') + '\n'
-    res
-      .status(200)
-      .set({
-        'Content-Type': 'text/plain; charset=utf-8',
-        'Content-Length': String(Buffer.byteLength(body)),
-        ...downloadHeaders(nameOf(path), 'text/plain'),
-      })
+    res.status(200).set({
+      'Content-Type': 'text/plain; charset=utf-8',
+      'Content-Length': String(Buffer.byteLength(body)),
+      ...downloadHeaders(nameOf(path), 'text/plain'),
+    })
     res.end(head ? undefined : body)
     return
   }
