@@ -3,6 +3,7 @@ import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { createDealStore } from '../server/gateway/deals/deal-store.ts'
 import type { DealAudit } from '../server/gateway/deals/types.ts'
+import { failureText } from '../server/shared/contracts/copy-failure.ts'
 import { loadConfig } from '../server/shared/config.ts'
 import { openGatewaySql } from '../server/gateway/store.ts'
 
@@ -39,8 +40,9 @@ function asJson(d: DealAudit) {
 }
 
 function line(d: DealAudit): string {
-  const chain = d.dealId !== undefined ? ` deal ${d.dealId}` : ''
-  return `${d.proposalId ?? `(no UUID: #${d.id})`}  group ${d.groupId}  ${d.provider}  ${d.state}${chain}${d.reason ? ` (${d.reason})` : ''}  ${iso(d.createdMs)}`
+  const chain = d.dealId !== undefined ? ` deal ${d.dealId}` : d.dataSetId !== undefined ? ` data set ${d.dataSetId}` : ''
+  const why = d.failure ? ` (${failureText(d.failure)})` : ''
+  return `${d.proposalId ?? d.addTxHash ?? `(no UUID: #${d.id})`}  group ${d.groupId}  ${d.provider}  ${d.state}${chain}${why}  ${iso(d.createdMs)}`
 }
 
 function details(d: DealAudit): string {

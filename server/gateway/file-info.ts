@@ -11,7 +11,7 @@ import type { GroupReasonCode } from './group-reason.ts'
 import { fileState, retrievableCopies, type FileState } from './file-state.ts'
 import { nameOf, parentOf, type Namespace } from './namespace.ts'
 import type { RecordCache } from './record-cache.ts'
-import type { MarketFunding, PdpFunding } from './deals/types.ts'
+import type { MarketFunding, PdpFunding } from './deals/index.ts'
 
 export interface FileInfoDeps {
   namespace: Namespace

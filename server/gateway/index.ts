@@ -3,7 +3,6 @@ import { timingSafeEqual } from 'node:crypto'
 import { lockDataFolder, type DataFolderLock } from './data-lock.ts'
 import { fencedSql, lockDatabase, lockLost, noDatabaseLock, type DatabaseLock } from './database-lock.ts'
 import type { Sql } from '../shared/sql/index.ts'
-import { EPOCHS_PER_DAY } from '../shared/epochs.ts'
 import { DEAL_DEFAULTS, type GatewayConfig } from '../shared/config.ts'
 import type { Faults } from '../shared/faults.ts'
 import type { Logger } from '../shared/logger.ts'
@@ -13,10 +12,7 @@ import { createFolderIndex, type FolderIndex } from './folder-index.ts'
 import { createSpaceReserve, type SpaceReserve } from '../shared/disk.ts'
 import { createContentStore, type ContentStore, type GroupRecord } from './content/index.ts'
 import {
-  createDealEngine,
-  createDealServiceClient,
   createDealStore,
-  NO_DEAL_SERVICE,
   createTransferRouter,
   type DealEngine,
   type DealKind,
@@ -24,6 +20,7 @@ import {
   type DealStore,
   type StorageProviderPort,
 } from './deals/index.ts'
+import { createDealWork } from './deal-work.ts'
 import type { FocClient } from '../network/foc/client.ts'
 import { createFileInfoRouter } from './file-info.ts'
 import { createFolderStatesRouter } from './folder-states.ts'
@@ -163,61 +160,9 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
   // Folders' summaries and directory nodes from now on in the background (all of them first: an existing data dir).
   folders.start()
 
-  const terms = { ...DEAL_DEFAULTS, ...config.deals }
-  const service =
-    deps.service ??
-    (config.serviceUrl && config.serviceApiKey
-      ? createDealServiceClient({ url: config.serviceUrl, apiKey: config.serviceApiKey })
-      : // Onchain Cloud only (DEAL_COPIES=0): no deal is proposed, so no deal service is asked.
-        terms.copies === 0
-        ? NO_DEAL_SERVICE
-        : undefined)
   let publicUrl = config.publicUrl ?? ''
-  let deals: DealEngine | undefined
-  if (service && deps.providers && config.clientAddress) {
-    deals = createDealEngine({
-      deals: dealStore,
-      content,
-      service,
-      providers: deps.providers,
-      clientAddress: config.clientAddress,
-      publicUrl: () => publicUrl,
-      terms: {
-        durationEpochs: terms.durationDays * EPOCHS_PER_DAY,
-        pricePerGiBEpoch: terms.price,
-        verified: terms.verified,
-        maxPaddingFactor: terms.maxPaddingFactor,
-        startOffsetEpochs: terms.startOffsetEpochs,
-      },
-      copies: terms.copies,
-      retrievalCheckMs: terms.retrievalCheckSeconds * 1000,
-      callTimeoutMs: deps.dealTimeouts?.callMs ?? 30_000,
-      proposalTimeoutMs: deps.dealTimeouts?.proposalMs ?? 60_000,
-      statusPollMs: deps.dealTimeouts?.statusPollMs ?? 3 * 60_000,
-      reloadTimeoutMs: deps.dealTimeouts?.reloadMs ?? 10 * 60_000,
-      retryAfterMs: deps.dealTimeouts?.retryAfterMs ?? 60 * 60_000,
-      // Deals ending within this window are renewed by new ones.
-      renewBeforeEpochs: Math.round((terms.renewBeforeDays ?? DEAL_DEFAULTS.renewBeforeDays) * EPOCHS_PER_DAY),
-      repairHoldEpochs: Math.round((terms.repairHoldDays ?? DEAL_DEFAULTS.repairHoldDays) * EPOCHS_PER_DAY),
-      logger: logger.child({ module: 'deals' }),
-      now: deps.now,
-      paused: () => !dbLock.held(),
-      ...(deps.foc && config.pdp?.copies
-        ? {
-            pdp: {
-              client: deps.foc,
-              copies: config.pdp.copies,
-              autoDeposit: config.pdp.autoDeposit,
-              uploadIdleMs: deps.dealTimeouts?.uploadIdleMs ?? 10 * 60_000,
-              maxUploads: 2,
-            },
-          }
-        : {}),
-    })
-    content.setRemoteSource(deals.remoteSource())
-  } else {
-    logger.info('deal engine off: needs SERVICE_URL, SERVICE_API_KEY, a chain and a wallet key (whose address is the client of the deals)')
-  }
+  const deals = createDealWork(config, deps, { dealStore, content, logger, paused: () => !dbLock.held(), publicUrl: () => publicUrl })
+  if (deals) content.setRemoteSource(deals.remoteSource())
 
   const app = express()
   app.disable('x-powered-by')
@@ -248,10 +193,13 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
       records,
       reasonOf,
       network: config.network,
-      dealsBlocked: () => deals?.fundsProblem(),
-      dealKind: () => deals && describeDealKind(deals.dealKind()),
-      onchainCloud: () => deals?.pdpFunding(),
-      dealMarket: () => deals?.marketFunding(),
+      dealsBlocked: () => deals?.standing().market?.blocked,
+      dealKind: () => {
+        const kind = deals?.standing().market?.kind
+        return kind && describeDealKind(kind)
+      },
+      onchainCloud: () => deals?.standing().onchainCloud,
+      dealMarket: () => deals?.standing().market?.funds,
     }),
   )
   app.use(createFolderStatesRouter({ namespace, content, folders, records, reasonOf }))
@@ -270,7 +218,7 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
     },
     startDeals(listenUrl) {
       publicUrl = config.publicUrl ?? listenUrl
-      deals?.start(terms.tickSeconds * 1000)
+      deals?.start((config.deals?.tickSeconds ?? DEAL_DEFAULTS.tickSeconds) * 1000)
     },
     writable: () => dbLock.held(),
     async close() {
@@ -304,5 +252,5 @@ function describeDealKind(kind: DealKind): string {
 // What the composition (server/compose) needs to start a gateway and reach the network.
 export { acquireDataFolder, DataFolderInUse } from './data-lock.ts'
 export { DatabaseInUse } from './database-lock.ts'
-export { connectToNetwork, type NetworkAccess } from './deals/network-access.ts'
-export { whyNotPublic } from './deals/public-url.ts'
+export { connectToNetwork, type NetworkAccess } from './deals/market/network-access.ts'
+export { whyNotPublic } from './deals/market/public-url.ts'

@@ -63,6 +63,7 @@ describeEachStore(
       expect(group.state).toBe('ready_for_deals')
       const deal = await gateway.dealStore.create({
         groupId: group.id,
+        route: 'market',
         provider: 'f01000',
         pieceCid: group.pieceCid!,
         startEpoch: 100,
@@ -70,7 +71,7 @@ describeEachStore(
         tokenHash: 'h',
         proposalEpoch: 10,
       })
-      await gateway.dealStore.markAccepted(deal.id, 'deal-uuid-1')
+      await gateway.dealStore.markProposed(deal.id, { proposalId: 'deal-uuid-1' })
       await stop(gateway, server)
 
       // Whatever SQLite files the folder holds go; the blocks and CARs stay.

@@ -1,6 +1,9 @@
 import { describe, expect, it } from 'vitest'
 import type { GroupRecord } from '../../server/gateway/content/index.ts'
 import type { DealProgress, GroupDeal } from '../../server/gateway/deals/types.ts'
+import type { DealKind } from '../../server/gateway/deals/market/types.ts'
+import { marketProgress } from '../../server/gateway/deals/market/progress.ts'
+import { pdpProgress, type PdpFacts } from '../../server/gateway/deals/pdp/progress.ts'
 import { GROUP_REASON_CODES } from '../../server/shared/contracts/file-info.ts'
 import { groupReason, type ReasonContext } from '../../server/gateway/group-reason.ts'
 
@@ -27,19 +30,46 @@ const deal = (state: GroupDeal['state'], extra: Partial<GroupDeal> = {}): GroupD
   updatedMs: 0,
   ...extra,
 })
-const progress = (p: Partial<DealProgress>): DealProgress => ({
-  head: 10_000 - 5760,
-  copies: 3,
-  deals: [],
-  retryAfterEpochs: 120,
-  epochSeconds: 30,
-  dealKind: { verified: true, networkVersion: 28 },
-  ...p,
-})
+/** What the tests say of a group's copies: the deal market's facts, and the PDP route's when it is there. */
+interface Given {
+  head?: number
+  copies?: number
+  deals?: GroupDeal[]
+  epochSeconds?: number
+  dealKind?: DealKind
+  noProviders?: string
+  serviceError?: string
+  fundsError?: string
+  pdp?: Partial<PdpFacts>
+}
+/** The group's progress as the engine gives it: each route's own words, the deal market first. */
+const progress = (p: Given): DealProgress => {
+  const deals = p.deals ?? []
+  const epochSeconds = p.epochSeconds ?? 30
+  const market = marketProgress(
+    deals.filter((d) => d.route === 'market'),
+    {
+      copies: p.copies ?? 3,
+      head: 'head' in p ? p.head : 10_000 - 5760,
+      epochSeconds,
+      noProviders: p.noProviders,
+      serviceError: p.serviceError,
+      fundsError: p.fundsError,
+      kind: p.dealKind ?? { verified: true, networkVersion: 28 },
+    },
+  )
+  const pdp =
+    p.pdp &&
+    pdpProgress(
+      deals.filter((d) => d.route === 'pdp'),
+      { copies: 2, epochSeconds, ...p.pdp },
+    )
+  return { deals, routes: pdp ? [market, pdp] : [market] }
+}
 /** The sentence, as /file-info's `reason`; `codeOf` gives its `reasonCode`. */
 const said = (g: GroupRecord, c: ReasonContext) => groupReason(g, c)?.text
 const codeOf = (g: GroupRecord, c: ReasonContext) => groupReason(g, c)?.code
-const ctx = (p?: Partial<DealProgress>) => ({ groupSize: 64 * 1024 * 1024, groupIdleSeconds: 20, progress: p && (() => progress(p)) })
+const ctx = (p?: Given) => ({ groupSize: 64 * 1024 * 1024, groupIdleSeconds: 20, progress: p && (() => progress(p)) })
 
 describe('why a group is not further along', () => {
   it('says how full an open group is and when it closes', () => {
@@ -88,7 +118,10 @@ describe('why a group is not further along', () => {
   it('says why no provider takes the piece, with the earlier failures, and that it keeps asking', () => {
     const p = {
       noProviders: 'NO_PROVIDERS_AVAILABLE',
-      deals: [deal('failed', { reason: 'PRICE_TOO_LOW' }), deal('failed', { reason: 'PRICE_TOO_LOW' })],
+      deals: [
+        deal('failed', { failure: { code: 'PROVIDER_DECLINED', detail: 'PRICE_TOO_LOW' } }),
+        deal('failed', { failure: { code: 'PROVIDER_DECLINED', detail: 'PRICE_TOO_LOW' } }),
+      ],
     }
     expect(said(group('ready_for_deals'), ctx(p))).toBe(
       'no provider takes this piece right now: NO_PROVIDERS_AVAILABLE (2 earlier deals failed: PRICE_TOO_LOW); asking again on every pass',
@@ -98,7 +131,7 @@ describe('why a group is not further along', () => {
   describe('PDP copies (Filecoin Onchain Cloud)', () => {
     const pdpDeal = (state: GroupDeal['state'], extra: Partial<GroupDeal> = {}) =>
       deal(state, { route: 'pdp', provider: 'pdp:1', ...extra })
-    const pdp = (p: Partial<NonNullable<DealProgress['pdp']>> = {}) => ({ copies: 2, firstProofIn: new Map<number, number>(), ...p })
+    const pdp = (p: Partial<PdpFacts> = {}) => ({ copies: 2, firstProofIn: new Map<number, number>(), ...p })
 
     it('says how much of the upload the providers have taken', () => {
       const p = { pdp: pdp({ upload: { copies: 2, bytes: 400, total: 1000, adding: 0 } }) }
@@ -145,7 +178,7 @@ describe('why a group is not further along', () => {
 
     it('names the provider that refused or stalled', () => {
       const p = {
-        deals: [pdpDeal('failed', { reason: 'UPLOAD_STALLED: no progress in 600 s' })],
+        deals: [pdpDeal('failed', { failure: { code: 'UPLOAD_STALLED', detail: 'no progress in 600 s' } })],
         pdp: pdp({ refused: 'pdp:1 UPLOAD_STALLED: no progress in 600 s' }),
       }
       expect(said(group('ready_for_deals'), ctx(p))).toBe(

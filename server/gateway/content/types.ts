@@ -1,4 +1,5 @@
 import type { CidProfile } from '../../shared/cid-profile.ts'
+import type { CopyFailureCode } from '../../shared/contracts/copy-failure.ts'
 import type { GroupEvent, GroupState } from './group-state.ts'
 
 export interface IngestResult {
@@ -32,7 +33,9 @@ export interface FailedDeal {
   provider: string
   /** The chain deal id, when it was published before it failed. */
   dealId?: number
+  /** Why, in one line: the provider's words, or our code and what we saw. */
   reason: string
+  reasonCode: CopyFailureCode
   /** Whether another provider was asked in its place. */
   replaced: boolean
 }

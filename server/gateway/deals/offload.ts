@@ -1,15 +1,21 @@
-import type { EngineContext, TickReport } from './types.ts'
+import type { ContentStore } from '../content/index.ts'
+import type { Logger } from '../../shared/logger.ts'
+import type { GroupCopies } from './copies.ts'
+import type { TickReport } from './types.ts'
 
 /** Groups whose copies on every route are retrievable, with no provider still fetching: local CAR and blocks removed. */
-export async function offloadGroups(c: EngineContext, head: number, r: TickReport): Promise<void> {
-  const { content, logger } = c.o
-  for (const g of await content.groups()) {
-    if (g.state !== 'ready_for_deals' || !(await c.satisfied(g.id, head))) continue
+export async function offloadGroups(
+  o: { content: ContentStore; logger: Logger; copies: GroupCopies },
+  head: number,
+  r: TickReport,
+): Promise<void> {
+  for (const g of await o.content.groups()) {
+    if (g.state !== 'ready_for_deals' || !(await o.copies.satisfied(g.id, head))) continue
     // A provider may still be fetching the CAR.
-    if (await c.transferPending(g.id)) continue
-    if (await content.offload(g.id)) {
+    if (await o.copies.transferPending(g.id)) continue
+    if (await o.content.offload(g.id)) {
       r.offloaded++
-      logger.info({ groupId: g.id, retrievableCopies: g.retrievableCopies }, 'group offloaded: local CAR and blocks removed')
+      o.logger.info({ groupId: g.id, retrievableCopies: g.retrievableCopies }, 'group offloaded: local CAR and blocks removed')
     }
   }
 }

@@ -1,4 +1,8 @@
-import type { EngineContext, StorageRoute, TickReport } from './types.ts'
+import type { ContentStore } from '../content/index.ts'
+import type { Logger } from '../../shared/logger.ts'
+import type { GroupCopies } from './copies.ts'
+import type { StorageRoute } from './route.ts'
+import type { TickReport } from './types.ts'
 
 interface Repair {
   /** Set once the group is local with its CAR. */
@@ -11,8 +15,8 @@ interface Repair {
 }
 
 export interface Repairs {
-  /** Reloads offloaded groups short of copies (on `routes`, by default both), in the background, to hold them for new deals. */
-  start(head: number, r: TickReport, routes?: readonly StorageRoute[]): Promise<void>
+  /** Reloads offloaded groups short of copies on one of `routes`, in the background, to hold them for new deals. */
+  start(head: number, r: TickReport, routes: readonly StorageRoute[]): Promise<void>
   /** Releases held groups whose copies are back, or that were held too long. */
   finish(head: number, r: TickReport): Promise<void>
   /** Whether the group is held locally, with its CAR, for new deals. */
@@ -30,8 +34,14 @@ export interface Repairs {
  * once it has been held `repairHoldEpochs` (never while a provider is still
  * fetching its CAR); the next reload then waits `retryAfterMs`.
  */
-export function createRepairs(c: EngineContext): Repairs {
-  const { content, logger } = c.o
+export function createRepairs(o: {
+  content: ContentStore
+  logger: Logger
+  copies: GroupCopies
+  retryAfterEpochs: number
+  repairHoldEpochs: number
+}): Repairs {
+  const { content, logger, copies } = o
   const repairs = new Map<number, Repair>()
 
   return {
@@ -39,9 +49,9 @@ export function createRepairs(c: EngineContext): Repairs {
     async start(head, r, routes) {
       for (const g of await content.groups()) {
         if (g.state !== 'offloaded') continue
-        if (!(await c.short(g.id, head, routes))) continue
+        if (!(await copies.short(g.id, head, routes))) continue
         const previous = repairs.get(g.id)
-        if (previous && (previous.failedAt === undefined || head - previous.failedAt < c.retryAfterEpochs)) continue
+        if (previous && (previous.failedAt === undefined || head - previous.failedAt < o.retryAfterEpochs)) continue
         const repair: Repair = {}
         repair.pending = content
           .holdForDeals(g.id)
@@ -58,33 +68,27 @@ export function createRepairs(c: EngineContext): Repairs {
         repairs.set(g.id, repair)
         r.repairing++
         logger.info(
-          {
-            groupId: g.id,
-            copies: (await c.counting(g.id, head)).length,
-            required: c.copies,
-            pdpCopies: (await c.counting(g.id, head, 'pdp')).length,
-            pdpRequired: c.required('pdp'),
-          },
+          { groupId: g.id, copies: await copies.counts(g.id, head) },
           'offloaded group short of copies: reloading it for new deals',
         )
       }
     },
     async finish(head, r) {
       for (const [groupId, repair] of repairs) {
-        if (!repair.release || (await c.transferPending(groupId))) continue
+        if (!repair.release || (await copies.transferPending(groupId))) continue
         const release = repair.release
-        if (await c.satisfied(groupId, head)) {
+        if (await copies.satisfied(groupId, head)) {
           repairs.delete(groupId)
           await release()
           r.repaired++
-          logger.info({ groupId, retrievableCopies: await c.lastingRetrievable(groupId, head) }, 'group repaired: back to offloaded')
-        } else if (head - repair.heldSince! >= c.o.repairHoldEpochs) {
+          logger.info({ groupId, retrievableCopies: await copies.retrievable(groupId, head) }, 'group repaired: back to offloaded')
+        } else if (head - repair.heldSince! >= o.repairHoldEpochs) {
           repair.release = undefined
           repair.failedAt = head
           await release()
           r.repairsGivenUp++
           logger.warn(
-            { groupId, retrievableCopies: await c.lastingRetrievable(groupId, head), required: c.copies },
+            { groupId, copies: await copies.counts(groupId, head) },
             'group held for repair too long without its copies: local bytes removed again, retrying later',
           )
         }

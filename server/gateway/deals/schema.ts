@@ -1,6 +1,36 @@
 import { migrateSql, type Sql, type Step } from '../../shared/sql/index.ts'
 
-const STEPS: Step[] = [
+/** The failure codes as they were when reasons got their own column (a migration never changes). */
+const CODES = [
+  'PROVIDER_REFUSED',
+  'PROVIDER_UNREACHABLE',
+  'PROVIDER_PROTOCOL_ERROR',
+  'PROPOSAL_TIMEOUT',
+  'PROPOSAL_UNANSWERED',
+  'PROPOSAL_LOST',
+  'PROPOSAL_EXPIRED',
+  'NOT_ON_CHAIN',
+  'CHAIN_DEAL_MISMATCH',
+  'NOT_SEALED_IN_TIME',
+  'SLASHED',
+  'EXPIRED',
+  'INTERRUPTED',
+  'UPLOAD_STALLED',
+  'NEVER_PROVED',
+  'MISSED_PROOFS',
+  'PIECE_REMOVED',
+  'DATA_SET_TERMINATED',
+]
+  .map((c) => `'${c}'`)
+  .join(', ')
+
+const PER_COLUMN = `ALTER TABLE group_deals ADD COLUMN add_tx_hash TEXT;
+   ALTER TABLE group_deals ADD COLUMN reason_code TEXT;
+   UPDATE group_deals SET add_tx_hash = proposal_id WHERE route = 'pdp' AND proposal_id LIKE '0x%';
+   UPDATE group_deals SET data_set_id = deal_id WHERE route = 'pdp' AND data_set_id IS NULL;
+   UPDATE group_deals SET proposal_id = NULL, deal_id = NULL WHERE route = 'pdp';`
+
+export const DEAL_STEPS: Step[] = [
   `CREATE TABLE group_deals (
      id INTEGER PRIMARY KEY,
      group_id INTEGER NOT NULL,
@@ -57,9 +87,37 @@ const STEPS: Step[] = [
    ALTER TABLE group_deals ADD COLUMN added_epoch INTEGER;
    ALTER TABLE group_deals ADD COLUMN retrieval_url TEXT;
    ALTER TABLE group_deals ADD COLUMN last_proof_epoch INTEGER;`,
+  // Each column means one thing: a PDP copy's add transaction and data set get their own columns (they were
+  // kept in proposal_id and deal_id), and a failure's code is kept apart from its detail (the provider's words,
+  // what the chain showed), which `reason` now holds. Older reasons were "CODE", "CODE: detail" or a
+  // provider's own words: a refusal of the proposal (never accepted) or a failure it reported later.
+  {
+    sqlite: `${PER_COLUMN}
+   UPDATE group_deals SET reason_code = CASE
+       WHEN reason IN (${CODES}) THEN reason
+       WHEN instr(reason, ': ') > 0 AND substr(reason, 1, instr(reason, ': ') - 1) IN (${CODES}) THEN substr(reason, 1, instr(reason, ': ') - 1)
+       WHEN proposal_id IS NULL THEN 'PROVIDER_DECLINED'
+       ELSE 'PROVIDER_FAILED' END,
+     reason = CASE
+       WHEN reason IN (${CODES}) THEN NULL
+       WHEN instr(reason, ': ') > 0 AND substr(reason, 1, instr(reason, ': ') - 1) IN (${CODES}) THEN substr(reason, instr(reason, ': ') + 2)
+       ELSE reason END
+     WHERE reason IS NOT NULL;`,
+    postgres: `${PER_COLUMN}
+   UPDATE group_deals SET reason_code = CASE
+       WHEN reason IN (${CODES}) THEN reason
+       WHEN strpos(reason, ': ') > 0 AND split_part(reason, ': ', 1) IN (${CODES}) THEN split_part(reason, ': ', 1)
+       WHEN proposal_id IS NULL THEN 'PROVIDER_DECLINED'
+       ELSE 'PROVIDER_FAILED' END,
+     reason = CASE
+       WHEN reason IN (${CODES}) THEN NULL
+       WHEN strpos(reason, ': ') > 0 AND split_part(reason, ': ', 1) IN (${CODES}) THEN substr(reason, strpos(reason, ': ') + 2)
+       ELSE reason END
+     WHERE reason IS NOT NULL;`,
+  },
 ]
 
 /** Creates or upgrades the deal engine's tables (in the gateway's store, beside the content store's). */
 export async function migrateDeals(sql: Sql): Promise<void> {
-  await migrateSql(sql, 'gateway.deals', STEPS)
+  await migrateSql(sql, 'gateway.deals', DEAL_STEPS)
 }

@@ -146,7 +146,7 @@ describe('deal engine', () => {
     const all = (await s.gateway.deals!.progress((await await s.gateway.content.groups())[0].id)).deals
     const failed = all.filter((d) => d.state === 'failed')
     expect(failed.length).toBeGreaterThan(0)
-    for (const d of failed) expect(d.reason).toBe('SEALING_FAILED')
+    for (const d of failed) expect(d.failure).toEqual({ code: 'PROVIDER_FAILED', detail: 'SEALING_FAILED' })
     // Learned from the provider while the head was still well before the start epoch the deal could never reach:
     // the next proposal starts less than a start offset (5760 epochs) after the failed one.
     const active = all.find((d) => d.state === 'active')!
@@ -161,6 +161,7 @@ describe('deal engine', () => {
         provider: d.provider,
         ...(d.dealId !== undefined ? { dealId: d.dealId } : {}),
         reason: 'SEALING_FAILED',
+        reasonCode: 'PROVIDER_FAILED',
         replaced: true,
       })),
     )
@@ -188,7 +189,7 @@ describe('deal engine faults', () => {
     await s.gateway.deals!.tick()
     const refused = await s.gateway.dealStore.ofGroup(1)
     expect(refused.length).toBeGreaterThan(0)
-    expect(refused.every((d) => d.state === 'failed' && d.reason === 'BUSY')).toBe(true)
+    expect(refused.every((d) => d.state === 'failed' && d.failure?.code === 'PROVIDER_DECLINED' && d.failure.detail === 'BUSY')).toBe(true)
     // Failed deals are not shown.
     expect((await details(s, '/r.bin')).groups[0].deals).toEqual([])
 
@@ -203,7 +204,7 @@ describe('deal engine faults', () => {
     await s.gateway.deals!.tick()
     const deals = await s.gateway.dealStore.ofGroup(1)
     expect(deals.length).toBeGreaterThan(0)
-    expect(deals.every((d) => d.state === 'failed' && d.reason === 'PROPOSAL_TIMEOUT')).toBe(true)
+    expect(deals.every((d) => d.state === 'failed' && d.failure?.code === 'PROPOSAL_TIMEOUT')).toBe(true)
     for (const p of await s.simnet.listProviders()) s.sim.setFault(p, null)
     expect(await s.runUntil(async () => (await details(s, '/slow.bin')).state === 'offloaded')).toBe(true)
   })
@@ -265,10 +266,13 @@ describe('deal engine faults', () => {
       }),
     }))
     await upload(s, '/svc.bin')
-    const report = await s.gateway.deals!.tick()
-    expect(report.serviceError).toBeDefined()
+    await s.gateway.deals!.tick()
     expect(await s.gateway.dealStore.ofGroup(1)).toEqual([])
     expect((await details(s, '/svc.bin')).state).toBe('offloading')
+    expect((await details(s, '/svc.bin')).groups[0]).toMatchObject({
+      reasonCode: 'DEAL_SERVICE_UNREACHABLE',
+      reason: 'waiting for the deal service, which cannot be reached right now',
+    })
     down = false
     expect(await s.runUntil(async () => (await details(s, '/svc.bin')).state === 'offloaded')).toBe(true)
   })

@@ -1,5 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createDealStore } from '../../../server/gateway/deals/deal-store.ts'
+import { DEAL_STEPS } from '../../../server/gateway/deals/schema.ts'
+import { migrateSql } from '../../../server/shared/sql/index.ts'
 import type { DealStore } from '../../../server/gateway/deals/types.ts'
 import type { Sql } from '../../../server/shared/sql/index.ts'
 import { describeEachStore } from '../../helpers/stores.ts'
@@ -16,6 +18,7 @@ describeEachStore('gateway deal store', ({ open }) => {
     const store = await createDealStore(sql, () => (t += 10))
     const deal = await store.create({
       groupId,
+      route: 'market',
       provider: 'f01000',
       pieceCid: 'baga6ea4seaq',
       startEpoch: 100,
@@ -33,6 +36,7 @@ describeEachStore('gateway deal store', ({ open }) => {
       // A 2 MiB CAR proposed as a 32 GiB piece: 32 GiB × 127/128 bytes, past 32-bit integers.
       const big = await store.create({
         groupId: 2,
+        route: 'market',
         provider: 'f01000',
         pieceCid: 'baga6ea4seaq',
         startEpoch: 100,
@@ -63,8 +67,8 @@ describeEachStore('gateway deal store', ({ open }) => {
       expect(copy).toMatchObject({ route: 'pdp', provider: 'pdp:3', state: 'proposing' })
       expect(copy.tokenHash).toBeUndefined()
       expect(deal.route).toBe('market')
-      await store.markAccepted(copy.id, '0xadd')
-      await store.markPublished(copy.id, 12)
+      await store.markProposed(copy.id, { addTxHash: '0xadd' })
+      await store.markPublished(copy.id, { dataSetId: 12 })
       await store.recordPdpCopy(copy.id, { dataSetId: 12, pieceId: 0, addedEpoch: 61, retrievalUrl: 'http://127.0.0.1:9/piece/bafkzcib' })
       await store.recordProof(copy.id, { endEpoch: 90_000 })
       await store.markActive(copy.id)
@@ -79,9 +83,12 @@ describeEachStore('gateway deal store', ({ open }) => {
         retrievalUrl: 'http://127.0.0.1:9/piece/bafkzcib',
         lastProofEpoch: 301,
         endEpoch: 96_000,
-        dealId: 12,
+        addTxHash: '0xadd',
       })
-      await store.markAccepted(deal.id, 'uuid')
+      // Each column means one thing: a PDP copy has no deal id or deal UUID.
+      expect(await store.get(copy.id)).not.toHaveProperty('dealId')
+      expect(await store.get(copy.id)).not.toHaveProperty('proposalId')
+      await store.markProposed(deal.id, { proposalId: 'uuid' })
       expect((await store.inState('proposed', 'market')).map((d) => d.id)).toEqual([deal.id])
       expect((await store.inState('active', 'pdp')).map((d) => d.id)).toEqual([copy.id])
       expect(await store.inState('active', 'market')).toEqual([])
@@ -105,12 +112,12 @@ describeEachStore('gateway deal store', ({ open }) => {
   describe('deal transitions', () => {
     it('moves a deal along proposing → proposed → published → active → ended, each change recorded with its time', async () => {
       const { store, deal } = await fresh()
-      expect(await store.markAccepted(deal.id, 'uuid-1')).toBe(true)
-      expect(await store.markPublished(deal.id, 77)).toBe(true)
+      expect(await store.markProposed(deal.id, { proposalId: 'uuid-1' })).toBe(true)
+      expect(await store.markPublished(deal.id, { dealId: 77 })).toBe(true)
       expect(await store.markActive(deal.id)).toBe(true)
-      expect(await store.markEnded(deal.id, 'EXPIRED')).toBe(true)
+      expect(await store.markEnded(deal.id, { code: 'EXPIRED' })).toBe(true)
       const audit = (await store.auditOf('uuid-1'))!
-      expect(audit).toMatchObject({ state: 'ended', dealId: 77, reason: 'EXPIRED', proposalEpoch: 40 })
+      expect(audit).toMatchObject({ state: 'ended', dealId: 77, failure: { code: 'EXPIRED' }, proposalEpoch: 40 })
       expect(audit.events.map((e) => [e.state, e.reason])).toEqual([
         ['proposing', undefined],
         ['proposed', undefined],
@@ -124,12 +131,12 @@ describeEachStore('gateway deal store', ({ open }) => {
     it('refuses moves the table does not allow, changing and recording nothing', async () => {
       const { store, deal } = await fresh()
       // A status answer that arrives after the deal failed must not bring it back.
-      expect(await store.markFailed(deal.id, 'PROPOSAL_TIMEOUT')).toBe(true)
-      expect(await store.markAccepted(deal.id, 'late')).toBe(false)
-      expect(await store.markPublished(deal.id, 5)).toBe(false)
+      expect(await store.markFailed(deal.id, { code: 'PROPOSAL_TIMEOUT' })).toBe(true)
+      expect(await store.markProposed(deal.id, { proposalId: 'late' })).toBe(false)
+      expect(await store.markPublished(deal.id, { dealId: 5 })).toBe(false)
       expect(await store.markActive(deal.id)).toBe(false)
       const [audit] = await store.audit(1)
-      expect(audit).toMatchObject({ state: 'failed', reason: 'PROPOSAL_TIMEOUT' })
+      expect(audit).toMatchObject({ state: 'failed', failure: { code: 'PROPOSAL_TIMEOUT' } })
       expect(audit.proposalId).toBeUndefined()
       expect(audit.events.map((e) => e.state)).toEqual(['proposing', 'failed'])
       // Skipping a step is refused too: a proposal is not active before it is published.
@@ -142,19 +149,25 @@ describeEachStore('gateway deal store', ({ open }) => {
       for (let round = 0; round < 10; round++) {
         // Two answers for one proposal land at once: the deal keeps one UUID, and its history one acceptance.
         const { deal } = await fresh(round + 10)
-        const accepted = await Promise.all([store.markAccepted(deal.id, `uuid-${round}-a`), store.markAccepted(deal.id, `uuid-${round}-b`)])
+        const accepted = await Promise.all([
+          store.markProposed(deal.id, { proposalId: `uuid-${round}-a` }),
+          store.markProposed(deal.id, { proposalId: `uuid-${round}-b` }),
+        ])
         expect(accepted.filter(Boolean)).toHaveLength(1)
         const winner = accepted[0] ? `uuid-${round}-a` : `uuid-${round}-b`
         expect((await store.get(deal.id))!.proposalId).toBe(winner)
 
         // An active deal slashed on chain while its retrieval check fails it: it ends one way, said once.
-        await store.markPublished(deal.id, 1000 + round)
+        await store.markPublished(deal.id, { dealId: 1000 + round })
         await store.markActive(deal.id)
-        const ended = await Promise.all([store.markEnded(deal.id, 'SLASHED'), store.markFailed(deal.id, 'RETRIEVAL_FAILED')])
+        const ended = await Promise.all([
+          store.markEnded(deal.id, { code: 'SLASHED' }),
+          store.markFailed(deal.id, { code: 'PIECE_REMOVED' }),
+        ])
         expect(ended.filter(Boolean)).toHaveLength(1)
         const after = (await store.auditOf(winner))!
         expect(after.state).toBe(ended[0] ? 'ended' : 'failed')
-        expect(after.reason).toBe(ended[0] ? 'SLASHED' : 'RETRIEVAL_FAILED')
+        expect(after.failure).toEqual({ code: ended[0] ? 'SLASHED' : 'PIECE_REMOVED' })
         expect(after.events.map((e) => e.state)).toEqual(['proposing', 'proposed', 'published', 'active', after.state])
       }
     })
@@ -163,7 +176,7 @@ describeEachStore('gateway deal store', ({ open }) => {
       const { store, deal } = await fresh()
       expect(await store.failInterrupted()).toBe(1)
       expect(await store.failInterrupted()).toBe(0)
-      expect(await store.get(deal.id)).toMatchObject({ state: 'failed', reason: 'INTERRUPTED' })
+      expect(await store.get(deal.id)).toMatchObject({ state: 'failed', failure: { code: 'INTERRUPTED' } })
     })
 
     it('keeps what was sent and answered', async () => {
@@ -179,8 +192,8 @@ describeEachStore('gateway deal store', ({ open }) => {
     it('shows the live deals of many groups in one view', async () => {
       const { store, deal } = await fresh(1)
       const second = await fresh(2)
-      await store.markAccepted(deal.id, 'uuid-a')
-      await store.markFailed(second.deal.id, 'BUSY')
+      await store.markProposed(deal.id, { proposalId: 'uuid-a' })
+      await store.markFailed(second.deal.id, { code: 'PROVIDER_DECLINED', detail: 'BUSY' })
       const views = await store.views([1, 2, 3])
       expect(views.get(1)).toEqual({
         deals: [{ provider: 'f01000', state: 'proposed', dealId: 0, endEpoch: 200, isRetrievable: false }],
@@ -193,31 +206,93 @@ describeEachStore('gateway deal store', ({ open }) => {
     it('lists the deals providers took and then failed, each replaced once a later deal stands in for it; refusals are no deals', async () => {
       const { store, deal } = await fresh(1)
       const propose = (provider: string) =>
-        store.create({ groupId: 1, provider, pieceCid: 'baga6ea4seaq', startEpoch: 100, endEpoch: 200, tokenHash: 'h', proposalEpoch: 40 })
+        store.create({
+          groupId: 1,
+          route: 'market',
+          provider,
+          pieceCid: 'baga6ea4seaq',
+          startEpoch: 100,
+          endEpoch: 200,
+          tokenHash: 'h',
+          proposalEpoch: 40,
+        })
       // f01000 takes the deal, publishes it and never seals it; f02000, asked at the same time, refuses.
       const refused = await propose('f02000')
-      await store.markAccepted(deal.id, 'uuid-1')
-      await store.markPublished(deal.id, 41)
-      await store.markFailed(refused.id, 'BUSY')
-      await store.markFailed(deal.id, 'SEALING_FAILED')
+      await store.markProposed(deal.id, { proposalId: 'uuid-1' })
+      await store.markPublished(deal.id, { dealId: 41 })
+      await store.markFailed(refused.id, { code: 'PROVIDER_DECLINED', detail: 'BUSY' })
+      await store.markFailed(deal.id, { code: 'PROVIDER_FAILED', detail: 'SEALING_FAILED' })
       expect((await store.views([1])).get(1)).toEqual({
         deals: [],
         retrievableCopies: 0,
-        failedDeals: [{ provider: 'f01000', dealId: 41, reason: 'SEALING_FAILED', replaced: false }],
+        failedDeals: [{ provider: 'f01000', dealId: 41, reason: 'SEALING_FAILED', reasonCode: 'PROVIDER_FAILED', replaced: false }],
       })
       // f03000 is asked next and takes it: it replaces the failure. Its own later failure is not replaced yet.
       const standIn = await propose('f03000')
       expect((await store.view(1)).failedDeals?.[0].replaced).toBe(false)
-      await store.markAccepted(standIn.id, 'uuid-3')
-      expect((await store.view(1)).failedDeals).toEqual([{ provider: 'f01000', dealId: 41, reason: 'SEALING_FAILED', replaced: true }])
-      await store.markFailed(standIn.id, 'TRANSFER_FAILED')
+      await store.markProposed(standIn.id, { proposalId: 'uuid-3' })
+      expect((await store.view(1)).failedDeals).toEqual([
+        { provider: 'f01000', dealId: 41, reason: 'SEALING_FAILED', reasonCode: 'PROVIDER_FAILED', replaced: true },
+      ])
+      await store.markFailed(standIn.id, { code: 'PROVIDER_FAILED', detail: 'TRANSFER_FAILED' })
       const view = await store.view(1)
       expect(view.deals).toEqual([])
       expect(view.failedDeals).toEqual([
-        { provider: 'f01000', dealId: 41, reason: 'SEALING_FAILED', replaced: true },
-        { provider: 'f03000', reason: 'TRANSFER_FAILED', replaced: false },
+        { provider: 'f01000', dealId: 41, reason: 'SEALING_FAILED', reasonCode: 'PROVIDER_FAILED', replaced: true },
+        { provider: 'f03000', reason: 'TRANSFER_FAILED', reasonCode: 'PROVIDER_FAILED', replaced: false },
       ])
       expect((await store.views()).get(1)).toEqual(view)
+    })
+  })
+
+  describe('records made before each column meant one thing', () => {
+    it("moves a PDP copy's add transaction and data set out of the deal columns, and splits every reason into its code and detail", async () => {
+      // The store as it was: four steps, PDP copies keeping their add transaction in proposal_id and their data set in
+      // deal_id, reasons as one string.
+      await migrateSql(sql, 'gateway.deals', DEAL_STEPS.slice(0, 4))
+      const row = (fields: string, values: string) =>
+        sql.run(
+          `INSERT INTO group_deals (group_id, provider, piece_cid, start_epoch, end_epoch, created_ms, updated_ms, ${fields}) VALUES (1, 'f01000', 'baga', 1, 2, 0, 0, ${values})`,
+        )
+      await row('route, state, proposal_id, deal_id, data_set_id, piece_id', `'pdp', 'active', '0xabc', 7, 7, 3`)
+      await row('route, state, proposal_id, deal_id', `'pdp', 'published', '0xdef', 8`)
+      await row(
+        'route, state, proposal_id, deal_id, data_set_id, piece_id, reason',
+        `'pdp', 'ended', 'pdp-7-3', 7, 7, 3, 'MISSED_PROOFS: 2 proving periods in a row without a proof'`,
+      )
+      await row('state, reason', `'failed', 'PROPOSAL_TIMEOUT'`)
+      await row('state, reason', `'failed', 'CHAIN_DEAL_MISMATCH: deal 9 on chain has piece bagb, not what was signed'`)
+      await row('state, reason', `'failed', 'BUSY'`)
+      await row('state, proposal_id, deal_id, reason', `'failed', 'uuid', 41, 'SEALING_FAILED'`)
+      await row('state, proposal_id, reason', `'failed', 'uuid-2', 'failed to fetch: connection reset: by peer'`)
+      const store = await createDealStore(sql)
+      const [active, published, missed, timeout, mismatch, declined, sealing, fetching] = await store.ofGroup(1)
+      expect(active).toMatchObject({ route: 'pdp', addTxHash: '0xabc', dataSetId: 7, pieceId: 3 })
+      expect(published).toMatchObject({ addTxHash: '0xdef', dataSetId: 8 })
+      for (const d of [active, published, missed]) {
+        expect(d).not.toHaveProperty('proposalId')
+        expect(d).not.toHaveProperty('dealId')
+      }
+      expect(missed.failure).toEqual({ code: 'MISSED_PROOFS', detail: '2 proving periods in a row without a proof' })
+      expect(timeout.failure).toEqual({ code: 'PROPOSAL_TIMEOUT' })
+      expect(mismatch.failure).toEqual({ code: 'CHAIN_DEAL_MISMATCH', detail: 'deal 9 on chain has piece bagb, not what was signed' })
+      // A provider's own words: a refusal of the proposal (never accepted), or a failure it reported after taking it.
+      expect(declined.failure).toEqual({ code: 'PROVIDER_DECLINED', detail: 'BUSY' })
+      expect(sealing).toMatchObject({ proposalId: 'uuid', dealId: 41, failure: { code: 'PROVIDER_FAILED', detail: 'SEALING_FAILED' } })
+      expect(fetching.failure).toEqual({ code: 'PROVIDER_FAILED', detail: 'failed to fetch: connection reset: by peer' })
+      // What /file-info says of them reads as before.
+      expect(missed).toMatchObject({ state: 'ended', dataSetId: 7, pieceId: 3 })
+      expect((await store.view(1)).failedDeals?.map((f) => [f.reason, f.reasonCode])).toEqual([
+        ['SEALING_FAILED', 'PROVIDER_FAILED'],
+        ['failed to fetch: connection reset: by peer', 'PROVIDER_FAILED'],
+      ])
+    })
+
+    it('reads a failure code a newer gateway wrote as UNKNOWN, its words kept', async () => {
+      const { store, deal } = await fresh()
+      await store.markFailed(deal.id, { code: 'PROVIDER_FAILED', detail: 'x' })
+      await sql.run(`UPDATE group_deals SET reason_code = 'SOMETHING_NEW', reason = 'its words' WHERE id = ?`, [deal.id])
+      expect((await store.get(deal.id))!.failure).toEqual({ code: 'UNKNOWN', detail: 'SOMETHING_NEW: its words' })
     })
   })
 })

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startDealStack, type DealStack } from './harness.ts'
+import { failureText } from '../../../server/shared/contracts/copy-failure.ts'
 
 let stack: DealStack | undefined
 afterEach(async () => {
@@ -59,12 +60,16 @@ describe('offloading through a faulty network', () => {
     expect(groupIds.size).toBeGreaterThanOrEqual(4)
     for (const groupId of groupIds) {
       const deals = await s.gateway.dealStore.ofGroup(groupId)
-      const told = deals.map((d) => `${d.provider} ${d.state} ${d.reason ?? ''}`).join('; ')
+      const told = deals.map((d) => `${d.provider} ${d.state} ${d.failure ? failureText(d.failure) : ''}`).join('; ')
       for (const [i, d] of deals.entries()) {
         const later = deals.slice(i + 1).filter((n) => n.provider === d.provider)
         if (later.length === 0) continue
         expect(d.state, `group ${groupId}: ${told}`).toBe('failed')
-        expect(d.reason, `group ${groupId}: ${told}`).not.toMatch(/PROPOSAL_TIMEOUT|PROVIDER_UNREACHABLE|PROVIDER_PROTOCOL_ERROR/)
+        expect(d.failure?.code, `group ${groupId}: ${told}`).not.toBeOneOf([
+          'PROPOSAL_TIMEOUT',
+          'PROVIDER_UNREACHABLE',
+          'PROVIDER_PROTOCOL_ERROR',
+        ])
         expect(later[0].createdMs, `group ${groupId}: ${told}`).toBeGreaterThanOrEqual(d.updatedMs)
       }
       expect(deals.filter((d) => d.state !== 'failed').length, told).toBeGreaterThanOrEqual(2)

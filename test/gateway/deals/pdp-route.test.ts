@@ -120,7 +120,8 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
     )
     const ended = (await s.gateway.dealStore.ofGroup(1)).find((d) => d.provider === quitter)!
     expect(ended.state).toBe('ended')
-    expect(ended.reason).toMatch(/^MISSED_PROOFS: \d+ proving periods in a row without a proof$/)
+    expect(ended.failure?.code).toBe('MISSED_PROOFS')
+    expect(ended.failure?.detail).toMatch(/^\d+ proving periods in a row without a proof$/)
     // No longer paid for: the piece is scheduled for removal from that data set on chain (or already removed).
     const pdp = s.focClient!.chain.contracts.pdp
     const chain = createPublicClient({ transport: http(s.foc!.rpcUrl) })
@@ -192,7 +193,7 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
     expect((await s.put('/r2.bin', bytes(90_000, 8))).status).toBe(201)
     await s.seal()
     expect(await replacedAfterLoss(s, '/r.bin', before[0].provider)).toBe(true)
-    expect((await s.gateway.deals!.tick()).serviceError).toMatch(/ECONNREFUSED/)
+    await s.gateway.deals!.tick()
     const market = (await s.gateway.dealStore.ofGroup(1)).filter((d) => d.route === 'market')
     expect(market.filter((d) => d.state === 'active')).toHaveLength(1)
     expect((await s.gateway.dealStore.ofGroup(2)).filter((d) => d.route === 'market')).toEqual([])
@@ -215,9 +216,8 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
     // No deal was proposed, no deal service was needed (its stand-in refuses every question), and the funds
     // the deal market would need were never asked for.
     expect((await s.gateway.dealStore.ofGroup(1)).filter((d) => d.route === 'market')).toEqual([])
-    const report = await s.gateway.deals!.tick()
-    expect(report.serviceError).toBeUndefined()
-    expect(s.gateway.deals!.marketFunding()).toBeUndefined()
+    await s.gateway.deals!.tick()
+    expect(s.gateway.deals!.standing().market?.funds).toBeUndefined()
     const back = await s.get('/p.bin')
     expect(Buffer.from(await back.arrayBuffer()).equals(Buffer.from(data))).toBe(true)
   }, 240_000)
@@ -268,7 +268,7 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
       ),
     ).toBe(true)
     const stalled = (await s.gateway.dealStore.ofGroup(1)).filter((d) => d.route === 'pdp')
-    expect(stalled.map((d) => [d.provider, d.state, d.reason?.split(':')[0]])).toEqual([[staller, 'failed', 'UPLOAD_STALLED']])
+    expect(stalled.map((d) => [d.provider, d.state, d.failure?.code])).toEqual([[staller, 'failed', 'UPLOAD_STALLED']])
 
     // It is not asked again for a while: the other two take the copies.
     const copies = await twoProved(s, '/d.bin', 1)
@@ -295,7 +295,7 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
       ),
     ).toBe(true)
     const rows = (await Promise.all([1, 2, 3].map((id) => s.gateway.dealStore.ofGroup(id)))).flat().filter((d) => d.route === 'pdp')
-    expect(rows.filter((d) => d.state === 'failed').map((d) => d.reason)).toEqual([])
+    expect(rows.filter((d) => d.state === 'failed').map((d) => d.failure)).toEqual([])
     const dataSets = new Map<string, Set<number>>()
     for (const d of rows) dataSets.set(d.provider, (dataSets.get(d.provider) ?? new Set()).add(d.dataSetId!))
     expect([...dataSets.values()].map((ids) => ids.size)).toEqual([1, 1])
@@ -310,7 +310,7 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
     const adding = async () => (await s.gateway.dealStore.ofGroup(1)).filter((d) => d.route === 'pdp' && d.state === 'proposed')
     expect(await s.runUntil(async () => (await adding()).length === 2, { max: 400, pauseMs: 20, epochsPerTick: 1 })).toBe(true)
     const sent = await adding()
-    expect(sent.every((d) => /^0x[0-9a-f]{64}$/.test(d.proposalId ?? ''))).toBe(true)
+    expect(sent.every((d) => /^0x[0-9a-f]{64}$/.test(d.addTxHash ?? ''))).toBe(true)
     await s.restartGateway()
     const copies = await twoProved(s, '/e.bin')
     expect(copies).toHaveLength(2)

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { whyNotPublic } from '../../../server/gateway/deals/public-url.ts'
+import { whyNotPublic } from '../../../server/gateway/deals/market/public-url.ts'
 
 describe('GATEWAY_PUBLIC_URL on a real network', () => {
   it.each([

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto'
 import { afterEach, describe, expect, it } from 'vitest'
 import { boostProviderPort } from '../../../server/gateway/deals/index.ts'
-import type { ProposalState, StorageProviderPort } from '../../../server/gateway/deals/provider-port.ts'
+import type { ProposalState, StorageProviderPort } from '../../../server/gateway/deals/market/provider-port.ts'
 import type { ProviderClient } from '../../../server/network/boost/client.ts'
 import { NetworkError } from '../../../server/network/errors.ts'
 import type { DealProposal, NetworkPort } from '../../../server/network/types.ts'
@@ -72,9 +72,10 @@ describe('what the gateway proposes', () => {
     version = 29
     await upload(s, '/two.bin')
     expect(await s.runUntil(() => sent.some((p) => !p.VerifiedDeal), { max: 5 })).toBe(true)
-    expect(s.gateway.deals!.dealKind()).toMatchObject({ verified: false, networkVersion: 29 })
-    expect(s.gateway.deals!.dealKind().note).toMatch(/FIP-0118/)
-    expect(s.gateway.deals!.fundsProblem()).toBeUndefined()
+    const market = s.gateway.deals!.standing().market!
+    expect(market.kind).toMatchObject({ verified: false, networkVersion: 29 })
+    expect(market.kind.note).toMatch(/FIP-0118/)
+    expect(market.blocked).toBeUndefined()
     // The admin's link test reads the same from /file-info.
     const probe = await fetch(`${s.gatewayServer.url}/file-info`, { method: 'POST', body: JSON.stringify({ filePath: '/nothing-here' }) })
     expect(probe.headers.get('filecoin-deal-kind')).toMatch(/^unverified: Fil\+ ended at network version 29/)
@@ -95,7 +96,7 @@ describe('the network upgrade that ends Fil+ (FIP-0118), on the simulated chain'
     expect(await s.runUntil(async () => (await active(2)).length > 0)).toBe(true)
     // The chain refuses verified deals from nv29: the gateway read the version and proposed an unverified one.
     expect((await s.simnet.getDeal((await active(2))[0].dealId!))!.proposal.VerifiedDeal).toBe(false)
-    expect(s.gateway.deals!.dealKind()).toMatchObject({ verified: false, networkVersion: 29 })
+    expect(s.gateway.deals!.standing().market!.kind).toMatchObject({ verified: false, networkVersion: 29 })
   })
 })
 
@@ -168,7 +169,7 @@ describe('what the gateway believes', () => {
     ).toBe(true)
     expect(new Set(sent.map((p) => p.Provider)).size).toBeGreaterThan(1)
     expect(sent.filter((p) => p.Provider === silent)).toHaveLength(1)
-    expect((await s.gateway.dealStore.ofGroup(1)).find((d) => d.provider === silent)!.reason).toMatch(/^PROPOSAL_UNANSWERED/)
+    expect((await s.gateway.dealStore.ofGroup(1)).find((d) => d.provider === silent)!.failure?.code).toBe('PROPOSAL_UNANSWERED')
   })
 
   it('a deal counts only once the chain shows the piece, size, provider and client that were signed', async () => {
@@ -190,10 +191,10 @@ describe('what the gateway believes', () => {
       }),
     }))
     await upload(s, '/trust.bin')
-    const mismatched = async () => (await s.gateway.dealStore.ofGroup(1)).filter((d) => d.reason?.startsWith('CHAIN_DEAL_MISMATCH'))
+    const mismatched = async () => (await s.gateway.dealStore.ofGroup(1)).filter((d) => d.failure?.code === 'CHAIN_DEAL_MISMATCH')
     expect(await s.runUntil(async () => (await mismatched()).length > 0, { max: 20 })).toBe(true)
-    expect((await mismatched())[0].reason).toMatch(
-      /^CHAIN_DEAL_MISMATCH: deal \d+ on chain has piece baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq/,
+    expect((await mismatched())[0].failure?.detail).toMatch(
+      /^deal \d+ on chain has piece baga6ea4seaqao7s73y24kcutaosvacpdjgfe5pw76ooefnyqw4ynr3d2y6x2mpq/,
     )
     expect((await s.gateway.dealStore.ofGroup(1)).some((d) => d.state === 'active')).toBe(false)
     lie = false
@@ -211,7 +212,7 @@ describe('what the gateway believes', () => {
     gone = true
     await s.runUntil(() => false, { max: 1 })
     const deal = (await s.gateway.dealStore.ofGroup(1)).find((d) => d.dealId !== undefined && d.state !== 'failed')!
-    expect(deal).toMatchObject({ state: 'ended', reason: 'SLASHED' })
+    expect(deal).toMatchObject({ state: 'ended', failure: { code: 'SLASHED' } })
   })
 
   it('a proposal is lost only after the provider says three times, a poll apart, that it has no such deal', async () => {
@@ -241,7 +242,7 @@ describe('what the gateway believes', () => {
     expect(await live()).toHaveLength(1)
     await s.runUntil(() => false, { max: 1, epochsPerTick: 10 })
     const failed = (await s.gateway.dealStore.ofGroup(1)).filter((d) => d.state === 'failed')
-    expect(failed.map((d) => d.reason)).toEqual(['PROPOSAL_LOST'])
+    expect(failed.map((d) => d.failure)).toEqual([{ code: 'PROPOSAL_LOST' }])
   })
 
   it('asks a provider for a deal status no more often than every few minutes', async () => {

@@ -107,7 +107,7 @@ describe('repair of offloaded groups', () => {
     ).toBe(true)
     const ended = (await s.gateway.dealStore.ofGroup(1)).filter((x) => before.deals.some((b: ShownDeal) => b.dealId === x.dealId))
     expect(ended.map((x) => x.state)).toEqual(['ended', 'ended'])
-    expect(ended.map((x) => x.reason)).toEqual(['EXPIRED', 'EXPIRED'])
+    expect(ended.map((x) => x.failure)).toEqual([{ code: 'EXPIRED' }, { code: 'EXPIRED' }])
     expect(groupFiles(s)).toEqual([])
     expect((await readBack(s, '/lost.bin')).equals(bytes)).toBe(true)
   })

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { createDealServiceClient } from '../../../server/gateway/deals/service-client.ts'
+import { createDealServiceClient } from '../../../server/gateway/deals/market/service-client.ts'
 
 /** A deal service answering the policy export with a recorded shape, counting calls. */
 function policyService(copies: { mix: number; groups: number[] }) {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { ContentStore } from '../../../server/gateway/content/index.ts'
 import { createDealStore } from '../../../server/gateway/deals/deal-store.ts'
 import type { DealStore } from '../../../server/gateway/deals/types.ts'
-import { createTransferRouter, TRANSFER_PATH } from '../../../server/gateway/deals/transfer-route.ts'
+import { createTransferRouter, TRANSFER_PATH } from '../../../server/gateway/deals/market/transfer-route.ts'
 import { gatewayErrorHandler } from '../../../server/gateway/errors.ts'
 import { startServer, type RunningServer } from '../../../server/shared/http.ts'
 import { createPieceHasher, padPieceCid, paddedPieceSize } from '../../../server/shared/piece.ts'
@@ -49,6 +49,7 @@ afterAll(async () => {
 async function dealOf(transferSize?: number): Promise<string> {
   const d = await deals.create({
     groupId: 1,
+    route: 'market',
     provider: 'f01000',
     pieceCid: 'baga6ea4seaq',
     startEpoch: 100,

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto'
-import type { ProviderClient } from '../../network/boost/client.ts'
-import { dealStatus } from '../../network/deal-status.ts'
-import { NetworkError } from '../../network/errors.ts'
-import { blockBytes, pieceHead, retrievalGet } from '../../network/http-retrieval.ts'
-import type { NetworkPort } from '../../network/types.ts'
-import { chainCid } from '../../network/wallet/message.ts'
+import type { ProviderClient } from '../../../network/boost/client.ts'
+import { dealStatus } from '../../../network/deal-status.ts'
+import { NetworkError } from '../../../network/errors.ts'
+import { blockBytes, pieceHead, retrievalGet } from '../../../network/http-retrieval.ts'
+import type { NetworkPort } from '../../../network/types.ts'
+import { chainCid } from '../../../network/wallet/message.ts'
 import type { ProposalState, StorageProviderPort } from './provider-port.ts'
 
 const DEFAULT_CALL_MS = 30_000

@@ -1,5 +1,5 @@
-import type { OnChainDealState } from '../../network/deal-status.ts'
-import type { DealProposal } from '../../network/types.ts'
+import type { OnChainDealState } from '../../../network/deal-status.ts'
+import type { DealProposal } from '../../../network/types.ts'
 
 /**
  * How the gateway reaches storage providers and the chain they publish on.

@@ -1,0 +1,101 @@
+import { DEAL_DEFAULTS, type GatewayConfig } from '../shared/config.ts'
+import { EPOCH_SECONDS, EPOCHS_PER_DAY } from '../shared/epochs.ts'
+import type { Logger } from '../shared/logger.ts'
+import type { ContentStore } from './content/index.ts'
+import {
+  createDealEngine,
+  createDealServiceClient,
+  createMarketRoute,
+  createPdpRoute,
+  createRouteContext,
+  NO_DEAL_SERVICE,
+  type DealEngine,
+  type DealStore,
+  type StorageRoute,
+} from './deals/index.ts'
+import type { GatewayDeps } from './index.ts'
+
+/**
+ * The gateway's deal engine over its storage routes, from its configuration:
+ * the deal market (with its deal service and providers) and, with an
+ * Onchain Cloud client and PDP copies asked for, Filecoin Onchain Cloud.
+ * Undefined, said in the log, when the gateway cannot make deals (no deal
+ * service, chain or wallet key).
+ */
+export function createDealWork(
+  config: GatewayConfig,
+  deps: GatewayDeps,
+  parts: { dealStore: DealStore; content: ContentStore; logger: Logger; paused: () => boolean; publicUrl: () => string },
+): DealEngine | undefined {
+  const terms = { ...DEAL_DEFAULTS, ...config.deals }
+  const service =
+    deps.service ??
+    (config.serviceUrl && config.serviceApiKey
+      ? createDealServiceClient({ url: config.serviceUrl, apiKey: config.serviceApiKey })
+      : // Onchain Cloud only (DEAL_COPIES=0): no deal is proposed, so no deal service is asked.
+        terms.copies === 0
+        ? NO_DEAL_SERVICE
+        : undefined)
+  const providers = deps.providers
+  if (!service || !providers || !config.clientAddress) {
+    parts.logger.info(
+      'deal engine off: needs SERVICE_URL, SERVICE_API_KEY, a chain and a wallet key (whose address is the client of the deals)',
+    )
+    return undefined
+  }
+  const timeouts = deps.dealTimeouts ?? {}
+  const context = createRouteContext({
+    deals: parts.dealStore,
+    content: parts.content,
+    logger: parts.logger.child({ module: 'deals' }),
+    now: deps.now,
+    callTimeoutMs: timeouts.callMs ?? 30_000,
+    // Chain time, so that a sped-up simulated network retries at its own pace.
+    retryAfterEpochs: Math.ceil((timeouts.retryAfterMs ?? 60 * 60_000) / 1000 / EPOCH_SECONDS),
+  })
+  const statusPollMs = timeouts.statusPollMs ?? 3 * 60_000
+  const routes: StorageRoute[] = [
+    createMarketRoute(context, {
+      service,
+      providers,
+      clientAddress: config.clientAddress,
+      publicUrl: parts.publicUrl,
+      terms: {
+        durationEpochs: terms.durationDays * EPOCHS_PER_DAY,
+        pricePerGiBEpoch: terms.price,
+        verified: terms.verified,
+        maxPaddingFactor: terms.maxPaddingFactor,
+        startOffsetEpochs: terms.startOffsetEpochs,
+      },
+      copies: terms.copies,
+      proposalTimeoutMs: timeouts.proposalMs ?? 60_000,
+      statusPollMs,
+      // Deals ending within this window are renewed by new ones.
+      renewBeforeEpochs: Math.round((terms.renewBeforeDays ?? DEAL_DEFAULTS.renewBeforeDays) * EPOCHS_PER_DAY),
+    }),
+  ]
+  if (deps.foc && config.pdp?.copies) {
+    routes.push(
+      createPdpRoute(context, {
+        client: deps.foc,
+        copies: config.pdp.copies,
+        autoDeposit: config.pdp.autoDeposit,
+        uploadIdleMs: timeouts.uploadIdleMs ?? 10 * 60_000,
+        maxUploads: 2,
+        // The simulated Onchain Cloud runs on the simulated chain's clock; a real one has 30 s epochs as the chain does.
+        epochSeconds: providers.epochSeconds,
+        pollMs: statusPollMs,
+      }),
+    )
+  }
+  return createDealEngine({
+    context,
+    routes,
+    chainHead: () => providers.chainHead(),
+    retrievalCheckMs: terms.retrievalCheckSeconds * 1000,
+    callTimeoutMs: timeouts.callMs ?? 30_000,
+    reloadTimeoutMs: timeouts.reloadMs ?? 10 * 60_000,
+    repairHoldEpochs: Math.round((terms.repairHoldDays ?? DEAL_DEFAULTS.repairHoldDays) * EPOCHS_PER_DAY),
+    paused: parts.paused,
+  })
+}

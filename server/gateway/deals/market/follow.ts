@@ -1,0 +1,105 @@
+import type { DealProposal } from '../../../network/types.ts'
+import { paddedPieceSize } from '../../../shared/piece.ts'
+import { createPacer, inChainTime } from '../pacer.ts'
+import type { GroupDeal, RouteContext, TickReport } from '../types.ts'
+import type { MarketRouteOptions } from './types.ts'
+
+/** "No such deal" answers in a row, each a status poll apart, before a proposal counts as lost. */
+const LOST_AFTER_NOT_FOUND = 3
+
+export interface Follower {
+  /** Proposals the providers accepted: published (a chain deal id), failed, lost, or past their start. */
+  proposals(head: number, r: TickReport): Promise<void>
+  /** Deals on chain: published → active when sealed; failed when never sealed or not what we signed; ended when slashed or expired. */
+  chain(head: number, r: TickReport): Promise<void>
+}
+
+/**
+ * Follows each deal with its provider (deal status, every `statusPollMs` of
+ * chain time, not every pass: it is a libp2p round trip per deal) and then on
+ * chain. A provider's word is not trusted for what counts: a deal counts as a
+ * copy only once the chain shows the piece, size, provider and client we signed.
+ */
+export function createFollower(c: RouteContext, o: MarketRouteOptions): Follower {
+  const { deals } = c
+  const { providers } = o
+  const polls = createPacer<number>({ now: c.now, everyMs: inChainTime(o.statusPollMs, providers.epochSeconds) })
+  const notFound = new Map<number, number>()
+  let clientId: string | null | undefined
+
+  /** The provider's view of a deal, or undefined when it is not time to ask yet (or it did not answer). */
+  async function status(d: GroupDeal) {
+    if (!polls.due(d.id)) return undefined
+    polls.done(d.id)
+    const s = await c.withTimeout((signal) => providers.proposalState(d.provider, d.proposalId!, { signal })).catch(() => undefined)
+    notFound.set(d.id, s?.state === 'unknown' ? (notFound.get(d.id) ?? 0) + 1 : 0)
+    return s
+  }
+
+  /** What is kept per deal is for deals still asked about (proposed or published); the rest is dropped. */
+  let proposedIds = new Set<number>()
+  const keepOnly = (asked: Set<number>) => {
+    polls.keepOnly(asked)
+    for (const id of notFound.keys()) if (!asked.has(id)) notFound.delete(id)
+  }
+
+  /** What on chain differs from what we signed, or undefined when it is our deal. */
+  async function mismatch(d: GroupDeal, p: DealProposal): Promise<string | undefined> {
+    clientId ??= await providers.idAddress(o.clientAddress).catch(() => undefined)
+    const pieceSize = d.transferSize === undefined ? undefined : paddedPieceSize(d.transferSize)
+    if (p.PieceCID['/'] !== d.pieceCid) return `piece ${p.PieceCID['/']}`
+    if (pieceSize !== undefined && p.PieceSize !== pieceSize) return `piece size ${p.PieceSize}`
+    // The network letter (f on mainnet, t on test networks) may differ between the chain's JSON and our records.
+    const same = (a: string, b: string | null | undefined) => !!b && a.slice(1) === b.slice(1)
+    if (!same(p.Provider, d.provider)) return `provider ${p.Provider}`
+    if (clientId !== undefined && !same(p.Client, clientId) && !same(p.Client, o.clientAddress)) return `client ${p.Client}`
+    return undefined
+  }
+
+  /** One published or active deal as the chain shows it. */
+  async function onChain(d: GroupDeal, head: number, r: TickReport): Promise<void> {
+    const chain = await providers.dealOnChain(d.dealId!, head).catch(() => undefined)
+    if (chain === undefined) return
+    if (chain === null) {
+      // The market removes a deal once it is terminated or expired ("deal not found"): what we recorded tells which.
+      if (d.state === 'active') await deals.markEnded(d.id, { code: head >= d.endEpoch ? 'EXPIRED' : 'SLASHED' })
+      else if (head >= d.startEpoch) await c.fail(d, { code: 'NOT_ON_CHAIN' }, r)
+      return
+    }
+    const wrong = await mismatch(d, chain.proposal)
+    if (wrong) await c.fail(d, { code: 'CHAIN_DEAL_MISMATCH', detail: `deal ${d.dealId} on chain has ${wrong}, not what was signed` }, r)
+    else if (chain.status === 'active' && d.state === 'published') {
+      if (await deals.markActive(d.id)) r.activated++
+    } else if (chain.status === 'published-expired') await c.fail(d, { code: 'NOT_SEALED_IN_TIME' }, r)
+    else if (chain.status === 'slashed') await deals.markEnded(d.id, { code: 'SLASHED' })
+    else if (chain.status === 'expired') await deals.markEnded(d.id, { code: 'EXPIRED' })
+  }
+
+  return {
+    async proposals(head, r) {
+      const proposed = await deals.inState('proposed', 'market')
+      proposedIds = new Set(proposed.map((d) => d.id))
+      for (const d of proposed) {
+        const s = await status(d)
+        if (s?.state === 'published') {
+          if (await deals.markPublished(d.id, { dealId: s.dealId })) r.published++
+        } else if (s?.state === 'failed') await c.fail(d, { code: 'PROVIDER_FAILED', detail: s.reason }, r)
+        else if (s?.state === 'unknown' && notFound.get(d.id)! >= LOST_AFTER_NOT_FOUND) await c.fail(d, { code: 'PROPOSAL_LOST' }, r)
+        // Still transferring (or no answer) when the deal should already start: it never will.
+        else if (head >= d.startEpoch) await c.fail(d, { code: 'PROPOSAL_EXPIRED' }, r)
+      }
+    },
+    async chain(head, r) {
+      // A published deal whose provider reports that sealing failed will never start: ask another provider now.
+      const published = await deals.inState('published', 'market')
+      keepOnly(new Set([...proposedIds, ...published.map((d) => d.id)]))
+      for (const d of published) {
+        if (!d.proposalId) continue
+        const s = await status(d)
+        if (s?.state === 'failed') await c.fail(d, { code: 'PROVIDER_FAILED', detail: s.reason }, r)
+      }
+      for (const d of [...(await deals.inState('published', 'market')), ...(await deals.inState('active', 'market'))])
+        await onChain(d, head, r)
+    },
+  }
+}

@@ -1,0 +1,54 @@
+import { counted, inWallTime } from '../../words.ts'
+import type { RouteProgress } from '../route.ts'
+import type { GroupDeal } from '../types.ts'
+import type { DealKind } from './types.ts'
+
+/** What the deal market knows of one group beyond its deals. */
+export interface MarketFacts {
+  copies: number
+  /** Chain head of the last pass (undefined before the first). */
+  head?: number
+  epochSeconds: number
+  /** Why the last search found no provider for the group. */
+  noProviders?: string
+  /** Set while the deal service cannot be reached. */
+  serviceError?: string
+  /** Set while the client address lacks the DataCap or escrow its deals need. */
+  fundsError?: string
+  kind: DealKind
+}
+
+/**
+ * Where a group's deals stand, in words: copies stored, providers fetching
+ * the data, deals waiting to be sealed and by when at the latest; or what
+ * stops new ones (funds, the deal service, no provider).
+ */
+export function marketProgress(deals: readonly GroupDeal[], f: MarketFacts): RouteProgress {
+  const count = (...states: string[]) => deals.filter((d) => states.includes(d.state)).length
+  const stored = count('active')
+  const fetching = count('proposing', 'proposed')
+  const published = deals.filter((d) => d.state === 'published')
+  const steps: string[] = []
+  if (stored > 0) steps.push(`${stored} of ${counted(f.copies, 'copy', 'copies')} stored`)
+  if (fetching > 0) steps.push(`${counted(fetching, 'provider is', 'providers are')} fetching the data`)
+  if (published.length > 0) {
+    // An epoch number means nothing to a person: the start is said as a time from now. It is the provider's
+    // deadline, not a forecast: a provider proves the sector when it is sealed, often well before.
+    const start = Math.min(...published.map((d) => d.startEpoch))
+    const startsIn = f.head === undefined ? '' : `, ${inWallTime(start - f.head, f.epochSeconds)}`
+    const who = published.length === 1 ? 'the provider' : `${published.length} providers`
+    steps.push(`waiting for ${who} to seal: at the latest by the deal's start${startsIn}`)
+  }
+  return {
+    underWay: steps.length > 0,
+    steps,
+    ...(f.fundsError
+      ? { blocked: { code: 'WAITING_FOR_FUNDS', words: `waiting for funds: ${f.fundsError}` } }
+      : f.serviceError
+        ? { blocked: { code: 'DEAL_SERVICE_UNREACHABLE', words: 'waiting for the deal service, which cannot be reached right now' } }
+        : f.noProviders
+          ? { blocked: { code: 'NO_PROVIDER', words: f.noProviders } }
+          : {}),
+    ...(f.kind.note ? { note: f.kind.note } : {}),
+  }
+}

@@ -1,0 +1,96 @@
+import { formatUnits } from 'viem'
+import { FocFundsError, type FocAccount } from '../../../network/foc/client.ts'
+import { EPOCHS_PER_DAY } from '../../../shared/epochs.ts'
+import type { PdpContext } from './context.ts'
+import type { PdpFunding } from './types.ts'
+
+/** An endEpoch beyond any real runway: ten years, for accounts whose rate is nothing yet. */
+const MAX_RUNWAY_EPOCHS = 10 * 365 * EPOCHS_PER_DAY
+/** A runway this short is a WARNING (filecoin-pin's threshold). */
+const WARNING_RUNWAY_EPOCHS = 14 * EPOCHS_PER_DAY
+/** What an automatic top-up brings the runway back to. */
+const TOP_UP_RUNWAY_EPOCHS = 30 * EPOCHS_PER_DAY
+
+/** USDFC has 18 decimals: an amount a person deposits is said in whole cents. */
+const CENT = 10n ** 16n
+const roundUpToCents = (amount: bigint) => ((amount + CENT - 1n) / CENT) * CENT
+const usdfc = (amount: bigint) => `${formatUnits(amount, 18)} USDFC`
+
+/**
+ * Whether the account can pay for `bytes` more: topped up from the wallet
+ * when allowed, else the route's funds note says what to deposit (and
+ * nothing is uploaded until then).
+ */
+export async function canPay(p: PdpContext, bytes: number): Promise<boolean> {
+  const funding = await p.client.funding(bytes)
+  if (funding.ready) {
+    p.funds.set(undefined)
+    return true
+  }
+  // What the SDK asks for covers the moment it was asked: payments run on while the copies are made, and a
+  // second data set whose lockup no longer fits is refused on chain. A tenth more and a day of the new rate.
+  const amount = roundUpToCents(funding.depositNeeded + funding.depositNeeded / 10n + funding.ratePerEpoch * BigInt(EPOCHS_PER_DAY))
+  if (!p.options.autoDeposit) {
+    const approval = funding.needsApproval ? ', and the warm storage service approved,' : ''
+    p.funds.set({
+      code: 'DEPOSIT_NEEDED',
+      words: `no funds: deposit USDFC: storing needs ${usdfc(amount)} more in Filecoin Pay${approval} before anything is uploaded (npm run wallet -- deposit ${formatUnits(amount, 18)} USDFC)`,
+    })
+    return false
+  }
+  return deposit(p, amount, 'deposited USDFC into Filecoin Pay for PDP uploads', '')
+}
+
+/** Deposits `amount` from the wallet; when it holds too little, nothing is uploaded and the funds note says so. */
+async function deposit(p: PdpContext, amount: bigint, done: string, why: string): Promise<boolean> {
+  try {
+    const hash = await p.client.fund(amount)
+    p.logger.info({ amount: usdfc(amount), hash }, done)
+    p.funds.set(undefined)
+    return true
+  } catch (err) {
+    if (!(err instanceof FocFundsError)) throw err
+    p.funds.set({ code: 'WALLET_SHORT', words: `no funds: deposit USDFC: ${why}${err.message}` })
+    return false
+  }
+}
+
+/**
+ * The account's runway from its summary: kept for the status and the
+ * copies' end epochs, said in the log when it turns short or runs out (once
+ * per change), and, with automatic deposits, brought back to 30 days from
+ * the wallet before deficit (a rail a provider terminated in deficit does
+ * not come back). Returns the epoch the copies are funded until.
+ */
+export async function readRunway(p: PdpContext, account: FocAccount): Promise<number> {
+  const head = Number(account.epoch)
+  const runway = Number(account.runwayEpochs > BigInt(MAX_RUNWAY_EPOCHS) ? BigInt(MAX_RUNWAY_EPOCHS) : account.runwayEpochs)
+  const paying = account.lockupRatePerEpoch > 0n
+  const now: PdpFunding = {
+    status: paying && account.availableFunds <= 0n ? 'DEFICIT' : paying && runway <= WARNING_RUNWAY_EPOCHS ? 'WARNING' : 'HEALTHY',
+    funds: account.funds,
+    runwayEpochs: runway,
+    fundedUntilMs: Date.now() + runway * p.options.epochSeconds * 1000,
+  }
+  if (now.status !== (p.funding?.status ?? 'HEALTHY')) {
+    const days = Math.floor(now.runwayEpochs / EPOCHS_PER_DAY)
+    const fields = { payer: p.client.address, funds: usdfc(now.funds), runwayDays: days }
+    if (now.status === 'HEALTHY')
+      p.logger.info({ payer: p.client.address, funds: usdfc(now.funds) }, 'the Onchain Cloud account is funded again')
+    else if (now.status === 'DEFICIT') p.logger.warn(fields, 'the Onchain Cloud account no longer pays for the PDP copies: deposit USDFC')
+    else p.logger.warn(fields, `the Onchain Cloud account pays for the PDP copies for ${days} more days: deposit USDFC`)
+  }
+  p.funding = now
+  if (p.options.autoDeposit && now.status !== 'HEALTHY') {
+    const amount = roundUpToCents(account.lockupRatePerEpoch * BigInt(TOP_UP_RUNWAY_EPOCHS) - account.availableFunds)
+    if (amount > 0n) {
+      await deposit(
+        p,
+        amount,
+        'deposited USDFC into Filecoin Pay: the PDP copies are paid for 30 more days',
+        "the PDP copies' funds run short, and ",
+      )
+    }
+  }
+  return head + runway
+}

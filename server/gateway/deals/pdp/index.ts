@@ -1,0 +1,71 @@
+import type { StorageRoute } from '../route.ts'
+import type { RouteContext } from '../types.ts'
+import { adoptInterrupted } from './adopt.ts'
+import { createPdpContext } from './context.ts'
+import { placeCopies } from './place.ts'
+import { pdpProgress } from './progress.ts'
+import { followCopies } from './proofs.ts'
+import { retryRemovals } from './removals.ts'
+import type { PdpRouteOptions } from './types.ts'
+
+/**
+ * Filecoin Onchain Cloud as a storage route: a group's CAR goes through the
+ * Synapse SDK to `copies` PDP providers (the SDK picks them, endorsed ones
+ * first; it uploads to one and the others pull from it), its piece is added
+ * to our data set on each, and each copy is followed on chain:
+ *
+ *   proposing (uploading) → proposed (add transaction sent)
+ *     → published (piece in the data set) → active (a proof covering it passed)
+ *
+ * and off that path `failed` (refused, stalled, never proved) or `ended`
+ * (data set terminated, piece removed, proving stopped), its piece then
+ * removed so it is no longer paid for. A copy whose add was sent when the
+ * process stopped is adopted from its transaction once the chain shows it,
+ * rather than uploaded again. A copy's endEpoch is how far the account's
+ * funds pay for storage (its runway). Nothing is uploaded that the account
+ * cannot pay for. One verb per file beside this one.
+ */
+export function createPdpRoute(c: RouteContext, options: PdpRouteOptions): StorageRoute {
+  const p = createPdpContext(c, options)
+  const { client } = options
+  const route: StorageRoute = {
+    name: 'pdp',
+    warm: true,
+    required: () => options.copies,
+    // A PDP copy lasts while its payments are funded: that is the funds' runway to watch, not a copy to renew.
+    lasting: () => true,
+    async follow(_head, r) {
+      await followCopies(p, r)
+      await retryRemovals(p)
+    },
+    async place(head, r, sendable) {
+      // Once, before anything else: copies that were being added when a previous process stopped.
+      await adoptInterrupted(p, r)
+      await placeCopies(p, route, head, r, sendable)
+      return true
+    },
+    transferPending: (groupId, live) =>
+      p.uploads.has(groupId) || live.some((d) => d.route === route.name && (d.state === 'proposing' || d.state === 'proposed')),
+    progress: (groupId, deals) =>
+      pdpProgress(
+        deals.filter((d) => d.route === route.name),
+        {
+          copies: options.copies,
+          epochSeconds: options.epochSeconds,
+          upload: p.uploads.get(groupId)?.upload,
+          firstProofIn: p.firstProofIn.get(groupId),
+          refused: p.refused.get(groupId),
+          fundsError: p.funds.current?.words,
+        },
+      ),
+    standing: () => (p.funding ? { onchainCloud: p.funding } : {}),
+    retrieveBlock: (d, cid, signal) => client.retrieveBlock(d.retrievalUrl!, cid, signal),
+    retrievePiece: (d, size, signal) => client.retrievePiece(d.retrievalUrl!, size, signal),
+    async stop() {
+      for (const { controller } of p.uploads.values()) controller.abort(new Error('deal engine stopping'))
+      // An aborted upload ends at once: its rows fail as interrupted, but those whose add was sent wait to be adopted.
+      await Promise.all([...p.uploads.values()].map((u) => u.done))
+    },
+  }
+  return route
+}

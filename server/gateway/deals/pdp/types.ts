@@ -1,0 +1,46 @@
+import type { FocClient } from '../../../network/foc/client.ts'
+
+/** Where one group's upload stands, for its `reason`. */
+export interface PdpUpload {
+  copies: number
+  bytes: number
+  total: number
+  /** Copies whose piece is being added on chain. */
+  adding: number
+}
+
+/**
+ * How long the Onchain Cloud account pays for what is stored (filecoin-pin's
+ * wording): HEALTHY, WARNING with 14 days or less left, DEFICIT when the
+ * funds no longer cover the lockup.
+ */
+export interface PdpFunding {
+  status: 'HEALTHY' | 'WARNING' | 'DEFICIT'
+  /** USDFC deposited in Filecoin Pay (18 decimals). */
+  funds: bigint
+  /** Chain epochs the funds still pay for at the current rate. */
+  runwayEpochs: number
+  /** When that is, in wall-clock milliseconds (a sped-up simulated network's epochs are shorter). */
+  fundedUntilMs: number
+}
+
+/** The PDP route's client and policy. */
+export interface PdpRouteOptions {
+  client: FocClient
+  /** Copies per group on PDP providers. */
+  copies: number
+  /**
+   * Top Filecoin Pay up from the wallet's own USDFC when an upload needs it
+   * (the simulated network's faucet money); otherwise an operator deposits
+   * and nothing is uploaded until then.
+   */
+  autoDeposit: boolean
+  /** Longest an upload may go without progress (bytes taken by the first provider, a copy made, a step on chain). */
+  uploadIdleMs: number
+  /** Groups uploaded at once, once the account has its data sets. */
+  maxUploads: number
+  /** Wall-clock seconds per epoch of the chain the copies are proved on (a sped-up simulated one's are shorter). */
+  epochSeconds: number
+  /** Chain time (30 s epochs) between reads of one copy's proofs, and of the account. */
+  pollMs: number
+}
