@@ -1,0 +1,238 @@
+import type { Chain } from '@filoz/synapse-core/chains'
+import type { Address, Hash } from 'viem'
+import { NetworkError, timedOut } from '../../../../server/network/errors.ts'
+import {
+  FocFundsError,
+  type FocAccount,
+  type FocAddOutcome,
+  type FocClient,
+  type FocCopy,
+  type FocCopyProof,
+  type FocFunding,
+  type FocStored,
+  type FocStoreOptions,
+} from '../../../../server/network/foc/client.ts'
+
+/** One piece in a data set, as the fake chain keeps it. */
+interface Piece {
+  providerId: number
+  dataSetId: bigint
+  pieceId: bigint
+  pieceCid: string
+  addedEpoch: number
+  /** Epochs at which a proof covering the piece was accepted. */
+  proofs: number[]
+  state: 'live' | 'scheduled' | 'gone'
+}
+
+/** What the next `store` does on one provider: a stall counts only on the primary, which takes the upload. */
+export type ProviderPlan = 'ok' | { refuse: string } | 'stall' | 'hang-after-add'
+
+/**
+ * The gateway's Onchain Cloud port (FocClient) without a chain: data sets,
+ * pieces, proofs, funds and add transactions kept in memory and moved by
+ * the test, answering with the shapes `createFocClient` gives against the
+ * simulated Onchain Cloud (test/network/foc/client.test.ts checks those on
+ * the real SDK): epochs as numbers, amounts as 18-decimal bigints, ids as
+ * bigints, the SDK's store events in its order (uploaded, stored, adding,
+ * added). Proving terms are calibration's (FWSS getPDPConfig: a 240-epoch
+ * proving period, a 20-epoch challenge window).
+ */
+export class FakeFoc implements FocClient {
+  readonly address: Address = '0x00000000000000000000000000000000000000aa'
+  readonly chain = { id: 314159, name: 'fake Onchain Cloud' } as unknown as Chain
+  epoch = 1_000
+  maxProvingPeriod = 240
+  challengeWindow = 20
+  /** Registry ids in the order the SDK would pick them. */
+  providers = [1, 2, 3]
+  plans = new Map<number, ProviderPlan>()
+  pieces: Piece[] = []
+  /** Data set per provider, created on the first copy there. */
+  dataSets = new Map<number, bigint>()
+  /** Add transactions sent, and what they did. */
+  adds = new Map<Hash, { providerId: number; pieceCid: string; outcome: 'added' | 'reverted' | 'pending' }>()
+  /** What `funding` answers. */
+  fundingAnswer: FocFunding = { ready: true, depositNeeded: 0n, needsApproval: false, ratePerEpoch: 0n }
+  walletUsdfc = 10n ** 21n
+  deposits: bigint[] = []
+  account_: Omit<FocAccount, 'epoch'> = {
+    walletUsdfc: 10n ** 21n,
+    walletFil: 10n ** 20n,
+    funds: 10n ** 19n,
+    availableFunds: 10n ** 19n,
+    lockupRatePerEpoch: 10n ** 12n,
+    runwayEpochs: 10_000_000n,
+  }
+  /** Every store asked for, and every removal sent. */
+  stores: { copies: number; exclude: number[] }[] = []
+  removals: { dataSetId: bigint; pieceId: bigint }[] = []
+  /** Removals that fail before one goes through; calls to the chain that fail (an RPC outage). */
+  failRemovals = 0
+  chainDown = false
+  private nextDataSet = 1n
+  private nextTx = 1
+
+  async funding(): Promise<FocFunding> {
+    this.rpc()
+    return this.fundingAnswer
+  }
+
+  async fund(amount: bigint): Promise<Hash> {
+    this.rpc()
+    if (amount > this.walletUsdfc)
+      throw new FocFundsError(`the wallet ${this.address} holds ${this.walletUsdfc} USDFC; ${amount} is to be deposited`)
+    this.walletUsdfc -= amount
+    this.deposits.push(amount)
+    this.fundingAnswer = { ...this.fundingAnswer, ready: true, depositNeeded: 0n }
+    return this.tx()
+  }
+
+  async store(data: Uint8Array | ReadableStream<Uint8Array>, o: FocStoreOptions): Promise<FocStored> {
+    this.stores.push({ copies: o.copies, exclude: o.excludeProviderIds ?? [] })
+    const size = data instanceof Uint8Array ? data.length : await drain(data)
+    const chosen = this.providers.filter((p) => !(o.excludeProviderIds ?? []).includes(p)).slice(0, o.copies)
+    if (chosen.length === 0) throw new NetworkError('REFUSED', 'no provider to store on', { providerReason: 'none left' })
+    o.onProgress?.({ kind: 'uploaded', bytes: size })
+    const copies: FocCopy[] = []
+    const failures: FocStored['failures'] = []
+    // The primary takes the upload (a stall there is the whole store's); the others then pull from it, each going on
+    // by itself, and the SDK waits for all.
+    if (this.plans.get(chosen[0]) === 'stall') await stalled(o.signal, chosen[0])
+    await Promise.all(
+      chosen.map(async (providerId) => {
+        const plan = this.plans.get(providerId) ?? 'ok'
+        if (typeof plan === 'object') {
+          failures.push({ providerId, reason: plan.refuse })
+          return
+        }
+        o.onProgress?.({ kind: 'stored', providerId })
+        const txHash = this.tx()
+        this.adds.set(txHash, { providerId, pieceCid: o.pieceCid!, outcome: 'added' })
+        o.onProgress?.({ kind: 'adding', providerId, txHash })
+        const piece = this.add(providerId, o.pieceCid!)
+        if (plan === 'hang-after-add') await stalled(o.signal, providerId)
+        o.onProgress?.({ kind: 'added', providerId, dataSetId: piece.dataSetId })
+        copies.push(this.copyOf(piece))
+      }),
+    )
+    copies.sort((a, b) => a.providerId - b.providerId)
+    return { pieceCid: o.pieceCid!, size, copies, failures }
+  }
+
+  async copyProof(copy: Pick<FocCopy, 'dataSetId' | 'pieceId' | 'addedEpoch'>): Promise<FocCopyProof> {
+    this.rpc()
+    const piece = this.find(copy.dataSetId, copy.pieceId)
+    const proofs = piece?.proofs ?? []
+    const last = proofs.at(-1)
+    const periodsSince = Math.floor((this.epoch - (last ?? copy.addedEpoch)) / this.maxProvingPeriod)
+    return {
+      dataSetLive: piece !== undefined,
+      pieceLive: piece?.state === 'live',
+      proved: last !== undefined && last >= copy.addedEpoch,
+      missedPeriods: last === undefined ? 0 : Math.min(4, periodsSince),
+      lastProvenEpoch: last ?? copy.addedEpoch,
+      nextChallengeEpoch: piece ? (last ?? copy.addedEpoch) + this.maxProvingPeriod - this.challengeWindow : null,
+      maxProvingPeriod: this.maxProvingPeriod,
+      challengeWindow: this.challengeWindow,
+    }
+  }
+
+  async addedCopy(add: { txHash: Hash; providerId: number; pieceCid: string }): Promise<FocAddOutcome> {
+    this.rpc()
+    const sent = this.adds.get(add.txHash)
+    if (!sent || sent.outcome === 'pending') return { status: 'pending' }
+    if (sent.outcome === 'reverted' || sent.providerId !== add.providerId || sent.pieceCid !== add.pieceCid) return { status: 'failed' }
+    const piece = this.pieces.find((p) => p.providerId === add.providerId && p.pieceCid === add.pieceCid)!
+    return { status: 'added', copy: this.copyOf(piece) }
+  }
+
+  async account(): Promise<FocAccount> {
+    this.rpc()
+    return { ...this.account_, epoch: BigInt(this.epoch) }
+  }
+
+  async removeCopy(copy: Pick<FocCopy, 'providerId' | 'dataSetId' | 'pieceId'>): Promise<Hash> {
+    if (this.failRemovals > 0) {
+      this.failRemovals--
+      throw new NetworkError('UNREACHABLE', `provider ${copy.providerId} does not answer`)
+    }
+    this.removals.push({ dataSetId: copy.dataSetId, pieceId: copy.pieceId })
+    const piece = this.find(copy.dataSetId, copy.pieceId)
+    if (piece) piece.state = 'scheduled'
+    return this.tx()
+  }
+
+  async removalState(copy: Pick<FocCopy, 'dataSetId' | 'pieceId'>): Promise<'live' | 'scheduled' | 'gone'> {
+    this.rpc()
+    return this.find(copy.dataSetId, copy.pieceId)?.state ?? 'gone'
+  }
+
+  async *retrievePiece(): AsyncIterable<Uint8Array> {
+    throw new NetworkError('UNREACHABLE', 'the fake serves no bytes')
+  }
+
+  async retrieveBlock(): Promise<Uint8Array> {
+    throw new NetworkError('UNREACHABLE', 'the fake serves no bytes')
+  }
+
+  /** A proof of every live piece of the provider's data set, accepted now. */
+  prove(providerId: number): void {
+    for (const p of this.pieces) if (p.providerId === providerId && p.state === 'live') p.proofs.push(this.epoch)
+  }
+
+  /** The provider's copies, as the chain holds them. */
+  piecesOf(providerId: number): Piece[] {
+    return this.pieces.filter((p) => p.providerId === providerId)
+  }
+
+  private add(providerId: number, pieceCid: string): Piece {
+    let dataSetId = this.dataSets.get(providerId)
+    if (dataSetId === undefined) this.dataSets.set(providerId, (dataSetId = this.nextDataSet++))
+    const pieceId = BigInt(this.pieces.filter((p) => p.dataSetId === dataSetId).length)
+    const piece: Piece = { providerId, dataSetId, pieceId, pieceCid, addedEpoch: this.epoch, proofs: [], state: 'live' }
+    this.pieces.push(piece)
+    return piece
+  }
+
+  private copyOf(p: Piece): FocCopy {
+    return {
+      providerId: p.providerId,
+      dataSetId: p.dataSetId,
+      pieceId: p.pieceId,
+      addedEpoch: p.addedEpoch,
+      retrievalUrl: `http://127.0.0.1:1/piece/${p.pieceCid}`,
+    }
+  }
+
+  private find(dataSetId: bigint, pieceId: bigint): Piece | undefined {
+    return this.pieces.find((p) => p.dataSetId === dataSetId && p.pieceId === pieceId && p.state !== 'gone')
+  }
+
+  private tx(): Hash {
+    return `0x${(this.nextTx++).toString(16).padStart(64, '0')}`
+  }
+
+  /** A call to the chain's RPC, which fails while it is down. */
+  private rpc(): void {
+    if (this.chainDown) throw new NetworkError('UNREACHABLE', 'connect ECONNREFUSED 127.0.0.1:1235')
+  }
+}
+
+async function drain(stream: ReadableStream<Uint8Array>): Promise<number> {
+  let size = 0
+  for await (const chunk of stream as unknown as AsyncIterable<Uint8Array>) size += chunk.length
+  return size
+}
+
+/** Never goes on: ends when the upload is cut short (its idle timer or a stop), as the SDK's store does. */
+function stalled(signal: AbortSignal | undefined, providerId: number): Promise<never> {
+  return new Promise((_, reject) => {
+    const fail = () =>
+      reject(new NetworkError('TIMED_OUT', (signal?.reason as Error)?.message ?? 'aborted', { provider: String(providerId) }))
+    if (signal?.aborted) fail()
+    signal?.addEventListener('abort', fail, { once: true })
+  })
+}
+
+export { timedOut }

@@ -1,0 +1,147 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { Writable } from 'node:stream'
+import { pino } from 'pino'
+import type { ContentStore, GroupRecord } from '../../../../server/gateway/content/index.ts'
+import { createDealStore } from '../../../../server/gateway/deals/deal-store.ts'
+import { createPdpRoute, createRouteContext, type StorageRoute } from '../../../../server/gateway/deals/index.ts'
+import type { DealStore, GroupDeal, TickReport } from '../../../../server/gateway/deals/types.ts'
+import { openSql, type Sql } from '../../../../server/shared/sql/index.ts'
+import { FakeFoc } from './fake-foc.ts'
+
+/** A real CommP of 200 bytes, as the gateway's sealing gives it (the route names the piece by its v2 CID). */
+const PIECE_CID = 'baga6ea4seaqfypbq4qqhwgsgbm3ymsxzu6kpokgzkpl7mhmg6eia2vrhkdlminy'
+const EPOCH_SECONDS = 30
+
+export interface PdpHarness {
+  foc: FakeFoc
+  route: StorageRoute
+  deals: DealStore
+  /** Groups the content store offers, ready for deals. */
+  groups: GroupRecord[]
+  /** Log lines, as JSON objects. */
+  logs: { level: number; msg: string }[]
+  /** Adds a sealed group of `carSize` bytes. */
+  group(carSize?: number): GroupRecord
+  /** Moves the gateway's clock and the fake chain on by `epochs`. */
+  advance(epochs: number): void
+  /** One pass as the engine makes it: follow, then place. */
+  pass(): Promise<TickReport>
+  /** Waits for the uploads under way to settle. */
+  settled(): Promise<void>
+  rows(groupId?: number): Promise<GroupDeal[]>
+  /** The route as a new process makes it (after a restart), over the same store, chain and clock. */
+  reopen(): Promise<PdpHarness>
+  close(): Promise<void>
+}
+
+export interface PdpHarnessOptions {
+  copies?: number
+  autoDeposit?: boolean
+  uploadIdleMs?: number
+  maxUploads?: number
+}
+
+/**
+ * The PDP route over the fake Onchain Cloud, a real deal store (SQLite in a
+ * temp dir) and a content store of sealed groups with tiny CARs on disk: each
+ * verb runs in milliseconds, the clock and the chain moved by the test.
+ */
+export async function pdpHarness(o: PdpHarnessOptions = {}): Promise<PdpHarness> {
+  const dir = mkdtempSync(join(tmpdir(), 'pdp-route-'))
+  const sql: Sql = await openSql({ file: join(dir, 'gateway.sqlite'), schema: 'gateway' })
+  const clock = { now: Date.UTC(2026, 10, 27) }
+  const now = () => clock.now
+  const deals = await createDealStore(sql, now)
+  const foc = new FakeFoc()
+  const groups: GroupRecord[] = []
+  const logs: PdpHarness['logs'] = []
+  const logger = pino(
+    { level: 'debug' },
+    new Writable({
+      write(chunk, _encoding, done) {
+        logs.push(JSON.parse(String(chunk)))
+        done()
+      },
+    }),
+  )
+  const content = {
+    groups: async () => groups,
+    carFile: async (id: number) => join(dir, `${id}.car`),
+    carRoot: async () => 'bafyreigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi',
+  } as unknown as ContentStore
+  const makeRoute = () =>
+    createPdpRoute(createRouteContext({ deals, content, logger, now, callTimeoutMs: 1_000, retryAfterEpochs: 120 }), {
+      client: foc,
+      copies: o.copies ?? 2,
+      autoDeposit: o.autoDeposit ?? false,
+      uploadIdleMs: o.uploadIdleMs ?? 200,
+      maxUploads: o.maxUploads ?? 2,
+      epochSeconds: EPOCH_SECONDS,
+      pollMs: 3 * 60_000,
+    })
+  const report = (): TickReport => ({
+    proposed: 0,
+    published: 0,
+    activated: 0,
+    failed: 0,
+    checked: 0,
+    offloaded: 0,
+    repairing: 0,
+    repaired: 0,
+    repairsGivenUp: 0,
+  })
+  const over = (route: StorageRoute, close: () => Promise<void>): PdpHarness => ({
+    foc,
+    route,
+    deals,
+    groups,
+    logs,
+    group(carSize = 200) {
+      const g: GroupRecord = {
+        id: groups.length + 1,
+        state: 'ready_for_deals',
+        size: carSize,
+        pieceCid: PIECE_CID,
+        pieceSize: 256,
+        carSize,
+        retrievableCopies: 0,
+        deals: [],
+        createdMs: 0,
+        updatedMs: 0,
+      }
+      writeFileSync(join(dir, `${g.id}.car`), new Uint8Array(carSize).fill(g.id))
+      groups.push(g)
+      return g
+    },
+    advance(epochs) {
+      clock.now += epochs * EPOCH_SECONDS * 1000
+      foc.epoch += epochs
+    },
+    async pass() {
+      const r = report()
+      await route.follow(foc.epoch, r)
+      await route.place(foc.epoch, r, (g) => g.state === 'ready_for_deals')
+      return r
+    },
+    async settled() {
+      // The route says a group's transfer is pending while its upload runs (fake uploads end in milliseconds).
+      for (let i = 0; i < 500 && groups.some((g) => route.transferPending(g.id, [])); i++) await new Promise((r) => setTimeout(r, 10))
+    },
+    rows: (groupId) => (groupId === undefined ? deals.audit() : deals.ofGroup(groupId)),
+    async reopen() {
+      const next = makeRoute()
+      reopened.push(next)
+      return over(next, () => next.stop())
+    },
+    close,
+  })
+  const reopened: StorageRoute[] = []
+  const first = makeRoute()
+  return over(first, async () => {
+    for (const route of [first, ...reopened]) await route.stop()
+    await sql.close()
+    rmSync(dir, { recursive: true, force: true })
+  })
+}

@@ -1,0 +1,343 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { pdpHarness, type PdpHarness } from './harness.ts'
+
+/**
+ * The PDP route's verbs (funding, upload, adoption, proofs, removals), each
+ * through the route's port over a fake Onchain Cloud client (fake-foc.ts):
+ * milliseconds a test. The whole chain (the SDK, the simulated contracts and
+ * Curio-like providers) is proved end to end by test/gateway/deals/pdp-route.test.ts.
+ */
+describe('the PDP route over a fake Onchain Cloud', () => {
+  let h: PdpHarness
+  afterEach(() => h?.close())
+
+  const states = async (groupId = 1) => (await h.rows(groupId)).map((d) => [d.provider, d.state])
+  const warnings = (text: RegExp) => h.logs.filter((l) => l.level >= 40 && text.test(l.msg))
+
+  describe('upload', () => {
+    it('makes one row per provider the SDK names, moved on as the SDK reports each step, and records where the copy is', async () => {
+      h = await pdpHarness()
+      h.group()
+      await h.pass()
+      await h.settled()
+      const rows = await h.rows(1)
+      expect(rows.map((d) => [d.provider, d.state])).toEqual([
+        ['pdp:1', 'published'],
+        ['pdp:2', 'published'],
+      ])
+      for (const d of rows) {
+        expect(d.addTxHash).toMatch(/^0x[0-9a-f]{64}$/)
+        expect(d).toMatchObject({ route: 'pdp', pieceId: 0, addedEpoch: 1_000 })
+        expect(d.dataSetId).toBe(Number(h.foc.dataSets.get(Number(d.provider.slice(4)))))
+        // Each column means one thing: a PDP copy fills no deal-market column.
+        expect(d.proposalId).toBeUndefined()
+        expect(d.dealId).toBeUndefined()
+      }
+      expect(h.foc.stores).toEqual([{ copies: 2, exclude: [] }])
+    })
+
+    it('gives up on an upload that stalls, names the provider, and does not ask it again for a while', async () => {
+      h = await pdpHarness({ uploadIdleMs: 50 })
+      h.foc.plans.set(1, 'stall')
+      h.group()
+      await h.pass()
+      await h.settled()
+      expect(await states()).toEqual([['pdp:1', 'failed']])
+      expect((await h.rows(1))[0].failure).toEqual({ code: 'UPLOAD_STALLED', detail: 'no progress in 0.05 s' })
+      const said = h.route.progress(1, await h.rows(1))
+      expect(said.steps).toEqual(['PDP provider refused: pdp:1 UPLOAD_STALLED: no progress in 0.05 s'])
+      expect(said.blocked?.code).toBe('NO_PROVIDER')
+      // The next pass asks the other two.
+      h.foc.plans.delete(1)
+      await h.pass()
+      await h.settled()
+      expect(h.foc.stores.at(-1)).toEqual({ copies: 2, exclude: [1] })
+      // After the retry wait (an hour of chain time) it may be asked again.
+      h.advance(121)
+      expect((await h.rows(1)).filter((d) => d.state !== 'failed')).toHaveLength(2)
+    })
+
+    it('fails the copies a provider refused, keeps the ones made, and makes the rest on the next pass', async () => {
+      h = await pdpHarness()
+      h.foc.plans.set(2, { refuse: 'piece too large' })
+      h.group()
+      await h.pass()
+      await h.settled()
+      expect(await states()).toEqual([
+        ['pdp:1', 'published'],
+        ['pdp:2', 'failed'],
+      ])
+      expect((await h.rows(1))[1].failure).toEqual({ code: 'PROVIDER_REFUSED', detail: 'piece too large' })
+      await h.pass()
+      await h.settled()
+      expect(h.foc.stores.at(-1)).toEqual({ copies: 1, exclude: [1, 2] })
+      expect((await h.rows(1)).filter((d) => d.state === 'published').map((d) => d.provider)).toEqual(['pdp:1', 'pdp:3'])
+    })
+
+    it('uploads one group at a time until the account has data sets on enough providers, then two together', async () => {
+      h = await pdpHarness()
+      h.foc.plans.set(1, 'stall')
+      h.foc.plans.set(2, 'stall')
+      for (let i = 0; i < 3; i++) h.group()
+      await h.pass()
+      // The first upload hangs: no second one starts beside it while no data set exists.
+      expect(h.foc.stores).toHaveLength(1)
+      await h.settled()
+      h.foc.plans.clear()
+      h.advance(200)
+      await h.pass()
+      await h.settled()
+      expect(h.foc.dataSets.size).toBe(2)
+      const before = h.foc.stores.length
+      await h.pass()
+      await h.settled()
+      expect(h.foc.stores.length - before).toBe(2)
+    })
+  })
+
+  describe('funding', () => {
+    it('uploads nothing while the account cannot pay, says what to deposit, and says it once however the amount moves', async () => {
+      h = await pdpHarness()
+      h.foc.fundingAnswer = { ready: false, depositNeeded: 30n * 10n ** 16n, needsApproval: true, ratePerEpoch: 0n }
+      h.group()
+      await h.pass()
+      expect(h.foc.stores).toEqual([])
+      const said = h.route.progress(1, [])
+      // 0.30 USDFC asked, a tenth more for payments running while copies are made: 0.33.
+      expect(said.blocked).toEqual({
+        code: 'WAITING_FOR_FUNDS',
+        words:
+          'no funds: deposit USDFC: storing needs 0.33 USDFC more in Filecoin Pay, and the warm storage service approved, before anything is uploaded (npm run wallet -- deposit 0.33 USDFC)',
+      })
+      h.foc.fundingAnswer = { ...h.foc.fundingAnswer, depositNeeded: 31n * 10n ** 16n }
+      await h.pass()
+      expect(h.route.progress(1, []).blocked?.words).toMatch(/storing needs 0.35 USDFC more/)
+      expect(h.logs.filter((l) => /^no PDP uploads/.test(l.msg))).toHaveLength(1)
+      // Funded: the upload goes, and the log says so once.
+      h.foc.fundingAnswer = { ready: true, depositNeeded: 0n, needsApproval: false, ratePerEpoch: 0n }
+      await h.pass()
+      await h.settled()
+      expect(h.foc.stores).toHaveLength(1)
+      expect(h.logs.filter((l) => l.msg === 'the account can pay for PDP uploads again')).toHaveLength(1)
+    })
+
+    it('deposits what is needed from the wallet when allowed, and says so when the wallet holds too little', async () => {
+      h = await pdpHarness({ autoDeposit: true })
+      h.foc.fundingAnswer = { ready: false, depositNeeded: 10n ** 18n, needsApproval: false, ratePerEpoch: 10n ** 12n }
+      h.group()
+      await h.pass()
+      await h.settled()
+      // 1 USDFC, a tenth more, and a day (2880 epochs) of the new rate: 1.100000002880 rounded up to cents.
+      expect(h.foc.deposits).toEqual([111n * 10n ** 16n])
+      expect(h.foc.stores).toHaveLength(1)
+
+      const poor = await pdpHarness({ autoDeposit: true })
+      try {
+        poor.foc.walletUsdfc = 0n
+        poor.foc.fundingAnswer = { ready: false, depositNeeded: 10n ** 18n, needsApproval: false, ratePerEpoch: 0n }
+        poor.group()
+        await poor.pass()
+        expect(poor.foc.stores).toEqual([])
+        expect(poor.route.progress(1, []).blocked?.words).toMatch(/^no funds: deposit USDFC: the wallet 0x0+aa holds 0 USDFC/)
+      } finally {
+        await poor.close()
+      }
+    })
+
+    it('keeps the runway as HEALTHY, WARNING or DEFICIT, says each turn once, and tops a short one up to 30 days', async () => {
+      h = await pdpHarness({ autoDeposit: true })
+      h.group()
+      await h.pass()
+      await h.settled()
+      expect(h.route.standing().onchainCloud).toMatchObject({ status: 'HEALTHY', funds: 10n ** 19n })
+      // 10 days left at 10^12 a epoch: WARNING, and a top-up to 30 days (less what is still available).
+      h.foc.account_ = { ...h.foc.account_, runwayEpochs: 28_800n, availableFunds: 28_800n * 10n ** 12n, lockupRatePerEpoch: 10n ** 12n }
+      h.advance(10)
+      await h.pass()
+      expect(h.route.standing().onchainCloud?.status).toBe('WARNING')
+      expect(h.foc.deposits).toEqual([(86_400n - 28_800n) * 10n ** 12n].map((a) => ((a + 10n ** 16n - 1n) / 10n ** 16n) * 10n ** 16n))
+      expect(warnings(/pays for the PDP copies for 10 more days/)).toHaveLength(1)
+      h.foc.account_ = { ...h.foc.account_, availableFunds: 0n }
+      h.advance(10)
+      await h.pass()
+      expect(h.route.standing().onchainCloud?.status).toBe('DEFICIT')
+      expect(warnings(/no longer pays for the PDP copies/)).toHaveLength(1)
+    })
+  })
+
+  describe('proofs', () => {
+    it('counts a copy once a proof covers it, and says when the first proof is due until then', async () => {
+      h = await pdpHarness()
+      h.group()
+      await h.pass()
+      await h.settled()
+      h.advance(10)
+      await h.pass()
+      // Added at 1000, challenged from 1220 on: 210 epochs of 30 s from now.
+      expect(h.route.progress(1, await h.rows(1)).steps).toEqual(['first proof due in about 2 hours'])
+      h.advance(230)
+      h.foc.prove(1)
+      h.foc.prove(2)
+      await h.pass()
+      expect(await states()).toEqual([
+        ['pdp:1', 'active'],
+        ['pdp:2', 'active'],
+      ])
+      expect((await h.rows(1))[0].lastProofEpoch).toBe(1_240)
+      expect(h.route.progress(1, await h.rows(1)).steps).toEqual(['2 of 2 PDP copies proved'])
+    })
+
+    it('fails a copy never proved in three proving periods and removes its piece, so it is not paid for', async () => {
+      h = await pdpHarness()
+      h.group()
+      await h.pass()
+      await h.settled()
+      h.advance(3 * 240 + 21)
+      h.foc.prove(2)
+      await h.pass()
+      const [never, proved] = await h.rows(1)
+      expect(never.failure).toEqual({ code: 'NEVER_PROVED', detail: 'no proof in 3 proving periods since the piece was added' })
+      expect(proved.state).toBe('active')
+      expect(h.foc.removals).toEqual([{ dataSetId: BigInt(never.dataSetId!), pieceId: 0n }])
+    })
+
+    it('ends a copy whose provider stopped proving after one more period of grace, removes its piece, and makes another', async () => {
+      h = await pdpHarness()
+      h.group()
+      await h.pass()
+      await h.settled()
+      h.advance(240)
+      h.foc.prove(1)
+      h.foc.prove(2)
+      await h.pass()
+      // pdp:1 stops proving; pdp:2 goes on.
+      for (let period = 0; period < 2; period++) {
+        h.advance(240)
+        h.foc.prove(2)
+        await h.pass()
+      }
+      expect(warnings(/missed its proofs/)).toHaveLength(1)
+      expect(await states()).toEqual([
+        ['pdp:1', 'active'],
+        ['pdp:2', 'active'],
+      ])
+      h.advance(240)
+      h.foc.prove(2)
+      await h.pass()
+      await h.settled()
+      const [ended] = await h.rows(1)
+      expect(ended).toMatchObject({
+        state: 'ended',
+        failure: { code: 'MISSED_PROOFS', detail: '3 proving periods in a row without a proof' },
+      })
+      expect(h.foc.removals).toEqual([{ dataSetId: BigInt(ended.dataSetId!), pieceId: 0n }])
+      expect(h.foc.stores.at(-1)).toEqual({ copies: 1, exclude: [1, 2] })
+    })
+
+    it('says a copy whose piece is gone, or whose data set was terminated, is no longer kept', async () => {
+      h = await pdpHarness()
+      h.group()
+      await h.pass()
+      await h.settled()
+      h.foc.piecesOf(1)[0].state = 'gone'
+      h.foc.pieces = h.foc.pieces.filter((p) => p.providerId !== 2)
+      h.advance(10)
+      await h.pass()
+      expect((await h.rows(1)).map((d) => d.failure?.code)).toEqual(['DATA_SET_TERMINATED', 'DATA_SET_TERMINATED'])
+    })
+  })
+
+  describe('removals', () => {
+    it('tries a failed removal again with back-off (10, 20, 40 epochs), saying it once, and not at all when the chain shows it gone', async () => {
+      h = await pdpHarness()
+      h.group()
+      await h.pass()
+      await h.settled()
+      h.foc.failRemovals = 3
+      h.advance(3 * 240 + 21)
+      h.foc.prove(2)
+      await h.pass()
+      expect(h.foc.removals).toEqual([])
+      const tried = () => 3 - h.foc.failRemovals
+      const at = [tried()]
+      for (const epochs of [9, 1, 19, 1, 39, 1]) {
+        h.advance(epochs)
+        await h.pass()
+        at.push(tried())
+      }
+      expect(at).toEqual([1, 1, 2, 2, 3, 3, 3])
+      expect(h.foc.removals).toHaveLength(1)
+      expect(warnings(/removing a PDP copy that no longer counts failed/)).toHaveLength(1)
+    })
+  })
+
+  describe('adoption after a restart', () => {
+    it('adopts a copy whose add was on its way when the route stopped, from its transaction, instead of uploading again', async () => {
+      h = await pdpHarness()
+      h.foc.plans.set(1, 'hang-after-add')
+      h.foc.plans.set(2, 'hang-after-add')
+      h.group()
+      await h.pass()
+      await new Promise((r) => setTimeout(r, 20))
+      // The gateway stops while both adds are on chain but the SDK has not answered.
+      await h.route.stop()
+      expect(await states()).toEqual([
+        ['pdp:1', 'proposed'],
+        ['pdp:2', 'proposed'],
+      ])
+      const again = await h.reopen()
+      await again.pass()
+      expect((await again.rows(1)).map((d) => [d.provider, d.state, d.pieceId])).toEqual([
+        ['pdp:1', 'published', 0],
+        ['pdp:2', 'published', 0],
+      ])
+      expect(h.foc.stores).toHaveLength(1)
+    })
+
+    it('fails an interrupted copy whose transaction reverted, and one still out of a block after an hour, and makes them again', async () => {
+      h = await pdpHarness()
+      h.foc.plans.set(1, 'hang-after-add')
+      h.foc.plans.set(2, 'hang-after-add')
+      h.group()
+      await h.pass()
+      await new Promise((r) => setTimeout(r, 20))
+      await h.route.stop()
+      const [first, second] = await h.rows(1)
+      h.foc.adds.get(first.addTxHash as `0x${string}`)!.outcome = 'reverted'
+      h.foc.adds.get(second.addTxHash as `0x${string}`)!.outcome = 'pending'
+      h.foc.plans.clear()
+      const again = await h.reopen()
+      await again.pass()
+      expect((await again.rows(1)).map((d) => [d.provider, d.state])).toEqual([
+        ['pdp:1', 'failed'],
+        ['pdp:2', 'proposed'],
+      ])
+      again.advance(121)
+      await again.pass()
+      await again.settled()
+      expect((await again.rows(1)).filter((d) => d.failure?.code === 'INTERRUPTED').map((d) => d.provider)).toEqual(['pdp:1', 'pdp:2'])
+      // Made again elsewhere: neither is asked again for a while.
+      expect(h.foc.stores.slice(1).every((s) => s.exclude.includes(1))).toBe(true)
+      expect((await again.rows(1)).filter((d) => d.state === 'published').map((d) => d.provider)).toEqual(['pdp:3'])
+    })
+  })
+
+  it('blames an Onchain Cloud RPC outage on nobody: no copy fails, and the next pass goes on', async () => {
+    h = await pdpHarness()
+    h.group()
+    await h.pass()
+    await h.settled()
+    h.foc.chainDown = true
+    h.advance(10)
+    await expect(h.pass()).rejects.toThrow(/ECONNREFUSED/)
+    h.foc.chainDown = false
+    h.advance(240)
+    h.foc.prove(1)
+    h.foc.prove(2)
+    await h.pass()
+    expect(await states()).toEqual([
+      ['pdp:1', 'active'],
+      ['pdp:2', 'active'],
+    ])
+  })
+})
