@@ -1,3 +1,4 @@
+import type { CopyFailureCode } from '../../server/shared/contracts/copy-failure.ts'
 import type { FailedDeal } from '../types.ts'
 
 import { n, t } from '@nextcloud/l10n'
@@ -15,18 +16,36 @@ export function failedDealsSummary(failed: readonly FailedDeal[]): string {
   return t('gateway', '{failed} providers failed to seal; {replaced} replaced', { failed: failed.length, replaced })
 }
 
-/** The gateway's reason codes in plain words; a provider's own words are shown as they came. */
-export function failureReason(reason: string): string {
-  if (reason.startsWith('CHAIN_DEAL_MISMATCH')) return t('gateway', 'the deal on chain is not the one signed')
-  const words: Record<string, () => string> = {
-    SEALING_FAILED: () => t('gateway', 'sealing failed'),
-    NOT_SEALED_IN_TIME: () => t('gateway', 'not sealed before the deal was due to start'),
-    PROPOSAL_EXPIRED: () => t('gateway', 'not published before the deal was due to start'),
-    NOT_ON_CHAIN: () => t('gateway', 'never published on chain'),
-    PROPOSAL_LOST: () => t('gateway', 'the provider lost the deal'),
-    RETRIEVAL_FAILED: () => t('gateway', 'the data could not be retrieved'),
-    TRANSFER_FAILED: () => t('gateway', 'the provider could not fetch the data'),
-    TRANSFER_TIMEOUT: () => t('gateway', 'the provider could not fetch the data in time'),
-  }
-  return words[reason]?.() ?? reason
+/** Each failure code of the gateway (shared/contracts/copy-failure.ts) in plain words; `words` are the provider's own. */
+const FAILURE_WORDS: Record<CopyFailureCode, (words: string) => string> = {
+  PROVIDER_DECLINED: (words) => t('gateway', 'the provider declined: {words}', { words }),
+  PROVIDER_FAILED: (words) => t('gateway', 'the provider gave up: {words}', { words }),
+  PROVIDER_REFUSED: () => t('gateway', 'the provider refused the data'),
+  PROVIDER_UNREACHABLE: () => t('gateway', 'the provider could not be reached'),
+  PROVIDER_PROTOCOL_ERROR: () => t('gateway', 'the provider answered outside the protocol'),
+  PROPOSAL_TIMEOUT: () => t('gateway', 'no answer to the proposal in time'),
+  PROPOSAL_UNANSWERED: () => t('gateway', 'the proposal went unanswered'),
+  PROPOSAL_LOST: () => t('gateway', 'the provider lost the deal'),
+  PROPOSAL_EXPIRED: () => t('gateway', 'not published before the deal was due to start'),
+  NOT_ON_CHAIN: () => t('gateway', 'never published on chain'),
+  CHAIN_DEAL_MISMATCH: () => t('gateway', 'the deal on chain is not the one signed'),
+  NOT_SEALED_IN_TIME: () => t('gateway', 'not sealed before the deal was due to start'),
+  SLASHED: () => t('gateway', 'the provider lost the sector'),
+  EXPIRED: () => t('gateway', 'the deal ended'),
+  INTERRUPTED: () => t('gateway', 'interrupted when the gateway restarted'),
+  UPLOAD_STALLED: () => t('gateway', 'the upload stalled'),
+  NEVER_PROVED: () => t('gateway', 'never proved on chain'),
+  MISSED_PROOFS: () => t('gateway', 'the provider stopped proving it'),
+  PIECE_REMOVED: () => t('gateway', 'the piece was removed'),
+  DATA_SET_TERMINATED: () => t('gateway', 'the data set was ended'),
+  UNKNOWN: (words) => words,
+}
+
+/**
+ * Why a deal failed, in plain words: worded by its code, the provider's own
+ * words shown where the code says they are its words; a gateway that sends
+ * no code (CIDgravity's) is shown as it said it.
+ */
+export function failureReason(deal: Pick<FailedDeal, 'reason' | 'reasonCode'>): string {
+  return deal.reasonCode ? FAILURE_WORDS[deal.reasonCode](deal.reason) : deal.reason
 }

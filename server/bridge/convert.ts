@@ -62,7 +62,7 @@ const toDeal = (d: GatewayDeal, clock: NetworkClock): MetadataDeal => ({
   dealId: d.dealId,
   endEpoch: d.endEpoch,
   isRetrievable: d.isRetrievable,
-  ...(d.route === 'pdp' ? { route: d.route } : {}),
+  ...(d.route ? { route: d.route } : {}),
   ...(d.dataSetId !== undefined ? { dataSetId: d.dataSetId } : {}),
   ...(d.pieceId !== undefined ? { pieceId: d.pieceId } : {}),
   ...(d.lastProofEpoch !== undefined
@@ -74,6 +74,7 @@ const toFailedDeal = (d: GatewayFailedDeal): MetadataFailedDeal => ({
   provider: d.provider,
   ...(d.dealId !== undefined ? { dealId: d.dealId } : {}),
   reason: d.reason,
+  ...(d.reasonCode ? { reasonCode: d.reasonCode } : {}),
   replaced: d.replaced,
 })
 

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { CopyFailureCodeSchema } from '../shared/contracts/copy-failure.ts'
 
 /**
  * The gateway's `/file-info` answer, as loose as the real gateways need:
@@ -34,6 +35,8 @@ export const GatewayFailedDealSchema = z.object({
   provider: z.string().max(200),
   dealId: integer.optional(),
   reason: z.string().max(2000),
+  // Our gateway's code for it: dropped rather than failing the list when it is one this version does not know.
+  reasonCode: CopyFailureCodeSchema.optional().catch(undefined),
   replaced: z.boolean(),
 })
 

@@ -234,8 +234,9 @@ describe('GatewayTab details', () => {
               pieceCid: PIECE_CID,
               deals: [],
               failedDeals: [
-                { provider: 'f07777', dealId: 98701, reason: 'NOT_SEALED_IN_TIME', replaced: true },
-                { provider: 'f08888', reason: 'the sector could not be committed', replaced: false },
+                { provider: 'f07777', dealId: 98701, reason: 'NOT_SEALED_IN_TIME', reasonCode: 'NOT_SEALED_IN_TIME', replaced: true },
+                { provider: 'f08888', reason: 'the sector could not be committed', reasonCode: 'PROVIDER_FAILED', replaced: false },
+                { provider: 'f06666', reason: 'SEALING_FAILED', replaced: false },
               ],
             },
             { state: 'ready for deals', retrievableCopies: 0, pieceCid: PIECE_CID, deals: [active] },
@@ -246,7 +247,7 @@ describe('GatewayTab details', () => {
     const w = await showTab()
     const groups = w.findAll('[data-test="group"]')
     expect(groups[0].get('[data-test="failed-summary"]').text()).toBe('1 provider failed to seal, replaced')
-    expect(groups[1].get('[data-test="failed-summary"]').text()).toBe('2 providers failed to seal; 1 replaced')
+    expect(groups[1].get('[data-test="failed-summary"]').text()).toBe('3 providers failed to seal; 1 replaced')
     expect(groups[2].find('[data-test="failed-deals"]').exists()).toBe(false)
     // The failure is not counted among the deals, and stays folded until clicked.
     expect(groups[0].findAll('[data-test="deal"]')).toHaveLength(1)
@@ -257,7 +258,9 @@ describe('GatewayTab details', () => {
     const failed = groups[1].findAll('[data-test="failed-deal"]')
     expect(failed.map((f) => f.text())).toEqual([
       'f07777 · deal 98701 · not sealed before the deal was due to start · replaced',
-      'f08888 · the sector could not be committed · not replaced yet',
+      'f08888 · the provider gave up: the sector could not be committed · not replaced yet',
+      // A gateway that sends no code (CIDgravity's): its words as they came.
+      'f06666 · SEALING_FAILED · not replaced yet',
     ])
     expect(failed[0].get('a').attributes('href')).toBe('https://filfox.info/en/address/f07777')
   })

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { CopyFailureCodeSchema } from './copy-failure.ts'
 
 /**
  * `POST /file-info`, the gateway's record of a file or folder (spec: "Gateway
@@ -62,6 +63,9 @@ export const FileInfoFailedDealSchema = z.object({
   reason: z
     .string()
     .describe("Why it failed: a code of ours (SEALING_FAILED, NOT_SEALED_IN_TIME, PROPOSAL_EXPIRED…) or the provider's own words"),
+  reasonCode: CopyFailureCodeSchema.optional().describe(
+    'Optional, additive: the code `reason` was worded from, from a closed list (copy-failure.ts); the tab words it, and decisions read it, never the words',
+  ),
   replaced: z.boolean().describe('Whether another provider was asked in its place'),
 })
 

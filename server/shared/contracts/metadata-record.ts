@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { CopyFailureCodeSchema } from './copy-failure.ts'
 
 /**
  * `POST /ocs/v2.php/apps/gateway/get-file-metadata`: what the Files sidebar
@@ -38,6 +39,7 @@ export const MetadataFailedDealSchema = z.object({
   provider: z.string().describe('Storage provider address, e.g. f01234'),
   dealId: z.number().int().optional().describe('The chain deal id, when the deal was published before it failed'),
   reason: z.string().describe("Why it failed, as the gateway says: a code (SEALING_FAILED, NOT_SEALED_IN_TIME…) or the provider's words"),
+  reasonCode: CopyFailureCodeSchema.optional().describe('The code `reason` was worded from, when the gateway says (ours does)'),
   replaced: z.boolean().describe('Whether another provider was asked in its place'),
 })
 
