@@ -424,15 +424,44 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, args: { role?: 
   return deepFreeze(deriveConfig(env, args.role ?? 'all'))
 }
 
+/** The environment as EnvSchema reads it: every variable typed, defaults filled in. */
+type Env = z.infer<typeof EnvSchema>
+
+/** `Config` from the environment: read, checked as a whole, then each part's share derived from it. */
 function deriveConfig(env: NodeJS.ProcessEnv, role: Role): Config {
-  // Empty strings (`PORT= npm start`) mean "not set".
+  const e = parseEnv(env)
+  checkCombinations(e, role)
+  const dataDir = resolve(e.DATA_DIR)
+  const serviceDir = resolve(dataDir, 'service')
+  const bridgeDir = resolve(dataDir, 'app')
+  return {
+    logLevel: e.LOG_LEVEL,
+    logFormat: e.LOG_FORMAT,
+    dataDir,
+    diskWarnBelowBytes: e.DISK_FREE_WARNING_MB * 1024 * 1024,
+    http: httpLimitsOf(e),
+    bridge: bridgeConfigOf(e, bridgeDir),
+    gateway: gatewayConfigOf(e, resolve(dataDir, 'gateway')),
+    service: serviceConfigOf(e, serviceDir),
+    chain: chainConfigOf(e),
+    stack: stackConfigOf(e),
+    files: sharedFilesOf(dataDir, bridgeDir, serviceDir),
+  }
+}
+
+/** Each variable on its own, every problem listed at once; empty strings (`PORT= npm start`) mean "not set". */
+function parseEnv(env: NodeJS.ProcessEnv): Env {
   const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''))
   const parsed = EnvSchema.safeParse(cleaned)
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`)
     throw new ConfigError(`Invalid configuration:\n${lines.join('\n')}`)
   }
-  const e = parsed.data
+  return parsed.data
+}
+
+/** Variables that are valid alone but not together, or not for this role: refused at start rather than failing later. */
+function checkCombinations(e: Env, role: Role): void {
   if (e.FILESYNC === 'nextcloud' && !e.NEXTCLOUD_URL)
     throw new ConfigError('Invalid configuration:\n  NEXTCLOUD_URL: required when FILESYNC=nextcloud')
   // A devnet is someone's node: without its URL there is no chain to read the clock and deals from.
@@ -448,128 +477,151 @@ function deriveConfig(env: NodeJS.ProcessEnv, role: Role): Config {
       'Invalid configuration:\n  DEAL_COPIES: 0 (no deal-market copies) needs PDP copies on the Onchain Cloud instead: PDP_COPIES of 1 or more, with FOC_RPC_URL or the simulated Onchain Cloud (SIMFOC_PROVIDERS)',
     )
   }
-  const dataDir = resolve(e.DATA_DIR)
-  const serviceDir = resolve(dataDir, 'service')
-  const bridgeDir = resolve(dataDir, 'app')
-  const lotusUrl = e.LOTUS_URL?.replace(/\/+$/, '')
+}
+
+/** A base URL as the parts join paths to it: without trailing slashes. */
+const withoutTrailingSlash = (url: string | undefined) => url?.replace(/\/+$/, '')
+
+function httpLimitsOf(e: Env): HttpLimits {
   return {
-    logLevel: e.LOG_LEVEL,
-    logFormat: e.LOG_FORMAT,
+    idleTimeoutMs: e.IDLE_TIMEOUT_SECONDS * 1000,
+    bodyTimeoutMs: e.BODY_TIMEOUT_SECONDS * 1000,
+    uploadMinBytesPerSecond: e.UPLOAD_MIN_BYTES_PER_SECOND,
+    maxConnections: e.MAX_CONNECTIONS,
+    maxConnectionsPerAddress: e.MAX_CONNECTIONS_PER_ADDRESS,
+  }
+}
+
+function bridgeConfigOf(e: Env, dataDir: string): BridgeConfig {
+  return {
+    host: e.HOST,
+    port: e.PORT,
     dataDir,
-    diskWarnBelowBytes: e.DISK_FREE_WARNING_MB * 1024 * 1024,
-    http: {
-      idleTimeoutMs: e.IDLE_TIMEOUT_SECONDS * 1000,
-      bodyTimeoutMs: e.BODY_TIMEOUT_SECONDS * 1000,
-      uploadMinBytesPerSecond: e.UPLOAD_MIN_BYTES_PER_SECOND,
-      maxConnections: e.MAX_CONNECTIONS,
-      maxConnectionsPerAddress: e.MAX_CONNECTIONS_PER_ADDRESS,
+    databaseUrl: e.DATABASE_URL,
+    network: e.NETWORK,
+    simnetGenesis: e.SIMNET_GENESIS,
+    gatewayUrl: withoutTrailingSlash(e.GATEWAY_URL),
+    maxUploadsPerUser: e.MAX_UPLOADS_PER_USER,
+    gatewayUser: e.GATEWAY_USER,
+    gatewayPassword: e.GATEWAY_PASSWORD,
+    gatewayTimeoutMs: e.GATEWAY_TIMEOUT_MS,
+    adminPassword: e.ADMIN_PASSWORD,
+    pathMap: e.PATH_MAP,
+    ipfsGateway: e.IPFS_GATEWAY,
+    bundleDir: e.BUNDLE_DIR && resolve(e.BUNDLE_DIR),
+    filesync: e.FILESYNC,
+    nextcloudUrl: withoutTrailingSlash(e.NEXTCLOUD_URL),
+    nextcloudTimeoutMs: e.NEXTCLOUD_TIMEOUT_MS,
+    trustProxy: parseTrustProxy(e.TRUST_PROXY),
+  }
+}
+
+/** The gateway's share: its groups (sized per network, GROUP_DEFAULTS, unless set), its deal service, chain and Onchain Cloud, and its deal terms. */
+function gatewayConfigOf(e: Env, dataDir: string): GatewayConfig {
+  return {
+    host: e.HOST,
+    port: e.GATEWAY_PORT,
+    network: e.NETWORK,
+    dataDir,
+    databaseUrl: e.DATABASE_URL,
+    user: e.GATEWAY_USER,
+    password: e.GATEWAY_PASSWORD,
+    groupSize: e.GROUP_SIZE ?? GROUP_DEFAULTS[e.NETWORK].groupSize,
+    diskReserveBytes: e.DISK_RESERVE_MB === undefined ? undefined : e.DISK_RESERVE_MB * 1024 * 1024,
+    groupIdleSeconds: e.GROUP_IDLE_SECONDS ?? GROUP_DEFAULTS[e.NETWORK].idleSeconds,
+    sealThreads: e.SEAL_THREADS ?? availableParallelism(),
+    cidProfile: e.CID_PROFILE,
+    serviceUrl: withoutTrailingSlash(e.SERVICE_URL),
+    serviceApiKey: e.SERVICE_API_KEY,
+    publicUrl: withoutTrailingSlash(e.GATEWAY_PUBLIC_URL),
+    simnetRpcUrl: e.SIMNET_RPC_URL,
+    wallet: e.WALLET,
+    lotusUrl: withoutTrailingSlash(e.LOTUS_URL),
+    lotusToken: e.LOTUS_TOKEN,
+    focRpcUrl: e.FOC_RPC_URL,
+    simfocRpcUrl: e.SIMFOC_RPC_URL ?? `http://127.0.0.1:${e.SIMFOC_RPC_PORT || 1235}/rpc/v1`,
+    pdp: {
+      // Without a real Onchain Cloud, the simulated one: none when the stack runs no providers there.
+      copies: e.FOC_RPC_URL || e.SIMFOC_PROVIDERS > 0 ? e.PDP_COPIES : 0,
+      autoDeposit: e.FOC_AUTO_DEPOSIT === undefined ? !e.FOC_RPC_URL : e.FOC_AUTO_DEPOSIT === 'true' || e.FOC_AUTO_DEPOSIT === '1',
     },
-    bridge: {
-      host: e.HOST,
-      port: e.PORT,
-      dataDir: bridgeDir,
-      databaseUrl: e.DATABASE_URL,
-      network: e.NETWORK,
-      simnetGenesis: e.SIMNET_GENESIS,
-      gatewayUrl: e.GATEWAY_URL?.replace(/\/+$/, ''),
-      maxUploadsPerUser: e.MAX_UPLOADS_PER_USER,
-      gatewayUser: e.GATEWAY_USER,
-      gatewayPassword: e.GATEWAY_PASSWORD,
-      gatewayTimeoutMs: e.GATEWAY_TIMEOUT_MS,
-      adminPassword: e.ADMIN_PASSWORD,
-      pathMap: e.PATH_MAP,
-      ipfsGateway: e.IPFS_GATEWAY,
-      bundleDir: e.BUNDLE_DIR && resolve(e.BUNDLE_DIR),
-      filesync: e.FILESYNC,
-      nextcloudUrl: e.NEXTCLOUD_URL?.replace(/\/+$/, ''),
-      nextcloudTimeoutMs: e.NEXTCLOUD_TIMEOUT_MS,
-      trustProxy: parseTrustProxy(e.TRUST_PROXY),
-    },
-    gateway: {
-      host: e.HOST,
-      port: e.GATEWAY_PORT,
-      network: e.NETWORK,
-      dataDir: resolve(dataDir, 'gateway'),
-      databaseUrl: e.DATABASE_URL,
-      user: e.GATEWAY_USER,
-      password: e.GATEWAY_PASSWORD,
-      groupSize: e.GROUP_SIZE ?? GROUP_DEFAULTS[e.NETWORK].groupSize,
-      diskReserveBytes: e.DISK_RESERVE_MB === undefined ? undefined : e.DISK_RESERVE_MB * 1024 * 1024,
-      groupIdleSeconds: e.GROUP_IDLE_SECONDS ?? GROUP_DEFAULTS[e.NETWORK].idleSeconds,
-      sealThreads: e.SEAL_THREADS ?? availableParallelism(),
-      cidProfile: e.CID_PROFILE,
-      serviceUrl: e.SERVICE_URL?.replace(/\/+$/, ''),
-      serviceApiKey: e.SERVICE_API_KEY,
-      publicUrl: e.GATEWAY_PUBLIC_URL?.replace(/\/+$/, ''),
-      simnetRpcUrl: e.SIMNET_RPC_URL,
-      wallet: e.WALLET,
-      lotusUrl,
-      lotusToken: e.LOTUS_TOKEN,
-      focRpcUrl: e.FOC_RPC_URL,
-      simfocRpcUrl: e.SIMFOC_RPC_URL ?? `http://127.0.0.1:${e.SIMFOC_RPC_PORT || 1235}/rpc/v1`,
-      pdp: {
-        // Without a real Onchain Cloud, the simulated one: none when the stack runs no providers there.
-        copies: e.FOC_RPC_URL || e.SIMFOC_PROVIDERS > 0 ? e.PDP_COPIES : 0,
-        autoDeposit: e.FOC_AUTO_DEPOSIT === undefined ? !e.FOC_RPC_URL : e.FOC_AUTO_DEPOSIT === 'true' || e.FOC_AUTO_DEPOSIT === '1',
-      },
-      deals: {
-        durationDays: e.DEAL_DURATION_DAYS,
-        price: e.DEAL_PRICE,
-        verified: e.DEAL_VERIFIED === 'true' || e.DEAL_VERIFIED === '1',
-        maxPaddingFactor: (e.DEAL_MAX_PADDING ?? GROUP_DEFAULTS[e.NETWORK].maxPadding) || Infinity,
-        startOffsetEpochs: e.DEAL_START_OFFSET,
-        copies: e.DEAL_COPIES,
-        tickSeconds: e.DEAL_TICK_SECONDS,
-        retrievalCheckSeconds: e.RETRIEVAL_CHECK_SECONDS,
-        renewBeforeDays: e.DEAL_RENEW_BEFORE_DAYS,
-        repairHoldDays: e.DEAL_REPAIR_HOLD_DAYS,
-      },
-    },
-    service: {
-      host: e.HOST,
-      port: e.SERVICE_PORT,
-      dataDir: serviceDir,
-      databaseUrl: e.DATABASE_URL,
-      network: e.NETWORK,
-      simnetGenesis: e.SIMNET_GENESIS,
-      apiKey: e.API_KEY,
-      simnetSeed: e.SIMNET_SEED,
-      simnetRpcPort: e.SIMNET_RPC_PORT,
-      simnetRpcUrl: e.SIMNET_RPC_URL,
-      simfocRpcPort: e.SIMFOC_RPC_PORT,
-      simfocProviders: e.SIMFOC_PROVIDERS,
-      clientAddress: e.DEAL_CLIENT_ADDRESS,
-      simnetSpeed: e.SIMNET_SPEED,
-      simnetNv29Epoch: e.SIMNET_NV29_EPOCH,
-      simnetFaultRate: e.SIMNET_FAULT_RATE,
-      lotusUrl,
-      lotusToken: e.LOTUS_TOKEN,
-      tickerPollSeconds: e.TICKER_POLL_SECONDS,
-      tickerEnabled: e.TICKER_ENABLED === 'true' || e.TICKER_ENABLED === '1',
-    },
-    chain: {
-      service: lotusUrl ? 'lotus' : e.SIMNET_RPC_URL ? 'simnet-replica' : 'simnet',
-      gatewayRpc: e.SIMNET_RPC_URL
-        ? { url: e.SIMNET_RPC_URL, simulated: true }
-        : lotusUrl
-          ? { url: lotusUrl, token: e.LOTUS_TOKEN, simulated: false }
-          : undefined,
-      makesWalletKey: e.NETWORK === 'devnet' || !lotusUrl,
-      publicUrlRequired: !e.SIMNET_RPC_URL && e.NETWORK !== 'devnet',
-      addressNetwork: addressNetworkOf(e.NETWORK),
-    },
-    stack: {
-      gatewayAccount: e.GATEWAY_USER && e.GATEWAY_PASSWORD ? { user: e.GATEWAY_USER, password: e.GATEWAY_PASSWORD } : { user: 'bridge' },
-    },
-    files: {
-      gatewayPassword: join(dataDir, 'gateway-password'),
-      wallet: join(dataDir, 'wallet'),
-      simnetChain: join(dataDir, 'simnet', 'chain.sqlite'),
-      simnetProviders: join(dataDir, 'simnet', 'providers'),
-      simfoc: join(dataDir, 'simfoc'),
-      serviceApiKey: join(serviceDir, 'api-key'),
-      adminPassword: join(bridgeDir, 'admin-password'),
-    },
+    deals: dealsConfigOf(e),
+  }
+}
+
+/** The deal terms and pace (DEAL_*); padding is any (Infinity) when DEAL_MAX_PADDING, or the network's default, is 0. */
+function dealsConfigOf(e: Env): DealsConfig {
+  return {
+    durationDays: e.DEAL_DURATION_DAYS,
+    price: e.DEAL_PRICE,
+    verified: e.DEAL_VERIFIED === 'true' || e.DEAL_VERIFIED === '1',
+    maxPaddingFactor: (e.DEAL_MAX_PADDING ?? GROUP_DEFAULTS[e.NETWORK].maxPadding) || Infinity,
+    startOffsetEpochs: e.DEAL_START_OFFSET,
+    copies: e.DEAL_COPIES,
+    tickSeconds: e.DEAL_TICK_SECONDS,
+    retrievalCheckSeconds: e.RETRIEVAL_CHECK_SECONDS,
+    renewBeforeDays: e.DEAL_RENEW_BEFORE_DAYS,
+    repairHoldDays: e.DEAL_REPAIR_HOLD_DAYS,
+  }
+}
+
+function serviceConfigOf(e: Env, dataDir: string): ServiceConfig {
+  return {
+    host: e.HOST,
+    port: e.SERVICE_PORT,
+    dataDir,
+    databaseUrl: e.DATABASE_URL,
+    network: e.NETWORK,
+    simnetGenesis: e.SIMNET_GENESIS,
+    apiKey: e.API_KEY,
+    simnetSeed: e.SIMNET_SEED,
+    simnetRpcPort: e.SIMNET_RPC_PORT,
+    simnetRpcUrl: e.SIMNET_RPC_URL,
+    simfocRpcPort: e.SIMFOC_RPC_PORT,
+    simfocProviders: e.SIMFOC_PROVIDERS,
+    clientAddress: e.DEAL_CLIENT_ADDRESS,
+    simnetSpeed: e.SIMNET_SPEED,
+    simnetNv29Epoch: e.SIMNET_NV29_EPOCH,
+    simnetFaultRate: e.SIMNET_FAULT_RATE,
+    lotusUrl: withoutTrailingSlash(e.LOTUS_URL),
+    lotusToken: e.LOTUS_TOKEN,
+    tickerPollSeconds: e.TICKER_POLL_SECONDS,
+    tickerEnabled: e.TICKER_ENABLED === 'true' || e.TICKER_ENABLED === '1',
+  }
+}
+
+/** Which chain each part reads: the deal service LOTUS_URL before a simulated network, the gateway the simulated chain's RPC (SIMNET_RPC_URL) before LOTUS_URL. */
+function chainConfigOf(e: Env): ChainConfig {
+  const lotusUrl = withoutTrailingSlash(e.LOTUS_URL)
+  return {
+    service: lotusUrl ? 'lotus' : e.SIMNET_RPC_URL ? 'simnet-replica' : 'simnet',
+    gatewayRpc: e.SIMNET_RPC_URL
+      ? { url: e.SIMNET_RPC_URL, simulated: true }
+      : lotusUrl
+        ? { url: lotusUrl, token: e.LOTUS_TOKEN, simulated: false }
+        : undefined,
+    makesWalletKey: e.NETWORK === 'devnet' || !lotusUrl,
+    publicUrlRequired: !e.SIMNET_RPC_URL && e.NETWORK !== 'devnet',
+    addressNetwork: addressNetworkOf(e.NETWORK),
+  }
+}
+
+function stackConfigOf(e: Env): StackConfig {
+  return {
+    gatewayAccount: e.GATEWAY_USER && e.GATEWAY_PASSWORD ? { user: e.GATEWAY_USER, password: e.GATEWAY_PASSWORD } : { user: 'bridge' },
+  }
+}
+
+/** Files more than one part reads: most right under DATA_DIR; the deal service's key and the admin password in the folder of the part that writes them. */
+function sharedFilesOf(dataDir: string, bridgeDir: string, serviceDir: string): SharedFiles {
+  return {
+    gatewayPassword: join(dataDir, 'gateway-password'),
+    wallet: join(dataDir, 'wallet'),
+    simnetChain: join(dataDir, 'simnet', 'chain.sqlite'),
+    simnetProviders: join(dataDir, 'simnet', 'providers'),
+    simfoc: join(dataDir, 'simfoc'),
+    serviceApiKey: join(serviceDir, 'api-key'),
+    adminPassword: join(bridgeDir, 'admin-password'),
   }
 }
 
