@@ -1,6 +1,7 @@
 import type { Config } from '../shared/config.ts'
 import type { NetworkClock } from '../shared/epochs.ts'
-import { createSimnet, openKeystore, openSimChainStore, type Simnet } from '../network/index.ts'
+import { openKeystore } from '../network/index.ts'
+import { createSimnet, openSimChainStore, type Simnet } from '../simulation/index.ts'
 
 /** The embedded simulated chain, in `<DATA_DIR>/simnet/chain.sqlite`, shared by every process that opens it. */
 export function openSimnet(config: Config): Simnet {

@@ -3,15 +3,8 @@ import { formatAddress } from '../shared/address.ts'
 import type { Config } from '../shared/config.ts'
 import { startServer } from '../shared/http.ts'
 import type { Logger } from '../shared/logger.ts'
-import {
-  createNetwork,
-  devnetClock,
-  openKeystore,
-  simnetOverRpc,
-  startSimulatedFoc,
-  startSimulatedNetwork,
-  type Simnet,
-} from '../network/index.ts'
+import { createNetwork, devnetClock, openKeystore, simnetOverRpc } from '../network/index.ts'
+import { startSimulatedFoc, startSimulatedNetwork, type Simnet } from '../simulation/index.ts'
 import { addressNetworkOf } from '../shared/address.ts'
 import { createDealService, serviceErrorBody, type DealService } from '../service/index.ts'
 import { openSimnet, openSimnetDirectory } from './local-chain.ts'

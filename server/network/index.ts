@@ -3,7 +3,7 @@ import { networkClock, type NetworkClock } from '../shared/epochs.ts'
 import { createLotusNetwork } from './lotus/index.ts'
 import { createJsonRpc } from './lotus/json-rpc.ts'
 import { nodeClock } from './lotus/node-clock.ts'
-import { createSimnet, type Simnet } from './simnet/index.ts'
+import { createSimnet, type Simnet } from '../simulation/simnet/index.ts'
 import type { NetworkPort } from './types.ts'
 
 /**
@@ -51,9 +51,5 @@ export function devnetClock(o: { url: string; token?: string; fetch?: typeof fet
   return nodeClock(createJsonRpc({ url: o.url, token: o.token, fetch: o.fetch, timeoutMs: 10_000 }))
 }
 
-// What the composition (server/compose) needs to run the simulated network and open the wallet.
-export { createSimnet, type Simnet } from './simnet/index.ts'
-export { openSimChainStore } from './simnet/chain-store.ts'
-export { startSimulatedNetwork } from './simnet/on-loopback.ts'
+// The wallet, which the composition (server/compose) opens for the gateway's key.
 export { openKeystore } from './wallet/keystore.ts'
-export { startSimulatedFoc, type SimulatedFoc } from './simfoc/index.ts'
