@@ -251,7 +251,7 @@ describe('import graph', () => {
       expect(offendingArrows(graph, rule)).toEqual([])
     })
 
-    it('loads the simulation only from server/compose (tests and scripts aside): a deployment never imports it', () => {
+    it('lets only server/compose import the simulation (tests and scripts aside): no part or adapter depends on it', () => {
       const rule = { from: ['server', 'plugin-ui'], exceptFrom: ['server/simulation', 'server/compose'], to: ['server/simulation'] }
       expect(offendingArrows(graph, rule)).toEqual([])
     })
