@@ -12,8 +12,10 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { parseArgs } from 'node:util'
 import { performance } from 'node:perf_hooks'
+import { simnetFor } from '../server/compose/local-chain.ts'
 import { createDealService } from '../server/service/index.ts'
 import type { StoredDeal } from '../server/service/deal-store.ts'
+import type { ServiceConfig } from '../server/shared/config.ts'
 import { createLogger } from '../server/shared/logger.ts'
 import { startServer } from '../server/shared/http.ts'
 
@@ -100,21 +102,20 @@ const total = Number(opts.deals)
 if (!Number.isInteger(total) || total <= 0) throw new Error('--deals must be a positive integer')
 
 const dir = opts.keep ?? mkdtempSync(join(tmpdir(), 'bench-service-'))
-const service = await createDealService(
-  {
-    host: '127.0.0.1',
-    port: 0,
-    dataDir: dir,
-    databaseUrl: opts['database-url'],
-    network: 'simnet',
-    simnetGenesis: 1704067200,
-    simnetSeed: 'bench',
-    simnetSpeed: 1,
-    tickerPollSeconds: 60,
-    tickerEnabled: false,
-  },
-  { logger: createLogger('silent'), background: false },
-)
+const config: ServiceConfig = {
+  host: '127.0.0.1',
+  port: 0,
+  dataDir: dir,
+  databaseUrl: opts['database-url'],
+  network: 'simnet',
+  simnetGenesis: 1704067200,
+  simnetSeed: 'bench',
+  simnetSpeed: 1,
+  tickerPollSeconds: 60,
+  tickerEnabled: false,
+}
+// The deals are loaded straight into the store; the simulated chain in this process is only there to be the service's network.
+const service = await createDealService(config, { logger: createLogger('silent'), network: simnetFor(config), background: false })
 const tenant = (await service.tenants.byName('default'))!
 const have = await service.deals.count(tenant.id)
 if (have < total) {

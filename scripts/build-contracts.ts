@@ -1,6 +1,6 @@
 /**
  * Compiles the simulated Onchain Cloud's stand-in contracts
- * (server/network/simfoc/contracts/*.sol) into the build cache, so that the
+ * (server/simulation/simfoc/contracts/*.sol) into the build cache, so that the
  * first test or `npm start` on the simulated network does not pay for solc.
  */
 import { parseArgs } from 'node:util'
@@ -10,11 +10,11 @@ import {
   loadFocArtifacts,
   readFocSources,
   sourcesKey,
-} from '../server/network/simfoc/contracts/compile.ts'
+} from '../server/simulation/simfoc/contracts/compile.ts'
 
 const HELP = `Usage: npm run build:contracts -- [--json]
 
-Compiles every server/network/simfoc/contracts/*.sol with solc 0.8.30 (the npm
+Compiles every server/simulation/simfoc/contracts/*.sol with solc 0.8.30 (the npm
 package; EVM cancun, optimizer on) and keeps the ABIs and bytecode in
 node_modules/.cache/simfoc/<sha256 of the sources and settings>.json. Nothing
 is compiled when that file is already there. Prints each contract with its

@@ -37,7 +37,7 @@ if (stale) {
 }
 
 // The simulated Onchain Cloud's contracts: compiled once (about 20 s of solc), then cached by their sources' hash.
-const { loadFocArtifacts, isCompiled } = await import('../server/network/simfoc/contracts/compile.ts')
+const { loadFocArtifacts, isCompiled } = await import('../server/simulation/simfoc/contracts/compile.ts')
 if (!(await isCompiled())) {
   process.stdout.write("Compiling the simulated Onchain Cloud's contracts (once)…\n")
   await loadFocArtifacts()

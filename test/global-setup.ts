@@ -1,4 +1,4 @@
-import { loadFocArtifacts } from '../server/network/simfoc/contracts/compile.ts'
+import { loadFocArtifacts } from '../server/simulation/simfoc/contracts/compile.ts'
 
 /**
  * Compiles the simulated Onchain Cloud's contracts once before the test files

@@ -1,17 +1,22 @@
-import type { Config } from '../shared/config.ts'
+import type { Config, ServiceConfig } from '../shared/config.ts'
 import type { NetworkClock } from '../shared/epochs.ts'
-import { createSimnet, openKeystore, openSimChainStore, type Simnet } from '../network/index.ts'
+import { openKeystore } from '../network/index.ts'
+import { createLotusNetwork } from '../network/lotus/index.ts'
+import type { NetworkPort } from '../network/types.ts'
+import { createSimnet, openSimChainStore, type Simnet, type SimnetOptions } from '../simulation/index.ts'
+
+/**
+ * The simulated chain the deal service's settings describe (SIMNET_SEED,
+ * SIMNET_SPEED, SIMNET_GENESIS, SIMNET_NV29_EPOCH) in this process; in memory
+ * unless `options.stateFile` keeps it.
+ */
+export function simnetFor(s: ServiceConfig, options: Pick<SimnetOptions, 'stateFile' | 'clock' | 'now'> = {}): Simnet {
+  return createSimnet({ seed: s.simnetSeed, speed: s.simnetSpeed, genesis: s.simnetGenesis, nv29Epoch: s.simnetNv29Epoch, ...options })
+}
 
 /** The embedded simulated chain, in `<DATA_DIR>/simnet/chain.sqlite`, shared by every process that opens it. */
 export function openSimnet(config: Config): Simnet {
-  const s = config.service
-  return createSimnet({
-    seed: s.simnetSeed,
-    speed: s.simnetSpeed,
-    genesis: s.simnetGenesis,
-    nv29Epoch: s.simnetNv29Epoch,
-    stateFile: config.files.simnetChain,
-  })
+  return simnetFor(config.service, { stateFile: config.files.simnetChain })
 }
 
 /**
@@ -20,14 +25,25 @@ export function openSimnet(config: Config): Simnet {
  * from its saved state; deals are read over the RPC, never kept here.
  */
 export function openSimnetDirectory(config: Config): Simnet {
-  const s = config.service
-  return createSimnet({
-    seed: s.simnetSeed,
-    speed: s.simnetSpeed,
-    genesis: s.simnetGenesis,
-    nv29Epoch: s.simnetNv29Epoch,
-    clock: savedSimnetClock(config),
-  })
+  return simnetFor(config.service, { clock: savedSimnetClock(config) })
+}
+
+/**
+ * The simulated network as the deal service beside it sees it: the chain
+ * through the Lotus JSON-RPC adapter at `rpcUrl` (the code path of a real
+ * network), and the provider directory (who the providers are and their full
+ * terms: capacity, busy days, accepted clients and deal types, which no ask
+ * carries) from the simulation, as a real deployment gets it from its
+ * operator's policy or a provider directory service.
+ */
+export function simnetOverRpc(simnet: Simnet, rpcUrl: string): NetworkPort {
+  const chain = createLotusNetwork({ url: rpcUrl, clock: simnet.clock, timeoutMs: 10_000 })
+  return {
+    ...chain,
+    kind: 'simnet',
+    listProviders: () => simnet.listProviders(),
+    providerTerms: (providerId) => simnet.providerTerms(providerId),
+  }
 }
 
 /** The simulated chain's clock as saved there, so that the app surface's dates follow the same (sped-up) head. */

@@ -3,18 +3,12 @@ import { formatAddress } from '../shared/address.ts'
 import type { Config } from '../shared/config.ts'
 import { startServer } from '../shared/http.ts'
 import type { Logger } from '../shared/logger.ts'
-import {
-  createNetwork,
-  devnetClock,
-  openKeystore,
-  simnetOverRpc,
-  startSimulatedFoc,
-  startSimulatedNetwork,
-  type Simnet,
-} from '../network/index.ts'
+import { devnetClock, lotusNetworkFor, openKeystore } from '../network/index.ts'
+import type { NetworkPort } from '../network/types.ts'
+import { startSimulatedFoc, startSimulatedNetwork, type Simnet } from '../simulation/index.ts'
 import { addressNetworkOf } from '../shared/address.ts'
 import { createDealService, serviceErrorBody, type DealService } from '../service/index.ts'
-import { openSimnet, openSimnetDirectory } from './local-chain.ts'
+import { openSimnet, openSimnetDirectory, simnetFor, simnetOverRpc } from './local-chain.ts'
 import { serverOptions, type Part } from './part.ts'
 
 /**
@@ -28,10 +22,7 @@ export async function runService(config: Config, logger: Logger): Promise<Part &
   // The network first: the service reads the chain through its RPC from its first query on.
   const network = source === 'simnet' ? await runSimulatedNetwork(config, logger, simnet!) : undefined
   const rpcUrl = network?.rpcUrl ?? config.service.simnetRpcUrl
-  const service = await createDealService(config.service, {
-    logger,
-    network: simnet && rpcUrl ? simnetOverRpc(simnet, rpcUrl) : await devnetNetwork(config),
-  })
+  const service = await createDealService(config.service, { logger, network: await serviceNetwork(config, simnet, rpcUrl) })
   if (network) await seedDemoClient(service, simnet!, config.service.simnetSeed)
   if (service.createdApiKey) {
     // Shown once; only its hash is stored (the file beside it is mode 0600).
@@ -146,9 +137,16 @@ async function seedDemoClient(service: DealService, simnet: Simnet, seed: string
   if (id) await simnet.seedClientDeals(id, DEMO_DEALS)
 }
 
-/** On NETWORK=devnet: the chain of its node (LOTUS_URL), with the clock the node tells; otherwise undefined. */
-async function devnetNetwork(config: Config) {
+/**
+ * The chain the deal service reads: the simulated network's through its
+ * JSON-RPC at `rpcUrl` (run beside this service or by another one), else the
+ * node at LOTUS_URL (on a devnet with the clock the node tells), else the
+ * simulated chain in this process.
+ */
+async function serviceNetwork(config: Config, simnet: Simnet | undefined, rpcUrl: string | undefined): Promise<NetworkPort> {
   const s = config.service
-  if (s.network !== 'devnet' || !s.lotusUrl) return undefined
-  return createNetwork(s, { clock: await devnetClock({ url: s.lotusUrl, token: s.lotusToken }) })
+  if (simnet && rpcUrl) return simnetOverRpc(simnet, rpcUrl)
+  if (!s.lotusUrl) return simnetFor(s)
+  const clock = s.network === 'devnet' ? await devnetClock({ url: s.lotusUrl, token: s.lotusToken }) : undefined
+  return lotusNetworkFor(s, { clock })
 }

@@ -1,7 +1,6 @@
 import express, { type Express } from 'express'
 import { randomUUID } from 'node:crypto'
 import { join } from 'node:path'
-import { createNetwork } from '../network/index.ts'
 import { chainDirectory, createProviderClient } from '../network/boost/client.ts'
 import { withProviderAsks } from '../network/provider-asks.ts'
 import type { NetworkPort } from '../network/types.ts'
@@ -33,8 +32,11 @@ export interface DealServiceDeps {
   logger: Logger
   /** The caller's store (not closed by the service). Defaults to PostgreSQL at `config.databaseUrl`, else `<dataDir>/service.sqlite`. */
   sql?: Sql
-  /** Defaults to the simulated network, or Lotus when `config.lotusUrl` is set. */
-  network?: NetworkPort
+  /**
+   * The chain and its providers, as the caller composed them (server/compose):
+   * a Lotus node's, or the simulated network's. Closed with the service.
+   */
+  network: NetworkPort
   /** Unix ms; tests inject a clock. */
   now?: () => number
   /** Exchange base URLs by name (tests point them at loopback). */
@@ -72,7 +74,7 @@ export async function createDealService(config: ServiceConfig, deps: DealService
     if (!deps.sql) await sql.close()
     throw err
   }
-  const chain = deps.network ?? createNetwork(config, { now, fetch: deps.fetch })
+  const chain = deps.network
   // On a real network, providers' terms come from their storage asks over libp2p.
   const asks =
     chain.kind === 'lotus'

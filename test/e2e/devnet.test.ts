@@ -17,9 +17,9 @@ import { pino } from 'pino'
 import { createGateway, type Gateway } from '../../server/gateway/index.ts'
 import { createDealServiceClient } from '../../server/gateway/deals/index.ts'
 import { connectToNetwork, type NetworkAccess } from '../../server/gateway/deals/market/network-access.ts'
-import { createNetwork, devnetClock } from '../../server/network/index.ts'
-import { createSimnet, type Simnet } from '../../server/network/simnet/index.ts'
-import { SIMNET_RPC_PATH, simnetRpcListener } from '../../server/network/simnet/rpc-server.ts'
+import { devnetClock, lotusNetworkFor } from '../../server/network/index.ts'
+import { createSimnet, type Simnet } from '../../server/simulation/simnet/index.ts'
+import { SIMNET_RPC_PATH, simnetRpcListener } from '../../server/simulation/simnet/rpc-server.ts'
 import type { DealProposal } from '../../server/network/types.ts'
 import { createSigner, newPrivateKey } from '../../server/network/wallet/keys.ts'
 import { createDealService, type DealService } from '../../server/service/index.ts'
@@ -312,7 +312,7 @@ describe('NETWORK=devnet', () => {
     const serviceConfig = loadConfig({ NETWORK: 'devnet', LOTUS_URL: lotusUrl, DATA_DIR: dir, API_KEY, TICKER_ENABLED: 'false' }).service
     const service: DealService = await createDealService(
       { ...serviceConfig, port: 0 },
-      { logger: silent, network: createNetwork(serviceConfig, { clock: nodeClock }), now, background: false },
+      { logger: silent, network: lotusNetworkFor(serviceConfig, { clock: nodeClock }), now, background: false },
     )
     toClose.push(() => service.close())
     const serviceServer: RunningServer = await startServer(service.app, 0, '127.0.0.1')

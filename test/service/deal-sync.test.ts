@@ -1,7 +1,7 @@
 import { rmSync } from 'node:fs'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { describe, expect, it } from 'vitest'
-import { createSimnet } from '../../server/network/simnet/index.ts'
+import { createSimnet } from '../../server/simulation/simnet/index.ts'
 import type { SyncedDeal } from '../../server/service/deal-store.ts'
 import { vanishedDealState } from '../../server/service/deal-sync.ts'
 import { SIMNET_GENESIS, startTestService, T0 } from './helpers.ts'

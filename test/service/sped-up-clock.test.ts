@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createSimnet } from '../../server/network/simnet/index.ts'
+import { createSimnet } from '../../server/simulation/simnet/index.ts'
 import { SIMNET_GENESIS, startTestService, T0, type TestService } from './helpers.ts'
 
 /** The deal service on the demo's simulated chain (1 minute ≈ 5 hours): its converters follow the chain's own clock. */

@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs'
 import { dirname, join, relative, resolve } from 'node:path'
 import ts from 'typescript'
-import { describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 
 /**
  * No module may reach itself through its imports, type-only ones included:
@@ -9,6 +9,11 @@ import { describe, expect, it } from 'vitest'
  * other, and at run time it can hand a module another's exports before they
  * exist. Every import form counts: static, `import type`, `export … from`,
  * `import()` calls and `import('…')` types.
+ *
+ * And server/ keeps its layers: the parts (bridge, gateway, service) meet
+ * only through the network adapters and server/shared; the simulated
+ * network stands apart, importing nothing of the adapters it stands in for,
+ * and only the composition (server/compose) loads it.
  */
 
 const ROOT = resolve(import.meta.dirname, '../..')
@@ -105,6 +110,43 @@ function cyclesOf(graph: Map<string, string[]>): string[][] {
   return found.sort((a, b) => a[0].localeCompare(b[0]))
 }
 
+/** A path relative to the root with '/' between its segments, as the rules and the messages write it. */
+const posix = (path: string) => path.split(/[\\/]/).join('/')
+
+/** Whether `file` is `folder` or lies under it (whole segments: `server/net` is not under `server/network`). */
+function isUnder(file: string, folder: string): boolean {
+  const segments = posix(file).split('/')
+  return folder.split('/').every((segment, i) => segments[i] === segment)
+}
+
+/**
+ * A layer rule: no file under one of `from` (and under none of `exceptFrom`)
+ * imports a file under one of `to` (and under none of `exceptTo`). Folders
+ * are written relative to the root with '/'.
+ */
+interface LayerRule {
+  from: string[]
+  exceptFrom?: string[]
+  to: string[]
+  exceptTo?: string[]
+}
+
+/** The arrows of `graph` that break `rule`, as `file → target`, sorted. */
+function offendingArrows(graph: Map<string, string[]>, rule: LayerRule): string[] {
+  const within = (file: string, folders: readonly string[] = []) => folders.some((folder) => isUnder(file, folder))
+  return [...graph]
+    .filter(([file]) => within(file, rule.from) && !within(file, rule.exceptFrom))
+    .flatMap(([file, targets]) =>
+      targets
+        .filter((target) => within(target, rule.to) && !within(target, rule.exceptTo))
+        .map((target) => `${posix(file)} → ${posix(target)}`),
+    )
+    .sort()
+}
+
+/** The parts that each run alone behind HTTP; they meet only through the network adapters and what is shared. */
+const PARTS = ['server/bridge', 'server/gateway', 'server/service']
+
 describe('import graph', () => {
   it('finds every import form, and none in comments or strings', () => {
     const text = [
@@ -136,6 +178,37 @@ describe('import graph', () => {
     expect(cyclesOf(graph)).toEqual([['a.ts', 'b.ts', 'c.ts'], ['self.ts']])
   })
 
+  it('lists the arrows that break a layer rule, by whole folders and with its exceptions', () => {
+    const graph = new Map([
+      ['server/network/lotus/index.ts', ['server/shared/chain.ts', 'server/simulation/simnet/index.ts']],
+      ['server/network-extra/x.ts', ['server/simulation/simnet/index.ts']],
+      ['server/simulation/simnet/index.ts', ['server/shared/chain.ts', 'server/simulation/simnet/random.ts', 'server/network/types.ts']],
+      ['server/simulation/simnet/random.ts', []],
+      ['server/compose/service.ts', ['server/simulation/simnet/index.ts', 'server/network/lotus/index.ts']],
+      ['server/gateway/deals/engine.ts', ['server/service/index.ts', 'server/network/types.ts']],
+      ['server/shared/chain.ts', []],
+      ['server/network/types.ts', ['server/shared/chain.ts']],
+      ['server/service/index.ts', []],
+    ])
+    // Adapters never import the simulation: `server/network-extra` is not under `server/network`.
+    expect(offendingArrows(graph, { from: ['server/network'], to: ['server/simulation'] })).toEqual([
+      'server/network/lotus/index.ts → server/simulation/simnet/index.ts',
+    ])
+    // The simulation imports only itself and shared code.
+    const simulationRule = { from: ['server/simulation'], to: ['server'], exceptTo: ['server/simulation', 'server/shared'] }
+    expect(offendingArrows(graph, simulationRule)).toEqual(['server/simulation/simnet/index.ts → server/network/types.ts'])
+    // Only the composition imports the simulation.
+    expect(
+      offendingArrows(graph, { from: ['server'], exceptFrom: ['server/simulation', 'server/compose'], to: ['server/simulation'] }),
+    ).toEqual([
+      'server/network-extra/x.ts → server/simulation/simnet/index.ts',
+      'server/network/lotus/index.ts → server/simulation/simnet/index.ts',
+    ])
+    // The parts meet only through the adapters and shared code.
+    const partsRule = { from: ['server/gateway'], to: ['server'], exceptTo: ['server/gateway', 'server/network', 'server/shared'] }
+    expect(offendingArrows(graph, partsRule)).toEqual(['server/gateway/deals/engine.ts → server/service/index.ts'])
+  })
+
   it('has no cycle in server/, plugin-ui/, scripts/ or test/', () => {
     const graph = importGraph(ROOT, FOLDERS)
     // Sanity: the walk saw the code (a broken walk would find no cycle either).
@@ -155,5 +228,41 @@ describe('import graph', () => {
       })
       .map(([file, target]) => `${file} → ${target}`)
     expect(crossing).toEqual([])
+  })
+
+  describe('layers of server/ (DESIGN.md, "Layout")', () => {
+    let graph: Map<string, string[]>
+    beforeAll(() => {
+      graph = importGraph(ROOT, FOLDERS)
+    })
+
+    it('walks every folder the rules name (a misspelt one would pass them all)', () => {
+      for (const folder of ['server/network', 'server/simulation', 'server/compose', 'server/shared', ...PARTS]) {
+        expect([...graph.keys()].filter((file) => isUnder(file, folder)).length, folder).toBeGreaterThan(3)
+      }
+    })
+
+    it('keeps the adapters (server/network) off the simulation (server/simulation)', () => {
+      expect(offendingArrows(graph, { from: ['server/network'], to: ['server/simulation'] })).toEqual([])
+    })
+
+    it('keeps the simulation to itself and server/shared: no adapter, part or composition code in it', () => {
+      const rule = { from: ['server/simulation'], to: FOLDERS, exceptTo: ['server/simulation', 'server/shared'] }
+      expect(offendingArrows(graph, rule)).toEqual([])
+    })
+
+    it('lets only server/compose import the simulation (tests and scripts aside): no part or adapter depends on it', () => {
+      const rule = { from: ['server', 'plugin-ui'], exceptFrom: ['server/simulation', 'server/compose'], to: ['server/simulation'] }
+      expect(offendingArrows(graph, rule)).toEqual([])
+    })
+
+    it.each(PARTS)('keeps %s off the other parts: besides itself, it imports only server/network and server/shared', (part) => {
+      const rule = { from: [part], to: FOLDERS, exceptTo: [part, 'server/network', 'server/shared'] }
+      expect(offendingArrows(graph, rule)).toEqual([])
+    })
+
+    it('keeps server/shared to itself', () => {
+      expect(offendingArrows(graph, { from: ['server/shared'], to: FOLDERS, exceptTo: ['server/shared'] })).toEqual([])
+    })
   })
 })

@@ -1,18 +1,9 @@
 import { calibration, devnet, mainnet, type Chain } from '@filoz/synapse-core/chains'
 import type { Address } from 'viem'
+import type { FocContracts } from '../../shared/foc-contracts.ts'
 
-/** Where a Filecoin Onchain Cloud's contracts are: what a devnet (and the simulated one) publishes at start. */
-export interface FocContracts {
-  multicall3: Address
-  usdfc: Address
-  filecoinPay: Address
-  fwss: Address
-  fwssView: Address
-  serviceProviderRegistry: Address
-  sessionKeyRegistry: Address
-  pdp: Address
-  endorsements: Address
-}
+// The address-file shape lives in server/shared, as the simulated Onchain Cloud writes it too.
+export type { FocContracts } from '../../shared/foc-contracts.ts'
 
 export type FocNetwork = 'mainnet' | 'calibration' | 'devnet'
 

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { startDealStack, type DealStack } from './harness.ts'
 import { FileInfoResponseSchema } from '../../../server/shared/contracts/file-info.ts'
 import { expectToMatch } from '../../helpers/contracts.ts'
-import { createSimnet, simulatedCollateralBounds } from '../../../server/network/simnet/index.ts'
+import { createSimnet, simulatedCollateralBounds } from '../../../server/simulation/simnet/index.ts'
 
 let stack: DealStack | undefined
 afterEach(async () => {

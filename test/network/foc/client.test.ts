@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { focChain } from '../../../server/network/foc/chain.ts'
 import { createFocClient, FocFundsError, type FocClient, type FocStored } from '../../../server/network/foc/client.ts'
 import { NetworkError } from '../../../server/network/errors.ts'
-import { startSimulatedFoc, type SimulatedFoc } from '../../../server/network/simfoc/index.ts'
+import { startSimulatedFoc, type SimulatedFoc } from '../../../server/simulation/simfoc/index.ts'
 import { recordingFetches } from '../../helpers/recording-fetch.ts'
 
 const USDFC = (n: string) => parseUnits(n, 18)

@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import type { Abi, AbiParameter } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { CONTRACTS_DIR, loadFocArtifacts, type FocArtifacts } from '../../../server/network/simfoc/contracts/compile.ts'
+import { CONTRACTS_DIR, loadFocArtifacts, type FocArtifacts } from '../../../server/simulation/simfoc/contracts/compile.ts'
 
 const type = (p: AbiParameter): string =>
   'components' in p && p.components ? `(${p.components.map(type).join(',')})${p.type.slice('tuple'.length)}` : p.type

@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createPieceHasher } from '../../server/shared/piece.ts'
-import { createSimnet, simulatedCollateralBounds, type Simnet } from '../../server/network/simnet/index.ts'
-import { createSimulatedProviders, minimumPricePerEpoch, type SimulatedProviders } from '../../server/network/simnet/sim-providers.ts'
-import { providerProfile, type ProviderKind } from '../../server/network/simnet/provider-kind.ts'
+import { createSimnet, simulatedCollateralBounds, type Simnet } from '../../server/simulation/simnet/index.ts'
+import { createSimulatedProviders, minimumPricePerEpoch, type SimulatedProviders } from '../../server/simulation/simnet/sim-providers.ts'
+import { providerProfile, type ProviderKind } from '../../server/simulation/simnet/provider-kind.ts'
 import type { DealProposal, ProviderTerms } from '../../server/network/types.ts'
 
 const GENESIS = 1704067200

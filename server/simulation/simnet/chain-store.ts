@@ -1,6 +1,6 @@
 import { immediate, migrateSqlite, openDatabase, type Db } from '../../shared/sql/index.ts'
 import { EPOCH_SECONDS, spedUpClock, type NetworkClock } from '../../shared/epochs.ts'
-import type { DealProposal } from '../types.ts'
+import type { DealProposal } from '../../shared/chain.ts'
 
 /**
  * What the simulated chain must remember across restarts, and share between

@@ -11,7 +11,7 @@ import {
   timestampToEpoch,
   type NetworkClock,
 } from '../../shared/epochs.ts'
-import type { ChainHead, DealProposal, MarketDeal, MinerInfo, NetworkPort, ProviderTerms } from '../types.ts'
+import type { ChainHead, DealProposal, MarketDeal, MinerInfo, NetworkPort, ProviderTerms } from '../../shared/chain.ts'
 import { generateProviders, isBusyDay, type SimProvider } from './providers.ts'
 import { openSimChainStore } from './chain-store.ts'
 import { between, seededRandom } from './random.ts'

@@ -18,7 +18,7 @@ import {
 import { privateKeyToAccount } from 'viem/accounts'
 import { loadFocArtifacts, type FocArtifacts } from './compile.ts'
 import { deployWarmStorage } from './deploy-warm-storage.ts'
-import type { FocContracts } from '../../foc/chain.ts'
+import type { FocContracts } from '../../../shared/foc-contracts.ts'
 
 /** Where the deployment put each contract: what a devnet publishes, in the shape its clients read (a record of addresses, no code). */
 export type FocAddresses = FocContracts

@@ -15,7 +15,7 @@ import {
   type Hex,
 } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
-import { startEvmNode, SIMFOC_CHAIN_ID, type EvmNode } from '../../../server/network/simfoc/evm-node.ts'
+import { startEvmNode, SIMFOC_CHAIN_ID, type EvmNode } from '../../../server/simulation/simfoc/evm-node.ts'
 
 // A contract that exercises what the FOC contracts need of the chain: storage, events,
 // reverts with reasons, block.number as the epoch, and FEVM's beacon randomness precompile.

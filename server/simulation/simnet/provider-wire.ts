@@ -5,7 +5,7 @@ import { decodeFirst } from 'cborg'
 import { CID } from 'multiformats/cid'
 import * as Digest from 'multiformats/hashes/digest'
 import { addressBytesOf, addressFromBytes, formatAddress, parseAddress } from '../../shared/address.ts'
-import type { DealProposal } from '../types.ts'
+import type { DealProposal } from '../../shared/chain.ts'
 
 /**
  * The storage market messages as the simulated providers read and write

@@ -1,6 +1,6 @@
 /**
  * Golden bytes for chain messages, which the client (server/network/wallet,
- * server/network/lotus) and the simulated chain (server/network/simnet/
+ * server/network/lotus) and the simulated chain (server/simulation/simnet/
  * chain-wire.ts) each write with their own code: both must give these bytes
  * and CIDs, or a push to a real node would be refused while the simulation
  * agreed with itself. The vectors are Trust Wallet Core's Filecoin tests
@@ -26,7 +26,7 @@ import {
   verifyMessageSignature,
   writeJsonMessage,
   type ChainMessage,
-} from '../../server/network/simnet/chain-wire.ts'
+} from '../../server/simulation/simnet/chain-wire.ts'
 import {
   chainCid,
   encodeMessage,

@@ -2,7 +2,7 @@ import * as dagCbor from '@ipld/dag-cbor'
 import { CID } from 'multiformats/cid'
 import { describe, expect, it } from 'vitest'
 import * as client from '../../server/network/boost/wire.ts'
-import * as sim from '../../server/network/simnet/provider-wire.ts'
+import * as sim from '../../server/simulation/simnet/provider-wire.ts'
 import type { DealProposal } from '../../server/network/types.ts'
 import { formatAddress } from '../../server/shared/address.ts'
 

@@ -19,7 +19,7 @@ import * as Abis from '@filoz/synapse-core/abis'
 import * as Pay from '@filoz/synapse-core/pay'
 import { maxUint256, parseEventLogs, type Abi, type Address } from 'viem'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { compileSources } from '../../../server/network/simfoc/contracts/compile.ts'
+import { compileSources } from '../../../server/simulation/simfoc/contracts/compile.ts'
 import { startPayChain, type PayChain, type SdkClient } from './pay-fixture.ts'
 
 const payAbi = Abis.filecoinPay as Abi

@@ -1,7 +1,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http'
 import { randomBytes } from 'node:crypto'
 import { afterEach, describe, expect, it } from 'vitest'
-import { boostTransfer, curioTransfer, TransferFailure } from '../../server/network/simnet/provider-transfer.ts'
+import { boostTransfer, curioTransfer, TransferFailure } from '../../server/simulation/simnet/provider-transfer.ts'
 
 /** How the test's HTTP server answers; every request is recorded. */
 interface Behaviour {

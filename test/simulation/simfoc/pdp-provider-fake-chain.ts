@@ -7,7 +7,7 @@ import {
   type PossessionProof,
   type ProvingConfig,
   type ReceiptSummary,
-} from '../../../server/network/simfoc/pdp-provider-chain.ts'
+} from '../../../server/simulation/simfoc/pdp-provider-chain.ts'
 
 /**
  * A chain port for the simulated Curio's tests until the stand-in contracts

@@ -1,6 +1,6 @@
 import { devnet, type Chain } from '@filoz/synapse-core/chains'
 import { focChain } from '../../../server/network/foc/chain.ts'
-import type { FocAddresses } from '../../../server/network/simfoc/contracts/deploy.ts'
+import type { FocAddresses } from '../../../server/simulation/simfoc/contracts/deploy.ts'
 
 /**
  * The SDK's Chain for the simulated Onchain Cloud, as the gateway's client

@@ -21,10 +21,10 @@ import {
   type WalletClient,
 } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
-import { loadFocArtifacts, type FocArtifacts } from '../../../server/network/simfoc/contracts/compile.ts'
-import { deployFoc, mintUsdfc, type FocAddresses } from '../../../server/network/simfoc/contracts/deploy.ts'
+import { loadFocArtifacts, type FocArtifacts } from '../../../server/simulation/simfoc/contracts/compile.ts'
+import { deployFoc, mintUsdfc, type FocAddresses } from '../../../server/simulation/simfoc/contracts/deploy.ts'
 import { simulatedFocChain } from './sdk-chain.ts'
-import { startEvmNode, type EvmNode } from '../../../server/network/simfoc/evm-node.ts'
+import { startEvmNode, type EvmNode } from '../../../server/simulation/simfoc/evm-node.ts'
 
 /**
  * Epoch 0, a whole day 30 days back. The SDK signs permits and session keys

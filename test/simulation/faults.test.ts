@@ -7,10 +7,10 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, describe, expect, it } from 'vitest'
-import { createFaults, FAULT_SITES, faultyFetch, type FaultSite } from '../../server/network/simnet/faults.ts'
-import { createSimnet } from '../../server/network/simnet/index.ts'
-import { curioTransfer } from '../../server/network/simnet/provider-transfer.ts'
-import { SIMNET_RPC_PATH, simnetRpcListener } from '../../server/network/simnet/rpc-server.ts'
+import { createFaults, FAULT_SITES, faultyFetch, type FaultSite } from '../../server/simulation/simnet/faults.ts'
+import { createSimnet } from '../../server/simulation/simnet/index.ts'
+import { curioTransfer } from '../../server/simulation/simnet/provider-transfer.ts'
+import { SIMNET_RPC_PATH, simnetRpcListener } from '../../server/simulation/simnet/rpc-server.ts'
 import { startServer } from '../../server/shared/http.ts'
 
 const sequence = (seed: string, rate: number, site: FaultSite, n: number) => {

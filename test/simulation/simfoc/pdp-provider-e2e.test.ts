@@ -13,10 +13,10 @@ import { fileURLToPath } from 'node:url'
 import { createPublicClient, createWalletClient, http, keccak256, parseEther, parseUnits, toHex, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { deployFoc, mintUsdfc, type FocAddresses } from '../../../server/network/simfoc/contracts/deploy.ts'
-import { startEvmNode, type EvmNode } from '../../../server/network/simfoc/evm-node.ts'
-import { createViemPdpChain, registerPdpProvider } from '../../../server/network/simfoc/pdp-provider-chain.ts'
-import { createPdpProvider, type PdpProvider } from '../../../server/network/simfoc/pdp-provider.ts'
+import { deployFoc, mintUsdfc, type FocAddresses } from '../../../server/simulation/simfoc/contracts/deploy.ts'
+import { startEvmNode, type EvmNode } from '../../../server/simulation/simfoc/evm-node.ts'
+import { createViemPdpChain, registerPdpProvider } from '../../../server/simulation/simfoc/pdp-provider-chain.ts'
+import { createPdpProvider, type PdpProvider } from '../../../server/simulation/simfoc/pdp-provider.ts'
 import { simulatedFocChain } from './sdk-chain.ts'
 
 /**
@@ -28,7 +28,7 @@ import { simulatedFocChain } from './sdk-chain.ts'
  * tree (helper "pdp"'s contracts).
  */
 
-const contracts = join(dirname(fileURLToPath(import.meta.url)), '../../../server/network/simfoc/contracts')
+const contracts = join(dirname(fileURLToPath(import.meta.url)), '../../../server/simulation/simfoc/contracts')
 const withPdpContracts = existsSync(join(contracts, 'PDPVerifier.sol'))
 
 // Block time a month behind the wall clock, so the SDK's wall-clock permit deadlines stay ahead of it.

@@ -1,5 +1,5 @@
 import { EPOCHS_PER_DAY } from '../../shared/epochs.ts'
-import type { ProviderTerms, TransferType } from '../types.ts'
+import type { ProviderTerms, TransferType } from '../../shared/chain.ts'
 import { between, pick } from './random.ts'
 
 const GiB = 1024 ** 3

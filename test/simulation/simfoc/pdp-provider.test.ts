@@ -15,9 +15,9 @@ import { createWalletClient, http, type Address } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { capabilitiesListToObject, decodePDPCapabilities } from '@filoz/synapse-core/utils'
-import type { FaultPlan } from '../../../server/network/simnet/faults.ts'
-import { offeringCapabilities } from '../../../server/network/simfoc/pdp-provider-chain.ts'
-import { createPdpProvider, type PdpProvider } from '../../../server/network/simfoc/pdp-provider.ts'
+import type { FaultPlan } from '../../../server/simulation/simnet/faults.ts'
+import { offeringCapabilities } from '../../../server/simulation/simfoc/pdp-provider-chain.ts'
+import { createPdpProvider, type PdpProvider } from '../../../server/simulation/simfoc/pdp-provider.ts'
 import { FakePdpChain } from './pdp-provider-fake-chain.ts'
 
 /**

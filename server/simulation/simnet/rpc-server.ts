@@ -2,7 +2,7 @@ import { multiaddr } from '@multiformats/multiaddr'
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
 import * as dagCbor from '@ipld/dag-cbor'
 import { addressFromBytes, parseAddress, type AddressNetwork } from '../../shared/address.ts'
-import type { MarketDeal } from '../types.ts'
+import type { MarketDeal } from '../../shared/chain.ts'
 import {
   cborCid,
   METHOD_ADD_BALANCE,
