@@ -10,10 +10,32 @@ import {
   createRouteContext,
   NO_DEAL_SERVICE,
   type DealEngine,
+  type DealServiceClient,
   type DealStore,
+  type StorageProviderPort,
   type StorageRoute,
 } from './deals/index.ts'
-import type { GatewayDeps } from './index.ts'
+import type { FocClient } from '../network/foc/client.ts'
+
+/** What the gateway's deal engine is made with besides its configuration. */
+export interface DealWorkDeps {
+  /** How deals reach storage providers (the simulated network's, in the embedded default). */
+  providers?: StorageProviderPort
+  /** The Filecoin Onchain Cloud, for PDP copies (with `config.pdp.copies` > 0); without it, the deal market only. */
+  foc?: FocClient
+  /** Tests inject a client; default: HTTP to `config.serviceUrl` with `config.serviceApiKey`. */
+  service?: DealServiceClient
+  now?: () => number
+  /** Overrides of the deal engine's waits (tests make them short). */
+  dealTimeouts?: {
+    callMs?: number
+    proposalMs?: number
+    statusPollMs?: number
+    reloadMs?: number
+    retryAfterMs?: number
+    uploadIdleMs?: number
+  }
+}
 
 /**
  * The gateway's deal engine over its storage routes, from its configuration:
@@ -24,7 +46,7 @@ import type { GatewayDeps } from './index.ts'
  */
 export function createDealWork(
   config: GatewayConfig,
-  deps: GatewayDeps,
+  deps: DealWorkDeps,
   parts: { dealStore: DealStore; content: ContentStore; logger: Logger; paused: () => boolean; publicUrl: () => string },
 ): DealEngine | undefined {
   const terms = { ...DEAL_DEFAULTS, ...config.deals }

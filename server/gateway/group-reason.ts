@@ -1,7 +1,7 @@
 import type { GroupReasonCode as WireReasonCode } from '../shared/contracts/file-info.ts'
 import type { GroupRecord } from './content/index.ts'
 import type { RouteProgress } from './deals/route.ts'
-import type { DealProgress } from './deals/types.ts'
+import type { DealProgress } from './deals/index.ts'
 import { failureText } from '../shared/contracts/copy-failure.ts'
 import { bytes } from './words.ts'
 

@@ -16,12 +16,9 @@ import {
   createTransferRouter,
   type DealEngine,
   type DealKind,
-  type DealServiceClient,
   type DealStore,
-  type StorageProviderPort,
 } from './deals/index.ts'
-import { createDealWork } from './deal-work.ts'
-import type { FocClient } from '../network/foc/client.ts'
+import { createDealWork, type DealWorkDeps } from './deal-work.ts'
 import { createFileInfoRouter } from './file-info.ts'
 import { createFolderStatesRouter } from './folder-states.ts'
 import { countingWrites, createRecordCache, type RecordCache } from './record-cache.ts'
@@ -50,28 +47,12 @@ export interface Gateway {
   close(): Promise<void>
 }
 
-export interface GatewayDeps {
+export interface GatewayDeps extends DealWorkDeps {
   logger: Logger
   /** The caller's store (not closed by the gateway). Defaults to PostgreSQL's `gateway` schema at `config.databaseUrl`, else `<dataDir>/gateway.sqlite`. */
   sql?: Sql
-  /** How deals reach storage providers (the simulated network's, in the embedded default). */
-  providers?: StorageProviderPort
-  /** The Filecoin Onchain Cloud, for PDP copies (with `config.pdp.copies` > 0); without it, the deal market only. */
-  foc?: FocClient
-  /** Tests inject a client; default: HTTP to `config.serviceUrl` with `config.serviceApiKey`. */
-  service?: DealServiceClient
-  now?: () => number
   /** The data folder's lock, when the caller took it (waiting for a previous gateway); else taken here. */
   dataLock?: DataFolderLock
-  /** Overrides of the deal engine's waits (tests make them short). */
-  dealTimeouts?: {
-    callMs?: number
-    proposalMs?: number
-    statusPollMs?: number
-    reloadMs?: number
-    retryAfterMs?: number
-    uploadIdleMs?: number
-  }
   /** Free bytes under the data folder (tests make the disk look fuller than it is). */
   freeBytes?: (dir: string) => Promise<number>
   /** Where a test steps in (crash tests stop the gateway there); nothing happens without it. */

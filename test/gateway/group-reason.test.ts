@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { GroupRecord } from '../../server/gateway/content/index.ts'
-import type { DealProgress, GroupDeal } from '../../server/gateway/deals/types.ts'
+import type { DealProgress, GroupDeal } from '../../server/gateway/deals/index.ts'
 import type { DealKind } from '../../server/gateway/deals/market/types.ts'
 import { marketProgress } from '../../server/gateway/deals/market/progress.ts'
 import { pdpProgress, type PdpFacts } from '../../server/gateway/deals/pdp/progress.ts'

@@ -1,8 +1,7 @@
 import type { CopyFailure } from '../../shared/contracts/copy-failure.ts'
 import type { Logger } from '../../shared/logger.ts'
-import type { ContentStore, GroupDealView, RemoteSource } from '../content/index.ts'
+import type { ContentStore, GroupDealView } from '../content/index.ts'
 import type { GatewayDealState } from './deal-state.ts'
-import type { RouteProgress, RouteStanding, StorageRoute } from './route.ts'
 
 /** How a copy is stored: a deal-market deal (mk1.2, sealed in a sector) or a PDP copy on the Onchain Cloud. */
 export type RouteName = 'market' | 'pdp'
@@ -160,51 +159,4 @@ export interface RouteContext {
   withTimeout<T>(run: (signal: AbortSignal) => Promise<T>, timeoutMs?: number): Promise<T>
   /** Marks a copy failed (another provider will be asked), counts it and says so in the log. */
   fail(d: GroupDeal, failure: CopyFailure, r: TickReport): Promise<void>
-}
-
-/** What the deal engine works with: the routes' shared context, the routes, the chain's head, and its timings. */
-export interface DealEngineOptions {
-  /** The stores, the log, the clock and the call timeout, as every route has them. */
-  context: RouteContext
-  /** The storage routes, in the order their steps are told. */
-  routes: StorageRoute[]
-  /** The chain head every route's copies are judged at. */
-  chainHead: () => Promise<number>
-  /** Time between retrieval checks of one copy. */
-  retrievalCheckMs: number
-  /** Longest a call to a provider (one block of a file being read) may take. */
-  callTimeoutMs: number
-  /** Longest fetching a whole piece back from one provider may take. */
-  reloadTimeoutMs: number
-  /**
-   * Longest a group reloaded for repair is held with its bytes on disk while
-   * its copies are not back (no provider takes it, copies keep failing): then
-   * it is released to offloaded, and a new reload waits the context's `retryAfterEpochs`.
-   */
-  repairHoldEpochs: number
-  /** While this says so, ticks do nothing (the gateway lost its hold on the database and refuses writes). */
-  paused?: () => boolean
-}
-
-/** A group's copies on every route, as the engine last saw them: for its reason. */
-export interface DealProgress {
-  deals: GroupDeal[]
-  /** One per route, in the engine's order. */
-  routes: RouteProgress[]
-}
-
-/** The gateway's deal work: placing, following, checking, offloading and repairing groups' copies. */
-export interface DealEngine {
-  /** One pass over every group and copy; concurrent calls share the running pass. */
-  tick(): Promise<TickReport>
-  /** Where offloaded groups come back from: providers of its active copies, retrievable and warm ones first. */
-  remoteSource(): RemoteSource
-  /** What the engine knows of a group's progress, for the `reason` /file-info gives. */
-  progress(groupId: number): Promise<DealProgress>
-  /** What pays for each route's copies, as last read. */
-  standing(): RouteStanding
-  /** Ticks every `intervalMs` until stopped. */
-  start(intervalMs: number): void
-  /** Stops ticking; held groups go back to offloaded, work under way is cut short. */
-  stop(): Promise<void>
 }
