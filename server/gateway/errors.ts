@@ -8,6 +8,9 @@ export class GatewayError extends HttpError {}
 
 export const notFound = (what = 'File or folder') => new GatewayError(404, 'NOT_FOUND', `${what} not found`)
 export const badRequest = (message: string) => new GatewayError(400, 'BAD_REQUEST', message)
+/** A route of ours asked with a method it does not take; `allow` lists those it does. */
+export const methodNotAllowed = (method: string, path: string, allow: string[]) =>
+  new GatewayError(405, 'METHOD_NOT_ALLOWED', `${method} is not allowed on ${path}: use ${allow[0]}`, { Allow: allow.join(', ') })
 
 /** The one place gateway errors become `{ success: false, error }` responses. */
 export function gatewayErrorHandler(logger: Logger): ErrorRequestHandler {

@@ -27,6 +27,7 @@ import {
 import type { FocClient } from '../network/foc/client.ts'
 import { createFileInfoRouter } from './file-info.ts'
 import { createFolderStatesRouter } from './folder-states.ts'
+import { createStatusRouter, type StatusSource } from './status.ts'
 import { countingWrites, createRecordCache, type RecordCache } from './record-cache.ts'
 import { groupReason } from './group-reason.ts'
 import { createWebDav } from './webdav/index.ts'
@@ -34,7 +35,7 @@ import { gatewayErrorHandler } from './errors.ts'
 import { openGatewaySql } from './store.ts'
 
 export interface Gateway {
-  /** The HTTP surface: `POST /file-info`, deal CAR transfers and WebDAV on every other path. */
+  /** The HTTP surface: `POST /file-info`, `POST /folder-states`, `GET /status`, deal CAR transfers and WebDAV on every other path. */
   app: Express
   namespace: Namespace
   content: ContentStore
@@ -255,6 +256,7 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
     }),
   )
   app.use(createFolderStatesRouter({ namespace, content, folders, records, reasonOf }))
+  app.use(createStatusRouter(statusSource(config.network, deals)))
   app.use(parts.webdav)
   app.use(gatewayErrorHandler(logger))
 
@@ -292,6 +294,17 @@ function requireBasicAuth(user: string, password: string): RequestHandler {
     const given = header.startsWith('Basic ') ? Buffer.from(header.slice(6), 'base64') : Buffer.alloc(0)
     if (given.length === expected.length && timingSafeEqual(given, expected)) return next()
     res.status(401).set('WWW-Authenticate', 'Basic realm="gateway"').json({ success: false, error: 'Authentication required' })
+  }
+}
+
+/** What `GET /status` says: the network, and the deal engine's answers when there is one. */
+function statusSource(network: GatewayConfig['network'], deals: DealEngine | undefined): StatusSource {
+  return {
+    network,
+    dealsBlocked: () => deals?.fundsProblem(),
+    dealKind: () => deals?.dealKind(),
+    onchainCloud: () => deals?.pdpFunding(),
+    dealMarket: () => deals?.marketFunding(),
   }
 }
 

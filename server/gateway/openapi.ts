@@ -1,5 +1,6 @@
 import { FileInfoRequestSchema, FileInfoResponseSchema, GatewayFailureSchema } from '../shared/contracts/file-info.ts'
 import { FolderStatesRequestSchema, GatewayFolderStatesResponseSchema } from '../shared/contracts/folder-states.ts'
+import { GatewayStatusResponseSchema } from '../shared/contracts/gateway-status.ts'
 import { buildOpenApi } from '../shared/openapi.ts'
 
 /** The gateway's HTTP API besides WebDAV (RFC 4918 on every other path). */
@@ -7,7 +8,8 @@ export function gatewayOpenApi(version: string): Record<string, unknown> {
   return buildOpenApi({
     title: 'Filecoin gateway',
     version,
-    description: 'WebDAV (RFC 4918 class 1 and 2) serves every path except POST /file-info and POST /folder-states.',
+    description:
+      'WebDAV (RFC 4918 class 1 and 2) serves every path except POST /file-info, POST /folder-states and GET /status (POST, PUT, PATCH and DELETE on /status are refused).',
     securitySchemes: {
       basic: { type: 'http', scheme: 'basic', description: 'Service account, when GATEWAY_USER and GATEWAY_PASSWORD are set' },
     },
@@ -41,6 +43,20 @@ export function gatewayOpenApi(version: string): Record<string, unknown> {
           401: { description: 'Credentials required', schema: GatewayFailureSchema },
           404: { description: 'No such folder', schema: GatewayFailureSchema },
           413: { description: 'Body over 64 KiB', schema: GatewayFailureSchema },
+        },
+      },
+      {
+        method: 'get',
+        path: '/status',
+        security: ['basic'],
+        summary: "The gateway's network, deals and each storage route's funding (an addition of ours: other gateways answer 404)",
+        description:
+          "For the admin's link test: read afresh on every request. Takes no body and no query parameter; amounts are decimal strings.",
+        responses: {
+          200: { description: 'The status', schema: GatewayStatusResponseSchema },
+          400: { description: 'A body or a query parameter', schema: GatewayFailureSchema },
+          401: { description: 'Credentials required', schema: GatewayFailureSchema },
+          405: { description: 'POST, PUT, PATCH or DELETE (Allow: GET, HEAD)', schema: GatewayFailureSchema },
         },
       },
     ],
