@@ -19,7 +19,6 @@ import {
   NO_DEAL_SERVICE,
   createTransferRouter,
   type DealEngine,
-  type DealKind,
   type DealServiceClient,
   type DealStore,
   type StorageProviderPort,
@@ -248,11 +247,6 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
       logger,
       records,
       reasonOf,
-      network: config.network,
-      dealsBlocked: () => deals?.fundsProblem(),
-      dealKind: () => deals && describeDealKind(deals.dealKind()),
-      onchainCloud: () => deals?.pdpFunding(),
-      dealMarket: () => deals?.marketFunding(),
     }),
   )
   app.use(createFolderStatesRouter({ namespace, content, folders, records, reasonOf }))
@@ -306,12 +300,6 @@ function statusSource(network: GatewayConfig['network'], deals: DealEngine | und
     onchainCloud: () => deals?.pdpFunding(),
     dealMarket: () => deals?.marketFunding(),
   }
-}
-
-/** The deal kind in a line, for the admin's link test. */
-function describeDealKind(kind: DealKind): string {
-  if (kind.verified) return 'verified (Fil+): each deal uses DataCap'
-  return kind.note ? `unverified: ${kind.note}` : 'unverified (DEAL_VERIFIED=false)'
 }
 
 // What the composition (server/compose) needs to start a gateway and reach the network.

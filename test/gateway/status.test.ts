@@ -85,6 +85,14 @@ describe('GET /status on a whole gateway (service account, no deal engine)', () 
     const body = JSON.parse(res.text)
     expectToMatch(GatewayStatusResponseSchema, body)
     expect(body).toEqual({ success: true, result: { network: 'calibration', deals: { blocked: false }, routes: {} } })
+    // None of it is said in /file-info's headers any more.
+    const probe = await fetch(`${server.url}/file-info`, {
+      method: 'POST',
+      headers: { authorization: auth },
+      body: JSON.stringify({ filePath: '/nothing-here' }),
+    })
+    expect(probe.status).toBe(404)
+    expect([...probe.headers.keys()].filter((h) => h.startsWith('filecoin-'))).toEqual([])
   })
 
   it('is behind the service account like every route but the CAR transfers', async () => {

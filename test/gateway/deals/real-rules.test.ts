@@ -75,9 +75,10 @@ describe('what the gateway proposes', () => {
     expect(s.gateway.deals!.dealKind()).toMatchObject({ verified: false, networkVersion: 29 })
     expect(s.gateway.deals!.dealKind().note).toMatch(/FIP-0118/)
     expect(s.gateway.deals!.fundsProblem()).toBeUndefined()
-    // The admin's link test reads the same from /file-info.
-    const probe = await fetch(`${s.gatewayServer.url}/file-info`, { method: 'POST', body: JSON.stringify({ filePath: '/nothing-here' }) })
-    expect(probe.headers.get('filecoin-deal-kind')).toMatch(/^unverified: Fil\+ ended at network version 29/)
+    // The admin's link test reads the same from GET /status.
+    const status = await (await fetch(`${s.gatewayServer.url}/status`)).json()
+    expect(status.result.deals).toMatchObject({ blocked: false, kind: { verified: false, networkVersion: 29 } })
+    expect(status.result.deals.kind.note).toMatch(/^Fil\+ ended at network version 29/)
   })
 })
 
