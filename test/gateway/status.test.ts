@@ -327,6 +327,14 @@ describe('the status contract', () => {
     expect(GatewayStatusSchema.safeParse(status).success).toBe(false)
   })
 
+  it('takes a time at any precision and offset, as RFC 3339 writes it', () => {
+    for (const fundedUntil of ['2027-03-03T10:00:00Z', '2027-03-03T12:00:00.5+02:00', '2027-03-03T10:00:00.000000Z']) {
+      expect(
+        GatewayStatusSchema.safeParse({ ...valid, routes: { onchainCloud: { status: 'HEALTHY', funds: '1', fundedUntil } } }).success,
+      ).toBe(true)
+    }
+  })
+
   it('lets a client read a newer gateway that says more', () => {
     const newer = { ...valid, uptimeSeconds: 5, routes: { somethingNew: {}, market: { dataCap: null, escrow: '0', locked: '0', more: 1 } } }
     expect(GatewayStatusSchema.parse(newer)).toEqual({ ...valid, routes: { market: { dataCap: null, escrow: '0', locked: '0' } } })

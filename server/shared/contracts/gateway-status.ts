@@ -17,7 +17,8 @@ export const GatewayStatusQuerySchema = z.strictObject({})
 
 /** A token amount in whole units with up to 18 decimals, e.g. `12.5`. */
 const decimalAmount = z.string().regex(/^\d{1,30}(\.\d{1,18})?$/, 'must be a decimal amount')
-const isoTime = z.iso.datetime({ precision: 3 })
+/** RFC 3339 as OpenAPI's date-time says it: a reader takes any precision and offset (this gateway writes UTC, in milliseconds). */
+const isoTime = z.iso.datetime({ offset: true })
 
 export const GatewayDealKindSchema = z.object({
   verified: z.boolean().describe('Whether new deals are verified (Fil+): each then uses DataCap'),
@@ -46,7 +47,7 @@ export const OnchainCloudStandingSchema = z.object({
     .enum(['HEALTHY', 'WARNING', 'DEFICIT'])
     .describe('HEALTHY; WARNING with 14 days or less paid for; DEFICIT when the funds no longer cover what is stored'),
   funds: decimalAmount.describe('USDFC deposited in Filecoin Pay, as a decimal'),
-  fundedUntil: isoTime.describe('When the funds run out at the current rate (ISO 8601, UTC)'),
+  fundedUntil: isoTime.describe('When the funds run out at the current rate (ISO 8601)'),
 })
 
 export const DealMarketStandingSchema = z.object({
@@ -57,9 +58,7 @@ export const DealMarketStandingSchema = z.object({
     .describe('Bytes of DataCap left, as a decimal; null when the client address is not a verified client'),
   escrow: decimalAmount.describe('FIL in the storage market escrow, as a decimal'),
   locked: decimalAmount.describe('FIL of that escrow locked by deals, as a decimal'),
-  dealsUntil: isoTime
-    .optional()
-    .describe("When the first of the stored data's active deals ends (ISO 8601, UTC); absent without active deals"),
+  dealsUntil: isoTime.optional().describe("When the first of the stored data's active deals ends (ISO 8601); absent without active deals"),
 })
 
 export const GatewayRoutesSchema = z
