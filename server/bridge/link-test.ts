@@ -1,4 +1,5 @@
 import type { LinkTestResult } from '../shared/contracts/admin-settings.ts'
+import { GatewayStatusResponseSchema, type GatewayDealKind, type GatewayStatus } from '../shared/contracts/gateway-status.ts'
 import type { EffectiveLink } from './settings-store.ts'
 
 // A path nobody stores: a cheap question every gateway answers with "not found"
@@ -8,27 +9,29 @@ const MAX_BODY_BYTES = 64 * 1024
 
 /**
  * Asks the gateway `POST /file-info` for a probe path with the link's
- * credentials and says what came back. Never throws: every outcome is a result.
+ * credentials and says what came back; once that works, adds what its
+ * `POST /status` says. Never throws: every outcome is a result.
  */
 export async function testGatewayLink(link: EffectiveLink): Promise<LinkTestResult> {
   const started = performance.now()
   const elapsed = () => Math.round(performance.now() - started)
   if (!link.url) return { success: false, status: 0, message: 'No gateway URL is configured', latencyMs: 0 }
-  const headers: Record<string, string> = { 'content-type': 'application/json', accept: 'application/json' }
+  // The same credentials for the probe and for the status.
+  const asked: Record<string, string> = { accept: 'application/json' }
   if (link.user !== undefined && link.password !== undefined) {
-    headers.authorization = 'Basic ' + Buffer.from(`${link.user}:${link.password}`).toString('base64')
+    asked.authorization = 'Basic ' + Buffer.from(`${link.user}:${link.password}`).toString('base64')
   }
   let res: Response
   let text: string
   try {
     res = await fetch(`${link.url.replace(/\/+$/, '')}/file-info`, {
       method: 'POST',
-      headers,
+      headers: { ...asked, 'content-type': 'application/json' },
       body: JSON.stringify({ filePath: PROBE_PATH }),
       redirect: 'manual',
       signal: AbortSignal.timeout(link.timeoutMs),
     })
-    text = await readCapped(res)
+    text = (await readCapped(res)).text
   } catch (err) {
     const name = (err as { name?: string }).name
     if (name === 'TimeoutError' || name === 'AbortError') {
@@ -56,62 +59,70 @@ export async function testGatewayLink(link: EffectiveLink): Promise<LinkTestResu
   if (!envelope || (status !== 200 && status !== 404)) {
     return { success: false, status, message: `Not a gateway: POST /file-info answered ${status} without a file-info envelope`, latencyMs }
   }
-  // A gateway that says which network it serves is checked against the settings; one that does not is trusted.
-  const served = res.headers.get('filecoin-network')
-  const warning =
-    served && served !== link.network
-      ? `The gateway serves the ${served} network, but these settings say ${link.network}: dates and explorer links would be wrong`
-      : undefined
-  const blocked = res.headers.get('filecoin-deals-blocked')
-  const kind = res.headers.get('filecoin-deal-kind')
-  const onchainCloud = onchainCloudOf(res.headers.get('filecoin-onchain-cloud'))
-  const dealMarket = dealMarketOf(res.headers.get('filecoin-deal-market'))
   return {
     success: true,
     status,
     message: 'The gateway answered and accepted the credentials',
     latencyMs,
-    ...(warning ? { warning } : {}),
-    ...(blocked ? { dealsWarning: `The gateway proposes no deals: ${blocked.slice(0, 500)}` } : {}),
-    ...(kind ? { dealKind: `The gateway proposes ${kind.slice(0, 500)}` } : {}),
-    ...(onchainCloud ? { onchainCloud } : {}),
-    ...(dealMarket ? { dealMarket } : {}),
+    ...(await statusExtras(link, asked)),
   }
 }
 
-/** `a=1; b=2` as its fields. */
-const headerFields = (header: string) => Object.fromEntries(header.split(';').map((part) => part.trim().split('=', 2) as [string, string]))
-const DECIMAL = /^\d{1,30}(\.\d{1,18})?$/
+type StatusExtras = Pick<LinkTestResult, 'warning' | 'dealsWarning' | 'dealKind' | 'onchainCloud' | 'dealMarket'>
 
-/** `status=WARNING; funds=12.5; funded-until=2027-03-03T10:00:00.000Z`, read strictly: anything odd is left out. */
-function onchainCloudOf(header: string | null): LinkTestResult['onchainCloud'] {
-  if (!header) return undefined
-  const fields = headerFields(header)
-  const status = fields.status
-  if (status !== 'HEALTHY' && status !== 'WARNING' && status !== 'DEFICIT') return undefined
-  if (!DECIMAL.test(fields.funds ?? '') || Number.isNaN(Date.parse(fields['funded-until'] ?? ''))) return undefined
-  return { status, funds: fields.funds, fundedUntil: new Date(fields['funded-until']).toISOString() }
-}
-
-/** `datacap=34359738368; escrow=0.5; locked=0.1; deals-until=2028-03-03T10:00:00.000Z`, read as strictly. */
-function dealMarketOf(header: string | null): LinkTestResult['dealMarket'] {
-  if (!header) return undefined
-  const fields = headerFields(header)
-  const dataCap = fields.datacap === 'none' ? null : fields.datacap
-  if ((dataCap !== null && !/^\d{1,30}$/.test(dataCap ?? '')) || !DECIMAL.test(fields.escrow ?? '') || !DECIMAL.test(fields.locked ?? ''))
-    return undefined
-  const until = fields['deals-until']
-  if (until !== undefined && Number.isNaN(Date.parse(until))) return undefined
+/**
+ * What the gateway's `POST /status` adds to a working link: a network other
+ * than the settings', why no deals are proposed, which ones, and what pays
+ * for each route. A gateway without the route (CIDgravity's answers 404 or
+ * a page), or with an answer that is not the contract's, adds nothing.
+ */
+async function statusExtras(link: EffectiveLink, headers: Record<string, string>): Promise<StatusExtras> {
+  let status: GatewayStatus
+  try {
+    const res = await fetch(`${link.url.replace(/\/+$/, '')}/status`, {
+      method: 'POST',
+      headers,
+      body: '{}',
+      redirect: 'manual',
+      signal: AbortSignal.timeout(link.timeoutMs),
+    })
+    if (res.status !== 200) {
+      await res.body?.cancel()
+      return {}
+    }
+    const { text, whole } = await readCapped(res)
+    if (!whole) return {}
+    const parsed = GatewayStatusResponseSchema.safeParse(JSON.parse(text))
+    if (!parsed.success) return {}
+    status = parsed.data.result
+  } catch {
+    // Unreachable, slow, or not JSON: the link itself was already shown to work.
+    return {}
+  }
+  const { network, deals, routes } = status
   return {
-    dataCap,
-    escrow: fields.escrow,
-    locked: fields.locked,
-    ...(until === undefined ? {} : { dealsUntil: new Date(until).toISOString() }),
+    // A gateway that says which network it serves is checked against the settings; one that does not is trusted.
+    ...(network && network !== link.network
+      ? {
+          warning: `The gateway serves the ${network} network, but these settings say ${link.network}: dates and explorer links would be wrong`,
+        }
+      : {}),
+    ...(deals.blockedReason ? { dealsWarning: `The gateway proposes no deals: ${deals.blockedReason.slice(0, 500)}` } : {}),
+    ...(deals.kind ? { dealKind: `The gateway proposes ${describeDealKind(deals.kind).slice(0, 500)}` } : {}),
+    ...(routes.onchainCloud ? { onchainCloud: routes.onchainCloud } : {}),
+    ...(routes.market ? { dealMarket: routes.market } : {}),
   }
 }
 
-async function readCapped(res: Response): Promise<string> {
-  if (!res.body) return ''
+/** The deal kind in a line, as the admin page shows it after "The gateway proposes". */
+function describeDealKind(kind: GatewayDealKind): string {
+  if (kind.verified) return 'verified (Fil+): each deal uses DataCap'
+  return kind.note ? `unverified: ${kind.note}` : 'unverified (DEAL_VERIFIED=false)'
+}
+
+/** The body up to MAX_BODY_BYTES; `whole` is false when there was more. */
+async function readCapped(res: Response): Promise<{ text: string; whole: boolean }> {
+  if (!res.body) return { text: '', whole: true }
   const reader = res.body.getReader()
   const chunks: Uint8Array[] = []
   let size = 0
@@ -121,11 +132,11 @@ async function readCapped(res: Response): Promise<string> {
     size += value.length
     if (size > MAX_BODY_BYTES) {
       await reader.cancel()
-      break
+      return { text: Buffer.concat(chunks).toString('utf8'), whole: false }
     }
     chunks.push(value)
   }
-  return Buffer.concat(chunks).toString('utf8')
+  return { text: Buffer.concat(chunks).toString('utf8'), whole: true }
 }
 
 /** undici hides the reason in `cause` (ECONNREFUSED, ENOTFOUND, certificate errors...). */

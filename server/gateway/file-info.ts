@@ -1,5 +1,4 @@
 import express, { Router, type Request, type Response, type NextFunction } from 'express'
-import { formatUnits } from 'viem'
 import type { FileInfoFile, FileInfoGroup, FileInfoResponse } from '../shared/contracts/file-info.ts'
 import { FileInfoRequestSchema } from '../shared/contracts/file-info.ts'
 import { describeIssues } from '../shared/contracts/zod-issues.ts'
@@ -11,7 +10,6 @@ import type { GroupReasonCode } from './group-reason.ts'
 import { fileState, retrievableCopies, type FileState } from './file-state.ts'
 import { nameOf, parentOf, type Namespace } from './namespace.ts'
 import type { RecordCache } from './record-cache.ts'
-import type { MarketFunding, PdpFunding } from './deals/index.ts'
 
 export interface FileInfoDeps {
   namespace: Namespace
@@ -23,32 +21,9 @@ export interface FileInfoDeps {
   records: RecordCache
   /** Why a group is not further along yet, as its code and sentence (see group-reason.ts); no `reason` without it. */
   reasonOf?: (g: GroupRecord) => Promise<{ code: GroupReasonCode; text: string } | undefined>
-  /** Said in the `Filecoin-Network` header, so that whoever links to this gateway can check it is the network they meant. */
-  network?: string
-  /** Why no deals are proposed right now (no DataCap, no escrow), said in the `Filecoin-Deals-Blocked` header for the admin's link test. */
-  dealsBlocked?: () => string | undefined
-  /** Which deals it proposes now (verified, or unverified and why), said in the `Filecoin-Deal-Kind` header. */
-  dealKind?: () => string | undefined
-  /** How long the Onchain Cloud account pays for PDP copies, said in the `Filecoin-Onchain-Cloud` header. */
-  onchainCloud?: () => PdpFunding | undefined
-  /** What pays for deal-market copies, said in the `Filecoin-Deal-Market` header. */
-  dealMarket?: () => MarketFunding | undefined
 }
 
-/** Header naming the network a gateway's deals are on (ours sends it; CIDgravity's does not). */
-export const NETWORK_HEADER = 'Filecoin-Network'
-/** Header saying why the gateway proposes no deals right now; absent while it can. */
-export const DEALS_BLOCKED_HEADER = 'Filecoin-Deals-Blocked'
-export const DEAL_KIND_HEADER = 'Filecoin-Deal-Kind'
-/** Header with the Onchain Cloud account's standing: `status=WARNING; funds=12.5; funded-until=2027-03-03T10:00:00.000Z` (funds in USDFC). */
-export const ONCHAIN_CLOUD_HEADER = 'Filecoin-Onchain-Cloud'
-/** Header with the deal market's funds: `datacap=34359738368; escrow=0.5; locked=0.1; deals-until=2028-03-03T10:00:00.000Z` (DataCap in bytes or `none`, escrow in FIL; deals-until only with active deals). */
-export const DEAL_MARKET_HEADER = 'Filecoin-Deal-Market'
-
 const MAX_PATH_LENGTH = 4096
-
-/** A wall-clock time for a header, held within what a Date can say. */
-const isoTime = (ms: number) => new Date(Math.min(Math.max(ms, 0), 8.64e15)).toISOString()
 
 /**
  * Turns a client path into a namespace path: taken literally (never
@@ -98,26 +73,6 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
   const parseJson = express.json({ limit: '1mb', strict: true, type: () => true })
 
   router.post('/file-info', parseJson, (req: Request, res: Response, next: NextFunction) => {
-    if (deps.network) res.set(NETWORK_HEADER, deps.network)
-    const blocked = deps.dealsBlocked?.()
-    // A header value is Latin-1 text on one line.
-    if (blocked) res.set(DEALS_BLOCKED_HEADER, blocked.replace(/[^\x20-\x7e]/g, '?').slice(0, 500))
-    const kind = deps.dealKind?.()
-    if (kind) res.set(DEAL_KIND_HEADER, kind.replace(/[^\x20-\x7e]/g, '?').slice(0, 500))
-    const funding = deps.onchainCloud?.()
-    if (funding)
-      res.set(
-        ONCHAIN_CLOUD_HEADER,
-        `status=${funding.status}; funds=${formatUnits(funding.funds, 18)}; funded-until=${isoTime(funding.fundedUntilMs)}`,
-      )
-    const market = deps.dealMarket?.()
-    if (market) {
-      const until = market.dealsUntilMs === undefined ? '' : `; deals-until=${isoTime(market.dealsUntilMs)}`
-      res.set(
-        DEAL_MARKET_HEADER,
-        `datacap=${market.dataCap ?? 'none'}; escrow=${formatUnits(market.escrow, 18)}; locked=${formatUnits(market.locked, 18)}${until}`,
-      )
-    }
     handle(req)
       .then((text) => res.status(200).type('json').send(text))
       .catch(next)

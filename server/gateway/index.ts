@@ -11,16 +11,11 @@ import { createNamespace, type Namespace } from './namespace.ts'
 import { createFolderIndex, type FolderIndex } from './folder-index.ts'
 import { createSpaceReserve, type SpaceReserve } from '../shared/disk.ts'
 import { createContentStore, type ContentStore, type GroupRecord } from './content/index.ts'
-import {
-  createDealStore,
-  createTransferRouter,
-  type DealEngine,
-  type DealKind,
-  type DealStore,
-} from './deals/index.ts'
+import { createDealStore, createTransferRouter, type DealEngine, type DealStore } from './deals/index.ts'
 import { createDealWork, type DealWorkDeps } from './deal-work.ts'
 import { createFileInfoRouter } from './file-info.ts'
 import { createFolderStatesRouter } from './folder-states.ts'
+import { createStatusRouter } from './status.ts'
 import { countingWrites, createRecordCache, type RecordCache } from './record-cache.ts'
 import { groupReason } from './group-reason.ts'
 import { createWebDav } from './webdav/index.ts'
@@ -28,7 +23,7 @@ import { gatewayErrorHandler } from './errors.ts'
 import { openGatewaySql } from './store.ts'
 
 export interface Gateway {
-  /** The HTTP surface: `POST /file-info`, deal CAR transfers and WebDAV on every other path. */
+  /** The HTTP surface: `POST /file-info`, `POST /folder-states`, `POST /status`, deal CAR transfers and WebDAV on every other path. */
   app: Express
   namespace: Namespace
   content: ContentStore
@@ -173,17 +168,10 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
       logger,
       records,
       reasonOf,
-      network: config.network,
-      dealsBlocked: () => deals?.standing().market?.blocked,
-      dealKind: () => {
-        const kind = deals?.standing().market?.kind
-        return kind && describeDealKind(kind)
-      },
-      onchainCloud: () => deals?.standing().onchainCloud,
-      dealMarket: () => deals?.standing().market?.funds,
     }),
   )
   app.use(createFolderStatesRouter({ namespace, content, folders, records, reasonOf }))
+  app.use(createStatusRouter({ network: config.network, standing: () => deals?.standing() }))
   app.use(parts.webdav)
   app.use(gatewayErrorHandler(logger))
 
@@ -222,12 +210,6 @@ function requireBasicAuth(user: string, password: string): RequestHandler {
     if (given.length === expected.length && timingSafeEqual(given, expected)) return next()
     res.status(401).set('WWW-Authenticate', 'Basic realm="gateway"').json({ success: false, error: 'Authentication required' })
   }
-}
-
-/** The deal kind in a line, for the admin's link test. */
-function describeDealKind(kind: DealKind): string {
-  if (kind.verified) return 'verified (Fil+): each deal uses DataCap'
-  return kind.note ? `unverified: ${kind.note}` : 'unverified (DEAL_VERIFIED=false)'
 }
 
 // What the composition (server/compose) needs to start a gateway and reach the network.

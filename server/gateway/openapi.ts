@@ -1,5 +1,6 @@
 import { FileInfoRequestSchema, FileInfoResponseSchema, GatewayFailureSchema } from '../shared/contracts/file-info.ts'
 import { FolderStatesRequestSchema, GatewayFolderStatesResponseSchema } from '../shared/contracts/folder-states.ts'
+import { GatewayStatusRequestSchema, GatewayStatusResponseSchema } from '../shared/contracts/gateway-status.ts'
 import { buildOpenApi } from '../shared/openapi.ts'
 
 /** The gateway's HTTP API besides WebDAV (RFC 4918 on every other path). */
@@ -7,7 +8,7 @@ export function gatewayOpenApi(version: string): Record<string, unknown> {
   return buildOpenApi({
     title: 'Filecoin gateway',
     version,
-    description: 'WebDAV (RFC 4918 class 1 and 2) serves every path except POST /file-info and POST /folder-states.',
+    description: 'WebDAV (RFC 4918 class 1 and 2) serves every path except POST /file-info, POST /folder-states and POST /status.',
     securitySchemes: {
       basic: { type: 'http', scheme: 'basic', description: 'Service account, when GATEWAY_USER and GATEWAY_PASSWORD are set' },
     },
@@ -41,6 +42,21 @@ export function gatewayOpenApi(version: string): Record<string, unknown> {
           401: { description: 'Credentials required', schema: GatewayFailureSchema },
           404: { description: 'No such folder', schema: GatewayFailureSchema },
           413: { description: 'Body over 64 KiB', schema: GatewayFailureSchema },
+        },
+      },
+      {
+        method: 'post',
+        path: '/status',
+        security: ['basic'],
+        summary: "The gateway's network, deals and each storage route's funding (an addition of ours: other gateways answer 404)",
+        description: "For the admin's link test: read afresh on every request. The body is `{}` (or none); amounts are decimal strings.",
+        body: GatewayStatusRequestSchema,
+        bodyRequired: false,
+        responses: {
+          200: { description: 'The status', schema: GatewayStatusResponseSchema },
+          400: { description: 'A field in the body, or a body that is not JSON', schema: GatewayFailureSchema },
+          401: { description: 'Credentials required', schema: GatewayFailureSchema },
+          413: { description: 'Body over 1 KiB', schema: GatewayFailureSchema },
         },
       },
     ],

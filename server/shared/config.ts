@@ -242,7 +242,7 @@ export interface DealsConfig {
 export interface GatewayConfig extends StoredState {
   host: string
   port: number
-  /** The network the gateway's deals are on; said in every /file-info answer so a linked app can check it. */
+  /** The network the gateway's deals are on; said by its POST /status so a linked app can check it. */
   network?: NetworkName
   /** When both are set the gateway requires HTTP basic auth. */
   user?: string

@@ -4,7 +4,19 @@ import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createBridge } from '../../server/bridge/index.ts'
 import { startServer } from '../../server/shared/http.ts'
-import { ADMIN_PASSWORD, aliceAuth, basic, logger, postMetadata, startBridgeOnRealGateway, startFakeGateway } from './helpers.ts'
+import type { Request, Response } from 'express'
+import { LinkTestResultSchema } from '../../server/shared/contracts/admin-settings.ts'
+import { expectToMatch } from '../helpers/contracts.ts'
+import {
+  ADMIN_PASSWORD,
+  aliceAuth,
+  basic,
+  logger,
+  postMetadata,
+  startBridge,
+  startBridgeOnRealGateway,
+  startFakeGateway,
+} from './helpers.ts'
 
 const SETTINGS = '/ocs/v2.php/apps/gateway/admin/settings'
 const TEST_LINK = '/ocs/v2.php/apps/gateway/admin/test-link'
@@ -225,119 +237,152 @@ describe('admin settings and the tab config (live gateway link)', () => {
     expect((await call(t.url, SETTINGS)).body.settings.network).toBe('mainnet')
   })
 
-  it('passes on which deals the gateway proposes (its Filecoin-Deal-Kind header)', async () => {
-    const kind = 'unverified: Fil+ ended at network version 29 (FIP-0118): deals are unverified, no DataCap is needed'
-    const gateway = await startFakeGateway((app) =>
-      app.post(
-        '/file-info',
-        (_req, res) =>
-          void res
-            .status(404)
-            .set('Filecoin-Deal-Kind', kind)
-            .json({ success: false, error: { code: 'NOT_FOUND', message: 'no such file' } }),
-      ),
-    )
-    try {
-      const res = await call(t.url, TEST_LINK, { method: 'POST', body: { gatewayUrl: gateway.url } })
-      expect(res.body).toMatchObject({ success: true, dealKind: `The gateway proposes ${kind}` })
-    } finally {
-      await gateway.close()
-    }
-  })
-
-  it("passes on what pays for the deal market's copies (its Filecoin-Deal-Market header), and leaves out an odd one", async () => {
-    let header = 'datacap=34359738368; escrow=0.5; locked=0.125; deals-until=2028-03-03T10:00:00.000Z'
-    const gateway = await startFakeGateway((app) =>
-      app.post(
-        '/file-info',
-        (_req, res) =>
-          void res
-            .status(404)
-            .set('Filecoin-Deal-Market', header)
-            .json({ success: false, error: { code: 'NOT_FOUND', message: 'no such file' } }),
-      ),
-    )
-    try {
-      const ask = () => call(t.url, TEST_LINK, { method: 'POST', body: { gatewayUrl: gateway.url } })
-      expect((await ask()).body).toMatchObject({
-        success: true,
-        dealMarket: { dataCap: '34359738368', escrow: '0.5', locked: '0.125', dealsUntil: '2028-03-03T10:00:00.000Z' },
+  describe("what the gateway's POST /status adds", () => {
+    type Handler = (req: Request, res: Response) => void
+    let answer: Handler
+    let probeAuth: string | undefined
+    let gateway: Awaited<ReturnType<typeof startFakeGateway>>
+    beforeAll(async () => {
+      gateway = await startFakeGateway((app) => {
+        app.post('/file-info', (req, res) => {
+          probeAuth = req.headers.authorization
+          res.status(404).json({ success: false, error: 'File or folder not found' })
+        })
+        app.post('/status', (req, res) => answer(req, res))
       })
+    })
+    afterAll(() => gateway.close())
+
+    const NOTHING_SAID = { deals: { blocked: false }, routes: {} }
+    const says =
+      (result: unknown): Handler =>
+      (_req, res) =>
+        void res.json({ success: true, result })
+    /** The link test's answer for the fake gateway, its POST /status answering with `handler`. */
+    async function testLink(handler: Handler, form: Record<string, unknown> = {}) {
+      answer = handler
+      const res = await call(t.url, TEST_LINK, { method: 'POST', body: { gatewayUrl: gateway.url, ...form } })
+      expect(res.status).toBe(200)
+      expectToMatch(LinkTestResultSchema, res.body)
+      return res.body
+    }
+    const extrasOf = (body: Record<string, unknown>) =>
+      Object.fromEntries(
+        ['warning', 'dealKind', 'dealsWarning', 'onchainCloud', 'dealMarket'].flatMap((k) => (k in body ? [[k, body[k]]] : [])),
+      )
+
+    it('passes on which deals the gateway proposes, in the words the admin page shows', async () => {
+      const note = 'Fil+ ended at network version 29 (FIP-0118): deals are unverified, no DataCap is needed'
+      const kindSaid = async (kind: unknown) => (await testLink(says({ ...NOTHING_SAID, deals: { blocked: false, kind } }))).dealKind
+      expect(await kindSaid({ verified: false, networkVersion: 29, note })).toBe(`The gateway proposes unverified: ${note}`)
+      expect(await kindSaid({ verified: true, networkVersion: 28 })).toBe('The gateway proposes verified (Fil+): each deal uses DataCap')
+      expect(await kindSaid({ verified: false })).toBe('The gateway proposes unverified (DEAL_VERIFIED=false)')
+    })
+
+    it('passes on why the gateway proposes no deals', async () => {
+      const reason = 't1abc has no DataCap: it is not a verified client, so its verified deals would be refused'
+      const body = await testLink(says({ ...NOTHING_SAID, deals: { blocked: true, blockedReason: reason } }))
+      expect(body).toMatchObject({ success: true, dealsWarning: `The gateway proposes no deals: ${reason}` })
+      expect((await testLink(says(NOTHING_SAID))).dealsWarning).toBeUndefined()
+    })
+
+    it("passes on what pays for the deal market's copies", async () => {
+      const market = { dataCap: '34359738368', escrow: '0.5', locked: '0.125', dealsUntil: '2028-03-03T10:00:00.000Z' }
+      expect((await testLink(says({ ...NOTHING_SAID, routes: { market } }))).dealMarket).toEqual(market)
       // Not a verified client, and nothing stored yet.
-      header = 'datacap=none; escrow=0; locked=0'
-      const plain = (await ask()).body
-      expect(plain.dealMarket).toEqual({ dataCap: null, escrow: '0', locked: '0' })
-      for (const odd of [
-        'datacap=-1; escrow=0; locked=0',
-        'datacap=none; escrow=lots; locked=0',
-        'datacap=none; escrow=1; locked=0; deals-until=someday',
-        'escrow=1; locked=0',
-        'verified',
-      ]) {
-        header = odd
-        const oddRes = await ask()
-        expect(oddRes.body.success).toBe(true)
-        expect(oddRes.body.dealMarket).toBeUndefined()
-      }
-    } finally {
-      await gateway.close()
+      const plain = { dataCap: null, escrow: '0', locked: '0' }
+      expect((await testLink(says({ ...NOTHING_SAID, routes: { market: plain } }))).dealMarket).toEqual(plain)
+    })
+
+    it("passes on the Onchain Cloud account's standing", async () => {
+      const onchainCloud = { status: 'WARNING', funds: '12.5', fundedUntil: '2027-03-03T10:00:00.000Z' }
+      const body = await testLink(says({ ...NOTHING_SAID, routes: { onchainCloud } }))
+      expect(body).toMatchObject({ success: true, onchainCloud })
+      expect(body.dealMarket).toBeUndefined()
+    })
+
+    it('warns when the gateway serves another network than the form names, and not when it says none', async () => {
+      const body = await testLink(says({ ...NOTHING_SAID, network: 'calibration' }), { network: 'mainnet' })
+      expect(body.warning).toBe(
+        'The gateway serves the calibration network, but these settings say mainnet: dates and explorer links would be wrong',
+      )
+      expect((await testLink(says({ ...NOTHING_SAID, network: 'mainnet' }), { network: 'mainnet' })).warning).toBeUndefined()
+      expect((await testLink(says(NOTHING_SAID), { network: 'calibration' })).warning).toBeUndefined()
+    })
+
+    it('asks it with the credentials of the probe', async () => {
+      const seen: (string | undefined)[] = []
+      await testLink(
+        (req, res) => {
+          seen.push(req.headers.authorization)
+          says(NOTHING_SAID)(req, res)
+        },
+        { gatewayUser: 'svc', gatewayPassword: 'pw-123456' },
+      )
+      expect(seen).toEqual([basic('svc', 'pw-123456')])
+      expect(probeAuth).toBe(basic('svc', 'pw-123456'))
+    })
+
+    const full = {
+      network: 'calibration',
+      deals: { blocked: true, blockedReason: 'no escrow', kind: { verified: false } },
+      routes: { market: { dataCap: null, escrow: '0', locked: '0' } },
     }
+    it.each<[string, Handler]>([
+      // CIDgravity's gateway and other older ones: Express's own page, or a JSON 404.
+      ['no such route (a page)', (_req, res) => void res.status(404).type('html').send('<pre>Cannot POST /status</pre>')],
+      ['no such route (JSON)', (_req, res) => void res.status(404).json({ success: false, error: 'Not found' })],
+      ['a refusal', (_req, res) => void res.status(401).json({ success: false, error: 'Authentication required' })],
+      ['a failure', (_req, res) => void res.status(500).json({ success: false, error: 'Internal gateway error' })],
+      ['a redirect', (_req, res) => void res.redirect(302, 'https://elsewhere.example.org/status')],
+      ['a page with 200', (_req, res) => void res.type('html').send('<h1>Status: all good</h1>')],
+      ['broken JSON', (_req, res) => void res.type('json').send('{"success":true,"result":')],
+      ['a failure envelope with 200', (_req, res) => void res.json({ success: false, error: 'busy' })],
+      ['an amount as a number', says({ ...full, routes: { market: { dataCap: null, escrow: 0.5, locked: '0' } } })],
+      ['a negative DataCap', says({ ...full, routes: { market: { dataCap: '-1', escrow: '0', locked: '0' } } })],
+      ['a time that is not one', says({ ...full, routes: { market: { dataCap: null, escrow: '1', locked: '0', dealsUntil: 'someday' } } })],
+      [
+        'an unknown standing',
+        says({ ...full, routes: { onchainCloud: { status: 'FINE', funds: '1', fundedUntil: '2027-03-03T10:00:00.000Z' } } }),
+      ],
+      ['an unknown network', says({ ...full, network: 'testnet' })],
+      ['blocked without a reason', says({ ...full, deals: { blocked: true } })],
+      ['the status bare, without its envelope', (_req, res) => void res.json(full)],
+      // Valid JSON, but over the 64 KiB read: it is not read to its end.
+      [
+        'an answer over 64 KiB',
+        (_req, res) => void res.type('json').send(JSON.stringify({ success: true, result: full }) + ' '.repeat(70_000)),
+      ],
+    ])('still passes the link without those extras on %s', async (_what, handler) => {
+      const body = await testLink(handler, { network: 'mainnet' })
+      expect(body).toMatchObject({ success: true, status: 404, message: 'The gateway answered and accepted the credentials' })
+      expect(extrasOf(body)).toEqual({})
+    })
+
+    it('passes them all on from the same status when it is well formed', async () => {
+      const body = await testLink(says(full), { network: 'mainnet' })
+      expect(Object.keys(extrasOf(body)).sort()).toEqual(['dealKind', 'dealMarket', 'dealsWarning', 'warning'])
+    })
+
+    it('waits for it no longer than the link timeout, and still passes the link', async () => {
+      const quick = await startBridge(gateway.url, { gatewayTimeoutMs: 300 })
+      try {
+        answer = () => {} // never answers
+        const started = Date.now()
+        const res = await call(quick.url, TEST_LINK, { method: 'POST', body: {} })
+        expect(res.body).toMatchObject({ success: true, status: 404 })
+        expect(extrasOf(res.body)).toEqual({})
+        expect(Date.now() - started).toBeLessThan(3_000)
+      } finally {
+        await quick.close()
+      }
+    })
   })
 
-  it("passes on the Onchain Cloud account's standing (its Filecoin-Onchain-Cloud header), and leaves out an odd one", async () => {
-    let header = 'status=WARNING; funds=12.5; funded-until=2027-03-03T10:00:00.000Z'
-    const gateway = await startFakeGateway((app) =>
-      app.post(
-        '/file-info',
-        (_req, res) =>
-          void res
-            .status(404)
-            .set('Filecoin-Onchain-Cloud', header)
-            .json({ success: false, error: { code: 'NOT_FOUND', message: 'no such file' } }),
-      ),
-    )
-    try {
-      const res = await call(t.url, TEST_LINK, { method: 'POST', body: { gatewayUrl: gateway.url } })
-      expect(res.body).toMatchObject({
-        success: true,
-        onchainCloud: { status: 'WARNING', funds: '12.5', fundedUntil: '2027-03-03T10:00:00.000Z' },
-      })
-      for (const odd of [
-        'status=FINE; funds=1; funded-until=2027-03-03T10:00:00.000Z',
-        'status=HEALTHY; funds=lots; funded-until=2027-03-03',
-        'status=HEALTHY; funds=1; funded-until=someday',
-        'HEALTHY',
-      ]) {
-        header = odd
-        const oddRes = await call(t.url, TEST_LINK, { method: 'POST', body: { gatewayUrl: gateway.url } })
-        expect(oddRes.body.success).toBe(true)
-        expect(oddRes.body.onchainCloud).toBeUndefined()
-      }
-    } finally {
-      await gateway.close()
-    }
-  })
-
-  it('passes on why the gateway proposes no deals (its Filecoin-Deals-Blocked header)', async () => {
-    const reason = 't1abc has no DataCap: it is not a verified client, so its verified deals would be refused'
-    const blocked = await startFakeGateway((app) =>
-      app.post(
-        '/file-info',
-        (_req, res) =>
-          void res
-            .status(404)
-            .set('Filecoin-Deals-Blocked', reason)
-            .json({ success: false, error: { code: 'NOT_FOUND', message: 'no such file' } }),
-      ),
-    )
-    try {
-      const res = await call(t.url, TEST_LINK, { method: 'POST', body: { gatewayUrl: blocked.url } })
-      expect(res.body).toMatchObject({ success: true, dealsWarning: `The gateway proposes no deals: ${reason}` })
-    } finally {
-      await blocked.close()
-    }
-    // The embedded gateway makes deals: no such warning.
-    expect((await call(t.url, TEST_LINK, { method: 'POST' })).body.dealsWarning).toBeUndefined()
+  it("reads the live gateway's own POST /status: without a deal engine it says nothing of deals or routes", async () => {
+    const res = await call(t.url, TEST_LINK, { method: 'POST' })
+    expect(res.body.success).toBe(true)
+    for (const extra of ['warning', 'dealKind', 'dealsWarning', 'onchainCloud', 'dealMarket']) expect(res.body[extra]).toBeUndefined()
   })
 
   it('reports a dead gateway, wrong credentials and a non-gateway as failed tests, with HTTP 200', async () => {

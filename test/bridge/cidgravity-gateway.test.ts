@@ -104,6 +104,22 @@ describe('the OCS route against a recorded CIDgravity gateway', () => {
     expect(res.body).toMatchObject({ success: false })
   })
 
+  it("passes the admin's link test, which has no POST /status to add anything from", async () => {
+    const res = await fetch(`${t.url}/ocs/v2.php/apps/gateway/admin/test-link`, {
+      method: 'POST',
+      headers: { authorization: ncAdmin, 'ocs-apirequest': 'true', 'content-type': 'application/json' },
+      body: '{}',
+    })
+    expect(res.status).toBe(200)
+    const body = await res.json()
+    // Its 200 "file not found" is the answer of a gateway; POST /status is Express's own 404 page there.
+    expect(body).toMatchObject({ success: true, status: 200, message: 'The gateway answered and accepted the credentials' })
+    for (const extra of ['warning', 'dealKind', 'dealsWarning', 'onchainCloud', 'dealMarket']) expect(body[extra]).toBeUndefined()
+    const status = await fetch(`${gateway.url}/status`, { method: 'POST', headers: { authorization: GATEWAY_AUTH } })
+    expect(status.status).toBe(404)
+    expect(status.headers.get('content-type')).toMatch(/^text\/html/)
+  })
+
   it('answers 502 when the gateway refuses the configured account', async () => {
     const wrong = await startBridge(gateway.url, {
       filesync: 'nextcloud',

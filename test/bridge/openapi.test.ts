@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { AdminSettingsResponseSchema, LinkTestResultSchema } from '../../server/shared/contracts/admin-settings.ts'
 import { FileInfoResponseSchema } from '../../server/shared/contracts/file-info.ts'
 import { FolderStatesResponseSchema, GatewayFolderStatesResponseSchema } from '../../server/shared/contracts/folder-states.ts'
+import { GatewayStatusResponseSchema } from '../../server/shared/contracts/gateway-status.ts'
 import { gatewayOpenApi } from '../../server/gateway/openapi.ts'
 import { MetadataResponseSchema } from '../../server/shared/contracts/metadata-record.ts'
 import { TabConfigResponseSchema } from '../../server/shared/contracts/tab-config.ts'
@@ -49,7 +50,7 @@ describe('OpenAPI description of the app surface and the gateway', () => {
     const doc = (await (await fetch(`${t.url}/ocs/v2.php/apps/gateway/openapi.json`)).json()) as any
     const op = doc.paths['/ocs/v2.php/apps/gateway/get-folder-states'].post
     expect(op.requestBody.content['application/json'].schema.required).toEqual(['folderPath'])
-    expect(Object.keys(gatewayOpenApi('test').paths as object)).toEqual(['/file-info', '/folder-states'])
+    expect(Object.keys(gatewayOpenApi('test').paths as object)).toEqual(['/file-info', '/folder-states', '/status'])
     const { status, body } = await postMetadata({
       url: t.url,
       route: '/ocs/v2.php/apps/gateway/get-folder-states',
@@ -77,6 +78,15 @@ describe('OpenAPI description of the app surface and the gateway', () => {
       expect(res.status).toBe(200)
       expectToMatch(FileInfoResponseSchema, body)
     }
+  })
+
+  it("matches what the gateway's /status really answers", async () => {
+    const res = await fetch(`${t.gateway.url}/status`, {
+      method: 'POST',
+      headers: { authorization: basic(t.gateway.user, t.gateway.password) },
+    })
+    expect(res.status).toBe(200)
+    expectToMatch(GatewayStatusResponseSchema, await res.json())
   })
 
   it('matches what the tab config, admin settings and link test routes really answer', async () => {

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { DealMarketStandingSchema, OnchainCloudStandingSchema } from './gateway-status.ts'
 import { NETWORK_NAMES } from './network.ts'
 
 /**
@@ -139,39 +140,21 @@ export const LinkTestResultSchema = z.object({
   warning: z
     .string()
     .optional()
-    .describe('The link works, but the gateway says (Filecoin-Network header) it serves another network than the settings name'),
+    .describe('The link works, but the gateway says (its POST /status) it serves another network than the settings name'),
   dealKind: z
     .string()
     .optional()
     .describe(
-      'Which deals the gateway proposes now (Filecoin-Deal-Kind header): verified, or unverified and why (from network version 29, FIP-0118, there are no verified deals)',
+      'Which deals the gateway proposes now (its POST /status): verified, or unverified and why (from network version 29, FIP-0118, there are no verified deals)',
     ),
   dealsWarning: z
     .string()
     .optional()
-    .describe('The link works, but the gateway says (Filecoin-Deals-Blocked header) it proposes no deals, and why: no DataCap, no escrow'),
-  onchainCloud: z
-    .object({
-      status: z
-        .enum(['HEALTHY', 'WARNING', 'DEFICIT'])
-        .describe('HEALTHY; WARNING with 14 days or less paid for; DEFICIT when the funds no longer cover what is stored'),
-      funds: z.string().describe('USDFC deposited in Filecoin Pay, as a decimal'),
-      fundedUntil: z.string().describe('When the funds run out at the current rate (ISO 8601)'),
-    })
-    .optional()
-    .describe("The gateway's Filecoin Onchain Cloud account for PDP copies, when it stores there (Filecoin-Onchain-Cloud header)"),
-  dealMarket: z
-    .object({
-      dataCap: z.string().nullable().describe('Bytes of DataCap left, as a decimal; null when the client address is not a verified client'),
-      escrow: z.string().describe('FIL in the storage market escrow, as a decimal'),
-      locked: z.string().describe('FIL of that escrow locked by deals'),
-      dealsUntil: z
-        .string()
-        .optional()
-        .describe("When the first of the stored data's active deals ends (ISO 8601); absent without active deals"),
-    })
-    .optional()
-    .describe("What pays for the gateway's deal-market copies (Filecoin-Deal-Market header)"),
+    .describe('The link works, but the gateway says (its POST /status) it proposes no deals, and why: no DataCap, no escrow'),
+  onchainCloud: OnchainCloudStandingSchema.optional().describe(
+    "The gateway's Filecoin Onchain Cloud account for PDP copies, when it stores there (its POST /status)",
+  ),
+  dealMarket: DealMarketStandingSchema.optional().describe("What pays for the gateway's deal-market copies (its POST /status)"),
 })
 
 export type MountSetting = z.infer<typeof MountSettingSchema>

@@ -6,6 +6,7 @@ import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startDealStack, type DealStack } from './harness.ts'
 import { FileInfoResponseSchema } from '../../../server/shared/contracts/file-info.ts'
+import { GatewayStatusResponseSchema } from '../../../server/shared/contracts/gateway-status.ts'
 import { expectToMatch } from '../../helpers/contracts.ts'
 import { createSimnet, simulatedCollateralBounds } from '../../../server/simulation/simnet/index.ts'
 
@@ -62,15 +63,15 @@ describe('deal engine', () => {
     }
 
     // What pays for these copies, for the admin's link test: the client's DataCap and escrow, and when the first deal ends.
-    const probe = await fetch(`${s.gatewayServer.url}/file-info`, { method: 'POST', body: JSON.stringify({ filePath: '/nothing-here' }) })
-    const market = /^datacap=(\d+); escrow=([\d.]+); locked=([\d.]+); deals-until=(\S+)$/.exec(
-      probe.headers.get('filecoin-deal-market') ?? '',
-    )
-    expect(market).not.toBeNull()
+    const status = await (await fetch(`${s.gatewayServer.url}/status`, { method: 'POST' })).json()
+    expectToMatch(GatewayStatusResponseSchema, status)
+    const market = status.result.routes.market
+    expect(market).toMatchObject({ dataCap: expect.stringMatching(/^\d+$/), dealsUntil: expect.any(String) })
     const funds = await s.simnet.marketBalance(s.clientAddress)
-    expect(market![2]).toBe(formatUnits(funds.escrow, 18))
+    expect(market.escrow).toBe(formatUnits(funds.escrow, 18))
+    expect(market.locked).toBe(formatUnits(funds.locked, 18))
     const firstEnd = Math.min(...group.deals.map((x: { endEpoch: number }) => x.endEpoch))
-    const untilMs = Date.parse(market![4])
+    const untilMs = Date.parse(market.dealsUntil)
     // The first deal's end on the simulated network's clock, counted from its head at the last pass.
     expect(Math.abs(untilMs - (s.clock.now + (firstEnd - s.simnet.headEpoch()) * s.simnet.clock.epochSeconds * 1000))).toBeLessThan(
       60 * 60_000,
@@ -320,9 +321,9 @@ describe('deal engine and the client’s funds', () => {
     expect(info.groups[0].deals).toEqual([])
     expect((await s.fileInfo('/funds.bin')).result.file.details.groups[0].reason).toMatch(/^waiting for funds: f1\w+ has no DataCap/)
     expect((await s.fileInfo('/funds.bin')).result.file.details.groups[0].reasonCode).toBe('WAITING_FOR_FUNDS')
-    // The admin's link test reads the same reason from this header.
-    const probe = await fetch(`${s.gatewayServer.url}/file-info`, { method: 'POST', body: JSON.stringify({ filePath: '/nothing-here' }) })
-    expect(probe.headers.get('filecoin-deals-blocked')).toMatch(/^f1\w+ has no DataCap/)
+    // The admin's link test reads the same reason from POST /status.
+    const status = await (await fetch(`${s.gatewayServer.url}/status`, { method: 'POST' })).json()
+    expect(status.result.deals).toMatchObject({ blocked: true, blockedReason: expect.stringMatching(/^f1\w+ has no DataCap/) })
     verified = true
     expect(await s.runUntil(async () => (await details(s, '/funds.bin')).groups[0].deals.length > 0)).toBe(true)
   })

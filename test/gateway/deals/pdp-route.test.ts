@@ -68,15 +68,11 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
     expect(urls.some((u) => pdpHosts.has(u.host) && u.pathname.startsWith('/ipfs/'))).toBe(true)
 
     // The account's standing, for the admin page's link test: the deposit pays well beyond today.
-    const probe = await fetch(`${s.gatewayServer.url}/file-info`, {
-      method: 'POST',
-      headers: { 'Content-Type': 'application/json' },
-      body: JSON.stringify({ filePath: '/a.bin' }),
-    })
-    const standing = /^status=(\w+); funds=([\d.]+); funded-until=(\S+)$/.exec(probe.headers.get('filecoin-onchain-cloud') ?? '')
-    expect(standing?.[1]).toBe('HEALTHY')
-    expect(Number(standing![2])).toBeGreaterThan(0)
-    expect(Date.parse(standing![3])).toBeGreaterThan(Date.now())
+    const probe = await fetch(`${s.gatewayServer.url}/status`, { method: 'POST' })
+    const standing = (await probe.json()).result.routes.onchainCloud
+    expect(standing.status).toBe('HEALTHY')
+    expect(Number(standing.funds)).toBeGreaterThan(0)
+    expect(Date.parse(standing.fundedUntil)).toBeGreaterThan(Date.now())
   }, 240_000)
 
   const active = (group: any) => pdpCopies(group).filter((d: any) => d.state === 'active')

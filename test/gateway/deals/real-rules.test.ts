@@ -76,9 +76,10 @@ describe('what the gateway proposes', () => {
     expect(market.kind).toMatchObject({ verified: false, networkVersion: 29 })
     expect(market.kind.note).toMatch(/FIP-0118/)
     expect(market.blocked).toBeUndefined()
-    // The admin's link test reads the same from /file-info.
-    const probe = await fetch(`${s.gatewayServer.url}/file-info`, { method: 'POST', body: JSON.stringify({ filePath: '/nothing-here' }) })
-    expect(probe.headers.get('filecoin-deal-kind')).toMatch(/^unverified: Fil\+ ended at network version 29/)
+    // The admin's link test reads the same from POST /status.
+    const status = await (await fetch(`${s.gatewayServer.url}/status`, { method: 'POST' })).json()
+    expect(status.result.deals).toMatchObject({ blocked: false, kind: { verified: false, networkVersion: 29 } })
+    expect(status.result.deals.kind.note).toMatch(/^Fil\+ ended at network version 29/)
   })
 })
 
