@@ -98,12 +98,12 @@ async function main(): Promise<void> {
         true,
       )
     case 'add-escrow': {
-      const url = config.gateway.lotusUrl ?? config.gateway.simnetRpcUrl
-      if (!url) throw new WalletError('add-escrow needs a node: set LOTUS_URL (or SIMNET_RPC_URL for the simulated chain)')
+      const rpc = config.chain.gatewayRpc
+      if (!rpc) throw new WalletError('add-escrow needs a node: set LOTUS_URL (or SIMNET_RPC_URL for the simulated chain)')
       const amount = attoFil(arg)
-      const call = createJsonRpc({ url, token: config.gateway.lotusUrl ? config.gateway.lotusToken : undefined, timeoutMs: 30_000 })
+      const call = createJsonRpc({ url: rpc.url, token: rpc.token, timeoutMs: 30_000 })
       const network = addressNetworkOf(config.service.network)
-      const cid = await addMarketBalance(call, keystore.signer(config.gateway.wallet), amount, network, values.for)
+      const cid = await addMarketBalance(call, keystore.signer(config.wallet.key), amount, network, values.for)
       if (values.json) process.stdout.write(`${JSON.stringify({ message: cid, attoFil: amount.toString() })}\n`)
       else process.stdout.write(`AddBalance of ${arg} FIL pushed: message ${cid}\n`)
       return
@@ -111,7 +111,7 @@ async function main(): Promise<void> {
     case 'foc':
     case 'deposit': {
       const chain = await onchainCloudChain(config)
-      const client = createFocClient({ chain, account: keystore.evmAccount(config.gateway.wallet) })
+      const client = createFocClient({ chain, account: keystore.evmAccount(config.wallet.key) })
       if (command === 'deposit') {
         const [amountText, token] = positionals.slice(1)
         if (token?.toUpperCase() !== 'USDFC')

@@ -27,7 +27,7 @@ export async function runGateway(config: Config, logger: Logger, faults?: Faults
       dataDir: config.gateway.dataDir,
       records: config.gateway.databaseUrl ? 'PostgreSQL schema gateway' : 'gateway.sqlite',
       deals: gateway.deals !== undefined,
-      chain: config.gateway.simnetRpcUrl,
+      chain: config.chain.gatewayRpc?.url,
     },
     'gateway listening (WebDAV and POST /file-info)',
   )

@@ -64,16 +64,16 @@ export function savedSimnetClock(config: Config): NetworkClock | undefined {
  * operator brings it (`npm run wallet`).
  */
 export function walletSigner(config: Config) {
-  const keystore = openKeystore(config.files.wallet, config.chain.addressNetwork)
+  const keystore = openKeystore(config.wallet.dir, config.chain.addressNetwork)
   if (keystore.list().length === 0) {
     if (!config.chain.makesWalletKey) return undefined
     keystore.create()
   }
-  return keystore.signer(config.gateway.wallet)
+  return keystore.signer(config.wallet.key)
 }
 
 /** The same wallet key as an FEVM account, for the Onchain Cloud; undefined while there is no key. */
 export function walletEvmAccount(config: Config) {
-  const keystore = openKeystore(config.files.wallet, config.chain.addressNetwork)
-  return keystore.list().length === 0 ? undefined : keystore.evmAccount(config.gateway.wallet)
+  const keystore = openKeystore(config.wallet.dir, config.chain.addressNetwork)
+  return keystore.list().length === 0 ? undefined : keystore.evmAccount(config.wallet.key)
 }

@@ -13,7 +13,7 @@ import { focChain, type FocContracts } from '../network/foc/chain.ts'
  * deployed to (DATA_DIR/simfoc/contracts.json), its genesis read from block 0.
  */
 export async function onchainCloudChain(config: Config): Promise<Chain> {
-  const { focRpcUrl, simfocRpcUrl } = config.gateway
+  const { rpcUrl: focRpcUrl, simulatedRpcUrl } = config.onchainCloud
   if (focRpcUrl) {
     const network = config.service.network
     if (network !== 'mainnet' && network !== 'calibration') {
@@ -30,7 +30,7 @@ export async function onchainCloudChain(config: Config): Promise<Chain> {
       `no simulated Onchain Cloud in ${config.files.simfoc}: start the stack (npm start) first, or set FOC_RPC_URL for a real one`,
     )
   }
-  const rpcUrl = simfocRpcUrl!
+  const rpcUrl = simulatedRpcUrl
   const genesis = await createPublicClient({ transport: http(rpcUrl, { retryCount: 0, timeout: 10_000 }) })
     .getBlock({ blockNumber: 0n })
     .catch(() => {

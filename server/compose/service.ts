@@ -110,7 +110,7 @@ async function runSimulatedFoc(config: Config, logger: Logger, simnet: Simnet) {
     rpcPort: config.service.simfocRpcPort,
     logger: logger.child({ part: 'simfoc' }),
   })
-  const wallet = openKeystore(config.files.wallet, addressNetworkOf(config.service.network))
+  const wallet = openKeystore(config.wallet.dir, addressNetworkOf(config.service.network))
     .list()
     .find((k) => k.isDefault)
   if (foc.fresh && wallet) await foc.faucet(wallet.ethAddress, { fil: FAUCET_FIL, usdfc: FAUCET_USDFC })

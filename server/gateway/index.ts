@@ -132,7 +132,7 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
     if (!deps.dataLock) lock.release()
     throw err
   }
-  const { namespace, dealStore, content, folders, space } = parts
+  const { namespace, dealStore, content, folders } = parts
   // Folders' summaries and directory nodes from now on in the background (all of them first: an existing data dir).
   folders.start()
 
@@ -140,40 +140,7 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
   const deals = createDealWork(config, deps, { dealStore, content, logger, paused: () => !dbLock.held(), publicUrl: () => publicUrl })
   if (deals) content.setRemoteSource(deals.remoteSource())
 
-  const app = express()
-  app.disable('x-powered-by')
-  app.set('etag', false)
-  app.use(requestLogger(logger))
-  // Before basic auth: storage providers fetch CARs with a per-deal token, not the service account.
-  app.use(createTransferRouter({ deals: dealStore, content }))
-  if (config.user && config.password) app.use(requireBasicAuth(config.user, config.password))
-  app.use((req, _res, next) => next(WRITES.has(req.method) && !dbLock.held() ? lockLost() : undefined))
-  const reasonOf = async (g: GroupRecord) => {
-    // Only a group ready for deals says how its deals stand.
-    const progress = deals && g.state === 'ready_for_deals' ? await deals.progress(g.id) : undefined
-    // A group being sealed may be waiting for room for its CAR file.
-    const freeBytes = g.state === 'full' ? await space.free().catch(() => undefined) : undefined
-    return groupReason(g, {
-      groupSize: config.groupSize,
-      groupIdleSeconds: config.groupIdleSeconds,
-      progress: progress && (() => progress),
-      freeBytes,
-    })
-  }
-  app.use(
-    createFileInfoRouter({
-      namespace,
-      content,
-      folders,
-      logger,
-      records,
-      reasonOf,
-    }),
-  )
-  app.use(createFolderStatesRouter({ namespace, content, folders, records, reasonOf }))
-  app.use(createStatusRouter({ network: config.network, standing: () => deals?.standing() }))
-  app.use(parts.webdav)
-  app.use(gatewayErrorHandler(logger))
+  const app = httpSurface(config, { ...parts, logger, records, deals, writable: () => dbLock.held() })
 
   return {
     app,
@@ -199,6 +166,55 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
       lock.release()
     },
   }
+}
+
+/**
+ * The gateway's HTTP surface: the CAR transfers (per-deal tokens), then
+ * behind the service account `POST /file-info`, `POST /folder-states`,
+ * `POST /status` and WebDAV on every other path.
+ */
+function httpSurface(
+  config: GatewayConfig,
+  p: {
+    namespace: Namespace
+    dealStore: DealStore
+    content: ContentStore
+    folders: FolderIndex
+    space: SpaceReserve
+    webdav: RequestHandler
+    logger: Logger
+    records: RecordCache
+    deals?: DealEngine
+    writable: () => boolean
+  },
+): Express {
+  const { namespace, content, folders, records, deals, logger } = p
+  const app = express()
+  app.disable('x-powered-by')
+  app.set('etag', false)
+  app.use(requestLogger(logger))
+  // Before basic auth: storage providers fetch CARs with a per-deal token, not the service account.
+  app.use(createTransferRouter({ deals: p.dealStore, content }))
+  if (config.user && config.password) app.use(requireBasicAuth(config.user, config.password))
+  app.use((req, _res, next) => next(WRITES.has(req.method) && !p.writable() ? lockLost() : undefined))
+  const reasonOf = async (g: GroupRecord) => {
+    // Only a group ready for deals says how its deals stand.
+    const progress = deals && g.state === 'ready_for_deals' ? await deals.progress(g.id) : undefined
+    // A group being sealed may be waiting for room for its CAR file.
+    const freeBytes = g.state === 'full' ? await p.space.free().catch(() => undefined) : undefined
+    return groupReason(g, {
+      groupSize: config.groupSize,
+      groupIdleSeconds: config.groupIdleSeconds,
+      progress: progress && (() => progress),
+      freeBytes,
+    })
+  }
+  app.use(createFileInfoRouter({ namespace, content, folders, logger, records, reasonOf }))
+  app.use(createFolderStatesRouter({ namespace, content, folders, records, reasonOf }))
+  app.use(createStatusRouter({ network: config.network, standing: () => deals?.standing() }))
+  app.use(p.webdav)
+  app.use(gatewayErrorHandler(logger))
+  return app
 }
 
 /** One service account in front of the whole gateway, as the real gateways have. */

@@ -260,18 +260,8 @@ export interface GatewayConfig extends StoredState {
   serviceApiKey?: string
   /** The gateway's URL as storage providers reach it (CAR transfers); defaults to where it listens. */
   publicUrl?: string
-  /** The simulated chain's Lotus JSON-RPC, read through the one chain adapter; unset: the simulated chain in this process. */
-  simnetRpcUrl?: string
   /** The client address of the gateway's proposals: its wallet key's, known once the key is open (never from the environment). */
   clientAddress?: string
-  /** The wallet key that signs proposals (WALLET); the default key of `<DATA_DIR>/wallet` when unset. */
-  wallet?: string
-  /** A real network's Lotus JSON-RPC (LOTUS_URL), read for the chain when no simulated chain is given. */
-  lotusUrl?: string
-  lotusToken?: string
-  /** The Filecoin Onchain Cloud: a real one's FEVM RPC (FOC_RPC_URL), else the simulated one's (SIMFOC_RPC_URL). */
-  focRpcUrl?: string
-  simfocRpcUrl?: string
   /** Deal terms and pace; unset (tests): DEAL_DEFAULTS. */
   deals?: DealsConfig
   /** The PDP route's policy: copies per group (0: off), and whether uploads top Filecoin Pay up from the wallet. */
@@ -326,10 +316,28 @@ export interface Config {
   service: ServiceConfig
   /** Where the chain is read and what that allows, decided once from NETWORK, LOTUS_URL and SIMNET_RPC_URL. */
   chain: ChainConfig
+  /** The Filecoin Onchain Cloud the gateway's PDP copies are on. */
+  onchainCloud: OnchainCloudConfig
+  /** The wallet keys that sign deals and pay the Onchain Cloud. */
+  wallet: WalletConfig
   /** What `--role all` hands the parts it starts. */
   stack: StackConfig
   /** Files under DATA_DIR that more than one part, or `npm start` itself, reads. */
   files: SharedFiles
+}
+
+export interface OnchainCloudConfig {
+  /** A real Onchain Cloud's FEVM JSON-RPC (FOC_RPC_URL, NETWORK=calibration or mainnet); unset: the simulated one. */
+  rpcUrl?: string
+  /** The simulated Onchain Cloud's RPC as other processes reach it (SIMFOC_RPC_URL, else SIMFOC_RPC_PORT on loopback). */
+  simulatedRpcUrl: string
+}
+
+export interface WalletConfig {
+  /** The keystore folder (`<DATA_DIR>/wallet`, `npm run wallet`). */
+  dir: string
+  /** Which key (address) signs and pays (WALLET); the keystore's default key when unset. */
+  key?: string
 }
 
 export interface ChainConfig {
@@ -365,8 +373,6 @@ export interface StackConfig {
 export interface SharedFiles {
   /** The generated password of the stack's gateway service account. */
   gatewayPassword: string
-  /** The wallet keys that sign the gateway's deals (`npm run wallet`). */
-  wallet: string
   /** The simulated chain's state, shared by every process that opens it. */
   simnetChain: string
   /** The simulated providers' stored bytes. */
@@ -444,6 +450,11 @@ function deriveConfig(env: NodeJS.ProcessEnv, role: Role): Config {
     gateway: gatewayConfigOf(e, resolve(dataDir, 'gateway')),
     service: serviceConfigOf(e, serviceDir),
     chain: chainConfigOf(e),
+    onchainCloud: {
+      rpcUrl: e.FOC_RPC_URL,
+      simulatedRpcUrl: e.SIMFOC_RPC_URL ?? `http://127.0.0.1:${e.SIMFOC_RPC_PORT || 1235}/rpc/v1`,
+    },
+    wallet: { dir: join(dataDir, 'wallet'), key: e.WALLET },
     stack: stackConfigOf(e),
     files: sharedFilesOf(dataDir, bridgeDir, serviceDir),
   }
@@ -534,12 +545,6 @@ function gatewayConfigOf(e: Env, dataDir: string): GatewayConfig {
     serviceUrl: withoutTrailingSlash(e.SERVICE_URL),
     serviceApiKey: e.SERVICE_API_KEY,
     publicUrl: withoutTrailingSlash(e.GATEWAY_PUBLIC_URL),
-    simnetRpcUrl: e.SIMNET_RPC_URL,
-    wallet: e.WALLET,
-    lotusUrl: withoutTrailingSlash(e.LOTUS_URL),
-    lotusToken: e.LOTUS_TOKEN,
-    focRpcUrl: e.FOC_RPC_URL,
-    simfocRpcUrl: e.SIMFOC_RPC_URL ?? `http://127.0.0.1:${e.SIMFOC_RPC_PORT || 1235}/rpc/v1`,
     pdp: {
       // Without a real Onchain Cloud, the simulated one: none when the stack runs no providers there.
       copies: e.FOC_RPC_URL || e.SIMFOC_PROVIDERS > 0 ? e.PDP_COPIES : 0,
@@ -616,7 +621,6 @@ function stackConfigOf(e: Env): StackConfig {
 function sharedFilesOf(dataDir: string, bridgeDir: string, serviceDir: string): SharedFiles {
   return {
     gatewayPassword: join(dataDir, 'gateway-password'),
-    wallet: join(dataDir, 'wallet'),
     simnetChain: join(dataDir, 'simnet', 'chain.sqlite'),
     simnetProviders: join(dataDir, 'simnet', 'providers'),
     simfoc: join(dataDir, 'simfoc'),

@@ -102,13 +102,14 @@ describe('what the configuration derives', () => {
     const config = loadConfig({ DATA_DIR: '/srv/gw' })
     expect(config.files).toEqual({
       gatewayPassword: '/srv/gw/gateway-password',
-      wallet: '/srv/gw/wallet',
       simnetChain: '/srv/gw/simnet/chain.sqlite',
       simnetProviders: '/srv/gw/simnet/providers',
       simfoc: '/srv/gw/simfoc',
       serviceApiKey: '/srv/gw/service/api-key',
       adminPassword: '/srv/gw/app/admin-password',
     })
+    expect(config.wallet).toEqual({ dir: '/srv/gw/wallet' })
+    expect(loadConfig({ WALLET: 'f1abc' }).wallet.key).toBe('f1abc')
     // Without both halves of an account the stack makes its own (the password generated at the first start).
     expect(config.stack.gatewayAccount).toEqual({ user: 'bridge' })
     expect(loadConfig({ GATEWAY_USER: 'svc' }).stack.gatewayAccount).toEqual({ user: 'bridge' })
