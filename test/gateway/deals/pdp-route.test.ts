@@ -1,7 +1,5 @@
-import { createPublicClient, http } from 'viem'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startDealStack, type DealStack } from './harness.ts'
-import type { FocClient } from '../../../server/network/foc/client.ts'
 import { recordingFetches } from '../../helpers/recording-fetch.ts'
 
 /**
@@ -9,7 +7,11 @@ import { recordingFetches } from '../../helpers/recording-fetch.ts'
  * through the unchanged Synapse SDK to the simulated Onchain Cloud's
  * Curio-like providers and chain on loopback, beside deal-market deals on
  * the simulated network. Its chain runs on the wall clock (0.05 s epochs:
- * a proving period in 12 s), the deal market on the test's clock.
+ * a proving period in 12 s), the deal market on the test's clock. The
+ * route's verbs one by one (funds, stalls, refusals, proofs missed,
+ * removals, adoption after a restart) are tested in milliseconds over a
+ * fake client in pdp/pdp-route.test.ts; these are the few that need the
+ * whole chain.
  */
 describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synapse SDK)", () => {
   let stack: DealStack | undefined
@@ -83,61 +85,6 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
     return active(await groupOf(s, path))
   }
 
-  it('replaces the copy of a provider that stops proving with one on another provider, and removes its piece, trying again when the removal fails', async () => {
-    // The first removal asked for fails, as when the provider is down: it is tried again later.
-    let removalCalls = 0
-    const refuseFirstRemoval = (client: FocClient): FocClient => ({
-      ...client,
-      removeCopy: (copy) => (removalCalls++ === 0 ? Promise.reject(new Error('provider unreachable')) : client.removeCopy(copy)),
-    })
-    stack = await startDealStack({ seed: 'pdp stop proving', copies: 1, foc: { copies: 2, client: refuseFirstRemoval } })
-    const s = stack
-    expect((await s.put('/b.bin', bytes(200_000, 2))).status).toBe(201)
-    await s.seal()
-    const before = await twoProved(s, '/b.bin')
-    const quitter = before[0].provider
-    await simulatedProvider(s, quitter).setFault('stop-proving')
-
-    expect(
-      await s.runUntil(
-        async () => {
-          const copies = active(await groupOf(s, '/b.bin'))
-          return copies.length === 2 && !copies.some((d: any) => d.provider === quitter)
-        },
-        { max: 900, pauseMs: 100, epochsPerTick: 10 },
-      ),
-    ).toBe(true)
-    const after = active(await groupOf(s, '/b.bin'))
-    expect(new Set(after.map((d: any) => d.provider))).toEqual(
-      new Set([
-        before[1].provider,
-        ...s.foc!.providers.map((p) => `pdp:${p.providerId}`).filter((p) => p !== before[0].provider && p !== before[1].provider),
-      ]),
-    )
-    const ended = (await s.gateway.dealStore.ofGroup(1)).find((d) => d.provider === quitter)!
-    expect(ended.state).toBe('ended')
-    expect(ended.failure?.code).toBe('MISSED_PROOFS')
-    expect(ended.failure?.detail).toMatch(/^\d+ proving periods in a row without a proof$/)
-    // No longer paid for: the piece is scheduled for removal from that data set on chain (or already removed).
-    const pdp = s.focClient!.chain.contracts.pdp
-    const chain = createPublicClient({ transport: http(s.foc!.rpcUrl) })
-    const read = (functionName: string, args: bigint[]) =>
-      chain.readContract({ address: pdp.address, abi: pdp.abi, functionName, args } as never) as Promise<unknown>
-    const [setId, pieceId] = [BigInt(ended.dataSetId!), BigInt(ended.pieceId!)]
-    await expect
-      .poll(
-        async () => {
-          await s.runUntil(() => false, { max: 1, pauseMs: 200, epochsPerTick: 10 })
-          return (
-            ((await read('getScheduledRemovals', [setId])) as bigint[]).includes(pieceId) || !(await read('pieceLive', [setId, pieceId]))
-          )
-        },
-        { timeout: 60_000 },
-      )
-      .toBe(true)
-    expect(removalCalls).toBeGreaterThanOrEqual(2)
-  }, 240_000)
-
   /** Makes `loser` lose the file's piece, and runs the engine until two other providers hold retrievable copies. */
   async function replacedAfterLoss(s: DealStack, path: string, loser: string): Promise<boolean> {
     await simulatedProvider(s, loser).setFault('lose')
@@ -149,19 +96,6 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
       { max: 900, pauseMs: 100, epochsPerTick: 10 },
     )
   }
-
-  it('replaces the copy of a provider that lost the piece, found by a retrieval check', async () => {
-    stack = await startDealStack({ seed: 'pdp lose', copies: 1, retrievalCheckMs: 600_000, foc: { copies: 2 } })
-    const s = stack
-    expect((await s.put('/c.bin', bytes(200_000, 3))).status).toBe(201)
-    await s.seal()
-    const before = await twoProved(s, '/c.bin')
-    const loser = before[1].provider
-    expect(await replacedAfterLoss(s, '/c.bin', loser)).toBe(true)
-    // The lost copy is still on chain (the provider goes on saying it has it) but no longer counts.
-    const lost = pdpCopies(await groupOf(s, '/c.bin')).find((d: any) => d.provider === loser)
-    expect(lost?.isRetrievable ?? false).toBe(false)
-  }, 240_000)
 
   it("repairs an offloaded group's PDP copies while the deal service is down", async () => {
     let serviceDown = false
@@ -218,59 +152,6 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
     expect(Buffer.from(await back.arrayBuffer()).equals(Buffer.from(data))).toBe(true)
   }, 240_000)
 
-  it('uploads nothing while the wallet cannot pay, says so, and stores a 15-byte file once USDFC arrives', async () => {
-    stack = await startDealStack({ seed: 'pdp funds', copies: 1, foc: { copies: 2, usdfc: 0n } })
-    const s = stack
-    expect((await s.put('/hello.txt', new TextEncoder().encode('Hello, Filecoin'))).status).toBe(201)
-    await s.seal()
-    await s.runUntil(() => false, { max: 3, pauseMs: 50 })
-    const waiting = await groupOf(s, '/hello.txt')
-    expect(pdpCopies(waiting)).toEqual([])
-    expect(waiting.reason).toMatch(
-      /no funds: deposit USDFC: the wallet 0x[0-9a-fA-F]{40} holds 0 USDFC; \d+\.\d{1,2} USDFC is to be deposited/,
-    )
-    expect((await s.gateway.dealStore.ofGroup(1)).filter((d) => d.route === 'pdp')).toEqual([])
-
-    // The operator tops the wallet up: the next passes deposit, upload and prove, with no restart.
-    await s.foc!.faucet(s.focClient!.address, { usdfc: 50n * 10n ** 18n })
-    const copies = await twoProved(s, '/hello.txt')
-    expect(copies).toHaveLength(2)
-    // The CAR is under the SDK's 127-byte minimum: it went with zeros after it, and the providers still index it.
-    expect((await s.gateway.content.group(1))!.carSize).toBeLessThan(127)
-    expect(
-      await s.runUntil(async () => active(await groupOf(s, '/hello.txt')).every((d: any) => d.isRetrievable), {
-        max: 100,
-        pauseMs: 50,
-        epochsPerTick: 200,
-      }),
-    ).toBe(true)
-  }, 240_000)
-
-  it('gives up on an upload that stalls, says why, and stores on the other providers', async () => {
-    // The endorsed provider, the SDK's first choice, takes uploads in and never finishes them.
-    stack = await startDealStack({
-      seed: 'pdp stall',
-      copies: 1,
-      foc: { copies: 2, providers: 3, uploadIdleMs: 8_000, faults: { 0: 'stall' } },
-    })
-    const s = stack
-    const staller = `pdp:${s.foc!.providers[0].providerId}`
-    expect((await s.put('/d.bin', bytes(150_000, 4))).status).toBe(201)
-    await s.seal()
-    expect(
-      await s.runUntil(
-        async () => (await groupOf(s, '/d.bin')).reason?.includes(`PDP provider refused: ${staller} UPLOAD_STALLED`) ?? false,
-        { max: 600, pauseMs: 100, epochsPerTick: 1 },
-      ),
-    ).toBe(true)
-    const stalled = (await s.gateway.dealStore.ofGroup(1)).filter((d) => d.route === 'pdp')
-    expect(stalled.map((d) => [d.provider, d.state, d.failure?.code])).toEqual([[staller, 'failed', 'UPLOAD_STALLED']])
-
-    // It is not asked again for a while: the other two take the copies.
-    const copies = await twoProved(s, '/d.bin', 1)
-    expect(copies.map((d: any) => d.provider)).not.toContain(staller)
-  }, 240_000)
-
   it('stores groups sealed together in one data set per provider, none refused on chain', async () => {
     // Two uploads side by side before any data set exists would each create one on the same providers, and the
     // second's lockup, not yet counted by the cost check, was refused on chain ("execution reverted").
@@ -295,24 +176,5 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
     const dataSets = new Map<string, Set<number>>()
     for (const d of rows) dataSets.set(d.provider, (dataSets.get(d.provider) ?? new Set()).add(d.dataSetId!))
     expect([...dataSets.values()].map((ids) => ids.size)).toEqual([1, 1])
-  }, 240_000)
-
-  it('adopts the copies whose add was on its way when the gateway restarted, instead of uploading them again', async () => {
-    stack = await startDealStack({ seed: 'pdp restart', copies: 1, foc: { copies: 2 } })
-    const s = stack
-    expect((await s.put('/e.bin', bytes(120_000, 5))).status).toBe(201)
-    await s.seal()
-    // Stopped while both pieces are being added on chain: the rows have their add transactions, the SDK's answer is lost.
-    const adding = async () => (await s.gateway.dealStore.ofGroup(1)).filter((d) => d.route === 'pdp' && d.state === 'proposed')
-    expect(await s.runUntil(async () => (await adding()).length === 2, { max: 400, pauseMs: 20, epochsPerTick: 1 })).toBe(true)
-    const sent = await adding()
-    expect(sent.every((d) => /^0x[0-9a-f]{64}$/.test(d.addTxHash ?? ''))).toBe(true)
-    await s.restartGateway()
-    const copies = await twoProved(s, '/e.bin')
-    expect(copies).toHaveLength(2)
-    // The same two rows, now proved: nothing failed, nothing uploaded twice, no second piece paid for.
-    const rows = (await s.gateway.dealStore.ofGroup(1)).filter((d) => d.route === 'pdp')
-    expect(rows.map((d) => [d.id, d.state]).sort()).toEqual(sent.map((d) => [d.id, 'active']).sort())
-    for (const d of rows) expect(copies.find((c: any) => c.provider === d.provider)?.pieceId).toBe(d.pieceId)
   }, 240_000)
 })

@@ -66,6 +66,8 @@ export class FakeFoc implements FocClient {
   }
   /** Every store asked for, and every removal sent. */
   stores: { copies: number; exclude: number[] }[] = []
+  /** Bytes each store was handed, and the piece CID it was told. */
+  uploads: { size: number; pieceCid: string }[] = []
   removals: { dataSetId: bigint; pieceId: bigint }[] = []
   /** Removals that fail before one goes through; calls to the chain that fail (an RPC outage). */
   failRemovals = 0
@@ -91,6 +93,7 @@ export class FakeFoc implements FocClient {
   async store(data: Uint8Array | ReadableStream<Uint8Array>, o: FocStoreOptions): Promise<FocStored> {
     this.stores.push({ copies: o.copies, exclude: o.excludeProviderIds ?? [] })
     const size = data instanceof Uint8Array ? data.length : await drain(data)
+    this.uploads.push({ size, pieceCid: o.pieceCid! })
     const chosen = this.providers.filter((p) => !(o.excludeProviderIds ?? []).includes(p)).slice(0, o.copies)
     if (chosen.length === 0) throw new NetworkError('REFUSED', 'no provider to store on', { providerReason: 'none left' })
     o.onProgress?.({ kind: 'uploaded', bytes: size })

@@ -36,6 +36,21 @@ describe('the PDP route over a fake Onchain Cloud', () => {
       expect(h.foc.stores).toEqual([{ copies: 2, exclude: [] }])
     })
 
+    it("pads a CAR under the SDK's smallest upload (127 bytes) with zeros, naming the piece by its v2 CID of that size", async () => {
+      h = await pdpHarness()
+      h.group(15)
+      h.group(300)
+      for (let i = 0; i < 2; i++) {
+        await h.pass()
+        await h.settled()
+      }
+      expect(h.foc.uploads.map((u) => u.size)).toEqual([127, 300])
+      // FRC-0069: a v2 piece CID carries the payload size, so the two differ though the v1 CID is the same.
+      const [small, large] = h.foc.uploads.map((u) => u.pieceCid)
+      expect(small).toMatch(/^bafkzcib/)
+      expect(small).not.toBe(large)
+    })
+
     it('gives up on an upload that stalls, names the provider, and does not ask it again for a while', async () => {
       h = await pdpHarness({ uploadIdleMs: 50 })
       h.foc.plans.set(1, 'stall')
