@@ -53,6 +53,19 @@ export interface DealEngine {
   stop(): Promise<void>
 }
 
+/** A pass's report before it has done anything. */
+export const emptyReport = (): TickReport => ({
+  proposed: 0,
+  published: 0,
+  activated: 0,
+  failed: 0,
+  checked: 0,
+  offloaded: 0,
+  repairing: 0,
+  repaired: 0,
+  repairsGivenUp: 0,
+})
+
 /**
  * The gateway's deal work, one `tick()` at a time, over its storage routes
  * (the deal market, Filecoin Onchain Cloud): each route follows its copies,
@@ -87,17 +100,7 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
   const sendable = (g: { id: number; state: string }) => g.state === 'ready_for_deals' || (g.state === 'reload' && repairs.holds(g.id))
 
   async function tickOnce(): Promise<TickReport> {
-    const r: TickReport = {
-      proposed: 0,
-      published: 0,
-      activated: 0,
-      failed: 0,
-      checked: 0,
-      offloaded: 0,
-      repairing: 0,
-      repaired: 0,
-      repairsGivenUp: 0,
-    }
+    const r = emptyReport()
     if (o.paused?.()) return r
     // Proposals in flight when a previous process died, once, before anything else.
     await (interrupted ??= deals.failInterrupted().catch((err) => {

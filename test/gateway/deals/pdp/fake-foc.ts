@@ -171,8 +171,9 @@ export class FakeFoc implements FocClient {
     return this.find(copy.dataSetId, copy.pieceId)?.state ?? 'gone'
   }
 
-  async *retrievePiece(): AsyncIterable<Uint8Array> {
-    throw new NetworkError('UNREACHABLE', 'the fake serves no bytes')
+  retrievePiece(): AsyncIterable<Uint8Array> {
+    const fail = () => Promise.reject(new NetworkError('UNREACHABLE', 'the fake serves no bytes'))
+    return { [Symbol.asyncIterator]: () => ({ next: fail }) }
   }
 
   async retrieveBlock(): Promise<Uint8Array> {

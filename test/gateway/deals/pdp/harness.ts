@@ -5,6 +5,7 @@ import { Writable } from 'node:stream'
 import { pino } from 'pino'
 import type { ContentStore, GroupRecord } from '../../../../server/gateway/content/index.ts'
 import { createDealStore } from '../../../../server/gateway/deals/deal-store.ts'
+import { emptyReport } from '../../../../server/gateway/deals/deal-engine.ts'
 import { createPdpRoute, createRouteContext, type StorageRoute } from '../../../../server/gateway/deals/index.ts'
 import type { DealStore, GroupDeal, TickReport } from '../../../../server/gateway/deals/types.ts'
 import { openSql, type Sql } from '../../../../server/shared/sql/index.ts'
@@ -81,17 +82,6 @@ export async function pdpHarness(o: PdpHarnessOptions = {}): Promise<PdpHarness>
       epochSeconds: EPOCH_SECONDS,
       pollMs: 3 * 60_000,
     })
-  const report = (): TickReport => ({
-    proposed: 0,
-    published: 0,
-    activated: 0,
-    failed: 0,
-    checked: 0,
-    offloaded: 0,
-    repairing: 0,
-    repaired: 0,
-    repairsGivenUp: 0,
-  })
   const over = (route: StorageRoute, close: () => Promise<void>): PdpHarness => ({
     foc,
     route,
@@ -120,7 +110,7 @@ export async function pdpHarness(o: PdpHarnessOptions = {}): Promise<PdpHarness>
       foc.epoch += epochs
     },
     async pass() {
-      const r = report()
+      const r = emptyReport()
       await route.follow(foc.epoch, r)
       await route.place(foc.epoch, r, (g) => g.state === 'ready_for_deals')
       return r

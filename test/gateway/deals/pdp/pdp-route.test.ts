@@ -287,15 +287,19 @@ describe('the PDP route over a fake Onchain Cloud', () => {
   })
 
   describe('adoption after a restart', () => {
-    it('adopts a copy whose add was on its way when the route stopped, from its transaction, instead of uploading again', async () => {
+    /** A route that stops while both adds are on chain but the SDK has not answered. */
+    async function stoppedDuringAdds(): Promise<void> {
       h = await pdpHarness()
       h.foc.plans.set(1, 'hang-after-add')
       h.foc.plans.set(2, 'hang-after-add')
       h.group()
       await h.pass()
       await new Promise((r) => setTimeout(r, 20))
-      // The gateway stops while both adds are on chain but the SDK has not answered.
       await h.route.stop()
+    }
+
+    it('adopts a copy whose add was on its way when the route stopped, from its transaction, instead of uploading again', async () => {
+      await stoppedDuringAdds()
       expect(await states()).toEqual([
         ['pdp:1', 'proposed'],
         ['pdp:2', 'proposed'],
@@ -310,13 +314,7 @@ describe('the PDP route over a fake Onchain Cloud', () => {
     })
 
     it('fails an interrupted copy whose transaction reverted, and one still out of a block after an hour, and makes them again', async () => {
-      h = await pdpHarness()
-      h.foc.plans.set(1, 'hang-after-add')
-      h.foc.plans.set(2, 'hang-after-add')
-      h.group()
-      await h.pass()
-      await new Promise((r) => setTimeout(r, 20))
-      await h.route.stop()
+      await stoppedDuringAdds()
       const [first, second] = await h.rows(1)
       h.foc.adds.get(first.addTxHash as `0x${string}`)!.outcome = 'reverted'
       h.foc.adds.get(second.addTxHash as `0x${string}`)!.outcome = 'pending'
