@@ -7,27 +7,11 @@ import { paddedPieceSize } from '../../shared/piece.ts'
 import type { Simnet } from './index.ts'
 import { noFaults, type FaultPlan } from './faults.ts'
 import { createProviderHost, handleQuery, handleRequests, type Libp2p } from './provider-libp2p.ts'
-import { providerDraw, providerProfile, type ProviderProfile } from './provider-kind.ts'
-import {
-  PROVIDER_PROTOCOLS,
-  ProviderWireError,
-  clientDealProposalCid,
-  decodeAskRequest,
-  decodeDealParams,
-  decodeDealStatusRequest,
-  decodeHttpTransferParams,
-  encodeAskResponse,
-  encodeDealResponse,
-  encodeDealStatusResponse,
-  encodeQueryResponse,
-  encodeStorageAsk,
-  proposalSigningBytes,
-  signSecp256k1,
-  uuidToBytes,
-  verifySecp256k1,
-  type WireDealParams,
-  type WireDealStatusResponse,
-} from './provider-wire.ts'
+import { providerProfile, type ProviderProfile } from './provider-kind.ts'
+import { askResponder } from './provider-ask.ts'
+import { dealResponder, type TakenDeal } from './provider-deal.ts'
+import { statusResponder } from './provider-status.ts'
+import { PROVIDER_PROTOCOLS, ProviderWireError, encodeQueryResponse } from './provider-wire.ts'
 import { SimRetrievalError, type SimulatedProviders } from './sim-providers.ts'
 
 /**
@@ -54,11 +38,6 @@ export interface ProviderEndpoint {
   /** Its HTTP server (retrievals); null when a Boost provider runs no booster-http. */
   httpUrl: string | null
 }
-
-/** How long a stalled ('timeout') provider keeps a proposal stream open before giving up on it itself. */
-const STALL_MS = 5 * 60_000
-/** How often (per status request) a Boost provider fails to look the deal up for a moment. */
-const TRANSIENT_STATUS_RATE = 0.03
 
 export async function startProviderHosts(o: {
   simnet: Simnet
@@ -95,11 +74,6 @@ export async function startProviderHosts(o: {
 
 const seedBytes = (...parts: string[]) => createHash('sha256').update(parts.join('/')).digest()
 
-interface TakenDeal {
-  params: WireDealParams
-  signedProposalCid: CID
-}
-
 async function startOne(
   o: { simnet: Simnet; providers: SimulatedProviders; seed: string; faults?: FaultPlan; http?: ServerOptions },
   providerId: string,
@@ -117,7 +91,6 @@ async function startOne(
   })
   const workerKey = seedBytes(o.seed, 'worker', providerId)
   const deals = new Map<string, TakenDeal>()
-  const statusAsked = new Map<string, number>()
 
   // The same connection rules as every other part (idle limit, deadlines, caps): a bare node:http server kept idle sockets 80 s.
   const http: RunningServer | null = profile.servesHttpRetrieval
@@ -134,189 +107,16 @@ async function startOne(
   // the address it listens on; here the domain is localhost and there is no TLS in front, so /ws.
   const published = curio ? [`/dns4/localhost/tcp/${port}/ws`] : node.getMultiaddrs().map((m) => m.decapsulateCode(421).toString())
 
-  // ---- ask: boost lp2pimpl/net.go handleNewAskStream, curio market/libp2p/libp2p.go handleNewAskStream
-  await handleRequests(
-    node,
-    PROVIDER_PROTOCOLS.ask,
-    async (message) => {
-      const miner = decodeAskRequest(message)
-      const terms = miner === providerId ? await simnet.providerTerms(providerId) : null
-      // Boost answers a nil ask for another miner's address.
-      if (!terms) return encodeAskResponse(null)
-      const head = simnet.headEpoch()
-      const ask = {
-        price: BigInt(terms.unverifiedPrice),
-        verifiedPrice: BigInt(terms.verifiedPrice),
-        minPieceSize: terms.minPieceSize,
-        maxPieceSize: terms.maxPieceSize,
-        miner: providerId,
-        timestamp: head,
-        expiry: head + 2880,
-        seqNo: 0,
-      }
-      return encodeAskResponse({ ask, signature: signSecp256k1(workerKey, encodeStorageAsk(ask)) })
-    },
-    faults,
-  )
-
-  // ---- deals: boost lp2pimpl/net.go handleNewDealStream reads DealParams for both protocol versions (1.2.0's
+  // ---- ask, deals, status: each answer in its own module (provider-ask.ts, provider-deal.ts, provider-status.ts).
+  await handleRequests(node, PROVIDER_PROTOCOLS.ask, askResponder({ simnet, providerId, workerKey }), faults)
+  // boost lp2pimpl/net.go handleNewDealStream reads DealParams for both protocol versions (1.2.0's
   // missing fields stay false); curio market/libp2p/libp2p.go does the same.
+  const takeDeal = dealResponder({ providers, providerId, deals })
   for (const protocol of [PROVIDER_PROTOCOLS.dealV121, PROVIDER_PROTOCOLS.dealV120]) {
-    await handleRequests(
-      node,
-      protocol,
-      async (message) => {
-        const params = decodeDealParams(message)
-        const answer = await takeDeal(params)
-        return encodeDealResponse(answer)
-      },
-      faults,
-    )
+    await handleRequests(node, protocol, takeDeal, faults)
   }
-
-  async function takeDeal(params: WireDealParams): Promise<{ accepted: boolean; message: string }> {
-    const { proposal } = params.clientDealProposal
-    if (params.isOffline) return { accepted: false, message: 'offline deals are not accepted by this simulated provider' }
-    // boost storagemarket/provider.go / curio mk12.go: only the http transfer type is taken for online deals here.
-    if (params.transfer.type !== 'http') return { accepted: false, message: `transfer type ${params.transfer.type} is not supported` }
-    let transfer: { url: string; headers: Record<string, string> }
-    try {
-      transfer = decodeHttpTransferParams(params.transfer.params)
-    } catch (err) {
-      return { accepted: false, message: `failed to de-serialize transport params bytes: ${(err as Error).message}` }
-    }
-    // boost deal_acceptance.go validateDealProposal / curio mk12.go validateDealProposal: the proposal names this provider.
-    if (proposal.Provider !== providerId)
-      return {
-        accepted: false,
-        message: `incorrect provider for deal; proposal.Provider: ${proposal.Provider}; provider.Address: ${providerId}`,
-      }
-    // boost deal_acceptance.go validateSignature / curio mk12.go: the client's signature over the proposal's CBOR.
-    if (!verifySecp256k1(proposal.Client, proposalSigningBytes(params.clientDealProposal), params.clientDealProposal.signature)) {
-      return { accepted: false, message: 'failed validation: invalid signature' }
-    }
-    const answer = await providers.propose(
-      proposal,
-      { ...transfer, size: params.transfer.size },
-      { proposalId: params.dealUuid, signal: AbortSignal.timeout(STALL_MS) },
-    )
-    if (!answer.accepted) return { accepted: false, message: answer.reason }
-    deals.set(params.dealUuid, { params, signedProposalCid: clientDealProposalCid(params.clientDealProposal) })
-    return { accepted: true, message: '' }
-  }
-
-  // ---- status
-  await handleRequests(
-    node,
-    PROVIDER_PROTOCOLS.status,
-    async (message) => {
-      const request = decodeDealStatusRequest(message)
-      const none = (error: string): WireDealStatusResponse => ({
-        dealUuid: request.dealUuid,
-        error,
-        dealStatus: null,
-        isOffline: false,
-        transferSize: 0,
-        nBytesReceived: 0,
-      })
-      const deal = deals.get(request.dealUuid)
-      return encodeDealStatusResponse(curio ? await curioStatus(request.dealUuid, deal, none) : await boostStatus(request, deal, none))
-    },
-    faults,
-  )
-
-  /** boost storagemarket/lp2pimpl/net.go getDealStatus. */
-  async function boostStatus(
-    request: { dealUuid: string; signature: { type: number; data: Uint8Array } },
-    deal: TakenDeal | undefined,
-    none: (e: string) => WireDealStatusResponse,
-  ) {
-    if (!deal) return none(`no storage deal found with deal UUID ${request.dealUuid}`)
-    // The lookups Boost makes can fail for a moment (its database, the full node's StateAccountKey, the
-    // sealer's SectorsStatus); each answers a null DealStatus with one of these errors. Rare, seeded.
-    const asked = (statusAsked.get(request.dealUuid) ?? 0) + 1
-    statusAsked.set(request.dealUuid, asked)
-    const draw = providerDraw(providerId, o.seed, 'status', request.dealUuid, asked)
-    if (draw < TRANSIENT_STATUS_RATE) {
-      const transient = [
-        'failed to fetch deal status',
-        `failed to get account key for client addr ${deal.params.clientDealProposal.proposal.Client}`,
-        'getting sector status from sealer',
-      ]
-      return none(transient[Math.floor((draw / TRANSIENT_STATUS_RATE) * transient.length)])
-    }
-    // Only the deal's client may ask: its signature over the UUID's 16 bytes, checked against the client's account key.
-    if (!verifySecp256k1(deal.params.clientDealProposal.proposal.Client, uuidToBytes(request.dealUuid), request.signature))
-      return none('signature verification failed')
-    const state = providers.proposalState(providerId, request.dealUuid)
-    const proposal = deal.params.clientDealProposal.proposal
-    let checkpoint = 'Accepted'
-    let sealingStatus = ''
-    let chainDealId = 0
-    let publishCid: CID | null = null
-    if (state.state === 'published') {
-      chainDealId = state.dealId
-      publishCid = CID.parse(state.publishCid)
-      const sealed = ((await simnet.getDeal(state.dealId))?.state.SectorStartEpoch ?? -1) >= 0
-      // dealcheckpoints: PublishConfirmed, then AddedPiece once handed to the sealer, IndexedAndAnnounced, Complete.
-      checkpoint = sealed ? 'IndexedAndAnnounced' : 'AddedPiece'
-      sealingStatus = sealed ? 'Proving' : 'PreCommit1'
-    } else if (state.state === 'failed') {
-      checkpoint = 'Complete'
-    } else if (state.state === 'transferring' && state.bytesReceived >= deal.params.transfer.size) {
-      checkpoint = 'Transferred'
-    }
-    return {
-      dealUuid: request.dealUuid,
-      error: '',
-      isOffline: false,
-      dealStatus: {
-        error: state.state === 'failed' ? state.reason : state.state === 'unknown' ? 'deal lost by the provider' : '',
-        status: checkpoint,
-        sealingStatus,
-        proposal,
-        signedProposalCid: deal.signedProposalCid,
-        publishCid,
-        chainDealId,
-      },
-      transferSize: deal.params.transfer.size,
-      nBytesReceived: state.state === 'transferring' ? state.bytesReceived : deal.params.transfer.size,
-    }
-  }
-
-  /**
-   * curio market/mk12/mk12_utils.go GetDealStatus: no signature check; a UUID
-   * it never took fails its database lookup; while the deal is in the
-   * pipeline the answer is "Processing" with no publish CID and ChainDealID
-   * 0 (the branch for published deals builds an answer and drops it); once
-   * sealed and indexed it leaves the pipeline and both are told. Transfer
-   * sizes are always answered as 1.
-   */
-  async function curioStatus(
-    dealUuid: string,
-    deal: TakenDeal | undefined,
-    none: (e: string) => WireDealStatusResponse,
-  ): Promise<WireDealStatusResponse> {
-    if (!deal) return none('failed to get sealed deal status')
-    const state = providers.proposalState(providerId, dealUuid)
-    const sealed = state.state === 'published' && ((await simnet.getDeal(state.dealId))?.state.SectorStartEpoch ?? -1) >= 0
-    return {
-      dealUuid,
-      error: '',
-      isOffline: false,
-      dealStatus: {
-        error: state.state === 'failed' ? state.reason : state.state === 'unknown' ? 'deal lost by the provider' : '',
-        status: sealed ? 'Sealed' : 'Processing',
-        sealingStatus: sealed ? 'Sealed and Indexed' : 'Not assigned to sector',
-        proposal: deal.params.clientDealProposal.proposal,
-        signedProposalCid: deal.signedProposalCid,
-        publishCid: sealed && state.state === 'published' ? CID.parse(state.publishCid) : null,
-        chainDealId: sealed && state.state === 'published' ? state.dealId : 0,
-      },
-      transferSize: 1,
-      nBytesReceived: 1,
-    }
-  }
+  const answerStatus = statusResponder({ simnet, providers, providerId, seed: o.seed, kind: profile.kind, deals })
+  await handleRequests(node, PROVIDER_PROTOCOLS.status, answerStatus, faults)
 
   // ---- transports: boost retrievalmarket/lp2pimpl/transports.go, curio market/libp2p/libp2p.go handleNewTransportStream
   await handleQuery(
