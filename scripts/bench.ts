@@ -272,113 +272,13 @@ async function benchStack() {
     ADMIN_PASSWORD: PASSWORD,
   })
   const userAuth = basic(USER, PASSWORD)
-  const filesUrl = `${app.url}/remote.php/dav/files/${USER}`
   console.log(
     `gateway ${gateway.url} (pid ${gateway.child.pid}), app ${app.url} (pid ${app.child.pid}); ${connections} connections, ${duration} s per run\n`,
   )
 
   try {
-    if (wants('metadata')) {
-      const sample = randomFillSync(Buffer.alloc(3 * 256 * 1024 + 1000))
-      const uploaded = await put(`${filesUrl}/bench-metadata.bin`, userAuth, sample)
-      if (uploaded.status >= 300) throw new Error(`upload answered ${uploaded.status}`)
-
-      const direct = (seconds?: number) =>
-        load(
-          'direct',
-          `${gateway.url}/file-info`,
-          { authorization: basic(GATEWAY_USER, GATEWAY_PASSWORD), 'content-type': 'application/json' },
-          JSON.stringify({ filePath: `/${USER}/bench-metadata.bin`, verbose: true }),
-          [gateway.child.pid],
-          seconds,
-        )
-      const bridged = (seconds?: number) =>
-        load(
-          'bridge',
-          `${app.url}/ocs/v2.php/apps/gateway/get-file-metadata`,
-          { authorization: userAuth, 'content-type': 'application/json', 'ocs-apirequest': 'true' },
-          JSON.stringify({ filePath: '/bench-metadata.bin' }),
-          [gateway.child.pid, app.child.pid],
-          seconds,
-        )
-      // One unreported round each first: the JIT warms up both processes and the load generator.
-      await direct(2)
-      await bridged(2)
-      // Alternate the two loads in rounds so that background noise hits both alike; report medians.
-      const directRuns: Throughput[] = []
-      const bridgedRuns: Throughput[] = []
-      for (let round = 0; round < rounds; round++) {
-        directRuns.push(await direct())
-        bridgedRuns.push(await bridged())
-      }
-      const summary = (runs: Throughput[]) =>
-        `${median(runs.map((r) => r.rps)).toFixed(0)} req/s, p50 ${median(runs.map((r) => r.p50))} ms, p99 ${median(runs.map((r) => r.p99))} ms`
-      const ratios = directRuns.map((d, i) => bridgedRuns[i].rps / d.rps)
-      console.log(`get-file-metadata (bridge) vs /file-info (gateway direct), median of ${rounds} alternating rounds`)
-      console.log(`  gateway direct : ${summary(directRuns)}`)
-      console.log(`  through bridge : ${summary(bridgedRuns)}`)
-      const cpu = (runs: Throughput[], i: number) => median(runs.map((r) => r.cpuMicros[i])).toFixed(0)
-      const loadCpu = (runs: Throughput[]) => median(runs.map((r) => r.loadMicros)).toFixed(0)
-      console.log(
-        `  CPU per request: gateway ${cpu(directRuns, 0)} µs direct; gateway ${cpu(bridgedRuns, 0)} µs + bridge ${cpu(bridgedRuns, 1)} µs through the bridge`,
-      )
-      console.log(`  load generator  : ${loadCpu(directRuns)} µs direct, ${loadCpu(bridgedRuns)} µs through the bridge (same 2 cores)`)
-      console.log(
-        `  ratio bridge/direct throughput: ${median(ratios).toFixed(2)} (rounds: ${ratios.map((r) => r.toFixed(2)).join(', ')}; target >= 0.70)\n`,
-      )
-    }
-
-    if (wants('ingest')) {
-      const bytes = Buffer.alloc(ingestMiB * 1024 * 1024)
-      const mb = bytes.length / 1e6
-      // The user's folder exists once the files area was used; with --only ingest it may not.
-      await fetch(`${gateway.url}/${USER}`, { method: 'MKCOL', headers: { authorization: basic(GATEWAY_USER, GATEWAY_PASSWORD) } })
-      // One upload varies by a third from run to run on this machine: medians of `rounds`, each of new bytes (same bytes would dedupe).
-      const runs: { sha: number; put: number; total: number; cpu: number }[] = []
-      for (let round = 0; round < rounds; round++) {
-        randomFillSync(bytes)
-        const hashStart = performance.now()
-        const hash = createHash('sha256')
-        for (let o = 0; o < bytes.length; o += 1 << 20) hash.update(bytes.subarray(o, o + (1 << 20)))
-        hash.digest()
-        const sha = (performance.now() - hashStart) / 1000
-
-        const path = `/${USER}/bench-ingest-${round}.bin`
-        const cpuBefore = cpuSeconds(gateway.child.pid)
-        const started = performance.now()
-        const uploaded = await put(`${gateway.url}${encodeURI(path)}`, basic(GATEWAY_USER, GATEWAY_PASSWORD), bytes)
-        if (uploaded.status >= 300) throw new Error(`ingest upload answered ${uploaded.status}`)
-        const cpu = cpuSeconds(gateway.child.pid) - cpuBefore
-        // Done when every group holding the file has its CAR and piece CID.
-        for (;;) {
-          const info = await fileInfo(gateway.url, path)
-          const groups = info.result?.file.details.groups ?? []
-          if (groups.length && groups.every((g) => g.state === 'ready_for_deals')) break
-          await new Promise((r) => setTimeout(r, 100))
-        }
-        runs.push({ sha, put: uploaded.ms / 1000, total: (performance.now() - started) / 1000, cpu })
-      }
-      const at = (f: (r: (typeof runs)[number]) => number) => median(runs.map(f))
-      const each = (f: (r: (typeof runs)[number]) => number) => runs.map((r) => (mb / f(r)).toFixed(0)).join(', ')
-      const cidProfile = process.env.CID_PROFILE ?? DEFAULT_CID_PROFILE
-
-      console.log(`ingest of ${ingestMiB} MiB through WebDAV (gateway, ${cidProfile}, GROUP_IDLE_SECONDS=1), median of ${rounds} uploads`)
-      console.log(`  node sha-256             : ${(mb / at((r) => r.sha)).toFixed(0)} MB/s`)
-      console.log(
-        `  PUT → CID (durable)      : ${(mb / at((r) => r.put)).toFixed(0)} MB/s (${at((r) => r.put).toFixed(2)} s; runs ${each((r) => r.put)} MB/s)`,
-      )
-      console.log(
-        `  gateway CPU for the PUT  : ${((at((r) => r.cpu) * 1000) / ingestMiB).toFixed(2)} ms per MiB (user + system, with the sealing of groups that filled meanwhile)`,
-      )
-      console.log(
-        `  PUT → CAR + piece CID    : ${(mb / at((r) => r.total)).toFixed(0)} MB/s (${at((r) => r.total).toFixed(2)} s, includes up to 1 s idle wait for the last group)`,
-      )
-      console.log(`  ratio to sha-256 (CID)   : ${(at((r) => r.sha) / at((r) => r.put)).toFixed(2)}`)
-      console.log(`  ratio to sha-256 (piece) : ${(at((r) => r.sha) / at((r) => r.total)).toFixed(2)}`)
-      console.log(`  gateway peak RSS         : ${peakRssMiB(gateway.child.pid).toFixed(0)} MiB`)
-      await benchSealing(ingestMiB)
-    }
-
+    if (wants('metadata')) await benchMetadata(gateway, app, userAuth)
+    if (wants('ingest')) await benchIngest(gateway)
     if (wants('ui')) await benchUi(app.url, userAuth)
     if (wants('badges')) await benchBadges(app.url, userAuth)
     if (wants('storm')) await benchStorm(app.url, userAuth)
@@ -399,6 +299,113 @@ async function benchStack() {
     await Promise.all([app, gateway].map((r) => new Promise((res) => r.child.once('exit', res))))
     rmSync(dataDir, { recursive: true, force: true })
   }
+}
+
+/** Metadata section: get-file-metadata through the bridge (the app surface) against /file-info on the gateway directly. */
+async function benchMetadata(gateway: Role, app: Role, userAuth: string) {
+  const filesUrl = `${app.url}/remote.php/dav/files/${USER}`
+  const sample = randomFillSync(Buffer.alloc(3 * 256 * 1024 + 1000))
+  const uploaded = await put(`${filesUrl}/bench-metadata.bin`, userAuth, sample)
+  if (uploaded.status >= 300) throw new Error(`upload answered ${uploaded.status}`)
+
+  const direct = (seconds?: number) =>
+    load(
+      'direct',
+      `${gateway.url}/file-info`,
+      { authorization: basic(GATEWAY_USER, GATEWAY_PASSWORD), 'content-type': 'application/json' },
+      JSON.stringify({ filePath: `/${USER}/bench-metadata.bin`, verbose: true }),
+      [gateway.child.pid],
+      seconds,
+    )
+  const bridged = (seconds?: number) =>
+    load(
+      'bridge',
+      `${app.url}/ocs/v2.php/apps/gateway/get-file-metadata`,
+      { authorization: userAuth, 'content-type': 'application/json', 'ocs-apirequest': 'true' },
+      JSON.stringify({ filePath: '/bench-metadata.bin' }),
+      [gateway.child.pid, app.child.pid],
+      seconds,
+    )
+  // One unreported round each first: the JIT warms up both processes and the load generator.
+  await direct(2)
+  await bridged(2)
+  // Alternate the two loads in rounds so that background noise hits both alike; report medians.
+  const directRuns: Throughput[] = []
+  const bridgedRuns: Throughput[] = []
+  for (let round = 0; round < rounds; round++) {
+    directRuns.push(await direct())
+    bridgedRuns.push(await bridged())
+  }
+  const summary = (runs: Throughput[]) =>
+    `${median(runs.map((r) => r.rps)).toFixed(0)} req/s, p50 ${median(runs.map((r) => r.p50))} ms, p99 ${median(runs.map((r) => r.p99))} ms`
+  const ratios = directRuns.map((d, i) => bridgedRuns[i].rps / d.rps)
+  console.log(`get-file-metadata (bridge) vs /file-info (gateway direct), median of ${rounds} alternating rounds`)
+  console.log(`  gateway direct : ${summary(directRuns)}`)
+  console.log(`  through bridge : ${summary(bridgedRuns)}`)
+  const cpu = (runs: Throughput[], i: number) => median(runs.map((r) => r.cpuMicros[i])).toFixed(0)
+  const loadCpu = (runs: Throughput[]) => median(runs.map((r) => r.loadMicros)).toFixed(0)
+  console.log(
+    `  CPU per request: gateway ${cpu(directRuns, 0)} µs direct; gateway ${cpu(bridgedRuns, 0)} µs + bridge ${cpu(bridgedRuns, 1)} µs through the bridge`,
+  )
+  console.log(`  load generator  : ${loadCpu(directRuns)} µs direct, ${loadCpu(bridgedRuns)} µs through the bridge (same 2 cores)`)
+  console.log(
+    `  ratio bridge/direct throughput: ${median(ratios).toFixed(2)} (rounds: ${ratios.map((r) => r.toFixed(2)).join(', ')}; target >= 0.70)\n`,
+  )
+}
+
+/**
+ * Ingest section: a large WebDAV upload to the gateway, to its CID and then its CAR and piece CID,
+ * against node's SHA-256 of the same bytes; then sealing on its own (seal-bench.ts).
+ */
+async function benchIngest(gateway: Role) {
+  const bytes = Buffer.alloc(ingestMiB * 1024 * 1024)
+  const mb = bytes.length / 1e6
+  // The user's folder exists once the files area was used; with --only ingest it may not.
+  await fetch(`${gateway.url}/${USER}`, { method: 'MKCOL', headers: { authorization: basic(GATEWAY_USER, GATEWAY_PASSWORD) } })
+  // One upload varies by a third from run to run on this machine: medians of `rounds`, each of new bytes (same bytes would dedupe).
+  const runs: { sha: number; put: number; total: number; cpu: number }[] = []
+  for (let round = 0; round < rounds; round++) {
+    randomFillSync(bytes)
+    const hashStart = performance.now()
+    const hash = createHash('sha256')
+    for (let o = 0; o < bytes.length; o += 1 << 20) hash.update(bytes.subarray(o, o + (1 << 20)))
+    hash.digest()
+    const sha = (performance.now() - hashStart) / 1000
+
+    const path = `/${USER}/bench-ingest-${round}.bin`
+    const cpuBefore = cpuSeconds(gateway.child.pid)
+    const started = performance.now()
+    const uploaded = await put(`${gateway.url}${encodeURI(path)}`, basic(GATEWAY_USER, GATEWAY_PASSWORD), bytes)
+    if (uploaded.status >= 300) throw new Error(`ingest upload answered ${uploaded.status}`)
+    const cpu = cpuSeconds(gateway.child.pid) - cpuBefore
+    // Done when every group holding the file has its CAR and piece CID.
+    for (;;) {
+      const info = await fileInfo(gateway.url, path)
+      const groups = info.result?.file.details.groups ?? []
+      if (groups.length && groups.every((g) => g.state === 'ready_for_deals')) break
+      await new Promise((r) => setTimeout(r, 100))
+    }
+    runs.push({ sha, put: uploaded.ms / 1000, total: (performance.now() - started) / 1000, cpu })
+  }
+  const at = (f: (r: (typeof runs)[number]) => number) => median(runs.map(f))
+  const each = (f: (r: (typeof runs)[number]) => number) => runs.map((r) => (mb / f(r)).toFixed(0)).join(', ')
+  const cidProfile = process.env.CID_PROFILE ?? DEFAULT_CID_PROFILE
+
+  console.log(`ingest of ${ingestMiB} MiB through WebDAV (gateway, ${cidProfile}, GROUP_IDLE_SECONDS=1), median of ${rounds} uploads`)
+  console.log(`  node sha-256             : ${(mb / at((r) => r.sha)).toFixed(0)} MB/s`)
+  console.log(
+    `  PUT → CID (durable)      : ${(mb / at((r) => r.put)).toFixed(0)} MB/s (${at((r) => r.put).toFixed(2)} s; runs ${each((r) => r.put)} MB/s)`,
+  )
+  console.log(
+    `  gateway CPU for the PUT  : ${((at((r) => r.cpu) * 1000) / ingestMiB).toFixed(2)} ms per MiB (user + system, with the sealing of groups that filled meanwhile)`,
+  )
+  console.log(
+    `  PUT → CAR + piece CID    : ${(mb / at((r) => r.total)).toFixed(0)} MB/s (${at((r) => r.total).toFixed(2)} s, includes up to 1 s idle wait for the last group)`,
+  )
+  console.log(`  ratio to sha-256 (CID)   : ${(at((r) => r.sha) / at((r) => r.put)).toFixed(2)}`)
+  console.log(`  ratio to sha-256 (piece) : ${(at((r) => r.sha) / at((r) => r.total)).toFixed(2)}`)
+  console.log(`  gateway peak RSS         : ${peakRssMiB(gateway.child.pid).toFixed(0)} MiB`)
+  await benchSealing(ingestMiB)
 }
 
 /**

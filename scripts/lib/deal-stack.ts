@@ -4,9 +4,9 @@ import { join } from 'node:path'
 import { pino } from 'pino'
 import { createGateway, type Gateway } from '../../server/gateway/index.ts'
 import { createDealServiceClient, type DealServiceClient, type StorageProviderPort } from '../../server/gateway/deals/index.ts'
-import { connectToNetwork } from '../../server/gateway/deals/market/network-access.ts'
+import { connectToNetwork, type NetworkAccess } from '../../server/gateway/deals/market/network-access.ts'
 import { simnetOverRpc } from '../../server/compose/local-chain.ts'
-import { startSimulatedNetwork } from '../../server/simulation/simnet/on-loopback.ts'
+import { startSimulatedNetwork, type SimulatedNetwork } from '../../server/simulation/simnet/on-loopback.ts'
 import type { ProviderClient } from '../../server/network/boost/client.ts'
 import type { ProviderHosts } from '../../server/simulation/simnet/provider-hosts.ts'
 import type { FaultPlan } from '../../server/simulation/simnet/faults.ts'
@@ -123,6 +123,23 @@ export interface DealStackOptions {
   }
 }
 
+/** What the stack's steps started, each handed to the steps after it. */
+interface StackParts {
+  dir: string
+  clock: { now: number }
+  now: () => number
+  simnet: Simnet
+  network: SimulatedNetwork
+  service: DealService
+  serviceServer: RunningServer
+  /** The gateway's wallet address, which signs its proposals. */
+  clientAddress: string
+  /** The gateway's way to the simulated network, signing with its wallet key. */
+  access: NetworkAccess
+  foc?: SimulatedFoc
+  focClient?: FocClient
+}
+
 /**
  * A real deal service (HTTP, SQLite) over a simulated network whose clock the
  * test moves, simulated providers that really fetch CARs over HTTP into a
@@ -132,24 +149,42 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
   const dir = mkdtempSync(join(tmpdir(), 'deal-stack-'))
   const clock = { now: Date.UTC(2025, 0, 15) }
   const now = () => clock.now
-  const simnet = createSimnet({
-    seed: o.seed ?? 'deal-engine-tests',
-    genesis: GENESIS,
-    now,
-    nv29Epoch: o.nv29Epoch,
-    stateFile: join(dir, 'simnet', 'chain.sqlite'),
-  })
-  // The simulated network on loopback, composed as `npm start` composes it: the gateway and the deal
-  // service reach its chain only over Lotus JSON-RPC and its providers only over libp2p and HTTP.
+  const seed = o.seed ?? 'deal-engine-tests'
+  const { simnet, network } = await startNetwork(dir, seed, now, o)
+  const { service, serviceServer } = await startService(dir, simnet, network.rpcUrl, now)
+  const { privateKey, clientAddress, access } = await connectWallet(service, simnet, network.rpcUrl, o)
+  const onchainCloud = o.foc ? await startOnchainCloud(dir, seed, o.foc, privateKey) : {}
+  return assembleStack({ dir, clock, now, simnet, network, service, serviceServer, clientAddress, access, ...onchainCloud }, o)
+}
+
+/**
+ * The simulated network on loopback, composed as `npm start` composes it: the gateway and the deal
+ * service reach its chain only over Lotus JSON-RPC and its providers only over libp2p and HTTP.
+ */
+async function startNetwork(
+  dir: string,
+  seed: string,
+  now: () => number,
+  o: Pick<DealStackOptions, 'nv29Epoch' | 'transferTimeoutMs' | 'faults'>,
+): Promise<{ simnet: Simnet; network: SimulatedNetwork }> {
+  const simnet = createSimnet({ seed, genesis: GENESIS, now, nv29Epoch: o.nv29Epoch, stateFile: join(dir, 'simnet', 'chain.sqlite') })
   const network = await startSimulatedNetwork({
     simnet,
     dir: join(dir, 'simnet', 'providers'),
-    seed: o.seed ?? 'deal-engine-tests',
+    seed,
     transferTimeoutMs: o.transferTimeoutMs ?? 20_000,
     faults: o.faults,
   })
-  const sim = network.providers
-  const hosts = network.hosts
+  return { simnet, network }
+}
+
+/** The deal service over the simulated chain's RPC, on the test's clock, with its timers off: the test syncs it (runUntil). */
+async function startService(
+  dir: string,
+  simnet: Simnet,
+  rpcUrl: string,
+  now: () => number,
+): Promise<{ service: DealService; serviceServer: RunningServer }> {
   const service = await createDealService(
     {
       host: '127.0.0.1',
@@ -163,10 +198,19 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
       tickerPollSeconds: 60,
       tickerEnabled: false,
     },
-    { logger: silent, network: simnetOverRpc(simnet, network.rpcUrl), now, background: false },
+    { logger: silent, network: simnetOverRpc(simnet, rpcUrl), now, background: false },
   )
   const serviceServer = await startServer(service.app, 0, '127.0.0.1')
-  // The gateway's wallet key, registered with the tenant as its client address.
+  return { service, serviceServer }
+}
+
+/** The gateway's wallet key, registered with the tenant as its client address, and the gateway's access to the network, signing with it. */
+async function connectWallet(
+  service: DealService,
+  simnet: Simnet,
+  rpcUrl: string,
+  o: Pick<DealStackOptions, 'escrow' | 'price'>,
+): Promise<{ privateKey: Uint8Array; clientAddress: string; access: NetworkAccess }> {
   const privateKey = newPrivateKey()
   const signer = createSigner(privateKey, 'mainnet')
   const clientAddress = signer.address
@@ -175,108 +219,117 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
   // `npm run wallet -- add-escrow` would.
   const escrow = o.escrow ?? (BigInt(o.price ?? '0') > 0n ? 10n ** 21n : 0n)
   if (escrow > 0n) simnet.addEscrow(clientAddress, escrow)
-  const access = await connectToNetwork({ rpcUrl: network.rpcUrl, clock: simnet.clock, signer, network: 'mainnet' })
-  const providerClient = access.client
+  const access = await connectToNetwork({ rpcUrl, clock: simnet.clock, signer, network: 'mainnet' })
+  return { privateKey, clientAddress, access }
+}
+
+/** The simulated Onchain Cloud on the wall clock, and the gateway's client of it, its account funded from the faucet. */
+async function startOnchainCloud(
+  dir: string,
+  seed: string,
+  o: NonNullable<DealStackOptions['foc']>,
+  privateKey: Uint8Array,
+): Promise<{ foc: SimulatedFoc; focClient: FocClient }> {
+  const foc = await startSimulatedFoc({
+    dir: join(dir, 'simfoc'),
+    seed,
+    genesisTimestamp: Date.now() / 1000,
+    epochSeconds: o.epochSeconds ?? 0.05,
+    providerCount: o.providers ?? 3,
+    faults: o.faults,
+    logger: silent,
+  })
   // The Onchain Cloud pays from the same key's FEVM account, as the gateway's wallet does.
-  let foc: SimulatedFoc | undefined
-  let focClient: FocClient | undefined
-  if (o.foc) {
-    foc = await startSimulatedFoc({
-      dir: join(dir, 'simfoc'),
-      seed: o.seed ?? 'deal-engine-tests',
-      genesisTimestamp: Date.now() / 1000,
-      epochSeconds: o.foc.epochSeconds ?? 0.05,
-      providerCount: o.foc.providers ?? 3,
-      faults: o.foc.faults,
+  const account = privateKeyToAccount(`0x${Buffer.from(privateKey).toString('hex')}`)
+  await foc.faucet(account.address, { fil: o.fil ?? parseEther('10'), usdfc: o.usdfc ?? parseUnits('100', 18) })
+  const focClient = (o.client ?? ((c) => c))(
+    createFocClient({
+      chain: focChain('devnet', foc.rpcUrl, { contracts: foc.contracts, genesisTimestamp: foc.genesisTimestamp }),
+      account,
+    }),
+  )
+  return { foc, focClient }
+}
+
+/** A gateway on the stack's files, served on a free port: built at the start and again by restartGateway. */
+async function startGateway(parts: StackParts, o: DealStackOptions): Promise<{ gateway: Gateway; gatewayServer: RunningServer }> {
+  const client = createDealServiceClient({ url: parts.serviceServer.url, apiKey: API_KEY })
+  const gateway = await createGateway(
+    {
+      host: '127.0.0.1',
+      port: 0,
+      dataDir: o.gatewayDir ?? join(parts.dir, 'gateway'),
+      databaseUrl: o.databaseUrl,
+      groupSize: o.groupSize ?? 1 << 20,
+      groupIdleSeconds: 3600,
+      cidProfile: o.cidProfile,
+      ...(o.withoutService ? {} : { serviceUrl: parts.serviceServer.url, serviceApiKey: API_KEY }),
+      clientAddress: parts.clientAddress,
+      deals: {
+        durationDays: 540,
+        price: o.price ?? '0',
+        verified: true,
+        maxPaddingFactor: o.maxPaddingFactor,
+        startOffsetEpochs: 5760,
+        copies: o.copies ?? 2,
+        tickSeconds: 3600,
+        retrievalCheckSeconds: (o.retrievalCheckMs ?? 3_600_000) / 1000,
+        renewBeforeDays: o.renewBeforeDays,
+        repairHoldDays: o.repairHoldDays,
+      },
+      ...(o.foc ? { pdp: { copies: o.foc.copies, autoDeposit: o.foc.autoDeposit ?? true } } : {}),
+    },
+    {
       logger: silent,
-    })
-    const account = privateKeyToAccount(`0x${Buffer.from(privateKey).toString('hex')}`)
-    await foc.faucet(account.address, { fil: o.foc.fil ?? parseEther('10'), usdfc: o.foc.usdfc ?? parseUnits('100', 18) })
-    focClient = (o.foc.client ?? ((c) => c))(
-      createFocClient({
-        chain: focChain('devnet', foc.rpcUrl, { contracts: foc.contracts, genesisTimestamp: foc.genesisTimestamp }),
-        account,
-      }),
-    )
-  }
-
-  let gateway: Gateway
-  let gatewayServer: RunningServer
-  const databaseUrl = o.databaseUrl
-  const build = async () => {
-    const client = createDealServiceClient({ url: serviceServer.url, apiKey: API_KEY })
-    gateway = await createGateway(
-      {
-        host: '127.0.0.1',
-        port: 0,
-        dataDir: o.gatewayDir ?? join(dir, 'gateway'),
-        databaseUrl,
-        groupSize: o.groupSize ?? 1 << 20,
-        groupIdleSeconds: 3600,
-        cidProfile: o.cidProfile,
-        ...(o.withoutService ? {} : { serviceUrl: serviceServer.url, serviceApiKey: API_KEY }),
-        clientAddress,
-        deals: {
-          durationDays: 540,
-          price: o.price ?? '0',
-          verified: true,
-          maxPaddingFactor: o.maxPaddingFactor,
-          startOffsetEpochs: 5760,
-          copies: o.copies ?? 2,
-          tickSeconds: 3600,
-          retrievalCheckSeconds: (o.retrievalCheckMs ?? 3_600_000) / 1000,
-          renewBeforeDays: o.renewBeforeDays,
-          repairHoldDays: o.repairHoldDays,
-        },
-        ...(o.foc ? { pdp: { copies: o.foc.copies, autoDeposit: o.foc.autoDeposit ?? true } } : {}),
+      providers: (o.providers ?? ((p) => p))(parts.access.port),
+      foc: parts.focClient,
+      service: o.withoutService ? undefined : o.service ? o.service(client) : client,
+      now: parts.now,
+      dealTimeouts: {
+        proposalMs: 1500,
+        ...(o.dealTimeouts ?? { callMs: 1000, reloadMs: 3000 }),
+        ...(o.foc?.uploadIdleMs ? { uploadIdleMs: o.foc.uploadIdleMs } : {}),
       },
-      {
-        logger: silent,
-        providers: (o.providers ?? ((p) => p))(access.port),
-        foc: focClient,
-        service: o.withoutService ? undefined : o.service ? o.service(client) : client,
-        now,
-        dealTimeouts: {
-          proposalMs: 1500,
-          ...(o.dealTimeouts ?? { callMs: 1000, reloadMs: 3000 }),
-          ...(o.foc?.uploadIdleMs ? { uploadIdleMs: o.foc.uploadIdleMs } : {}),
-        },
-        folderSettleMs: 3_600_000,
-      },
-    )
-    gatewayServer = await startServer(gateway.app, 0, '127.0.0.1')
-    // Ticks are driven by the test: set the transfer URL without starting the timer.
-    gateway.setPublicUrl(gatewayServer.url)
-  }
-  await build()
+      folderSettleMs: 3_600_000,
+    },
+  )
+  const gatewayServer = await startServer(gateway.app, 0, '127.0.0.1')
+  // Ticks are driven by the test: set the transfer URL without starting the timer.
+  gateway.setPublicUrl(gatewayServer.url)
+  return { gateway, gatewayServer }
+}
 
+/** The stack the test holds: the parts, the gateway now running (restartGateway builds another), and what drives them. */
+async function assembleStack(parts: StackParts, o: DealStackOptions): Promise<DealStack> {
+  const { dir, clock, network, service, serviceServer } = parts
+  let running = await startGateway(parts, o)
   const stack: DealStack = {
     dir,
-    databaseUrl,
+    databaseUrl: o.databaseUrl,
     clock,
-    simnet,
-    sim,
-    hosts,
+    simnet: parts.simnet,
+    sim: network.providers,
+    hosts: network.hosts,
     faults: network.faults,
-    providerClient,
-    clientAddress,
-    foc,
-    focClient,
+    providerClient: parts.access.client,
+    clientAddress: parts.clientAddress,
+    foc: parts.foc,
+    focClient: parts.focClient,
     service,
     serviceServer,
     get gateway() {
-      return gateway
+      return running.gateway
     },
     get gatewayServer() {
-      return gatewayServer
+      return running.gatewayServer
     },
     advance(epochs) {
       clock.now += epochs * EPOCH_SECONDS * 1000
     },
-    put: (path, bytes) => fetch(`${gatewayServer.url}${path}`, { method: 'PUT', body: Buffer.from(bytes) }),
-    get: (path) => fetch(`${gatewayServer.url}${path}`),
+    put: (path, bytes) => fetch(`${running.gatewayServer.url}${path}`, { method: 'PUT', body: Buffer.from(bytes) }),
+    get: (path) => fetch(`${running.gatewayServer.url}${path}`),
     async fileInfo(path) {
-      const res = await fetch(`${gatewayServer.url}/file-info`, {
+      const res = await fetch(`${running.gatewayServer.url}/file-info`, {
         method: 'POST',
         headers: { 'Content-Type': 'application/json' },
         body: JSON.stringify({ filePath: path, verbose: true }),
@@ -285,15 +338,15 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
     },
     async seal(opts = {}) {
       // Folders' directory nodes are stored in the background after a change (here only when the test says so).
-      if (opts.folders) await gateway.folders.settled()
-      await gateway.content.sealWritable()
-      await gateway.content.settled()
+      if (opts.folders) await running.gateway.folders.settled()
+      await running.gateway.content.sealWritable()
+      await running.gateway.content.settled()
     },
     async runUntil(done, opts = {}) {
       for (let i = 0; i < (opts.max ?? 200); i++) {
         if (await done()) return true
         // As the engine's own timer (deal-engine.ts start): a tick that failed is retried at the next, on a faulty network.
-        await gateway.deals!.tick().catch((err) => {
+        await running.gateway.deals!.tick().catch((err) => {
           if (!o.faults?.rate) throw err
         })
         // Let providers' background transfers run.
@@ -307,16 +360,16 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
       return done()
     },
     async restartGateway() {
-      await gatewayServer.close()
-      await gateway.close()
-      await build()
+      await running.gatewayServer.close()
+      await running.gateway.close()
+      running = await startGateway(parts, o)
     },
     async close() {
-      await access.close()
+      await parts.access.close()
       await network.close()
-      await gatewayServer.close()
-      await gateway.close()
-      await foc?.close()
+      await running.gatewayServer.close()
+      await running.gateway.close()
+      await parts.foc?.close()
       await serviceServer.close()
       await service.close()
       rmSync(dir, { recursive: true, force: true })

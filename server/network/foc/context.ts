@@ -1,0 +1,34 @@
+import type { Chain } from '@filoz/synapse-core/chains'
+import type { Synapse } from '@filoz/synapse-sdk'
+import type { Address } from 'viem'
+
+/**
+ * What the client's verbs work with, built once by createFocClient. Each verb
+ * takes only the part it uses (a `Pick` of this), so that one can be swapped
+ * for code that skips the SDK: the chain reads need no Synapse instance.
+ */
+export interface FocContext {
+  synapse: Synapse
+  /** The SDK's viem client: chain reads, receipts, and the payer's own transactions. */
+  client: Synapse['client']
+  chain: Chain
+  /** The payer: the wallet key's FEVM account. */
+  payer: Address
+}
+
+/** A contract on `chain.contracts`, as viem's readContract wants it. */
+export interface FocContract {
+  address: Address
+  abi: unknown
+}
+
+/**
+ * A view call on one of the chain's contracts, by function name: viem's typed
+ * readContract takes no plain string for it, so the caller names the answer's type.
+ *
+ * @example const read = contractReader(client); const live = await read<boolean>(chain.contracts.pdp, 'dataSetLive', [dataSetId])
+ */
+export const contractReader =
+  (client: FocContext['client']) =>
+  <T>(contract: FocContract, functionName: string, args: unknown[] = []) =>
+    client.readContract({ address: contract.address, abi: contract.abi, functionName, args } as never) as Promise<T>

@@ -1,0 +1,52 @@
+import { maxUint256 } from 'viem'
+import { contractReader, type FocContext } from './context.ts'
+import type { FocCopy, FocCopyProof } from './types.ts'
+
+/** How many of the latest proving periods a copy's proofs are looked up in. */
+const RECENT_PERIODS = 4
+
+/** Where a copy stands on chain, read from PDPVerifier and the warm storage service (FWSS and its view contract). */
+export async function copyProof(
+  { client, chain }: Pick<FocContext, 'client' | 'chain'>,
+  { dataSetId, pieceId, addedEpoch }: Pick<FocCopy, 'dataSetId' | 'pieceId' | 'addedEpoch'>,
+): Promise<FocCopyProof> {
+  const { pdp, fwss, fwssView } = chain.contracts
+  const read = contractReader(client)
+  const head = await client.getBlockNumber({ cacheTime: 0 })
+  const [dataSetLive, pieceLive, lastProven, nextChallenge, config, addedPeriod, currentPeriod] = await Promise.all([
+    read<boolean>(pdp, 'dataSetLive', [dataSetId]),
+    read<boolean>(pdp, 'pieceLive', [dataSetId, pieceId]),
+    read<bigint>(pdp, 'getDataSetLastProvenEpoch', [dataSetId]).catch(() => 0n),
+    read<bigint>(pdp, 'getNextChallengeEpoch', [dataSetId]).catch(() => 0n),
+    read<readonly [bigint, bigint, bigint, bigint]>(fwssView, 'getPDPConfig'),
+    read<bigint>(fwss, 'getProvingPeriodForEpoch', [dataSetId, BigInt(addedEpoch)]),
+    read<bigint>(fwss, 'getProvingPeriodForEpoch', [dataSetId, head]),
+  ])
+  // FWSS counts proofs per proving period (provenPeriods). A piece added in period k is first
+  // challenged in period k + 1, once the provider's nextProvingPeriod takes it into the range;
+  // one added before proving started, from period 0.
+  let proved = false
+  let missedPeriods = 0
+  if (dataSetLive && currentPeriod !== maxUint256) {
+    const first = addedPeriod === maxUint256 ? 0n : addedPeriod + 1n
+    const periods: bigint[] = []
+    for (let p = currentPeriod; p >= first && periods.length < RECENT_PERIODS; p--) periods.push(p)
+    const proven = await Promise.all(periods.map((p) => read<boolean>(fwssView, 'provenPeriods', [dataSetId, p])))
+    proved = proven.some(Boolean)
+    // Closed periods (all but the current one) without a proof, the latest first, in a row.
+    for (const wasProven of proven.slice(1)) {
+      if (wasProven) break
+      missedPeriods++
+    }
+  }
+  return {
+    dataSetLive,
+    pieceLive: dataSetLive && pieceLive,
+    proved: proved && pieceLive,
+    missedPeriods,
+    lastProvenEpoch: Number(lastProven),
+    nextChallengeEpoch: nextChallenge === 0n ? null : Number(nextChallenge),
+    maxProvingPeriod: Number(config[0]),
+    challengeWindow: Number(config[1]),
+  }
+}
