@@ -1,18 +1,8 @@
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { openChainJournal } from './chain-journal.ts'
-import {
-  BASE_FEE,
-  BLOCK_GAS_LIMIT,
-  createEvmChain,
-  ExecutionReverted,
-  hex,
-  TransactionRejected,
-  type CallRequest,
-  type ChainLog,
-  type ChainReceipt,
-  type EvmChain,
-} from './evm-chain.ts'
+import { BASE_FEE, createEvmChain, ExecutionReverted, hex, TransactionRejected, type CallRequest, type EvmChain } from './evm-chain.ts'
+import { blockJson, logJson, receiptJson, txJson } from './evm-node-json.ts'
 
 type Hex = `0x${string}`
 
@@ -102,39 +92,6 @@ function callParam(v: unknown): CallRequest {
   }
 }
 
-function receiptJson(r: ChainReceipt) {
-  return {
-    transactionHash: r.transactionHash,
-    transactionIndex: hex(r.transactionIndex),
-    blockHash: r.blockHash,
-    blockNumber: hex(r.blockNumber),
-    from: r.from,
-    to: r.to,
-    contractAddress: r.contractAddress,
-    cumulativeGasUsed: hex(r.cumulativeGasUsed),
-    gasUsed: hex(r.gasUsed),
-    effectiveGasPrice: hex(r.effectiveGasPrice),
-    logs: r.logs.map(logJson),
-    logsBloom: `0x${'00'.repeat(256)}`,
-    status: hex(r.status),
-    type: hex(r.type),
-  }
-}
-
-function logJson(l: ChainLog) {
-  return {
-    address: l.address,
-    topics: l.topics,
-    data: l.data,
-    blockNumber: hex(l.blockNumber),
-    blockHash: l.blockHash,
-    transactionHash: l.transactionHash,
-    transactionIndex: hex(l.transactionIndex),
-    logIndex: hex(l.logIndex),
-    removed: false,
-  }
-}
-
 /** The eth_* methods of Lotus's FEVM API (lotus node/impl/eth) that viem and the Synapse SDK use, over a simulated chain. */
 export function ethMethods(chain: EvmChain): Record<string, (params: unknown[]) => Promise<unknown> | unknown> {
   const blockTag = (v: unknown): number => {
@@ -143,64 +100,6 @@ export function ethMethods(chain: EvmChain): Record<string, (params: unknown[]) 
     const n = Number(quantity(v, 'block'))
     if (n > chain.headEpoch()) throw new RpcError(INVALID_PARAMS, `requested epoch ${n} is in the future (head ${chain.headEpoch()})`)
     return n
-  }
-  const txJson = (hash: Hex) => {
-    const t = chain.transaction(hash)
-    if (!t) return null
-    const tx = t.tx as unknown as Record<string, unknown> & typeof t.tx
-    const sig = { v: hex(tx.v ?? 0n), r: hex(tx.r ?? 0n), s: hex(tx.s ?? 0n) }
-    const fees =
-      'maxFeePerGas' in tx
-        ? {
-            maxFeePerGas: hex(tx.maxFeePerGas as bigint),
-            maxPriorityFeePerGas: hex(tx.maxPriorityFeePerGas as bigint),
-            gasPrice: hex(chain.receipt(hash)!.effectiveGasPrice),
-          }
-        : { gasPrice: hex(tx.gasPrice as bigint) }
-    return {
-      hash,
-      from: t.from,
-      to: tx.to?.toString() ?? null,
-      nonce: hex(tx.nonce),
-      gas: hex(tx.gasLimit),
-      value: hex(tx.value),
-      input: `0x${Buffer.from(tx.data).toString('hex')}`,
-      blockNumber: hex(t.blockNumber),
-      blockHash: chain.block(t.blockNumber).hash,
-      transactionIndex: hex(t.transactionIndex),
-      type: hex(tx.type),
-      chainId: hex(chain.chainId),
-      accessList: [],
-      ...fees,
-      ...sig,
-      yParity: sig.v,
-    }
-  }
-  const blockJson = (number: number, full: boolean) => {
-    const b = chain.block(number)
-    return {
-      number: hex(b.number),
-      hash: b.hash,
-      parentHash: number > 0 ? chain.block(number - 1).hash : `0x${'00'.repeat(32)}`,
-      timestamp: hex(b.timestamp),
-      baseFeePerGas: hex(BASE_FEE),
-      gasLimit: hex(BLOCK_GAS_LIMIT),
-      gasUsed: hex(b.gasUsed),
-      miner: `0x${'00'.repeat(20)}`,
-      difficulty: '0x0',
-      totalDifficulty: '0x0',
-      extraData: '0x',
-      nonce: '0x0000000000000000',
-      sha3Uncles: `0x${'00'.repeat(32)}`,
-      logsBloom: `0x${'00'.repeat(256)}`,
-      size: '0x0',
-      stateRoot: `0x${'00'.repeat(32)}`,
-      receiptsRoot: `0x${'00'.repeat(32)}`,
-      transactionsRoot: `0x${'00'.repeat(32)}`,
-      mixHash: `0x${'00'.repeat(32)}`,
-      uncles: [],
-      transactions: full ? b.transactions.map(txJson) : b.transactions,
-    }
   }
   return {
     eth_chainId: () => hex(chain.chainId),
@@ -231,11 +130,11 @@ export function ethMethods(chain: EvmChain): Record<string, (params: unknown[]) 
       // A receipt shows once its epoch is the head, as a message's once its tipset is.
       return r && r.blockNumber <= chain.headEpoch() ? receiptJson(r) : null
     },
-    eth_getTransactionByHash: ([hash]) => txJson(hexParam(hash, 'hash')),
-    eth_getBlockByNumber: ([tag, full]) => blockJson(blockTag(tag), full === true),
+    eth_getTransactionByHash: ([hash]) => txJson(chain, hexParam(hash, 'hash')),
+    eth_getBlockByNumber: ([tag, full]) => blockJson(chain, blockTag(tag), full === true),
     eth_getBlockByHash: ([hash, full]) => {
       const wanted = hexParam(hash, 'hash').toLowerCase()
-      for (let n = chain.headEpoch(); n >= 0; n--) if (chain.block(n).hash === wanted) return blockJson(n, full === true)
+      for (let n = chain.headEpoch(); n >= 0; n--) if (chain.block(n).hash === wanted) return blockJson(chain, n, full === true)
       return null
     },
     eth_getLogs: ([filter]) => {

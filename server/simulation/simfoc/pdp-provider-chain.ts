@@ -14,7 +14,7 @@ import {
   type Hex,
   type PublicClient,
 } from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
+import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
 
 /**
  * What a simulated Curio does on chain, as its tasks do it (Curio tasks/pdpv0
@@ -134,21 +134,29 @@ export function chainErrorText(err: unknown): string {
   return err instanceof Error ? err.message : String(err)
 }
 
-export function createViemPdpChain(o: ViemPdpChainOptions): PdpChain {
-  const account = privateKeyToAccount(o.privateKey)
-  const transport = http(o.rpcUrl, { retryCount: 0 })
-  const publicClient: PublicClient = createPublicClient({ transport })
-  const overestimate = o.gasOverestimate ?? 1.25
+interface EthSenderOptions {
+  publicClient: PublicClient
+  /** The provider's key, which signs every send. */
+  account: PrivateKeyAccount
+  /** The one contract the provider sends to (the PDPVerifier). */
+  to: Address
+  /** Gas limit = estimate × this. */
+  overestimate: number
+}
+
+/** The provider's sends, as Curio's SenderETH makes them; one the node refuses is a ChainSendError with the node's text. */
+function createEthSender(o: EthSenderOptions): (data: Hex, value: bigint) => Promise<Hex> {
+  const { publicClient, account } = o
   let chainId: number | null = null
 
   // Curio's SenderETH assigns nonces itself, one send at a time; so does this queue.
   let queue: Promise<unknown> = Promise.resolve()
   let nextNonce: number | null = null
-  function send(data: Hex, value: bigint): Promise<Hex> {
+  return function send(data, value) {
     const run = async (): Promise<Hex> => {
       let gas: bigint
       try {
-        gas = await publicClient.estimateGas({ account: account.address, to: o.pdpVerifier, data, value })
+        gas = await publicClient.estimateGas({ account: account.address, to: o.to, data, value })
       } catch (err) {
         throw new ChainSendError(chainErrorText(err))
       }
@@ -163,10 +171,10 @@ export function createViemPdpChain(o: ViemPdpChainOptions): PdpChain {
           type: 'eip1559',
           chainId,
           nonce: nextNonce,
-          to: o.pdpVerifier,
+          to: o.to,
           data,
           value,
-          gas: BigInt(Math.ceil(Number(gas) * overestimate)),
+          gas: BigInt(Math.ceil(Number(gas) * o.overestimate)),
           maxFeePerGas: baseFee * 2n + tip,
           maxPriorityFeePerGas: tip,
         })
@@ -182,6 +190,13 @@ export function createViemPdpChain(o: ViemPdpChainOptions): PdpChain {
     queue = result.catch(() => {})
     return result
   }
+}
+
+export function createViemPdpChain(o: ViemPdpChainOptions): PdpChain {
+  const account = privateKeyToAccount(o.privateKey)
+  const transport = http(o.rpcUrl, { retryCount: 0 })
+  const publicClient: PublicClient = createPublicClient({ transport })
+  const send = createEthSender({ publicClient, account, to: o.pdpVerifier, overestimate: o.gasOverestimate ?? 1.25 })
 
   const read = <T>(
     functionName: string,
