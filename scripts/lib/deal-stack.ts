@@ -108,7 +108,9 @@ export interface DealStackOptions {
    * default 0.05: a 240-epoch proving period in 12 s and a 20-epoch challenge
    * window in 1 s, which a loaded machine still meets), `providers` Curio-like
    * providers (faults by index), the gateway's account given `fil` and `usdfc`;
-   * `client` wraps the gateway's client of it (to make a call fail).
+   * `client` wraps the gateway's client of it (to make a call fail);
+   * `maxUploadBytes` the largest CAR one upload takes (default the SDK's
+   * 1 065 353 216 bytes; small, groups close at it).
    */
   foc?: {
     copies: number
@@ -119,6 +121,7 @@ export interface DealStackOptions {
     fil?: bigint
     usdfc?: bigint
     uploadIdleMs?: number
+    maxUploadBytes?: number
     client?: (client: FocClient) => FocClient
   }
 }
@@ -277,7 +280,7 @@ async function startGateway(parts: StackParts, o: DealStackOptions): Promise<{ g
         renewBeforeDays: o.renewBeforeDays,
         repairHoldDays: o.repairHoldDays,
       },
-      ...(o.foc ? { pdp: { copies: o.foc.copies, autoDeposit: o.foc.autoDeposit ?? true } } : {}),
+      ...(o.foc ? { pdp: { copies: o.foc.copies, autoDeposit: o.foc.autoDeposit ?? true, maxUploadBytes: o.foc.maxUploadBytes } } : {}),
     },
     {
       logger: silent,

@@ -1,6 +1,7 @@
 import { DEAL_DEFAULTS, type GatewayConfig } from '../shared/config.ts'
 import { EPOCH_SECONDS, EPOCHS_PER_DAY } from '../shared/epochs.ts'
 import type { Logger } from '../shared/logger.ts'
+import { PDP_MAX_UPLOAD_BYTES } from '../shared/piece.ts'
 import type { ContentStore } from './content/index.ts'
 import {
   createDealEngine,
@@ -102,6 +103,7 @@ export function createDealWork(
         client: deps.foc,
         copies: config.pdp.copies,
         autoDeposit: config.pdp.autoDeposit,
+        maxUploadBytes: config.pdp.maxUploadBytes ?? PDP_MAX_UPLOAD_BYTES,
         uploadIdleMs: timeouts.uploadIdleMs ?? 10 * 60_000,
         maxUploads: 2,
         // The simulated Onchain Cloud runs on the simulated chain's clock; a real one has 30 s epochs as the chain does.

@@ -7,6 +7,7 @@ import { DEAL_DEFAULTS, type GatewayConfig } from '../shared/config.ts'
 import type { Faults } from '../shared/faults.ts'
 import type { Logger } from '../shared/logger.ts'
 import { requestLogger } from '../shared/request-log.ts'
+import { PDP_MAX_UPLOAD_BYTES } from '../shared/piece.ts'
 import { createNamespace, type Namespace } from './namespace.ts'
 import { createFolderIndex, type FolderIndex } from './folder-index.ts'
 import { createSpaceReserve, type SpaceReserve } from '../shared/disk.ts'
@@ -97,6 +98,8 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
       sql,
       dir: config.dataDir,
       groupSize: config.groupSize,
+      // While PDP copies are made, no CAR is larger than one upload of them.
+      maxCarBytes: config.pdp?.copies ? (config.pdp.maxUploadBytes ?? PDP_MAX_UPLOAD_BYTES) : undefined,
       groupIdleMs: config.groupIdleSeconds * 1000,
       logger,
       dealViews: (groupIds) => dealStore.views(groupIds),

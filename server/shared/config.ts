@@ -5,6 +5,7 @@ import { z } from 'zod'
 import { addressNetworkOf, type AddressNetwork } from './address.ts'
 import { MAX_DEAL_DAYS, MIN_DEAL_DAYS, SIMNET_DEFAULT_GENESIS, type NetworkName } from './epochs.ts'
 import { NETWORK_NAMES } from './contracts/network.ts'
+import { PDP_MAX_UPLOAD_BYTES, largestGroupSize } from './piece.ts'
 
 /**
  * Deal terms and pace when nothing is set: the defaults of the DEAL_* variables
@@ -87,7 +88,7 @@ const EnvSchema = z.object({
     .regex(/^[A-Za-z0-9.:/, -]+$/, 'false, true, a hop count or a comma-separated list of addresses')
     .default('false'),
   // Gateway
-  // Defaults per network (GROUP_DEFAULTS): real providers take pieces of 256 MiB to 32 GiB.
+  // Defaults per network (GROUP_DEFAULTS): real providers take pieces of 256 MiB to 32 GiB; at most 1 GiB with PDP copies.
   GROUP_SIZE: z.coerce.number().int().positive().optional(),
   GROUP_IDLE_SECONDS: z.coerce.number().int().positive().optional(),
   // Threads writing CARs and piece CIDs; 0 seals on the main thread. Default: one per core.
@@ -177,7 +178,7 @@ const EnvSchema = z.object({
  * verified and paid deals are charged on the padded size, so on a real
  * network a group waits a day for more data, grows to 8 GiB (1 GiB on
  * calibration) and is padded at most 16× (a 16 MiB piece still reaches a
- * 256 MiB minimum).
+ * 256 MiB minimum). With PDP copies a group is at most 1 GiB (PDP_MAX_GROUP_SIZE).
  */
 const GROUP_DEFAULTS: Record<NetworkName, { groupSize: number; idleSeconds: number; maxPadding: number }> = {
   simnet: { groupSize: 64 * 1024 * 1024, idleSeconds: 20, maxPadding: 0 },
@@ -186,6 +187,13 @@ const GROUP_DEFAULTS: Record<NetworkName, { groupSize: number; idleSeconds: numb
   calibration: { groupSize: 1024 ** 3, idleSeconds: 86_400, maxPadding: 16 },
   mainnet: { groupSize: 8 * 1024 ** 3, idleSeconds: 86_400, maxPadding: 16 },
 }
+
+/**
+ * The largest group PDP copies allow: each copy is one Onchain Cloud upload
+ * of the group's whole CAR (PDP_MAX_UPLOAD_BYTES), so while they are made
+ * groups are at most 1 GiB, whatever the network's default.
+ */
+const PDP_MAX_GROUP_SIZE = largestGroupSize(PDP_MAX_UPLOAD_BYTES)
 
 /** Where a part keeps its state: PostgreSQL (DATABASE_URL, the part in its own schema), else a SQLite file in its data folder. */
 interface StoredState {
@@ -264,8 +272,12 @@ export interface GatewayConfig extends StoredState {
   clientAddress?: string
   /** Deal terms and pace; unset (tests): DEAL_DEFAULTS. */
   deals?: DealsConfig
-  /** The PDP route's policy: copies per group (0: off), and whether uploads top Filecoin Pay up from the wallet. */
-  pdp?: { copies: number; autoDeposit: boolean }
+  /**
+   * The PDP route's policy: copies per group (0: off), and whether uploads top Filecoin Pay up from the wallet.
+   * While copies are made no group's CAR passes `maxUploadBytes` (default PDP_MAX_UPLOAD_BYTES, the SDK's
+   * limit; tests make it small, as no variable does: the SDK refuses anything larger).
+   */
+  pdp?: { copies: number; autoDeposit: boolean; maxUploadBytes?: number }
 }
 
 export interface ServiceConfig extends StoredState {
@@ -482,12 +494,28 @@ function checkCombinations(e: Env, role: Role): void {
     )
   }
   if (role === 'app' && !e.GATEWAY_URL) throw new ConfigError('--role app needs GATEWAY_URL')
+  // A group too big for one upload would be retried for ever and never offloaded.
+  if (pdpCopiesOf(e) > 0 && e.GROUP_SIZE !== undefined && e.GROUP_SIZE > PDP_MAX_GROUP_SIZE) {
+    throw new ConfigError(
+      `Invalid configuration:\n  GROUP_SIZE: ${e.GROUP_SIZE} is too large for PDP copies: each is one Onchain Cloud upload of the group's CAR, at most ${PDP_MAX_UPLOAD_BYTES} bytes (the Synapse SDK's limit), so GROUP_SIZE may be at most ${PDP_MAX_GROUP_SIZE} (1 GiB) while PDP_COPIES is above 0; set a smaller GROUP_SIZE, or PDP_COPIES=0 to keep larger groups for the deal market alone`,
+    )
+  }
   // Groups are offloaded once the copies asked for are retrievable: asking for none would offload them with none.
   if (e.DEAL_COPIES === 0 && !((e.FOC_RPC_URL || e.SIMFOC_PROVIDERS > 0) && e.PDP_COPIES > 0)) {
     throw new ConfigError(
       'Invalid configuration:\n  DEAL_COPIES: 0 (no deal-market copies) needs PDP copies on the Onchain Cloud instead: PDP_COPIES of 1 or more, with FOC_RPC_URL or the simulated Onchain Cloud (SIMFOC_PROVIDERS)',
     )
   }
+}
+
+/** PDP copies per group: PDP_COPIES on a real Onchain Cloud (FOC_RPC_URL) or the simulated one, none when the stack runs no providers there. */
+const pdpCopiesOf = (e: Env) => (e.FOC_RPC_URL || e.SIMFOC_PROVIDERS > 0 ? e.PDP_COPIES : 0)
+
+/** GROUP_SIZE, else the network's default, at most what PDP copies allow while they are made. */
+function groupSizeOf(e: Env): number {
+  if (e.GROUP_SIZE !== undefined) return e.GROUP_SIZE
+  const size = GROUP_DEFAULTS[e.NETWORK].groupSize
+  return pdpCopiesOf(e) > 0 ? Math.min(size, PDP_MAX_GROUP_SIZE) : size
 }
 
 /** A base URL as the parts join paths to it: without trailing slashes. */
@@ -537,7 +565,7 @@ function gatewayConfigOf(e: Env, dataDir: string): GatewayConfig {
     databaseUrl: e.DATABASE_URL,
     user: e.GATEWAY_USER,
     password: e.GATEWAY_PASSWORD,
-    groupSize: e.GROUP_SIZE ?? GROUP_DEFAULTS[e.NETWORK].groupSize,
+    groupSize: groupSizeOf(e),
     diskReserveBytes: e.DISK_RESERVE_MB === undefined ? undefined : e.DISK_RESERVE_MB * 1024 * 1024,
     groupIdleSeconds: e.GROUP_IDLE_SECONDS ?? GROUP_DEFAULTS[e.NETWORK].idleSeconds,
     sealThreads: e.SEAL_THREADS ?? availableParallelism(),
@@ -546,8 +574,7 @@ function gatewayConfigOf(e: Env, dataDir: string): GatewayConfig {
     serviceApiKey: e.SERVICE_API_KEY,
     publicUrl: withoutTrailingSlash(e.GATEWAY_PUBLIC_URL),
     pdp: {
-      // Without a real Onchain Cloud, the simulated one: none when the stack runs no providers there.
-      copies: e.FOC_RPC_URL || e.SIMFOC_PROVIDERS > 0 ? e.PDP_COPIES : 0,
+      copies: pdpCopiesOf(e),
       autoDeposit: e.FOC_AUTO_DEPOSIT === undefined ? !e.FOC_RPC_URL : e.FOC_AUTO_DEPOSIT === 'true' || e.FOC_AUTO_DEPOSIT === '1',
     },
     deals: dealsConfigOf(e),

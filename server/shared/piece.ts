@@ -35,6 +35,24 @@ export function paddedPieceSize(n: number): number {
 export const unpaddedPieceSize = (pieceSize: number): number => (pieceSize / 128) * 127
 
 /**
+ * The largest upload the Onchain Cloud takes as one piece: the Synapse SDK's
+ * SIZE_CONSTANTS.MAX_UPLOAD_SIZE (0.41 and 1.x alike), what a 1 GiB piece
+ * holds after fr32. A PDP copy is one upload of a group's whole CAR, so no
+ * CAR may be larger while PDP copies are made (test/shared/piece.test.ts
+ * checks the number against the SDK's).
+ */
+export const PDP_MAX_UPLOAD_BYTES = 1_065_353_216
+
+/**
+ * The largest group size (GROUP_SIZE, the piece a group aims for) whose CAR
+ * never passes `maxCarBytes`: a group closes while its CAR still fits 127/128
+ * of its size (gateway/content/group-filling.ts).
+ *
+ * @example largestGroupSize(PDP_MAX_UPLOAD_BYTES) // 1073741824: 1 GiB
+ */
+export const largestGroupSize = (maxCarBytes: number): number => Math.floor((maxCarBytes * 128) / 127)
+
+/**
  * A deal's StoragePricePerEpoch for a piece, from a price per GiB per epoch
  * (what asks and DEAL_PRICE say): price × PieceSize / 2^30, rounded down, the
  * way Boost's client writes it and Boost and Curio check it against their ask

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { resolve } from 'node:path'
 import { ConfigError, DEAL_DEFAULTS, loadConfig, parseRole } from '../../server/shared/config.ts'
+import { PDP_MAX_UPLOAD_BYTES } from '../../server/shared/piece.ts'
 
 describe('loadConfig', () => {
   it('turns simulated network faults on with SIMNET_FAULT_RATE, off by default, at most 0.2', () => {
@@ -58,7 +59,7 @@ describe('loadConfig', () => {
     const simnet = loadConfig({})
     expect(simnet.gateway).toMatchObject({ groupSize: 64 * 2 ** 20, groupIdleSeconds: 20 })
     expect(simnet.gateway.deals!.maxPaddingFactor).toBe(Infinity)
-    const mainnet = loadConfig({ NETWORK: 'mainnet' })
+    const mainnet = loadConfig({ NETWORK: 'mainnet', PDP_COPIES: '0' })
     // Real providers commonly take pieces of 256 MiB to 32 GiB; a group waits a day for more data.
     expect(mainnet.gateway).toMatchObject({ groupSize: 8 * 2 ** 30, groupIdleSeconds: 86_400 })
     expect(mainnet.gateway.deals!.maxPaddingFactor).toBe(16)
@@ -66,6 +67,40 @@ describe('loadConfig', () => {
     expect(
       loadConfig({ NETWORK: 'mainnet', GROUP_SIZE: '1048576', GROUP_IDLE_SECONDS: '30', DEAL_MAX_PADDING: '0' }).gateway,
     ).toMatchObject({ groupSize: 2 ** 20, groupIdleSeconds: 30, deals: { maxPaddingFactor: Infinity } })
+  })
+})
+
+describe('groups and the Onchain Cloud: every group fits every route it is sent to', () => {
+  const FOC = 'https://api.node.glif.io/rpc/v1'
+  /** The most CAR bytes a group of `groupSize` writes: it closes while its CAR fits 127/128 of it (group-filling.ts). */
+  const carCapacity = (groupSize: number) => Math.floor((groupSize * 127) / 128)
+
+  it("gives mainnet's defaults (PDP copies on) groups whose CAR fits one upload of the Synapse SDK", () => {
+    for (const env of [{ NETWORK: 'mainnet', FOC_RPC_URL: FOC }, { NETWORK: 'mainnet' }, { NETWORK: 'calibration', FOC_RPC_URL: FOC }]) {
+      const { gateway } = loadConfig(env)
+      expect(gateway.pdp!.copies).toBe(2)
+      expect(gateway.groupSize).toBe(2 ** 30)
+      expect(carCapacity(gateway.groupSize)).toBeLessThanOrEqual(PDP_MAX_UPLOAD_BYTES)
+    }
+    // Without PDP copies, the deal market's own size: 8 GiB on mainnet.
+    expect(loadConfig({ NETWORK: 'mainnet', FOC_RPC_URL: FOC, PDP_COPIES: '0' }).gateway.groupSize).toBe(8 * 2 ** 30)
+    expect(loadConfig({ NETWORK: 'mainnet', SIMFOC_PROVIDERS: '0' }).gateway.groupSize).toBe(8 * 2 ** 30)
+    // Smaller networks keep theirs.
+    expect(loadConfig({}).gateway.groupSize).toBe(64 * 2 ** 20)
+  })
+
+  it('refuses a GROUP_SIZE whose CAR could not be uploaded as one PDP copy, saying the limit and the way out', () => {
+    const refused =
+      /GROUP_SIZE: 8589934592 is too large for PDP copies: each is one Onchain Cloud upload of the group's CAR, at most 1065353216 bytes \(the Synapse SDK's limit\), so GROUP_SIZE may be at most 1073741824 \(1 GiB\) while PDP_COPIES is above 0; set a smaller GROUP_SIZE, or PDP_COPIES=0/
+    expect(() => loadConfig({ NETWORK: 'mainnet', FOC_RPC_URL: FOC, GROUP_SIZE: String(8 * 2 ** 30) })).toThrow(ConfigError)
+    expect(() => loadConfig({ NETWORK: 'mainnet', FOC_RPC_URL: FOC, GROUP_SIZE: String(8 * 2 ** 30) })).toThrow(refused)
+    // The simulated Onchain Cloud takes no more than the real one: the SDK is the same.
+    expect(() => loadConfig({ GROUP_SIZE: String(2 ** 30 + 1) })).toThrow(/GROUP_SIZE: 1073741825 is too large for PDP copies/)
+    expect(loadConfig({ NETWORK: 'mainnet', FOC_RPC_URL: FOC, GROUP_SIZE: String(2 ** 30) }).gateway.groupSize).toBe(2 ** 30)
+    // No PDP copies, no such limit.
+    for (const env of [{ PDP_COPIES: '0' }, { SIMFOC_PROVIDERS: '0' }]) {
+      expect(loadConfig({ NETWORK: 'mainnet', GROUP_SIZE: String(32 * 2 ** 30), ...env }).gateway.groupSize).toBe(32 * 2 ** 30)
+    }
   })
 })
 

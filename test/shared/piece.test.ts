@@ -3,8 +3,11 @@ import { randomBytes } from 'node:crypto'
 import { CID } from 'multiformats/cid'
 import { Piece } from '@web3-storage/data-segment'
 import * as SynapsePiece from '@filoz/synapse-core/piece'
+import { SIZE_CONSTANTS } from '@filoz/synapse-core/utils'
 import {
+  PDP_MAX_UPLOAD_BYTES,
   createPieceHasher,
+  largestGroupSize,
   fr32FourQuanta,
   fr32FourQuantaBytes,
   padPieceCid,
@@ -127,5 +130,17 @@ describe('piece CID (CommP)', () => {
     }
     expect(() => pieceCidV2('bafkqaaa', 100)).toThrow(/not a piece CID v1/)
     expect(() => pieceCidV2(pieceOf(sample(100)).pieceCid, 10)).toThrow(/at least 65/)
+  })
+
+  it("takes the Synapse SDK's largest upload as the Onchain Cloud's, and sizes a group whose CAR never passes it", () => {
+    expect(PDP_MAX_UPLOAD_BYTES).toBe(SIZE_CONSTANTS.MAX_UPLOAD_SIZE)
+    // 2^30 · 127/128 = 1 065 353 216: a 1 GiB group's CAR is at most exactly the SDK's limit.
+    expect(largestGroupSize(PDP_MAX_UPLOAD_BYTES)).toBe(2 ** 30)
+    // Whatever the limit, the group's CAR (127/128 of its size, rounded down) fits it, and one byte more would not.
+    for (const limit of [127, 600_000, 1_000_003]) {
+      const size = largestGroupSize(limit)
+      expect(Math.floor((size * 127) / 128)).toBeLessThanOrEqual(limit)
+      expect(((size + 1) * 127) / 128).toBeGreaterThan(limit)
+    }
   })
 })

@@ -45,13 +45,14 @@ export interface Filling {
 /**
  * Hands out byte ranges in the writable group and counts who still writes
  * where. Deciding when to close is not its job: it only says whether the
- * next block would overflow the piece of `groupSize`, or the group is full.
+ * next block would overflow the piece of `groupSize` (or a CAR of
+ * `maxCarBytes`, the largest a storage route takes), or the group is full.
  * Callers take the lifecycle's turn, so reservations never overlap.
  */
-export function createFilling(o: { repo: Repository; groupSize: number }): Filling {
+export function createFilling(o: { repo: Repository; groupSize: number; maxCarBytes?: number }): Filling {
   let current: WritableGroup | undefined
   const writers = new Map<number, number>()
-  const capacity = carCapacity(o.groupSize)
+  const capacity = Math.min(carCapacity(o.groupSize), o.maxCarBytes ?? Infinity)
   /** The CAR the writable group would write, with `extra` more bytes in `blocks` more blocks. */
   const carEstimate = (c: WritableGroup, extra = 0, blocks = 0) =>
     CAR_HEADER_BYTES + c.reserved + extra + (c.blocks + blocks) * CAR_BYTES_PER_BLOCK

@@ -15,6 +15,8 @@ export interface GroupLifecycleOptions {
   files: BlockFiles
   /** The piece size a group aims for: it closes while its CAR still fits the piece (127/128 of it, fr32). */
   groupSize: number
+  /** The largest CAR a storage route takes (a PDP copy is one upload of it): a group closes before its CAR passes it too. */
+  maxCarBytes?: number
   groupIdleMs: number
   logger: Logger
   /** Where a test steps in (shared/faults.ts); nothing happens without it. */
@@ -30,7 +32,7 @@ export interface GroupLifecycleOptions {
 /**
  * Moves groups through their states: hands out byte ranges in the writable
  * group (group-filling.ts), closes it when its CAR would no longer fit a piece
- * of `groupSize` (the blocks plus their CAR framing) or has sat idle with data
+ * of `groupSize` (the blocks plus their CAR framing), nor `maxCarBytes`, or has sat idle with data
  * for `groupIdleMs` (group-closing.ts), and seals full groups (CAR + piece
  * CID), up to `sealConcurrency` at once, only once no ingest still writes into
  * them (group-sealing.ts, seal-group.ts); after a restart it resumes
@@ -42,7 +44,7 @@ export function createGroupLifecycle(o: GroupLifecycleOptions): GroupLifecycle {
   // Everything that reads or moves the writable group takes its turn here: its store writes are awaited.
   const serial = createSerial()
   const retryMs = o.retryMs ?? { first: 1_000, max: 5 * 60_000 }
-  const filling = createFilling({ repo, groupSize: o.groupSize })
+  const filling = createFilling({ repo, groupSize: o.groupSize, maxCarBytes: o.maxCarBytes })
   const seal = (id: number) => sealGroup(id, { repo, files, logger, faults: o.faults, sealer: o.sealer })
   const sealing = createSealing({ seal, concurrency: Math.max(1, o.sealConcurrency ?? 1), logger, retryMs })
   const closing = createClosing({ repo, filling, sealing, logger, groupIdleMs: o.groupIdleMs, serial, retryMs })

@@ -25,6 +25,8 @@ export interface ContentStoreOptions {
   dir: string
   /** A group closes once it holds this many bytes. */
   groupSize: number
+  /** The largest CAR every storage route in use takes (a PDP copy is one upload of it); a group closes before passing it. */
+  maxCarBytes?: number
   /** A group with data closes after this long without new blocks. */
   groupIdleMs: number
   logger: Logger
@@ -54,6 +56,7 @@ export async function createContentStore(options: ContentStoreOptions): Promise<
     repo,
     files,
     groupSize: options.groupSize,
+    maxCarBytes: options.maxCarBytes,
     groupIdleMs: options.groupIdleMs,
     logger,
     faults: options.faults,

@@ -190,6 +190,22 @@ describeEachStore('content store', ({ location }) => {
       expect(Math.min(...fill)).toBeGreaterThan(0.45)
     })
 
+    it('never seals a CAR larger than a storage route takes (one PDP upload), whatever GROUP_SIZE says', async () => {
+      // The limit made small (the SDK's is 1 065 353 216 bytes): two 256 KiB leaves and their framing
+      // (2 × (262 144 + 96) = 524 480 bytes) fit 600 000, a third does not.
+      const maxCarBytes = 600_000
+      t = await makeStore({ groupSize: 64 * 1024 * 1024, maxCarBytes })
+      await t.store.ingest(chunksOf(randomBytes(2_000_000)))
+      for (let i = 0; i < 500; i++) await t.store.ingest(chunksOf(randomBytes(100)))
+      await t.store.sealWritable()
+      await t.store.settled()
+      const groups = await t.store.groups()
+      expect(groups.length).toBeGreaterThan(3)
+      for (const g of groups) expect(g.carSize!).toBeLessThanOrEqual(maxCarBytes)
+      // Closed at the cap, not needlessly early.
+      expect(Math.min(...groups.slice(0, -1).map((g) => g.carSize! / maxCarBytes))).toBeGreaterThan(0.45)
+    })
+
     it('seals groups on worker threads, two at once, with the same CARs and piece CIDs as the main thread', async () => {
       const data = randomBytes(3_000_000)
       const sealed = async (sealThreads: number) => {

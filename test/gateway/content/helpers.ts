@@ -54,6 +54,8 @@ export interface TestStore {
 export async function makeStore(
   options: {
     groupSize?: number
+    /** The largest CAR a storage route takes (a PDP upload); none by default. */
+    maxCarBytes?: number
     groupIdleMs?: number
     sealThreads?: number
     where?: StoreLocation
@@ -68,6 +70,7 @@ export async function makeStore(
       sql,
       dir,
       groupSize: o.groupSize ?? 64 * 1024 * 1024,
+      maxCarBytes: options.maxCarBytes,
       groupIdleMs: o.groupIdleMs ?? 60_000,
       logger: silentLogger,
       sealThreads: o.sealThreads,

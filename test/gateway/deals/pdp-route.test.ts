@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startDealStack, type DealStack } from './harness.ts'
 import { recordingFetches } from '../../helpers/recording-fetch.ts'
@@ -150,6 +151,41 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
     expect(s.gateway.deals!.standing().market?.funds).toBeUndefined()
     const back = await s.get('/p.bin')
     expect(Buffer.from(await back.arrayBuffer()).equals(Buffer.from(data))).toBe(true)
+  }, 240_000)
+
+  it('closes a group at the largest CAR one upload takes, and that full group gets its two PDP copies and is offloaded', async () => {
+    // The SDK's limit (1 065 353 216 bytes, a 1 GiB group's CAR) made small, as a 1 GiB group would be too slow
+    // here: two 256 KiB leaves (kubo-cid-v1's) and their framing (524 480 bytes) fit 600 000, a third does not.
+    const maxUploadBytes = 600_000
+    stack = await startDealStack({
+      seed: 'pdp cap',
+      copies: 0,
+      withoutService: true,
+      cidProfile: 'kubo-cid-v1',
+      foc: { copies: 2, maxUploadBytes },
+    })
+    const s = stack
+    // Random bytes: the pattern of `bytes` repeats from one 256 KiB leaf to the next, and leaves alike are stored once.
+    const data = randomBytes(700_000)
+    expect((await s.put('/cap.bin', data)).status).toBe(201)
+    await s.seal()
+    const groups = await s.gateway.content.groups()
+    expect(groups).toHaveLength(2)
+    // The first group closed at the cap, not at its 1 MiB GROUP_SIZE.
+    expect(groups[0].carSize!).toBeLessThanOrEqual(maxUploadBytes)
+    expect(groups[0].carSize!).toBeGreaterThan(500_000)
+    expect(
+      await s.runUntil(async () => (await s.gateway.content.groups()).every((g) => g.state === 'offloaded'), {
+        max: 900,
+        pauseMs: 100,
+        epochsPerTick: 10,
+      }),
+    ).toBe(true)
+    for (const id of [1, 2]) {
+      const copies = (await s.gateway.dealStore.ofGroup(id)).filter((d) => d.state === 'active')
+      expect(copies.map((d) => d.route)).toEqual(['pdp', 'pdp'])
+    }
+    expect(Buffer.from(await (await s.get('/cap.bin')).arrayBuffer()).equals(Buffer.from(data))).toBe(true)
   }, 240_000)
 
   it('stores groups sealed together in one data set per provider, none refused on chain', async () => {

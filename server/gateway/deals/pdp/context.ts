@@ -22,6 +22,8 @@ export interface PdpContext extends RouteContext {
   uploads: Map<number, Upload>
   /** Why the last upload of a group stored no copy (providers refused, stalled, none to ask). */
   refused: Map<number, string>
+  /** Groups whose CAR is larger than one upload takes, by their CAR's size: never sent. */
+  oversized: Map<number, number>
   /** Chain epochs until each unproved copy's first challenge window opens, by group, then by deal row id. */
   firstProofIn: Map<number, Map<number, number>>
   /** When each copy's proofs, and the account, are read next. */
@@ -48,6 +50,7 @@ export function createPdpContext(c: RouteContext, options: PdpRouteOptions): Pdp
     options,
     uploads: new Map(),
     refused: new Map(),
+    oversized: new Map(),
     firstProofIn: new Map(),
     // Chain time, like the engine's other waits: a sped-up simulated network asks as often per epoch as a real one.
     polls: createPacer({ now: c.now, everyMs: inChainTime(options.pollMs, options.epochSeconds) }),

@@ -55,6 +55,7 @@ export function createPdpRoute(c: RouteContext, options: PdpRouteOptions): Stora
           upload: p.uploads.get(groupId)?.upload,
           firstProofIn: p.firstProofIn.get(groupId),
           refused: p.refused.get(groupId),
+          oversized: p.oversized.has(groupId) ? { carSize: p.oversized.get(groupId)!, maxUploadBytes: options.maxUploadBytes } : undefined,
           fundsError: p.funds.current?.words,
         },
       ),

@@ -28,6 +28,11 @@ export async function placeCopies(
   for (const g of await p.content.groups()) {
     if (p.uploads.size >= concurrent) break
     if (p.uploads.has(g.id) || !sendable(g) || !g.pieceCid || !g.carSize) continue
+    if (g.carSize > p.options.maxUploadBytes) {
+      if (!p.oversized.has(g.id)) p.logger.warn({ groupId: g.id, carSize: g.carSize }, 'group too large for a PDP upload: not sent')
+      p.oversized.set(g.id, g.carSize)
+      continue
+    }
     const history = await p.deals.ofGroup(g.id, 'pdp')
     const missing = copies - countingCopies(route, history, head).length
     if (missing <= 0) continue

@@ -1,4 +1,4 @@
-import { counted, inWallTime } from '../../words.ts'
+import { bytes, counted, inWallTime } from '../../words.ts'
 import type { RouteProgress } from '../route.ts'
 import type { GroupDeal } from '../types.ts'
 import type { PdpUpload } from './types.ts'
@@ -12,6 +12,8 @@ export interface PdpFacts {
   firstProofIn?: ReadonlyMap<number, number>
   /** Why the last upload stored no copy (providers refused, stalled, none to ask). */
   refused?: string
+  /** The group's CAR is larger than one upload takes: no copy can be made of it. */
+  oversized?: { carSize: number; maxUploadBytes: number }
   /** Set while nothing is uploaded: the account cannot pay. */
   fundsError?: string
 }
@@ -37,8 +39,13 @@ export function pdpProgress(deals: readonly GroupDeal[], f: PdpFacts): RouteProg
   if (adding > 0) steps.push('waiting for the piece to be added on chain')
   if (awaitingProof > 0) steps.push(`first proof due ${dueIn.length > 0 ? inWallTime(Math.min(...dueIn), f.epochSeconds) : 'soon'}`)
   const underWay = steps.length > 0
+  const oversized =
+    f.oversized &&
+    `the group's CAR (${bytes(f.oversized.carSize)}) is larger than one Onchain Cloud upload takes (${bytes(f.oversized.maxUploadBytes)}): no PDP copy can be made of it`
   const problem =
-    proved < f.copies ? (f.fundsError ?? (f.refused && !f.upload ? `PDP provider refused: ${f.refused}` : undefined)) : undefined
+    proved < f.copies
+      ? (oversized ?? f.fundsError ?? (f.refused && !f.upload ? `PDP provider refused: ${f.refused}` : undefined))
+      : undefined
   // What stops more copies is told with the other steps, whichever route's they are.
   if (problem) steps.push(problem)
   return {

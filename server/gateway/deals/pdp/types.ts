@@ -35,6 +35,11 @@ export interface PdpRouteOptions {
    * and nothing is uploaded until then.
    */
   autoDeposit: boolean
+  /**
+   * The largest CAR one upload takes (the SDK's PDP_MAX_UPLOAD_BYTES): the content store seals none larger
+   * while PDP copies are made; a group sealed larger before (a bigger GROUP_SIZE then) is not sent.
+   */
+  maxUploadBytes: number
   /** Longest an upload may go without progress (bytes taken by the first provider, a copy made, a step on chain). */
   uploadIdleMs: number
   /** Groups uploaded at once, once the account has its data sets. */

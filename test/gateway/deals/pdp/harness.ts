@@ -9,6 +9,7 @@ import { emptyReport } from '../../../../server/gateway/deals/deal-engine.ts'
 import { createPdpRoute, createRouteContext, type StorageRoute } from '../../../../server/gateway/deals/index.ts'
 import type { DealStore, GroupDeal, TickReport } from '../../../../server/gateway/deals/types.ts'
 import { openSql, type Sql } from '../../../../server/shared/sql/index.ts'
+import { PDP_MAX_UPLOAD_BYTES } from '../../../../server/shared/piece.ts'
 import { FakeFoc } from './fake-foc.ts'
 
 /** A real CommP of 200 bytes, as the gateway's sealing gives it (the route names the piece by its v2 CID). */
@@ -42,6 +43,8 @@ export interface PdpHarnessOptions {
   autoDeposit?: boolean
   uploadIdleMs?: number
   maxUploads?: number
+  /** The largest CAR one upload takes (default the SDK's). */
+  maxUploadBytes?: number
 }
 
 /**
@@ -77,6 +80,7 @@ export async function pdpHarness(o: PdpHarnessOptions = {}): Promise<PdpHarness>
       client: foc,
       copies: o.copies ?? 2,
       autoDeposit: o.autoDeposit ?? false,
+      maxUploadBytes: o.maxUploadBytes ?? PDP_MAX_UPLOAD_BYTES,
       uploadIdleMs: o.uploadIdleMs ?? 200,
       maxUploads: o.maxUploads ?? 2,
       epochSeconds: EPOCH_SECONDS,

@@ -89,6 +89,24 @@ describe('the PDP route over a fake Onchain Cloud', () => {
       expect((await h.rows(1)).filter((d) => d.state === 'published').map((d) => d.provider)).toEqual(['pdp:1', 'pdp:3'])
     })
 
+    it('sends no group whose CAR is larger than one upload takes, and says why no PDP copy is made of it', async () => {
+      h = await pdpHarness({ maxUploadBytes: 1000 })
+      h.group(1001)
+      h.group(1000)
+      await h.pass()
+      await h.settled()
+      // Only the group at the limit went; the other is not retried for ever, only said.
+      expect(h.foc.uploads.map((u) => u.size)).toEqual([1000])
+      await h.pass()
+      expect(h.foc.uploads).toHaveLength(1)
+      const said = h.route.progress(1, await h.rows(1))
+      expect(said.steps).toEqual([
+        "the group's CAR (1001 bytes) is larger than one Onchain Cloud upload takes (1000 bytes): no PDP copy can be made of it",
+      ])
+      expect(said.blocked?.code).toBe('NO_PROVIDER')
+      expect(warnings(/too large for a PDP upload/)).toHaveLength(1)
+    })
+
     it('uploads one group at a time until the account has data sets on enough providers, then two together', async () => {
       h = await pdpHarness()
       h.foc.plans.set(1, 'stall')
