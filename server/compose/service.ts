@@ -1,11 +1,11 @@
 import { createHash } from 'node:crypto'
 import { formatAddress } from '../shared/address.ts'
-import type { Config } from '../shared/config.ts'
+import { ConfigError, type Config } from '../shared/config.ts'
 import { startServer } from '../shared/http.ts'
 import type { Logger } from '../shared/logger.ts'
 import { devnetClock, lotusNetworkFor, openKeystore } from '../network/index.ts'
 import type { NetworkPort } from '../network/types.ts'
-import { startSimulatedFoc, startSimulatedNetwork, type Simnet } from '../simulation/index.ts'
+import { ProvingScheduleMismatch, startSimulatedFoc, startSimulatedNetwork, type Simnet } from '../simulation/index.ts'
 import { addressNetworkOf } from '../shared/address.ts'
 import { createDealService, serviceErrorBody, type DealService } from '../service/index.ts'
 import { openSimnet, openSimnetDirectory, simnetFor, simnetOverRpc } from './local-chain.ts'
@@ -107,15 +107,19 @@ async function runSimulatedFoc(config: Config, logger: Logger, simnet: Simnet) {
     genesisTimestamp: simnet.clock.genesis,
     epochSeconds: simnet.clock.epochSeconds,
     providerCount: config.service.simfocProviders,
+    proving: config.service.simfocProving,
     rpcPort: config.service.simfocRpcPort,
     logger: logger.child({ part: 'simfoc' }),
+  }).catch((err: unknown) => {
+    // Another SIMFOC_PROVING on an existing chain is a setting to change, not a crash.
+    throw err instanceof ProvingScheduleMismatch ? new ConfigError(err.message) : err
   })
   const wallet = openKeystore(config.wallet.dir, addressNetworkOf(config.service.network))
     .list()
     .find((k) => k.isDefault)
   if (foc.fresh && wallet) await foc.faucet(wallet.ethAddress, { fil: FAUCET_FIL, usdfc: FAUCET_USDFC })
   logger.info(
-    { url: foc.rpcUrl, providers: foc.providers.length },
+    { url: foc.rpcUrl, providers: foc.providers.length, proving: foc.proving },
     'simulated Onchain Cloud: FEVM chain serving eth_* JSON-RPC with the FOC contracts, Curio-like PDP providers on loopback',
   )
   return foc

@@ -24,6 +24,10 @@ export const DEAL_DEFAULTS = {
   repairHoldDays: 3,
 } as const satisfies Required<Omit<DealsConfig, 'copies'>>
 
+/** The proving schedules of the real Onchain Cloud the simulated one can follow (simulation/simfoc/proving.ts has their numbers). */
+export const SIMFOC_PROVING_SCHEDULES = ['calibration', 'mainnet'] as const
+export type SimfocProving = (typeof SIMFOC_PROVING_SCHEDULES)[number]
+
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback)
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback)
 
@@ -142,6 +146,9 @@ const EnvSchema = z.object({
   // and how many simulated Curio PDP providers it runs (0: no simulated Onchain Cloud).
   SIMFOC_RPC_PORT: port(1235),
   SIMFOC_PROVIDERS: z.coerce.number().int().min(0).max(20).default(3),
+  // The simulated Onchain Cloud's proving schedule (period/window/finality in epochs): calibration's 240/20/10
+  // or mainnet's 2880/60/150 (a proof a day), sped up with the rest of the simulated chain by SIMNET_SPEED.
+  SIMFOC_PROVING: z.enum(SIMFOC_PROVING_SCHEDULES).default('calibration'),
   // The simulated Onchain Cloud's RPC URL as other processes reach it (default: SIMFOC_RPC_PORT on loopback).
   SIMFOC_RPC_URL: z.url({ protocol: /^https?$/ }).optional(),
   // A real Filecoin Onchain Cloud: the FEVM JSON-RPC of NETWORK=calibration or mainnet (e.g. Glif's /rpc/v1).
@@ -295,6 +302,8 @@ export interface ServiceConfig extends StoredState {
   /** Port of the simulated Onchain Cloud's FEVM JSON-RPC, and how many PDP providers it runs (default 3). */
   simfocRpcPort?: number
   simfocProviders?: number
+  /** The proving schedule the simulated Onchain Cloud is made with (default calibration's). */
+  simfocProving?: SimfocProving
   /**
    * A client address the default tenant gets at bootstrap (DEAL_CLIENT_ADDRESS), so that deals from it
    * count as that tenant's; `npm start` sets it to the gateway's wallet key address for the service it starts.
@@ -611,6 +620,7 @@ function serviceConfigOf(e: Env, dataDir: string): ServiceConfig {
     simnetRpcUrl: e.SIMNET_RPC_URL,
     simfocRpcPort: e.SIMFOC_RPC_PORT,
     simfocProviders: e.SIMFOC_PROVIDERS,
+    simfocProving: e.SIMFOC_PROVING,
     clientAddress: e.DEAL_CLIENT_ADDRESS,
     simnetSpeed: e.SIMNET_SPEED,
     simnetNv29Epoch: e.SIMNET_NV29_EPOCH,

@@ -6,3 +6,4 @@ export { createSimnet, type Simnet, type SimnetOptions } from './simnet/index.ts
 export { openSimChainStore } from './simnet/chain-store.ts'
 export { startSimulatedNetwork } from './simnet/on-loopback.ts'
 export { startSimulatedFoc, type SimulatedFoc } from './simfoc/index.ts'
+export { ProvingScheduleMismatch } from './simfoc/proving.ts'

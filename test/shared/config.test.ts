@@ -50,6 +50,7 @@ describe('loadConfig', () => {
     ['LOTUS_URL', 'ws://127.0.0.1:1234/rpc/v1'],
     ['LOTUS_URL', 'wss://node.example/rpc/v1'],
     ['DEAL_MAX_PADDING', '-2'],
+    ['SIMFOC_PROVING', 'weekly'],
   ])('refuses %s=%s naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError)
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name))
@@ -131,6 +132,11 @@ describe('what the configuration derives', () => {
     })
     const devnet = loadConfig({ NETWORK: 'devnet', LOTUS_URL: 'http://127.0.0.1:1234/rpc/v1' }).chain
     expect(devnet).toMatchObject({ service: 'lotus', makesWalletKey: true, publicUrlRequired: false, addressNetwork: 'testnet' })
+  })
+
+  it("gives the simulated Onchain Cloud calibration's proving schedule, or mainnet's with SIMFOC_PROVING=mainnet", () => {
+    expect(loadConfig({}).service.simfocProving).toBe('calibration')
+    expect(loadConfig({ SIMFOC_PROVING: 'mainnet' }).service.simfocProving).toBe('mainnet')
   })
 
   it("names the shared files under DATA_DIR and the stack's gateway account", () => {

@@ -8,6 +8,7 @@ import { deployFoc, focClients, mintUsdfc, type FocAddresses } from './contracts
 import { startEvmNode, type EvmNode } from './evm-node.ts'
 import { createViemPdpChain, registerPdpProvider } from './pdp-provider-chain.ts'
 import { createPdpProvider, type PdpProvider, type PdpProviderFault } from './pdp-provider.ts'
+import { checkDeployedSchedule, PROVING_SCHEDULES, type ProvingScheduleName } from './proving.ts'
 
 export interface SimulatedFocOptions {
   /** Where the chain's journal, the contracts' addresses and each provider's pieces and database live. */
@@ -20,6 +21,8 @@ export interface SimulatedFocOptions {
   providerCount?: number
   /** Port of the chain's JSON-RPC on loopback (0 or unset: any free one). */
   rpcPort?: number
+  /** The proving schedule the contracts are deployed with (default calibration's 240/20/10 epochs; mainnet's 2880/60/150). */
+  proving?: ProvingScheduleName
   /** A fault for some providers, by index: refuse, stall, lose (the data), stop-proving. */
   faults?: Record<number, PdpProviderFault>
   logger?: Logger
@@ -41,6 +44,8 @@ export interface SimulatedFoc {
   /** Whether this start made the chain (nothing was there to resume). */
   fresh: boolean
   contracts: FocAddresses
+  /** The proving schedule it runs. */
+  proving: ProvingScheduleName
   genesisTimestamp: number
   providers: SimulatedPdpProvider[]
   /** The simulation's faucet: FIL for gas and USDFC to pay with, as calibration's faucets give them. */
@@ -48,12 +53,11 @@ export interface SimulatedFoc {
   close(): Promise<void>
 }
 
-/** The terms every simulated provider offers: calibration's usual (2.5 USDFC per TiB-month is FWSS's list price). */
+/** The terms every simulated provider offers: calibration's usual (2.5 USDFC per TiB-month is FWSS's list price), proving as the service asks. */
 const OFFERING = {
   minPieceSizeInBytes: 127n,
   maxPieceSizeInBytes: ((1n << 30n) / 128n) * 127n,
   storagePricePerTibPerDay: parseUnits('0.1', 18),
-  minProvingPeriodInEpochs: 240n,
   location: 'loopback',
 }
 
@@ -70,6 +74,7 @@ const keyOf = (seed: string, name: string): Hex => keccak256(toHex(`simulated FO
  */
 export async function startSimulatedFoc(options: SimulatedFocOptions): Promise<SimulatedFoc> {
   const { dir, seed } = options
+  const proving = options.proving ?? 'calibration'
   mkdirSync(dir, { recursive: true })
   const deployerKey = keyOf(seed, 'deployer')
   const deployer = privateKeyToAccount(deployerKey).address
@@ -86,9 +91,12 @@ export async function startSimulatedFoc(options: SimulatedFocOptions): Promise<S
     const contractsFile = join(dir, 'contracts.json')
     let contracts: FocAddresses
     if (node.fresh || !existsSync(contractsFile)) {
-      contracts = await deployFoc(node.url, deployerKey)
+      contracts = await deployFoc(node.url, deployerKey, PROVING_SCHEDULES[proving])
       writeFileSync(contractsFile, JSON.stringify(contracts, null, 2))
-    } else contracts = JSON.parse(readFileSync(contractsFile, 'utf8')) as FocAddresses
+    } else {
+      contracts = JSON.parse(readFileSync(contractsFile, 'utf8')) as FocAddresses
+      await checkDeployedSchedule(node.url, contracts, proving, dir)
+    }
 
     const providers: SimulatedPdpProvider[] = []
     for (let index = 0; index < (options.providerCount ?? 3); index++) {
@@ -117,7 +125,12 @@ export async function startSimulatedFoc(options: SimulatedFocOptions): Promise<S
         serviceProviderRegistry: contracts.serviceProviderRegistry,
         name,
         description: 'simulated Curio PDP provider',
-        offering: { ...OFFERING, serviceURL: url, paymentTokenAddress: contracts.usdfc },
+        offering: {
+          ...OFFERING,
+          minProvingPeriodInEpochs: PROVING_SCHEDULES[proving].maxProvingPeriod,
+          serviceURL: url,
+          paymentTokenAddress: contracts.usdfc,
+        },
       })
       providers.push({ index, providerId, name, url, provider })
     }
@@ -134,6 +147,7 @@ export async function startSimulatedFoc(options: SimulatedFocOptions): Promise<S
       node,
       fresh: node.fresh,
       contracts,
+      proving,
       genesisTimestamp: options.genesisTimestamp,
       providers,
       async faucet(address, { fil, usdfc }) {

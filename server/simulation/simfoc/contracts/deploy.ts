@@ -17,7 +17,7 @@ import {
 } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { loadFocArtifacts, type FocArtifacts } from './compile.ts'
-import { deployWarmStorage } from './deploy-warm-storage.ts'
+import { deployWarmStorage, type WarmStorageOptions } from './deploy-warm-storage.ts'
 import type { FocContracts } from '../../../shared/foc-contracts.ts'
 
 /** Where the deployment put each contract: what a devnet publishes, in the shape its clients read (a record of addresses, no code). */
@@ -47,18 +47,25 @@ type PaySide = Record<(typeof PAY_SIDE)[number][0], Address>
  * deployer owns what has an owner (the endorsements list, the registry) and is
  * USDFC's minter (the faucet). The addresses follow from the deployer and its
  * nonce, so a fresh deployer on a fresh chain always gets the same ones.
+ * `schedule` is the proving schedule (calibration's by default).
  */
-export async function deployFoc(rpcUrl: string, deployerKey: Hex): Promise<FocAddresses> {
+export async function deployFoc(rpcUrl: string, deployerKey: Hex, schedule: WarmStorageOptions = {}): Promise<FocAddresses> {
   const { wallet, publicClient } = await focClients(rpcUrl, deployerKey)
   const artifacts = await loadFocArtifacts()
   const paySide = await deployPaySide(wallet, publicClient, artifacts)
-  const warm = await deployWarmStorage(wallet, publicClient, artifacts, {
-    usdfc: paySide.usdfc,
-    filecoinPay: paySide.filecoinPay,
-    serviceProviderRegistry: paySide.serviceProviderRegistry,
-    sessionKeyRegistry: paySide.sessionKeyRegistry,
-    endorsements: paySide.endorsements,
-  })
+  const warm = await deployWarmStorage(
+    wallet,
+    publicClient,
+    artifacts,
+    {
+      usdfc: paySide.usdfc,
+      filecoinPay: paySide.filecoinPay,
+      serviceProviderRegistry: paySide.serviceProviderRegistry,
+      sessionKeyRegistry: paySide.sessionKeyRegistry,
+      endorsements: paySide.endorsements,
+    },
+    schedule,
+  )
   return { ...paySide, ...warm }
 }
 

@@ -1,0 +1,43 @@
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { getPDPProviders } from '@filoz/synapse-core/sp-registry'
+import { createPublicClient, http, parseAbi } from 'viem'
+import { afterAll, describe, expect, it } from 'vitest'
+import { focChain } from '../../../server/network/foc/chain.ts'
+import { startSimulatedFoc } from '../../../server/simulation/simfoc/index.ts'
+
+const abi = parseAbi([
+  'function getPDPConfig() view returns (uint64, uint256, uint256, uint256)',
+  'function getChallengeFinality() view returns (uint256)',
+])
+
+describe("the simulated Onchain Cloud's proving schedule (SIMFOC_PROVING)", () => {
+  const dir = mkdtempSync(join(tmpdir(), 'simfoc-proving-'))
+  afterAll(() => rmSync(dir, { recursive: true, force: true }))
+  const start = (proving?: 'calibration' | 'mainnet') =>
+    startSimulatedFoc({ dir, seed: 'proving', genesisTimestamp: Date.now() / 1000, epochSeconds: 0.05, providerCount: 1, proving })
+
+  it("deploys mainnet's 2880/60/150 when asked, keeps it across a restart, and refuses another schedule on the same chain", async () => {
+    const foc = await start('mainnet')
+    try {
+      expect(foc.proving).toBe('mainnet')
+      const chain = focChain('devnet', foc.rpcUrl, { contracts: foc.contracts, genesisTimestamp: foc.genesisTimestamp })
+      const client = createPublicClient({ chain, transport: http(foc.rpcUrl) })
+      const [period, window] = await client.readContract({ address: foc.contracts.fwssView, abi, functionName: 'getPDPConfig' })
+      const finality = await client.readContract({ address: foc.contracts.pdp, abi, functionName: 'getChallengeFinality' })
+      // A proof a day (2 880 epochs of 30 s), due in the last 60 epochs of the period, challenges 150 epochs ahead.
+      expect([period, window, finality]).toEqual([2880n, 60n, 150n])
+      // The providers offer to prove as often as the service asks.
+      const { providers } = await getPDPProviders(client, {})
+      expect(providers.map((p) => p.pdp.minProvingPeriodInEpochs)).toEqual([2880n])
+    } finally {
+      await foc.close()
+    }
+    // The schedule is the chain's: the same one resumes, another is refused with the way out.
+    await (await start('mainnet')).close()
+    await expect(start()).rejects.toThrow(
+      /proves on mainnet's 2880\/60\/150 epochs \(period\/window\/finality\), not calibration's 240\/20\/10: .* set SIMFOC_PROVING=mainnet/,
+    )
+  }, 120_000)
+})
