@@ -105,8 +105,9 @@ export interface DealStackOptions {
   /**
    * PDP copies on a simulated Onchain Cloud beside the simulated network:
    * its chain runs on the wall clock (`epochSeconds` real seconds an epoch,
-   * default 0.05: a 240-epoch proving period in 12 s and a 20-epoch challenge
-   * window in 1 s, which a loaded machine still meets), `providers` Curio-like
+   * default 0.05: a 240-epoch proving period in 12 s, deployed with the
+   * wide-window schedule's 120-epoch challenge window, 6 s, which a loaded
+   * machine still meets where calibration's 20 epochs, 1 s, was missed), `providers` Curio-like
    * providers (faults by index), the gateway's account given `fil` and `usdfc`;
    * `client` wraps the gateway's client of it (to make a call fail);
    * `maxUploadBytes` the largest CAR one upload takes (default the SDK's
@@ -238,6 +239,7 @@ async function startOnchainCloud(
     seed,
     genesisTimestamp: Date.now() / 1000,
     epochSeconds: o.epochSeconds ?? 0.05,
+    proving: 'wide-window',
     providerCount: o.providers ?? 3,
     faults: o.faults,
     logger: silent,

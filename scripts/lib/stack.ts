@@ -20,7 +20,7 @@ export interface StackOptions {
    * manager or a terminal does, so that a test can signal the whole group.
    */
   ownProcessGroup?: boolean
-  /** Longest the stack may take to listen (default 30 s; a first start on a busy machine takes longer). */
+  /** Longest the stack may take to listen (default 90 s: loading its modules alone takes 30 s on a loaded two-core machine). */
   readyTimeoutMs?: number
 }
 
@@ -63,7 +63,7 @@ export function startStack(
       // Stopped, not left behind: a stack that never came up would otherwise keep running for good.
       child.kill('SIGTERM')
       reject(new Error(`stack did not start:\n${out}\n${err}`))
-    }, options.readyTimeoutMs ?? 30_000)
+    }, options.readyTimeoutMs ?? 90_000)
     const check = () => {
       const app = out.match(/"url":"(http:[^"]+)"[^\n]*app surface listening/)
       const gateway = out.match(/"url":"(http:[^"]+)"[^\n]*gateway listening/)

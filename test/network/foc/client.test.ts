@@ -34,8 +34,15 @@ describe("the gateway's Onchain Cloud client (the unchanged Synapse SDK) against
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'foc-client-'))
-    // 40 epochs a second: a proving period (240 epochs) is 6 s.
-    foc = await startSimulatedFoc({ dir, seed: 'client test', genesisTimestamp: Date.now() / 1000, epochSeconds: 0.025, providerCount: 3 })
+    // 40 epochs a second: a proving period (240 epochs) is 6 s, its challenge window (120 epochs) 3 s.
+    foc = await startSimulatedFoc({
+      dir,
+      seed: 'client test',
+      genesisTimestamp: Date.now() / 1000,
+      epochSeconds: 0.025,
+      providerCount: 3,
+      proving: 'wide-window',
+    })
     await foc.faucet(account.address, { fil: parseEther('10'), usdfc: USDFC('100') })
     client = createFocClient({
       chain: focChain('devnet', foc.rpcUrl, { contracts: foc.contracts, genesisTimestamp: foc.genesisTimestamp }),
