@@ -111,7 +111,7 @@ export function startPart(role: 'app' | 'gateway' | 'service', env: Record<strin
   child.stderr!.on('data', (c: Buffer) => (out += c.toString()))
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${role} did not start:\n${out}`)), 30_000)
+    const timer = setTimeout(() => reject(new Error(`${role} did not start:\n${out}`)), 90_000)
     const check = () => {
       const url = new RegExp(`"url":"(http:[^"]+)"[^\\n]*${LISTENING[role]}`).exec(out)?.[1]
       if (!url) return

@@ -151,8 +151,12 @@ const EnvSchema = z.object({
   SIMFOC_PROVING: z.enum(SIMFOC_PROVING_SCHEDULES).default('calibration'),
   // The simulated Onchain Cloud's RPC URL as other processes reach it (default: SIMFOC_RPC_PORT on loopback).
   SIMFOC_RPC_URL: z.url({ protocol: /^https?$/ }).optional(),
-  // A real Filecoin Onchain Cloud: the FEVM JSON-RPC of NETWORK=calibration or mainnet (e.g. Glif's /rpc/v1).
+  // A real Filecoin Onchain Cloud: the FEVM JSON-RPC of NETWORK=calibration or mainnet (e.g. Glif's /rpc/v1),
+  // or of a devnet that runs the contracts (NETWORK=devnet, with FOC_CONTRACTS).
   FOC_RPC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  // A devnet's contract addresses: a JSON file, the simulated Onchain Cloud's DATA_DIR/simfoc/contracts.json
+  // or FilOzone foc-devnet's devnet-info.json.
+  FOC_CONTRACTS: z.string().min(1).optional(),
   // Copies per group on Filecoin Onchain Cloud PDP providers (0: the gateway does not store there).
   PDP_COPIES: z.coerce.number().int().min(0).max(10).default(2),
   // Whether the gateway deposits USDFC from its wallet into Filecoin Pay when uploads need it; default: only off a real network.
@@ -348,8 +352,10 @@ export interface Config {
 }
 
 export interface OnchainCloudConfig {
-  /** A real Onchain Cloud's FEVM JSON-RPC (FOC_RPC_URL, NETWORK=calibration or mainnet); unset: the simulated one. */
+  /** A real Onchain Cloud's FEVM JSON-RPC (FOC_RPC_URL: NETWORK=calibration, mainnet, or devnet with `contractsFile`); unset: the simulated one. */
   rpcUrl?: string
+  /** Where a devnet's contracts are (FOC_CONTRACTS, an absolute path): required with `rpcUrl` on NETWORK=devnet. */
+  contractsFile?: string
   /** The simulated Onchain Cloud's RPC as other processes reach it (SIMFOC_RPC_URL, else SIMFOC_RPC_PORT on loopback). */
   simulatedRpcUrl: string
 }
@@ -473,6 +479,7 @@ function deriveConfig(env: NodeJS.ProcessEnv, role: Role): Config {
     chain: chainConfigOf(e),
     onchainCloud: {
       rpcUrl: e.FOC_RPC_URL,
+      contractsFile: e.FOC_CONTRACTS && resolve(e.FOC_CONTRACTS),
       simulatedRpcUrl: e.SIMFOC_RPC_URL ?? `http://127.0.0.1:${e.SIMFOC_RPC_PORT || 1235}/rpc/v1`,
     },
     wallet: { dir: join(dataDir, 'wallet'), key: e.WALLET },
@@ -502,6 +509,7 @@ function checkCombinations(e: Env, role: Role): void {
       "Invalid configuration:\n  LOTUS_URL: required when NETWORK=devnet (the JSON-RPC URL of the devnet's Lotus-compatible node, e.g. http://127.0.0.1:1234/rpc/v1)",
     )
   }
+  checkOnchainCloud(e)
   if (role === 'app' && !e.GATEWAY_URL) throw new ConfigError('--role app needs GATEWAY_URL')
   // A group too big for one upload would be retried for ever and never offloaded.
   if (pdpCopiesOf(e) > 0 && e.GROUP_SIZE !== undefined && e.GROUP_SIZE > PDP_MAX_GROUP_SIZE) {
@@ -514,6 +522,27 @@ function checkCombinations(e: Env, role: Role): void {
     throw new ConfigError(
       'Invalid configuration:\n  DEAL_COPIES: 0 (no deal-market copies) needs PDP copies on the Onchain Cloud instead: PDP_COPIES of 1 or more, with FOC_RPC_URL or the simulated Onchain Cloud (SIMFOC_PROVIDERS)',
     )
+  }
+}
+
+/** FOC_CONTRACTS names a devnet's contracts: calibration's and mainnet's are the ones the Synapse SDK ships. */
+function checkOnchainCloud(e: Env): void {
+  const refuse = (line: string) => {
+    throw new ConfigError(`Invalid configuration:\n  ${line}`)
+  }
+  if (e.FOC_CONTRACTS && !e.FOC_RPC_URL) refuse("FOC_CONTRACTS: a devnet's contracts need its FEVM JSON-RPC too: set FOC_RPC_URL")
+  if (e.FOC_CONTRACTS && e.NETWORK !== 'devnet') {
+    refuse(
+      `FOC_CONTRACTS: only for NETWORK=devnet (it is ${e.NETWORK}): calibration's and mainnet's contracts are at their published addresses`,
+    )
+  }
+  if (e.FOC_RPC_URL && e.NETWORK === 'devnet' && !e.FOC_CONTRACTS) {
+    refuse(
+      "FOC_CONTRACTS: required with FOC_RPC_URL when NETWORK=devnet: a JSON file of where the devnet deployed the Onchain Cloud's contracts (see the README's devnet section)",
+    )
+  }
+  if (e.FOC_RPC_URL && e.NETWORK === 'simnet') {
+    refuse('FOC_RPC_URL: a real Onchain Cloud needs a real chain: set NETWORK=calibration, mainnet or devnet (it is simnet)')
   }
 }
 

@@ -139,6 +139,23 @@ describe('what the configuration derives', () => {
     expect(loadConfig({ SIMFOC_PROVING: 'mainnet' }).service.simfocProving).toBe('mainnet')
   })
 
+  it("takes a devnet's Onchain Cloud with FOC_RPC_URL and FOC_CONTRACTS together, and refuses either half alone", () => {
+    const devnet = { NETWORK: 'devnet', LOTUS_URL: 'http://127.0.0.1:1234/rpc/v1', FOC_RPC_URL: 'http://127.0.0.1:1235/rpc/v1' }
+    expect(loadConfig({ ...devnet, FOC_CONTRACTS: 'devnet/contracts.json' }).onchainCloud).toMatchObject({
+      rpcUrl: devnet.FOC_RPC_URL,
+      contractsFile: resolve('devnet/contracts.json'),
+    })
+    expect(() => loadConfig(devnet)).toThrow(/FOC_CONTRACTS: required with FOC_RPC_URL when NETWORK=devnet/)
+    expect(() => loadConfig({ NETWORK: 'devnet', LOTUS_URL: devnet.LOTUS_URL, FOC_CONTRACTS: 'c.json' })).toThrow(
+      /FOC_CONTRACTS: a devnet's contracts need its FEVM JSON-RPC too: set FOC_RPC_URL/,
+    )
+    // Calibration's and mainnet's addresses are the published ones; the simulated network has its own Onchain Cloud.
+    expect(() => loadConfig({ NETWORK: 'calibration', FOC_RPC_URL: devnet.FOC_RPC_URL, FOC_CONTRACTS: 'c.json' })).toThrow(
+      /FOC_CONTRACTS: only for NETWORK=devnet \(it is calibration\)/,
+    )
+    expect(() => loadConfig({ FOC_RPC_URL: devnet.FOC_RPC_URL })).toThrow(/FOC_RPC_URL: a real Onchain Cloud needs a real chain/)
+  })
+
   it("names the shared files under DATA_DIR and the stack's gateway account", () => {
     const config = loadConfig({ DATA_DIR: '/srv/gw' })
     expect(config.files).toEqual({
@@ -175,8 +192,12 @@ describe('what the configuration derives', () => {
   it('takes DEAL_COPIES=0 (Onchain Cloud only) only where PDP copies are made instead, never offloading groups with no copy', () => {
     expect(loadConfig({ DEAL_COPIES: '0' }).gateway.deals!.copies).toBe(0)
     expect(
-      loadConfig({ DEAL_COPIES: '0', FOC_RPC_URL: 'https://api.calibration.node.glif.io/rpc/v1', SIMFOC_PROVIDERS: '0' }).gateway.pdp!
-        .copies,
+      loadConfig({
+        NETWORK: 'calibration',
+        DEAL_COPIES: '0',
+        FOC_RPC_URL: 'https://api.calibration.node.glif.io/rpc/v1',
+        SIMFOC_PROVIDERS: '0',
+      }).gateway.pdp!.copies,
     ).toBe(2)
     for (const env of [
       { DEAL_COPIES: '0', PDP_COPIES: '0' },
