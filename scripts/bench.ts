@@ -69,7 +69,7 @@ const HELP = `Usage: npm run bench -- [options]
                       enough to move a 64 MiB CAR on a busy machine)
   --read-group-mib <n> size of the offloaded group of the offloaded-read section
                       in MiB (default 256)
-  --foc-files <n>     files of the foc section's time to a first proved copy
+  --foc-files <n>     files of the foc section's times to committed and proved
                       (default 20, 64 KiB each)
   --foc-large-mib <n> size of the foc section's one large file in MiB (default
                       256; 0 skips it)

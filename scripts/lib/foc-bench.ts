@@ -66,32 +66,43 @@ export async function benchOnchainCloud(o: FocBenchOptions): Promise<void> {
     const funding = await client.funding(Math.max(o.largeMib * 2 ** 20, o.fileKib * 1024))
     await client.fund(funding.depositNeeded + parseUnits('50', 18))
 
-    const firstProof: { ms: number; epochs: number }[] = []
+    // Committed: `store` returns once both copies' pieces are added and confirmed on chain; proved: a first proof of one.
+    const committed: { ms: number; epochs: number }[] = []
+    const proved: { ms: number; epochs: number }[] = []
     for (let i = 0; i < o.files; i++) {
       const started = performance.now()
       const startEpoch = await head()
       const stored = await client.store(randomBytes(o.fileKib * 1024), { copies: 2 })
+      committed.push({ ms: performance.now() - started, epochs: (await head()) - startEpoch })
       const proof = await untilFirstProof(client, stored.copies, startEpoch, head)
-      firstProof.push({ ms: performance.now() - started, epochs: proof.epochs })
+      proved.push({ ms: performance.now() - started, epochs: proof.epochs })
       // Progress on stderr: the section runs for minutes, and its table goes to stdout at the end.
-      process.stderr.write(`  onchain cloud: file ${i + 1}/${o.files} proved after ${(firstProof[i].ms / 1000).toFixed(1)} s\n`)
+      process.stderr.write(
+        `  onchain cloud: file ${i + 1}/${o.files} committed after ${(committed[i].ms / 1000).toFixed(1)} s, proved after ${(proved[i].ms / 1000).toFixed(1)} s\n`,
+      )
     }
-    const ms = firstProof.map((p) => p.ms)
-    const epochs = firstProof.map((p) => p.epochs)
     const epochMs = 30_000 / o.speed
     console.log(
-      `\nonchain cloud: time to the first proved copy (${o.files} files × ${o.fileKib} KiB, 2 copies each, SIMNET_SPEED=${o.speed}: an epoch is ${epochMs.toFixed(0)} ms)`,
+      `\nonchain cloud: time to committed and to proved (${o.files} files × ${o.fileKib} KiB, 2 copies each, calibration's schedule, SIMNET_SPEED=${o.speed}: an epoch is ${epochMs.toFixed(0)} ms)`,
     )
     console.log(
-      "  It is mostly the proving schedule: FWSS's first challenge window opens up to a proving period (240 epochs) after the data set starts proving.",
+      "  Proved is mostly the proving schedule: FWSS's first challenge window opens up to a proving period (240 epochs) after the data set starts proving.",
     )
-    console.log('                 p50        p95')
-    console.log(
-      `  wall s    ${(percentile(ms, 0.5) / 1000).toFixed(1).padStart(8)}   ${(percentile(ms, 0.95) / 1000).toFixed(1).padStart(8)}`,
-    )
-    console.log(
-      `  epochs    ${String(percentile(epochs, 0.5)).padStart(8)}   ${String(percentile(epochs, 0.95)).padStart(8)}   (on a real network, ×30 s: p50 ${((percentile(epochs, 0.5) * 30) / 60).toFixed(0)} min)`,
-    )
+    console.log('                          p50        p95   on a real network (×30 s), p50')
+    for (const [name, times] of [
+      ['committed', committed],
+      ['proved', proved],
+    ] as const) {
+      const ms = times.map((t) => t.ms)
+      const epochs = times.map((t) => t.epochs)
+      const real = (percentile(epochs, 0.5) * 30) / 60
+      console.log(
+        `  ${`${name} wall s`.padEnd(18)}${(percentile(ms, 0.5) / 1000).toFixed(1).padStart(8)}   ${(percentile(ms, 0.95) / 1000).toFixed(1).padStart(8)}`,
+      )
+      console.log(
+        `  ${`${name} epochs`.padEnd(18)}${String(percentile(epochs, 0.5)).padStart(8)}   ${String(percentile(epochs, 0.95)).padStart(8)}   ${real < 1 ? `${(real * 60).toFixed(0)} s` : `${real.toFixed(0)} min`}`,
+      )
+    }
 
     if (o.largeMib > 0) {
       // The same bytes twice: once as the SDK alone stores them (it computes the piece CID in JS), once as the
