@@ -1,11 +1,18 @@
 import type { DealProposal } from '../../../network/types.ts'
 import { paddedPieceSize } from '../../../shared/piece.ts'
+import { createNote } from '../note.ts'
 import { createPacer, inChainTime } from '../pacer.ts'
 import type { GroupDeal, RouteContext, TickReport } from '../types.ts'
 import type { MarketRouteOptions } from './types.ts'
 
 /** "No such deal" answers in a row, each a status poll apart, before a proposal counts as lost. */
 const LOST_AFTER_NOT_FOUND = 3
+
+/**
+ * After the chain could not be asked about a deal (a busy or rate-limiting node, a timeout, a 5xx), it
+ * is asked again after a wait of chain time that doubles from one epoch up to ten minutes.
+ */
+const CHAIN_BACKOFF = { firstMs: 30_000, maxMs: 10 * 60_000 }
 
 export interface Follower {
   /** Proposals the providers accepted: published (a chain deal id), failed, lost, or past their start. */
@@ -25,6 +32,21 @@ export function createFollower(c: RouteContext, o: MarketRouteOptions): Follower
   const { providers } = o
   const polls = createPacer<number>({ now: c.now, everyMs: inChainTime(o.statusPollMs, providers.epochSeconds) })
   const notFound = new Map<number, number>()
+  // Due every pass while the chain answers; after it could not be asked, once the back-off has passed.
+  const chainChecks = createPacer<number>({
+    now: c.now,
+    everyMs: 0,
+    backoff: {
+      firstMs: inChainTime(CHAIN_BACKOFF.firstMs, providers.epochSeconds),
+      maxMs: inChainTime(CHAIN_BACKOFF.maxMs, providers.epochSeconds),
+    },
+  })
+  const unasked = createNote<string>({
+    key: () => 'unasked',
+    said: (reason) =>
+      c.logger.warn({ reason }, 'the chain could not be asked about deals; they stay as they are and are asked again later'),
+    cleared: () => c.logger.info('the chain answers about deals again'),
+  })
   let clientId: string | null | undefined
 
   /** The provider's view of a deal, or undefined when it is not time to ask yet (or it did not answer). */
@@ -43,30 +65,52 @@ export function createFollower(c: RouteContext, o: MarketRouteOptions): Follower
     for (const id of notFound.keys()) if (!asked.has(id)) notFound.delete(id)
   }
 
-  /** What on chain differs from what we signed, or undefined when it is our deal. */
+  /**
+   * What on chain differs from what we signed, or undefined when it is our deal. Throws when the chain
+   * could not be asked the client's ID address (a busy node is no evidence either way).
+   */
   async function mismatch(d: GroupDeal, p: DealProposal): Promise<string | undefined> {
-    clientId ??= await providers.idAddress(o.clientAddress).catch(() => undefined)
+    clientId ??= await providers.idAddress(o.clientAddress)
     const pieceSize = d.transferSize === undefined ? undefined : paddedPieceSize(d.transferSize)
     if (p.PieceCID['/'] !== d.pieceCid) return `piece ${p.PieceCID['/']}`
     if (pieceSize !== undefined && p.PieceSize !== pieceSize) return `piece size ${p.PieceSize}`
     // The network letter (f on mainnet, t on test networks) may differ between the chain's JSON and our records.
     const same = (a: string, b: string | null | undefined) => !!b && a.slice(1) === b.slice(1)
     if (!same(p.Provider, d.provider)) return `provider ${p.Provider}`
-    if (clientId !== undefined && !same(p.Client, clientId) && !same(p.Client, o.clientAddress)) return `client ${p.Client}`
+    if (!same(p.Client, clientId) && !same(p.Client, o.clientAddress)) return `client ${p.Client}`
     return undefined
   }
 
-  /** One published or active deal as the chain shows it. */
+  /**
+   * What the chain says of a deal, and whether it is ours: `absent` only on the node's own "not found";
+   * undefined when the chain could not be asked (then the deal is asked about again after a back-off).
+   */
+  async function ask(d: GroupDeal, head: number) {
+    try {
+      const chain = await providers.dealOnChain(d.dealId!, head)
+      const wrong = chain && (await mismatch(d, chain.proposal))
+      chainChecks.done(d.id)
+      unasked.set(undefined)
+      return chain ? { chain, wrong } : ('absent' as const)
+    } catch (err) {
+      chainChecks.failed(d.id)
+      unasked.set((err as Error)?.message ?? String(err))
+      return undefined
+    }
+  }
+
+  /** One published or active deal as the chain shows it; nothing changes when the chain could not be asked. */
   async function onChain(d: GroupDeal, head: number, r: TickReport): Promise<void> {
-    const chain = await providers.dealOnChain(d.dealId!, head).catch(() => undefined)
-    if (chain === undefined) return
-    if (chain === null) {
+    if (!chainChecks.due(d.id)) return
+    const answer = await ask(d, head)
+    if (answer === undefined) return
+    if (answer === 'absent') {
       // The market removes a deal once it is terminated or expired ("deal not found"): what we recorded tells which.
       if (d.state === 'active') await deals.markEnded(d.id, { code: head >= d.endEpoch ? 'EXPIRED' : 'SLASHED' })
       else if (head >= d.startEpoch) await c.fail(d, { code: 'NOT_ON_CHAIN' }, r)
       return
     }
-    const wrong = await mismatch(d, chain.proposal)
+    const { chain, wrong } = answer
     if (wrong) await c.fail(d, { code: 'CHAIN_DEAL_MISMATCH', detail: `deal ${d.dealId} on chain has ${wrong}, not what was signed` }, r)
     else if (chain.status === 'active' && d.state === 'published') {
       if (await deals.markActive(d.id)) r.activated++
@@ -98,8 +142,9 @@ export function createFollower(c: RouteContext, o: MarketRouteOptions): Follower
         const s = await status(d)
         if (s?.state === 'failed') await c.fail(d, { code: 'PROVIDER_FAILED', detail: s.reason }, r)
       }
-      for (const d of [...(await deals.inState('published', 'market')), ...(await deals.inState('active', 'market'))])
-        await onChain(d, head, r)
+      const onChainNow = [...(await deals.inState('published', 'market')), ...(await deals.inState('active', 'market'))]
+      chainChecks.keepOnly(new Set(onChainNow.map((d) => d.id)))
+      for (const d of onChainNow) await onChain(d, head, r)
     },
   }
 }
