@@ -85,6 +85,8 @@ export interface DealStackOptions {
   retrievalCheckMs?: number
   /** Attofil per GiB per epoch offered (default 0: few simulated providers take free deals of small pieces). */
   price?: string
+  /** Epochs from a proposal to its deal's start (DEAL_START_OFFSET, default 5760: two days). */
+  startOffsetEpochs?: number
   /** Deals ending within this many days are renewed (default 30). */
   renewBeforeDays?: number
   /** Longest a group is held for repair without its copies (default 3 days). */
@@ -295,7 +297,7 @@ async function startGateway(parts: StackParts, o: DealStackOptions): Promise<{ g
         price: o.price ?? '0',
         verified: true,
         maxPaddingFactor: o.maxPaddingFactor,
-        startOffsetEpochs: 5760,
+        startOffsetEpochs: o.startOffsetEpochs ?? 5760,
         copies: o.copies ?? 2,
         tickSeconds: 3600,
         retrievalCheckSeconds: (o.retrievalCheckMs ?? 3_600_000) / 1000,

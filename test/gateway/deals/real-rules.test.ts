@@ -225,6 +225,8 @@ describe('what the gateway believes', () => {
       copies: 1,
       providers: (port) => ({
         ...port,
+        // The provider never published it: the market shows no deal of ours (else the chain would tell, chain-match.ts).
+        dealOnChain: async () => null,
         async proposalState(provider, id, options) {
           const real = say ?? (await port.proposalState(provider, id, options))
           answers.push(real.state)

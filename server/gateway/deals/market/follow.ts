@@ -1,5 +1,6 @@
 import type { DealProposal } from '../../../network/types.ts'
 import { paddedPieceSize } from '../../../shared/piece.ts'
+import { createChainMatcher, sameAddress } from './chain-match.ts'
 import { createNote } from '../note.ts'
 import { createPacer, inChainTime } from '../pacer.ts'
 import type { GroupDeal, RouteContext, TickReport } from '../types.ts'
@@ -48,6 +49,9 @@ export function createFollower(c: RouteContext, o: MarketRouteOptions): Follower
     cleared: () => c.logger.info('the chain answers about deals again'),
   })
   let clientId: string | null | undefined
+  /** The client's ID address, as the chain's deals name it; throws when the chain could not be asked. */
+  const clientIdOf = async () => (clientId ??= await providers.idAddress(o.clientAddress))
+  const matcher = createChainMatcher(c, o)
 
   /** The provider's view of a deal, or undefined when it is not time to ask yet (or it did not answer). */
   async function status(d: GroupDeal) {
@@ -70,14 +74,12 @@ export function createFollower(c: RouteContext, o: MarketRouteOptions): Follower
    * could not be asked the client's ID address (a busy node is no evidence either way).
    */
   async function mismatch(d: GroupDeal, p: DealProposal): Promise<string | undefined> {
-    clientId ??= await providers.idAddress(o.clientAddress)
+    const client = await clientIdOf()
     const pieceSize = d.transferSize === undefined ? undefined : paddedPieceSize(d.transferSize)
     if (p.PieceCID['/'] !== d.pieceCid) return `piece ${p.PieceCID['/']}`
     if (pieceSize !== undefined && p.PieceSize !== pieceSize) return `piece size ${p.PieceSize}`
-    // The network letter (f on mainnet, t on test networks) may differ between the chain's JSON and our records.
-    const same = (a: string, b: string | null | undefined) => !!b && a.slice(1) === b.slice(1)
-    if (!same(p.Provider, d.provider)) return `provider ${p.Provider}`
-    if (!same(p.Client, clientId) && !same(p.Client, o.clientAddress)) return `client ${p.Client}`
+    if (!sameAddress(p.Provider, d.provider)) return `provider ${p.Provider}`
+    if (!sameAddress(p.Client, client) && !sameAddress(p.Client, o.clientAddress)) return `client ${p.Client}`
     return undefined
   }
 
@@ -123,14 +125,21 @@ export function createFollower(c: RouteContext, o: MarketRouteOptions): Follower
     async proposals(head, r) {
       const proposed = await deals.inState('proposed', 'market')
       proposedIds = new Set(proposed.map((d) => d.id))
+      const walked = await matcher.walk(proposed, head, clientIdOf)
       for (const d of proposed) {
+        const found = walked.matched.get(d.id)
+        if (found !== undefined) {
+          if (await deals.markPublished(d.id, { dealId: found })) r.published++
+          continue
+        }
         const s = await status(d)
         if (s?.state === 'published') {
           if (await deals.markPublished(d.id, { dealId: s.dealId })) r.published++
         } else if (s?.state === 'failed') await c.fail(d, { code: 'PROVIDER_FAILED', detail: s.reason }, r)
         else if (s?.state === 'unknown' && notFound.get(d.id)! >= LOST_AFTER_NOT_FOUND) await c.fail(d, { code: 'PROPOSAL_LOST' }, r)
-        // Still transferring (or no answer) when the deal should already start: it never will.
-        else if (head >= d.startEpoch) await c.fail(d, { code: 'PROPOSAL_EXPIRED' }, r)
+        // Past its start with no deal on chain (every deal published by now was read) and none the provider
+        // names: it never will start. While the chain cannot be read, nothing is given up on.
+        else if (head >= d.startEpoch && walked.complete) await c.fail(d, { code: 'PROPOSAL_EXPIRED' }, r)
       }
     },
     async chain(head, r) {
