@@ -27,6 +27,8 @@ export interface Follower {
  * chain time, not every pass: it is a libp2p round trip per deal) and then on
  * chain. A provider's word is not trusted for what counts: a deal counts as a
  * copy only once the chain shows the piece, size, provider and client we signed.
+ * Nor is its silence: each proposal is looked for among the market's new deals
+ * (chain-match.ts), as Curio names a deal only long after publishing it.
  */
 export function createFollower(c: RouteContext, o: MarketRouteOptions): Follower {
   const { deals } = c
