@@ -9,7 +9,7 @@ import { simnetOverRpc } from '../../server/compose/local-chain.ts'
 import { startSimulatedNetwork, type SimulatedNetwork } from '../../server/simulation/simnet/on-loopback.ts'
 import type { ProviderClient } from '../../server/network/boost/client.ts'
 import type { ProviderHosts } from '../../server/simulation/simnet/provider-hosts.ts'
-import type { FaultPlan } from '../../server/simulation/simnet/faults.ts'
+import type { ChainFailure, ChainFaultPlan } from '../../server/simulation/simnet/faults.ts'
 import { createSigner, newPrivateKey } from '../../server/network/wallet/keys.ts'
 import { focChain } from '../../server/network/foc/chain.ts'
 import { createFocClient, type FocClient } from '../../server/network/foc/client.ts'
@@ -28,6 +28,8 @@ import type { CidProfile } from '../../server/shared/cid-profile.ts'
 export const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' })
 const GENESIS = 1704067200
 export const API_KEY = 'fgs_test-key-for-the-deal-engine-0001'
+/** A call the busy simulated node refused is sent again at loopback pace, so that a test's passes stay quick. */
+const BUSY_RETRY = { retries: 2, firstMs: 10, maxMs: 50 }
 
 export interface DealStack {
   dir: string
@@ -38,7 +40,7 @@ export interface DealStack {
   sim: SimulatedProviders
   hosts: ProviderHosts
   /** The simulated network's faults and how many struck. */
-  faults: FaultPlan
+  faults: ChainFaultPlan
   providerClient: ProviderClient
   /** The gateway's wallet address, which signs its proposals. */
   clientAddress: string
@@ -52,6 +54,11 @@ export interface DealStack {
   focClient?: FocClient
   /** Moves simulated (and gateway) time on by `epochs`. */
   advance(epochs: number): void
+  /**
+   * Until released (null), the chain's JSON-RPC fails every call to `methods` (any, when unset) as
+   * `failure` (faults.ts holdChain); meanwhile a pass that fails is retried, as the timers do.
+   */
+  holdChain(failure: ChainFailure | null, methods?: readonly string[]): void
   /** PUTs a file over the gateway's WebDAV. */
   put(path: string, bytes: Uint8Array): Promise<Response>
   get(path: string): Promise<Response>
@@ -78,6 +85,8 @@ export interface DealStackOptions {
   retrievalCheckMs?: number
   /** Attofil per GiB per epoch offered (default 0: few simulated providers take free deals of small pieces). */
   price?: string
+  /** Epochs from a proposal to its deal's start (DEAL_START_OFFSET, default 5760: two days). */
+  startOffsetEpochs?: number
   /** Deals ending within this many days are renewed (default 30). */
   renewBeforeDays?: number
   /** Longest a group is held for repair without its copies (default 3 days). */
@@ -98,8 +107,13 @@ export interface DealStackOptions {
   dealTimeouts?: { callMs: number; reloadMs: number }
   /** Longest a simulated provider takes to fetch a CAR (default 20 s). */
   transferTimeoutMs?: number
-  /** Seeded faults of the simulated network (SIMNET_FAULT_RATE; default none), stalls up to `maxStallMs`. */
-  faults?: { rate: number; maxStallMs?: number }
+  /**
+   * Seeded faults of the simulated network (SIMNET_FAULT_RATE; default none), stalls up to `maxStallMs`,
+   * a chain call that times out held `hangMs`.
+   */
+  faults?: { rate: number; maxStallMs?: number; hangMs?: number }
+  /** How long the gateway and the deal service wait for the chain's JSON-RPC (default 10 s). */
+  chainTimeoutMs?: number
   /** The gateway's records in this PostgreSQL database (kept across gateway restarts); default its SQLite file. */
   databaseUrl?: string
   /**
@@ -155,7 +169,7 @@ export async function startDealStack(o: DealStackOptions = {}): Promise<DealStac
   const now = () => clock.now
   const seed = o.seed ?? 'deal-engine-tests'
   const { simnet, network } = await startNetwork(dir, seed, now, o)
-  const { service, serviceServer } = await startService(dir, simnet, network.rpcUrl, now)
+  const { service, serviceServer } = await startService(dir, simnet, network.rpcUrl, now, o.chainTimeoutMs)
   const { privateKey, clientAddress, access } = await connectWallet(service, simnet, network.rpcUrl, o)
   const onchainCloud = o.foc ? await startOnchainCloud(dir, seed, o.foc, privateKey) : {}
   return assembleStack({ dir, clock, now, simnet, network, service, serviceServer, clientAddress, access, ...onchainCloud }, o)
@@ -188,6 +202,7 @@ async function startService(
   simnet: Simnet,
   rpcUrl: string,
   now: () => number,
+  chainTimeoutMs?: number,
 ): Promise<{ service: DealService; serviceServer: RunningServer }> {
   const service = await createDealService(
     {
@@ -202,7 +217,12 @@ async function startService(
       tickerPollSeconds: 60,
       tickerEnabled: false,
     },
-    { logger: silent, network: simnetOverRpc(simnet, rpcUrl), now, background: false },
+    {
+      logger: silent,
+      network: simnetOverRpc(simnet, rpcUrl, { timeoutMs: chainTimeoutMs, busyRetry: BUSY_RETRY }),
+      now,
+      background: false,
+    },
   )
   const serviceServer = await startServer(service.app, 0, '127.0.0.1')
   return { service, serviceServer }
@@ -213,7 +233,7 @@ async function connectWallet(
   service: DealService,
   simnet: Simnet,
   rpcUrl: string,
-  o: Pick<DealStackOptions, 'escrow' | 'price'>,
+  o: Pick<DealStackOptions, 'escrow' | 'price' | 'chainTimeoutMs'>,
 ): Promise<{ privateKey: Uint8Array; clientAddress: string; access: NetworkAccess }> {
   const privateKey = newPrivateKey()
   const signer = createSigner(privateKey, 'mainnet')
@@ -223,7 +243,14 @@ async function connectWallet(
   // `npm run wallet -- add-escrow` would.
   const escrow = o.escrow ?? (BigInt(o.price ?? '0') > 0n ? 10n ** 21n : 0n)
   if (escrow > 0n) simnet.addEscrow(clientAddress, escrow)
-  const access = await connectToNetwork({ rpcUrl, clock: simnet.clock, signer, network: 'mainnet' })
+  const access = await connectToNetwork({
+    rpcUrl,
+    clock: simnet.clock,
+    signer,
+    network: 'mainnet',
+    timeoutMs: o.chainTimeoutMs,
+    busyRetry: BUSY_RETRY,
+  })
   return { privateKey, clientAddress, access }
 }
 
@@ -275,7 +302,7 @@ async function startGateway(parts: StackParts, o: DealStackOptions): Promise<{ g
         price: o.price ?? '0',
         verified: true,
         maxPaddingFactor: o.maxPaddingFactor,
-        startOffsetEpochs: 5760,
+        startOffsetEpochs: o.startOffsetEpochs ?? 5760,
         copies: o.copies ?? 2,
         tickSeconds: 3600,
         retrievalCheckSeconds: (o.retrievalCheckMs ?? 3_600_000) / 1000,
@@ -308,6 +335,11 @@ async function startGateway(parts: StackParts, o: DealStackOptions): Promise<{ g
 async function assembleStack(parts: StackParts, o: DealStackOptions): Promise<DealStack> {
   const { dir, clock, network, service, serviceServer } = parts
   let running = await startGateway(parts, o)
+  let chainHeld = false
+  // On a faulty or held chain a pass may fail: the engine's and the service's own timers log it and try again.
+  const tolerated = (err: unknown) => {
+    if (!o.faults?.rate && !chainHeld) throw err
+  }
   const stack: DealStack = {
     dir,
     databaseUrl: o.databaseUrl,
@@ -331,6 +363,10 @@ async function assembleStack(parts: StackParts, o: DealStackOptions): Promise<De
     advance(epochs) {
       clock.now += epochs * EPOCH_SECONDS * 1000
     },
+    holdChain(failure, methods) {
+      chainHeld = failure !== null
+      network.faults.holdChain(failure, methods)
+    },
     put: (path, bytes) => fetch(`${running.gatewayServer.url}${path}`, { method: 'PUT', body: Buffer.from(bytes) }),
     get: (path) => fetch(`${running.gatewayServer.url}${path}`),
     async fileInfo(path) {
@@ -351,15 +387,11 @@ async function assembleStack(parts: StackParts, o: DealStackOptions): Promise<De
       for (let i = 0; i < (opts.max ?? 200); i++) {
         if (await done()) return true
         // As the engine's own timer (deal-engine.ts start): a tick that failed is retried at the next, on a faulty network.
-        await running.gateway.deals!.tick().catch((err) => {
-          if (!o.faults?.rate) throw err
-        })
+        await running.gateway.deals!.tick().catch(tolerated)
         // Let providers' background transfers run.
         await new Promise((r) => setTimeout(r, opts.pauseMs ?? 5))
         // The service's own timer logs a failed sync and tries again (deal-sync.ts start): so does a faulty network's run.
-        await service.sync.syncOnce().catch((err) => {
-          if (!o.faults?.rate) throw err
-        })
+        await service.sync.syncOnce().catch(tolerated)
         stack.advance(opts.epochsPerTick ?? 60)
       }
       return done()

@@ -1,7 +1,7 @@
 import type { Config, ServiceConfig } from '../shared/config.ts'
 import type { NetworkClock } from '../shared/epochs.ts'
 import { openKeystore } from '../network/index.ts'
-import { createLotusNetwork } from '../network/lotus/index.ts'
+import { createLotusNetwork, type LotusOptions } from '../network/lotus/index.ts'
 import type { NetworkPort } from '../network/types.ts'
 import { createSimnet, openSimChainStore, type Simnet, type SimnetOptions } from '../simulation/index.ts'
 
@@ -36,8 +36,8 @@ export function openSimnetDirectory(config: Config): Simnet {
  * carries) from the simulation, as a real deployment gets it from its
  * operator's policy or a provider directory service.
  */
-export function simnetOverRpc(simnet: Simnet, rpcUrl: string): NetworkPort {
-  const chain = createLotusNetwork({ url: rpcUrl, clock: simnet.clock, timeoutMs: 10_000 })
+export function simnetOverRpc(simnet: Simnet, rpcUrl: string, o: Pick<LotusOptions, 'timeoutMs' | 'busyRetry'> = {}): NetworkPort {
+  const chain = createLotusNetwork({ url: rpcUrl, clock: simnet.clock, timeoutMs: o.timeoutMs ?? 10_000, busyRetry: o.busyRetry })
   return {
     ...chain,
     kind: 'simnet',

@@ -5,6 +5,8 @@
  * - `REFUSED`: the provider answered no (`providerReason` holds its words);
  * - `TIMED_OUT`: the call ran out of time (or was aborted);
  * - `PROTOCOL_ERROR`: an answer came that is malformed or not what the protocol says;
+ * - `BUSY`: the node, or the proxy before it, is limiting or shedding load (HTTP 429 or 503, a
+ *   "server busy" / "too many requests" error): the call was not made, ask again later;
  * - `REJECTED_BY_CHAIN`: the node answered a JSON-RPC error, or a message failed on chain.
  *
  * The adapters under `server/network/` (the Boost/Curio client, the Lotus
@@ -12,15 +14,19 @@
  * edge. The simulated network never throws them: it answers on the wire, and
  * the client maps what it receives.
  */
-export const NETWORK_ERROR_CODES = ['UNREACHABLE', 'REFUSED', 'TIMED_OUT', 'PROTOCOL_ERROR', 'REJECTED_BY_CHAIN'] as const
+export const NETWORK_ERROR_CODES = ['UNREACHABLE', 'REFUSED', 'TIMED_OUT', 'PROTOCOL_ERROR', 'BUSY', 'REJECTED_BY_CHAIN'] as const
 export type NetworkErrorCode = (typeof NETWORK_ERROR_CODES)[number]
 
 export interface NetworkErrorDetail {
   cause?: unknown
   /** REFUSED: the provider's own reason (its message, or what it answered over HTTP). */
   providerReason?: string
-  /** REJECTED_BY_CHAIN: the node's JSON-RPC error code. */
+  /** REJECTED_BY_CHAIN, BUSY: the node's JSON-RPC error code, when it answered one. */
   rpcCode?: number
+  /** The HTTP status the node (or a proxy before it) answered, when not 200. */
+  httpStatus?: number
+  /** BUSY: how long the node asked to be left alone (its Retry-After), when it said. */
+  retryAfterMs?: number
   /** REJECTED_BY_CHAIN: the exit code of a message that failed on chain, and the message. */
   exitCode?: number
   messageCid?: string
@@ -34,6 +40,8 @@ export class NetworkError extends Error {
   override name = 'NetworkError'
   readonly providerReason?: string
   readonly rpcCode?: number
+  readonly httpStatus?: number
+  readonly retryAfterMs?: number
   readonly exitCode?: number
   readonly messageCid?: string
   readonly unanswered: boolean
@@ -47,6 +55,8 @@ export class NetworkError extends Error {
     super(message, detail.cause === undefined ? undefined : { cause: detail.cause })
     this.providerReason = detail.providerReason
     this.rpcCode = detail.rpcCode
+    this.httpStatus = detail.httpStatus
+    this.retryAfterMs = detail.retryAfterMs
     this.exitCode = detail.exitCode
     this.messageCid = detail.messageCid
     this.unanswered = detail.unanswered ?? false

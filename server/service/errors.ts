@@ -37,8 +37,8 @@ export function serviceErrorHandler(logger: Logger): ErrorRequestHandler {
         .json({ error: { code, message: err.message } })
       return
     }
-    // The node down, slow or talking nonsense; an error it answered (REJECTED_BY_CHAIN) is not an outage.
-    if (isNetworkError(err, 'UNREACHABLE', 'TIMED_OUT', 'PROTOCOL_ERROR')) {
+    // The node down, slow, shedding load or talking nonsense; an error it answered (REJECTED_BY_CHAIN) is not an outage.
+    if (isNetworkError(err, 'UNREACHABLE', 'TIMED_OUT', 'PROTOCOL_ERROR', 'BUSY')) {
       logger.warn({ reqId: code, err: err.message }, 'network node unavailable')
       res.status(500).json({ error: { code, message: 'The network node is not reachable right now; try again later' } })
       return

@@ -101,7 +101,8 @@ export interface NetworkPort {
   minerInfo(address: string): Promise<MinerInfo | null>
   /**
    * The deal as the market actor holds it; null when it is not in its state: never published,
-   * or removed (slashed, expired, or not activated by its start epoch).
+   * or removed (slashed, expired, or not activated by its start epoch). Null only on the node's own
+   * "not found": any other failure (a busy node, a timeout) is thrown, as it says nothing of the deal.
    */
   getDeal(dealId: number): Promise<MarketDeal | null>
   /**

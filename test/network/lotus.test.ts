@@ -181,3 +181,102 @@ describe('Lotus JSON-RPC adapter', () => {
     await expect(rpc(slow, 50)('Filecoin.ChainHead', [])).rejects.toMatchObject({ code: 'TIMED_OUT' })
   })
 })
+
+/**
+ * What a node, or the proxy before it, answers when it cannot or will not serve a call, as recorded in
+ * fixtures/lotus-errors.json: only the node's own "not found" means absent; every other answer is an
+ * error the caller retries later, never a "no".
+ */
+describe('Lotus JSON-RPC adapter: "not found" and the errors that are not', () => {
+  type Shape = { status: number; headers: Record<string, string>; body: string }
+  const shapes = JSON.parse(readFileSync(join(import.meta.dirname, 'fixtures', 'lotus-errors.json'), 'utf8')) as Record<string, Shape>
+  /** A node that answers every call with `shape`, counting the calls. */
+  const answering = (shape: Shape, calls = { n: 0 }): typeof fetch =>
+    (async () => (calls.n++, new Response(shape.body || null, { status: shape.status, headers: shape.headers }))) as typeof fetch
+  const node = (f: typeof fetch, timeoutMs?: number) =>
+    createLotusNetwork({
+      url: 'http://node.invalid/rpc/v1',
+      clock: networkClock('mainnet'),
+      fetch: f,
+      timeoutMs,
+      busyRetry: { retries: 2, firstMs: 1, maxMs: 5 },
+    })
+  const transient = [
+    ['busy.lotusGateway', 'BUSY'],
+    ['connectionLimited.lotusGateway', 'BUSY'],
+    ['rateLimited.lotusGateway', 'BUSY'],
+    ['unavailable.nginx', 'BUSY'],
+    ['badGateway.nginx', 'UNREACHABLE'],
+    ['gatewayTimeout.nginx', 'UNREACHABLE'],
+    ['unknown.blockstore', 'REJECTED_BY_CHAIN'],
+    ['methodNotFound.goJsonrpc', 'REJECTED_BY_CHAIN'],
+  ] as const
+
+  it("a deal the market does not hold is null on the node's own answer, from Lotus (code 1) and from Forest (-32603)", async () => {
+    // lotus chain/stmgr/actors.go GetStorageDeal, sent by go-jsonrpc with code 1; Forest words it alike.
+    expect(JSON.parse(shapes['notFound.lotus'].body).error).toEqual({
+      code: 1,
+      message:
+        'deal 85341999 not found - deal may not have completed sealing before deal proposal start epoch, or deal may have been slashed',
+    })
+    expect(await node(answering(shapes['notFound.lotus'])).getDeal(85341999)).toBeNull()
+    expect(await node(answering(shapes['notFound.forest'])).getDeal(85341999)).toBeNull()
+    // The same words about another deal id are not an answer about this one.
+    await expect(node(answering(shapes['notFound.lotus'])).getDeal(85341998)).rejects.toMatchObject({ code: 'REJECTED_BY_CHAIN' })
+    // StateLookupID's ErrActorNotFound (lotus api/api_errors.go, code 11): the address has no actor.
+    expect(await node(answering(shapes['actorNotFound.lotus'])).lookupId('f17uoq6tp427uzv7fztkbsnn64iwotfrristwpryy')).toBeNull()
+  })
+
+  it.each(transient)('%s is thrown as %s by every read that answers null for "not found", never read as absent', async (name, code) => {
+    const lotus = node(answering(shapes[name]))
+    await expect(lotus.getDeal(85341999)).rejects.toMatchObject({ name: 'NetworkError', code })
+    await expect(lotus.lookupId('f17uoq6tp427uzv7fztkbsnn64iwotfrristwpryy')).rejects.toMatchObject({ code })
+    await expect(lotus.minerInfo('f02182')).rejects.toMatchObject({ code })
+  })
+
+  it('keeps what the node said: its HTTP status, its JSON-RPC code and words', async () => {
+    await expect(node(answering(shapes['rateLimited.lotusGateway'])).chainHead()).rejects.toMatchObject({ code: 'BUSY', httpStatus: 429 })
+    await expect(node(answering(shapes['busy.lotusGateway'])).chainHead()).rejects.toMatchObject({
+      code: 'BUSY',
+      rpcCode: 1,
+      message: 'server busy. rate: Wait(n=3) would exceed context deadline',
+    })
+    await expect(node(answering(shapes['badGateway.nginx'])).chainHead()).rejects.toMatchObject({ code: 'UNREACHABLE', httpStatus: 502 })
+    // go-jsonrpc answers its own protocol errors with HTTP 500 and a JSON-RPC error: the node's answer, not an outage.
+    await expect(node(answering(shapes['methodNotFound.goJsonrpc'])).chainHead()).rejects.toMatchObject({
+      code: 'REJECTED_BY_CHAIN',
+      rpcCode: -32601,
+      httpStatus: 500,
+    })
+  })
+
+  it('sends a call a busy node refused again after a back-off that honours its Retry-After, then gives up as BUSY', async () => {
+    const calls = { n: 0 }
+    await expect(node(answering(shapes['busy.lotusGateway'], calls)).getDeal(1)).rejects.toMatchObject({ code: 'BUSY' })
+    expect(calls.n).toBe(3)
+    // A node that refuses once and then answers: the caller sees only the answer.
+    let refusals = 1
+    const once: typeof fetch = async (url, init) =>
+      refusals-- > 0 ? answering(shapes['unavailable.retryAfter'])(url, init) : answering(shapes['notFound.lotus'])(url, init)
+    const started = Date.now()
+    const lotus = createLotusNetwork({
+      url: 'http://node.invalid/rpc/v1',
+      clock: networkClock('mainnet'),
+      fetch: once,
+      busyRetry: { retries: 2, firstMs: 1, maxMs: 3_000 },
+    })
+    expect(await lotus.getDeal(85341999)).toBeNull()
+    // Retry-After: 2 (seconds), within the longest wait allowed.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(1_900)
+    // A timeout or an outage is not sent again here: the call may have been made, and the caller paces its own retries.
+    const outage = { n: 0 }
+    await expect(node(answering(shapes['badGateway.nginx'], outage)).getDeal(1)).rejects.toMatchObject({ code: 'UNREACHABLE' })
+    expect(outage.n).toBe(1)
+  })
+
+  it('a node that does not answer in time is TIMED_OUT, for a deal as for anything else', async () => {
+    const silent: typeof fetch = (_url, init) =>
+      new Promise((_resolve, reject) => init!.signal!.addEventListener('abort', () => reject(init!.signal!.reason)))
+    await expect(node(silent, 50).getDeal(85341999)).rejects.toMatchObject({ code: 'TIMED_OUT' })
+  })
+})

@@ -7,7 +7,14 @@
 import { createServer } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { afterAll, describe, expect, it } from 'vitest'
-import { createFaults, FAULT_SITES, faultyFetch, type FaultSite } from '../../server/simulation/simnet/faults.ts'
+import {
+  CHAIN_FAILURES,
+  createFaults,
+  FAULT_SITES,
+  faultyFetch,
+  type ChainFailure,
+  type FaultSite,
+} from '../../server/simulation/simnet/faults.ts'
 import { createSimnet } from '../../server/simulation/simnet/index.ts'
 import { curioTransfer } from '../../server/simulation/simnet/provider-transfer.ts'
 import { SIMNET_RPC_PATH, simnetRpcListener } from '../../server/simulation/simnet/rpc-server.ts'
@@ -74,32 +81,84 @@ describe('fault plan', () => {
 
 describe('faults on the simulated chain', () => {
   const simnet = createSimnet({ seed: 'faulty-rpc', genesis: 1704067200, now: () => Date.UTC(2025, 0, 15) })
-  const plan = createFaults({ seed: 'faulty-rpc', rate: 0.2, maxStallMs: 200 })
+  const plan = createFaults({ seed: 'faulty-rpc', rate: 0.2, maxStallMs: 200, hangMs: 300 })
   const started = startServer(simnetRpcListener(simnet, { faults: plan }), 0, '127.0.0.1')
   afterAll(async () => (await started).close(100))
+  const call = async (method: string, signal?: AbortSignal) =>
+    fetch(`${(await started).url}${SIMNET_RPC_PATH}`, {
+      method: 'POST',
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: method === 'Filecoin.StateMarketStorageDeal' ? [1, null] : [] }),
+      signal,
+    })
 
-  it('refuses some calls with a 429 and no answer, serves others late, and the rest as usual', async () => {
-    const node = await started
+  it('draws every way a chain call fails among its failures, and none of them for other sites', () => {
+    const draws = createFaults({ seed: 'kinds', rate: 0.2 })
+    const failures = new Set<string>()
+    for (let i = 0; i < 2000; i++) {
+      const f = draws.draw('chain')
+      if (f?.kind === 'fail') failures.add(f.as!)
+      const other = draws.draw('stream')
+      if (other?.kind === 'fail') expect(other.as).toBeUndefined()
+    }
+    expect([...failures].sort()).toEqual([...CHAIN_FAILURES].sort())
+    expect(Object.values(draws.chainFailures()).reduce((a, b) => a + b)).toBe(draws.counts().chain.fail)
+  })
+
+  it('fails some calls as a busy node or its proxy does, serves others late, and the rest as usual', async () => {
     const statuses: number[] = []
     const slow: number[] = []
     for (let i = 0; i < 60; i++) {
       const t0 = Date.now()
-      const res = await fetch(`${node.url}${SIMNET_RPC_PATH}`, {
-        method: 'POST',
-        body: JSON.stringify({ jsonrpc: '2.0', id: i, method: 'Filecoin.ChainHead', params: [] }),
-      })
-      statuses.push(res.status)
-      if (res.status === 200) {
-        expect((await res.json()).result.Height).toBe(simnet.headEpoch())
+      const res = await call('Filecoin.ChainHead', AbortSignal.timeout(1000)).catch(() => undefined)
+      statuses.push(res?.status ?? 0)
+      const body = res?.status === 200 ? await res.json() : undefined
+      if (body?.result) {
+        expect(body.result.Height).toBe(simnet.headEpoch())
         if (Date.now() - t0 >= 100) slow.push(i)
-      } else expect(await res.text()).toBe('')
+      } else await res?.body?.cancel()
     }
     const { fail, stall } = plan.counts().chain
     expect(fail).toBeGreaterThan(0)
     expect(stall).toBeGreaterThan(0)
-    expect(statuses.filter((s) => s === 429)).toHaveLength(fail)
-    expect(statuses.filter((s) => s === 200)).toHaveLength(60 - fail)
     expect(slow.length).toBeGreaterThanOrEqual(stall)
+    expect(statuses.filter((s) => s !== 200).length).toBeLessThanOrEqual(fail)
+  })
+
+  it('answers each kind of failure as the software that fails it does, the call not made', async () => {
+    const answer = async (failure: ChainFailure, method = 'Filecoin.StateMarketStorageDeal', signal?: AbortSignal) => {
+      plan.holdChain(failure, [method])
+      try {
+        const res = await call(method, signal)
+        return { status: res.status, type: res.headers.get('content-type'), body: await res.text() }
+      } finally {
+        plan.holdChain(null)
+      }
+    }
+    // lotus gateway/handler.go: a 429 and nothing else.
+    expect(await answer('rate-limited')).toEqual({ status: 429, type: null, body: '' })
+    // lotus gateway/node.go: "server busy. " and x/time/rate's words, n the method's tokens, code 1 as go-jsonrpc sends it.
+    expect(JSON.parse((await answer('busy')).body).error).toEqual({
+      code: 1,
+      message: 'server busy. rate: Wait(n=3) would exceed context deadline',
+    })
+    expect(JSON.parse((await answer('busy', 'Filecoin.ChainHead')).body).error.message).toMatch(/Wait\(n=2\)/)
+    // nginx's own pages: limit_req's 503, a 502 when the node behind it is down.
+    expect(await answer('unavailable')).toMatchObject({ status: 503, type: 'text/html', body: expect.stringContaining('503 Service') })
+    expect(await answer('bad-gateway')).toMatchObject({ status: 502, body: expect.stringContaining('<center>nginx</center>') })
+    // A node that never answers: a client that waits gets the proxy's 504 after hangMs; one that gives up, nothing.
+    const t0 = Date.now()
+    expect(await answer('timeout')).toMatchObject({ status: 504, body: expect.stringContaining('504 Gateway Time-out') })
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(290)
+    await expect(answer('timeout', undefined, AbortSignal.timeout(50))).rejects.toThrow()
+    // Some other error of the node's: its blockstore misses the state asked about.
+    const unknown = JSON.parse((await answer('unknown')).body).error
+    expect(unknown).toMatchObject({ code: 1, message: expect.stringMatching(/^ipld: could not find bafy/) })
+    // Only the held method fails; released, the node serves as usual.
+    plan.holdChain('busy', ['Filecoin.StateMarketStorageDeal'])
+    expect((await (await call('Filecoin.StateNetworkVersion')).json()).result).toBe(28)
+    plan.holdChain(null)
+    expect((await (await call('Filecoin.StateMarketStorageDeal')).json()).error.message).toMatch(/^deal 1 not found/)
+    expect(plan.chainFailures()['timeout']).toBeGreaterThanOrEqual(2)
   })
 })
 

@@ -6,7 +6,7 @@ import { epochToTimestamp, type NetworkClock } from '../../shared/epochs.ts'
 import type { DealProposal, MarketDeal, MinerInfo, NetworkPort } from '../types.ts'
 import { decodeRlePlus } from './bitfield.ts'
 import { isNetworkError, NetworkError, protocolError } from '../errors.ts'
-import { createJsonRpc, type JsonRpcCall } from './json-rpc.ts'
+import { createJsonRpc, type JsonRpcCall, type JsonRpcOptions } from './json-rpc.ts'
 
 export interface LotusOptions {
   url: string
@@ -14,6 +14,8 @@ export interface LotusOptions {
   clock: NetworkClock
   fetch?: typeof fetch
   timeoutMs?: number
+  /** How a call a busy node refused is sent again (json-rpc.ts; default: twice, from 0.5 s). */
+  busyRetry?: JsonRpcOptions['busyRetry']
 }
 
 interface LotusMarketDeal {
@@ -24,6 +26,29 @@ interface LotusMarketDeal {
 /** A PublishStorageDeals message that is on chain but did not publish the deal asked for. */
 const publishFailed = (publishCid: string, exitCode: number, message: string) =>
   new NetworkError('REJECTED_BY_CHAIN', message, { messageCid: publishCid, exitCode })
+
+/**
+ * The node's own answer for a deal id its market does not hold (never published, or removed once
+ * terminated, expired or not activated in time): "deal <id> not found - deal may not have completed
+ * sealing before deal proposal start epoch, or deal may have been slashed" (lotus chain/stmgr/actors.go,
+ * GetStorageDeal), sent with go-jsonrpc's code 1 for an error of no registered type (go-jsonrpc
+ * handler.go, createError); Forest words it alike and sends -32603, its code for every internal error
+ * (forest src/rpc/methods/state.rs, src/rpc/error.rs). Only this means absent: anything else (a busy
+ * node, a proxy's 5xx, a timeout, state the node cannot load) says nothing about the deal.
+ */
+export function dealNotFound(err: NetworkError, dealId: number): boolean {
+  return (err.rpcCode === 1 || err.rpcCode === -32603) && new RegExp(`^deal ${dealId} not found\\b`).test(err.message)
+}
+
+/**
+ * The node has no actor at that address: Lotus answers StateLookupID with its ErrActorNotFound, code
+ * 11 ("actor not found", lotus api/api_errors.go: jsonrpc.FirstUserCode 2 + 9), and older nodes, Forest,
+ * and StateMinerInfo ("failed to load miner actor: … actor not found") with the words in a wrapped error.
+ */
+const actorNotFound = (err: NetworkError) => err.rpcCode === 11 || /\bactor not found\b/.test(err.message)
+
+/** The address is no storage provider: no actor there, or one whose code is not a miner's (lotus chain/actors/builtin/miner, Load). */
+const notAMiner = (err: NetworkError) => actorNotFound(err) || /\bunknown actor code\b/.test(err.message)
 
 export interface LotusNetwork extends NetworkPort {
   readonly kind: 'lotus'
@@ -42,12 +67,12 @@ const MARKET_ACTOR = 'f05'
 export function createLotusNetwork(options: LotusOptions): LotusNetwork {
   const call: JsonRpcCall = createJsonRpc(options)
 
-  // Lotus's "actor not found" comes back as a JSON-RPC error; that is a "no", not an outage.
-  const orNull = async <T>(p: Promise<T>): Promise<T | null> => {
+  /** `p`'s result, or null when the node answers `absent` (its own "not found"); every other error is thrown. */
+  const orAbsent = async <T>(p: Promise<T>, absent: (err: NetworkError) => boolean): Promise<T | null> => {
     try {
       return await p
     } catch (err) {
-      if (isNetworkError(err, 'REJECTED_BY_CHAIN')) return null
+      if (isNetworkError(err, 'REJECTED_BY_CHAIN') && absent(err)) return null
       throw err
     }
   }
@@ -64,7 +89,7 @@ export function createLotusNetwork(options: LotusOptions): LotusNetwork {
     const parsed = parseAddress(address)
     if (!parsed.ok) return null
     if (parsed.address.protocol === 0) return address
-    return orNull(call<string>('Filecoin.StateLookupID', [address, null]))
+    return orAbsent(call<string>('Filecoin.StateLookupID', [address, null]), actorNotFound)
   }
 
   return {
@@ -90,11 +115,12 @@ export function createLotusNetwork(options: LotusOptions): LotusNetwork {
     async minerInfo(address): Promise<MinerInfo | null> {
       const id = await lookupId(address)
       if (!id) return null
-      const info = await orNull(
+      const info = await orAbsent(
         call<{ Owner: string; Worker: string; PeerId: string | null; Multiaddrs: string[] | null; SectorSize: number }>(
           'Filecoin.StateMinerInfo',
           [id, null],
         ),
+        notAMiner,
       )
       return (
         info && {
@@ -108,7 +134,7 @@ export function createLotusNetwork(options: LotusOptions): LotusNetwork {
       )
     },
     async getDeal(dealId) {
-      const d = await orNull(call<LotusMarketDeal>('Filecoin.StateMarketStorageDeal', [dealId, null]))
+      const d = await orAbsent(call<LotusMarketDeal>('Filecoin.StateMarketStorageDeal', [dealId, null]), (err) => dealNotFound(err, dealId))
       return d && toDeal(dealId, d)
     },
     async nextDealId() {

@@ -11,8 +11,19 @@ import { seededRandom } from './random.ts'
 export type FaultSite = 'chain' | 'stream' | 'transfer'
 export const FAULT_SITES: readonly FaultSite[] = ['chain', 'stream', 'transfer']
 
-/** `fail`: the call errors, the stream is reset, the download is cut; `stall`: it answers, late (by `ms`). */
-export type Fault = { kind: 'fail' } | { kind: 'stall'; ms: number }
+/**
+ * How a failed chain call fails, each as a node or the proxy before it answers one (rpc-faults.ts):
+ * `rate-limited` a 429, `busy` a "server busy" JSON-RPC error, `unavailable` a proxy's 503, `bad-gateway`
+ * a proxy's 502, `timeout` no answer until the client gives up, `unknown` some other error of the node.
+ */
+export type ChainFailure = 'rate-limited' | 'busy' | 'unavailable' | 'bad-gateway' | 'timeout' | 'unknown'
+export const CHAIN_FAILURES: readonly ChainFailure[] = ['rate-limited', 'busy', 'unavailable', 'bad-gateway', 'timeout', 'unknown']
+
+/**
+ * `fail`: the call errors (a chain call as `as`), the stream is reset, the download is cut; `stall`: it
+ * answers, late (by `ms`).
+ */
+export type Fault = { kind: 'fail'; as?: ChainFailure } | { kind: 'stall'; ms: number }
 
 export type FaultCounts = Record<FaultSite, { fail: number; stall: number }>
 
@@ -28,12 +39,27 @@ export interface FaultPlan {
   counts(): FaultCounts
 }
 
+/** A fault plan as the simulated network's chain also reads it: how its calls fail, and a failure held for a while. */
+export interface ChainFaultPlan extends FaultPlan {
+  /** How many chain calls failed, by how they failed. */
+  chainFailures(): Record<ChainFailure, number>
+  /** How long a chain call struck by a `timeout` is held before the proxy gives up on it (a 504). */
+  readonly hangMs: number
+  /**
+   * Until released (null), every chain call to one of `methods` (any, when unset) fails as `failure`,
+   * whatever the rate: a node rate-limiting its client for a while, as a test or a demo wants it.
+   */
+  holdChain(failure: ChainFailure | null, methods?: readonly string[]): void
+}
+
 export interface FaultOptions {
   seed: string
   /** 0 to 0.2 (SIMNET_FAULT_RATE). */
   rate: number
   /** Longest stall (default 3 s); a stall lasts between half of it and all of it, never forever. */
   maxStallMs?: number
+  /** How long a chain call struck by a `timeout` is held unanswered (default 60 s, nginx's proxy_read_timeout). */
+  hangMs?: number
   /** Told each fault as it strikes (e.g. a debug log line). */
   onFault?: (site: FaultSite, fault: Fault, label: string | undefined) => void
 }
@@ -49,28 +75,42 @@ export class FaultPlanError extends Error {
  * A fault plan. `createFaults({ seed: 'x', rate: 0.03 })` strikes about 3 %
  * of the events at each site, half of them failures, half stalls.
  */
-export function createFaults(o: FaultOptions): FaultPlan {
+export function createFaults(o: FaultOptions): ChainFaultPlan {
   if (!(o.rate >= 0 && o.rate <= MAX_FAULT_RATE)) throw new FaultPlanError(`a fault rate is between 0 and ${MAX_FAULT_RATE}, not ${o.rate}`)
   const maxStallMs = o.maxStallMs ?? 3000
   if (!(maxStallMs >= 0 && Number.isFinite(maxStallMs))) throw new FaultPlanError(`a stall is bounded: ${maxStallMs} ms is not`)
   const random = seededRandom(`faults/${o.seed}`)
   const drawn: Record<FaultSite, number> = { chain: 0, stream: 0, transfer: 0 }
   const counts: FaultCounts = { chain: { fail: 0, stall: 0 }, stream: { fail: 0, stall: 0 }, transfer: { fail: 0, stall: 0 } }
+  const chainFailures = Object.fromEntries(CHAIN_FAILURES.map((f) => [f, 0])) as Record<ChainFailure, number>
+  let held: { failure: ChainFailure; methods?: readonly string[] } | null = null
+  const strike = (site: FaultSite, fault: Fault, label: string | undefined) => {
+    counts[site][fault.kind]++
+    if (fault.kind === 'fail' && fault.as) chainFailures[fault.as]++
+    o.onFault?.(site, fault, label)
+    return fault
+  }
   return {
     rate: o.rate,
+    hangMs: o.hangMs ?? 60_000,
     draw(site, label) {
+      if (site === 'chain' && held && (!held.methods || (label !== undefined && held.methods.includes(label))))
+        return strike(site, { kind: 'fail', as: held.failure }, label)
       if (o.rate === 0) return null
       const n = drawn[site]++
       const r = random(site, n)
       if (r >= o.rate) return null
       // Where under the rate it fell decides the kind: the lower half fails, the upper half stalls.
-      const fault: Fault =
-        r < o.rate / 2 ? { kind: 'fail' } : { kind: 'stall', ms: Math.round(maxStallMs * (0.5 + random(site, n, 'stall') / 2)) }
-      counts[site][fault.kind]++
-      o.onFault?.(site, fault, label)
-      return fault
+      if (r >= o.rate / 2) return strike(site, { kind: 'stall', ms: Math.round(maxStallMs * (0.5 + random(site, n, 'stall') / 2)) }, label)
+      if (site !== 'chain') return strike(site, { kind: 'fail' }, label)
+      // A chain call fails in one of the ways a node under load, or the proxy before it, fails one.
+      return strike(site, { kind: 'fail', as: CHAIN_FAILURES[Math.floor(random(site, n, 'failure') * CHAIN_FAILURES.length)] }, label)
     },
     counts: () => structuredClone(counts),
+    chainFailures: () => ({ ...chainFailures }),
+    holdChain(failure, methods) {
+      held = failure ? { failure, methods } : null
+    },
   }
 }
 

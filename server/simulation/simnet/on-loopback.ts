@@ -1,5 +1,5 @@
 import { startServer, type ServerOptions } from '../../shared/http.ts'
-import { createFaults, noFaults, type FaultOptions, type FaultPlan } from './faults.ts'
+import { createFaults, type ChainFaultPlan, type FaultOptions } from './faults.ts'
 import type { Simnet } from './index.ts'
 import { startProviderHosts, type ProviderHosts } from './provider-hosts.ts'
 import { SIMNET_RPC_PATH, simnetRpcListener } from './rpc-server.ts'
@@ -12,7 +12,7 @@ export interface SimulatedNetwork {
   providers: SimulatedProviders
   hosts: ProviderHosts
   /** The faults it injects (none unless `faults.rate` > 0), and how many struck so far. */
-  faults: FaultPlan
+  faults: ChainFaultPlan
   /** Stops the providers, their hosts and the RPC server (not `simnet` itself). */
   close(): Promise<void>
 }
@@ -33,7 +33,7 @@ export interface SimulatedNetworkOptions {
    * Seeded faults (SIMNET_FAULT_RATE): that share of chain calls, provider streams and CAR
    * downloads fail or stall (up to `maxStallMs`, default 3 s). Off by default.
    */
-  faults?: { rate: number; maxStallMs?: number; onFault?: FaultOptions['onFault'] }
+  faults?: { rate: number; maxStallMs?: number; hangMs?: number; onFault?: FaultOptions['onFault'] }
 }
 
 /**
@@ -45,7 +45,8 @@ export interface SimulatedNetworkOptions {
  */
 export async function startSimulatedNetwork(o: SimulatedNetworkOptions): Promise<SimulatedNetwork> {
   const host = o.host ?? '127.0.0.1'
-  const faults = o.faults && o.faults.rate > 0 ? createFaults({ seed: o.seed, ...o.faults }) : noFaults
+  // A plan of its own even without faults: a test may still hold its chain rate-limited for a while.
+  const faults = createFaults({ seed: o.seed, rate: 0, ...o.faults })
   const rpc = await startServer(simnetRpcListener(o.simnet, { faults }), o.rpcPort ?? 0, host, o.http)
   const providers = createSimulatedProviders({ simnet: o.simnet, dir: o.dir, transferTimeoutMs: o.transferTimeoutMs, faults })
   let hosts: ProviderHosts

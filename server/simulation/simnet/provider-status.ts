@@ -1,4 +1,5 @@
 import { CID } from 'multiformats/cid'
+import { EPOCH_SECONDS } from '../../shared/epochs.ts'
 import type { Simnet } from './index.ts'
 import type { TakenDeal } from './provider-deal.ts'
 import { providerDraw, type ProviderKind } from './provider-kind.ts'
@@ -107,12 +108,23 @@ async function boostStatus(
 }
 
 /**
+ * Curio's PipelineGC deletes finished deals from market_mk12_deal_pipeline (sealed, and indexed when
+ * asked) on a harmony task every SDRPipelineGCInterval, 19 minutes (curio tasks/gc/pipeline_meta_gc.go,
+ * cleanupMK12DealPipeline): here, every 38 epochs of the chain.
+ */
+const PIPELINE_GC_EPOCHS = (19 * 60) / EPOCH_SECONDS
+
+/** The first pipeline clean-up after `epoch`: a deal sealed then leaves the pipeline there. */
+export const curioCleanedUpAt = (epoch: number) => (Math.floor(epoch / PIPELINE_GC_EPOCHS) + 1) * PIPELINE_GC_EPOCHS
+
+/**
  * curio market/mk12/mk12_utils.go GetDealStatus: no signature check; a UUID
  * it never took fails its database lookup; while the deal is in the
  * pipeline the answer is "Processing" with no publish CID and ChainDealID
- * 0 (the branch for published deals builds an answer and drops it); once
- * sealed and indexed it leaves the pipeline and both are told. Transfer
- * sizes are always answered as 1.
+ * 0, even once published and sealed (the branch for deals past publishing
+ * builds an answer and drops it); only once the pipeline's clean-up has
+ * removed it (curioCleanedUpAt) are both told. Transfer sizes are always
+ * answered as 1.
  */
 async function curioStatus(
   o: StatusSource,
@@ -123,19 +135,20 @@ async function curioStatus(
   const { simnet, providers, providerId } = o
   if (!deal) return none('failed to get sealed deal status')
   const state = providers.proposalState(providerId, dealUuid)
-  const sealed = state.state === 'published' && ((await simnet.getDeal(state.dealId))?.state.SectorStartEpoch ?? -1) >= 0
+  const activation = state.state === 'published' ? ((await simnet.getDeal(state.dealId))?.state.SectorStartEpoch ?? -1) : -1
+  const cleanedUp = state.state === 'published' && activation >= 0 && simnet.headEpoch() >= curioCleanedUpAt(activation)
   return {
     dealUuid,
     error: '',
     isOffline: false,
     dealStatus: {
       error: state.state === 'failed' ? state.reason : state.state === 'unknown' ? 'deal lost by the provider' : '',
-      status: sealed ? 'Sealed' : 'Processing',
-      sealingStatus: sealed ? 'Sealed and Indexed' : 'Not assigned to sector',
+      status: cleanedUp ? 'Sealed' : 'Processing',
+      sealingStatus: cleanedUp ? 'Sealed and Indexed' : 'Not assigned to sector',
       proposal: deal.params.clientDealProposal.proposal,
       signedProposalCid: deal.signedProposalCid,
-      publishCid: sealed && state.state === 'published' ? CID.parse(state.publishCid) : null,
-      chainDealId: sealed && state.state === 'published' ? state.dealId : 0,
+      publishCid: cleanedUp ? CID.parse(state.publishCid) : null,
+      chainDealId: cleanedUp ? state.dealId : 0,
     },
     transferSize: 1,
     nBytesReceived: 1,

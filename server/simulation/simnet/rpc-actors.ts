@@ -1,12 +1,17 @@
 import { multiaddr } from '@multiformats/multiaddr'
 import { addressParam, LOTUS_ERROR, RpcError, type RpcContext, type RpcMethods } from './rpc-context.ts'
 
+/** Lotus's JSON-RPC code for its ErrActorNotFound. */
+const ACTOR_NOT_FOUND = 11
+
 /** The actors behind addresses: their ids, the storage providers' miner info, and verified clients' DataCap. */
 export function actorMethods({ simnet }: RpcContext): RpcMethods {
   return {
     async 'Filecoin.StateLookupID'([a]) {
       const id = await simnet.lookupId(addressParam(a))
-      if (!id) throw new RpcError(LOTUS_ERROR, `resolution lookup failed (${a}): actor not found`)
+      // lotus node/impl/full/state.go StateLookupID: an address with no actor is answered with the registered
+      // ErrActorNotFound, code 11 (api/api_errors.go: jsonrpc.FirstUserCode 2 + 9), and its bare words.
+      if (!id) throw new RpcError(ACTOR_NOT_FOUND, 'actor not found')
       return id
     },
     async 'Filecoin.StateVerifiedClientStatus'([a]) {

@@ -1,7 +1,7 @@
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http'
 import { parseAddress, type AddressNetwork } from '../../shared/address.ts'
 import type { Simnet } from './index.ts'
-import { stall, type FaultPlan } from './faults.ts'
+import { stall, type ChainFaultPlan } from './faults.ts'
 import { actorMethods } from './rpc-actors.ts'
 import { chainMethods } from './rpc-chain.ts'
 import {
@@ -14,6 +14,7 @@ import {
   RpcError,
   type RpcMethods,
 } from './rpc-context.ts'
+import { answerFault } from './rpc-faults.ts'
 import { marketMethods } from './rpc-market.ts'
 import { messageMethods } from './rpc-messages.ts'
 import { mpoolMethods } from './rpc-mpool.ts'
@@ -60,8 +61,8 @@ export interface SimnetRpcOptions {
    * Lotus reads either prefix in parameters (go-address NewFromString).
    */
   addressNetwork?: AddressNetwork
-  /** Seeded faults: some calls refused with a 429 or answered late (faults.ts). */
-  faults?: FaultPlan
+  /** Seeded faults: some calls refused as a busy node or its proxy refuses them (rpc-faults.ts), or answered late (faults.ts). */
+  faults?: ChainFaultPlan
 }
 
 /**
@@ -127,13 +128,11 @@ export function simnetRpcListener(simnet: Simnet, options: SimnetRpcOptions = {}
       const testnet = options.addressNetwork === 'testnet'
       const params = testnet ? (withAddressPrefix(given, 't', 'f') as unknown[]) : given
       const fault = options.faults?.draw('chain', call.method)
-      // A node under load, as Lotus's gateway treats one (lotus gateway/handler.go RateLimitHandler): past the
-      // per-host limit it answers 429 with no body, the call not made; past the per-connection API limit it
-      // delays the call, which is then served (a client that gave up may find it done, as with a real node).
-      if (fault?.kind === 'fail') {
-        res.writeHead(429).end()
-        return
-      }
+      // A node under load, or the proxy before it, refuses the call, not made, in one of the ways they do
+      // (rpc-faults.ts); or, as Lotus's gateway past its per-connection API limit (lotus gateway/node.go),
+      // delays it, and then serves it (a client that gave up may find it done, as with a real node).
+      if (fault?.kind === 'fail')
+        return answerFault(req, res, { id: call.id, method: call.method }, fault.as ?? 'rate-limited', options.faults!.hangMs)
       const late = fault?.kind === 'stall' ? stall(fault.ms) : Promise.resolve()
       late
         .then(() => method(params))

@@ -1,11 +1,13 @@
 import { randomBytes } from 'node:crypto'
-import { afterEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { boostProviderPort } from '../../../server/gateway/deals/index.ts'
 import type { ProposalState, StorageProviderPort } from '../../../server/gateway/deals/market/provider-port.ts'
 import type { ProviderClient } from '../../../server/network/boost/client.ts'
 import { NetworkError } from '../../../server/network/errors.ts'
 import type { DealProposal, NetworkPort } from '../../../server/network/types.ts'
 import { piecePricePerEpoch } from '../../../server/shared/piece.ts'
+import { CHAIN_FAILURES } from '../../../server/simulation/simnet/faults.ts'
+import { GATEWAY_METHODS } from '../../../server/simulation/simnet/rpc-server.ts'
 import { startDealStack, type DealStack } from './harness.ts'
 
 /**
@@ -223,6 +225,8 @@ describe('what the gateway believes', () => {
       copies: 1,
       providers: (port) => ({
         ...port,
+        // The provider never published it: the market shows no deal of ours (else the chain would tell, chain-match.ts).
+        dealOnChain: async () => null,
         async proposalState(provider, id, options) {
           const real = say ?? (await port.proposalState(provider, id, options))
           answers.push(real.state)
@@ -259,6 +263,73 @@ describe('what the gateway believes', () => {
     await s.runUntil(() => false, { max: 10, epochsPerTick: 1 })
     expect(asked).toBeGreaterThanOrEqual(1)
     expect(asked).toBeLessThanOrEqual(2)
+  })
+})
+
+describe('a chain node that cannot answer for a while', () => {
+  // The state methods, which a Lotus gateway's limiter prices highest (3 tokens, lotus gateway/node.go), fail;
+  // ChainHead (2) still gets through, as it does on a public node that rate-limits its clients.
+  const STATE_METHODS = [...GATEWAY_METHODS].filter((m) => m.startsWith('Filecoin.State'))
+  let s: DealStack
+  let watched: number | undefined
+  let asked = 0
+  beforeAll(async () => {
+    s = await startDealStack({
+      copies: 1,
+      // A node that never answers: the proxy before it gives up (a 504) after a fifth of a second, long
+      // before the gateway's own 10 s timeout (a client's own timeout is lotus.test.ts's).
+      faults: { rate: 0, hangMs: 200 },
+      providers: (port) => ({
+        ...port,
+        dealOnChain: (id, head) => (id === watched && asked++, port.dealOnChain(id, head)),
+      }),
+    })
+    await upload(s, '/held.bin')
+    const active = async () => (await s.gateway.dealStore.ofGroup(1)).find((d) => d.state === 'active')
+    expect(await s.runUntil(async () => !!(await active()))).toBe(true)
+    watched = (await active())!.dealId
+  }, 120_000)
+  afterAll(() => s?.close())
+
+  it.each(CHAIN_FAILURES)(
+    'an hour of chain time failing as %s: the active deal stays active, is asked again after a back-off, and followed once it answers',
+    async (failure) => {
+      s.holdChain(failure, STATE_METHODS)
+      asked = 0
+      // Twelve passes five minutes apart: an hour.
+      await s.runUntil(() => false, { max: 12, epochsPerTick: 10 })
+      s.holdChain(null)
+      const during = asked
+      // Asked again and again, but less often than every pass: the back-off doubles up to ten minutes.
+      expect(during).toBeGreaterThanOrEqual(3)
+      expect(during).toBeLessThan(12)
+      const deal = (await s.gateway.dealStore.ofGroup(1)).find((d) => d.dealId === watched)!
+      expect(deal).toMatchObject({ state: 'active' })
+      expect(deal.failure).toBeUndefined()
+      // The node answers again: the deal is asked about within the longest back-off, and is still active.
+      await s.runUntil(() => false, { max: 3, epochsPerTick: 10 })
+      expect(asked).toBeGreaterThan(during)
+      expect((await s.gateway.dealStore.ofGroup(1)).find((d) => d.dealId === watched)).toMatchObject({ state: 'active' })
+    },
+    60_000,
+  )
+})
+
+describe('a deal published while the node cannot tell whose address is whose', () => {
+  it('is not failed as CHAIN_DEAL_MISMATCH when StateLookupID is busy: it waits, and counts once the node answers', async () => {
+    const s = (stack = await startDealStack({ copies: 1 }))
+    await upload(s, '/whose.bin')
+    const deals = () => s.gateway.dealStore.ofGroup(1)
+    // Proposing needs the client's ID address (its funds); following a proposal with its provider does not.
+    expect(await s.runUntil(async () => (await deals()).some((d) => d.state === 'proposed'))).toBe(true)
+    s.holdChain('busy', ['Filecoin.StateLookupID'])
+    expect(await s.runUntil(async () => (await deals()).some((d) => d.state === 'published'))).toBe(true)
+    await s.runUntil(() => false, { max: 4 })
+    expect((await deals()).filter((d) => d.failure?.code === 'CHAIN_DEAL_MISMATCH')).toEqual([])
+    expect((await deals()).some((d) => d.state === 'active')).toBe(false)
+    s.holdChain(null)
+    expect(await s.runUntil(async () => (await deals()).some((d) => d.state === 'active'))).toBe(true)
+    expect((await deals()).filter((d) => d.failure?.code === 'CHAIN_DEAL_MISMATCH')).toEqual([])
   })
 })
 

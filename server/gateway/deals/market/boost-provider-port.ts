@@ -97,6 +97,7 @@ export function boostProviderPort(o: { chain: NetworkPort; client: ProviderClien
       const [dataCap, balance] = await Promise.all([chain.dataCap(client), chain.marketBalance(client)])
       return { dataCap, ...balance }
     },
+    nextDealId: () => chain.nextDealId(),
     async dealOnChain(dealId, head) {
       const deal = await chain.getDeal(dealId)
       return deal ? { ...dealStatus(deal, head), proposal: deal.proposal } : null

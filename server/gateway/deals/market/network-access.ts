@@ -1,5 +1,5 @@
 import { chainDirectory, createProviderClient, type ProviderClient } from '../../../network/boost/client.ts'
-import { createLotusNetwork } from '../../../network/lotus/index.ts'
+import { createLotusNetwork, type LotusOptions } from '../../../network/lotus/index.ts'
 import type { NetworkPort } from '../../../network/types.ts'
 import type { Signer } from '../../../network/wallet/keys.ts'
 import type { AddressNetwork } from '../../../shared/address.ts'
@@ -29,9 +29,18 @@ export async function connectToNetwork(o: {
   signer: Signer
   network: AddressNetwork
   timeoutMs?: number
+  /** How a call a busy node refused is sent again (default: twice, from 0.5 s). */
+  busyRetry?: LotusOptions['busyRetry']
   fetch?: typeof fetch
 }): Promise<NetworkAccess> {
-  const chain = createLotusNetwork({ url: o.rpcUrl, token: o.token, clock: o.clock, timeoutMs: o.timeoutMs ?? 10_000, fetch: o.fetch })
+  const chain = createLotusNetwork({
+    url: o.rpcUrl,
+    token: o.token,
+    clock: o.clock,
+    timeoutMs: o.timeoutMs ?? 10_000,
+    busyRetry: o.busyRetry,
+    fetch: o.fetch,
+  })
   const client = await createProviderClient({ directory: chainDirectory(chain), signer: o.signer, network: o.network })
   return {
     chain,

@@ -25,7 +25,13 @@ export interface StorageProviderPort {
   providerCollateral(pieceSize: number, verified: boolean): Promise<string>
   /** What the client address may spend: DataCap (null: not a verified client) and market escrow, from the chain. */
   clientFunds(client: string): Promise<ClientFunds>
-  /** The deal's state and proposal on chain, or null when the chain does not show it (not yet, or no longer). */
+  /** The market actor's NextID: every deal id below it is published (or was, and is gone). */
+  nextDealId(): Promise<number>
+  /**
+   * The deal's state and proposal on chain, or null when the node answers that its market holds no such
+   * deal (not yet, or no longer). Throws when the chain could not be asked (busy, rate-limited, slow, a 5xx):
+   * that says nothing about the deal.
+   */
   dealOnChain(dealId: number, head: number): Promise<(OnChainDealState & { proposal: DealProposal }) | null>
   /** Whether the provider serves HTTP retrieval (its transports name an http endpoint): only then can we check and offload. */
   servesHttpRetrieval(provider: string, options?: PortOptions): Promise<boolean>
