@@ -34,10 +34,12 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
 
     // First the upload and the adds on chain: the reason says where it stands.
     const reasons = new Set<string>()
+    const committed: any[] = []
     const provedInTime = await s.runUntil(
       async () => {
         const g = await groupOf(s, '/a.bin')
         if (g.reason) reasons.add(g.reason)
+        committed.push(...pdpCopies(g).filter((d: any) => d.milestone === 'committed' && d.firstProofDueEpoch !== undefined))
         return pdpCopies(g).filter((d: any) => d.state === 'active').length === 2
       },
       { max: 600, pauseMs: 100, epochsPerTick: 10 },
@@ -52,7 +54,17 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
       expect(copy.lastProofEpoch).toBeGreaterThan(0)
     }
     expect(new Set(proved.map((c: any) => c.provider)).size).toBe(2)
-    expect([...reasons].some((r) => /first proof due in about \d+ (second|minute)s?/.test(r))).toBe(true)
+    expect(proved.map((c: any) => c.milestone)).toEqual(['proved', 'proved'])
+    // On the way, copies were committed with their first proof due when its challenge window opens; the proofs came after.
+    expect(committed.length).toBeGreaterThan(0)
+    for (const c of committed) {
+      expect(proved.find((p: any) => p.provider === c.provider).lastProofEpoch).toBeGreaterThanOrEqual(c.firstProofDueEpoch)
+    }
+    expect(
+      [...reasons].some((r) =>
+        /PDP cop(y|ies) committed on chain; the offload waits for (its|their) first proof, due in about \d+ (second|minute)s?/.test(r),
+      ),
+    ).toBe(true)
 
     // Both routes' copies retrievable: offloaded, and the bytes come back from a provider.
     expect(await s.runUntil(async () => (await groupOf(s, '/a.bin')).state === 'offloaded', { max: 400, pauseMs: 20 })).toBe(true)
