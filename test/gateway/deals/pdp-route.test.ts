@@ -165,14 +165,13 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
     expect(Buffer.from(await back.arrayBuffer()).equals(Buffer.from(data))).toBe(true)
   }, 240_000)
 
-  it('closes a group at the largest CAR one upload takes, and that full group gets its two PDP copies and is offloaded', async () => {
+  it('closes a group at the largest CAR one upload takes, and that full group gets its two PDP copies and a deal and is offloaded', async () => {
     // The SDK's limit (1 065 353 216 bytes, a 1 GiB group's CAR) made small, as a 1 GiB group would be too slow
     // here: two 256 KiB leaves (kubo-cid-v1's) and their framing (524 480 bytes) fit 600 000, a third does not.
     const maxUploadBytes = 600_000
     stack = await startDealStack({
       seed: 'pdp cap',
-      copies: 0,
-      withoutService: true,
+      copies: 1,
       cidProfile: 'kubo-cid-v1',
       foc: { copies: 2, maxUploadBytes },
     })
@@ -193,9 +192,10 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
         epochsPerTick: 10,
       }),
     ).toBe(true)
+    // Through both routes: a deal-market deal and two proved PDP copies of each full group.
     for (const id of [1, 2]) {
       const copies = (await s.gateway.dealStore.ofGroup(id)).filter((d) => d.state === 'active')
-      expect(copies.map((d) => d.route)).toEqual(['pdp', 'pdp'])
+      expect(copies.map((d) => d.route).sort()).toEqual(['market', 'pdp', 'pdp'])
     }
     expect(Buffer.from(await (await s.get('/cap.bin')).arrayBuffer()).equals(Buffer.from(data))).toBe(true)
   }, 240_000)
