@@ -4,7 +4,11 @@
  * reaches the entry script, and a change there that the tab does not follow
  * fails the typecheck (test/plugin-ui/contract-types.test-d.ts).
  */
-import type { DealState as GatewayDealState, GroupState as GatewayGroupState } from '../server/shared/contracts/file-info.ts'
+import type {
+  DealState as GatewayDealState,
+  GroupState as GatewayGroupState,
+  PdpMilestone as GatewayPdpMilestone,
+} from '../server/shared/contracts/file-info.ts'
 import type {
   FileStateLabel,
   MetadataDeal,
@@ -22,6 +26,9 @@ export type FileState = FileStateLabel
 export type GroupState = Exclude<GatewayGroupState, 'ready_for_deals'> | 'ready for deals'
 
 export type DealState = GatewayDealState
+
+/** A PDP copy's milestone: uploading → committed (piece confirmed on chain) → proved. */
+export type PdpMilestone = GatewayPdpMilestone
 
 export type Network = NetworkName
 

@@ -49,10 +49,32 @@ export function isoDate(unixSeconds: number): string {
  */
 export function provedAt(unixSeconds: number, now = Date.now(), locale = getCanonicalLocale()): string {
   const at = new Date(unixSeconds * 1000)
-  const dayOf = (d: Date) => new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime()
-  const days = Math.round((dayOf(new Date(now)) - dayOf(at)) / 86_400_000)
+  const days = daysBetween(at, new Date(now))
   const time = new Intl.DateTimeFormat(locale || undefined, { timeStyle: 'short' }).format(at)
   if (days === 0) return t('gateway', 'proved today at {time}', { time })
   if (days === 1) return t('gateway', 'proved yesterday at {time}', { time })
   return t('gateway', 'proved on {date}', { date: formatLocalDate(unixSeconds, locale) })
+}
+
+/**
+ * When a committed PDP copy's first proof is due, in plain words: "first
+ * proof due today about 14:20", "first proof due tomorrow about 09:10", else
+ * "first proof due on 3 Mar 2027, 14:20", in the user's locale and time zone;
+ * "first proof due any moment now" once that time has come (the proof lands
+ * within its challenge window, not at an exact minute).
+ */
+export function firstProofDueAt(unixSeconds: number, now = Date.now(), locale = getCanonicalLocale()): string {
+  if (unixSeconds * 1000 <= now) return t('gateway', 'first proof due any moment now')
+  const at = new Date(unixSeconds * 1000)
+  const days = daysBetween(new Date(now), at)
+  const time = new Intl.DateTimeFormat(locale || undefined, { timeStyle: 'short' }).format(at)
+  if (days === 0) return t('gateway', 'first proof due today about {time}', { time })
+  if (days === 1) return t('gateway', 'first proof due tomorrow about {time}', { time })
+  return t('gateway', 'first proof due on {date}', { date: formatLocalDate(unixSeconds, locale) })
+}
+
+/** Calendar days from `from` to `to` in the local time zone (1: `to` is the next day). */
+function daysBetween(from: Date, to: Date): number {
+  const dayOf = (d: Date) => new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime()
+  return Math.round((dayOf(to) - dayOf(from)) / 86_400_000)
 }

@@ -2,7 +2,7 @@
  * One place that says what each state means to a person and whether it can
  * still change (which decides auto-refresh).
  */
-import type { DealState, FileState, GroupState } from '../types.ts'
+import type { DealState, FileState, GroupState, PdpMilestone } from '../types.ts'
 
 import { t } from '@nextcloud/l10n'
 
@@ -92,14 +92,21 @@ export function groupStateLabel(state: GroupState | string): string {
   }
 }
 
-/** A PDP copy's state in its own words: uploading, on chain waiting for its first proof, proved. */
-export function pdpStateLabel(state: DealState | string): string {
-  switch (state) {
-    case 'proposed':
+/** A PDP copy's milestone, from the gateway's `milestone` or else its deal state: uploading → committed → proved. */
+export function pdpMilestoneOf(deal: { state: DealState | string; milestone?: PdpMilestone }): PdpMilestone | undefined {
+  if (deal.milestone) return deal.milestone
+  const byState: Record<string, PdpMilestone> = { proposed: 'uploading', published: 'committed', active: 'proved' }
+  return byState[deal.state]
+}
+
+/** A PDP copy's milestone in its own words: uploading, committed on chain (waiting for its first proof), proved. */
+export function pdpStateLabel(deal: { state: DealState | string; milestone?: PdpMilestone }): string {
+  switch (pdpMilestoneOf(deal)) {
+    case 'uploading':
       return t('gateway', 'Uploading')
-    case 'published':
-      return t('gateway', 'On chain, not proved yet')
-    case 'active':
+    case 'committed':
+      return t('gateway', 'Committed on chain, not proved yet')
+    case 'proved':
       return t('gateway', 'Proved')
     default:
       return t('gateway', 'Unknown')

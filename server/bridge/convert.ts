@@ -68,6 +68,10 @@ const toDeal = (d: GatewayDeal, clock: NetworkClock): MetadataDeal => ({
   ...(d.lastProofEpoch !== undefined
     ? { lastProofEpoch: d.lastProofEpoch, lastProofTimestamp: epochToTimestamp(clock, d.lastProofEpoch) }
     : {}),
+  ...(d.route && d.milestone ? { milestone: d.milestone } : {}),
+  ...(d.route && d.milestone === 'committed' && d.firstProofDueEpoch !== undefined
+    ? { firstProofDueEpoch: d.firstProofDueEpoch, firstProofDueTimestamp: epochToTimestamp(clock, d.firstProofDueEpoch) }
+    : {}),
 })
 
 const toFailedDeal = (d: GatewayFailedDeal): MetadataFailedDeal => ({

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { CopyFailureCodeSchema } from '../shared/contracts/copy-failure.ts'
+import { PDP_MILESTONES } from '../shared/contracts/file-info.ts'
 
 /**
  * The gateway's `/file-info` answer, as loose as the real gateways need:
@@ -28,6 +29,8 @@ export const GatewayDealSchema = z.object({
   dataSetId: count.optional().catch(undefined),
   pieceId: count.optional().catch(undefined),
   lastProofEpoch: count.optional().catch(undefined),
+  milestone: z.enum(PDP_MILESTONES).optional().catch(undefined),
+  firstProofDueEpoch: count.optional().catch(undefined),
 })
 
 /** Our gateway's deals that providers failed; another gateway's odd entry drops the list rather than the record. */

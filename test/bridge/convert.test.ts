@@ -141,6 +141,57 @@ describe('toMetadataFile', () => {
     expect(toMetadataFile(odd, '/a.txt', mainnet).details.groups[0]).not.toHaveProperty('failedDeals')
   })
 
+  it("passes a PDP copy's milestone through, and a committed one's first proof due time as the network's clock tells it", () => {
+    const pdp = { provider: 'pdp:3', dealId: 12, endEpoch: 5_000_000, route: 'pdp', dataSetId: 12 }
+    const copies = [
+      { ...pdp, state: 'proposed', isRetrievable: false, milestone: 'uploading' },
+      // Mainnet: added at epoch 4 000 000, first challenged in the next proving period, a day later.
+      { ...pdp, state: 'published', isRetrievable: false, pieceId: 4, milestone: 'committed', firstProofDueEpoch: 4_002_820 },
+      { ...pdp, state: 'active', isRetrievable: true, pieceId: 0, milestone: 'proved', lastProofEpoch: 3_999_000 },
+    ]
+    const parsed = GatewayFileSchema.parse(
+      record({ state: 'offloading', retrievableCopies: 1, groups: [group('ready_for_deals', copies as never)] }),
+    )
+    const file = toMetadataFile(parsed, '/a.txt', mainnet)
+    const [uploading, committed, proved] = file.details.groups[0].deals!
+    expect(uploading).toMatchObject({ milestone: 'uploading' })
+    expect(uploading).not.toHaveProperty('firstProofDueTimestamp')
+    expect(committed).toMatchObject({
+      state: 'published',
+      milestone: 'committed',
+      firstProofDueEpoch: 4_002_820,
+      // mainnet genesis 1598306400 + 4 002 820 × 30 s
+      firstProofDueTimestamp: 1598306400 + 4_002_820 * 30,
+    })
+    expect(proved).toMatchObject({ milestone: 'proved', lastProofTimestamp: 1598306400 + 3_999_000 * 30 })
+    expect(proved).not.toHaveProperty('firstProofDueEpoch')
+    expectToMatch(MetadataFileSchema, file)
+    // Another gateway's odd milestone or due epoch is dropped, not the record; a due time on a copy not committed is not passed on.
+    const odd = GatewayFileSchema.parse(
+      record({
+        state: 'offloading',
+        groups: [
+          group('ready_for_deals', [
+            { ...pdp, state: 'published', isRetrievable: false, milestone: 'sealed', firstProofDueEpoch: -5 },
+            { ...pdp, state: 'active', isRetrievable: true, milestone: 'proved', firstProofDueEpoch: 7 },
+          ] as never),
+        ],
+      }),
+    )
+    const [oddCommitted, oddProved] = toMetadataFile(odd, '/a.txt', mainnet).details.groups[0].deals!
+    expect(oddCommitted).toEqual({
+      provider: 'pdp:3',
+      state: 'published',
+      dealId: 12,
+      endEpoch: 5_000_000,
+      isRetrievable: false,
+      route: 'pdp',
+      dataSetId: 12,
+    })
+    expect(oddProved).toMatchObject({ milestone: 'proved' })
+    expect(oddProved).not.toHaveProperty('firstProofDueEpoch')
+  })
+
   it('drops an odd reason or odd counts from another gateway instead of failing the record', () => {
     const parsed = GatewayFileSchema.safeParse({
       cid: 'bafkreiexample',

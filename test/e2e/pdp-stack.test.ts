@@ -72,7 +72,7 @@ describe('npm start stores a file on the simulated Onchain Cloud', () => {
     }
     expect(
       [...reasons].some((r) =>
-        /PDP cop(y|ies) proved|first proof due|waiting for the piece to be added on chain|uploading to 2 providers/.test(r),
+        /PDP cop(y|ies) proved|committed on chain|waiting for the piece to be added on chain|uploading to 2 providers/.test(r),
       ),
     ).toBe(true)
     expect(s.output()).toMatch(/PDP copies on Filecoin Onchain Cloud, paid by the wallet key/)

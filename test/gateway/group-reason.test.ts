@@ -131,7 +131,7 @@ describe('why a group is not further along', () => {
   describe('PDP copies (Filecoin Onchain Cloud)', () => {
     const pdpDeal = (state: GroupDeal['state'], extra: Partial<GroupDeal> = {}) =>
       deal(state, { route: 'pdp', provider: 'pdp:1', ...extra })
-    const pdp = (p: Partial<PdpFacts> = {}) => ({ copies: 2, firstProofIn: new Map<number, number>(), ...p })
+    const pdp = (p: Partial<PdpFacts> = {}) => ({ copies: 2, ...p })
 
     it('says how much of the upload the providers have taken', () => {
       const p = { pdp: pdp({ upload: { copies: 2, bytes: 400, total: 1000, adding: 0 } }) }
@@ -139,23 +139,26 @@ describe('why a group is not further along', () => {
       expect(codeOf(group('ready_for_deals'), ctx(p))).toBe('DEALS_UNDER_WAY')
     })
 
-    it('says the piece is being added on chain, then when the first proof is due, in wall-clock time', () => {
+    it('says the piece is being added on chain, then that the offload waits for the first proofs and when the last is due', () => {
       const adding = { deals: [pdpDeal('proposed')], pdp: pdp({ upload: { copies: 2, bytes: 1000, total: 1000, adding: 2 } }) }
       expect(said(group('ready_for_deals'), ctx(adding))).toBe('waiting for the piece to be added on chain')
-      // 60 epochs on a network sped up to 0.1 s an epoch: 6 seconds.
-      const onChain = {
+      // The offload waits for both: the later one, 1 800 epochs on a network sped up to 0.1 s an epoch: 3 minutes.
+      const committed = {
         epochSeconds: 0.1,
-        deals: [pdpDeal('published', { id: 4 }), pdpDeal('published', { id: 5 })],
-        pdp: pdp({
-          firstProofIn: new Map([
-            [4, 60],
-            [5, 1800],
-          ]),
-        }),
+        deals: [pdpDeal('published', { id: 4, firstProofDueEpoch: 1_060 }), pdpDeal('published', { id: 5, firstProofDueEpoch: 2_800 })],
+        pdp: pdp({ head: 1_000 }),
       }
-      expect(said(group('ready_for_deals'), ctx(onChain))).toBe('first proof due in about 6 seconds')
-      const real = { deals: [pdpDeal('published', { id: 4 })], pdp: pdp({ firstProofIn: new Map([[4, 6]]) }) }
-      expect(said(group('ready_for_deals'), ctx(real))).toBe('first proof due in about 3 minutes')
+      expect(said(group('ready_for_deals'), ctx(committed))).toBe(
+        '2 PDP copies committed on chain; the offload waits for their first proof, due in about 3 minutes',
+      )
+      // Mainnet's schedule on a real chain (30 s epochs): a proof a day, the first in the period after the add.
+      const mainnet = { deals: [pdpDeal('published', { id: 4, firstProofDueEpoch: 3_760 })], pdp: pdp({ head: 1_000 }) }
+      expect(said(group('ready_for_deals'), ctx(mainnet))).toBe(
+        '1 PDP copy committed on chain; the offload waits for its first proof, due in about 23 hours',
+      )
+      // Before the chain was read, no time is made up.
+      const unread = { deals: [pdpDeal('published', { id: 4 })], pdp: pdp() }
+      expect(said(group('ready_for_deals'), ctx(unread))).toBe('1 PDP copy committed on chain; the offload waits for its first proof')
     })
 
     it("counts proved copies beside the deal market's, and says what stops more", () => {

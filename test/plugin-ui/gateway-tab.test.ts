@@ -309,8 +309,50 @@ describe('GatewayTab details', () => {
     expect(proved.get('[data-test="pdp-proof"]').text()).toMatch(/^proved (today|yesterday) at \d{1,2}:\d{2}/)
     expect(proved.get('[data-test="pdp-proof"] time').attributes('datetime')).toBe(new Date((genesis + 20 * 30) * 1000).toISOString())
     expect(proved.findAll('dt').map((d) => d.text())).toEqual(['Provider', 'Warm copy', 'Last proof', 'Funded until', 'Retrievable'])
-    expect(unproved.get('[data-test="pdp-copy"]').text()).toBe('data set 7, piece 2 · On chain, not proved yet')
+    expect(unproved.get('[data-test="pdp-copy"]').text()).toBe('data set 7, piece 2 · Committed on chain, not proved yet')
+    // A gateway that does not say when (an older one): no time made up.
     expect(unproved.get('[data-test="pdp-proof"]').text()).toBe('waiting for its first proof')
+  })
+
+  it("says when a committed PDP copy's first proof is due, from the data set's proving schedule (mainnet: the next day)", async () => {
+    // Now: 10:05 local time; the first proof's window opens tomorrow at 14:20 local time, 30 s epochs from a genesis
+    // chosen so that the due time falls on an epoch in any time zone.
+    vi.useFakeTimers({ now: new Date(2026, 10, 27, 10, 5), toFake: ['Date'] })
+    const due = new Date(2026, 10, 28, 14, 20).getTime() / 1000
+    const genesis = due - 30 * 3_000_000
+    http.on('GET', CONFIG, tabConfig('mainnet', 'https://ipfs.example.org', genesis))
+    const copy = (milestone: 'uploading' | 'committed' | 'proved', state: string, more: object = {}) => ({
+      provider: 'pdp:3',
+      dealId: 12,
+      endEpoch: 3_200_000,
+      isRetrievable: milestone === 'proved',
+      state,
+      route: 'pdp' as const,
+      milestone,
+      ...more,
+    })
+    const copies = [
+      copy('committed', 'published', { dataSetId: 12, pieceId: 4, firstProofDueEpoch: 3_000_000, firstProofDueTimestamp: due }),
+      copy('uploading', 'proposed'),
+    ]
+    http.on(
+      'POST',
+      METADATA,
+      ok(
+        fileRecord({
+          state: 'Offloading',
+          groups: [{ state: 'ready for deals', retrievableCopies: 0, pieceCid: PIECE_CID, deals: copies }],
+        }),
+      ),
+    )
+    const w = await showTab()
+    const [committed, uploading] = w.findAll('[data-test="deal"]')
+    expect(committed.get('[data-test="pdp-copy"]').text()).toBe('data set 12, piece 4 · Committed on chain, not proved yet')
+    const when = new Intl.DateTimeFormat(undefined, { timeStyle: 'short' }).format(new Date(due * 1000))
+    expect(committed.get('[data-test="pdp-proof"]').text()).toBe(`first proof due tomorrow about ${when}`)
+    expect(committed.get('[data-test="pdp-first-proof"]').attributes('datetime')).toBe(new Date(due * 1000).toISOString())
+    expect(uploading.get('[data-test="pdp-copy"]').text()).toBe('being added on chain · Uploading')
+    expect(uploading.get('[data-test="pdp-proof"]').text()).toBe('none before it is committed on chain')
   })
 
   it('warns on an offloaded file that its warm copies are funded 14 days or less, and says so louder once the funds ran out', async () => {

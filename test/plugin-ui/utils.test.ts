@@ -4,7 +4,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest'
 import { toApiError } from '../../plugin-ui/services/errors.ts'
 import { pdpFundingShortfall } from '../../plugin-ui/utils/expiration.ts'
 import { toFileTarget } from '../../plugin-ui/utils/file-target.ts'
-import { provedAt, relativeTime, shortenCid } from '../../plugin-ui/utils/format.ts'
+import { firstProofDueAt, provedAt, relativeTime, shortenCid } from '../../plugin-ui/utils/format.ts'
 import { dealExplorerUrl, epochToUnix, ipfsUrl, providerExplorerUrl } from '../../plugin-ui/utils/network.ts'
 import { validateLinkForm, type LinkForm } from '../../plugin-ui/utils/validate-settings.ts'
 
@@ -160,6 +160,19 @@ describe("provedAt (a PDP copy's last proof in plain words)", () => {
     expect(provedAt(seconds(local(2026, 11, 24, 9, 12)), now, 'en-GB')).toBe('proved on 24 Nov 2026, 09:12')
     // Across a year end.
     expect(provedAt(seconds(local(2026, 12, 31, 22, 0)), local(2027, 1, 1, 8, 0), 'en-GB')).toBe('proved yesterday at 22:00')
+  })
+
+  it("says when a committed copy's first proof is due: today or tomorrow about a time, the date further on, and once due, any moment", () => {
+    const now = local(2026, 11, 27, 10, 5)
+    expect(firstProofDueAt(seconds(local(2026, 11, 27, 12, 25)), now, 'en-GB')).toBe('first proof due today about 12:25')
+    // Mainnet: a proof a day, so a copy committed this morning is first proved tomorrow.
+    expect(firstProofDueAt(seconds(local(2026, 11, 28, 14, 20)), now, 'en-GB')).toBe('first proof due tomorrow about 14:20')
+    expect(firstProofDueAt(seconds(local(2026, 11, 30, 9, 0)), now, 'en-GB')).toBe('first proof due on 30 Nov 2026, 09:00')
+    expect(firstProofDueAt(seconds(local(2026, 11, 27, 10, 0)), now, 'en-GB')).toBe('first proof due any moment now')
+    // Across a year end.
+    expect(firstProofDueAt(seconds(local(2027, 1, 1, 0, 30)), local(2026, 12, 31, 22, 0), 'en-GB')).toBe(
+      'first proof due tomorrow about 00:30',
+    )
   })
 })
 

@@ -1,5 +1,6 @@
 import type { CidProfile } from '../../shared/cid-profile.ts'
 import type { CopyFailureCode } from '../../shared/contracts/copy-failure.ts'
+import type { PdpMilestone } from '../../shared/contracts/file-info.ts'
 import type { GroupEvent, GroupState } from './group-state.ts'
 
 export interface IngestResult {
@@ -21,11 +22,13 @@ export interface Deal {
   dealId: number
   endEpoch: number
   isRetrievable: boolean
-  /** PDP copies only: the route, data set, piece and last proof. */
+  /** PDP copies only: the route, data set, piece and last proof, its milestone and when its first proof is due. */
   route?: 'pdp'
   dataSetId?: number
   pieceId?: number
   lastProofEpoch?: number
+  milestone?: PdpMilestone
+  firstProofDueEpoch?: number
 }
 
 /** A deal a provider accepted and then failed; `deals` leaves it out. */

@@ -75,12 +75,10 @@ export function createDealChanges(sql: Sql, now: () => number): DealChanges {
       )
     },
     async recordProof(id, proof) {
-      await sql.run('UPDATE group_deals SET last_proof_epoch = COALESCE(?, last_proof_epoch), end_epoch = ?, updated_ms = ? WHERE id = ?', [
-        proof.lastProofEpoch ?? null,
-        proof.endEpoch,
-        now(),
-        id,
-      ])
+      await sql.run(
+        'UPDATE group_deals SET last_proof_epoch = COALESCE(?, last_proof_epoch), first_proof_due_epoch = ?, end_epoch = ?, updated_ms = ? WHERE id = ?',
+        [proof.lastProofEpoch ?? null, proof.firstProofDueEpoch ?? null, proof.endEpoch, now(), id],
+      )
     },
     async recordCheck(id, ok) {
       const t = now()

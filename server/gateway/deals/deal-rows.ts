@@ -27,6 +27,7 @@ export interface Row {
   added_epoch: number | null
   retrieval_url: string | null
   last_proof_epoch: number | null
+  first_proof_due_epoch: number | null
   signed_proposal: Uint8Array | null
   proposal_cid: string | null
   provider_answer: string | null
@@ -73,6 +74,7 @@ export const toDeal = (r: Row): GroupDeal => {
       addedEpoch: r.added_epoch,
       retrievalUrl: r.retrieval_url,
       lastProofEpoch: r.last_proof_epoch,
+      firstProofDueEpoch: r.first_proof_due_epoch,
     }) as Partial<GroupDeal>),
     createdMs: r.created_ms,
     updatedMs: r.updated_ms,

@@ -1,4 +1,5 @@
 import { failureText } from '../../shared/contracts/copy-failure.ts'
+import type { PdpMilestone } from '../../shared/contracts/file-info.ts'
 import type { Deal, FailedDeal } from '../content/index.ts'
 import { shownState } from './deal-state.ts'
 import type { DealView, GroupDeal, RouteName } from './types.ts'
@@ -22,8 +23,13 @@ function shown(d: GroupDeal, state: Deal['state']): Deal {
     ...(route && d.dataSetId !== undefined ? { dataSetId: d.dataSetId } : {}),
     ...(route && d.pieceId !== undefined ? { pieceId: d.pieceId } : {}),
     ...(route && d.lastProofEpoch !== undefined ? { lastProofEpoch: d.lastProofEpoch } : {}),
+    ...(route ? { milestone: MILESTONE[state] } : {}),
+    ...(route && state === 'published' && d.firstProofDueEpoch !== undefined ? { firstProofDueEpoch: d.firstProofDueEpoch } : {}),
   }
 }
+
+/** A PDP copy's milestone from its shown state: uploading (and being added) → committed → proved. */
+const MILESTONE: Record<Deal['state'], PdpMilestone> = { proposed: 'uploading', published: 'committed', active: 'proved' }
 
 /**
  * The copies of one group that a provider took and then failed, oldest

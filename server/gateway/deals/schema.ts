@@ -115,6 +115,9 @@ export const DEAL_STEPS: Step[] = [
        ELSE reason END
      WHERE reason IS NOT NULL;`,
   },
+  // When a committed PDP copy's first proof is due (the challenge window's opening epoch), as the chain's proving
+  // schedule says; NULL once proved, and on rows from before it was read.
+  `ALTER TABLE group_deals ADD COLUMN first_proof_due_epoch INTEGER;`,
 ]
 
 /** Creates or upgrades the deal engine's tables (in the gateway's store, beside the content store's). */

@@ -49,6 +49,8 @@ export interface GroupDeal {
   addedEpoch?: number
   retrievalUrl?: string
   lastProofEpoch?: number
+  /** PDP, committed and not proved yet: the epoch the challenge window of its first proof opens. */
+  firstProofDueEpoch?: number
   createdMs: number
   updatedMs: number
 }
@@ -111,8 +113,11 @@ export interface DealStore {
   markEnded(id: number, failure: CopyFailure): Promise<boolean>
   /** A PDP copy's piece in its data set on chain, and where the provider serves it. */
   recordPdpCopy(id: number, copy: { dataSetId: number; pieceId: number; addedEpoch: number; retrievalUrl: string }): Promise<void>
-  /** A PDP copy's last accepted proof, and the epoch its payments are funded until. */
-  recordProof(id: number, proof: { lastProofEpoch?: number; endEpoch: number }): Promise<void>
+  /**
+   * A PDP copy's last accepted proof, the epoch its payments are funded until, and while it is not proved
+   * when its first proof is due (cleared when none is given).
+   */
+  recordProof(id: number, proof: { lastProofEpoch?: number; endEpoch: number; firstProofDueEpoch?: number }): Promise<void>
   /** The result of a retrieval check, and when it was made. */
   recordCheck(id: number, ok: boolean): Promise<void>
   /** Proposals in flight when the process died: the provider's answer is lost, so they count as failed. Returns how many. */

@@ -56,6 +56,14 @@ export interface FocCopyProof {
   lastProvenEpoch: number
   /** When the next challenge window opens; null when none is scheduled. */
   nextChallengeEpoch: number | null
+  /**
+   * For a copy not proved yet: the epoch the challenge window of the first
+   * proof covering its piece opens, from the data set's proving schedule (a
+   * piece is first challenged in the proving period after the one it was
+   * added in; one proving period ahead while its provider has not started
+   * proving the data set). Null once proved, or gone.
+   */
+  firstProofDueEpoch: number | null
   /** The warm storage service's proving terms (getPDPConfig). */
   maxProvingPeriod: number
   challengeWindow: number

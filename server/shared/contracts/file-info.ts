@@ -20,6 +20,13 @@ export const FileInfoRequestSchema = z.strictObject({
 export const FILE_STATES = ['staging', 'offloading', 'partially_offloaded', 'offloaded'] as const
 export const GROUP_STATES = ['writable', 'full', 'VRCARDone', 'ready_for_deals', 'offloaded', 'reload'] as const
 export const DEAL_STATES = ['proposed', 'published', 'active'] as const
+/**
+ * A PDP copy's milestones: uploading (the bytes going to its provider and its piece being added on chain),
+ * committed (the piece added and confirmed on chain; seconds to minutes after the upload), proved (a proof
+ * covering it accepted: within the next proving period, a day on mainnet). They are its deal states
+ * proposed, published and active, in the Onchain Cloud's words.
+ */
+export const PDP_MILESTONES = ['uploading', 'committed', 'proved'] as const
 /** Why a group is not further along yet, one code per reason (gateway/group-reason.ts words each), for a UI to explain and count. */
 export const GROUP_REASON_CODES = [
   'WAITING_FOR_DATA',
@@ -55,6 +62,20 @@ export const FileInfoDealSchema = z.object({
     .min(0)
     .optional()
     .describe('Optional, additive (PDP copies): the epoch of the last proof of possession the chain accepted; absent before the first'),
+  milestone: z
+    .enum(PDP_MILESTONES)
+    .optional()
+    .describe(
+      'Optional, additive (PDP copies): uploading (sent to its provider, its piece being added on chain), committed (piece added and confirmed on chain, not proved yet), proved (a proof covering it accepted); its `state` is proposed, published, active in the same order',
+    ),
+  firstProofDueEpoch: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe(
+      "Optional, additive (committed PDP copies): the epoch the challenge window of its first proof opens, from its data set's proving schedule on chain (a piece is first challenged in the proving period after the one it was added in: up to a day on mainnet, two hours on calibration); absent before the chain has been read and once proved",
+    ),
 })
 
 export const FileInfoFailedDealSchema = z.object({
@@ -135,6 +156,7 @@ export type FileInfoRequest = z.infer<typeof FileInfoRequestSchema>
 export type FileState = (typeof FILE_STATES)[number]
 export type GroupState = (typeof GROUP_STATES)[number]
 export type DealState = (typeof DEAL_STATES)[number]
+export type PdpMilestone = (typeof PDP_MILESTONES)[number]
 export type GroupReasonCode = (typeof GROUP_REASON_CODES)[number]
 export type FileInfoDeal = z.infer<typeof FileInfoDealSchema>
 export type FileInfoFailedDeal = z.infer<typeof FileInfoFailedDealSchema>

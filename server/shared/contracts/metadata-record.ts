@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { CopyFailureCodeSchema } from './copy-failure.ts'
+import { PDP_MILESTONES } from './file-info.ts'
 
 /**
  * `POST /ocs/v2.php/apps/gateway/get-file-metadata`: what the Files sidebar
@@ -33,6 +34,18 @@ export const MetadataDealSchema = z.object({
   pieceId: z.number().int().optional().describe("PDP copies: the piece's id in its data set"),
   lastProofEpoch: z.number().int().optional().describe('PDP copies: the epoch of the last accepted proof'),
   lastProofTimestamp: z.number().int().optional().describe('PDP copies: when the last accepted proof was made, Unix seconds'),
+  milestone: z
+    .enum(PDP_MILESTONES)
+    .optional()
+    .describe(
+      'PDP copies, when the gateway says (ours does): uploading, committed (piece added and confirmed on chain, not proved yet) or proved (a proof covering it accepted)',
+    ),
+  firstProofDueEpoch: z
+    .number()
+    .int()
+    .optional()
+    .describe("Committed PDP copies: the epoch the challenge window of its first proof opens, from its data set's proving schedule"),
+  firstProofDueTimestamp: z.number().int().optional().describe('firstProofDueEpoch as Unix seconds for the configured network'),
 })
 
 export const MetadataFailedDealSchema = z.object({

@@ -70,7 +70,9 @@ describeEachStore('gateway deal store', ({ open }) => {
       await store.markProposed(copy.id, { addTxHash: '0xadd' })
       await store.markPublished(copy.id, { dataSetId: 12 })
       await store.recordPdpCopy(copy.id, { dataSetId: 12, pieceId: 0, addedEpoch: 61, retrievalUrl: 'http://127.0.0.1:9/piece/bafkzcib' })
-      await store.recordProof(copy.id, { endEpoch: 90_000 })
+      await store.recordProof(copy.id, { endEpoch: 90_000, firstProofDueEpoch: 2_941 })
+      // Committed: on chain, its first proof due when its data set's challenge window opens.
+      expect((await store.view(1)).deals[1]).toMatchObject({ state: 'published', milestone: 'committed', firstProofDueEpoch: 2_941 })
       await store.markActive(copy.id)
       await store.recordProof(copy.id, { lastProofEpoch: 301, endEpoch: 95_000 })
       // A later poll without a new proof keeps the last one.
@@ -104,8 +106,10 @@ describeEachStore('gateway deal store', ({ open }) => {
           dataSetId: 12,
           pieceId: 0,
           lastProofEpoch: 301,
+          milestone: 'proved',
         },
       ])
+      expect(await store.get(copy.id)).not.toHaveProperty('firstProofDueEpoch')
     })
   })
 

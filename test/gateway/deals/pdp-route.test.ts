@@ -34,10 +34,12 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
 
     // First the upload and the adds on chain: the reason says where it stands.
     const reasons = new Set<string>()
+    const committed: any[] = []
     const provedInTime = await s.runUntil(
       async () => {
         const g = await groupOf(s, '/a.bin')
         if (g.reason) reasons.add(g.reason)
+        committed.push(...pdpCopies(g).filter((d: any) => d.milestone === 'committed' && d.firstProofDueEpoch !== undefined))
         return pdpCopies(g).filter((d: any) => d.state === 'active').length === 2
       },
       { max: 600, pauseMs: 100, epochsPerTick: 10 },
@@ -52,7 +54,17 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
       expect(copy.lastProofEpoch).toBeGreaterThan(0)
     }
     expect(new Set(proved.map((c: any) => c.provider)).size).toBe(2)
-    expect([...reasons].some((r) => /first proof due in about \d+ (second|minute)s?/.test(r))).toBe(true)
+    expect(proved.map((c: any) => c.milestone)).toEqual(['proved', 'proved'])
+    // On the way, copies were committed with their first proof due when its challenge window opens; the proofs came after.
+    expect(committed.length).toBeGreaterThan(0)
+    for (const c of committed) {
+      expect(proved.find((p: any) => p.provider === c.provider).lastProofEpoch).toBeGreaterThanOrEqual(c.firstProofDueEpoch)
+    }
+    expect(
+      [...reasons].some((r) =>
+        /PDP cop(y|ies) committed on chain; the offload waits for (its|their) first proof, due in about \d+ (second|minute)s?/.test(r),
+      ),
+    ).toBe(true)
 
     // Both routes' copies retrievable: offloaded, and the bytes come back from a provider.
     expect(await s.runUntil(async () => (await groupOf(s, '/a.bin')).state === 'offloaded', { max: 400, pauseMs: 20 })).toBe(true)
@@ -153,14 +165,13 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
     expect(Buffer.from(await back.arrayBuffer()).equals(Buffer.from(data))).toBe(true)
   }, 240_000)
 
-  it('closes a group at the largest CAR one upload takes, and that full group gets its two PDP copies and is offloaded', async () => {
+  it('closes a group at the largest CAR one upload takes, and that full group gets its two PDP copies and a deal and is offloaded', async () => {
     // The SDK's limit (1 065 353 216 bytes, a 1 GiB group's CAR) made small, as a 1 GiB group would be too slow
     // here: two 256 KiB leaves (kubo-cid-v1's) and their framing (524 480 bytes) fit 600 000, a third does not.
     const maxUploadBytes = 600_000
     stack = await startDealStack({
       seed: 'pdp cap',
-      copies: 0,
-      withoutService: true,
+      copies: 1,
       cidProfile: 'kubo-cid-v1',
       foc: { copies: 2, maxUploadBytes },
     })
@@ -181,9 +192,10 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
         epochsPerTick: 10,
       }),
     ).toBe(true)
+    // Through both routes: a deal-market deal and two proved PDP copies of each full group.
     for (const id of [1, 2]) {
       const copies = (await s.gateway.dealStore.ofGroup(id)).filter((d) => d.state === 'active')
-      expect(copies.map((d) => d.route)).toEqual(['pdp', 'pdp'])
+      expect(copies.map((d) => d.route).sort()).toEqual(['market', 'pdp', 'pdp'])
     }
     expect(Buffer.from(await (await s.get('/cap.bin')).arrayBuffer()).equals(Buffer.from(data))).toBe(true)
   }, 240_000)

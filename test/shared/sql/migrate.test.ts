@@ -120,9 +120,13 @@ describe('a database made before there was one migration runner', () => {
     await sql.run(
       `INSERT INTO group_deals (group_id, provider, piece_cid, state, start_epoch, end_epoch, created_ms, updated_ms) VALUES (1, 'f01000', 'baga', 'active', 1, 2, 0, 0)`,
     )
-    expect(await sql.get('SELECT route, data_set_id FROM group_deals')).toEqual({ route: 'market', data_set_id: null })
+    expect(await sql.get('SELECT route, data_set_id, first_proof_due_epoch FROM group_deals')).toEqual({
+      route: 'market',
+      data_set_id: null,
+      first_proof_due_epoch: null,
+    })
     await sql.close()
-    expect(versions(file)).toEqual({ ...before, 'gateway.deals': 5 })
+    expect(versions(file)).toEqual({ ...before, 'gateway.deals': 6 })
   })
 
   it('deal service: at its version already, its tables as they were', async () => {

@@ -2,14 +2,18 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { getPDPProviders } from '@filoz/synapse-core/sp-registry'
-import { createPublicClient, http, parseAbi } from 'viem'
+import { createPublicClient, http, parseAbi, parseEther, parseUnits } from 'viem'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, describe, expect, it } from 'vitest'
 import { focChain } from '../../../server/network/foc/chain.ts'
+import { createFocClient } from '../../../server/network/foc/client.ts'
 import { startSimulatedFoc } from '../../../server/simulation/simfoc/index.ts'
 
 const abi = parseAbi([
   'function getPDPConfig() view returns (uint64, uint256, uint256, uint256)',
   'function getChallengeFinality() view returns (uint256)',
+  'function provingDeadline(uint256 setId) view returns (uint256)',
+  'function provingActivationEpoch(uint256 setId) view returns (uint256)',
 ])
 
 describe("the simulated Onchain Cloud's proving schedule (SIMFOC_PROVING)", () => {
@@ -40,4 +44,41 @@ describe("the simulated Onchain Cloud's proving schedule (SIMFOC_PROVING)", () =
       /proves on mainnet's 2880\/60\/150 epochs \(period\/window\/finality\), not calibration's 240\/20\/10: .* set SIMFOC_PROVING=mainnet/,
     )
   }, 120_000)
+
+  it("on mainnet's schedule, the gateway's client says a committed copy's first proof is due a day after it is added, as the chain's schedule has it", async () => {
+    const own = mkdtempSync(join(tmpdir(), 'simfoc-proving-'))
+    const foc = await startSimulatedFoc({
+      dir: own,
+      seed: 'first proof',
+      genesisTimestamp: Date.now() / 1000,
+      epochSeconds: 0.05,
+      providerCount: 1,
+      proving: 'mainnet',
+    })
+    try {
+      const account = privateKeyToAccount(generatePrivateKey())
+      await foc.faucet(account.address, { fil: parseEther('10'), usdfc: parseUnits('100', 18) })
+      const chain = focChain('devnet', foc.rpcUrl, { contracts: foc.contracts, genesisTimestamp: foc.genesisTimestamp })
+      const client = createFocClient({ chain, account })
+      await client.fund((await client.funding(1_000)).depositNeeded + parseUnits('5', 18))
+      const { copies } = await client.store(new Uint8Array(1_000).fill(7), { copies: 1 })
+      const [copy] = copies
+      const view = createPublicClient({ chain, transport: http(foc.rpcUrl) })
+      const read = (functionName: 'provingDeadline' | 'provingActivationEpoch') =>
+        view.readContract({ address: foc.contracts.fwssView, abi, functionName, args: [copy.dataSetId] })
+      // The provider starts proving the new data set (Curio's first nextProvingPeriod) soon after the add.
+      for (let i = 0; i < 600 && (await read('provingActivationEpoch')) === 0n; i++) await new Promise((r) => setTimeout(r, 50))
+      const activation = Number(await read('provingActivationEpoch'))
+      expect(activation).toBeGreaterThanOrEqual(copy.addedEpoch)
+      const proof = await client.copyProof(copy)
+      expect(proof.proved).toBe(false)
+      expect([proof.maxProvingPeriod, proof.challengeWindow]).toEqual([2880, 60])
+      // Due when the challenge window of the data set's first proving period opens: its deadline, 60 epochs before.
+      expect(proof.firstProofDueEpoch).toBe(Number(await read('provingDeadline')) - 60)
+      expect(proof.firstProofDueEpoch).toBe(activation + 2880 - 60)
+    } finally {
+      await foc.close()
+      rmSync(own, { recursive: true, force: true })
+    }
+  }, 180_000)
 })

@@ -24,8 +24,8 @@ export interface PdpContext extends RouteContext {
   refused: Map<number, string>
   /** Groups whose CAR is larger than one upload takes, by their CAR's size: never sent. */
   oversized: Map<number, number>
-  /** Chain epochs until each unproved copy's first challenge window opens, by group, then by deal row id. */
-  firstProofIn: Map<number, Map<number, number>>
+  /** The chain's head as last read, and when (gateway time): where the chain is now, for the reasons' "in about …". */
+  head?: { epoch: number; atMs: number }
   /** When each copy's proofs, and the account, are read next. */
   polls: Pacer<number | 'account'>
   /** Copies seen with proofs missing, and the epoch they were first seen so. */
@@ -51,7 +51,6 @@ export function createPdpContext(c: RouteContext, options: PdpRouteOptions): Pdp
     uploads: new Map(),
     refused: new Map(),
     oversized: new Map(),
-    firstProofIn: new Map(),
     // Chain time, like the engine's other waits: a sped-up simulated network asks as often per epoch as a real one.
     polls: createPacer({ now: c.now, everyMs: inChainTime(options.pollMs, options.epochSeconds) }),
     missingSince: new Map(),
@@ -73,6 +72,9 @@ export function createPdpContext(c: RouteContext, options: PdpRouteOptions): Pdp
 
 export const providerName = (providerId: number) => `pdp:${providerId}`
 export const providerIdOf = (provider: string) => Number(provider.slice('pdp:'.length))
+
+/** The chain's head now, from the last one read and the time since (undefined before the first read). */
+export const headNow = (p: PdpContext) => p.head && p.head.epoch + Math.floor((p.now() - p.head.atMs) / 1000 / p.options.epochSeconds)
 
 /** Chain time since a row last changed, in this chain's epochs. */
 export const epochsSince = (p: PdpContext, d: GroupDeal) => (p.now() - d.updatedMs) / 1000 / p.options.epochSeconds

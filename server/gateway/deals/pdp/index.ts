@@ -1,7 +1,7 @@
 import type { StorageRoute } from '../route.ts'
 import type { RouteContext } from '../types.ts'
 import { adoptInterrupted } from './adopt.ts'
-import { createPdpContext } from './context.ts'
+import { createPdpContext, headNow } from './context.ts'
 import { placeCopies } from './place.ts'
 import { pdpProgress } from './progress.ts'
 import { followCopies } from './proofs.ts'
@@ -53,7 +53,7 @@ export function createPdpRoute(c: RouteContext, options: PdpRouteOptions): Stora
           copies: options.copies,
           epochSeconds: options.epochSeconds,
           upload: p.uploads.get(groupId)?.upload,
-          firstProofIn: p.firstProofIn.get(groupId),
+          head: headNow(p),
           refused: p.refused.get(groupId),
           oversized: p.oversized.has(groupId) ? { carSize: p.oversized.get(groupId)!, maxUploadBytes: options.maxUploadBytes } : undefined,
           fundsError: p.funds.current?.words,

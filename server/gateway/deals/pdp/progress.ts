@@ -8,8 +8,8 @@ export interface PdpFacts {
   copies: number
   epochSeconds: number
   upload?: PdpUpload
-  /** Chain epochs until each unproved copy's first challenge window opens, by deal row id. */
-  firstProofIn?: ReadonlyMap<number, number>
+  /** The chain's head now, as far as the route knows (undefined before its first read). */
+  head?: number
   /** Why the last upload stored no copy (providers refused, stalled, none to ask). */
   refused?: string
   /** The group's CAR is larger than one upload takes: no copy can be made of it. */
@@ -19,17 +19,19 @@ export interface PdpFacts {
 }
 
 /**
- * Where a group's PDP copies stand, in words: proved, uploading (and how
- * much is sent), being added on chain, waiting for their first proof (and
- * when it is due); and what stops more (no funds, refused), said after the
- * steps while the group is not fully proved.
+ * Where a group's PDP copies stand, in words, along their milestones:
+ * uploading (and how much is sent), being added on chain, committed (the
+ * piece added and confirmed on chain) and waiting for the first proof, with
+ * when it is due from the data set's proving schedule (a day on mainnet),
+ * proved; and what stops more (no funds, refused), said after the steps
+ * while the group is not fully proved. The group is offloaded once its
+ * copies are proved, so a committed copy's step says the offload waits for it.
  */
 export function pdpProgress(deals: readonly GroupDeal[], f: PdpFacts): RouteProgress {
   const count = (state: string) => deals.filter((d) => d.state === state).length
   const proved = count('active')
   const adding = f.upload && f.upload.adding > 0 ? f.upload.adding : count('proposed')
-  const awaitingProof = count('published')
-  const dueIn = [...(f.firstProofIn?.values() ?? [])]
+  const committed = deals.filter((d) => d.state === 'published')
   const steps: string[] = []
   if (proved > 0) steps.push(`${proved} of ${counted(f.copies, 'PDP copy', 'PDP copies')} proved`)
   if (f.upload && f.upload.adding === 0) {
@@ -37,7 +39,7 @@ export function pdpProgress(deals: readonly GroupDeal[], f: PdpFacts): RouteProg
     steps.push(`uploading to ${counted(f.upload.copies, 'provider', 'providers')} (${percent} % sent)`)
   }
   if (adding > 0) steps.push('waiting for the piece to be added on chain')
-  if (awaitingProof > 0) steps.push(`first proof due ${dueIn.length > 0 ? inWallTime(Math.min(...dueIn), f.epochSeconds) : 'soon'}`)
+  if (committed.length > 0) steps.push(committedStep(committed, proved < f.copies, f))
   const underWay = steps.length > 0
   const oversized =
     f.oversized &&
@@ -57,4 +59,16 @@ export function pdpProgress(deals: readonly GroupDeal[], f: PdpFacts): RouteProg
         ? { blocked: { code: 'NO_PROVIDER', words: problem } }
         : {}),
   }
+}
+
+/**
+ * "2 PDP copies committed on chain; the offload waits for their first proof, due in about 23 hours": the last
+ * of their first proofs, since the offload waits for all (the time is left out until the chain has been read).
+ */
+function committedStep(committed: readonly GroupDeal[], offloadWaits: boolean, f: PdpFacts): string {
+  const dues = committed.flatMap((d) => (d.firstProofDueEpoch === undefined ? [] : [d.firstProofDueEpoch]))
+  const when = dues.length > 0 && f.head !== undefined ? `, due ${inWallTime(Math.max(...dues) - f.head, f.epochSeconds)}` : ''
+  const copies = `${counted(committed.length, 'PDP copy', 'PDP copies')} committed on chain`
+  const its = committed.length === 1 ? 'its' : 'their'
+  return offloadWaits ? `${copies}; the offload waits for ${its} first proof${when}` : `${copies}, ${its} first proof${when || ' to come'}`
 }

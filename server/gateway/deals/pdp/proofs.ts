@@ -29,6 +29,7 @@ export async function followCopies(p: PdpContext, r: TickReport): Promise<void> 
   const account = await p.client.account()
   p.polls.done('account')
   const head = Number(account.epoch)
+  p.head = { epoch: head, atMs: p.now() }
   const endEpoch = await readRunway(p, account)
   for (const d of due) {
     p.polls.done(d.id)
@@ -44,22 +45,21 @@ export async function followCopies(p: PdpContext, r: TickReport): Promise<void> 
 
 /** Records what the chain says of one copy; moves it on, or out. */
 async function followCopy(p: PdpContext, d: GroupDeal, proof: FocCopyProof, head: number, endEpoch: number, r: TickReport): Promise<void> {
-  const due = p.firstProofIn.get(d.groupId) ?? p.firstProofIn.set(d.groupId, new Map()).get(d.groupId)!
-  due.delete(d.id)
   if (!proof.dataSetLive || !proof.pieceLive) {
     const code = proof.dataSetLive ? 'PIECE_REMOVED' : 'DATA_SET_TERMINATED'
     if (d.state === 'active') await p.deals.markEnded(d.id, { code })
     else await p.fail(d, { code }, r)
     return
   }
-  await p.deals.recordProof(d.id, { lastProofEpoch: proof.proved ? proof.lastProvenEpoch : undefined, endEpoch })
+  const firstProofDueEpoch = d.state === 'published' && !proof.proved ? (proof.firstProofDueEpoch ?? undefined) : undefined
+  await p.deals.recordProof(d.id, { lastProofEpoch: proof.proved ? proof.lastProvenEpoch : undefined, endEpoch, firstProofDueEpoch })
   if (d.state === 'published') {
     if (proof.proved) {
       if (await p.deals.markActive(d.id)) r.activated++
     } else if (head > d.addedEpoch! + FIRST_PROOF_PERIODS * proof.maxProvingPeriod + proof.challengeWindow) {
       await p.fail(d, { code: 'NEVER_PROVED', detail: `no proof in ${FIRST_PROOF_PERIODS} proving periods since the piece was added` }, r)
       await removeCopy(p, d)
-    } else if (proof.nextChallengeEpoch !== null) due.set(d.id, proof.nextChallengeEpoch - head)
+    }
   } else await followProving(p, d, proof, head)
 }
 

@@ -35,8 +35,8 @@ export type ProviderPlan = 'ok' | { refuse: string } | 'stall' | 'hang-after-add
  * simulated Onchain Cloud (test/network/foc/client.test.ts checks those on
  * the real SDK): epochs as numbers, amounts as 18-decimal bigints, ids as
  * bigints, the SDK's store events in its order (uploaded, stored, adding,
- * added). Proving terms are calibration's (FWSS getPDPConfig: a 240-epoch
- * proving period, a 20-epoch challenge window).
+ * added). Proving terms are calibration's by default (FWSS getPDPConfig: a
+ * 240-epoch proving period, a 20-epoch challenge window); mainnet's are 2880 and 60.
  */
 export class FakeFoc implements FocClient {
   readonly address: Address = '0x00000000000000000000000000000000000000aa'
@@ -50,6 +50,8 @@ export class FakeFoc implements FocClient {
   pieces: Piece[] = []
   /** Data set per provider, created on the first copy there. */
   dataSets = new Map<number, bigint>()
+  /** The epoch each data set's proving started: its creation (the provider starts proving with its first piece). */
+  provingSince = new Map<bigint, number>()
   /** Add transactions sent, and what they did. */
   adds = new Map<Hash, { providerId: number; pieceCid: string; outcome: 'added' | 'reverted' | 'pending' }>()
   /** What `funding` answers. */
@@ -128,14 +130,16 @@ export class FakeFoc implements FocClient {
     const piece = this.find(copy.dataSetId, copy.pieceId)
     const proofs = piece?.proofs ?? []
     const last = proofs.at(-1)
+    const proved = last !== undefined && last >= copy.addedEpoch
     const periodsSince = Math.floor((this.epoch - (last ?? copy.addedEpoch)) / this.maxProvingPeriod)
     return {
       dataSetLive: piece !== undefined,
       pieceLive: piece?.state === 'live',
-      proved: last !== undefined && last >= copy.addedEpoch,
+      proved,
       missedPeriods: last === undefined ? 0 : Math.min(4, periodsSince),
       lastProvenEpoch: last ?? copy.addedEpoch,
       nextChallengeEpoch: piece ? (last ?? copy.addedEpoch) + this.maxProvingPeriod - this.challengeWindow : null,
+      firstProofDueEpoch: piece?.state === 'live' && !proved ? this.firstWindow(piece) : null,
       maxProvingPeriod: this.maxProvingPeriod,
       challengeWindow: this.challengeWindow,
     }
@@ -192,11 +196,27 @@ export class FakeFoc implements FocClient {
 
   private add(providerId: number, pieceCid: string): Piece {
     let dataSetId = this.dataSets.get(providerId)
-    if (dataSetId === undefined) this.dataSets.set(providerId, (dataSetId = this.nextDataSet++))
+    if (dataSetId === undefined) {
+      this.dataSets.set(providerId, (dataSetId = this.nextDataSet++))
+      this.provingSince.set(dataSetId, this.epoch)
+    }
     const pieceId = BigInt(this.pieces.filter((p) => p.dataSetId === dataSetId).length)
     const piece: Piece = { providerId, dataSetId, pieceId, pieceCid, addedEpoch: this.epoch, proofs: [], state: 'live' }
     this.pieces.push(piece)
     return piece
+  }
+
+  /**
+   * When the window of the piece's first proof opens: proving periods of its data set run from its start, each
+   * (start + n·period, start + (n+1)·period], the proof due in its last `challengeWindow` epochs; a piece is first
+   * challenged in the period after the one it was added in (period 0 when added as proving started).
+   */
+  private firstWindow(p: Piece): number {
+    const start = this.provingSince.get(p.dataSetId)!
+    const addedIn = p.addedEpoch <= start ? -1 : Math.floor((p.addedEpoch - start - 1) / this.maxProvingPeriod)
+    let deadline = start + (addedIn + 2) * this.maxProvingPeriod
+    while (deadline < this.epoch) deadline += this.maxProvingPeriod
+    return deadline - this.challengeWindow
   }
 
   private copyOf(p: Piece): FocCopy {

@@ -207,7 +207,9 @@ describe('the PDP route over a fake Onchain Cloud', () => {
       h.advance(10)
       await h.pass()
       // Added at 1000, challenged from 1220 on: 210 epochs of 30 s from now.
-      expect(h.route.progress(1, await h.rows(1)).steps).toEqual(['first proof due in about 2 hours'])
+      expect(h.route.progress(1, await h.rows(1)).steps).toEqual([
+        '2 PDP copies committed on chain; the offload waits for their first proof, due in about 2 hours',
+      ])
       h.advance(230)
       h.foc.prove(1)
       h.foc.prove(2)
@@ -218,6 +220,52 @@ describe('the PDP route over a fake Onchain Cloud', () => {
       ])
       expect((await h.rows(1))[0].lastProofEpoch).toBe(1_240)
       expect(h.route.progress(1, await h.rows(1)).steps).toEqual(['2 of 2 PDP copies proved'])
+    })
+
+    it("under mainnet's proving schedule (SIMFOC_PROVING=mainnet) shows a committed copy's first proof due about a day later", async () => {
+      h = await pdpHarness()
+      // FWSS on mainnet: a 2 880-epoch proving period (a day), its proof due in the last 60 epochs.
+      h.foc.maxProvingPeriod = 2880
+      h.foc.challengeWindow = 60
+      h.group()
+      await h.pass()
+      await h.settled()
+      // Committed as soon as the adds are confirmed; when the first proof is due is read from the chain next.
+      const added = await h.deals.view(1)
+      expect(added.deals.map((d) => d.milestone)).toEqual(['committed', 'committed'])
+      expect(added.deals[0]).not.toHaveProperty('firstProofDueEpoch')
+      h.advance(10)
+      await h.pass()
+      // Proving started with the data set at 1000: period 0 ends at 3880, its window opens at 3820, 23 h from now.
+      const committed = await h.deals.view(1)
+      expect(committed.deals.map((d) => [d.milestone, d.firstProofDueEpoch, d.isRetrievable])).toEqual([
+        ['committed', 3_820, false],
+        ['committed', 3_820, false],
+      ])
+      expect(h.route.progress(1, await h.rows(1)).steps).toEqual([
+        '2 PDP copies committed on chain; the offload waits for their first proof, due in about 23 hours',
+      ])
+      // A piece added to those data sets later in period 0 is first challenged in period 1: its window opens at 6700.
+      h.advance(990)
+      h.group()
+      await h.pass()
+      await h.settled()
+      h.advance(10)
+      await h.pass()
+      expect((await h.deals.view(2)).deals.map((d) => d.firstProofDueEpoch)).toEqual([6_700, 6_700])
+      expect(h.route.progress(2, await h.rows(2)).steps).toEqual([
+        '2 PDP copies committed on chain; the offload waits for their first proof, due in about 39 hours',
+      ])
+      // The first group's proofs land in their window: proved, and no due time any more.
+      h.advance(3_830 - h.foc.epoch)
+      h.foc.prove(1)
+      h.foc.prove(2)
+      await h.pass()
+      const proved = await h.deals.view(1)
+      expect(proved.deals.map((d) => [d.milestone, d.lastProofEpoch, d.firstProofDueEpoch])).toEqual([
+        ['proved', 3_830, undefined],
+        ['proved', 3_830, undefined],
+      ])
     })
 
     it('fails a copy never proved in three proving periods and removes its piece, so it is not paid for', async () => {
