@@ -102,9 +102,12 @@ export const pdpVerifierAbi = parseAbi([
   'error ExcessiveChallengeDelay(uint256 epochs, uint256 maxDelay)',
 ])
 
-/** Filecoin Pay 1.0.0: the payer's account and approval, and the deposits with an ERC-2612 permit. */
+/** Filecoin Pay 1.0.0: the payer's account and approval, and the deposits (plain, and with an ERC-2612 permit). */
 export const filecoinPayAbi = parseAbi([
   'function accounts(address token, address owner) view returns (uint256 funds, uint256 lockupCurrent, uint256 lockupRate, uint256 lockupLastSettledAt)',
+  'function getAccountInfoIfSettled(address token, address owner) view returns (uint256 fundedUntilEpoch, uint256 currentFunds, uint256 availableFunds, uint256 currentLockupRate)',
+  'function setOperatorApproval(address token, address operator, bool approved, uint256 rateAllowance, uint256 lockupAllowance, uint256 maxLockupPeriod)',
+  'function deposit(address token, address to, uint256 amount) payable',
   'function operatorApprovals(address token, address client, address operator) view returns (bool isApproved, uint256 rateAllowance, uint256 lockupAllowance, uint256 rateUsage, uint256 lockupUsage, uint256 maxLockupPeriod)',
   'function depositWithPermit(address token, address to, uint256 amount, uint256 deadline, uint8 v, bytes32 r, bytes32 s)',
   'function depositWithPermitAndApproveOperator(address token, address to, uint256 amount, uint256 deadline, uint8 v, bytes32 r, bytes32 s, address operator, uint256 rateAllowance, uint256 lockupAllowance, uint256 maxLockupPeriod)',

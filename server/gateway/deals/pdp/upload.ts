@@ -12,6 +12,8 @@ import type { PdpUpload } from './types.ts'
 
 /** The Synapse SDK's smallest upload (SIZE_CONSTANTS.MIN_UPLOAD_BYTES): a smaller CAR is sent with zeros after it. */
 const MIN_UPLOAD_BYTES = 127
+/** Our data sets' metadata: providers that index IPFS content index the CARs (funding asks about the same data sets). */
+export const DATA_SET_METADATA: Record<string, string> = { withIPFSIndexing: '' }
 
 /** The CAR as the SDK takes it: streamed from disk, or whole and padded with zeros when under its minimum. */
 async function carSource(path: string, carSize: number): Promise<Uint8Array | ReadableStream<Uint8Array>> {
@@ -145,7 +147,7 @@ export async function upload(p: PdpContext, g: GroupRecord, copies: number, excl
       const stored = await p.client.store(await carSource(path, g.carSize!), {
         copies,
         excludeProviderIds: exclude,
-        metadata: { withIPFSIndexing: '' },
+        metadata: DATA_SET_METADATA,
         ...(root ? { pieceMetadata: { ipfsRootCID: root } } : {}),
         pieceCid,
         signal: AbortSignal.any([controller.signal, stalled.signal]),
