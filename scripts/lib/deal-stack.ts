@@ -115,6 +115,8 @@ export interface DealStackOptions {
     autoDeposit?: boolean
     epochSeconds?: number
     providers?: number
+    /** How many of them the service endorses (the simulation's default: all but one). */
+    endorsed?: number
     faults?: Record<number, PdpProviderFault>
     fil?: bigint
     usdfc?: bigint
@@ -236,6 +238,7 @@ async function startOnchainCloud(
     genesisTimestamp: Date.now() / 1000,
     epochSeconds: o.epochSeconds ?? 0.05,
     providerCount: o.providers ?? 3,
+    endorsed: o.endorsed,
     faults: o.faults,
     logger: silent,
   })
