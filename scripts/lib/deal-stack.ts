@@ -132,6 +132,8 @@ export interface DealStackOptions {
     autoDeposit?: boolean
     epochSeconds?: number
     providers?: number
+    /** How many of them the service endorses (the simulation's default: all but one). */
+    endorsed?: number
     faults?: Record<number, PdpProviderFault>
     fil?: bigint
     usdfc?: bigint
@@ -268,6 +270,7 @@ async function startOnchainCloud(
     epochSeconds: o.epochSeconds ?? 0.05,
     proving: 'wide-window',
     providerCount: o.providers ?? 3,
+    endorsed: o.endorsed,
     faults: o.faults,
     logger: silent,
   })

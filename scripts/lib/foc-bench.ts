@@ -36,6 +36,32 @@ async function untilFirstProof(
   }
 }
 
+const GIB = 2 ** 30
+const usd = (wei: bigint) => Number(wei) / 1e18
+
+/**
+ * What the copies stored cost on the simulated GA contracts, per GiB-month of bytes stored (all
+ * copies counted), against GA's published price: 2.50 USDFC per TiB-month per copy plus 0.024 a
+ * month per data set (FWSS 1.3.1 PriceListUSDFC.sol), and the one-time fees taken from the data
+ * sets' reserves (creation and adds; 0.1 USDFC each when created).
+ */
+async function printSpend(client: FocClient, storedBytes: number): Promise<void> {
+  const [account, sets] = await Promise.all([client.account(), client.clientDataSets()])
+  const monthly = usd(account.lockupRatePerEpoch * 86_400n)
+  const dataSetBytes = sets.reduce((sum, d) => sum + (Number(d.leafCount) * 32 * 127) / 128, 0)
+  const published = (2.5 * dataSetBytes) / 2 ** 40 + 0.024 * sets.filter((d) => d.leafCount > 0n).length
+  const fees = sets.reduce((sum, d) => sum + usd(10n ** 17n - d.lifecycleReserve - d.pendingFees), 0)
+  const gib = storedBytes / GIB
+  console.log(
+    `\nonchain cloud: what the copies cost (${(storedBytes / 2 ** 20).toFixed(1)} MiB stored in ${sets.length} data sets, all copies)`,
+  )
+  console.log('                                 USDFC a month   per GiB-month')
+  console.log(`  paid (the account's rate)      ${monthly.toFixed(6).padStart(13)}   ${(monthly / gib).toFixed(4).padStart(13)}`)
+  console.log(`  GA's published price           ${published.toFixed(6).padStart(13)}   ${(published / gib).toFixed(4).padStart(13)}`)
+  console.log(`  one-time fees so far: ${fees.toFixed(4)} USDFC (creation 0.025 per data set, 0.0008 per add)`)
+  console.log('  The size part alone is 2.5 USDFC per TiB-month (0.0024 per GiB-month); small files pay mostly the data set fee.')
+}
+
 /**
  * Onchain Cloud section: the gateway's side of the PDP route, through the
  * unchanged Synapse SDK, against the simulated Onchain Cloud of a deal
@@ -69,11 +95,13 @@ export async function benchOnchainCloud(o: FocBenchOptions): Promise<void> {
     // Committed: `store` returns once both copies' pieces are added and confirmed on chain; proved: a first proof of one.
     const committed: { ms: number; epochs: number }[] = []
     const proved: { ms: number; epochs: number }[] = []
+    let storedBytes = 0
     for (let i = 0; i < o.files; i++) {
       const started = performance.now()
       const startEpoch = await head()
       const stored = await client.store(randomBytes(o.fileKib * 1024), { copies: 2 })
       committed.push({ ms: performance.now() - started, epochs: (await head()) - startEpoch })
+      storedBytes += stored.size * stored.copies.length
       const proof = await untilFirstProof(client, stored.copies, startEpoch, head)
       proved.push({ ms: performance.now() - started, epochs: proof.epochs })
       // Progress on stderr: the section runs for minutes, and its table goes to stdout at the end.
@@ -103,6 +131,8 @@ export async function benchOnchainCloud(o: FocBenchOptions): Promise<void> {
         `  ${`${name} epochs`.padEnd(18)}${String(percentile(epochs, 0.5)).padStart(8)}   ${String(percentile(epochs, 0.95)).padStart(8)}   ${real < 1 ? `${(real * 60).toFixed(0)} s` : `${real.toFixed(0)} min`}`,
       )
     }
+
+    await printSpend(client, storedBytes)
 
     if (o.largeMib > 0) {
       // The same bytes twice: once as the SDK alone stores them (it computes the piece CID in JS), once as the

@@ -5,27 +5,57 @@ import { account } from './account.ts'
 import { addedCopy } from './added-copy.ts'
 import type { FocContext } from './context.ts'
 import { copyProof } from './copy-proof.ts'
+import { dataSets } from './data-sets.ts'
 import { guarded } from './errors.ts'
 import { fund } from './fund.ts'
 import { funding } from './funding.ts'
 import { removalState, removeCopy } from './removal.ts'
 import { retrieveBlock, retrievePiece } from './retrieval.ts'
 import { store } from './store.ts'
-import type { FocAccount, FocAddOutcome, FocCopy, FocCopyProof, FocFunding, FocStored, FocStoreOptions } from './types.ts'
+import type {
+  FocAccount,
+  FocAddOutcome,
+  FocCopy,
+  FocCopyProof,
+  FocDataSet,
+  FocFunding,
+  FocFundingRequest,
+  FocStored,
+  FocStoreOptions,
+} from './types.ts'
 
 // The verbs are in files of their own beside this one, each given only the context it uses (context.ts);
 // the client's users import all they need from here.
 export { FocFundsError, focNetworkError } from './errors.ts'
-export type { FocAccount, FocAddOutcome, FocCopy, FocCopyProof, FocFunding, FocStored, FocStoreEvent, FocStoreOptions } from './types.ts'
+export type {
+  FocAccount,
+  FocAddOutcome,
+  FocCopy,
+  FocCopyProof,
+  FocDataSet,
+  FocFunding,
+  FocFundingRequest,
+  FocStored,
+  FocStoreEvent,
+  FocStoreOptions,
+} from './types.ts'
 
-/** The gateway's port to the Filecoin Onchain Cloud: PDP copies through the Synapse SDK, unchanged. */
+/**
+ * The gateway's port to the Filecoin Onchain Cloud: PDP copies through the Synapse SDK, unchanged,
+ * except where SDK 0.41 is wrong for the deployed GA contracts: the cost model (cost.ts,
+ * funding.ts), the data set reads (data-sets.ts, and the view ABI the SDK is given, chain.ts) and
+ * the permit deposit (fund.ts) are done here from the contracts' ABIs (abi.ts).
+ */
 export interface FocClient {
   /** The payer: the wallet key's FEVM account. */
   readonly address: Address
   readonly chain: Chain
-  funding(dataSize: number): Promise<FocFunding>
-  /** Deposits `amount` USDFC into Filecoin Pay (with a permit) and approves the warm storage service when needed. */
+  /** Whether the account can pay for `dataSize` more bytes in the copies `request` describes, by GA's charges, and what to deposit. */
+  funding(dataSize: number, request?: FocFundingRequest): Promise<FocFunding>
+  /** Deposits `amount` USDFC into Filecoin Pay and approves the warm storage service when needed (no permit). */
   fund(amount: bigint): Promise<Hash>
+  /** The payer's data sets with the warm storage service, decoded as GA's view has them (13 fields). */
+  clientDataSets(): Promise<FocDataSet[]>
   store(data: Uint8Array | ReadableStream<Uint8Array>, options: FocStoreOptions): Promise<FocStored>
   copyProof(copy: Pick<FocCopy, 'dataSetId' | 'pieceId' | 'addedEpoch'>): Promise<FocCopyProof>
   /**
@@ -71,13 +101,15 @@ export function createFocClient(options: FocClientOptions): FocClient {
     transport: http(options.chain.rpcUrls.default.http[0], { timeout: options.rpcTimeoutMs ?? 30_000, retryCount: 2 }),
     source: options.source ?? 'nextcloud-filecoin-gateway',
   })
-  const context: FocContext = { synapse, client: synapse.client, chain: options.chain, payer: options.account.address }
+  const source = options.source ?? 'nextcloud-filecoin-gateway'
+  const context: FocContext = { synapse, client: synapse.client, chain: options.chain, payer: options.account.address, source }
   const verb = <A extends unknown[], R>(work: (c: FocContext, ...args: A) => Promise<R>) => guarded((...args: A) => work(context, ...args))
   return {
     address: options.account.address,
     chain: options.chain,
     funding: verb(funding),
     fund: verb(fund),
+    clientDataSets: verb(dataSets),
     store: verb(store),
     copyProof: verb(copyProof),
     addedCopy: verb(addedCopy),

@@ -14,6 +14,8 @@ export interface FocContext {
   chain: Chain
   /** The payer: the wallet key's FEVM account. */
   payer: Address
+  /** The `source` metadata the SDK gives our data sets (Synapse.create's `source`). */
+  source: string
 }
 
 /** A contract on `chain.contracts`, as viem's readContract wants it. */

@@ -21,15 +21,54 @@ export interface FocStored {
   failures: { providerId: number; reason: string }[]
 }
 
-/** Whether the account can pay for storing `dataSize` more bytes, and what it would take. */
+/**
+ * Whether the account can pay for the copies about to be made, by GA's charges (cost.ts), and what
+ * it would take.
+ */
 export interface FocFunding {
   ready: boolean
   /** USDFC (18 decimals) to deposit into Filecoin Pay first. */
   depositNeeded: bigint
   /** Whether the warm storage service still needs the payer's operator approval. */
   needsApproval: boolean
-  /** What the new bytes add to the payment rate, per epoch. */
+  /** What the new copies add to the payment rate, per epoch. */
   ratePerEpoch: bigint
+  /** USDFC the copies need available in Filecoin Pay (reserves, fees, 30 days of lockup, a runway margin). */
+  required?: bigint
+  /** Data sets the copies would create (the rest add to ours). */
+  newDataSets?: number
+}
+
+/** What `funding` is asked about: the copies the next `store` makes. */
+export interface FocFundingRequest {
+  /** How many copies (default 1). */
+  copies?: number
+  /** Providers that will not be asked (as `store`'s excludeProviderIds). */
+  excludeProviderIds?: number[]
+  /** The data set metadata `store` is given. */
+  metadata?: Record<string, string>
+}
+
+/** One of the payer's data sets, as the GA view (13 fields) and PDPVerifier 3.4.0 have it. */
+export interface FocDataSet {
+  dataSetId: bigint
+  providerId: number
+  clientDataSetId: bigint
+  pdpRailId: bigint
+  /** Non-zero once the service was terminated: the rail's last paid epoch. */
+  pdpEndEpoch: bigint
+  payer: `0x${string}`
+  serviceProvider: `0x${string}`
+  /** Operation fees owed to the provider, paid at its next proving period (FWSS 1.3.1 pendingOneTimePayments). */
+  pendingFees: bigint
+  /** What is left of the data set's lifecycle reserve (FWSS 1.3.1 lifecycleReserveBalance). */
+  lifecycleReserve: bigint
+  live: boolean
+  /** Whether the warm storage service is its listener (not another service's data set). */
+  managed: boolean
+  leafCount: bigint
+  activePieceCount: bigint
+  metadata: Record<string, string>
 }
 
 /** The payer's standing in Filecoin Pay (synapse-core getAccountSummary). */

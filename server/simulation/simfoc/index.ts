@@ -19,6 +19,12 @@ export interface SimulatedFocOptions {
   epochSeconds: number
   /** How many PDP providers (default 3). */
   providerCount?: number
+  /**
+   * How many of them the warm storage service's owner endorses, the first ones (default all but
+   * one, at least one: two of three). Clients put a first copy only on an endorsed provider, as
+   * on calibration and mainnet, where only some approved providers are endorsed.
+   */
+  endorsed?: number
   /** Port of the chain's JSON-RPC on loopback (0 or unset: any free one). */
   rpcPort?: number
   /** The proving schedule the contracts are deployed with (default calibration's 240/20/10 epochs; mainnet's 2880/60/150). */
@@ -33,6 +39,8 @@ export interface SimulatedPdpProvider {
   providerId: bigint
   name: string
   url: string
+  /** Whether the service's owner endorsed it (ProviderIdSet), so that it may take a first copy. */
+  endorsed: boolean
   provider: PdpProvider
 }
 
@@ -67,10 +75,12 @@ const keyOf = (seed: string, name: string): Hex => keccak256(toHex(`simulated FO
  * Starts (or, from `dir`, resumes) the simulated Onchain Cloud: on a fresh
  * chain it deploys the contracts, registers each provider in the registry
  * (each pays the fee from its own key, as an operator does with Curio), and
- * has the warm storage service's owner approve and endorse them all: the
- * SDK puts a first copy only on an endorsed provider, so a copy that has to
- * be made again elsewhere (a provider stopped proving) needs another one. Each provider listens on the port it
- * registered, so the registry's service URLs stay true across restarts.
+ * has the warm storage service's owner approve them all and endorse the
+ * first `endorsed`: a first copy goes only to an endorsed provider, so a
+ * copy that has to be made again on its own (a provider stopped proving)
+ * needs an endorsed one that does not hold it yet. Each provider listens on
+ * the port it registered, so the registry's service URLs stay true across
+ * restarts.
  */
 export async function startSimulatedFoc(options: SimulatedFocOptions): Promise<SimulatedFoc> {
   const { dir, seed } = options
@@ -132,15 +142,20 @@ export async function startSimulatedFoc(options: SimulatedFocOptions): Promise<S
           paymentTokenAddress: contracts.usdfc,
         },
       })
-      providers.push({ index, providerId, name, url, provider })
+      providers.push({ index, providerId, name, url, endorsed: false, provider })
     }
-    if (node.fresh)
+    if (node.fresh) {
+      const endorsed = Math.max(1, Math.min(providers.length, options.endorsed ?? providers.length - 1))
       await approveProviders(
         node.url,
         deployerKey,
         contracts,
         providers.map((p) => p.providerId),
+        endorsed,
       )
+    }
+    const endorsedIds = await endorsedProviderIds(node.url, contracts)
+    for (const p of providers) p.endorsed = endorsedIds.includes(p.providerId)
 
     return {
       rpcUrl: node.url,
@@ -166,8 +181,26 @@ export async function startSimulatedFoc(options: SimulatedFocOptions): Promise<S
   }
 }
 
-/** The service owner's approval (FWSS addApprovedProvider) and endorsement (ProviderIdSet addProviderId) of each provider. */
-async function approveProviders(rpcUrl: string, ownerKey: Hex, contracts: FocAddresses, providerIds: bigint[]): Promise<void> {
+/** The providers the service's owner endorsed, as the chain has them (ProviderIdSet getProviderIds). */
+async function endorsedProviderIds(rpcUrl: string, contracts: FocAddresses): Promise<bigint[]> {
+  const { publicClient } = await focClients(rpcUrl, keyOf('', 'reader'))
+  const artifacts = await loadFocArtifacts()
+  const ids = await publicClient.readContract({
+    address: contracts.endorsements,
+    abi: artifacts.ProviderIdSet.abi,
+    functionName: 'getProviderIds',
+  })
+  return [...(ids as readonly bigint[])]
+}
+
+/** The service owner's approval (FWSS addApprovedProvider) of each provider, and endorsement (ProviderIdSet addProviderId) of the first `endorsed`. */
+async function approveProviders(
+  rpcUrl: string,
+  ownerKey: Hex,
+  contracts: FocAddresses,
+  providerIds: bigint[],
+  endorsed: number,
+): Promise<void> {
   const { wallet, publicClient } = await focClients(rpcUrl, ownerKey)
   const artifacts = await loadFocArtifacts()
   const send = async (address: Address, abi: (typeof artifacts)[string]['abi'], functionName: string, args: unknown[]) => {
@@ -175,8 +208,8 @@ async function approveProviders(rpcUrl: string, ownerKey: Hex, contracts: FocAdd
     const receipt = await publicClient.waitForTransactionReceipt({ hash })
     if (receipt.status !== 'success') throw new Error(`${functionName}(${args.join(', ')}) failed on the simulated chain`)
   }
-  for (const id of providerIds) {
+  for (const [index, id] of providerIds.entries()) {
     await send(contracts.fwss, artifacts.FilecoinWarmStorageService.abi, 'addApprovedProvider', [id])
-    await send(contracts.endorsements, artifacts.ProviderIdSet.abi, 'addProviderId', [id])
+    if (index < endorsed) await send(contracts.endorsements, artifacts.ProviderIdSet.abi, 'addProviderId', [id])
   }
 }

@@ -1,7 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { bytesToHex, zeroAddress, type Hex } from 'viem'
 import type { PieceAdd, ProviderDb } from './pdp-provider-db.ts'
-import { recordKeeperFrom, sybilValue, verifyDataSet, type DataSetContext } from './pdp-provider-data-sets.ts'
+import { creationValue, recordKeeperFrom, verifyDataSet, type DataSetContext } from './pdp-provider-data-sets.ts'
 import {
   cleanTxHash,
   decodeExtraData,
@@ -158,7 +158,7 @@ export async function handleCreateAndAdd(ctx: DataSetContext, req: IncomingMessa
   }
   const prepared = await preparePieces(db, pieces)
   const extraHex = bytesToHex(extraData ?? new Uint8Array())
-  const value = await sybilValue(ctx)
+  const value = await creationValue(ctx)
   const hash = await sendTx(() =>
     chain.addPieces(
       0n,

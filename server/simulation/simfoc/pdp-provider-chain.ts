@@ -23,7 +23,7 @@ import { privateKeyToAccount, type PrivateKeyAccount } from 'viem/accounts'
  * provider's own key (Curio's eth_keys role 'pdp').
  *
  * The ABI fragments below are written from the published ABIs (Curio
- * pdp/contract/PDPVerifier.abi, IPDPProvingSchedule.abi,
+ * pdp/contract/PDPVerifier.abi, which is PDPVerifier 3.4.0's, IPDPProvingSchedule.abi,
  * ServiceProviderRegistry.abi) — only what the provider calls.
  */
 
@@ -33,7 +33,7 @@ export const pdpVerifierAbi = parseAbi([
   'function nextProvingPeriod(uint256 setId, uint256 challengeEpoch, bytes extraData)',
   'function provePossession(uint256 setId, (bytes32 leaf, bytes32[] proof)[] proofs) payable',
   'function schedulePieceDeletions(uint256 setId, uint256[] pieceIds, bytes extraData)',
-  'function FIL_SYBIL_FEE() pure returns (uint256)',
+  'function FIL_CLEANUP_DEPOSIT() pure returns (uint256)',
   'function getDataSetListener(uint256 setId) view returns (address)',
   'function getDataSetLeafCount(uint256 setId) view returns (uint256)',
   'function getNextChallengeEpoch(uint256 setId) view returns (uint256)',
@@ -103,7 +103,8 @@ export interface PdpChain {
   /** eth_call of addPieces from the provider, as Curio validates a pull's extraData (pdp/handlers_pull.go); throws with the revert. */
   validateAddPieces(setId: bigint, listener: Address, pieces: Hex[], extraData: Hex, value: bigint): Promise<void>
   receipt(hash: Hex): Promise<ReceiptSummary | null>
-  filSybilFee(): Promise<bigint>
+  /** PDPVerifier.FIL_CLEANUP_DEPOSIT(): the FIL a new data set holds (3.4.0). */
+  cleanupDeposit(): Promise<bigint>
   dataSetListener(setId: bigint): Promise<Address>
   dataSetLeafCount(setId: bigint): Promise<bigint>
   provingConfig(listener: Address): Promise<ProvingConfig>
@@ -267,7 +268,7 @@ export function createViemPdpChain(o: ViemPdpChainOptions): PdpChain {
       }
       return summary
     },
-    filSybilFee: () => read<bigint>('FIL_SYBIL_FEE'),
+    cleanupDeposit: () => read<bigint>('FIL_CLEANUP_DEPOSIT'),
     dataSetListener: (setId) => read<Address>('getDataSetListener', [setId]),
     dataSetLeafCount: (setId) => read<bigint>('getDataSetLeafCount', [setId]),
     async provingConfig(listener) {

@@ -34,8 +34,6 @@ export interface DataSetContext {
   log: TaskLog
   /** Record keepers (lower case) a public service may use: the FWSS address (Curio contract.IsRecordKeeperAllowed). */
   recordKeepers: Set<string>
-  /** Pay PDPVerifier.FIL_SYBIL_FEE() in FIL with createDataSet and create-and-add (Curio until #1181). */
-  payFilSybilFee: boolean
 }
 
 /** Curio verifyDataSetForService. */
@@ -58,9 +56,13 @@ export function recordKeeperFrom(ctx: DataSetContext, body: Record<string, unkno
   return address
 }
 
-/** The FIL sent with a creation: the verifier's sybil fee while the provider pays it (Curio before #1181), else nothing. */
-export async function sybilValue(ctx: DataSetContext): Promise<bigint> {
-  return ctx.payFilSybilFee ? await ctx.chain.filSybilFee() : 0n
+/**
+ * The FIL a creation carries: PDPVerifier 3.4.0's cleanup deposit, read from the verifier each
+ * time and paid by the provider (Curio pdp/contract/ethcall.go FilCleanupDeposit, used by
+ * pdp/handlers_create.go and tasks/pdp/task_add_data_set.go).
+ */
+export async function creationValue(ctx: Pick<DataSetContext, 'chain'>): Promise<bigint> {
+  return ctx.chain.cleanupDeposit()
 }
 
 /** POST /pdp/data-sets (handleCreateDataSet). */
@@ -85,7 +87,7 @@ export async function handleCreateDataSet(ctx: DataSetContext, req: IncomingMess
       `extraData size (${extraData.length} bytes) exceeds the maximum allowed limit for CreateDataSet (${MAX_CREATE_EXTRA_DATA} bytes)`,
     )
   const extraHex = bytesToHex(extraData ?? new Uint8Array())
-  const value = await sybilValue(ctx)
+  const value = await creationValue(ctx)
   const hash = await sendTx(() => chain.createDataSet(recordKeeper, extraHex, value))
   db.t.waits[hash] = { status: 'pending', success: null, reason: 'pdp-mkdataset' }
   db.t.creates[hash] = { txHash: hash, service: SERVICE, ok: null, dataSetCreated: false, extraData: extraHex }

@@ -3,7 +3,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import { bytesToHex, zeroAddress, type Address } from 'viem'
 import type { PdpChain } from './pdp-provider-chain.ts'
 import type { ProviderDb, PullItem, PullStatus } from './pdp-provider-db.ts'
-import { v2Of, verifyDataSet } from './pdp-provider-data-sets.ts'
+import { creationValue, v2Of, verifyDataSet } from './pdp-provider-data-sets.ts'
 import { decodeExtraData, hexToAddress, HttpFail, MAX_ADD_PIECES_BATCH, readJson, sendJson, SERVICE } from './pdp-provider-http.ts'
 import { parsePieceCid, PIECE_SIZE_MAX, PIECE_SIZE_MIN, type ParsedPieceCid } from './pdp-provider-piece.ts'
 
@@ -93,14 +93,15 @@ export async function handlePull(ctx: PullContext, req: IncomingMessage, res: Se
     if (info.rawSize! > PIECE_SIZE_MAX) throw new HttpFail(400, `pieceCid[${i}]: size ${info.rawSize} exceeds maximum ${PIECE_SIZE_MAX}`)
     return info
   })
-  // The client must be able to add these pieces: eth_call of addPieces from this provider.
+  // The client must be able to add these pieces: eth_call of addPieces from this provider, with the
+  // cleanup deposit as the value when it creates the data set (handlers_pull.go validateExtraData).
   try {
     await chain.validateAddPieces(
       BigInt(dataSetId),
       recordKeeper,
       infos.map((info) => bytesToHex(info.v2!.bytes)),
       bytesToHex(extraData!),
-      0n,
+      dataSetId === 0 ? await creationValue(ctx) : 0n,
     )
   } catch (err) {
     throw new HttpFail(400, `extraData validation failed: addPieces validation failed: ${(err as Error).message}`)

@@ -41,12 +41,6 @@ export interface PdpProviderOptions {
   fault?: PdpProviderFault | null
   /** Seeded faults: some uploads and pulls stall or break part-way (site `transfer`). */
   faults?: FaultPlan
-  /**
-   * Pay PDPVerifier.FIL_SYBIL_FEE() in FIL with createDataSet and create-and-add, as Curio did
-   * until #1181 (the verifier refunds it when the client's USDFC fee was taken). Default false:
-   * Curio now sends no value and the client pays the sybil fee in USDFC.
-   */
-  payFilSybilFee?: boolean
   /** Accept http:// pull sources (Curio's CURIO_PULL_ALLOW_INSECURE=1, needed on loopback). Default true. */
   pullAllowInsecure?: boolean
   /** An upload that sends nothing for this long fails (Curio's TimeoutLimitReader: 5 s). */
@@ -138,7 +132,6 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
     log,
     bodies,
     recordKeepers: new Set(options.recordKeepers.map((a) => a.toLowerCase())),
-    payFilSybilFee: options.payFilSybilFee ?? false,
     pullAllowInsecure: options.pullAllowInsecure ?? true,
     startPulls: () => tasks.startPulls(),
     refusing: () => fault === 'refuse',

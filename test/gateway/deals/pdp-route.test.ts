@@ -116,7 +116,9 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
       seed: 'pdp repair',
       copies: 1,
       retrievalCheckMs: 600_000,
-      foc: { copies: 2 },
+      // All three endorsed: the replacement is the group's only new copy, and the SDK puts a first copy only on an
+      // endorsed provider, which the third must then be.
+      foc: { copies: 2, endorsed: 3 },
       service: (client) => ({
         bestProviders: (q) => (serviceDown ? Promise.reject(new Error('connect ECONNREFUSED')) : client.bestProviders(q)),
         requiredCopies: () => client.requiredCopies(),

@@ -13,7 +13,7 @@ import { recordingFetches } from '../../helpers/recording-fetch.ts'
 
 const USDFC = (n: string) => parseUnits(n, 18)
 
-const until = async <T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 120_000): Promise<T> => {
+const until = async <T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 240_000): Promise<T> => {
   const deadline = Date.now() + timeoutMs
   for (;;) {
     const value = await probe()
@@ -116,7 +116,7 @@ describe("the gateway's Onchain Cloud client (the unchanged Synapse SDK) against
     })
     const deposit = await client.fund(USDFC('1'))
     expect(await client.addedCopy({ txHash: deposit, providerId: stored.copies[0].providerId, pieceCid: v2 })).toEqual({ status: 'failed' })
-  }, 240_000)
+  }, 300_000)
 
   it('sees a provider that stops proving: its copy misses proving periods while the other goes on', async () => {
     const [failing, healthy] = stored.copies
@@ -131,7 +131,7 @@ describe("the gateway's Onchain Cloud client (the unchanged Synapse SDK) against
     } finally {
       await providerOf(failing.providerId).provider.setFault(null)
     }
-  }, 120_000)
+  }, 300_000)
 
   it('sees a provider that lost the piece: it no longer serves it, and its proofs stop', async () => {
     const copy = stored.copies[1]
@@ -142,7 +142,7 @@ describe("the gateway's Onchain Cloud client (the unchanged Synapse SDK) against
       return p.missedPeriods >= 1 ? p : undefined
     }, 'a missed proving period after the loss')
     expect(missed.proved).toBe(true) // it was proved before; what changed is that the latest periods were not
-  }, 120_000)
+  }, 300_000)
 
   it('with an empty wallet, says what is missing and refuses to deposit what it does not hold', async () => {
     const empty = createFocClient({ chain: client.chain, account: privateKeyToAccount(generatePrivateKey()) })

@@ -9,6 +9,9 @@ import {
   type ReceiptSummary,
 } from '../../../server/simulation/simfoc/pdp-provider-chain.ts'
 
+/** FilOzone/pdp 3.4.0 src/Fees.sol CLEANUP_DEPOSIT: 0.1 FIL. */
+export const CLEANUP_DEPOSIT = 100_000_000_000_000_000n
+
 /**
  * A chain port for the simulated Curio's tests until the stand-in contracts
  * run: it records every call, keeps a tiny PDPVerifier state (data sets,
@@ -101,6 +104,7 @@ export class FakePdpChain implements PdpChain {
   }
 
   async createDataSet(listener: Address, extraData: Hex, value: bigint): Promise<Hex> {
+    this.requireDeposit(value)
     const hash = this.record('createDataSet', [listener, extraData], value)
     const id = this.nextDataSetId++
     this.dataSets.set(id, { id, listener, pieces: [], challengeRange: 0, nextChallengeEpoch: 0, deadline: 0, scheduledRemovals: [] })
@@ -109,6 +113,7 @@ export class FakePdpChain implements PdpChain {
   }
 
   async addPieces(setId: bigint, listener: Address, pieces: Hex[], extraData: Hex, value: bigint): Promise<Hex> {
+    if (setId === 0n) this.requireDeposit(value)
     const hash = this.record('addPieces', [setId, listener, pieces, extraData], value)
     if (setId === 0n) {
       const id = this.nextDataSetId++
@@ -152,8 +157,9 @@ export class FakePdpChain implements PdpChain {
     return hash
   }
 
-  async validateAddPieces(setId: bigint, listener: Address, pieces: Hex[], extraData: Hex): Promise<void> {
-    this.calls.push({ name: 'validateAddPieces(eth_call)', args: [setId, listener, pieces, extraData], epoch: this.head })
+  async validateAddPieces(setId: bigint, listener: Address, pieces: Hex[], extraData: Hex, value: bigint): Promise<void> {
+    this.calls.push({ name: 'validateAddPieces(eth_call)', args: [setId, listener, pieces, extraData], value, epoch: this.head })
+    if (setId === 0n) this.requireDeposit(value)
     if (this.failNextSend) {
       const text = this.failNextSend
       this.failNextSend = null
@@ -166,8 +172,14 @@ export class FakePdpChain implements PdpChain {
     return receipt && receipt.blockNumber <= this.head ? receipt : null
   }
 
-  async filSybilFee(): Promise<bigint> {
-    return 100_000_000_000_000_000n
+  /** PDPVerifier 3.4.0's FIL_CLEANUP_DEPOSIT (src/Fees.sol: 0.1 FIL). */
+  async cleanupDeposit(): Promise<bigint> {
+    return CLEANUP_DEPOSIT
+  }
+
+  /** As the real verifier's estimate reverts on a creation without the deposit. */
+  private requireDeposit(value: bigint): void {
+    if (value < CLEANUP_DEPOSIT) throw new ChainSendError('execution reverted: CleanupDepositRequired()')
   }
 
   async dataSetListener(setId: bigint): Promise<Address> {

@@ -18,7 +18,7 @@ import { capabilitiesListToObject, decodePDPCapabilities } from '@filoz/synapse-
 import type { FaultPlan } from '../../../server/simulation/simnet/faults.ts'
 import { offeringCapabilities } from '../../../server/simulation/simfoc/pdp-provider-chain.ts'
 import { createPdpProvider, type PdpProvider } from '../../../server/simulation/simfoc/pdp-provider.ts'
-import { FakePdpChain } from './pdp-provider-fake-chain.ts'
+import { CLEANUP_DEPOSIT, FakePdpChain } from './pdp-provider-fake-chain.ts'
 
 /**
  * The simulated Curio's HTTP surface, driven by the Synapse SDK's own
@@ -322,7 +322,8 @@ describe('simulated Curio: data sets through the SDK', () => {
     expect(send.args[0]).toBe(0n)
     expect(send.args[1]).toBe(FWSS)
     expect((send.args[2] as string[])[0]).toBe(`0x${Buffer.from(pieceCid.bytes).toString('hex')}`)
-    expect(send.value).toBe(0n)
+    // PDPVerifier 3.4.0: the data set's cleanup deposit, paid by the provider (Curio handlers_create.go)
+    expect(send.value).toBe(CLEANUP_DEPOSIT)
     expect(send.hash).toBe(created.txHash)
 
     const pending = await (await fetch(created.statusUrl)).json()
@@ -374,12 +375,9 @@ describe('simulated Curio: data sets through the SDK', () => {
     expect(done).toMatchObject({ dataSetCreated: true, txStatus: 'confirmed', ok: true, dataSetId: 1n })
   })
 
-  it('pays the FIL sybil fee when told to, as Curio did before #1181', async () => {
-    await provider.close()
-    provider = await createPdpProvider({ dir, chain, recordKeepers: [FWSS], pollMs: 0, payFilSybilFee: true })
-    url = await provider.listen()
+  it('pays the verifier’s cleanup deposit with each data set it creates, as Curio does (PDPVerifier 3.4.0)', async () => {
     await SP.createDataSet(client, { serviceURL: url, payee: chain.address, cdn: false })
-    expect(chain.callsNamed('createDataSet')[0].value).toBe(100_000_000_000_000_000n)
+    expect(chain.callsNamed('createDataSet')[0].value).toBe(CLEANUP_DEPOSIT)
   })
 
   it('refuses a record keeper it does not serve, pieces it does not have, and answers a reverted estimate with the chain’s text', async () => {
@@ -432,7 +430,8 @@ describe('simulated Curio: pulls between providers', () => {
       const result = await SP.waitForPullPieces(client, { ...request, pollInterval: 10, onStatus: (r) => seen.push(r.status) })
       expect(result.status).toBe('complete')
       expect(result.pieces).toEqual([{ pieceCid: pieceCid.toString(), status: 'complete' }])
-      expect(chainB.callsNamed('validateAddPieces(eth_call)')).toHaveLength(1)
+      // the check of the client's extraData carries the deposit the creation will carry
+      expect(chainB.callsNamed('validateAddPieces(eth_call)').map((c) => c.value)).toEqual([CLEANUP_DEPOSIT])
       await expect(SP.findPiece({ serviceURL: urlB, pieceCid })).resolves.toBeDefined()
       const copy = await Piece.downloadAndValidate({ url: `${urlB}/piece/${pieceCid}`, expectedPieceCid: pieceCid })
       expect(copy.length).toBe(data.length)

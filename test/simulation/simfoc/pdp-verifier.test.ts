@@ -3,6 +3,7 @@ import * as PdpVerifier from '@filoz/synapse-core/pdp-verifier'
 import * as Piece from '@filoz/synapse-core/piece'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { bytesToHex, parseEventLogs, zeroAddress, type Address, type Hex, type TransactionReceipt } from 'viem'
+import { pdpVerifierAbi } from '../../../server/network/foc/abi.ts'
 import { buildPieceTree, type PieceTree } from './commp-tree.ts'
 import {
   challengedLeaves,
@@ -16,10 +17,11 @@ import {
   type SdkClient,
 } from './pdp-fixture.ts'
 
-// PDPVerifier on its own (no listener): data sets, CommPv2 pieces, proving periods and real
-// Merkle proofs of the challenges drawn from the chain's beacon randomness.
+// PDPVerifier 3.4.0 on its own (no listener): data sets and their FIL cleanup deposit, CommPv2
+// pieces, proving periods and real Merkle proofs of the challenges drawn from the chain's beacon randomness.
 const BURN_ADDRESS: Address = '0xff00000000000000000000000000000000000063'
-const pdpAbi = Abis.pdp
+/** PDPVerifier 3.2's functions the SDK 0.41 ships that 3.4.0 no longer has: the sybil fee is gone for the cleanup deposit. */
+const GONE_IN_3_4 = ['FIL_SYBIL_FEE', 'USDFC_SYBIL_FEE', 'USDFC_TOKEN_ADDRESS', 'PAYMENTS_CONTRACT_ADDRESS', 'initialize']
 
 describe('simulated PDPVerifier', () => {
   let foc: Foc
@@ -31,10 +33,12 @@ describe('simulated PDPVerifier', () => {
   const trees: PieceTree[] = [buildPieceTree(testBytes(1000, 1)), buildPieceTree(testBytes(4065, 2)), buildPieceTree(testBytes(300, 3))]
   let challengeEpoch = 0n
 
+  const pdpAbi = () => foc.artifacts.PDPVerifier.abi
   const read = <T>(functionName: string, args: unknown[]) =>
-    foc.publicClient.readContract({ address: pdp, abi: pdpAbi, functionName, args } as never) as Promise<T>
-  const events = (receipt: TransactionReceipt) => parseEventLogs({ abi: pdpAbi, logs: receipt.logs })
-  const send = (functionName: string, args: unknown[], value?: bigint, from = sp) => foc.send(from, pdp, pdpAbi, functionName, args, value)
+    foc.publicClient.readContract({ address: pdp, abi: pdpAbi(), functionName, args } as never) as Promise<T>
+  const events = (receipt: TransactionReceipt) => parseEventLogs({ abi: pdpAbi(), logs: receipt.logs })
+  const send = (functionName: string, args: unknown[], value?: bigint, from = sp) =>
+    foc.send(from, pdp, pdpAbi(), functionName, args, value)
   const balance = (address: Address) => foc.publicClient.getBalance({ address })
 
   beforeAll(async () => {
@@ -46,8 +50,12 @@ describe('simulated PDPVerifier', () => {
   }, 120_000)
   afterAll(() => foc?.close())
 
-  it('has every function and event of the SDK’s PDPVerifier ABI, with the same types, but the proxy upgrades', () => {
-    expect(missingFromAbi(pdpAbi, foc.artifacts.PDPVerifier.abi)).toEqual([])
+  it('has every function, event and error of 3.4.0 the client uses, and the SDK’s reads but the sybil fee and the proxy upgrades', () => {
+    expect(missingFromAbi(pdpVerifierAbi, pdpAbi())).toEqual([])
+    const errors = (abi: readonly unknown[]) =>
+      (abi as { type: string; name: string }[]).filter((x) => x.type === 'error').map((x) => x.name)
+    expect(errors(pdpVerifierAbi).filter((name) => !errors(pdpAbi()).includes(name))).toEqual([])
+    expect(missingFromAbi(Abis.pdp, pdpAbi(), GONE_IN_3_4)).toEqual([])
   })
 
   it('checks the test tree builder against the SDK: same PieceCIDv2 for each piece', () => {
@@ -57,17 +65,24 @@ describe('simulated PDPVerifier', () => {
     expect(trees.map((t) => t.height)).toEqual([5, 8, 4])
   })
 
-  it('takes the sybil fee in FIL when no USDFC fee came in: refuses none or too little, burns it and returns the rest', async () => {
-    const fee = await read<bigint>('FIL_SYBIL_FEE', [])
-    expect(await revertOf(send('createDataSet', [zeroAddress, '0x']))).toEqual({ errorName: 'UsdfcSybilFeeNotMet', args: [] })
-    expect(await revertOf(send('createDataSet', [zeroAddress, '0x'], fee - 1n))).toEqual({ reason: 'sybil fee not met' })
+  it('holds the FIL cleanup deposit of a new data set: refuses none or too little (CleanupDepositRequired), returns the rest', async () => {
+    const deposit = await read<bigint>('FIL_CLEANUP_DEPOSIT', [])
+    expect(deposit).toBe(10n ** 17n) // 0.1 FIL (src/Fees.sol CLEANUP_DEPOSIT)
+    expect(await revertOf(send('createDataSet', [zeroAddress, '0x']))).toEqual({ errorName: 'CleanupDepositRequired', args: [] })
+    expect(await revertOf(send('createDataSet', [zeroAddress, '0x'], deposit - 1n))).toEqual({
+      errorName: 'CleanupDepositRequired',
+      args: [],
+    })
 
     const burnt = await balance(BURN_ADDRESS)
     const before = await balance(sp.account.address)
-    const receipt = await send('createDataSet', [zeroAddress, '0x'], fee * 3n)
+    const held = await balance(pdp)
+    const receipt = await send('createDataSet', [zeroAddress, '0x'], deposit * 3n)
     const gas = receipt.gasUsed * receipt.effectiveGasPrice
-    expect(await balance(BURN_ADDRESS)).toBe(burnt + fee)
-    expect(await balance(sp.account.address)).toBe(before - fee - gas)
+    // Held by the verifier, not burnt; the excess came back.
+    expect(await balance(BURN_ADDRESS)).toBe(burnt)
+    expect(await balance(pdp)).toBe(held + deposit)
+    expect(await balance(sp.account.address)).toBe(before - deposit - gas)
     expect(events(receipt)).toMatchObject([{ eventName: 'DataSetCreated', args: { setId, storageProvider: sp.account.address } }])
 
     expect(await PdpVerifier.dataSetLive(foc.publicClient, { dataSetId: setId })).toBe(true)
@@ -126,7 +141,8 @@ describe('simulated PDPVerifier', () => {
     expect(finality).toBe(10n)
     const now = BigInt(foc.epoch())
     expect(await revertOf(send('nextProvingPeriod', [setId, now + finality - 1n, '0x']))).toEqual({
-      reason: 'challenge epoch must be at least challengeFinality epochs in the future',
+      errorName: 'InsufficientChallengeDelay',
+      args: [finality - 1n, finality],
     })
     challengeEpoch = now + finality
     const receipt = await send('nextProvingPeriod', [setId, challengeEpoch, '0x'])
@@ -228,8 +244,7 @@ describe('simulated PDPVerifier', () => {
   })
 
   it('finds the piece of every leaf across many pieces, before and after removals (the sum tree)', async () => {
-    const fee = await read<bigint>('FIL_SYBIL_FEE', [])
-    await send('createDataSet', [zeroAddress, '0x'], fee)
+    await send('createDataSet', [zeroAddress, '0x'], await read<bigint>('FIL_CLEANUP_DEPOSIT', []))
     const set2 = 2n
     const sizes = [130, 2000, 127, 700, 5000, 260, 1016, 90, 3100, 400, 1500]
     const many = sizes.map((size, i) => buildPieceTree(testBytes(size, 10 + i)))
@@ -249,16 +264,17 @@ describe('simulated PDPVerifier', () => {
     expect(await read('findPieceIds', [set2, everyLeaf(total)])).toEqual(everyLeaf(total).map((leaf) => locate(leaf, counts)))
   })
 
-  it('deletes a data set; the SDK then reads it as gone ("Data set not live")', async () => {
+  it('deletes a data set: no longer live, and its reads revert with DataSetNotLive', async () => {
     expect(await revertOf(send('deleteDataSet', [setId, '0x'], undefined, other))).toEqual({
-      reason: 'Only the storage provider can delete data sets',
+      errorName: 'OnlyStorageProviderCanDelete',
+      args: [],
     })
     const receipt = await send('deleteDataSet', [setId, '0x'])
     expect(events(receipt)).toMatchObject([{ eventName: 'DataSetDeleted', args: { setId, deletedLeafCount: 42n } }])
     expect(await PdpVerifier.dataSetLive(foc.publicClient, { dataSetId: setId })).toBe(false)
-    expect(await revertOf(read('getDataSetLeafCount', [setId]))).toEqual({ reason: 'Data set not live' })
-    // the SDK recognises the revert string and answers "nothing" instead of throwing
-    expect(await PdpVerifier.getActivePieces(foc.publicClient, { dataSetId: setId })).toEqual({ pieces: [], hasMore: false })
-    expect(await PdpVerifier.getDataSetLeafCount(foc.publicClient, { dataSetId: setId })).toBe(0n)
+    expect(await revertOf(read('getDataSetLeafCount', [setId]))).toEqual({ errorName: 'DataSetNotLive', args: [] })
+    // SDK 0.41 answers "nothing" only on 3.2's revert string "Data set not live"; on 3.4.0's custom
+    // error its reads throw, so the client asks dataSetLive first (server/network/foc/copy-proof.ts).
+    await expect(PdpVerifier.getActivePieces(foc.publicClient, { dataSetId: setId })).rejects.toThrow(/0x5d946944|DataSetNotLive/)
   })
 })

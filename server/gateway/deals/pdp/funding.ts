@@ -1,5 +1,5 @@
 import { formatUnits } from 'viem'
-import { FocFundsError, type FocAccount } from '../../../network/foc/client.ts'
+import { FocFundsError, type FocAccount, type FocFundingRequest } from '../../../network/foc/client.ts'
 import { EPOCHS_PER_DAY } from '../../../shared/epochs.ts'
 import type { PdpContext } from './context.ts'
 import type { PdpFunding } from './types.ts'
@@ -17,18 +17,19 @@ const roundUpToCents = (amount: bigint) => ((amount + CENT - 1n) / CENT) * CENT
 const usdfc = (amount: bigint) => `${formatUnits(amount, 18)} USDFC`
 
 /**
- * Whether the account can pay for `bytes` more: topped up from the wallet
- * when allowed, else the route's funds note says what to deposit (and
- * nothing is uploaded until then).
+ * Whether the account can pay for `bytes` more in the copies `request`
+ * describes (the client counts everything GA charges for them): topped up
+ * from the wallet when allowed, else the route's funds note says what to
+ * deposit (and nothing is uploaded until then).
  */
-export async function canPay(p: PdpContext, bytes: number): Promise<boolean> {
-  const funding = await p.client.funding(bytes)
+export async function canPay(p: PdpContext, bytes: number, request: FocFundingRequest): Promise<boolean> {
+  const funding = await p.client.funding(bytes, request)
   if (funding.ready) {
     p.funds.set(undefined)
     return true
   }
-  // What the SDK asks for covers the moment it was asked: payments run on while the copies are made, and a
-  // second data set whose lockup no longer fits is refused on chain. A tenth more and a day of the new rate.
+  // What the client asks for covers GA's charges for these copies and a day of the account's rate; a tenth
+  // more and another day of the new rate leave room for a provider the SDK passes over for another.
   const amount = roundUpToCents(funding.depositNeeded + funding.depositNeeded / 10n + funding.ratePerEpoch * BigInt(EPOCHS_PER_DAY))
   if (!p.options.autoDeposit) {
     const approval = funding.needsApproval ? ', and the warm storage service approved,' : ''

@@ -5,7 +5,7 @@ import type { TickReport } from '../types.ts'
 import { providerIdOf, type PdpContext } from './context.ts'
 import { canPay } from './funding.ts'
 import { copiesOnChain } from './proofs.ts'
-import { upload } from './upload.ts'
+import { DATA_SET_METADATA, upload } from './upload.ts'
 
 /**
  * Starts background uploads of sendable groups short of PDP copies, while
@@ -36,12 +36,13 @@ export async function placeCopies(
     const history = await p.deals.ofGroup(g.id, 'pdp')
     const missing = copies - countingCopies(route, history, head).length
     if (missing <= 0) continue
-    // Paid for together with the uploads under way, which the account has not yet locked funds for.
-    const pending = [...p.uploads.values()].reduce((sum, u) => sum + u.upload.total, 0)
-    if (!(await canPay(p, g.carSize + pending))) return
     // Neither a provider holding a copy nor one that failed a copy (or stopped keeping one) lately is asked.
     const skip = providersToSkip(history, { now: p.now(), epochSeconds: p.options.epochSeconds, retryAfterEpochs: p.retryAfterEpochs })
     const exclude = [...skip].map(providerIdOf)
+    // Paid for together with the uploads under way, which the account has not yet locked funds for:
+    // as many copies as are missing, on the providers the upload may use, in our data sets' metadata.
+    const pending = [...p.uploads.values()].reduce((sum, u) => sum + u.upload.total, 0)
+    if (!(await canPay(p, g.carSize + pending, { copies: missing, excludeProviderIds: exclude, metadata: DATA_SET_METADATA }))) return
     p.logger.info({ groupId: g.id, copies: missing, exclude }, 'uploading group to PDP providers')
     await upload(p, g, missing, exclude, head, r)
   }

@@ -12,6 +12,8 @@ import type { PdpUpload } from './types.ts'
 
 /** The Synapse SDK's smallest upload (SIZE_CONSTANTS.MIN_UPLOAD_BYTES): a smaller CAR is sent with zeros after it. */
 const MIN_UPLOAD_BYTES = 127
+/** Our data sets' metadata: providers that index IPFS content index the CARs (funding asks about the same data sets). */
+export const DATA_SET_METADATA: Record<string, string> = { withIPFSIndexing: '' }
 
 /** Bytes read from the CAR file at a time: a full group's CAR (up to 1 GiB) in a thousand reads rather than 16 384 of 64 KiB. */
 const READ_CHUNK_BYTES = 1 << 20
@@ -149,7 +151,7 @@ export async function upload(p: PdpContext, g: GroupRecord, copies: number, excl
       const stored = await p.client.store(await carSource(path, g.carSize!), {
         copies,
         excludeProviderIds: exclude,
-        metadata: { withIPFSIndexing: '' },
+        metadata: DATA_SET_METADATA,
         ...(root ? { pieceMetadata: { ipfsRootCID: root } } : {}),
         pieceCid,
         signal: AbortSignal.any([controller.signal, stalled.signal]),

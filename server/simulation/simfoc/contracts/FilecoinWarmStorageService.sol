@@ -2,12 +2,16 @@
 pragma solidity 0.8.30;
 
 import {PdpCid, PDPListener} from "./PDPVerifier.sol";
+import {FwssPriceList, FwssRails} from "./FwssRails.sol";
 
-// Stand-in for FilOzone/filecoin-services' FilecoinWarmStorageService, written to the
-// ABI the Synapse SDK ships (synapse-core/src/abis/generated.ts = FWSS 1.2.1). No proxy:
-// the deployer calls initialize() once right after deployment. The read-only side lives
-// in FilecoinWarmStorageServiceStateView, which reads this contract's storage through
-// extsload, so the slot order below is part of the interface (FwssSlots in the view).
+// Stand-in for FilOzone/filecoin-services' FilecoinWarmStorageService as deployed on
+// calibration and mainnet since June 2026: 1.3.1 (service_contracts/src/FilecoinWarmStorageService.sol,
+// src/lib/Rails.sol, src/lib/PriceListUSDFC.sol, src/Errors.sol). Its prices are fixed
+// (FwssPriceList); each data set keeps a lifecycle reserve on its PDP rail out of which the
+// provider is paid a fee per operation (creation, adding pieces, removals, a termination the
+// payer signed). No proxy: the deployer calls initialize() once right after deployment. The
+// read-only side lives in FilecoinWarmStorageServiceStateView, which reads this contract's
+// storage through extsload, so the slot order below is part of the interface (FwssSlots in the view).
 
 /// Filecoin Pay's rail as getRail returns it (FilOzone/filecoin-pay src/FilecoinPayV1.sol RailView).
 struct FwssRailView {
@@ -76,14 +80,15 @@ interface IFwssSessionKeys {
 
 interface IFwssPdpVerifier {
     function getDataSetLeafCount(uint256 setId) external view returns (uint256);
+    function getDataSetLastProvenEpoch(uint256 setId) external view returns (uint256);
 }
 
 interface IFwssToken {
     function decimals() external view returns (uint8);
 }
 
-/// The errors of filecoin-services src/Errors.sol this contract raises (same names and arguments,
-/// so the SDK's errorsAbi decodes them).
+/// The errors of filecoin-services 1.3.1 src/Errors.sol this contract raises (same names and
+/// arguments, so a client decodes them).
 library FwssErrors {
     // AddressField order of src/Errors.sol
     uint8 internal constant PDP_VERIFIER = 0;
@@ -103,8 +108,6 @@ library FwssErrors {
     error CommissionExceedsMaximum(uint8 commissionType, uint256 max, uint256 actual);
     error MaxProvingPeriodZero();
     error InvalidChallengeWindowSize(uint256 maxProvingPeriod, uint256 challengeWindowSize);
-    error InvalidServiceNameLength(uint256 length);
-    error InvalidServiceDescriptionLength(uint256 length);
     error ProviderAlreadyApproved(uint256 providerId);
     error ProviderNotInApprovedList(uint256 providerId);
     error ProviderIdMismatchAtIndex(uint256 index, uint256 providerId);
@@ -134,29 +137,28 @@ library FwssErrors {
     error StorageProviderChangesNotSupported();
     error CallerNotPayerOrPayee(uint256 dataSetId, address expectedPayer, address expectedPayee, address caller);
     error CallerNotPayer(uint256 dataSetId, address expectedPayer, address caller);
+    error CallerNotServiceProvider(uint256 dataSetId, address expectedServiceProvider, address caller);
+    error DataSetNotAbandoned(uint256 dataSetId, uint256 requiredEpoch, uint256 currentBlock);
     error FilBeamServiceNotConfigured(uint256 dataSetId);
     error CDNPaymentAlreadyTerminated(uint256 dataSetId);
     error CacheMissPaymentAlreadyTerminated(uint256 dataSetId);
     error InvalidTopUpAmount(uint256 dataSetId);
-    error InsufficientLockupFunds(address payer, uint256 minimumRequired, uint256 available);
+    error InsufficientLockupFunds(address payer, uint256 required, uint256 available);
     error OperatorNotApproved(address payer, address operator);
     error InsufficientRateAllowance(
-        address payer, address operator, uint256 rateAllowance, uint256 rateUsage, uint256 minimumRateRequired
+        address payer, address operator, uint256 rateAllowance, uint256 rateUsage, uint256 rateRequired
     );
     error InsufficientLockupAllowance(
-        address payer, address operator, uint256 lockupAllowance, uint256 lockupUsage, uint256 minimumLockupRequired
+        address payer, address operator, uint256 lockupAllowance, uint256 lockupUsage, uint256 lockupRequired
     );
     error InsufficientMaxLockupPeriod(
         address payer, address operator, uint256 maxLockupPeriod, uint256 requiredLockupPeriod
     );
     error NoPDPPaymentRail(uint256 dataSetId);
-    error RailNotAssociated(uint256 railId);
     error InvalidEpochRange(uint256 fromEpoch, uint256 toEpoch);
     error CallerNotPayments(address expected, address actual);
     error ServiceContractMustTerminateRail();
     error DataSetNotFoundForRail(uint256 railId);
-    error AtLeastOnePriceMustBeNonZero();
-    error PriceExceedsMaximum(uint8 priceType, uint256 maxAllowed, uint256 actual);
     error InvalidSignatureLength(uint256 expectedLength, uint256 actualLength);
     error UnsupportedSignatureV(uint8 v);
     error InvalidSignature(address expected, address actual);
@@ -179,6 +181,7 @@ library FwssTypedData {
     );
     bytes32 internal constant SCHEDULE_PIECE_REMOVALS_TYPEHASH =
         keccak256("SchedulePieceRemovals(uint256 clientDataSetId,uint256[] pieceIds)");
+    bytes32 internal constant TERMINATE_SERVICE_TYPEHASH = keccak256("TerminateService(uint256 dataSetId)");
 
     /// encodeData of MetadataEntry[]: keccak256 of the concatenated entry hashes.
     function metadataHash(string[] memory keys, string[] memory values) internal pure returns (bytes32) {
@@ -287,10 +290,11 @@ library FwssSignatures {
     function check(address payer, bytes32 structHash, bytes memory signature, bytes32 permission, address sessionKeys)
         internal
         view
+        returns (address signer)
     {
         bytes32 digest = keccak256(abi.encodePacked(hex"1901", domainSeparator(), structHash));
-        address signer = FwssTypedData.recover(digest, signature);
-        if (signer == payer) return;
+        signer = FwssTypedData.recover(digest, signature);
+        if (signer == payer) return signer;
         require(
             IFwssSessionKeys(sessionKeys).authorizationExpiry(payer, signer, permission) >= block.timestamp,
             FwssErrors.InvalidSignature(payer, signer)
@@ -346,29 +350,43 @@ library FwssSignatures {
             sessionKeys
         );
     }
+
+    /// TerminateService(uint256 dataSetId), signed by the payer or its session key; returns the
+    /// signer, the termination's approver (SignatureVerificationLib.verifyTerminateServiceSignature).
+    function checkTerminateService(address payer, uint256 dataSetId, bytes memory signature, address sessionKeys)
+        public
+        view
+        returns (address)
+    {
+        return check(
+            payer,
+            keccak256(abi.encode(FwssTypedData.TERMINATE_SERVICE_TYPEHASH, dataSetId)),
+            signature,
+            FwssTypedData.TERMINATE_SERVICE_TYPEHASH,
+            sessionKeys
+        );
+    }
 }
 
 contract FilecoinWarmStorageService {
-    string public constant VERSION = "1.2.1";
+    string public constant VERSION = "1.3.1";
 
-    // ---- constants (src/FilecoinWarmStorageService.sol) ----
-    uint256 internal constant BYTES_PER_LEAF = 32;
+    // ---- constants (src/FilecoinWarmStorageService.sol 1.3.1; prices in FwssPriceList) ----
     uint256 internal constant CHALLENGES_PER_PROOF = 5;
     uint256 internal constant COMMISSION_MAX_BPS = 10000;
+    /// PDPVerifier.INACTIVITY_WINDOW: a data set with no proof for this long may be deleted as abandoned.
+    uint256 internal constant PDP_INACTIVITY_WINDOW = 86400;
     uint256 internal constant MAX_CREATE_DATA_SET_EXTRA_DATA_SIZE = 4096;
-    uint256 internal constant MAX_ADD_PIECES_EXTRA_DATA_SIZE = 8192;
     uint256 internal constant MAX_SCHEDULE_PIECE_REMOVALS_EXTRA_DATA_SIZE = 256;
-    uint256 internal constant EPOCHS_PER_MONTH = 2880 * 30;
-    uint256 internal constant DEFAULT_LOCKUP_PERIOD = 2880 * 30;
-    uint256 internal constant TIB_IN_BYTES = 1 << 40;
-    /// 0.1 USDFC, pulled from the payer into Filecoin Pay at data set creation; the SDK counts it
-    /// (synapse-core/src/utils/constants.ts USDFC_SYBIL_FEE).
-    uint256 internal constant SYBIL_FEE = 0.1 ether;
+    uint256 internal constant MAX_TERMINATE_SERVICE_EXTRA_DATA_SIZE = 256;
     uint256 internal constant MAX_KEY_LENGTH = 32;
-    uint256 internal constant MAX_VALUE_LENGTH = 128;
+    uint256 internal constant MAX_VALUE_LENGTH = 96;
     uint256 internal constant MAX_KEYS_PER_DATASET = 10;
-    uint256 internal constant MAX_KEYS_PER_PIECE = 5;
+    uint256 internal constant MAX_KEYS_PER_PIECE = 3;
     bytes32 internal constant WITH_CDN_KEY_HASH = keccak256("withCDN");
+    string internal constant SERVICE_NAME = "Filecoin Warm Storage Service";
+    string internal constant SERVICE_DESCRIPTION =
+        "Warm storage on the simulated Filecoin Onchain Cloud: PDP data sets, Filecoin Pay rails, lifecycle fees";
 
     address public immutable pdpVerifierAddress;
     address public immutable paymentsContractAddress;
@@ -376,14 +394,8 @@ contract FilecoinWarmStorageService {
     address public immutable filBeamBeneficiaryAddress;
     address public immutable serviceProviderRegistry;
     address public immutable sessionKeyRegistry;
-    uint256 internal immutable CDN_EGRESS_PRICE_PER_TIB;
-    uint256 internal immutable CACHE_MISS_EGRESS_PRICE_PER_TIB;
-    uint256 internal immutable DEFAULT_CDN_LOCKUP_AMOUNT;
-    uint256 internal immutable DEFAULT_CACHE_MISS_LOCKUP_AMOUNT;
-    uint256 internal immutable MAX_STORAGE_PRICE_PER_TIB_PER_MONTH;
-    uint256 internal immutable MAX_MINIMUM_STORAGE_RATE_PER_MONTH;
-    uint256 internal immutable MINIMUM_RATE_FLOOR; // 0.00001 USDFC per epoch: the smallest nonzero size-based rate
 
+    /// Ten words, then the fees owed since the last flush and the reserve's mirror packed in one.
     struct DataSetInfo {
         uint256 pdpRailId;
         uint256 cacheMissRailId;
@@ -395,20 +407,8 @@ contract FilecoinWarmStorageService {
         uint256 clientDataSetId;
         uint256 pdpEndEpoch;
         uint256 providerId;
-    }
-
-    struct DataSetInfoView {
-        uint256 pdpRailId;
-        uint256 cacheMissRailId;
-        uint256 cdnRailId;
-        address payer;
-        address payee;
-        address serviceProvider;
-        uint256 commissionBps;
-        uint256 clientDataSetId;
-        uint256 pdpEndEpoch;
-        uint256 providerId;
-        uint256 dataSetId;
+        uint96 pendingOneTimePayments;
+        uint96 lifecycleReserveBalance;
     }
 
     struct ServicePricing {
@@ -417,7 +417,7 @@ contract FilecoinWarmStorageService {
         uint256 pricePerTiBCacheMissEgress;
         address tokenAddress;
         uint256 epochsPerMonth;
-        uint256 minimumPricePerMonth;
+        uint256 datasetFeePerMonth;
     }
 
     struct CreateData {
@@ -432,28 +432,25 @@ contract FilecoinWarmStorageService {
     address public owner; // 0
     uint256 internal maxProvingPeriod; // 1 (uint64 in the ABI)
     uint256 internal challengeWindowSize; // 2
-    uint256 internal serviceCommissionBps; // 3
-    mapping(uint256 => mapping(uint256 => uint256)) internal provenPeriods; // 4
-    mapping(uint256 => uint256) internal provingActivationEpoch; // 5
-    mapping(uint256 => uint256) internal provingDeadlines; // 6
-    mapping(uint256 => bool) internal provenThisPeriod; // 7
-    mapping(uint256 => DataSetInfo) internal dataSetInfo; // 8
-    mapping(address => mapping(uint256 => uint256)) internal clientNonces; // 9
-    mapping(address => uint256[]) internal clientDataSets; // 10
-    mapping(uint256 => uint256) internal railToDataSet; // 11
-    mapping(uint256 => mapping(string => string)) internal dataSetMetadata; // 12
-    mapping(uint256 => string[]) internal dataSetMetadataKeys; // 13
-    mapping(uint256 => mapping(uint256 => mapping(string => string))) internal pieceMetadata; // 14
-    mapping(uint256 => mapping(uint256 => string[])) internal pieceMetadataKeys; // 15
-    mapping(uint256 => bool) internal approvedProviders; // 16
-    uint256[] internal approvedProviderIds; // 17
-    address public viewContractAddress; // 18
-    address internal filBeamControllerAddress; // 19
-    uint256 internal storagePricePerTibPerMonth; // 20
-    uint256 internal minimumStorageRatePerMonth; // 21
-    mapping(uint256 => uint256[]) internal scheduledPieceMetadataRemovals; // 22
+    mapping(uint256 => mapping(uint256 => uint256)) internal provenPeriods; // 3
+    mapping(uint256 => uint256) internal provingActivationEpoch; // 4
+    mapping(uint256 => uint256) internal provingDeadlines; // 5
+    mapping(uint256 => bool) internal provenThisPeriod; // 6
+    mapping(uint256 => DataSetInfo) internal dataSetInfo; // 7
+    mapping(address => mapping(uint256 => uint256)) internal clientNonces; // 8
+    mapping(address => uint256[]) internal clientDataSets; // 9
+    mapping(uint256 => uint256) internal railToDataSet; // 10
+    mapping(uint256 => mapping(string => string)) internal dataSetMetadata; // 11
+    mapping(uint256 => string[]) internal dataSetMetadataKeys; // 12
+    mapping(uint256 => mapping(uint256 => mapping(string => string))) internal pieceMetadata; // 13
+    mapping(uint256 => mapping(uint256 => string[])) internal pieceMetadataKeys; // 14
+    mapping(uint256 => bool) internal approvedProviders; // 15
+    uint256[] internal approvedProviderIds; // 16
+    address public viewContractAddress; // 17
+    address internal filBeamControllerAddress; // 18
+    mapping(uint256 => uint256[]) internal scheduledPieceMetadataRemovals; // 19
 
-    // ---- events (src/FilecoinWarmStorageService.sol) ----
+    // ---- events (src/FilecoinWarmStorageService.sol, and those src/lib/Rails.sol emits for it) ----
     event OwnershipTransferred(address indexed previousOwner, address indexed newOwner);
     event Initialized(uint64 version);
     event FilecoinServiceDeployed(string name, string description);
@@ -471,18 +468,22 @@ contract FilecoinWarmStorageService {
         string[] metadataKeys,
         string[] metadataValues
     );
-    event RailRateUpdated(uint256 indexed dataSetId, uint256 railId, uint256 newRate);
     event PieceAdded(
         uint256 indexed dataSetId, uint256 indexed pieceId, PdpCid pieceCid, string[] keys, string[] values
     );
     event ServiceTerminated(
-        address indexed caller, uint256 indexed dataSetId, uint256 pdpRailId, uint256 cacheMissRailId, uint256 cdnRailId
+        address indexed approver, uint256 indexed dataSetId, uint256 pdpRailId, uint256 cacheMissRailId, uint256 cdnRailId
     );
+    event PDPPaymentTerminated(uint256 indexed dataSetId, uint256 endEpoch, uint256 pdpRailId);
+    event CDNPaymentTerminated(uint256 indexed dataSetId, uint256 endEpoch, uint256 cacheMissRailId, uint256 cdnRailId);
+    event FilBeamControllerChanged(address oldController, address newController);
+    event ProviderApproved(uint256 indexed providerId);
+    event ProviderUnapproved(uint256 indexed providerId);
+    event EIP712DomainChanged();
+    event RailRateUpdated(uint256 indexed dataSetId, uint256 railId, uint256 newRate);
     event CDNServiceTerminated(
         address indexed caller, uint256 indexed dataSetId, uint256 cacheMissRailId, uint256 cdnRailId
     );
-    event PDPPaymentTerminated(uint256 indexed dataSetId, uint256 endEpoch, uint256 pdpRailId);
-    event FilBeamControllerChanged(address oldController, address newController);
     event CDNPaymentRailsToppedUp(
         uint256 indexed dataSetId,
         uint256 cdnAmountAdded,
@@ -490,10 +491,7 @@ contract FilecoinWarmStorageService {
         uint256 cacheMissAmountAdded,
         uint256 totalCacheMissLockup
     );
-    event ProviderApproved(uint256 indexed providerId);
-    event ProviderUnapproved(uint256 indexed providerId);
-    event PricingUpdated(uint256 storagePrice, uint256 minimumRate);
-    event EIP712DomainChanged();
+    event DataSetAbandoned(uint256 indexed dataSetId, uint256 pdpRailId, uint256 cacheMissRailId, uint256 cdnRailId);
 
     error OwnableUnauthorizedAccount(address account);
     error OwnableInvalidOwner(address owner);
@@ -532,6 +530,8 @@ contract FilecoinWarmStorageService {
         require(_filBeamBeneficiaryAddress != address(0), FwssErrors.ZeroAddress(FwssErrors.FILBEAM_BENEFICIARY));
         require(_serviceProviderRegistry != address(0), FwssErrors.ZeroAddress(FwssErrors.PROVIDER_REGISTRY));
         require(_sessionKeyRegistry != address(0), FwssErrors.ZeroAddress(FwssErrors.SESSION_KEY_REGISTRY));
+        // the prices are written for an 18-decimal token, as the real constructor checks
+        require(IFwssToken(_usdfc).decimals() == 18);
         pdpVerifierAddress = _pdpVerifierAddress;
         paymentsContractAddress = _paymentsContractAddress;
         usdfcTokenAddress = _usdfc;
@@ -539,45 +539,22 @@ contract FilecoinWarmStorageService {
         serviceProviderRegistry = _serviceProviderRegistry;
         sessionKeyRegistry = _sessionKeyRegistry;
         owner = msg.sender;
-
-        // prices scale with the token's decimals, as the real constructor does
-        uint256 unit = 10 ** uint256(IFwssToken(_usdfc).decimals());
-        CDN_EGRESS_PRICE_PER_TIB = 7 * unit;
-        CACHE_MISS_EGRESS_PRICE_PER_TIB = 7 * unit;
-        MAX_STORAGE_PRICE_PER_TIB_PER_MONTH = 10 * unit;
-        MAX_MINIMUM_STORAGE_RATE_PER_MONTH = (24 * unit) / 100;
-        DEFAULT_CDN_LOCKUP_AMOUNT = (7 * unit) / 10;
-        DEFAULT_CACHE_MISS_LOCKUP_AMOUNT = (3 * unit) / 10;
-        MINIMUM_RATE_FLOOR = unit / 100000;
     }
 
-    /// Run once by the deployer, as the real proxy's initializer: proving schedule, FilBeam
-    /// controller, and the launch prices (2.5 USDFC per TiB per month, 0.06 USDFC monthly floor).
-    function initialize(
-        uint64 _maxProvingPeriod,
-        uint256 _challengeWindowSize,
-        address _filBeamControllerAddress,
-        string memory _name,
-        string memory _description
-    ) external onlyOwner {
+    /// Run once by the deployer, as the real proxy's initializer (1.3.1: proving schedule and
+    /// FilBeam controller only; the name and description are constants).
+    function initialize(uint64 _maxProvingPeriod, uint256 _challengeWindowSize, address _filBeamControllerAddress)
+        external
+        onlyOwner
+    {
         if (maxProvingPeriod != 0) revert InvalidInitialization();
         checkProvingPeriod(_maxProvingPeriod, _challengeWindowSize);
         require(_filBeamControllerAddress != address(0), FwssErrors.ZeroAddress(FwssErrors.FILBEAM_CONTROLLER));
-        uint256 nameLength = bytes(_name).length;
-        require(nameLength > 0 && nameLength <= 256, FwssErrors.InvalidServiceNameLength(nameLength));
-        uint256 descriptionLength = bytes(_description).length;
-        require(
-            descriptionLength > 0 && descriptionLength <= 256,
-            FwssErrors.InvalidServiceDescriptionLength(descriptionLength)
-        );
         filBeamControllerAddress = _filBeamControllerAddress;
         maxProvingPeriod = _maxProvingPeriod;
         challengeWindowSize = _challengeWindowSize;
-        uint256 unit = MAX_STORAGE_PRICE_PER_TIB_PER_MONTH / 10;
-        storagePricePerTibPerMonth = (5 * unit) / 2;
-        minimumStorageRatePerMonth = (6 * unit) / 100;
         emit Initialized(1);
-        emit FilecoinServiceDeployed(_name, _description);
+        emit FilecoinServiceDeployed(SERVICE_NAME, SERVICE_DESCRIPTION);
     }
 
     function checkProvingPeriod(uint64 _maxProvingPeriod, uint256 _challengeWindowSize) internal pure {
@@ -586,6 +563,20 @@ contract FilecoinWarmStorageService {
             _challengeWindowSize > 0 && _challengeWindowSize < _maxProvingPeriod,
             FwssErrors.InvalidChallengeWindowSize(_maxProvingPeriod, _challengeWindowSize)
         );
+    }
+
+    // ---- identity (src/IFilecoinServiceMetadata.sol) ----
+
+    function name() external pure returns (string memory) {
+        return SERVICE_NAME;
+    }
+
+    function description() external pure returns (string memory) {
+        return SERVICE_DESCRIPTION;
+    }
+
+    function homepage() external pure returns (string memory) {
+        return "";
     }
 
     // ---- owner's settings ----
@@ -606,34 +597,6 @@ contract FilecoinWarmStorageService {
         require(_viewContract != address(0), FwssErrors.ZeroAddress(FwssErrors.VIEW));
         viewContractAddress = _viewContract;
         emit ViewContractSet(_viewContract);
-    }
-
-    function updateServiceCommission(uint256 newCommissionBps) external onlyOwner {
-        require(
-            newCommissionBps <= COMMISSION_MAX_BPS,
-            FwssErrors.CommissionExceedsMaximum(0, COMMISSION_MAX_BPS, newCommissionBps)
-        );
-        serviceCommissionBps = newCommissionBps;
-    }
-
-    /// 0 keeps a price; caps are 4x the launch prices (src/FilecoinWarmStorageService.sol updatePricing).
-    function updatePricing(uint256 newStoragePrice, uint256 newMinimumRate) external onlyOwner {
-        require(newStoragePrice > 0 || newMinimumRate > 0, FwssErrors.AtLeastOnePriceMustBeNonZero());
-        if (newStoragePrice > 0) {
-            require(
-                newStoragePrice <= MAX_STORAGE_PRICE_PER_TIB_PER_MONTH,
-                FwssErrors.PriceExceedsMaximum(0, MAX_STORAGE_PRICE_PER_TIB_PER_MONTH, newStoragePrice)
-            );
-            storagePricePerTibPerMonth = newStoragePrice;
-        }
-        if (newMinimumRate > 0) {
-            require(
-                newMinimumRate <= MAX_MINIMUM_STORAGE_RATE_PER_MONTH,
-                FwssErrors.PriceExceedsMaximum(1, MAX_MINIMUM_STORAGE_RATE_PER_MONTH, newMinimumRate)
-            );
-            minimumStorageRatePerMonth = newMinimumRate;
-        }
-        emit PricingUpdated(storagePricePerTibPerMonth, minimumStorageRatePerMonth);
     }
 
     function addApprovedProvider(uint256 providerId) external onlyOwner {
@@ -662,7 +625,7 @@ contract FilecoinWarmStorageService {
         view
         returns (
             bytes1 fields,
-            string memory name,
+            string memory name_,
             string memory version,
             uint256 chainId,
             address verifyingContract,
@@ -676,8 +639,8 @@ contract FilecoinWarmStorageService {
     // ---- PDPListener ----
 
     /// extraData = abi.encode(payer, clientDataSetId, keys, values, signature) (synapse-core
-    /// typed-data/sign-create-dataset.ts). Opens the PDP rail, pulls the sybil fee through a
-    /// one-shot rail to Filecoin Pay itself, and the two CDN rails when "withCDN" is asked for.
+    /// typed-data/sign-create-dataset.ts). Opens the PDP rail with the lifecycle reserve as its fixed
+    /// lockup (and the CDN rails for "withCDN"), and owes the creation fee, paid with the next flush.
     function dataSetCreated(uint256 dataSetId, address serviceProvider, bytes calldata extraData)
         external
         onlyPDPVerifier
@@ -708,12 +671,25 @@ contract FilecoinWarmStorageService {
         info.payer = c.payer;
         info.payee = payee;
         info.serviceProvider = serviceProvider;
-        info.commissionBps = serviceCommissionBps;
+        info.commissionBps = FwssPriceList.SERVICE_COMMISSION_BPS;
         info.clientDataSetId = c.clientDataSetId;
         info.providerId = providerId;
 
         bool withCdn = storeDataSetMetadata(dataSetId, c.keys, c.values);
-        openRails(dataSetId, info, withCdn);
+        (uint256 pdpRailId, uint256 cacheMissRailId, uint256 cdnRailId) = FwssRails.createRails(
+            IFwssPayments(paymentsContractAddress),
+            dataSetId,
+            usdfcTokenAddress,
+            c.payer,
+            payee,
+            withCdn ? filBeamBeneficiaryAddress : address(0)
+        );
+        railToDataSet[pdpRailId] = dataSetId;
+        info.pdpRailId = pdpRailId;
+        info.cacheMissRailId = cacheMissRailId;
+        info.cdnRailId = cdnRailId;
+        info.lifecycleReserveBalance = uint96(FwssPriceList.LIFECYCLE_RESERVE_TARGET);
+        info.pendingOneTimePayments = uint96(FwssPriceList.CREATE_DATA_SET_FEE);
         emitDataSetCreated(dataSetId, info, c.keys, c.values);
     }
 
@@ -755,42 +731,6 @@ contract FilecoinWarmStorageService {
         );
     }
 
-    function openRails(uint256 dataSetId, DataSetInfo storage info, bool withCdn) internal {
-        IFwssPayments payments = IFwssPayments(paymentsContractAddress);
-        checkPayerCanPay(payments, info.payer, withCdn);
-
-        uint256 pdpRailId =
-            payments.createRail(usdfcTokenAddress, info.payer, info.payee, address(this), info.commissionBps, address(this));
-        info.pdpRailId = pdpRailId;
-        railToDataSet[pdpRailId] = dataSetId;
-        payments.modifyRailLockup(pdpRailId, DEFAULT_LOCKUP_PERIOD, 0);
-
-        // the sybil fee: a one-time payment to Filecoin Pay itself, which PDPVerifier looks for
-        uint256 burnRailId =
-            payments.createRail(usdfcTokenAddress, info.payer, address(payments), address(0), 0, address(0));
-        payments.modifyRailLockup(burnRailId, 0, SYBIL_FEE);
-        payments.modifyRailPayment(burnRailId, 0, SYBIL_FEE);
-        payments.terminateRail(burnRailId);
-        payments.settleRail(burnRailId, block.number);
-
-        if (withCdn) {
-            info.cacheMissRailId =
-                payments.createRail(usdfcTokenAddress, info.payer, info.payee, address(0), 0, address(this));
-            payments.modifyRailLockup(info.cacheMissRailId, DEFAULT_LOCKUP_PERIOD, DEFAULT_CACHE_MISS_LOCKUP_AMOUNT);
-            info.cdnRailId = payments.createRail(
-                usdfcTokenAddress, info.payer, filBeamBeneficiaryAddress, address(0), 0, address(this)
-            );
-            payments.modifyRailLockup(info.cdnRailId, DEFAULT_LOCKUP_PERIOD, DEFAULT_CDN_LOCKUP_AMOUNT);
-            emit CDNPaymentRailsToppedUp(
-                dataSetId,
-                DEFAULT_CDN_LOCKUP_AMOUNT,
-                DEFAULT_CDN_LOCKUP_AMOUNT,
-                DEFAULT_CACHE_MISS_LOCKUP_AMOUNT,
-                DEFAULT_CACHE_MISS_LOCKUP_AMOUNT
-            );
-        }
-    }
-
     function emitDataSetCreated(
         uint256 dataSetId,
         DataSetInfo storage info,
@@ -811,57 +751,49 @@ contract FilecoinWarmStorageService {
         );
     }
 
-    /// Before any rail opens: a month of the floor price (plus the CDN lockups and the sybil fee)
-    /// must be available and within what the payer approved this contract for
-    /// (src/FilecoinWarmStorageService.sol validatePayerOperatorApprovalAndFunds).
-    function checkPayerCanPay(IFwssPayments payments, address payer, bool withCdn) internal view {
-        uint256 needed = (minimumStorageRatePerMonth * DEFAULT_LOCKUP_PERIOD) / EPOCHS_PER_MONTH + SYBIL_FEE;
-        if (withCdn) needed += DEFAULT_CACHE_MISS_LOCKUP_AMOUNT + DEFAULT_CDN_LOCKUP_AMOUNT;
-
-        (,, uint256 available,) = payments.getAccountInfoIfSettled(usdfcTokenAddress, payer);
-        require(available >= needed, FwssErrors.InsufficientLockupFunds(payer, needed, available));
-
-        (
-            bool approved,
-            uint256 rateAllowance,
-            uint256 lockupAllowance,
-            uint256 rateUsage,
-            uint256 lockupUsage,
-            uint256 maxLockupPeriod
-        ) = payments.operatorApprovals(usdfcTokenAddress, payer, address(this));
-        require(approved, FwssErrors.OperatorNotApproved(payer, address(this)));
-        uint256 minimumRate = minimumStorageRatePerMonth / EPOCHS_PER_MONTH;
-        require(
-            rateAllowance >= rateUsage + minimumRate,
-            FwssErrors.InsufficientRateAllowance(payer, address(this), rateAllowance, rateUsage, minimumRate)
-        );
-        require(
-            lockupAllowance >= lockupUsage + needed,
-            FwssErrors.InsufficientLockupAllowance(payer, address(this), lockupAllowance, lockupUsage, needed)
-        );
-        require(
-            maxLockupPeriod >= DEFAULT_LOCKUP_PERIOD,
-            FwssErrors.InsufficientMaxLockupPeriod(payer, address(this), maxLockupPeriod, DEFAULT_LOCKUP_PERIOD)
-        );
-    }
-
-    /// Only once the rails are terminated and the PDP rail settled to its end (src/FilecoinWarmStorageService.sol dataSetDeleted).
+    /// Two ways out (src/FilecoinWarmStorageService.sol dataSetDeleted): after terminateService,
+    /// once the rail has run to its end epoch and is settled; or, never terminated, once the data set
+    /// has gone PDP_INACTIVITY_WINDOW epochs without a proof (abandoned: the reserve goes back to the
+    /// payer, the provider forfeits the pending fees).
     function dataSetDeleted(uint256 dataSetId, uint256, bytes calldata) external onlyPDPVerifier {
         DataSetInfo storage info = dataSetInfo[dataSetId];
         require(info.pdpRailId != 0, FwssErrors.DataSetNotRegistered(dataSetId));
-        require(
-            info.pdpEndEpoch != 0 && block.number > info.pdpEndEpoch,
-            FwssErrors.PaymentRailsNotFinalized(dataSetId, info.pdpEndEpoch)
-        );
-        try IFwssPayments(paymentsContractAddress).getRail(info.pdpRailId) returns (FwssRailView memory rail) {
-            require(
-                rail.settledUpTo >= rail.endEpoch,
-                FwssErrors.RailNotFullySettled(info.pdpRailId, rail.settledUpTo, rail.endEpoch)
+        IFwssPayments payments = IFwssPayments(paymentsContractAddress);
+        uint256 activation = provingActivationEpoch[dataSetId];
+        if (info.pdpEndEpoch == 0) {
+            requireAbandoned(dataSetId, activation);
+            FwssRails.abandonRails(
+                payments, provingActivationEpoch, dataSetId, info.pdpRailId, info.cacheMissRailId, info.cdnRailId
             );
-        } catch {
-            // a finalised rail is gone from Filecoin Pay: it was settled in full
+        } else {
+            require(block.number >= info.pdpEndEpoch, FwssErrors.PaymentRailsNotFinalized(dataSetId, info.pdpEndEpoch));
+            try payments.getRail(info.pdpRailId) returns (FwssRailView memory rail) {
+                require(
+                    rail.settledUpTo >= rail.endEpoch,
+                    FwssErrors.RailNotFullySettled(info.pdpRailId, rail.settledUpTo, rail.endEpoch)
+                );
+            } catch {
+                // a finalised rail is gone from Filecoin Pay: it was settled in full
+            }
+            if (info.cdnRailId != 0) {
+                FwssRails.terminateCDNRails(payments, dataSetId, info.cacheMissRailId, info.cdnRailId);
+            }
+            delete provingActivationEpoch[dataSetId];
         }
+        forgetDataSet(dataSetId, info, activation);
+    }
 
+    /// src/FilecoinWarmStorageService.sol _verifyInactivity: never activated passes; otherwise the last
+    /// proof (PDPVerifier's, or the activation) must be more than the window ago.
+    function requireAbandoned(uint256 dataSetId, uint256 activation) internal view {
+        if (activation == 0) return;
+        uint256 lastProven = IFwssPdpVerifier(pdpVerifierAddress).getDataSetLastProvenEpoch(dataSetId);
+        uint256 required = (lastProven == 0 ? activation : lastProven) + PDP_INACTIVITY_WINDOW;
+        require(block.number > required, FwssErrors.DataSetNotAbandoned(dataSetId, required, block.number));
+    }
+
+    /// What the service knew of a deleted data set, but its clientDataSetId (kept spent against replay).
+    function forgetDataSet(uint256 dataSetId, DataSetInfo storage info, uint256 activation) internal {
         uint256[] storage list = clientDataSets[info.payer];
         for (uint256 i = 0; i < list.length; i++) {
             if (list[i] == dataSetId) {
@@ -872,25 +804,33 @@ contract FilecoinWarmStorageService {
         }
         delete provingDeadlines[dataSetId];
         delete provenThisPeriod[dataSetId];
-        delete provingActivationEpoch[dataSetId];
+        uint256 lastPeriod = provingPeriodOf(activation, block.number);
+        if (lastPeriod != type(uint256).max) {
+            uint256 lastSlot = lastPeriod >> 8;
+            for (uint256 slot = 0; slot <= lastSlot; slot++) {
+                delete provenPeriods[dataSetId][slot];
+            }
+        }
         delete railToDataSet[info.pdpRailId];
         string[] storage keys = dataSetMetadataKeys[dataSetId];
         for (uint256 i = 0; i < keys.length; i++) {
             delete dataSetMetadata[dataSetId][keys[i]];
         }
         delete dataSetMetadataKeys[dataSetId];
+        dropScheduledPieceMetadata(dataSetId);
         delete dataSetInfo[dataSetId];
     }
 
     /// extraData = abi.encode(nonce, keys[][], values[][], signature) (synapse-core
-    /// typed-data/sign-add-pieces.ts). The nonce shares clientNonces with clientDataSetId.
+    /// typed-data/sign-add-pieces.ts). The nonce shares clientNonces with clientDataSetId. Owes the
+    /// add fee (a base plus one per piece) and pays everything owed at the new rate at once.
     function piecesAdded(uint256 dataSetId, uint256 firstAdded, PdpCid[] memory pieceData, bytes calldata extraData)
         external
         onlyPDPVerifier
     {
         requirePaymentNotTerminated(dataSetId);
         DataSetInfo storage info = dataSetInfo[dataSetId];
-        requireExtraData(extraData.length, MAX_ADD_PIECES_EXTRA_DATA_SIZE);
+        require(extraData.length > 0, FwssErrors.ExtraDataRequired());
         (uint256 nonce, string[][] memory keys, string[][] memory values, bytes memory signature) =
             abi.decode(extraData, (uint256, string[][], string[][], bytes));
 
@@ -909,8 +849,11 @@ contract FilecoinWarmStorageService {
             sessionKeyRegistry
         );
 
+        uint96 pending = info.pendingOneTimePayments
+            + uint96(FwssPriceList.ADD_PIECES_BASE_FEE + pieceData.length * FwssPriceList.ADD_PIECES_PER_PIECE_FEE);
         // the new size is paid for from now on (fails here when the payer cannot cover it)
-        updatePaymentRates(dataSetId, IFwssPdpVerifier(pdpVerifierAddress).getDataSetLeafCount(dataSetId));
+        uint256 leafCount = IFwssPdpVerifier(pdpVerifierAddress).getDataSetLeafCount(dataSetId);
+        updatePaymentRates(dataSetId, info, leafCount, pending, info.lifecycleReserveBalance, false);
 
         for (uint256 i = 0; i < pieceData.length; i++) {
             storePieceMetadata(dataSetId, firstAdded + i, keys[i], values[i]);
@@ -933,8 +876,9 @@ contract FilecoinWarmStorageService {
         }
     }
 
-    /// extraData = abi.encode(signature) over SchedulePieceRemovals; the pieces' metadata goes at
-    /// the next proving period, when PDPVerifier drops them.
+    /// extraData = abi.encode(signature) over SchedulePieceRemovals. Owes the removal fee (the
+    /// reserve topped up first if it would fall under the threshold); the fee is paid, and the
+    /// pieces' metadata dropped, at the next proving period, when PDPVerifier removes them.
     function piecesScheduledRemove(uint256 dataSetId, uint256[] memory pieceIds, bytes calldata extraData)
         external
         onlyPDPVerifier
@@ -947,6 +891,11 @@ contract FilecoinWarmStorageService {
         FwssSignatures.checkSchedulePieceRemovals(
             info.payer, info.clientDataSetId, pieceIds, signature, sessionKeyRegistry
         );
+        uint96 pending = info.pendingOneTimePayments + uint96(FwssPriceList.SCHEDULE_PIECE_REMOVALS_FEE);
+        info.lifecycleReserveBalance = FwssRails.replenishReserveIfNeeded(
+            IFwssPayments(paymentsContractAddress), info.pdpRailId, info.pdpEndEpoch, info.lifecycleReserveBalance, pending
+        );
+        info.pendingOneTimePayments = pending;
         uint256[] storage queue = scheduledPieceMetadataRemovals[dataSetId];
         for (uint256 i = 0; i < pieceIds.length; i++) {
             queue.push(pieceIds[i]);
@@ -974,9 +923,10 @@ contract FilecoinWarmStorageService {
         provenPeriods[dataSetId][period >> 8] |= uint256(1) << (period & 255);
     }
 
-    /// The first call starts proving (deadline = now + maxProvingPeriod); later calls move the
-    /// deadline on by whole periods, record the periods that went unproven as faults, and take
-    /// the challenge epoch only from the next deadline's window
+    /// The first call starts proving (activation = now, deadline one period on); a data set that was
+    /// emptied and is filled again resumes on its original timeline. Later calls move the deadline
+    /// on by whole periods, record the periods that went unproven as faults, and take the challenge
+    /// epoch only from the next deadline's window. Removals and fees owed are paid here
     /// (src/FilecoinWarmStorageService.sol nextProvingPeriod).
     function nextProvingPeriod(uint256 dataSetId, uint256 challengeEpoch, uint256 leafCount, bytes calldata)
         external
@@ -985,10 +935,7 @@ contract FilecoinWarmStorageService {
         requirePaymentNotBeyondEndEpoch(dataSetId);
         uint256 deadline = provingDeadlines[dataSetId];
         if (deadline == 0) {
-            uint256 first = block.number + maxProvingPeriod;
-            checkChallengeEpoch(dataSetId, first, challengeEpoch);
-            provingDeadlines[dataSetId] = first;
-            provingActivationEpoch[dataSetId] = block.number;
+            provingDeadlines[dataSetId] = firstDeadline(dataSetId, challengeEpoch);
         } else {
             if (block.number <= deadline - maxProvingPeriod) {
                 revert FwssErrors.NextProvingPeriodAlreadyCalled(dataSetId, deadline - maxProvingPeriod, block.number);
@@ -997,18 +944,42 @@ contract FilecoinWarmStorageService {
             uint256 next = 0;
             if (challengeEpoch != 0) {
                 next = deadline + maxProvingPeriod * (skipped + 1);
-                checkChallengeEpoch(dataSetId, next, challengeEpoch);
+                checkChallengeEpoch(dataSetId, next - challengeWindowSize, next, challengeEpoch);
             }
             uint256 faults = skipped + (provenThisPeriod[dataSetId] ? 0 : 1);
             if (faults > 0) emit FaultRecord(dataSetId, faults, deadline);
             provingDeadlines[dataSetId] = next;
             provenThisPeriod[dataSetId] = false;
         }
-        if (dropScheduledPieceMetadata(dataSetId)) updatePaymentRates(dataSetId, leafCount);
+        DataSetInfo storage info = dataSetInfo[dataSetId];
+        uint96 pending = info.pendingOneTimePayments;
+        if (dropScheduledPieceMetadata(dataSetId) || pending > 0) {
+            updatePaymentRates(dataSetId, info, leafCount, pending, info.lifecycleReserveBalance, false);
+        }
     }
 
-    function checkChallengeEpoch(uint256 dataSetId, uint256 deadline, uint256 challengeEpoch) internal view {
-        uint256 windowStart = deadline - challengeWindowSize;
+    /// The deadline proving starts (or resumes) with: one period after the first activation, or the
+    /// first deadline of the original timeline a whole period away.
+    function firstDeadline(uint256 dataSetId, uint256 challengeEpoch) internal returns (uint256 deadline) {
+        uint256 activation = provingActivationEpoch[dataSetId];
+        if (activation == 0) {
+            provingActivationEpoch[dataSetId] = block.number;
+            deadline = block.number + maxProvingPeriod;
+        } else {
+            require(
+                challengeEpoch > activation,
+                FwssErrors.InvalidChallengeEpoch(dataSetId, activation + 1, activation + maxProvingPeriod, challengeEpoch)
+            );
+            uint256 period = provingPeriodOf(activation, block.number + maxProvingPeriod);
+            deadline = activation + (period + 1) * maxProvingPeriod;
+        }
+        checkChallengeEpoch(dataSetId, deadline - challengeWindowSize, deadline, challengeEpoch);
+    }
+
+    function checkChallengeEpoch(uint256 dataSetId, uint256 windowStart, uint256 deadline, uint256 challengeEpoch)
+        internal
+        pure
+    {
         if (challengeEpoch < windowStart || challengeEpoch > deadline) {
             revert FwssErrors.InvalidChallengeEpoch(dataSetId, windowStart, deadline, challengeEpoch);
         }
@@ -1033,34 +1004,70 @@ contract FilecoinWarmStorageService {
 
     // ---- ending service ----
 
-    /// The payer or the provider ends the PDP rail (and the CDN rails); Filecoin Pay answers with
-    /// railTerminated, which records the end epoch.
+    /// The payer or the provider ends the PDP rail; Filecoin Pay answers with railTerminated, which
+    /// records the end epoch. Fees owed are paid first (src/FilecoinWarmStorageService.sol
+    /// terminateService, without extraData).
     function terminateService(uint256 dataSetId) external {
+        terminate(dataSetId, "");
+    }
+
+    /// The provider ends it at once on the payer's signed TerminateService: the rail keeps only the
+    /// fees owed (the termination fee among them) and no lockup period (with extraData = abi.encode(signature)).
+    function terminateService(uint256 dataSetId, bytes calldata extraData) external {
+        terminate(dataSetId, extraData);
+    }
+
+    function terminate(uint256 dataSetId, bytes memory extraData) internal {
         DataSetInfo storage info = dataSetInfo[dataSetId];
         require(info.pdpRailId != 0, FwssErrors.InvalidDataSetId(dataSetId));
         require(info.pdpEndEpoch == 0, FwssErrors.DataSetPaymentAlreadyTerminated(dataSetId));
-        require(
-            msg.sender == info.payer || msg.sender == info.serviceProvider,
-            FwssErrors.CallerNotPayerOrPayee(dataSetId, info.payer, info.serviceProvider, msg.sender)
-        );
+        address approver = msg.sender;
+        bool immediate = extraData.length > 0;
+        if (immediate) {
+            require(
+                msg.sender == info.serviceProvider,
+                FwssErrors.CallerNotServiceProvider(dataSetId, info.serviceProvider, msg.sender)
+            );
+            require(
+                extraData.length <= MAX_TERMINATE_SERVICE_EXTRA_DATA_SIZE,
+                FwssErrors.ExtraDataTooLarge(extraData.length, MAX_TERMINATE_SERVICE_EXTRA_DATA_SIZE)
+            );
+            approver = FwssSignatures.checkTerminateService(
+                info.payer, dataSetId, abi.decode(extraData, (bytes)), sessionKeyRegistry
+            );
+            info.pendingOneTimePayments += uint96(FwssPriceList.TERMINATE_FEE);
+        } else {
+            require(
+                msg.sender == info.payer || msg.sender == info.serviceProvider,
+                FwssErrors.CallerNotPayerOrPayee(dataSetId, info.payer, info.serviceProvider, msg.sender)
+            );
+        }
+        uint96 pending = info.pendingOneTimePayments;
+        if (pending > 0) {
+            uint256 leafCount = IFwssPdpVerifier(pdpVerifierAddress).getDataSetLeafCount(dataSetId);
+            updatePaymentRates(dataSetId, info, leafCount, pending, info.lifecycleReserveBalance, immediate);
+        }
         IFwssPayments(paymentsContractAddress).terminateRail(info.pdpRailId);
-        if (dropCdnKey(dataSetId)) endCdnRails(dataSetId, info);
-        emit ServiceTerminated(msg.sender, dataSetId, info.pdpRailId, info.cacheMissRailId, info.cdnRailId);
+        emit ServiceTerminated(approver, dataSetId, info.pdpRailId, info.cacheMissRailId, info.cdnRailId);
+    }
+
+    /// The payer adds to its data set's reserve ahead of many removals (src/FilecoinWarmStorageService.sol topUpLifecycleReserve).
+    function topUpLifecycleReserve(uint256 dataSetId, uint256 amount) external {
+        DataSetInfo storage info = dataSetInfo[dataSetId];
+        require(info.payer != address(0), FwssErrors.InvalidDataSetId(dataSetId));
+        require(msg.sender == info.payer, FwssErrors.CallerNotPayer(dataSetId, info.payer, msg.sender));
+        require(info.pdpEndEpoch == 0, FwssErrors.DataSetPaymentAlreadyTerminated(dataSetId));
+        uint96 balance = info.lifecycleReserveBalance + uint96(amount);
+        IFwssPayments(paymentsContractAddress).modifyRailLockup(info.pdpRailId, FwssPriceList.DEFAULT_LOCKUP_PERIOD, balance);
+        info.lifecycleReserveBalance = balance;
     }
 
     function terminateCDNService(uint256 dataSetId) external onlyFilBeamController {
         require(dropCdnKey(dataSetId), FwssErrors.FilBeamServiceNotConfigured(dataSetId));
+        delete dataSetMetadata[dataSetId]["withCDN"];
         DataSetInfo storage info = dataSetInfo[dataSetId];
         require(info.cacheMissRailId != 0 && info.cdnRailId != 0, FwssErrors.InvalidDataSetId(dataSetId));
-        endCdnRails(dataSetId, info);
-    }
-
-    function endCdnRails(uint256 dataSetId, DataSetInfo storage info) internal {
-        IFwssPayments payments = IFwssPayments(paymentsContractAddress);
-        try payments.terminateRail(info.cacheMissRailId) {} catch {}
-        try payments.terminateRail(info.cdnRailId) {} catch {}
-        delete dataSetMetadata[dataSetId]["withCDN"];
-        emit CDNServiceTerminated(msg.sender, dataSetId, info.cacheMissRailId, info.cdnRailId);
+        FwssRails.terminateCDNRails(IFwssPayments(paymentsContractAddress), dataSetId, info.cacheMissRailId, info.cdnRailId);
     }
 
     /// Removes "withCDN" from the data set's key list; true when it was there.
@@ -1089,11 +1096,10 @@ contract FilecoinWarmStorageService {
         onlyFilBeamController
     {
         DataSetInfo storage info = dataSetInfo[dataSetId];
-        require(info.pdpRailId != 0, FwssErrors.InvalidDataSetId(dataSetId));
         require(info.cdnRailId != 0 && info.cacheMissRailId != 0, FwssErrors.InvalidDataSetId(dataSetId));
-        IFwssPayments payments = IFwssPayments(paymentsContractAddress);
-        if (cdnAmount > 0) payments.modifyRailPayment(info.cdnRailId, 0, cdnAmount);
-        if (cacheMissAmount > 0) payments.modifyRailPayment(info.cacheMissRailId, 0, cacheMissAmount);
+        FwssRails.settleCDNRails(
+            IFwssPayments(paymentsContractAddress), info.cdnRailId, info.cacheMissRailId, cdnAmount, cacheMissAmount
+        );
     }
 
     function topUpCDNPaymentRails(uint256 dataSetId, uint256 cdnAmountToAdd, uint256 cacheMissAmountToAdd) external {
@@ -1102,17 +1108,14 @@ contract FilecoinWarmStorageService {
         require(msg.sender == info.payer, FwssErrors.CallerNotPayer(dataSetId, info.payer, msg.sender));
         require(hasCdnKey(dataSetId), FwssErrors.FilBeamServiceNotConfigured(dataSetId));
         require(info.cacheMissRailId != 0 && info.cdnRailId != 0, FwssErrors.InvalidDataSetId(dataSetId));
-        IFwssPayments payments = IFwssPayments(paymentsContractAddress);
-        FwssRailView memory cdn = payments.getRail(info.cdnRailId);
-        FwssRailView memory cacheMiss = payments.getRail(info.cacheMissRailId);
-        require(cdn.endEpoch == 0, FwssErrors.CDNPaymentAlreadyTerminated(dataSetId));
-        require(cacheMiss.endEpoch == 0, FwssErrors.CacheMissPaymentAlreadyTerminated(dataSetId));
-        if (cdnAmountToAdd == 0 && cacheMissAmountToAdd == 0) revert FwssErrors.InvalidTopUpAmount(dataSetId);
-        uint256 cdnTotal = cdn.lockupFixed + cdnAmountToAdd;
-        uint256 cacheMissTotal = cacheMiss.lockupFixed + cacheMissAmountToAdd;
-        payments.modifyRailLockup(info.cdnRailId, DEFAULT_LOCKUP_PERIOD, cdnTotal);
-        payments.modifyRailLockup(info.cacheMissRailId, DEFAULT_LOCKUP_PERIOD, cacheMissTotal);
-        emit CDNPaymentRailsToppedUp(dataSetId, cdnAmountToAdd, cdnTotal, cacheMissAmountToAdd, cacheMissTotal);
+        FwssRails.topUpCDNRails(
+            IFwssPayments(paymentsContractAddress),
+            dataSetId,
+            info.cacheMissRailId,
+            info.cdnRailId,
+            cacheMissAmountToAdd,
+            cdnAmountToAdd
+        );
     }
 
     function transferFilBeamController(address newController) external onlyFilBeamController {
@@ -1134,42 +1137,45 @@ contract FilecoinWarmStorageService {
 
     // ---- pricing ----
 
-    function updatePaymentRates(uint256 dataSetId, uint256 leafCount) internal {
-        uint256 railId = dataSetInfo[dataSetId].pdpRailId;
-        require(railId != 0, FwssErrors.NoPDPPaymentRail(dataSetId));
-        uint256 rate = storageRate(leafCount * BYTES_PER_LEAF);
-        IFwssPayments(paymentsContractAddress).modifyRailPayment(railId, rate, 0);
-        emit RailRateUpdated(dataSetId, railId, rate);
+    /// The rail's rate for the size, the fees owed paid out of the reserve (src/FilecoinWarmStorageService.sol updatePaymentRates).
+    function updatePaymentRates(
+        uint256 dataSetId,
+        DataSetInfo storage info,
+        uint256 leafCount,
+        uint96 pending,
+        uint96 reserveBalance,
+        bool immediateTermination
+    ) internal {
+        require(info.pdpRailId != 0, FwssErrors.NoPDPPaymentRail(dataSetId));
+        info.lifecycleReserveBalance = FwssRails.updateStorageRates(
+            IFwssPayments(paymentsContractAddress),
+            dataSetId,
+            info.pdpRailId,
+            leafCount,
+            pending,
+            reserveBalance,
+            info.pdpEndEpoch,
+            immediateTermination
+        );
+        info.pendingOneTimePayments = 0;
     }
 
-    /// Price per TiB per month spread over the month's epochs, never below the monthly floor's
-    /// per-epoch share, and never 0 for a nonzero size (src/FilecoinWarmStorageService.sol
-    /// _calculateStorageRate / calculateStorageSizeBasedRatePerEpoch).
-    function storageRate(uint256 totalBytes) internal view returns (uint256) {
-        uint256 sized = (totalBytes * storagePricePerTibPerMonth) / (TIB_IN_BYTES * EPOCHS_PER_MONTH);
-        if (sized == 0 && totalBytes > 0) sized = MINIMUM_RATE_FLOOR;
-        uint256 floor = minimumStorageRatePerMonth / EPOCHS_PER_MONTH;
-        return sized > floor ? sized : floor;
-    }
-
-    function calculateRatePerEpoch(uint256 totalBytes) external view returns (uint256 storageRate_) {
-        return storageRate(totalBytes);
-    }
-
+    /// Deprecated in 1.3.1 for the view's getPriceList, still answered.
     function getServicePrice() external view returns (ServicePricing memory pricing) {
         pricing = ServicePricing({
-            pricePerTiBPerMonthNoCDN: storagePricePerTibPerMonth,
-            pricePerTiBCdnEgress: CDN_EGRESS_PRICE_PER_TIB,
-            pricePerTiBCacheMissEgress: CACHE_MISS_EGRESS_PRICE_PER_TIB,
+            pricePerTiBPerMonthNoCDN: FwssPriceList.STORAGE_PRICE_PER_TIB_PER_MONTH,
+            pricePerTiBCdnEgress: FwssPriceList.CDN_EGRESS_PRICE_PER_TIB,
+            pricePerTiBCacheMissEgress: FwssPriceList.CACHE_MISS_EGRESS_PRICE_PER_TIB,
             tokenAddress: usdfcTokenAddress,
-            epochsPerMonth: EPOCHS_PER_MONTH,
-            minimumPricePerMonth: minimumStorageRatePerMonth
+            epochsPerMonth: FwssPriceList.EPOCHS_PER_MONTH,
+            datasetFeePerMonth: FwssPriceList.DATASET_FEE_PER_MONTH
         });
     }
 
-    function getEffectiveRates() external view returns (uint256 serviceFee, uint256 spPayment) {
-        serviceFee = (storagePricePerTibPerMonth * serviceCommissionBps) / COMMISSION_MAX_BPS;
-        spPayment = storagePricePerTibPerMonth - serviceFee;
+    function getEffectiveRates() external pure returns (uint256 serviceFee, uint256 spPayment) {
+        uint256 total = FwssPriceList.STORAGE_PRICE_PER_TIB_PER_MONTH;
+        serviceFee = (total * FwssPriceList.SERVICE_COMMISSION_BPS) / COMMISSION_MAX_BPS;
+        spPayment = total - serviceFee;
     }
 
     // ---- proving periods and payment validation ----
@@ -1177,13 +1183,17 @@ contract FilecoinWarmStorageService {
     /// Periods are (A + N*M, A + (N+1)*M] for activation epoch A and period length M; max uint
     /// before activation (src/FilecoinWarmStorageService.sol _provingPeriodForEpoch).
     function getProvingPeriodForEpoch(uint256 dataSetId, uint256 epoch) public view returns (uint256) {
-        uint256 activation = provingActivationEpoch[dataSetId];
+        return provingPeriodOf(provingActivationEpoch[dataSetId], epoch);
+    }
+
+    function provingPeriodOf(uint256 activation, uint256 epoch) internal view returns (uint256) {
         if (activation == 0 || epoch <= activation) return type(uint256).max;
         return (epoch - activation - 1) / maxProvingPeriod;
     }
 
     /// Filecoin Pay asks before paying the provider for (fromEpoch, toEpoch]: only proven periods
-    /// are paid; faulted ones let settlement move on unpaid; the open one holds it
+    /// are paid; faulted ones let settlement move on unpaid; the open one holds it. A rail of no
+    /// data set (an abandoned one's) and epochs before proving settle at zero
     /// (src/FilecoinWarmStorageService.sol validatePayment / _findProvenEpochs).
     function validatePayment(uint256 railId, uint256 proposedAmount, uint256 fromEpoch, uint256 toEpoch, uint256)
         external
@@ -1191,12 +1201,10 @@ contract FilecoinWarmStorageService {
         returns (FwssValidationResult memory result)
     {
         uint256 dataSetId = railToDataSet[railId];
-        require(dataSetId != 0, FwssErrors.RailNotAssociated(railId));
+        if (dataSetId == 0) return FwssValidationResult(0, toEpoch, "Rail not associated with a data set");
         require(toEpoch > fromEpoch, FwssErrors.InvalidEpochRange(fromEpoch, toEpoch));
         uint256 activation = provingActivationEpoch[dataSetId];
-        if (activation == 0) {
-            return FwssValidationResult(0, fromEpoch, "Proving never activated for this data set");
-        }
+        if (activation == 0 || toEpoch <= activation) return FwssValidationResult(0, toEpoch, "No proving activity");
         (uint256 proven, uint256 settleUpTo) = provenEpochs(dataSetId, fromEpoch, toEpoch, activation);
         if (proven == 0) return FwssValidationResult(0, settleUpTo, "No proven epochs in the requested range");
         return FwssValidationResult((proposedAmount * proven) / (toEpoch - fromEpoch), settleUpTo, "");
@@ -1211,7 +1219,7 @@ contract FilecoinWarmStorageService {
         if (fromEpoch < activation) fromEpoch = activation;
         settleUpTo = fromEpoch;
         uint256 period = (fromEpoch - activation) / maxProvingPeriod; // period holding fromEpoch + 1
-        uint256 last = getProvingPeriodForEpoch(dataSetId, toEpoch);
+        uint256 last = provingPeriodOf(activation, toEpoch);
         for (; period <= last; period++) {
             uint256 deadline = activation + (period + 1) * maxProvingPeriod;
             if (provenPeriods[dataSetId][period >> 8] & (uint256(1) << (period & 255)) != 0) {

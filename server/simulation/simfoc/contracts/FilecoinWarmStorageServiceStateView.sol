@@ -1,38 +1,71 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
-// Stand-in for filecoin-services src/FilecoinWarmStorageServiceStateView.sol: every read the SDK
-// and Curio make of the warm storage service, answered from the service's storage through its
-// extsload/extsloadStruct, as the real view does through
-// src/lib/FilecoinWarmStorageServiceStateInternalLibrary.sol.
+import {FwssPriceList} from "./FwssRails.sol";
+
+// Stand-in for filecoin-services 1.3.1 src/FilecoinWarmStorageServiceStateView.sol: every read
+// clients and Curio make of the warm storage service, answered from the service's storage through
+// its extsload/extsloadStruct, as the real view does through
+// src/lib/FilecoinWarmStorageServiceStateInternalLibrary.sol; the prices from the constants
+// (src/lib/PriceListUSDFC.sol priceList).
+
+/// src/lib/PriceList.sol: the whole price catalogue, as getPriceList returns it.
+struct PriceListRates {
+    uint256 storagePerTibPerMonth;
+    uint256 datasetFeePerMonth;
+    uint256 cdnEgressPerTib;
+    uint256 cacheMissEgressPerTib;
+}
+
+struct PriceListFees {
+    uint256 createDataSetFee;
+    uint256 addPiecesBaseFee;
+    uint256 addPiecesPerPieceFee;
+    uint256 schedulePieceRemovalsFee;
+    uint256 terminateFee;
+}
+
+struct PriceListLockups {
+    uint256 lifecycleReserveTarget;
+    uint256 replenishThreshold;
+    uint256 defaultLockupPeriod;
+    uint256 cdnLockupAmount;
+    uint256 cacheMissLockupAmount;
+    uint256 cdnLockupPeriod;
+}
+
+struct PriceList {
+    address token;
+    PriceListRates rates;
+    PriceListFees fees;
+    PriceListLockups lockups;
+}
 
 interface IFwssStorage {
     function extsload(bytes32 slot) external view returns (bytes32);
     function extsloadStruct(bytes32 slot, uint256 size) external view returns (bytes32[] memory);
+    function usdfcTokenAddress() external view returns (address);
 }
 
 /// Storage slots of FilecoinWarmStorageService's state variables, in declaration order there.
 library FwssSlots {
     uint256 internal constant MAX_PROVING_PERIOD = 1;
     uint256 internal constant CHALLENGE_WINDOW_SIZE = 2;
-    uint256 internal constant SERVICE_COMMISSION_BPS = 3;
-    uint256 internal constant PROVEN_PERIODS = 4;
-    uint256 internal constant PROVING_ACTIVATION_EPOCH = 5;
-    uint256 internal constant PROVING_DEADLINES = 6;
-    uint256 internal constant PROVEN_THIS_PERIOD = 7;
-    uint256 internal constant DATA_SET_INFO = 8;
-    uint256 internal constant CLIENT_NONCES = 9;
-    uint256 internal constant CLIENT_DATA_SETS = 10;
-    uint256 internal constant RAIL_TO_DATA_SET = 11;
-    uint256 internal constant DATA_SET_METADATA = 12;
-    uint256 internal constant DATA_SET_METADATA_KEYS = 13;
-    uint256 internal constant PIECE_METADATA = 14;
-    uint256 internal constant PIECE_METADATA_KEYS = 15;
-    uint256 internal constant APPROVED_PROVIDERS = 16;
-    uint256 internal constant APPROVED_PROVIDER_IDS = 17;
-    uint256 internal constant FIL_BEAM_CONTROLLER = 19;
-    uint256 internal constant STORAGE_PRICE = 20;
-    uint256 internal constant MINIMUM_RATE = 21;
+    uint256 internal constant PROVEN_PERIODS = 3;
+    uint256 internal constant PROVING_ACTIVATION_EPOCH = 4;
+    uint256 internal constant PROVING_DEADLINES = 5;
+    uint256 internal constant PROVEN_THIS_PERIOD = 6;
+    uint256 internal constant DATA_SET_INFO = 7;
+    uint256 internal constant CLIENT_NONCES = 8;
+    uint256 internal constant CLIENT_DATA_SETS = 9;
+    uint256 internal constant RAIL_TO_DATA_SET = 10;
+    uint256 internal constant DATA_SET_METADATA = 11;
+    uint256 internal constant DATA_SET_METADATA_KEYS = 12;
+    uint256 internal constant PIECE_METADATA = 13;
+    uint256 internal constant PIECE_METADATA_KEYS = 14;
+    uint256 internal constant APPROVED_PROVIDERS = 15;
+    uint256 internal constant APPROVED_PROVIDER_IDS = 16;
+    uint256 internal constant FIL_BEAM_CONTROLLER = 18;
 
     /// Solidity's slot for mapping[key] when the key is a value type.
     function at(bytes32 base, uint256 key) internal pure returns (bytes32) {
@@ -47,7 +80,6 @@ library FwssSlots {
 
 contract FilecoinWarmStorageServiceStateView {
     uint256 internal constant NO_PROVING_DEADLINE = 0;
-    uint256 internal constant BYTES_PER_LEAF = 32;
     uint256 internal constant CHALLENGES_PER_PROOF = 5;
 
     error ProvingPeriodNotInitialized(uint256 dataSetId);
@@ -63,6 +95,9 @@ contract FilecoinWarmStorageServiceStateView {
         uint256 clientDataSetId;
         uint256 pdpEndEpoch;
         uint256 providerId;
+        /// 1.3.1: fees owed since the last flush, and the reserve left on the PDP rail.
+        uint96 pendingOneTimePayments;
+        uint96 lifecycleReserveBalance;
         uint256 dataSetId;
     }
 
@@ -173,11 +208,12 @@ contract FilecoinWarmStorageServiceStateView {
         return word(FwssSlots.at(inner, nonce));
     }
 
-    /// The service's DataSetInfo (ten words in declaration order) plus the id itself; all zero
-    /// for an unknown id, as the real view answers.
+    /// The service's DataSetInfo (ten words in declaration order, then the pending fees and the
+    /// reserve packed in the eleventh, low bits first) plus the id itself; all zero for an unknown
+    /// id, as the real view answers (FilecoinWarmStorageServiceStateInternalLibrary.sol getDataSet).
     function getDataSet(uint256 dataSetId) public view returns (DataSetInfoView memory info) {
         bytes32[] memory w =
-            IFwssStorage(service).extsloadStruct(FwssSlots.at(bytes32(FwssSlots.DATA_SET_INFO), dataSetId), 10);
+            IFwssStorage(service).extsloadStruct(FwssSlots.at(bytes32(FwssSlots.DATA_SET_INFO), dataSetId), 11);
         info.pdpRailId = uint256(w[0]);
         info.cacheMissRailId = uint256(w[1]);
         info.cdnRailId = uint256(w[2]);
@@ -188,6 +224,8 @@ contract FilecoinWarmStorageServiceStateView {
         info.clientDataSetId = uint256(w[7]);
         info.pdpEndEpoch = uint256(w[8]);
         info.providerId = uint256(w[9]);
+        info.pendingOneTimePayments = uint96(uint256(w[10]));
+        info.lifecycleReserveBalance = uint96(uint256(w[10]) >> 96);
         info.dataSetId = dataSetId;
     }
 
@@ -201,8 +239,9 @@ contract FilecoinWarmStorageServiceStateView {
         return word(FwssSlots.at(bytes32(FwssSlots.RAIL_TO_DATA_SET), railId));
     }
 
+    /// 1.3.1: the raw size the leaves hold (FilOzone/pdp src/Cids.sol leafCountToRawSize).
     function getDataSetSizeInBytes(uint256 leafCount) external pure returns (uint256) {
-        return leafCount * BYTES_PER_LEAF;
+        return (leafCount * 32 * 127) / 128;
     }
 
     // ---- metadata ----
@@ -314,12 +353,18 @@ contract FilecoinWarmStorageServiceStateView {
 
     /// Start of the next challenge window a provider can aim nextProvingPeriod at: the window before
     /// the deadline after the current one while that deadline is still ahead, else the window of the
-    /// period now running (src/lib/FilecoinWarmStorageServiceStateInternalLibrary.sol).
+    /// period now running; for an emptied data set about to resume, the first deadline of its
+    /// timeline a whole period away (src/lib/FilecoinWarmStorageServiceStateInternalLibrary.sol).
     function nextPDPChallengeWindowStart(uint256 setId) external view returns (uint256) {
         uint256 deadline = provingDeadline(setId);
-        if (deadline == NO_PROVING_DEADLINE) revert ProvingPeriodNotInitialized(setId);
         uint256 period = maxProvingPeriod();
         uint256 window = wordAt(FwssSlots.CHALLENGE_WINDOW_SIZE);
+        if (deadline == NO_PROVING_DEADLINE) {
+            uint256 activation = provingActivationEpoch(setId);
+            if (activation == 0) revert ProvingPeriodNotInitialized(setId);
+            uint256 periods = (block.number + period - activation + period - 1) / period;
+            return activation + periods * period - window;
+        }
         if (block.number <= deadline) return deadline + period - window;
         uint256 skipped = 1 + (block.number - (deadline + 1)) / period;
         return deadline + skipped * period - window;
@@ -342,14 +387,40 @@ contract FilecoinWarmStorageServiceStateView {
         return word(FwssSlots.at(inner, periodId >> 8)) & (uint256(1) << (periodId & 255)) != 0;
     }
 
-    // ---- settings ----
+    // ---- settings and prices (1.3.1: constants) ----
 
-    function serviceCommissionBps() external view returns (uint256) {
-        return wordAt(FwssSlots.SERVICE_COMMISSION_BPS);
+    function serviceCommissionBps() external pure returns (uint256) {
+        return FwssPriceList.SERVICE_COMMISSION_BPS;
     }
 
-    function getCurrentPricingRates() external view returns (uint256 storagePrice, uint256 minimumRate) {
-        return (wordAt(FwssSlots.STORAGE_PRICE), wordAt(FwssSlots.MINIMUM_RATE));
+    function getCurrentPricingRates() external pure returns (uint256 storagePrice, uint256 datasetFee) {
+        return (FwssPriceList.STORAGE_PRICE_PER_TIB_PER_MONTH, FwssPriceList.DATASET_FEE_PER_MONTH);
+    }
+
+    /// The price catalogue (src/lib/PriceListUSDFC.sol priceList, with the service's token).
+    function getPriceList() external view returns (PriceList memory list) {
+        list.token = IFwssStorage(service).usdfcTokenAddress();
+        list.rates = PriceListRates(
+            FwssPriceList.STORAGE_PRICE_PER_TIB_PER_MONTH,
+            FwssPriceList.DATASET_FEE_PER_MONTH,
+            FwssPriceList.CDN_EGRESS_PRICE_PER_TIB,
+            FwssPriceList.CACHE_MISS_EGRESS_PRICE_PER_TIB
+        );
+        list.fees = PriceListFees(
+            FwssPriceList.CREATE_DATA_SET_FEE,
+            FwssPriceList.ADD_PIECES_BASE_FEE,
+            FwssPriceList.ADD_PIECES_PER_PIECE_FEE,
+            FwssPriceList.SCHEDULE_PIECE_REMOVALS_FEE,
+            FwssPriceList.TERMINATE_FEE
+        );
+        list.lockups = PriceListLockups(
+            FwssPriceList.LIFECYCLE_RESERVE_TARGET,
+            FwssPriceList.REPLENISH_THRESHOLD,
+            FwssPriceList.DEFAULT_LOCKUP_PERIOD,
+            FwssPriceList.DEFAULT_CDN_LOCKUP_AMOUNT,
+            FwssPriceList.DEFAULT_CACHE_MISS_LOCKUP_AMOUNT,
+            FwssPriceList.CDN_LOCKUP_PERIOD
+        );
     }
 
     function filBeamControllerAddress() external view returns (address) {

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: MIT
 pragma solidity 0.8.30;
 
-// Stand-in for FilOzone/pdp's PDPVerifier, written to the ABI the Synapse SDK
-// ships (synapse-core/src/abis/generated.ts, which is PDPVerifier 3.2.0: USDFC
-// sybil fee, "Data set not live" string reverts). No proxy: the deployer calls
-// initialize() once right after deployment, as the real proxy would.
+// Stand-in for FilOzone/pdp's PDPVerifier as deployed on calibration and mainnet since June
+// 2026: 3.4.0 (src/PDPVerifier.sol, src/Fees.sol). A new data set holds a 0.1 FIL cleanup
+// deposit its creator (the provider) sends along, paid back to whoever finishes its cleanup;
+// liveness failures are custom errors. No proxy: the deployer calls initialize() once right
+// after deployment, as the real proxy would.
 
 /// A piece CID exactly as it travels in calldata, events and return values.
 struct PdpCid {
@@ -39,13 +40,6 @@ interface PDPListener {
         address newStorageProvider,
         bytes calldata extraData
     ) external;
-}
-
-interface IPdpPaymentsAccounts {
-    function accounts(address token, address owner)
-        external
-        view
-        returns (uint256 funds, uint256 lockupCurrent, uint256 lockupRate, uint256 lockupLastSettledAt);
 }
 
 /// Reading PieceCIDv2 (FRC-0069): 0x01 0x55 0x91 0x20, uvarint digest length,
@@ -134,15 +128,20 @@ library PdpMerkle {
 }
 
 contract PDPVerifier {
-    // ---- constants, as FilOzone/pdp 3.2.0 ----
+    // ---- constants, as FilOzone/pdp 3.4.0 ----
     uint256 public constant MAX_PIECE_SIZE_LOG2 = 50;
     uint256 public constant MAX_ENQUEUED_REMOVALS = 2000;
     uint256 public constant NO_CHALLENGE_SCHEDULED = 0;
     uint256 public constant NO_PROVEN_EPOCH = 0;
-    string public constant VERSION = "3.2.0";
+    /// After this many epochs without a proof, anyone may delete a data set and clean it up.
+    uint256 public constant INACTIVITY_WINDOW = 86400;
+    string public constant VERSION = "3.4.0";
 
-    /// The FIL fallback sybil fee. The real one (src/Fees.sol) burns 0.1 FIL; ours is kept small.
-    uint256 internal constant FIL_SYBIL_FEE_WEI = 0.001 ether;
+    /// src/Fees.sol CLEANUP_DEPOSIT: 0.1 FIL held per data set, paid to whoever finalizes its cleanup.
+    uint256 internal constant CLEANUP_DEPOSIT = 0.1 ether;
+    /// nextChallengeEpoch of a data set deleted with pieces left to clean up (src/PDPVerifier.sol CLEANUP_MODE_SENTINEL).
+    uint256 internal constant CLEANUP_MODE_SENTINEL = type(uint256).max;
+    uint256 internal constant MAX_FINALITY = INACTIVITY_WINDOW / 2;
     /// Proof fee per TiB proven, as src/Fees.sol DEFAULT_FEE_PER_TIB (0.00023 FIL).
     uint96 internal constant DEFAULT_FEE_PER_TIB = 230000 gwei;
     /// Filecoin's burn actor (f099) as an EVM address; FVMPay.burn sends there.
@@ -150,9 +149,10 @@ contract PDPVerifier {
     /// fvm-solidity's GET_BEACON_RANDOMNESS precompile.
     address internal constant BEACON_RANDOMNESS = 0xfE00000000000000000000000000000000000006;
 
-    address public immutable USDFC_TOKEN_ADDRESS;
-    uint256 public immutable USDFC_SYBIL_FEE;
-    address public immutable PAYMENTS_CONTRACT_ADDRESS;
+    /// 3.4.0 made the challenge finality a constructor argument of the implementation.
+    uint256 internal immutable CHALLENGE_FINALITY;
+    /// The activity baseline of data sets that never recorded a proven epoch (none here).
+    uint256 public immutable LEGACY_ACTIVITY_EPOCH;
 
     // ---- events (src/PDPVerifier.sol) ----
     event Initialized(uint64 version);
@@ -170,9 +170,20 @@ contract PDPVerifier {
     event PossessionProven(uint256 indexed setId, PdpPieceIdAndOffset[] challenges);
     event NextProvingPeriod(uint256 indexed setId, uint256 challengeEpoch, uint256 leafCount);
 
+    // ---- errors (src/PDPVerifier.sol 3.4.0) ----
     error IndexedError(uint256 idx, string msg);
-    error UsdfcSybilFeeNotMet();
-    error FilRefundFailed();
+    error CleanupDepositRequired();
+    error DataSetNotFound();
+    error DataSetNotLive();
+    error DataSetAlreadyInCleanup();
+    error OnlyStorageProviderCanDelete();
+    error MaxPiecesMustBePositive();
+    error DataSetNotInCleanupMode();
+    error OnlyStorageProviderCanCleanupPieces();
+    error DepositTransferFailed();
+    error TransferFailed();
+    error InsufficientChallengeDelay(uint256 epochs, uint256 minDelay);
+    error ExcessiveChallengeDelay(uint256 epochs, uint256 maxDelay);
     error OwnableUnauthorizedAccount(address account);
     error OwnableInvalidOwner(address owner);
     error InvalidInitialization();
@@ -187,10 +198,13 @@ contract PDPVerifier {
         uint256 challengeRange;
         uint256 lastProvenEpoch;
         uint256[] scheduledRemovals;
+        /// FIL held for whoever finishes the data set's cleanup.
+        uint256 cleanupDeposit;
+        /// When deleteDataSet put it in cleanup mode: the provider alone may clean up for INACTIVITY_WINDOW.
+        uint256 cleanupModeEpoch;
     }
 
     address public owner;
-    uint256 internal challengeFinality;
     uint64 internal nextDataSetId;
     uint96 internal currentFeePerTiB;
     uint96 internal nextFeePerTiB;
@@ -205,24 +219,20 @@ contract PDPVerifier {
     mapping(uint256 => mapping(uint256 => uint256)) internal fenwick;
     mapping(uint256 => mapping(uint256 => uint256)) internal removalMarks;
 
-    constructor(
-        uint64, /* _initializerVersion: no proxy, nothing to reinitialize */
-        address _usdfcTokenAddress,
-        uint256 _usdfcSybilFee,
-        address _paymentsContractAddress
-    ) {
-        require(_usdfcSybilFee > 0, "USDFC sybil fee must be greater than 0");
-        USDFC_TOKEN_ADDRESS = _usdfcTokenAddress;
-        USDFC_SYBIL_FEE = _usdfcSybilFee;
-        PAYMENTS_CONTRACT_ADDRESS = _paymentsContractAddress;
+    /// (initializer version, challenge finality), as the 3.4.0 implementation's constructor.
+    constructor(uint64, /* _initializerVersion: no proxy, nothing to reinitialize */ uint256 _challengeFinality) {
+        require(
+            _challengeFinality < MAX_FINALITY / 10, ExcessiveChallengeDelay(_challengeFinality, MAX_FINALITY / 10)
+        );
+        CHALLENGE_FINALITY = _challengeFinality;
+        LEGACY_ACTIVITY_EPOCH = block.number;
         owner = msg.sender;
     }
 
     /// Run once by the deployer, as the real proxy's initializer.
-    function initialize(uint256 _challengeFinality) external {
+    function initialize() external {
         if (nextDataSetId != 0) revert InvalidInitialization();
         if (msg.sender != owner) revert OwnableUnauthorizedAccount(msg.sender);
-        challengeFinality = _challengeFinality;
         nextDataSetId = 1;
         nextFeePerTiB = DEFAULT_FEE_PER_TIB;
         emit Initialized(1);
@@ -242,15 +252,21 @@ contract PDPVerifier {
     // ---- simple reads ----
 
     function getChallengeFinality() external view returns (uint256) {
-        return challengeFinality;
+        return CHALLENGE_FINALITY;
     }
 
     function getNextDataSetId() external view returns (uint64) {
         return nextDataSetId;
     }
 
+    /// Created and not yet fully cleaned up.
+    function dataSetExists(uint256 setId) internal view returns (bool) {
+        return sets[setId].storageProvider != address(0);
+    }
+
+    /// Created, and neither deleted nor in cleanup mode.
     function dataSetLive(uint256 setId) public view returns (bool) {
-        return setId < nextDataSetId && sets[setId].storageProvider != address(0);
+        return dataSetExists(setId) && sets[setId].nextChallengeEpoch != CLEANUP_MODE_SENTINEL;
     }
 
     function pieceLive(uint256 setId, uint256 pieceId) public view returns (bool) {
@@ -266,7 +282,7 @@ contract PDPVerifier {
     }
 
     function requireLive(uint256 setId) internal view {
-        require(dataSetLive(setId), "Data set not live");
+        require(dataSetLive(setId), DataSetNotLive());
     }
 
     function getDataSetLeafCount(uint256 setId) external view returns (uint256) {
@@ -274,13 +290,15 @@ contract PDPVerifier {
         return sets[setId].leafCount;
     }
 
+    /// Readable in cleanup mode too (3.4.0).
     function getNextPieceId(uint256 setId) external view returns (uint256) {
-        requireLive(setId);
+        require(dataSetExists(setId), DataSetNotFound());
         return sets[setId].pieceCount;
     }
 
+    /// Readable in cleanup mode too, where it is the sentinel (3.4.0).
     function getNextChallengeEpoch(uint256 setId) external view returns (uint256) {
-        requireLive(setId);
+        require(dataSetExists(setId), DataSetNotFound());
         return sets[setId].nextChallengeEpoch;
     }
 
@@ -450,12 +468,11 @@ contract PDPVerifier {
 
     // ---- data sets ----
 
-    /// As src/PDPVerifier.sol createDataSet (3.2.0): the sybil fee is paid in USDFC when the listener
-    /// made Filecoin Pay's own account grow by USDFC_SYBIL_FEE; otherwise FIL sent along pays it.
+    /// As src/PDPVerifier.sol createDataSet (3.4.0): the listener hears of the new set first, then
+    /// the creator's FIL must hold the cleanup deposit (the excess goes back).
     function createDataSet(address listenerAddr, bytes calldata extraData) external payable returns (uint256) {
-        uint256 before = paymentsOwnUsdfc();
         uint256 setId = openDataSet(listenerAddr, extraData);
-        settleSybilFee(paymentsOwnUsdfc() >= before + USDFC_SYBIL_FEE);
+        holdCleanupDeposit(setId);
         return setId;
     }
 
@@ -465,63 +482,97 @@ contract PDPVerifier {
         DataSet storage ds = sets[setId];
         ds.storageProvider = msg.sender;
         ds.listener = listenerAddr;
+        // 3.4.0 counts a new set's inactivity from its creation.
+        ds.lastProvenEpoch = block.number;
         if (listenerAddr != address(0)) {
             PDPListener(listenerAddr).dataSetCreated(setId, msg.sender, extraData);
         }
         emit DataSetCreated(setId, msg.sender);
     }
 
-    function paymentsOwnUsdfc() internal view returns (uint256 funds) {
-        if (PAYMENTS_CONTRACT_ADDRESS == address(0) || USDFC_TOKEN_ADDRESS == address(0)) return 0;
-        (funds,,,) = IPdpPaymentsAccounts(PAYMENTS_CONTRACT_ADDRESS).accounts(USDFC_TOKEN_ADDRESS, PAYMENTS_CONTRACT_ADDRESS);
-    }
-
-    /// src/PDPVerifier.sol ensureBurned: paid in USDFC → all FIL goes back; not paid and FIL sent →
-    /// burn the FIL fee and return the rest; neither → UsdfcSybilFeeNotMet.
-    function settleSybilFee(bool paidInUsdfc) internal {
-        if (paidInUsdfc) {
-            if (msg.value > 0) {
-                (bool ok,) = msg.sender.call{value: msg.value}("");
-                if (!ok) revert FilRefundFailed();
-            }
-            return;
-        }
-        if (msg.value == 0) revert UsdfcSybilFeeNotMet();
-        require(msg.value >= FIL_SYBIL_FEE_WEI, "sybil fee not met");
-        burn(FIL_SYBIL_FEE_WEI);
-        if (msg.value > FIL_SYBIL_FEE_WEI) {
-            (bool ok,) = msg.sender.call{value: msg.value - FIL_SYBIL_FEE_WEI}("");
-            require(ok, "Transfer failed.");
+    /// src/PDPVerifier.sol _handleFeesWithDeposit: CleanupDepositRequired below the deposit; the
+    /// rest of the FIL sent goes back to the sender (FVMPay.pay, a plain value transfer).
+    function holdCleanupDeposit(uint256 setId) internal {
+        require(msg.value >= CLEANUP_DEPOSIT, CleanupDepositRequired());
+        sets[setId].cleanupDeposit = CLEANUP_DEPOSIT;
+        uint256 excess = msg.value - CLEANUP_DEPOSIT;
+        if (excess > 0) {
+            (bool ok,) = msg.sender.call{value: excess}("");
+            require(ok, TransferFailed());
         }
     }
 
-    function burn(uint256 amount) internal {
-        require(msg.value >= amount, "Incorrect fee amount");
-        (bool ok,) = BURN_ADDRESS.call{value: amount}("");
-        require(ok, "Burn failed");
+    function FIL_CLEANUP_DEPOSIT() external pure returns (uint256) {
+        return CLEANUP_DEPOSIT;
     }
 
-    function FIL_SYBIL_FEE() external pure returns (uint256) {
-        return FIL_SYBIL_FEE_WEI;
-    }
-
+    /// src/PDPVerifier.sol deleteDataSet (3.4.0): the provider's, or anyone's once the set has gone
+    /// INACTIVITY_WINDOW epochs without a proof. A set with no pieces is finished at once (its
+    /// deposit to the caller); one with pieces enters cleanup mode for cleanupPieces.
     function deleteDataSet(uint256 setId, bytes calldata extraData) external {
-        if (setId >= nextDataSetId) revert("data set id out of bounds");
         DataSet storage ds = sets[setId];
-        require(ds.storageProvider == msg.sender, "Only the storage provider can delete data sets");
+        require(ds.storageProvider != address(0), DataSetNotLive());
+        require(ds.nextChallengeEpoch != CLEANUP_MODE_SENTINEL, DataSetAlreadyInCleanup());
+        uint256 lastActivity = ds.lastProvenEpoch == NO_PROVEN_EPOCH ? LEGACY_ACTIVITY_EPOCH : ds.lastProvenEpoch;
+        if (block.number <= lastActivity + INACTIVITY_WINDOW) {
+            require(msg.sender == ds.storageProvider, OnlyStorageProviderCanDelete());
+        }
         uint256 deletedLeafCount = ds.leafCount;
         ds.leafCount = 0;
-        ds.storageProvider = address(0);
-        ds.nextChallengeEpoch = 0;
-        ds.lastProvenEpoch = NO_PROVEN_EPOCH;
         if (ds.listener != address(0)) {
             PDPListener(ds.listener).dataSetDeleted(setId, deletedLeafCount, extraData);
         }
         emit DataSetDeleted(setId, deletedLeafCount);
+        if (ds.pieceCount == 0) {
+            finalizeCleanup(setId);
+        } else {
+            ds.nextChallengeEpoch = CLEANUP_MODE_SENTINEL;
+            ds.cleanupModeEpoch = block.number;
+        }
+    }
+
+    /// src/PDPVerifier.sol cleanupPieces: clears up to maxPieces pieces from the top; the call that
+    /// clears the last one finishes the cleanup and takes the deposit. The provider's alone for
+    /// INACTIVITY_WINDOW epochs after the deletion.
+    function cleanupPieces(uint256 setId, uint256 maxPieces) external returns (bool done) {
+        require(maxPieces > 0, MaxPiecesMustBePositive());
+        DataSet storage ds = sets[setId];
+        require(ds.storageProvider != address(0) && ds.nextChallengeEpoch == CLEANUP_MODE_SENTINEL, DataSetNotInCleanupMode());
+        if (block.number <= ds.cleanupModeEpoch + INACTIVITY_WINDOW) {
+            require(msg.sender == ds.storageProvider, OnlyStorageProviderCanCleanupPieces());
+        }
+        uint256 count = ds.pieceCount;
+        uint256 toClean = count < maxPieces ? count : maxPieces;
+        for (uint256 i = 0; i < toClean; i++) {
+            uint256 id = count - 1 - i;
+            delete pieceCids[setId][id];
+            delete pieceLeaves[setId][id];
+            delete fenwick[setId][id + 1];
+        }
+        ds.pieceCount = count - toClean;
+        if (ds.pieceCount == 0) {
+            finalizeCleanup(setId);
+            done = true;
+        }
+    }
+
+    /// src/PDPVerifier.sol _finalizeCleanup: forgets the set and pays its deposit to the caller.
+    function finalizeCleanup(uint256 setId) internal {
+        DataSet storage ds = sets[setId];
+        for (uint256 i = 0; i < ds.scheduledRemovals.length; i++) {
+            delete removalMarks[setId][ds.scheduledRemovals[i] >> 8];
+        }
+        uint256 deposit = ds.cleanupDeposit;
+        delete sets[setId];
+        if (deposit > 0) {
+            (bool ok,) = msg.sender.call{value: deposit}("");
+            require(ok, DepositTransferFailed());
+        }
     }
 
     /// setId 0 creates a data set and adds the pieces in one call; extraData is then
-    /// abi.encode(bytes createPayload, bytes addPayload) (src/PDPVerifier.sol addPieces).
+    /// abi.encode(bytes createPayload, bytes addPayload), and the cleanup deposit is checked after
+    /// both listener calls (src/PDPVerifier.sol addPieces).
     function addPieces(uint256 setId, address listenerAddr, PdpCid[] calldata pieceData, bytes calldata extraData)
         external
         payable
@@ -530,11 +581,9 @@ contract PDPVerifier {
         if (setId == 0) {
             (bytes memory createPayload, bytes memory addPayload) = abi.decode(extraData, (bytes, bytes));
             require(listenerAddr != address(0), "listener required for new dataset");
-            uint256 before = paymentsOwnUsdfc();
             uint256 newSetId = openDataSet(listenerAddr, createPayload);
-            uint256 afterCreate = paymentsOwnUsdfc();
             if (pieceData.length > 0) appendPieces(newSetId, pieceData, addPayload);
-            settleSybilFee(afterCreate >= before + USDFC_SYBIL_FEE);
+            holdCleanupDeposit(newSetId);
             return newSetId;
         }
         require(listenerAddr == address(0), "listener must be zero for existing dataset");
@@ -653,8 +702,9 @@ contract PDPVerifier {
     }
 
     /// As src/PDPVerifier.sol nextProvingPeriod: drop the pieces scheduled for removal, widen the
-    /// challenge range to every piece added so far, and schedule the next challenge at least
-    /// challengeFinality epochs ahead.
+    /// challenge range to every piece added so far, and schedule the next challenge between
+    /// CHALLENGE_FINALITY and MAX_FINALITY epochs ahead (an epoch in the past wraps around to a
+    /// huge delay, as the real unchecked subtraction does).
     function nextProvingPeriod(uint256 setId, uint256 challengeEpoch, bytes calldata extraData) external {
         DataSet storage ds = sets[setId];
         require(msg.sender == ds.storageProvider, "only the storage provider can move to next proving period");
@@ -664,13 +714,16 @@ contract PDPVerifier {
         if (ds.scheduledRemovals.length > 0) removeScheduled(setId, ds);
 
         ds.challengeRange = ds.leafCount;
-        if (challengeEpoch < block.number + challengeFinality) {
-            revert("challenge epoch must be at least challengeFinality epochs in the future");
+        unchecked {
+            uint256 delay = challengeEpoch - block.number;
+            require(delay >= CHALLENGE_FINALITY, InsufficientChallengeDelay(delay, CHALLENGE_FINALITY));
+            require(delay <= MAX_FINALITY, ExcessiveChallengeDelay(delay, MAX_FINALITY));
         }
         ds.nextChallengeEpoch = challengeEpoch;
         if (ds.leafCount == 0) {
             emit DataSetEmpty(setId);
-            ds.lastProvenEpoch = NO_PROVEN_EPOCH;
+            // 3.4.0: an emptied set's inactivity counts from now
+            ds.lastProvenEpoch = block.number;
             ds.nextChallengeEpoch = NO_CHALLENGE_SCHEDULED;
         }
         if (ds.listener != address(0)) {
@@ -697,6 +750,13 @@ contract PDPVerifier {
     }
 
     // ---- proof fee (src/Fees.sol, src/PDPVerifier.sol) ----
+
+    /// FVMPay.burn: the fee goes to the burn actor.
+    function burn(uint256 amount) internal {
+        require(msg.value >= amount, "Incorrect fee amount");
+        (bool ok,) = BURN_ADDRESS.call{value: amount}("");
+        require(ok, "Burn failed");
+    }
 
     function calculateProofFee(uint256 setId) external view returns (uint256) {
         return proofFee(sets[setId].challengeRange);

@@ -1,16 +1,27 @@
 /**
  * Deploys the proof and warm-storage half of the simulated Onchain Cloud:
- * PDPVerifier, FilecoinWarmStorageService (with the FwssSignatures library it
- * links, as the real service links SignatureVerificationLib) and its state
- * view, then initialises them as the real deploy scripts do through their
- * proxies (filecoin-services service_contracts/tools/warm-storage-deploy-all.sh).
+ * PDPVerifier, FilecoinWarmStorageService (with the two libraries it links, as
+ * the real 1.3.1 service links SignatureVerificationLib and Rails) and its
+ * state view, then initialises them as the real deploy scripts do through
+ * their proxies (filecoin-services service_contracts/tools/warm-storage-deploy-all.sh,
+ * FilOzone/pdp 3.4.0's constructor arguments).
  */
-import { getContractAddress, parseUnits, type Abi, type Address, type Hash, type Hex, type PublicClient, type WalletClient } from 'viem'
+import {
+  getContractAddress,
+  keccak256,
+  toHex,
+  type Abi,
+  type Address,
+  type Hash,
+  type Hex,
+  type PublicClient,
+  type WalletClient,
+} from 'viem'
 import type { FocArtifacts } from './compile.ts'
 
 /** The proving schedule; the defaults are calibnet's (filecoin-services service_contracts/tools/README.md). */
 export interface WarmStorageOptions {
-  /** Epochs the challenge must lie ahead of nextProvingPeriod (PDPVerifier.initialize); calibnet 10. */
+  /** Epochs the challenge must lie ahead of nextProvingPeriod (PDPVerifier 3.4.0 constructor); calibnet 10. */
   challengeFinality?: bigint
   /** Epochs between two proofs' deadlines; calibnet 240, mainnet 2880. */
   maxProvingPeriod?: bigint
@@ -24,12 +35,6 @@ export const WARM_STORAGE_DEFAULTS: Required<WarmStorageOptions> = {
   challengeWindowSize: 20n,
 }
 
-/**
- * PDPVerifier's USDFC sybil fee: 0.1 USDFC, what FWSS pulls from the payer at data set
- * creation and what the SDK budgets for (synapse-core src/utils/constants.ts USDFC_SYBIL_FEE).
- */
-export const USDFC_SYBIL_FEE = parseUnits('0.1', 18)
-
 export class WarmStorageDeployError extends Error {
   constructor(message: string) {
     super(message)
@@ -38,11 +43,16 @@ export class WarmStorageDeployError extends Error {
 }
 
 /**
- * solc leaves `__$<34 hex>$__` where a linked library's address goes; the service links one
- * library only, so every placeholder in its code is that library's.
+ * solc leaves `__$<34 hex>$__` where a linked library's address goes: the first 34 hex digits of
+ * the keccak-256 of the library's fully qualified name (`File.sol:Library`). Every one of them
+ * must be given.
  */
-export function linkLibrary(bytecode: Hex, library: Address): Hex {
-  const linked = bytecode.replace(/__\$[0-9a-fA-F]{34}\$__/g, library.slice(2).toLowerCase())
+export function linkLibraries(bytecode: Hex, libraries: Record<string, Address>): Hex {
+  let linked: string = bytecode
+  for (const [qualifiedName, address] of Object.entries(libraries)) {
+    const placeholder = `__$${keccak256(toHex(qualifiedName)).slice(2, 36)}$__`
+    linked = linked.split(placeholder).join(address.slice(2).toLowerCase())
+  }
   if (!/^0x[0-9a-fA-F]*$/.test(linked)) throw new WarmStorageDeployError('the service code has an unlinked reference left')
   return linked as Hex
 }
@@ -64,26 +74,33 @@ export async function deployWarmStorage(
   if (account === undefined) throw new WarmStorageDeployError('the wallet client has no account')
   const schedule = { ...WARM_STORAGE_DEFAULTS, ...options }
   const pdpArtifact = artifact(artifacts, 'PDPVerifier')
-  const libraryArtifact = artifact(artifacts, 'FwssSignatures')
+  const signaturesArtifact = artifact(artifacts, 'FwssSignatures')
+  const railsArtifact = artifact(artifacts, 'FwssRails')
   const fwssArtifact = artifact(artifacts, 'FilecoinWarmStorageService')
   const viewArtifact = artifact(artifacts, 'FilecoinWarmStorageServiceStateView')
 
-  // Every address follows from the deployer's nonce, so the four deployments go out at once
+  // Every address follows from the deployer's nonce, so the five deployments go out at once
   // and one wait covers them (the node may include them only at the next epoch).
   const first = await publicClient.getTransactionCount({ address: account.address, blockTag: 'pending' })
   const at = (offset: number) => getContractAddress({ from: account.address, nonce: BigInt(first + offset) })
   const pdp = at(0)
-  const library = at(1)
-  const fwss = at(2)
-  const fwssView = at(3)
+  const signatures = at(1)
+  const rails = at(2)
+  const fwss = at(3)
+  const fwssView = at(4)
 
   const deployments: { name: string; abi: Abi; bytecode: Hex; args: readonly unknown[]; address: Address }[] = [
-    { name: 'PDPVerifier', ...pdpArtifact, args: [1n, deps.usdfc, USDFC_SYBIL_FEE, deps.filecoinPay], address: pdp },
-    { name: 'FwssSignatures', ...libraryArtifact, args: [], address: library },
+    // PDPVerifier 3.4.0's implementation takes (initializer version, challenge finality)
+    { name: 'PDPVerifier', ...pdpArtifact, args: [1n, schedule.challengeFinality], address: pdp },
+    { name: 'FwssSignatures', ...signaturesArtifact, args: [], address: signatures },
+    { name: 'FwssRails', ...railsArtifact, args: [], address: rails },
     {
       name: 'FilecoinWarmStorageService',
       abi: fwssArtifact.abi,
-      bytecode: linkLibrary(fwssArtifact.bytecode, library),
+      bytecode: linkLibraries(fwssArtifact.bytecode, {
+        'FilecoinWarmStorageService.sol:FwssSignatures': signatures,
+        'FwssRails.sol:FwssRails': rails,
+      }),
       // the deployer stands in as FilBeam's beneficiary: no CDN runs on the simulated network
       args: [pdp, deps.filecoinPay, deps.usdfc, account.address, deps.serviceProviderRegistry, deps.sessionKeyRegistry, 1n],
       address: fwss,
@@ -106,19 +123,13 @@ export async function deployWarmStorage(
 
   // Then the initialisations the real proxies run, and the service learns its view.
   const calls: { what: string; address: Address; abi: Abi; functionName: string; args: readonly unknown[] }[] = [
-    { what: 'PDPVerifier.initialize', address: pdp, abi: pdpArtifact.abi, functionName: 'initialize', args: [schedule.challengeFinality] },
+    { what: 'PDPVerifier.initialize', address: pdp, abi: pdpArtifact.abi, functionName: 'initialize', args: [] },
     {
       what: 'FilecoinWarmStorageService.initialize',
       address: fwss,
       abi: fwssArtifact.abi,
       functionName: 'initialize',
-      args: [
-        schedule.maxProvingPeriod,
-        schedule.challengeWindowSize,
-        account.address, // FilBeam controller
-        'Simulated Filecoin Warm Storage Service',
-        'PDP warm storage on the simulated Filecoin Onchain Cloud',
-      ],
+      args: [schedule.maxProvingPeriod, schedule.challengeWindowSize, account.address /* FilBeam controller */],
     },
     {
       what: 'FilecoinWarmStorageService.setViewContract',

@@ -8,7 +8,9 @@ import {
   type FocClient,
   type FocCopy,
   type FocCopyProof,
+  type FocDataSet,
   type FocFunding,
+  type FocFundingRequest,
   type FocStored,
   type FocStoreOptions,
 } from '../../../../server/network/foc/client.ts'
@@ -77,9 +79,33 @@ export class FakeFoc implements FocClient {
   private nextDataSet = 1n
   private nextTx = 1
 
-  async funding(): Promise<FocFunding> {
+  /** What each `funding` call was asked: the bytes and the copies. */
+  fundingAsked: { bytes: number; request: FocFundingRequest | undefined }[] = []
+
+  async funding(bytes: number, request?: FocFundingRequest): Promise<FocFunding> {
     this.rpc()
+    this.fundingAsked.push({ bytes, request })
     return this.fundingAnswer
+  }
+
+  async clientDataSets(): Promise<FocDataSet[]> {
+    this.rpc()
+    return [...this.dataSets].map(([providerId, dataSetId]) => ({
+      dataSetId,
+      providerId,
+      clientDataSetId: dataSetId,
+      pdpRailId: dataSetId,
+      pdpEndEpoch: 0n,
+      payer: this.address,
+      serviceProvider: '0x00000000000000000000000000000000000000bb',
+      pendingFees: 0n,
+      lifecycleReserve: 10n ** 17n,
+      live: true,
+      managed: true,
+      leafCount: 0n,
+      activePieceCount: 0n,
+      metadata: {},
+    }))
   }
 
   async fund(amount: bigint): Promise<Hash> {

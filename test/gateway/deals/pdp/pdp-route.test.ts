@@ -135,6 +135,8 @@ describe('the PDP route over a fake Onchain Cloud', () => {
       h.group()
       await h.pass()
       expect(h.foc.stores).toEqual([])
+      // The client is asked about the copies the upload would make: both missing ones, in our data sets' metadata.
+      expect(h.foc.fundingAsked.at(-1)?.request).toEqual({ copies: 2, excludeProviderIds: [], metadata: { withIPFSIndexing: '' } })
       const said = h.route.progress(1, [])
       // 0.30 USDFC asked, a tenth more for payments running while copies are made: 0.33.
       expect(said.blocked).toEqual({
