@@ -55,9 +55,11 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
     }
     expect(new Set(proved.map((c: any) => c.provider)).size).toBe(2)
     expect(proved.map((c: any) => c.milestone)).toEqual(['proved', 'proved'])
-    // On the way, copies were committed with their first proof due when its challenge window opens; the proofs came after.
-    expect(committed.length).toBeGreaterThan(0)
-    for (const c of committed) {
+    // On the way, copies were committed with their first proof due when its challenge window opens; the proofs came after
+    // (a copy replaced on a loaded machine, its provider not among the proved ones, has nothing to compare with).
+    const compared = committed.filter((c) => proved.some((p: any) => p.provider === c.provider))
+    expect(compared.length).toBeGreaterThan(0)
+    for (const c of compared) {
       expect(proved.find((p: any) => p.provider === c.provider).lastProofEpoch).toBeGreaterThanOrEqual(c.firstProofDueEpoch)
     }
     expect(
