@@ -1,6 +1,6 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
-import { keccak256, parseEther, parseUnits, toHex, type Address, type Hex } from 'viem'
+import { keccak256, parseEther, toHex, type Address, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import type { Logger } from '../../shared/logger.ts'
 import { loadFocArtifacts } from './contracts/compile.ts'
@@ -9,6 +9,7 @@ import { startEvmNode, type EvmNode } from './evm-node.ts'
 import { createViemPdpChain, registerPdpProvider } from './pdp-provider-chain.ts'
 import { createPdpProvider, type PdpProvider, type PdpProviderFault } from './pdp-provider.ts'
 import { checkDeployedSchedule, PROVING_SCHEDULES, type ProvingScheduleName } from './proving.ts'
+import { SIMULATED_OFFERING } from './standalone-provider.ts'
 
 export interface SimulatedFocOptions {
   /** Where the chain's journal, the contracts' addresses and each provider's pieces and database live. */
@@ -59,14 +60,6 @@ export interface SimulatedFoc {
   /** The simulation's faucet: FIL for gas and USDFC to pay with, as calibration's faucets give them. */
   faucet(address: Address, amounts: { fil?: bigint; usdfc?: bigint }): Promise<void>
   close(): Promise<void>
-}
-
-/** The terms every simulated provider offers: calibration's usual (2.5 USDFC per TiB-month is FWSS's list price), proving as the service asks. */
-const OFFERING = {
-  minPieceSizeInBytes: 127n,
-  maxPieceSizeInBytes: ((1n << 30n) / 128n) * 127n,
-  storagePricePerTibPerDay: parseUnits('0.1', 18),
-  location: 'loopback',
 }
 
 const keyOf = (seed: string, name: string): Hex => keccak256(toHex(`simulated FOC ${seed}: ${name}`))
@@ -136,7 +129,7 @@ export async function startSimulatedFoc(options: SimulatedFocOptions): Promise<S
         name,
         description: 'simulated Curio PDP provider',
         offering: {
-          ...OFFERING,
+          ...SIMULATED_OFFERING,
           minProvingPeriodInEpochs: PROVING_SCHEDULES[proving].maxProvingPeriod,
           serviceURL: url,
           paymentTokenAddress: contracts.usdfc,
@@ -191,6 +184,21 @@ async function endorsedProviderIds(rpcUrl: string, contracts: FocAddresses): Pro
     functionName: 'getProviderIds',
   })
   return [...(ids as readonly bigint[])]
+}
+
+/**
+ * The simulated Onchain Cloud's owner (its deployer, from `seed`) approves a
+ * provider that registered on its own (`npm run simfoc -- provider`), and
+ * endorses it when asked, as a devnet's operator does.
+ */
+export async function approveOnSimulatedFoc(o: {
+  rpcUrl: string
+  seed: string
+  contracts: FocAddresses
+  providerId: bigint
+  endorse: boolean
+}) {
+  await approveProviders(o.rpcUrl, keyOf(o.seed, 'deployer'), o.contracts, [o.providerId], o.endorse ? 1 : 0)
 }
 
 /** The service owner's approval (FWSS addApprovedProvider) of each provider, and endorsement (ProviderIdSet addProviderId) of the first `endorsed`. */
