@@ -21,9 +21,10 @@ import type { PdpRouteOptions } from './types.ts'
  * and off that path `failed` (refused, stalled, never proved) or `ended`
  * (data set terminated, piece removed, proving stopped, retrieval check
  * failed once replaced), its piece then removed so it is no longer paid
- * for, or, when its provider is gone, its data set ended by the payer. A copy whose add was sent when the
- * process stopped is adopted from its transaction once the chain shows it,
- * rather than uploaded again. A copy's endEpoch is how far the account's
+ * for, or, when its provider is gone, its data set ended by the payer. A
+ * copy whose add was sent when the process stopped is adopted from our
+ * data set's pieces once its transaction is in a block, rather than
+ * uploaded again. A copy's endEpoch is how far the account's
  * funds pay for storage (its runway). Nothing is uploaded that the account
  * cannot pay for. One verb per file beside this one.
  */
