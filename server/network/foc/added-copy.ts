@@ -1,7 +1,7 @@
 import * as Piece from '@filoz/synapse-core/piece'
 import { getPDPProvider } from '@filoz/synapse-core/sp-registry'
 import { createPieceUrlPDP } from '@filoz/synapse-core/utils'
-import { toHex, TransactionReceiptNotFoundError, type Hash } from 'viem'
+import { isAddressEqual, toHex, TransactionReceiptNotFoundError, type Hash } from 'viem'
 import { NetworkError } from '../errors.ts'
 import { fwssViewAbi, pdpVerifierAbi } from './abi.ts'
 import { contractReader, type FocContext } from './context.ts'
@@ -13,7 +13,7 @@ const MATCHES = 64n
 /**
  * The copy an add transaction made of `pieceCid` (a v2 piece CID) on
  * `providerId`. The transaction's receipt says only whether it went
- * through; the copy itself is found among the pieces of the payer's data
+ * through, to PDPVerifier; the copy itself is found among the pieces of the payer's data
  * sets with that provider (PDPVerifier 3.4.0 `findPieceIdsByCid`,
  * src/PDPVerifier.sol), not from the receipt's events: PDPVerifier 3.5.0
  * emits PiecesAddedV2 instead of PiecesAdded, and an event this client
@@ -30,7 +30,8 @@ export async function addedCopy(
     throw error
   })
   if (!receipt) return { status: 'pending' }
-  if (receipt.status !== 'success') return { status: 'failed' }
+  // The add is the provider's call to PDPVerifier (addPieces, or a data set's creation with its first pieces).
+  if (receipt.status !== 'success' || !receipt.to || !isAddressEqual(receipt.to, chain.contracts.pdp.address)) return { status: 'failed' }
   const found = await findPiece({ client, chain, payer }, providerId, pieceCid)
   if (!found) return { status: 'failed' }
   const provider = await getPDPProvider(client, { providerId: BigInt(providerId) })

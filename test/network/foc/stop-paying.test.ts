@@ -95,9 +95,11 @@ describe('stopping payment for PDP copies that no longer count, against the simu
       const outcome = await addedCopy(context, { txHash: adds.get(copy.providerId)!, providerId: copy.providerId, pieceCid })
       expect(outcome).toEqual({ status: 'added', copy })
     }
-    // A transaction that went through but added nothing of ours there (a deposit): made again, not adopted.
+    // A transaction that went through but was no add (a deposit), and an add on a provider with no such piece: not adopted.
     const deposit = await client.fund(USDFC('1'))
-    expect(await addedCopy(context, { txHash: deposit, providerId: 3, pieceCid })).toEqual({ status: 'failed' })
+    expect(await addedCopy(context, { txHash: deposit, providerId: copies[0].providerId, pieceCid })).toEqual({ status: 'failed' })
+    const other = foc.providers.map((p) => Number(p.providerId)).find((id) => !copies.some((c) => c.providerId === id))!
+    expect(await addedCopy(context, { txHash: adds.get(copies[0].providerId)!, providerId: other, pieceCid })).toEqual({ status: 'failed' })
   }, 60_000)
 
   it('ends a dead provider’s data set as the payer: its rail gets an end epoch and no longer adds to the lockup rate', async () => {
