@@ -38,6 +38,7 @@ const FAILURE_WORDS: Record<CopyFailureCode, (words: string) => string> = {
   MISSED_PROOFS: () => t('gateway', 'the provider stopped proving it'),
   PIECE_REMOVED: () => t('gateway', 'the piece was removed'),
   DATA_SET_TERMINATED: () => t('gateway', 'the data set was ended'),
+  RETRIEVAL_FAILED: () => t('gateway', 'the provider did not serve it back'),
   UNKNOWN: (words) => words,
 }
 

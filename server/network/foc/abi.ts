@@ -89,6 +89,7 @@ export const pdpVerifierAbi = parseAbi([
   'function getDataSetListener(uint256 setId) view returns (address)',
   'function getDataSetStorageProvider(uint256 setId) view returns (address, address)',
   'function getChallengeRange(uint256 setId) view returns (uint256)',
+  'function findPieceIdsByCid(uint256 setId, Cid pieceCid, uint256 startPieceId, uint256 limit) view returns (uint256[] pieceIds)',
   'event DataSetCreated(uint256 indexed setId, address indexed storageProvider)',
   'event DataSetDeleted(uint256 indexed setId, uint256 deletedLeafCount)',
   'event PiecesAdded(uint256 indexed setId, uint256[] pieceIds, Cid[] pieceCids)',

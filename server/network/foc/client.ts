@@ -12,6 +12,7 @@ import { funding } from './funding.ts'
 import { removalState, removeCopy } from './removal.ts'
 import { retrieveBlock, retrievePiece } from './retrieval.ts'
 import { store } from './store.ts'
+import { terminateDataSet } from './terminate.ts'
 import type {
   FocAccount,
   FocAddOutcome,
@@ -60,9 +61,10 @@ export interface FocClient {
   copyProof(copy: Pick<FocCopy, 'dataSetId' | 'pieceId' | 'addedEpoch'>): Promise<FocCopyProof>
   /**
    * The copy an add transaction made of `pieceCid` (a v2 piece CID) on
-   * `providerId`, read from its receipt (PDPVerifier's PiecesAdded): for a
-   * copy whose `store` answer was lost, when the process stopped while the
-   * SDK waited for the add.
+   * `providerId`: whether it went through from its receipt, the copy from
+   * the pieces of our data sets with that provider (no event is read). For
+   * a copy whose `store` answer was lost, when the process stopped while
+   * the SDK waited for the add.
    */
   addedCopy(add: { txHash: Hash; providerId: number; pieceCid: string }): Promise<FocAddOutcome>
   account(): Promise<FocAccount>
@@ -74,6 +76,12 @@ export interface FocClient {
   removeCopy(copy: Pick<FocCopy, 'providerId' | 'dataSetId' | 'pieceId'>): Promise<Hash>
   /** Whether a piece is still in its data set (`live`), already scheduled for removal at the next proving period, or `gone`. */
   removalState(copy: Pick<FocCopy, 'dataSetId' | 'pieceId'>): Promise<'live' | 'scheduled' | 'gone'>
+  /**
+   * Ends a data set's payments as the payer (FWSS terminateService), for a
+   * provider that is gone: its rail stops paying at its end epoch. Returns
+   * the transaction, or undefined when they were ended already.
+   */
+  terminateDataSet(dataSetId: bigint): Promise<Hash | undefined>
   /** The first `size` bytes of a copy's piece as its provider serves it (`GET <retrievalUrl>`). */
   retrievePiece(retrievalUrl: string, size: number, signal: AbortSignal): AsyncIterable<Uint8Array>
   /** One block of a copy's CAR from its provider's trustless gateway (`GET /ipfs/<cid>`, raw); the caller checks it. */
@@ -116,6 +124,7 @@ export function createFocClient(options: FocClientOptions): FocClient {
     account: verb(account),
     removeCopy: verb(removeCopy),
     removalState: verb(removalState),
+    terminateDataSet: verb(terminateDataSet),
     retrievePiece,
     retrieveBlock,
   }

@@ -6,8 +6,10 @@ const ADOPT_WAIT_EPOCHS = 120
 
 /**
  * Copies whose add transaction was sent when a previous process stopped,
- * looked up on chain: kept if the transaction added the piece, failed (and
- * made again) if it did not, or once it stayed out of a block for
+ * looked up on chain: kept if the transaction went through and the piece
+ * is in our data set on that provider (found among its pieces, whatever
+ * events the verifier emits), failed (and made again) if not, or once the
+ * transaction stayed out of a block for
  * ADOPT_WAIT_EPOCHS. Found once, at the first pass after a start.
  */
 export async function adoptInterrupted(p: PdpContext, r: TickReport): Promise<void> {

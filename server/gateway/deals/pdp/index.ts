@@ -2,6 +2,7 @@ import type { StorageRoute } from '../route.ts'
 import type { RouteContext } from '../types.ts'
 import { adoptInterrupted } from './adopt.ts'
 import { createPdpContext, headNow } from './context.ts'
+import { retireFailedChecks } from './failed-checks.ts'
 import { placeCopies } from './place.ts'
 import { pdpProgress } from './progress.ts'
 import { followCopies } from './proofs.ts'
@@ -18,10 +19,12 @@ import type { PdpRouteOptions } from './types.ts'
  *     → published (piece in the data set) → active (a proof covering it passed)
  *
  * and off that path `failed` (refused, stalled, never proved) or `ended`
- * (data set terminated, piece removed, proving stopped), its piece then
- * removed so it is no longer paid for. A copy whose add was sent when the
- * process stopped is adopted from its transaction once the chain shows it,
- * rather than uploaded again. A copy's endEpoch is how far the account's
+ * (data set terminated, piece removed, proving stopped, retrieval check
+ * failed once replaced), its piece then removed so it is no longer paid
+ * for, or, when its provider is gone, its data set ended by the payer. A
+ * copy whose add was sent when the process stopped is adopted from our
+ * data set's pieces once its transaction is in a block, rather than
+ * uploaded again. A copy's endEpoch is how far the account's
  * funds pay for storage (its runway). Nothing is uploaded that the account
  * cannot pay for. One verb per file beside this one.
  */
@@ -36,6 +39,7 @@ export function createPdpRoute(c: RouteContext, options: PdpRouteOptions): Stora
     lasting: () => true,
     async follow(_head, r) {
       await followCopies(p, r)
+      await retireFailedChecks(p)
       await retryRemovals(p)
     },
     async place(head, r, sendable) {

@@ -49,6 +49,8 @@ async function followCopy(p: PdpContext, d: GroupDeal, proof: FocCopyProof, head
     const code = proof.dataSetLive ? 'PIECE_REMOVED' : 'DATA_SET_TERMINATED'
     if (d.state === 'active') await p.deals.markEnded(d.id, { code })
     else await p.fail(d, { code }, r)
+    // A data set ended by its provider: its payments are ended too, unless the verifier's deletion did.
+    if (code === 'DATA_SET_TERMINATED') await removeCopy(p, d)
     return
   }
   const firstProofDueEpoch = d.state === 'published' && !proof.proved ? (proof.firstProofDueEpoch ?? undefined) : undefined

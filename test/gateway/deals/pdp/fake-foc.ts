@@ -73,6 +73,8 @@ export class FakeFoc implements FocClient {
   /** Bytes each store was handed, and the piece CID it was told. */
   uploads: { size: number; pieceCid: string }[] = []
   removals: { dataSetId: bigint; pieceId: bigint }[] = []
+  /** Data sets whose payments the payer ended (FWSS terminateService), in order. */
+  terminations: bigint[] = []
   /** Removals that fail before one goes through; calls to the chain that fail (an RPC outage). */
   failRemovals = 0
   chainDown = false
@@ -175,9 +177,10 @@ export class FakeFoc implements FocClient {
     this.rpc()
     const sent = this.adds.get(add.txHash)
     if (!sent || sent.outcome === 'pending') return { status: 'pending' }
-    if (sent.outcome === 'reverted' || sent.providerId !== add.providerId || sent.pieceCid !== add.pieceCid) return { status: 'failed' }
-    const piece = this.pieces.find((p) => p.providerId === add.providerId && p.pieceCid === add.pieceCid)!
-    return { status: 'added', copy: this.copyOf(piece) }
+    if (sent.outcome === 'reverted') return { status: 'failed' }
+    // As the client finds it: the latest live piece of that CID in the provider's data set, whatever the receipt logged.
+    const piece = this.pieces.filter((p) => p.providerId === add.providerId && p.pieceCid === add.pieceCid && p.state === 'live').at(-1)
+    return piece ? { status: 'added', copy: this.copyOf(piece) } : { status: 'failed' }
   }
 
   async account(): Promise<FocAccount> {
@@ -199,6 +202,13 @@ export class FakeFoc implements FocClient {
   async removalState(copy: Pick<FocCopy, 'dataSetId' | 'pieceId'>): Promise<'live' | 'scheduled' | 'gone'> {
     this.rpc()
     return this.find(copy.dataSetId, copy.pieceId)?.state ?? 'gone'
+  }
+
+  async terminateDataSet(dataSetId: bigint): Promise<Hash | undefined> {
+    this.rpc()
+    if (this.terminations.includes(dataSetId)) return undefined
+    this.terminations.push(dataSetId)
+    return this.tx()
   }
 
   retrievePiece(): AsyncIterable<Uint8Array> {

@@ -284,7 +284,7 @@ describe('the PDP route over a fake Onchain Cloud', () => {
       expect(h.foc.removals).toEqual([{ dataSetId: BigInt(never.dataSetId!), pieceId: 0n }])
     })
 
-    it('ends a copy whose provider stopped proving after one more period of grace, removes its piece, and makes another', async () => {
+    it('ends a copy whose provider stopped proving after one more period of grace, ends its data set as the payer, and makes another', async () => {
       h = await pdpHarness()
       h.group()
       await h.pass()
@@ -313,7 +313,9 @@ describe('the PDP route over a fake Onchain Cloud', () => {
         state: 'ended',
         failure: { code: 'MISSED_PROOFS', detail: '3 proving periods in a row without a proof' },
       })
-      expect(h.foc.removals).toEqual([{ dataSetId: BigInt(ended.dataSetId!), pieceId: 0n }])
+      // The provider that stopped proving is not asked to remove anything: the payer terminates the data set it held only this copy in.
+      expect(h.foc.removals).toEqual([])
+      expect(h.foc.terminations).toEqual([BigInt(ended.dataSetId!)])
       expect(h.foc.stores.at(-1)).toEqual({ copies: 1, exclude: [1, 2] })
     })
 
@@ -331,13 +333,18 @@ describe('the PDP route over a fake Onchain Cloud', () => {
   })
 
   describe('removals', () => {
-    it('tries a failed removal again with back-off (10, 20, 40 epochs), saying it once, and not at all when the chain shows it gone', async () => {
+    it('tries a failed removal again with back-off (10, 20, 40 epochs), saying it once, while another copy of ours is in the data set', async () => {
       h = await pdpHarness()
       h.group()
       await h.pass()
       await h.settled()
+      // A second group, added later to the same data sets: its copy on pdp:1 still waits for its first proof.
+      h.advance(300)
+      h.group()
+      await h.pass()
+      await h.settled()
       h.foc.failRemovals = 3
-      h.advance(3 * 240 + 21)
+      h.advance(3 * 240 + 21 - 300)
       h.foc.prove(2)
       await h.pass()
       expect(h.foc.removals).toEqual([])
@@ -350,7 +357,63 @@ describe('the PDP route over a fake Onchain Cloud', () => {
       }
       expect(at).toEqual([1, 1, 2, 2, 3, 3, 3])
       expect(h.foc.removals).toHaveLength(1)
+      expect(h.foc.terminations).toEqual([])
       expect(warnings(/removing a PDP copy that no longer counts failed/)).toHaveLength(1)
+    })
+
+    it('ends the data set as the payer when the provider does not remove a copy that no longer counts and no other copy of ours is there', async () => {
+      h = await pdpHarness()
+      h.group()
+      await h.pass()
+      await h.settled()
+      h.foc.failRemovals = 1
+      h.advance(3 * 240 + 21)
+      h.foc.prove(2)
+      await h.pass()
+      const [never] = await h.rows(1)
+      expect(never.failure?.code).toBe('NEVER_PROVED')
+      expect(h.foc.removals).toEqual([])
+      expect(h.foc.terminations).toEqual([BigInt(never.dataSetId!)])
+      // Nothing is tried again: the data set's payments are ended.
+      h.advance(3000)
+      await h.pass()
+      expect(h.foc.terminations).toHaveLength(1)
+      expect(warnings(/removing a PDP copy that no longer counts failed/)).toHaveLength(0)
+    })
+
+    it('keeps a copy that failed its retrieval check until its replacement is proved, then ends it and removes its piece', async () => {
+      h = await pdpHarness()
+      h.group()
+      await h.pass()
+      await h.settled()
+      h.advance(240)
+      h.foc.prove(1)
+      h.foc.prove(2)
+      await h.pass()
+      const [failing] = await h.rows(1)
+      await h.deals.recordCheck(failing.id, false)
+      await h.pass()
+      await h.settled()
+      expect(h.foc.stores.at(-1)).toEqual({ copies: 1, exclude: [1, 2] })
+      // The replacement is added, not yet proved: the failing copy stays, and is paid for.
+      expect(await states()).toEqual([
+        ['pdp:1', 'active'],
+        ['pdp:2', 'active'],
+        ['pdp:3', 'published'],
+      ])
+      expect(h.foc.removals).toEqual([])
+      h.advance(240)
+      h.foc.prove(2)
+      h.foc.prove(3)
+      await h.pass()
+      expect(await states()).toEqual([
+        ['pdp:1', 'ended'],
+        ['pdp:2', 'active'],
+        ['pdp:3', 'active'],
+      ])
+      expect((await h.rows(1))[0].failure?.code).toBe('RETRIEVAL_FAILED')
+      expect(h.foc.removals).toEqual([{ dataSetId: BigInt(failing.dataSetId!), pieceId: 0n }])
+      expect(h.foc.terminations).toEqual([])
     })
   })
 
