@@ -66,7 +66,8 @@ describe.skipIf(!hasChromium())('a PDP copy in the tab (npm start with the simul
         const details = tab.locator('[data-test="group"] details').first()
         if ((await details.count()) > 0 && !(await details.evaluate((d) => (d as HTMLDetailsElement).open)))
           await tab.getByTestId('group-summary').first().click()
-        const proofs = tab.locator('[data-test="pdp-proof"] time')
+        // A committed copy's line says when its first proof is due; a proved one's, when it was proved.
+        const proofs = tab.locator('[data-test="pdp-proof"] time', { hasText: /^proved/ })
         if ((await proofs.count()) > 0) {
           proof = (await proofs.first().textContent()) ?? ''
           break
@@ -74,7 +75,7 @@ describe.skipIf(!hasChromium())('a PDP copy in the tab (npm start with the simul
         await page.waitForTimeout(1000)
       }
       expect(proof).toMatch(/^proved (today|yesterday) at \d{1,2}:\d{2}/)
-      const copy = tab.locator('[data-test="deal"]', { has: page.locator('[data-test="pdp-proof"] time') }).first()
+      const copy = tab.locator('[data-test="deal"]', { has: page.locator('[data-test="pdp-proof"] time', { hasText: /^proved/ }) }).first()
       expect(await copy.getByTestId('provider').textContent()).toMatch(/^PDP provider \d+$/)
       expect(await copy.getByTestId('pdp-copy').textContent()).toMatch(/^\s*data set \d+, piece \d+\s*·\s*Proved\s*$/)
       await copy.screenshot({ path: join(ARTIFACTS, 'pdp-proved.png') })
