@@ -9,19 +9,13 @@ import { focChain } from '../../../server/network/foc/chain.ts'
 import { createFocClient, FocFundsError, type FocClient, type FocStored } from '../../../server/network/foc/client.ts'
 import { NetworkError } from '../../../server/network/errors.ts'
 import { startSimulatedFoc, type SimulatedFoc } from '../../../server/simulation/simfoc/index.ts'
+import { until } from '../../helpers/until.ts'
 import { recordingFetches } from '../../helpers/recording-fetch.ts'
 
-const USDFC = (n: string) => parseUnits(n, 18)
+/** The longest a proof or a missed period is waited for. */
+const UNTIL_MS = 240_000
 
-const until = async <T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 240_000): Promise<T> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
+const USDFC = (n: string) => parseUnits(n, 18)
 
 describe("the gateway's Onchain Cloud client (the unchanged Synapse SDK) against the simulated FOC on loopback", () => {
   let dir: string
@@ -85,10 +79,14 @@ describe("the gateway's Onchain Cloud client (the unchanged Synapse SDK) against
     for (const copy of stored.copies) expect(ports).toContain(new URL(providerOf(copy.providerId).url).port)
 
     for (const copy of stored.copies) {
-      const proof = await until(async () => {
-        const p = await client.copyProof(copy)
-        return p.proved ? p : undefined
-      }, `a proof of data set ${copy.dataSetId}`)
+      const proof = await until(
+        async () => {
+          const p = await client.copyProof(copy)
+          return p.proved ? p : undefined
+        },
+        `a proof of data set ${copy.dataSetId}`,
+        UNTIL_MS,
+      )
       expect(proof.dataSetLive).toBe(true)
       expect(proof.lastProvenEpoch).toBeGreaterThan(copy.addedEpoch)
       expect(proof.maxProvingPeriod).toBe(240)
@@ -122,10 +120,14 @@ describe("the gateway's Onchain Cloud client (the unchanged Synapse SDK) against
     const [failing, healthy] = stored.copies
     await providerOf(failing.providerId).provider.setFault('stop-proving')
     try {
-      const missed = await until(async () => {
-        const p = await client.copyProof(failing)
-        return p.missedPeriods >= 2 ? p : undefined
-      }, 'two missed proving periods')
+      const missed = await until(
+        async () => {
+          const p = await client.copyProof(failing)
+          return p.missedPeriods >= 2 ? p : undefined
+        },
+        'two missed proving periods',
+        UNTIL_MS,
+      )
       expect(missed.dataSetLive).toBe(true)
       expect((await client.copyProof(healthy)).missedPeriods).toBe(0)
     } finally {
@@ -137,10 +139,14 @@ describe("the gateway's Onchain Cloud client (the unchanged Synapse SDK) against
     const copy = stored.copies[1]
     await providerOf(copy.providerId).provider.setFault('lose')
     expect((await fetch(copy.retrievalUrl)).status).toBe(404)
-    const missed = await until(async () => {
-      const p = await client.copyProof(copy)
-      return p.missedPeriods >= 1 ? p : undefined
-    }, 'a missed proving period after the loss')
+    const missed = await until(
+      async () => {
+        const p = await client.copyProof(copy)
+        return p.missedPeriods >= 1 ? p : undefined
+      },
+      'a missed proving period after the loss',
+      UNTIL_MS,
+    )
     expect(missed.proved).toBe(true) // it was proved before; what changed is that the latest periods were not
   }, 300_000)
 

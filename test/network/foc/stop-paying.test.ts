@@ -9,6 +9,7 @@ import { addedCopy } from '../../../server/network/foc/added-copy.ts'
 import { focChain } from '../../../server/network/foc/chain.ts'
 import { createFocClient, type FocClient, type FocCopy } from '../../../server/network/foc/client.ts'
 import type { FocContext } from '../../../server/network/foc/context.ts'
+import { until } from '../../helpers/until.ts'
 import { startSimulatedFoc, type SimulatedFoc } from '../../../server/simulation/simfoc/index.ts'
 
 const USDFC = (n: string) => parseUnits(n, 18)
@@ -18,16 +19,6 @@ const railAbi = parseAbi([
   'struct RailView { address token; address from; address to; address operator; address validator; uint256 paymentRate; uint256 lockupPeriod; uint256 lockupFixed; uint256 settledUpTo; uint256 endEpoch; uint256 commissionRateBps; address serviceFeeRecipient; }',
   'function getRail(uint256 railId) view returns (RailView)',
 ])
-
-const until = async <T>(probe: () => Promise<T | undefined>, what: string, timeoutMs = 120_000): Promise<T> => {
-  const deadline = Date.now() + timeoutMs
-  for (;;) {
-    const value = await probe()
-    if (value !== undefined) return value
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`)
-    await new Promise((r) => setTimeout(r, 100))
-  }
-}
 
 /**
  * What the PDP route's calls do on chain when a copy stops counting, read
