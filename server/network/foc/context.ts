@@ -34,3 +34,23 @@ export const contractReader =
   (client: FocContext['client']) =>
   <T>(contract: FocContract, functionName: string, args: unknown[] = []) =>
     client.readContract({ address: contract.address, abi: contract.abi, functionName, args } as never) as Promise<T>
+
+/** One view call for {@link contractSnapshot}: the contract, the function and its arguments. */
+export type FocRead = [contract: FocContract, functionName: string, args?: unknown[]]
+
+/**
+ * Several view calls answered from one block: viem batches them into a single
+ * eth_call of Multicall3 (the chain's `multicall3`), so a proof landing between
+ * two reads cannot make them disagree. A call that reverts answers undefined.
+ *
+ * @example const [live, last] = await contractSnapshot(client)([pdp, 'dataSetLive', [id]], [pdp, 'getDataSetLastProvenEpoch', [id]])
+ */
+export const contractSnapshot =
+  (client: FocContext['client']) =>
+  async (...reads: FocRead[]): Promise<unknown[]> => {
+    const answers = await client.multicall({
+      contracts: reads.map(([contract, functionName, args = []]) => ({ address: contract.address, abi: contract.abi, functionName, args })),
+      allowFailure: true,
+    } as never)
+    return (answers as { status: string; result?: unknown }[]).map((a) => (a.status === 'success' ? a.result : undefined))
+  }

@@ -1,53 +1,68 @@
 import { maxUint256 } from 'viem'
-import { contractReader, type FocContext } from './context.ts'
+import { contractSnapshot, type FocContext } from './context.ts'
 import type { FocCopy, FocCopyProof } from './types.ts'
 
 /** How many of the latest proving periods a copy's proofs are looked up in. */
 const RECENT_PERIODS = 4
 
-/** Where a copy stands on chain, read from PDPVerifier and the warm storage service (FWSS and its view contract). */
+/**
+ * Where a copy stands on chain, read from PDPVerifier and the warm storage
+ * service (FWSS and its view contract). The proof state (liveness, last proof,
+ * proven periods) is one snapshot: read apart, a proof landing between the
+ * reads showed a proved copy with the data set's pre-proof epoch.
+ */
 export async function copyProof(
   { client, chain }: Pick<FocContext, 'client' | 'chain'>,
   { dataSetId, pieceId, addedEpoch }: Pick<FocCopy, 'dataSetId' | 'pieceId' | 'addedEpoch'>,
 ): Promise<FocCopyProof> {
   const { pdp, fwss, fwssView } = chain.contracts
-  const read = contractReader(client)
+  const snapshot = contractSnapshot(client)
   const head = await client.getBlockNumber({ cacheTime: 0 })
-  const [dataSetLive, pieceLive, lastProven, nextChallenge, config, addedPeriod, currentPeriod, activation] = await Promise.all([
-    read<boolean>(pdp, 'dataSetLive', [dataSetId]),
-    read<boolean>(pdp, 'pieceLive', [dataSetId, pieceId]),
-    read<bigint>(pdp, 'getDataSetLastProvenEpoch', [dataSetId]).catch(() => 0n),
-    read<bigint>(pdp, 'getNextChallengeEpoch', [dataSetId]).catch(() => 0n),
-    read<readonly [bigint, bigint, bigint, bigint]>(fwssView, 'getPDPConfig'),
-    read<bigint>(fwss, 'getProvingPeriodForEpoch', [dataSetId, BigInt(addedEpoch)]),
-    read<bigint>(fwss, 'getProvingPeriodForEpoch', [dataSetId, head]),
-    read<bigint>(fwssView, 'provingActivationEpoch', [dataSetId]),
-  ])
+  const schedule = await snapshot(
+    [fwssView, 'getPDPConfig'],
+    [fwss, 'getProvingPeriodForEpoch', [dataSetId, BigInt(addedEpoch)]],
+    [fwss, 'getProvingPeriodForEpoch', [dataSetId, head]],
+    [fwssView, 'provingActivationEpoch', [dataSetId]],
+    [pdp, 'getNextChallengeEpoch', [dataSetId]],
+  )
+  const [config, addedPeriod, currentPeriod, activation = 0n, nextChallenge = 0n] = schedule as [
+    readonly [bigint, bigint, bigint, bigint],
+    bigint | undefined,
+    bigint | undefined,
+    bigint | undefined,
+    bigint | undefined,
+  ]
   // FWSS counts proofs per proving period (provenPeriods). A piece added in period k is first
   // challenged in period k + 1, once the provider's nextProvingPeriod takes it into the range;
   // one added before proving started, from period 0.
-  let proved = false
-  let missedPeriods = 0
-  if (dataSetLive && currentPeriod !== maxUint256) {
+  const periods: bigint[] = []
+  if (currentPeriod !== undefined && addedPeriod !== undefined && currentPeriod !== maxUint256) {
     const first = addedPeriod === maxUint256 ? 0n : addedPeriod + 1n
-    const periods: bigint[] = []
     for (let p = currentPeriod; p >= first && periods.length < RECENT_PERIODS; p--) periods.push(p)
-    const proven = await Promise.all(periods.map((p) => read<boolean>(fwssView, 'provenPeriods', [dataSetId, p])))
-    proved = proven.some(Boolean)
-    // Closed periods (all but the current one) without a proof, the latest first, in a row.
+  }
+  const [dataSetLive = false, pieceLive = false, lastProven = 0n, ...proven] = (await snapshot(
+    [pdp, 'dataSetLive', [dataSetId]],
+    [pdp, 'pieceLive', [dataSetId, pieceId]],
+    [pdp, 'getDataSetLastProvenEpoch', [dataSetId]],
+    ...periods.map((p): [typeof fwssView, string, unknown[]] => [fwssView, 'provenPeriods', [dataSetId, p]]),
+  )) as [boolean | undefined, boolean | undefined, bigint | undefined, ...(boolean | undefined)[]]
+  const proved = dataSetLive && proven.some(Boolean)
+  // Closed periods (all but the current one) without a proof, the latest first, in a row.
+  let missedPeriods = 0
+  if (dataSetLive) {
     for (const wasProven of proven.slice(1)) {
       if (wasProven) break
       missedPeriods++
     }
   }
   const live = dataSetLive && pieceLive
-  const schedule = { period: Number(config[0]), window: Number(config[1]) }
+  const terms = { period: Number(config[0]), window: Number(config[1]) }
   return {
     dataSetLive,
     pieceLive: live,
     proved: proved && pieceLive,
     firstProofDueEpoch:
-      live && !proved ? firstProofDue({ head: Number(head), addedEpoch, activation: Number(activation), ...schedule }) : null,
+      live && !proved ? firstProofDue({ head: Number(head), addedEpoch, activation: Number(activation), ...terms }) : null,
     missedPeriods,
     lastProvenEpoch: Number(lastProven),
     nextChallengeEpoch: nextChallenge === 0n ? null : Number(nextChallenge),

@@ -55,9 +55,13 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
     }
     expect(new Set(proved.map((c: any) => c.provider)).size).toBe(2)
     expect(proved.map((c: any) => c.milestone)).toEqual(['proved', 'proved'])
-    // On the way, copies were committed with a first-proof time (when it falls is checked against the chain's schedule in
-    // test/simulation/simfoc/proving.test.ts and over the fake client in pdp/pdp-route.test.ts).
-    expect(committed.length).toBeGreaterThan(0)
+    // On the way, copies were committed with their first proof due when its challenge window opens; the proofs came after
+    // (a copy replaced on a loaded machine, its provider not among the proved ones, has nothing to compare with).
+    const compared = committed.filter((c) => proved.some((p: any) => p.provider === c.provider))
+    expect(compared.length).toBeGreaterThan(0)
+    for (const c of compared) {
+      expect(proved.find((p: any) => p.provider === c.provider).lastProofEpoch).toBeGreaterThanOrEqual(c.firstProofDueEpoch)
+    }
     expect(
       [...reasons].some((r) =>
         /PDP cop(y|ies) committed on chain; the offload waits for (its|their) first proof, due in about \d+ (second|minute)s?/.test(r),
