@@ -1,7 +1,7 @@
 import { Agent as HttpAgent } from 'node:http'
 import { Agent as HttpsAgent } from 'node:https'
 import { Pool, errors as undiciErrors } from 'undici'
-import { gatewayBadResponse, gatewayTimeout, gatewayUnreachable, notFound } from './errors.ts'
+import { badRequest, gatewayBadResponse, gatewayTimeout, gatewayUnreachable, notFound } from './errors.ts'
 import { FileInfoFailureSchema, FileInfoSuccessSchema, type GatewayFile } from './gateway-record.ts'
 import { encodePath } from './user-path.ts'
 import { GatewayFolderStatesResponseSchema, type GatewayFolderEntry } from '../shared/contracts/folder-states.ts'
@@ -42,6 +42,16 @@ const TIMEOUTS = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT', 'UN
 
 function refuseCredentialsProblem(status: number): void {
   if (status === 401 || status === 403) throw gatewayBadResponse("The gateway refused the bridge's credentials")
+}
+
+/** The `error` of a gateway answer in its failure envelope, if it is one. */
+function failureText(res: { text: string }): string | undefined {
+  try {
+    const failure = FileInfoFailureSchema.safeParse(JSON.parse(res.text))
+    return failure.success ? failure.data.error : undefined
+  } catch {
+    return undefined
+  }
 }
 
 function parseAnswer(res: { status: number; text: string }): unknown {
@@ -119,6 +129,8 @@ export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
       const res = await send('POST', '/folder-states', { folderPath: gatewayPath })
       refuseCredentialsProblem(res.status)
       if (NO_FOLDER_STATES.has(res.status)) return undefined
+      // The bridge checked the body's shape, so what the gateway still refuses is the path itself (a file's, say): the caller's mistake.
+      if (res.status === 400) throw badRequest(failureText(res) ?? 'The gateway refused this folder path')
       if (res.status !== 200) throw gatewayBadResponse(`The gateway answered ${res.status}`)
       const ok = GatewayFolderStatesResponseSchema.safeParse(parseAnswer(res))
       if (!ok.success) throw gatewayBadResponse("The gateway's folder states have an unexpected shape")

@@ -75,6 +75,11 @@ describe('get-folder-states on the real gateway', () => {
     expect(other).toMatchObject({ status: 404, body: { success: false } })
   })
 
+  it("answers 400 saying so for a file's path, not a gateway failure", async () => {
+    const res = await states({ url: t.url, body: { folderPath: '/docs/a.txt' } })
+    expect(res).toMatchObject({ status: 400, body: { success: false, error: expect.stringMatching(/names a file, not a folder/) } })
+  })
+
   it('checks credentials, then the OCS header, then the body', async () => {
     expect((await states({ url: t.url, auth: null, body: {} })).status).toBe(401)
     expect((await states({ url: t.url, auth: basic('alice', 'wrong'), body: { folderPath: '/docs' } })).status).toBe(401)
