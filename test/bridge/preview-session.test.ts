@@ -108,6 +108,22 @@ describe('preview page: login, session cookie and request token', () => {
     },
   )
 
+  it("refuses a login form with no Origin but another site's Referer, and takes one with its own", async () => {
+    const post = (referer: string) =>
+      fetch(`${t.url}/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded', referer },
+        body: new URLSearchParams({ user: ALICE.user, password: ALICE.password }),
+        redirect: 'manual',
+      })
+    const foreign = await post('https://evil.example/login')
+    expect(foreign.status).toBe(403)
+    expect(foreign.headers.get('set-cookie')).toBeNull()
+    const own = await post(`${t.url}/login?redirect_url=/apps/files`)
+    expect(own.status).toBe(303)
+    expect(own.headers.get('set-cookie')).toMatch(/./)
+  })
+
   it('lets the session call the OCS route with its requesttoken, and answers 412 without it', async () => {
     const s = await login(t.url, ALICE.user, ALICE.password)
     const ok = await metadata(t.url, { cookie: s.cookie, requesttoken: s.token })

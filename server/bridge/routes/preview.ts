@@ -75,7 +75,8 @@ export function createPreviewRouter(deps: PreviewDeps): Router {
   router.post('/login', form, async (req, res) => {
     // A login form posted from another site is refused (login CSRF).
     // `Origin: null` (a sandboxed frame, a redirect through another site, a data: URL) and an empty one name no site: foreign too.
-    const origin = req.headers.origin
+    // Without an Origin (older browsers, some privacy settings), a Referer from another site says the same.
+    const origin = req.headers.origin ?? req.headers.referer
     if (origin !== undefined && originHost(origin) !== req.headers.host) {
       return sendPage(res, 403, messagePage('Access denied', 'This login form was sent from another site.'))
     }
