@@ -182,6 +182,12 @@ function createPipelineOrder(): (req: IncomingMessage, res: ServerResponse, run:
   }
 }
 
+function hostCount(req: IncomingMessage): number {
+  let count = 0
+  for (let i = 0; i < req.rawHeaders.length; i += 2) if (req.rawHeaders[i].toLowerCase() === 'host') count++
+  return count
+}
+
 /** Starts an HTTP server on host:port (port 0 picks a free one). */
 export async function startServer(
   handler: RequestListener,
@@ -207,6 +213,12 @@ export async function startServer(
       connectionsCheckingInterval: Math.min(1_000, idleTimeoutMs),
     },
     (req, res) => {
+      // RFC 9112 §3.2: a request with more than one Host is answered 400 (Node keeps the first and drops the rest).
+      if (hostCount(req) > 1) {
+        const body = errorBody('A request may name one Host')
+        res.shouldKeepAlive = false
+        return void res.writeHead(400, { 'content-type': body.type, 'content-length': Buffer.byteLength(body.text) }).end(body.text)
+      }
       // The idle limit starts with the request's turn: a body waiting behind another request is not idle.
       inOrder(req, res, () => {
         watchRequest(req, res, deadlines)

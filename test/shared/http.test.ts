@@ -43,6 +43,16 @@ describe('startServer', () => {
     expect(answer).toMatch(/^HTTP\/1\.1 401 Unauthorized/)
   })
 
+  it('answers 400 to a request naming two Hosts, before any handler sees it', async () => {
+    const socket = await open()
+    let answer = ''
+    socket.on('data', (d) => (answer += d))
+    socket.write('GET /x HTTP/1.1\r\nHost: x\r\nHost: evil.example\r\n\r\n')
+    await new Promise<void>((resolve) => socket.once('close', () => resolve()))
+    expect(answer).toMatch(/^HTTP\/1\.1 400 /)
+    expect(answer).toContain('{"success":false,"error":"A request may name one Host"}')
+  })
+
   it('keeps the connection alive when the unread body had arrived in full', async () => {
     const socket = await open()
     let answer = ''
