@@ -8,6 +8,7 @@ import { DatabaseInUse, DataFolderInUse } from '../gateway/index.ts'
 import { runApp } from './app.ts'
 import { runGateway } from './gateway.ts'
 import type { Part } from './part.ts'
+import { ensurePortsFree, PortInUse, stackPorts } from './ports.ts'
 import { runService } from './service.ts'
 import { superviseStack } from './stack.ts'
 
@@ -71,6 +72,7 @@ export async function startRole(role: Role, config: Config, logger: Logger, opti
     })
   }
 
+  await ensurePortsFree(stackPorts(config).filter((w) => w.part === role))
   const ready: Record<string, unknown> = {}
   if (role === 'service') {
     const service = await runService(config, logger)
@@ -86,7 +88,7 @@ export async function startRole(role: Role, config: Config, logger: Logger, opti
   announceReady({ url: part.server.url, ...ready })
 }
 
-/** True when a part did not start because another process holds its data folder or database: said plainly, no stack. */
+/** True when a part did not start because another process holds its data folder, database or port: said plainly, no stack. */
 export function isHeldElsewhere(err: unknown): err is Error {
-  return err instanceof DataFolderInUse || err instanceof DatabaseInUse
+  return err instanceof DataFolderInUse || err instanceof DatabaseInUse || err instanceof PortInUse
 }

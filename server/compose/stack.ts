@@ -5,6 +5,7 @@ import { createLinePrettifier, logFormatFor, type Logger } from '../shared/logge
 import { loadOrCreateSecretFile, randomSecret } from '../shared/secrets.ts'
 import { createSupervisor, type PartReady } from '../supervisor.ts'
 import { walletSigner } from './local-chain.ts'
+import { ensurePortsFree, stackPorts } from './ports.ts'
 
 const PORT_VARIABLE: Record<string, string> = { service: 'SERVICE_PORT', gateway: 'GATEWAY_PORT', app: 'PORT' }
 
@@ -17,6 +18,7 @@ const PORT_VARIABLE: Record<string, string> = { service: 'SERVICE_PORT', gateway
  * address, the app to the gateway with a service account, all kept in DATA_DIR.
  */
 export async function superviseStack(config: Config, logger: Logger, entry: string): Promise<void> {
+  await ensurePortsFree(stackPorts(config))
   // In the all-in-one default the app surface talks to its own gateway with a service account saved in the data dir.
   const { user, password } = config.stack.gatewayAccount
   const account = {
