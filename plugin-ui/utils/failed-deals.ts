@@ -33,6 +33,7 @@ const FAILURE_WORDS: Record<CopyFailureCode, (words: string) => string> = {
   SLASHED: () => t('gateway', 'the provider lost the sector'),
   EXPIRED: () => t('gateway', 'the deal ended'),
   INTERRUPTED: () => t('gateway', 'interrupted when the gateway restarted'),
+  CHAIN_UNREACHABLE: () => t('gateway', "interrupted: the chain's node did not answer"),
   UPLOAD_STALLED: () => t('gateway', 'the upload stalled'),
   NEVER_PROVED: () => t('gateway', 'never proved on chain'),
   MISSED_PROOFS: () => t('gateway', 'the provider stopped proving it'),

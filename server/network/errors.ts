@@ -34,6 +34,8 @@ export interface NetworkErrorDetail {
   unanswered?: boolean
   /** Which provider the call failed with, where the caller could not choose it (the Synapse SDK picks PDP providers). */
   provider?: string
+  /** The chain's node failed the call, not a provider (one Synapse SDK upload talks to both). */
+  chainNode?: boolean
 }
 
 export class NetworkError extends Error {
@@ -46,6 +48,7 @@ export class NetworkError extends Error {
   readonly messageCid?: string
   readonly unanswered: boolean
   readonly provider?: string
+  readonly chainNode: boolean
 
   constructor(
     readonly code: NetworkErrorCode,
@@ -61,6 +64,7 @@ export class NetworkError extends Error {
     this.messageCid = detail.messageCid
     this.unanswered = detail.unanswered ?? false
     this.provider = detail.provider
+    this.chainNode = detail.chainNode ?? false
   }
 }
 

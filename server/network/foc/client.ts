@@ -103,15 +103,17 @@ export interface FocClientOptions {
  * the chain or the SDK throws the network's errors (focNetworkError).
  */
 export function createFocClient(options: FocClientOptions): FocClient {
+  const rpcUrl = options.chain.rpcUrls.default.http[0]
   const synapse = Synapse.create({
     chain: options.chain,
     account: options.account,
-    transport: http(options.chain.rpcUrls.default.http[0], { timeout: options.rpcTimeoutMs ?? 30_000, retryCount: 2 }),
+    transport: http(rpcUrl, { timeout: options.rpcTimeoutMs ?? 30_000, retryCount: 2 }),
     source: options.source ?? 'nextcloud-filecoin-gateway',
   })
   const source = options.source ?? 'nextcloud-filecoin-gateway'
   const context: FocContext = { synapse, client: synapse.client, chain: options.chain, payer: options.account.address, source }
-  const verb = <A extends unknown[], R>(work: (c: FocContext, ...args: A) => Promise<R>) => guarded((...args: A) => work(context, ...args))
+  const verb = <A extends unknown[], R>(work: (c: FocContext, ...args: A) => Promise<R>) =>
+    guarded((...args: A) => work(context, ...args), rpcUrl)
   return {
     address: options.account.address,
     chain: options.chain,

@@ -23,7 +23,7 @@ function abortable<T>(work: Promise<T>, signal: AbortSignal | undefined): Promis
  * `o.onProgress`; resolves with the copies made and the providers that failed.
  */
 export async function store(
-  { synapse, client }: Pick<FocContext, 'synapse' | 'client'>,
+  { synapse, client, chain }: Pick<FocContext, 'synapse' | 'client' | 'chain'>,
   data: Uint8Array | ReadableStream<Uint8Array>,
   o: FocStoreOptions,
 ): Promise<FocStored> {
@@ -61,9 +61,9 @@ export async function store(
     o.signal,
   )
   const result = await uploading.catch((error: unknown) => {
-    const failure = focNetworkError(error)
-    // Cut short before the first provider had the bytes: that provider is the one that failed.
-    if (failure instanceof NetworkError && failure.provider === undefined && primary !== undefined && !stored) {
+    const failure = focNetworkError(error, chain.rpcUrls.default.http[0])
+    // Cut short before the first provider had the bytes: that provider is the one that failed (unless the chain's node did).
+    if (failure instanceof NetworkError && !failure.chainNode && failure.provider === undefined && primary !== undefined && !stored) {
       throw new NetworkError(failure.code, failure.message, {
         cause: error,
         providerReason: failure.providerReason,

@@ -41,6 +41,8 @@ export const COPY_FAILURES = {
   EXPIRED: { retry: 'soon' },
   /** Under way when the gateway stopped; its answer is lost. */
   INTERRUPTED: { retry: 'later' },
+  /** The chain's node (the Onchain Cloud's RPC) did not answer during the upload: nothing held against the provider. */
+  CHAIN_UNREACHABLE: { retry: 'soon' },
   /** A PDP upload that made no progress for the upload idle time. */
   UPLOAD_STALLED: { retry: 'later' },
   /** A PDP piece that got no proof in its first proving periods. */

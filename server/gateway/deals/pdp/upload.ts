@@ -106,9 +106,11 @@ async function recordFailure(
   const message = (err as Error).message
   const failure: CopyFailure = stopped
     ? { code: 'INTERRUPTED' }
-    : isNetworkError(err, 'TIMED_OUT')
-      ? { code: 'UPLOAD_STALLED', detail: message }
-      : { code: 'PROVIDER_REFUSED', detail: message }
+    : isNetworkError(err) && err.chainNode
+      ? { code: 'CHAIN_UNREACHABLE', detail: message }
+      : isNetworkError(err, 'TIMED_OUT')
+        ? { code: 'UPLOAD_STALLED', detail: message }
+        : { code: 'PROVIDER_REFUSED', detail: message }
   const failedProvider = isNetworkError(err) && err.provider !== undefined ? Number(err.provider) : undefined
   // The provider that failed gets a failed row too, so that it is not asked again for a while.
   if (failedProvider !== undefined) await rows.row(failedProvider)

@@ -28,7 +28,7 @@ interface Piece {
 }
 
 /** What the next `store` does on one provider: a stall counts only on the primary, which takes the upload. */
-export type ProviderPlan = 'ok' | { refuse: string } | 'stall' | 'hang-after-add'
+export type ProviderPlan = 'ok' | { refuse: string } | 'stall' | 'hang-after-add' | 'chain-down-at-add'
 
 /**
  * The gateway's Onchain Cloud port (FocClient) without a chain: data sets,
@@ -140,6 +140,7 @@ export class FakeFoc implements FocClient {
           return
         }
         o.onProgress?.({ kind: 'stored', providerId })
+        if (plan === 'chain-down-at-add') throw RPC_DOWN
         const txHash = this.tx()
         this.adds.set(txHash, { providerId, pieceCid: o.pieceCid!, outcome: 'added' })
         o.onProgress?.({ kind: 'adding', providerId, txHash })
@@ -275,9 +276,16 @@ export class FakeFoc implements FocClient {
 
   /** A call to the chain's RPC, which fails while it is down. */
   private rpc(): void {
-    if (this.chainDown) throw new NetworkError('UNREACHABLE', 'connect ECONNREFUSED 127.0.0.1:1235')
+    if (this.chainDown) throw RPC_DOWN
   }
 }
+
+/** What the real client (server/network/foc/errors.ts focNetworkError) throws when the chain's RPC refuses connections. */
+const RPC_DOWN = new NetworkError(
+  'UNREACHABLE',
+  "the Onchain Cloud's RPC (http://127.0.0.1:1235) did not answer: connect ECONNREFUSED 127.0.0.1:1235",
+  { chainNode: true },
+)
 
 async function drain(stream: ReadableStream<Uint8Array>): Promise<number> {
   let size = 0

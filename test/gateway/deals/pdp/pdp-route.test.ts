@@ -72,6 +72,25 @@ describe('the PDP route over a fake Onchain Cloud', () => {
       expect((await h.rows(1)).filter((d) => d.state !== 'failed')).toHaveLength(2)
     })
 
+    it('holds an Onchain Cloud RPC outage during an add against no provider: the copies are made again on the same ones', async () => {
+      h = await pdpHarness()
+      h.foc.plans.set(1, 'chain-down-at-add')
+      h.group()
+      await h.pass()
+      await h.settled()
+      expect((await h.rows(1)).map((d) => [d.provider, d.state, d.failure?.code])).toEqual([
+        ['pdp:1', 'failed', 'CHAIN_UNREACHABLE'],
+        ['pdp:2', 'failed', 'CHAIN_UNREACHABLE'],
+      ])
+      expect(h.route.progress(1, await h.rows(1)).steps.join('\n')).toMatch(/CHAIN_UNREACHABLE: the Onchain Cloud's RPC/)
+      expect(h.route.progress(1, await h.rows(1)).steps.join('\n')).not.toMatch(/pdp:1 CHAIN/)
+      h.foc.plans.delete(1)
+      await h.pass()
+      await h.settled()
+      expect(h.foc.stores.at(-1)).toEqual({ copies: 2, exclude: [] })
+      expect((await h.rows(1)).filter((d) => d.state === 'published').map((d) => d.provider)).toEqual(['pdp:1', 'pdp:2'])
+    })
+
     it('fails the copies a provider refused, keeps the ones made, and makes the rest on the next pass', async () => {
       h = await pdpHarness()
       h.foc.plans.set(2, { refuse: 'piece too large' })
