@@ -7,6 +7,7 @@ import { acquireDataFolder, connectToNetwork, createGateway, whyNotPublic, type 
 import { devnetClock } from '../network/index.ts'
 import { createFocClient, type FocClient } from '../network/foc/client.ts'
 import { savedSimnetClock, walletEvmAccount, walletSigner } from './local-chain.ts'
+import { checkNodeNetwork } from './node-network.ts'
 import { onchainCloudChain } from './onchain-cloud.ts'
 import { serverOptions, type Part } from './part.ts'
 
@@ -82,6 +83,7 @@ async function networkAccess(config: Config, logger: Logger): Promise<(NetworkAc
     )
     return undefined
   }
+  if (!rpc.simulated) await checkNodeNetwork(rpc, network, logger)
   const signer = walletSigner(config)
   if (!signer) {
     logger.error('no wallet key: deals are off until one is made or imported (npm run wallet -- new | import)')

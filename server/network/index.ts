@@ -1,6 +1,6 @@
 import type { ServiceConfig } from '../shared/config.ts'
 import { networkClock, type NetworkClock } from '../shared/epochs.ts'
-import { createLotusNetwork } from './lotus/index.ts'
+import { createLotusNetwork, lotusNetworkParams } from './lotus/index.ts'
 import { createJsonRpc } from './lotus/json-rpc.ts'
 import { nodeClock } from './lotus/node-clock.ts'
 import type { NetworkPort } from './types.ts'
@@ -21,6 +21,13 @@ export function lotusNetworkFor(config: ServiceConfig, deps: { fetch?: typeof fe
 export function devnetClock(o: { url: string; token?: string; fetch?: typeof fetch }): Promise<NetworkClock> {
   return nodeClock(createJsonRpc({ url: o.url, token: o.token, fetch: o.fetch, timeoutMs: 10_000 }))
 }
+
+/** The network name the node at `url` reports (StateGetNetworkParams' NetworkName, its StateNetworkName). */
+export async function nodeNetworkName(o: { url: string; token?: string; fetch?: typeof fetch }): Promise<string> {
+  return (await lotusNetworkParams(createJsonRpc({ url: o.url, token: o.token, fetch: o.fetch, timeoutMs: 10_000 }))).networkName
+}
+
+export { networkNameMismatch } from './lotus/network-name.ts'
 
 // The wallet, which the composition (server/compose) opens for the gateway's key.
 export { openKeystore } from './wallet/keystore.ts'
