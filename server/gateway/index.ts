@@ -235,4 +235,4 @@ function requireBasicAuth(user: string, password: string): RequestHandler {
 export { acquireDataFolder, DataFolderInUse } from './data-lock.ts'
 export { DatabaseInUse } from './database-lock.ts'
 export { connectToNetwork, type NetworkAccess } from './deals/market/network-access.ts'
-export { whyNotPublic } from './deals/market/public-url.ts'
+export { whyNotPublic, whyProvidersCannotFetch } from './deals/market/public-url.ts'

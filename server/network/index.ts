@@ -1,6 +1,6 @@
 import type { ServiceConfig } from '../shared/config.ts'
 import { networkClock, type NetworkClock } from '../shared/epochs.ts'
-import { createLotusNetwork, lotusNetworkParams } from './lotus/index.ts'
+import { createLotusNetwork, lotusMiners, lotusNetworkParams } from './lotus/index.ts'
 import { createJsonRpc } from './lotus/json-rpc.ts'
 import { nodeClock } from './lotus/node-clock.ts'
 import type { NetworkPort } from './types.ts'
@@ -28,6 +28,11 @@ export async function nodeNetworkName(o: { url: string; token?: string; fetch?: 
 }
 
 export { networkNameMismatch } from './lotus/network-name.ts'
+
+/** A devnet's miner actors (StateListMiners), the providers its deals can go to. */
+export function devnetMiners(o: { url: string; token?: string; fetch?: typeof fetch }): Promise<string[]> {
+  return lotusMiners(createJsonRpc({ url: o.url, token: o.token, fetch: o.fetch, timeoutMs: 10_000 }))
+}
 
 // The wallet, which the composition (server/compose) opens for the gateway's key.
 export { openKeystore } from './wallet/keystore.ts'

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { multiaddr } from '@multiformats/multiaddr'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { networkNameMismatch } from '../../server/network/lotus/network-name.ts'
 
@@ -10,10 +11,36 @@ import { networkNameMismatch } from '../../server/network/lotus/network-name.ts'
  * NETWORK is checked against the node at start: a gateway pointed at a node
  * of another network stops with a message naming both, before it signs
  * anything. The "node" is a few lines answering StateGetNetworkParams with the
- * name a test gives it, as Lotus does (NetworkName from StateNetworkName).
+ * name a test gives it, as Lotus does (NetworkName from StateNetworkName), and
+ * on a devnet its miners with the addresses a test gives them.
  */
 const dataDir = mkdtempSync(join(tmpdir(), 'node-network-'))
 let reported = 'calibrationnet'
+/** The devnet's miners and the addresses their miner info publishes. */
+let miners: Record<string, string[]> = {}
+const GENESIS = Math.floor(Date.now() / 1000) - 3600
+
+/** What the node answers, as Lotus does (api/types.go NetworkParams, MinerInfo with base64 multiaddr bytes). */
+function answer(method: string, params: unknown[]): unknown {
+  switch (method) {
+    case 'Filecoin.StateGetNetworkParams':
+      return { NetworkName: reported, BlockDelaySecs: 4 }
+    case 'Filecoin.ChainHead':
+      return { Height: 900, Blocks: [{ Timestamp: GENESIS + 900 * 4 }] }
+    case 'Filecoin.StateListMiners':
+      return Object.keys(miners)
+    case 'Filecoin.StateLookupID':
+      return params[0]
+    case 'Filecoin.StateMinerInfo': {
+      const id = params[0] as string
+      const peerId = '12D3KooWRawPbxPtP1eZaJpumGnyWX2DcUyd3RQnydr3eAto4Az7'
+      const addrs = (miners[id] ?? []).map((a) => Buffer.from(multiaddr(a).bytes).toString('base64'))
+      return { Owner: id, Worker: id, PeerId: peerId, Multiaddrs: addrs, SectorSize: 8 << 20 }
+    }
+    default:
+      return null
+  }
+}
 let node: Server
 let nodeUrl = ''
 
@@ -22,8 +49,8 @@ beforeAll(async () => {
     let body = ''
     req.on('data', (c: Buffer) => (body += c.toString()))
     req.on('end', () => {
-      const call = JSON.parse(body) as { id: number; method: string }
-      const result = call.method === 'Filecoin.StateGetNetworkParams' ? { NetworkName: reported, BlockDelaySecs: 30 } : null
+      const call = JSON.parse(body) as { id: number; method: string; params: unknown[] }
+      const result = answer(call.method, call.params)
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: call.id, result }))
     })
   })
@@ -100,5 +127,26 @@ describe("the node's network name against NETWORK", () => {
     const { out } = await startGateway({ NETWORK: 'calibration' })
     expect(out).toContain('gateway listening')
     expect(out).toContain('the node is on NETWORK=calibration')
+  }, 40_000)
+})
+
+describe("a devnet's transfer URL", () => {
+  it("turns deals off when it is loopback while a provider listens at a docker devnet's name, and says what to set", async () => {
+    reported = 'localnet-2a7c'
+    miners = { t01000: ['/dns/boost/tcp/50000'] }
+    const { out } = await startGateway({ NETWORK: 'devnet', GATEWAY_PUBLIC_URL: 'http://127.0.0.1:9011' })
+    expect(out).toContain('gateway listening')
+    expect(out).toContain(
+      "deals are off: the transfer URL http://127.0.0.1:9011 is this machine's loopback, but provider t01000 listens at /dns/boost/tcp/50000",
+    )
+    expect(out).toMatch(/"deals":false/)
+  }, 40_000)
+
+  it('keeps deals on when the providers are on this machine too', async () => {
+    reported = 'localnet-2a7c'
+    miners = { t01000: ['/dns4/localhost/tcp/50000'] }
+    const { out } = await startGateway({ NETWORK: 'devnet', GATEWAY_PUBLIC_URL: 'http://127.0.0.1:9011' })
+    expect(out).not.toContain('deals are off')
+    expect(out).toMatch(/"deals":true/)
   }, 40_000)
 })
