@@ -206,7 +206,7 @@ function httpSurface(
     // A group being sealed may be waiting for room for its CAR file.
     const freeBytes = g.state === 'full' ? await p.space.free().catch(() => undefined) : undefined
     return groupReason(g, {
-      groupSize: config.groupSize,
+      groupSize: content.groupSize(),
       groupIdleSeconds: config.groupIdleSeconds,
       progress: progress && (() => progress),
       freeBytes,
