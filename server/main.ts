@@ -19,7 +19,9 @@ Runs the Nextcloud/Filecoin stack on loopback.
 NETWORK=devnet LOTUS_URL=http://127.0.0.1:1234/rpc/v1 runs the three parts
 against a local Lotus-compatible node and its providers (no simulation): the
 clock is read from the node, test (t…) addresses, a loopback
-GATEWAY_PUBLIC_URL is allowed and a wallet key is made at the first start.
+GATEWAY_PUBLIC_URL is allowed while the providers are on loopback too, and a
+wallet key is made at the first start. With LOTUS_URL the node's network name
+must fit NETWORK (README, "Boost's and Curio's docker devnets").
 
 Configuration is read from the environment; see README.md ("Configuration").
 Main variables: PORT (8080), GATEWAY_PORT (9011), HOST (127.0.0.1),

@@ -3,10 +3,18 @@ import { networkClock } from '../shared/epochs.ts'
 import { startServer } from '../shared/http.ts'
 import type { Faults } from '../shared/faults.ts'
 import type { Logger } from '../shared/logger.ts'
-import { acquireDataFolder, connectToNetwork, createGateway, whyNotPublic, type NetworkAccess } from '../gateway/index.ts'
-import { devnetClock } from '../network/index.ts'
+import {
+  acquireDataFolder,
+  connectToNetwork,
+  createGateway,
+  whyNotPublic,
+  whyProvidersCannotFetch,
+  type NetworkAccess,
+} from '../gateway/index.ts'
+import { devnetClock, devnetMiners } from '../network/index.ts'
 import { createFocClient, type FocClient } from '../network/foc/client.ts'
 import { savedSimnetClock, walletEvmAccount, walletSigner } from './local-chain.ts'
+import { checkNodeNetwork } from './node-network.ts'
 import { onchainCloudChain } from './onchain-cloud.ts'
 import { serverOptions, type Part } from './part.ts'
 
@@ -82,6 +90,7 @@ async function networkAccess(config: Config, logger: Logger): Promise<(NetworkAc
     )
     return undefined
   }
+  if (!rpc.simulated) await checkNodeNetwork(rpc, network, logger)
   const signer = walletSigner(config)
   if (!signer) {
     logger.error('no wallet key: deals are off until one is made or imported (npm run wallet -- new | import)')
@@ -93,6 +102,26 @@ async function networkAccess(config: Config, logger: Logger): Promise<(NetworkAc
       ? await devnetClock({ url: rpc.url, token: rpc.token })
       : networkClock(network)
   const access = await connectToNetwork({ rpcUrl: rpc.url, token: rpc.token, clock, signer, network: config.chain.addressNetwork })
+  // A devnet's providers may sit in containers, for which this machine's loopback is their own.
+  const unreachable = network === 'devnet' && !rpc.simulated ? await whyDevnetCannotFetch(config, rpc, access) : null
+  if (unreachable) {
+    logger.error(`deals are off: ${unreachable}`)
+    await access.close()
+    return undefined
+  }
   logger.info({ clientAddress: signer.address, chain: rpc.url }, 'deals are signed by the wallet key')
   return { ...access, clientAddress: signer.address }
+}
+
+/** Why the devnet's providers (its miners, as their miner info publishes them) could not fetch CARs from the transfer URL. */
+async function whyDevnetCannotFetch(config: Config, rpc: { url: string; token?: string }, access: NetworkAccess): Promise<string | null> {
+  const transferUrl = config.gateway.publicUrl ?? `http://${config.gateway.host}:${config.gateway.port}`
+  // A devnet has a handful of miners; more would be no devnet's.
+  // A node that cannot list them (a gateway API without StateListMiners) leaves nothing to compare.
+  const miners = (await devnetMiners(rpc).catch(() => [])).slice(0, 100)
+  const infos = await Promise.all(miners.map((id) => access.chain.minerInfo(id).catch(() => null)))
+  return whyProvidersCannotFetch(
+    transferUrl,
+    infos.flatMap((info) => (info ? [{ id: info.id, multiaddrs: info.multiaddrs }] : [])),
+  )
 }

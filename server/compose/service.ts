@@ -8,6 +8,7 @@ import type { NetworkPort } from '../network/types.ts'
 import { ProvingScheduleMismatch, startSimulatedFoc, startSimulatedNetwork, type Simnet } from '../simulation/index.ts'
 import { addressNetworkOf } from '../shared/address.ts'
 import { createDealService, serviceErrorBody, type DealService } from '../service/index.ts'
+import { checkNodeNetwork } from './node-network.ts'
 import { openSimnet, openSimnetDirectory, simnetFor, simnetOverRpc } from './local-chain.ts'
 import { serverOptions, type Part } from './part.ts'
 
@@ -22,7 +23,7 @@ export async function runService(config: Config, logger: Logger): Promise<Part &
   // The network first: the service reads the chain through its RPC from its first query on.
   const network = source === 'simnet' ? await runSimulatedNetwork(config, logger, simnet!) : undefined
   const rpcUrl = network?.rpcUrl ?? config.service.simnetRpcUrl
-  const service = await createDealService(config.service, { logger, network: await serviceNetwork(config, simnet, rpcUrl) })
+  const service = await createDealService(config.service, { logger, network: await serviceNetwork(config, simnet, rpcUrl, logger) })
   if (network) await seedDemoClient(service, simnet!, config.service.simnetSeed)
   if (service.createdApiKey) {
     // Shown once; only its hash is stored (the file beside it is mode 0600).
@@ -147,10 +148,16 @@ async function seedDemoClient(service: DealService, simnet: Simnet, seed: string
  * node at LOTUS_URL (on a devnet with the clock the node tells), else the
  * simulated chain in this process.
  */
-async function serviceNetwork(config: Config, simnet: Simnet | undefined, rpcUrl: string | undefined): Promise<NetworkPort> {
+async function serviceNetwork(
+  config: Config,
+  simnet: Simnet | undefined,
+  rpcUrl: string | undefined,
+  logger: Logger,
+): Promise<NetworkPort> {
   const s = config.service
   if (simnet && rpcUrl) return simnetOverRpc(simnet, rpcUrl)
   if (!s.lotusUrl) return simnetFor(s)
+  await checkNodeNetwork({ url: s.lotusUrl, token: s.lotusToken }, s.network, logger)
   const clock = s.network === 'devnet' ? await devnetClock({ url: s.lotusUrl, token: s.lotusToken }) : undefined
   return lotusNetworkFor(s, { clock })
 }

@@ -206,7 +206,7 @@ function httpSurface(
     // A group being sealed may be waiting for room for its CAR file.
     const freeBytes = g.state === 'full' ? await p.space.free().catch(() => undefined) : undefined
     return groupReason(g, {
-      groupSize: config.groupSize,
+      groupSize: content.groupSize(),
       groupIdleSeconds: config.groupIdleSeconds,
       progress: progress && (() => progress),
       freeBytes,
@@ -235,4 +235,4 @@ function requireBasicAuth(user: string, password: string): RequestHandler {
 export { acquireDataFolder, DataFolderInUse } from './data-lock.ts'
 export { DatabaseInUse } from './database-lock.ts'
 export { connectToNetwork, type NetworkAccess } from './deals/market/network-access.ts'
-export { whyNotPublic } from './deals/market/public-url.ts'
+export { whyNotPublic, whyProvidersCannotFetch } from './deals/market/public-url.ts'

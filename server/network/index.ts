@@ -1,6 +1,6 @@
 import type { ServiceConfig } from '../shared/config.ts'
 import { networkClock, type NetworkClock } from '../shared/epochs.ts'
-import { createLotusNetwork } from './lotus/index.ts'
+import { createLotusNetwork, lotusMiners, lotusNetworkParams } from './lotus/index.ts'
 import { createJsonRpc } from './lotus/json-rpc.ts'
 import { nodeClock } from './lotus/node-clock.ts'
 import type { NetworkPort } from './types.ts'
@@ -20,6 +20,18 @@ export function lotusNetworkFor(config: ServiceConfig, deps: { fetch?: typeof fe
 /** The clock of the devnet whose node answers at `url` (LOTUS_URL), read once at start. */
 export function devnetClock(o: { url: string; token?: string; fetch?: typeof fetch }): Promise<NetworkClock> {
   return nodeClock(createJsonRpc({ url: o.url, token: o.token, fetch: o.fetch, timeoutMs: 10_000 }))
+}
+
+/** The network name the node at `url` reports (StateGetNetworkParams' NetworkName, its StateNetworkName). */
+export async function nodeNetworkName(o: { url: string; token?: string; fetch?: typeof fetch }): Promise<string> {
+  return (await lotusNetworkParams(createJsonRpc({ url: o.url, token: o.token, fetch: o.fetch, timeoutMs: 10_000 }))).networkName
+}
+
+export { networkNameMismatch } from './lotus/network-name.ts'
+
+/** A devnet's miner actors (StateListMiners), the providers its deals can go to. */
+export function devnetMiners(o: { url: string; token?: string; fetch?: typeof fetch }): Promise<string[]> {
+  return lotusMiners(createJsonRpc({ url: o.url, token: o.token, fetch: o.fetch, timeoutMs: 10_000 }))
 }
 
 // The wallet, which the composition (server/compose) opens for the gateway's key.

@@ -37,11 +37,23 @@ import { startServer, type RunningServer } from '../../server/shared/http.ts'
  * storagemarket/types/types.go), fetching the CAR over HTTP with the token
  * and serving its blocks at /ipfs/<cid>. The gateway and the deal service
  * know neither beyond the node's URL.
+ *
+ * It stands as Boost's docker devnet does: the miner publishes a DNS name
+ * (boost docker/devnet/boost/entrypoint.sh: `lotus-miner actor set-addrs
+ * /dns/boost/tcp/50000`; here /dns4/localhost, which only the system resolver
+ * knows), its sectors are 8 MiB (docker/devnet/lotus-miner/Dockerfile
+ * SECTOR_SIZE=8388608) while its ask keeps Boost's default MaxPieceSize of
+ * 32 GiB (storagemarket/storedask/storedask.go), and a bigger piece fails in
+ * sealing as Lotus's does ("piece cannot fit into a sector", lotus
+ * storage/pipeline/input.go).
  */
 
 const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' })
 const API_KEY = 'fgs_devnet-test-key-0000000000000001'
 const GENESIS = 1704067200
+const MiB = 1024 * 1024
+/** The devnet's sectors: a piece must fit in one. */
+const SECTOR_SIZE = 8 * MiB
 
 // ---- a hand-written Boost-like provider ---------------------------------------
 
@@ -125,7 +137,7 @@ async function startForeignProvider(o: { providerId: string; simnet: Simnet }) {
       }
     })
 
-  // The ask (boost storagemarket/types legacytypes StorageAsk): free, 256 B to 8 MiB pieces; unsigned (no worker key here).
+  // The ask (boost storagemarket/types legacytypes StorageAsk): free, 256 B to Boost's default 32 GiB; unsigned (no worker key here).
   await handle('/fil/storage/ask/1.1.0', (req) => {
     const miner = (req as { Miner: Uint8Array }).Miner
     return {
@@ -134,7 +146,7 @@ async function startForeignProvider(o: { providerId: string; simnet: Simnet }) {
           Price: new Uint8Array(0),
           VerifiedPrice: new Uint8Array(0),
           MinPieceSize: 256,
-          MaxPieceSize: 8 << 20,
+          MaxPieceSize: 32 * 1024 ** 3,
           Miner: miner,
           Timestamp: 0,
           Expiry: 1_000_000_000,
@@ -179,6 +191,8 @@ async function startForeignProvider(o: { providerId: string; simnet: Simnet }) {
         deal.bytesReceived = car.length
         for (const [cid, bytes] of carBlocks(car)) blocks.set(cid, bytes)
         deal.checkpoint = 'Transferred'
+        // Sealing puts the piece into one sector: a bigger one never gets on chain.
+        if ((tuple[1] as number) > SECTOR_SIZE) throw new Error('piece cannot fit into a sector')
         // The simulation keeps f… addresses; the wire carried address bytes, whose prefix is the reader's choice.
         const [pieceCid, pieceSize, verified, client, provider, label, start, end, price, pColl, cColl] = tuple as [
           CID,
@@ -251,11 +265,16 @@ async function startForeignProvider(o: { providerId: string; simnet: Simnet }) {
 
   // Transports (boost retrievalmarket types QueryResponse): HTTP retrieval where the blocks are served.
   await handle('/fil/retrieval/transports/1.0.0', () => ({
-    Protocols: [{ Name: 'http', Addresses: [multiaddr(`/ip4/127.0.0.1/tcp/${httpPort}/http`).bytes] }],
+    Protocols: [{ Name: 'http', Addresses: [multiaddr(`/dns4/localhost/tcp/${httpPort}/http`).bytes] }],
   }))
 
-  // Where its peer listens, in its miner info (what `lotus-miner actor set-addrs` does on a devnet).
-  o.simnet.publishPeer(o.providerId, { peerId: node.peerId.toString(), multiaddrs: node.getMultiaddrs().map((m) => m.toString()) })
+  // Where its peer listens, in its miner info (what `lotus-miner actor set-addrs` does on a devnet): a name, not an address.
+  const port = node
+    .getMultiaddrs()[0]
+    .getComponents()
+    .find((c) => c.name === 'tcp')!.value
+  o.simnet.publishPeer(o.providerId, { peerId: node.peerId.toString(), multiaddrs: [`/dns4/localhost/tcp/${port}`] })
+  o.simnet.setSectorSize(o.providerId, SECTOR_SIZE)
   return {
     deals,
     blocks,
@@ -284,7 +303,7 @@ describe('NETWORK=devnet', () => {
     expect(c.gateway.groupIdleSeconds).toBe(loadConfig({}).gateway.groupIdleSeconds)
   })
 
-  it("reads its clock from the node, and the gateway takes a file to offloaded with a provider that is not the simulation's", async () => {
+  it("reads its clock from the node, and the gateway takes a file to offloaded in pieces that fit the devnet's sectors with a provider that is not the simulation's, dialled at a DNS name", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'devnet-'))
     toClose.push(() => rmSync(dir, { recursive: true, force: true }))
     const clock = { now: Date.UTC(2025, 0, 15) }
@@ -341,7 +360,8 @@ describe('NETWORK=devnet', () => {
         port: 0,
         dataDir: join(dir, 'gateway'),
         network: 'devnet',
-        groupSize: 1 << 20,
+        // The devnet's default (GROUP_DEFAULTS): 64 MiB, eight times the provider's sectors.
+        groupSize: loadConfig({ NETWORK: 'devnet', LOTUS_URL: lotusUrl }).gateway.groupSize,
         groupIdleSeconds: 3600,
         serviceUrl: serviceServer.url,
         serviceApiKey: API_KEY,
@@ -368,8 +388,13 @@ describe('NETWORK=devnet', () => {
     const gatewayServer = await startServer(gateway.app, 0, '127.0.0.1')
     toClose.push(() => gatewayServer.close())
     gateway.setPublicUrl(gatewayServer.url)
+    expect(gateway.content.groupSize()).toBe(64 * MiB)
 
-    const bytes = randomBytes(600_000)
+    // The first pass (the deal timer runs one at start) reads what the policy's provider takes: one 8 MiB sector.
+    await gateway.deals!.tick()
+    expect(gateway.content.groupSize()).toBe(SECTOR_SIZE)
+
+    const bytes = randomBytes(12 * MiB)
     expect((await fetch(`${gatewayServer.url}/report.bin`, { method: 'PUT', body: bytes })).status).toBe(201)
     await gateway.content.sealWritable()
     await gateway.content.settled()
@@ -388,21 +413,28 @@ describe('NETWORK=devnet', () => {
       await new Promise((r) => setTimeout(r, 20))
       clock.now += 60 * EPOCH_SECONDS * 1000
       const d = await details()
-      for (const deal of d.groups[0]?.deals ?? []) seen.add(deal.state)
+      for (const g of d.groups) for (const deal of g.deals ?? []) seen.add(deal.state)
       done = d.state === 'offloaded'
     }
     expect(seen).toContain('active')
     expect(done).toBe(true)
 
+    // 12 MiB in two groups, each one piece that fits a sector, each sealed by the provider.
     const d = await details()
-    expect(d.groups[0].deals).toHaveLength(1)
-    const deal = d.groups[0].deals[0]
-    expect(deal.provider).toBe(providerId)
-    // The foreign host fetched the CAR with the transfer token, and holds the deal the chain published.
+    expect(d.groups.length).toBeGreaterThanOrEqual(2)
+    for (const g of d.groups as { deals: { provider: string; dealId: number }[] }[]) {
+      expect(g.deals).toHaveLength(1)
+      const deal = g.deals[0]
+      expect(deal.provider).toBe(providerId)
+      expect([...provider.deals.values()].map((x) => x.dealId)).toContain(deal.dealId)
+      const onChain = (await simnet.getDeal(deal.dealId))!.proposal
+      expect(onChain.Provider).toBe(f0)
+      expect(onChain.PieceSize).toBeLessThanOrEqual(SECTOR_SIZE)
+    }
+    expect([...provider.deals.values()].filter((x) => x.error)).toEqual([])
+    // The foreign host fetched the CARs with the transfer token.
     expect(provider.fetched.length).toBeGreaterThan(0)
     expect(provider.fetched.every((f) => f.authorized)).toBe(true)
-    expect([...provider.deals.values()].map((x) => x.dealId)).toContain(deal.dealId)
-    expect((await simnet.getDeal(deal.dealId))!.proposal.Provider).toBe(f0)
     // Offloaded: the bytes now come back from that provider's /ipfs blocks.
     const back = await fetch(`${gatewayServer.url}/report.bin`)
     expect(Buffer.from(await back.arrayBuffer()).equals(bytes)).toBe(true)

@@ -131,4 +131,19 @@ describe('provider client', () => {
     const ask = await client.ask(PROVIDER, AbortSignal.timeout(10_000))
     expect(ask).toMatchObject({ price: '1000', verifiedPrice: '0', minPieceSize: 256 << 20, miner: PROVIDER })
   })
+
+  it('dials a /dns name as Curio’s devnet publishes it (/dns/curio/tcp/12310/ws), through the system resolver', async () => {
+    // `localhost` comes from the hosts file, which Node's own DNS queries (dns.resolve*, what libp2p's resolver
+    // uses) never read: only getaddrinfo (dns.lookup, what the TCP and WebSocket transports dial through) does.
+    const named = published.replace('/dns4/', '/dns/')
+    const byName = await createProviderClient({
+      directory: { peerOf: async () => ({ peerId: peer.peerId.toString(), multiaddrs: [named] }) },
+      network: 'mainnet',
+    })
+    try {
+      expect(await byName.ask(PROVIDER, AbortSignal.timeout(10_000))).toMatchObject({ miner: PROVIDER, maxPieceSize: 32 * 2 ** 30 })
+    } finally {
+      await byName.close()
+    }
+  })
 })

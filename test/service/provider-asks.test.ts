@@ -64,6 +64,17 @@ describe('deal service on a Lotus node: terms from storage asks', () => {
     })
   })
 
+  it('says PIECE_SIZE_NOT_ACCEPTED for a piece bigger than the provider’s sectors, though its ask takes 32 GiB', async () => {
+    // A devnet's miner: 8 MiB sectors, and the ask's MaxPieceSize left at its default.
+    const cheap = terms.filter((x) => x.online && BigInt(x.verifiedPrice) <= 1_000_000_000n && x.maxPieceSize >= 2 ** 30)
+    const p = cheap[cheap.length - 1]
+    simnet.setSectorSize(p.id, 8 * 1024 * 1024)
+    expect((await availability(p.id, { transferSize: 12 * 1024 * 1024 })).json).toMatchObject({
+      result: { isAvailable: false, reason: 'PIECE_SIZE_NOT_ACCEPTED' },
+    })
+    expect((await availability(p.id, { transferSize: 4 * 1024 * 1024 })).json).toMatchObject({ result: { isAvailable: true } })
+  })
+
   it('says SERVICE_UNAVAILABLE for a provider nobody can dial', async () => {
     const p = terms.find((x) => !x.online)!
     expect(hosts.endpoints.has(p.id)).toBe(false)

@@ -40,6 +40,10 @@ export interface Filling {
   release(groupId: number): boolean
   /** How many ingests still write into this group. */
   writers(groupId: number): number
+  /** The piece size groups now aim for. */
+  groupSize(): number
+  /** Groups from now on aim for a piece of at most `pieceSize` (never more than `groupSize` at creation). */
+  limitGroupSize(pieceSize: number): void
 }
 
 /**
@@ -52,7 +56,8 @@ export interface Filling {
 export function createFilling(o: { repo: Repository; groupSize: number; maxCarBytes?: number }): Filling {
   let current: WritableGroup | undefined
   const writers = new Map<number, number>()
-  const capacity = Math.min(carCapacity(o.groupSize), o.maxCarBytes ?? Infinity)
+  let groupSize = o.groupSize
+  let capacity = Math.min(carCapacity(groupSize), o.maxCarBytes ?? Infinity)
   /** The CAR the writable group would write, with `extra` more bytes in `blocks` more blocks. */
   const carEstimate = (c: WritableGroup, extra = 0, blocks = 0) =>
     CAR_HEADER_BYTES + c.reserved + extra + (c.blocks + blocks) * CAR_BYTES_PER_BLOCK
@@ -89,5 +94,10 @@ export function createFilling(o: { repo: Repository; groupSize: number; maxCarBy
       return true
     },
     writers: (groupId) => writers.get(groupId) ?? 0,
+    groupSize: () => groupSize,
+    limitGroupSize(pieceSize) {
+      groupSize = Math.min(o.groupSize, pieceSize)
+      capacity = Math.min(carCapacity(groupSize), o.maxCarBytes ?? Infinity)
+    },
   }
 }

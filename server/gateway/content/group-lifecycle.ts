@@ -75,6 +75,13 @@ export function createGroupLifecycle(o: GroupLifecycleOptions): GroupLifecycle {
         const id = filling.writableId()
         if (id !== undefined && ((await repo.group(id))?.size ?? 0) > 0) await closing.closeWritable()
       }),
+    groupSize: () => filling.groupSize(),
+    limitGroupSize: (pieceSize) =>
+      serial(async () => {
+        filling.limitGroupSize(pieceSize)
+        // A group that already holds more would make a piece too big: it closes with what it has.
+        if (filling.full()) await closing.closeWritable()
+      }),
     resume: () => serial(() => resumeGroups({ repo, files, filling, closing, sealing })),
     settled: () => sealing.settled(),
     async close() {

@@ -142,6 +142,8 @@ export async function createContentStore(options: ContentStoreOptions): Promise<
     },
     setRemoteSource: (source) => local.setRemote(source),
     sealWritable: () => lifecycle.sealWritable(),
+    groupSize: () => lifecycle.groupSize(),
+    limitGroupSize: (pieceSize) => lifecycle.limitGroupSize(pieceSize),
     settled: () => lifecycle.settled(),
     async close() {
       if (closed) return

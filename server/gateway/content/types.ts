@@ -128,6 +128,10 @@ export interface ContentStore {
   setRemoteSource(source: RemoteSource): void
   /** Seals the writable group now if it holds data (as if it had been idle). */
   sealWritable(): Promise<void>
+  /** The piece size groups now aim for: the configured GROUP_SIZE, or less once limitGroupSize lowered it. */
+  groupSize(): number
+  /** Groups aim for a piece of at most `pieceSize` from now on; a writable group already past it is closed at once. */
+  limitGroupSize(pieceSize: number): Promise<void>
   /** Resolves once no CAR/piece work is queued or running. */
   settled(): Promise<void>
   /** Stops timers, waits for CAR/piece work in progress, leaves everything consistent. */
@@ -289,6 +293,13 @@ export interface GroupLifecycle {
   release(groupId: number): void
   /** Closes the writable group now if it holds committed data. */
   sealWritable(): Promise<void>
+  /** The piece size groups now aim for. */
+  groupSize(): number
+  /**
+   * Groups aim for a piece of at most `pieceSize` from now on (the configured size
+   * stays the most); a writable group already past it is closed at once.
+   */
+  limitGroupSize(pieceSize: number): Promise<void>
   /** Picks up where a previous process stopped: the writable group, and unfinished sealing. */
   resume(): Promise<void>
   /** Resolves when no sealing work is queued or running. */

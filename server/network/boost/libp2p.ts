@@ -25,7 +25,13 @@ const SERVE_READ_TIMEOUT_MS = 30_000
 
 export type { Libp2p }
 
-/** A libp2p node; `identitySeed` (32 bytes) gives it a stable Ed25519 peer id, else a new one. */
+/**
+ * A libp2p node; `identitySeed` (32 bytes) gives it a stable Ed25519 peer id, else a new one.
+ * `/dns`, `/dns4` and `/dns6` addresses (Boost's devnet publishes /dns/boost/tcp/50000, Curio
+ * /dns/<domain>/…) are handed to the TCP and WebSocket transports by name, which dial through
+ * Node's net (getaddrinfo: the hosts file, docker's resolver); libp2p's own resolver, which
+ * queries DNS servers directly, only expands /dnsaddr.
+ */
 export async function createHost(options: { identitySeed?: Uint8Array; listen?: string[] } = {}): Promise<Libp2p> {
   const privateKey = options.identitySeed && (await generateKeyPairFromSeed('Ed25519', options.identitySeed))
   return createLibp2p({

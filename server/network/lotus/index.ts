@@ -232,6 +232,12 @@ export function decodePublishReturn(base64: string | null): { ids: number[]; val
   return { ids, valid: decodeRlePlus(value[1]) }
 }
 
+/** The miner actors on the node's chain (`Filecoin.StateListMiners`): a devnet's handful; on mainnet, far too many to list. */
+export async function lotusMiners(call: JsonRpcCall): Promise<string[]> {
+  const miners = await call<string[] | null>('Filecoin.StateListMiners', [null])
+  return Array.isArray(miners) ? miners.filter((m): m is string => typeof m === 'string') : []
+}
+
 /** The node's network name and block time (`Filecoin.StateGetNetworkParams`), to check we talk to the network we expect. */
 export async function lotusNetworkParams(call: JsonRpcCall): Promise<{ networkName: string; blockDelaySecs: number }> {
   const p = await call<{ NetworkName: string; BlockDelaySecs: number }>('Filecoin.StateGetNetworkParams', [])

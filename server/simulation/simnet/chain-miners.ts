@@ -17,12 +17,20 @@ export interface ChainMiners {
   terms(providerId: string, head: number): ProviderTerms | null
   minerInfo(providerId: string): MinerInfo | null
   publishPeer(providerId: string, peer: MinerPeer | null): void
+  /**
+   * A miner actor of another sector size than mainnet's usual 32 GiB: devnets
+   * make theirs with 8 MiB sectors (boost docker/devnet/lotus-miner/Dockerfile
+   * SECTOR_SIZE=8388608; curio docker/curio/entrypoint.sh, sptool actor
+   * new-miner --sector-size 8MiB).
+   */
+  setSectorSize(providerId: string, bytes: number): void
 }
 
 export function createChainMiners(rand: (...labels: (string | number)[]) => number, count: number): ChainMiners {
   const providers = generateProviders(rand, count)
   const byId = new Map<string, SimProvider>(providers.map((p) => [p.id, p]))
   const peers = new Map<string, MinerPeer>()
+  const sectorSizes = new Map<string, number>()
 
   const terms = (p: SimProvider, head: number): ProviderTerms => {
     const day = Math.floor(head / EPOCHS_PER_DAY)
@@ -50,8 +58,11 @@ export function createChainMiners(rand: (...labels: (string | number)[]) => numb
         worker: p.id,
         peerId: peer?.peerId ?? null,
         multiaddrs: peer?.multiaddrs ?? [],
-        sectorSize: 32 * 1024 ** 3,
+        sectorSize: sectorSizes.get(p.id) ?? 32 * 1024 ** 3,
       }
+    },
+    setSectorSize(providerId, bytes) {
+      sectorSizes.set(providerId, bytes)
     },
     publishPeer(providerId, peer) {
       if (peer) peers.set(providerId, peer)

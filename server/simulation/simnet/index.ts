@@ -68,6 +68,8 @@ export interface Simnet extends NetworkPort {
   useNonce(address: string): void
   /** Publishes where a provider's libp2p peer listens (its miner info), as a provider does with `lotus-miner actor set-addrs`. */
   publishPeer(providerId: string, peer: { peerId: string; multiaddrs: string[] } | null): void
+  /** Gives a provider's miner actor another sector size (StateMinerInfo's SectorSize), as a devnet's is made with 8 MiB sectors. */
+  setSectorSize(providerId: string, bytes: number): void
 }
 
 /**
@@ -134,6 +136,7 @@ export function createSimnet(options: SimnetOptions): Simnet {
       return id ? miners.minerInfo(id) : null
     },
     publishPeer: miners.publishPeer,
+    setSectorSize: miners.setSectorSize,
     // One deal per simulated publish message, so the proposal needs no finding in it.
     publishedDealId: async (publishCid) => deals.publishedMessage(publishCid)?.dealId ?? null,
     getDeal: async (dealId) => deals.getDeal(dealId),

@@ -26,6 +26,14 @@ describe('deal service client: onboarding policy', () => {
     expect(await client.requiredCopies()).toBe(4)
   })
 
+  it("names the providers of the policy's groups that want copies, once each, from the same cached answer", async () => {
+    const svc = policyService({ mix: 1, groups: [2, 0, 1] })
+    const client = createDealServiceClient({ url: 'http://service.test', apiKey: 'k', fetch: svc.fetch })
+    expect(await client.requiredCopies()).toBe(4)
+    expect(await client.policyProviders!()).toEqual(['f01000', 'f01002'])
+    expect(svc.calls).toHaveLength(1)
+  })
+
   it('asks the service once per policy lifetime, not on every engine tick', async () => {
     const svc = policyService({ mix: 3, groups: [] })
     const client = createDealServiceClient({ url: 'http://service.test', apiKey: 'k', fetch: svc.fetch })

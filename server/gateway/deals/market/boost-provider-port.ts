@@ -3,6 +3,7 @@ import type { ProviderClient } from '../../../network/boost/client.ts'
 import { dealStatus } from '../../../network/deal-status.ts'
 import { NetworkError } from '../../../network/errors.ts'
 import { blockBytes, pieceHead, retrievalGet } from '../../../network/http-retrieval.ts'
+import { largestPieceTaken } from '../../../network/provider-asks.ts'
 import type { NetworkPort } from '../../../network/types.ts'
 import { chainCid } from '../../../network/wallet/message.ts'
 import type { ProposalState, StorageProviderPort } from './provider-port.ts'
@@ -39,13 +40,14 @@ export function boostProviderPort(o: { chain: NetworkPort; client: ProviderClien
     networkVersion: () => chain.networkVersion(),
     idAddress: (address) => chain.lookupId(address),
     async ask(provider, options) {
-      const ask = await client.ask(provider, signalOf(options))
+      const [ask, miner] = await Promise.all([client.ask(provider, signalOf(options)), chain.minerInfo(provider)])
       return (
         ask && {
           price: BigInt(ask.price),
           verifiedPrice: BigInt(ask.verifiedPrice),
           minPieceSize: ask.minPieceSize,
-          maxPieceSize: ask.maxPieceSize,
+          // A piece never spans sectors: an 8 MiB-sector devnet's 32 GiB ask takes 8 MiB.
+          maxPieceSize: largestPieceTaken(ask.maxPieceSize, miner?.sectorSize),
         }
       )
     },

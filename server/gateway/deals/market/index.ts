@@ -3,6 +3,7 @@ import type { StorageRoute } from '../route.ts'
 import type { RouteContext } from '../types.ts'
 import { createFollower } from './follow.ts'
 import { createMarketFunds } from './funds.ts'
+import { createPieceLimit } from './piece-limit.ts'
 import { placeDeals } from './place.ts'
 import { marketProgress } from './progress.ts'
 import type { MarketRouteOptions } from './types.ts'
@@ -20,6 +21,14 @@ export function createMarketRoute(c: RouteContext, o: MarketRouteOptions): Stora
   const { logger } = c
   const funds = createMarketFunds({ providers, clientAddress: o.clientAddress, terms: o.terms, logger })
   const follower = createFollower(c, o)
+  const pieceLimit = createPieceLimit({
+    service: o.service,
+    providers,
+    content: c.content,
+    logger,
+    now: c.now,
+    withTimeout: (run) => c.withTimeout(run),
+  })
   const noProviders = new Map<number, string>()
   const serviceDown = createNote<string>({
     key: () => 'down',
@@ -49,6 +58,8 @@ export function createMarketRoute(c: RouteContext, o: MarketRouteOptions): Stora
         if (o.copies === undefined) copies = await o.service.requiredCopies()
         // An Onchain-Cloud-only policy (DEAL_COPIES=0): no deals, and no DataCap or escrow to ask for.
         if (copies > 0) {
+          // Before any group fills up at a size the providers cannot take.
+          await pieceLimit.check()
           await funds.read()
           if (!funds.problem()) await placeDeals(ctx, o, route, funds, noProviders, at, r, sendable)
         }

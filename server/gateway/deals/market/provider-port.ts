@@ -60,6 +60,7 @@ export interface StorageAsk {
   verifiedPrice: bigint
   /** Padded piece sizes the provider takes; a smaller piece is padded up to `minPieceSize` by the client. */
   minPieceSize: number
+  /** The ask's MaxPieceSize, or its sector size when smaller (a piece is sealed into one sector). */
   maxPieceSize: number
 }
 

@@ -50,3 +50,43 @@ function isPrivateV6(ip: string): boolean {
   // fc00::/7 unique local, fe80::/10 link-local.
   return (first & 0xfe00) === 0xfc00 || (first & 0xffc0) === 0xfe80
 }
+
+/** Whether a host name or address is this machine's loopback (or unspecified: no one can dial 0.0.0.0). */
+function isLoopbackHost(host: string): boolean {
+  const h = host.replace(/^\[|\]$/g, '').toLowerCase()
+  if (h === 'localhost' || h.endsWith('.localhost') || h === '::1' || h === '::' || h === '0.0.0.0') return true
+  return isIP(h) === 4 && h.startsWith('127.')
+}
+
+/** The host a provider's multiaddr dials (`/ip4/…`, `/ip6/…`, `/dns/…`, `/dns4/…`, `/dns6/…`), or null for another kind. */
+function multiaddrHost(address: string): string | null {
+  return /^\/(?:ip4|ip6|dns|dns4|dns6)\/([^/]+)/.exec(address)?.[1] ?? null
+}
+
+/**
+ * Why providers could not fetch CARs from `url`, or null when they may: a
+ * loopback transfer URL only serves providers on this machine, so it is
+ * refused as soon as one provider publishes an address that is not loopback
+ * (a docker devnet's `/dns/boost/tcp/50000` or `/dns/curio/tcp/12310/ws`,
+ * which the gateway dials, while the container cannot reach the host's
+ * 127.0.0.1). `providers` are miner ids with the addresses their miner info publishes.
+ */
+export function whyProvidersCannotFetch(url: string, providers: { id: string; multiaddrs: string[] }[]): string | null {
+  let host: string
+  try {
+    host = new URL(url).hostname
+  } catch {
+    return `the transfer URL (${url}) is not a URL`
+  }
+  if (!isLoopbackHost(host)) return null
+  for (const p of providers) {
+    const remote = p.multiaddrs.find((a) => {
+      const h = multiaddrHost(a)
+      return h !== null && !isLoopbackHost(h)
+    })
+    if (remote) {
+      return `the transfer URL ${url} is this machine's loopback, but provider ${p.id} listens at ${remote} and would fetch CARs from its own; set GATEWAY_PUBLIC_URL to an address of this gateway the provider reaches (for a docker devnet: the host's address on its docker network, the Gateway that \`docker network inspect\` shows, with HOST=0.0.0.0 or that address)`
+    }
+  }
+  return null
+}

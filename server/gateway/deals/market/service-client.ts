@@ -15,6 +15,11 @@ export interface DealServiceClient {
   bestProviders(query: ProviderQuery): Promise<{ providers: string[]; reason?: string }>
   /** Copies the tenant's onboarding policy asks for (groups plus the mix group). */
   requiredCopies(): Promise<number>
+  /**
+   * The providers the policy's groups name: on a Lotus node (whose chain lists no
+   * providers to pick from) the only ones any piece is offered to. Absent: unknown.
+   */
+  policyProviders?(): Promise<string[]>
 }
 
 export class DealServiceUnavailable extends Error {
@@ -28,7 +33,12 @@ const BestProvidersAnswer = z.object({
 const PolicyAnswer = z.object({
   result: z.object({
     mixGroup: z.object({ numberOfCopies: z.number().int().min(0) }),
-    groups: z.array(z.object({ numberOfCopies: z.number().int().min(0) })),
+    groups: z.array(
+      z.object({
+        numberOfCopies: z.number().int().min(0),
+        providers: z.array(z.object({ addressId: z.string() })).default([]),
+      }),
+    ),
   }),
 })
 
@@ -50,7 +60,7 @@ export function createDealServiceClient(o: {
   const timeoutMs = o.timeoutMs ?? 10_000
   // The engine ticks every few seconds; the policy changes rarely. A change reaches the gateway within this time.
   const policyTtlMs = o.policyTtlMs ?? 60_000
-  let policy: { copies: number; at: number } | undefined
+  let policy: { copies: number; providers: string[]; at: number } | undefined
 
   async function post<T>(path: string, body: unknown, schema: z.ZodType<T>): Promise<T> {
     let res: Response
@@ -77,6 +87,15 @@ export function createDealServiceClient(o: {
     return parsed.data
   }
 
+  async function readPolicy(): Promise<{ copies: number; providers: string[] }> {
+    if (policy && Date.now() - policy.at < policyTtlMs) return policy
+    const { result } = await post('/private/v1/onboarding-policy/export', {}, PolicyAnswer)
+    const copies = result.mixGroup.numberOfCopies + result.groups.reduce((n, g) => n + g.numberOfCopies, 0)
+    const providers = [...new Set(result.groups.filter((g) => g.numberOfCopies > 0).flatMap((g) => g.providers.map((p) => p.addressId)))]
+    policy = { copies, providers, at: Date.now() }
+    return policy
+  }
+
   return {
     async bestProviders(query) {
       const answer = await post(
@@ -87,11 +106,10 @@ export function createDealServiceClient(o: {
       return answer.result
     },
     async requiredCopies() {
-      if (policy && Date.now() - policy.at < policyTtlMs) return policy.copies
-      const answer = await post('/private/v1/onboarding-policy/export', {}, PolicyAnswer)
-      const copies = answer.result.mixGroup.numberOfCopies + answer.result.groups.reduce((n, g) => n + g.numberOfCopies, 0)
-      policy = { copies, at: Date.now() }
-      return copies
+      return (await readPolicy()).copies
+    },
+    async policyProviders() {
+      return (await readPolicy()).providers
     },
   }
 }
