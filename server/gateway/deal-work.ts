@@ -51,6 +51,8 @@ export function createDealWork(
   parts: { dealStore: DealStore; content: ContentStore; logger: Logger; paused: () => boolean; publicUrl: () => string },
 ): DealEngine | undefined {
   const terms = { ...DEAL_DEFAULTS, ...config.deals }
+  // Mainnet without DEAL_MAX_PRICE_PER_TIB_MONTH: said once at start, with how to turn the market on.
+  if (terms.marketOff) parts.logger.warn(terms.marketOff)
   const service =
     deps.service ??
     (config.serviceUrl && config.serviceApiKey
