@@ -88,11 +88,13 @@ export function createDealWork(
       terms: {
         durationEpochs: terms.durationDays * EPOCHS_PER_DAY,
         pricePerGiBEpoch: terms.price,
+        ...(terms.maxPrice ? { maxPrice: terms.maxPrice } : {}),
         verified: terms.verified,
         maxPaddingFactor: terms.maxPaddingFactor,
         startOffsetEpochs: terms.startOffsetEpochs,
       },
       copies: terms.copies,
+      ...(terms.marketOff ? { offWhy: terms.marketOff.replace(/^deal market off: /, '') } : {}),
       proposalTimeoutMs: timeouts.proposalMs ?? 60_000,
       statusPollMs,
       // Deals ending within this window are renewed by new ones.

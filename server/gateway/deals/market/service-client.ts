@@ -15,6 +15,8 @@ export interface DealServiceClient {
   bestProviders(query: ProviderQuery): Promise<{ providers: string[]; reason?: string }>
   /** Copies the tenant's onboarding policy asks for (groups plus the mix group). */
   requiredCopies(): Promise<number>
+  /** The price of a FIL in USD from the deal service's ticker (volume-weighted over the exchanges); undefined when it has no fresh quote. */
+  filUsd(): Promise<number | undefined>
 }
 
 export class DealServiceUnavailable extends Error {
@@ -25,6 +27,8 @@ export class DealServiceUnavailable extends Error {
 const BestProvidersAnswer = z.object({
   result: z.object({ providers: z.array(z.string()), reason: z.string().optional() }),
 })
+/** The ticker's answer (service/ticker/index.ts byPair): a weighted price of 0 means no exchange answered lately. */
+const PairAnswer = z.object({ pair: z.string(), weightedPrice: z.number().min(0) })
 const PolicyAnswer = z.object({
   result: z.object({
     mixGroup: z.object({ numberOfCopies: z.number().int().min(0) }),
@@ -36,6 +40,7 @@ const PolicyAnswer = z.object({
 export const NO_DEAL_SERVICE: DealServiceClient = {
   bestProviders: () => Promise.reject(new DealServiceUnavailable('no deal service: DEAL_COPIES=0 stores on the Onchain Cloud only')),
   requiredCopies: () => Promise.resolve(0),
+  filUsd: () => Promise.resolve(undefined),
 }
 
 /** The deal service over HTTP with the tenant's X-API-KEY. Every failure is a DealServiceUnavailable. */
@@ -92,6 +97,10 @@ export function createDealServiceClient(o: {
       const copies = answer.result.mixGroup.numberOfCopies + answer.result.groups.reduce((n, g) => n + g.numberOfCopies, 0)
       policy = { copies, at: Date.now() }
       return copies
+    },
+    async filUsd() {
+      const answer = await post('/public/v1/ticker/get-latest-by-pair', { pair: 'FIL_USD' }, PairAnswer)
+      return answer.weightedPrice > 0 ? answer.weightedPrice : undefined
     },
   }
 }
