@@ -88,6 +88,8 @@ export interface DealStackOptions {
   price?: string
   /** DEAL_MAX_PRICE_PER_TIB_MONTH: unverified deals pay the providers' asks up to it (default none). */
   maxPrice?: PriceCeiling
+  /** Why the deal market is off by default (mainnet without a ceiling, config.ts), with `copies: 0`. */
+  marketOff?: string
   /** Epochs from a proposal to its deal's start (DEAL_START_OFFSET, default 5760: two days). */
   startOffsetEpochs?: number
   /** Deals ending within this many days are renewed (default 30). */
@@ -307,6 +309,7 @@ async function startGateway(parts: StackParts, o: DealStackOptions): Promise<{ g
         durationDays: 540,
         price: o.price ?? '0',
         ...(o.maxPrice ? { maxPrice: o.maxPrice } : {}),
+        ...(o.marketOff ? { marketOff: o.marketOff } : {}),
         verified: true,
         maxPaddingFactor: o.maxPaddingFactor,
         startOffsetEpochs: o.startOffsetEpochs ?? 5760,

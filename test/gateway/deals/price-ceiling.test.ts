@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { StorageProviderPort } from '../../../server/gateway/deals/market/provider-port.ts'
 import type { DealServiceClient } from '../../../server/gateway/deals/index.ts'
 import type { DealProposal } from '../../../server/network/types.ts'
+import { loadConfig } from '../../../server/shared/config.ts'
 import { perGiBEpochAtMost, toAtto } from '../../../server/shared/deal-price.ts'
 import { piecePricePerEpoch } from '../../../server/shared/piece.ts'
 import { GatewayStatusResponseSchema } from '../../../server/shared/contracts/gateway-status.ts'
@@ -149,5 +150,41 @@ describe('unverified deals under DEAL_MAX_PRICE_PER_TIB_MONTH', () => {
     expect(now.deals.blocked).toBe(true)
     expect(now.deals.blockedReason).toMatch(/DEAL_MAX_PRICE_PER_TIB_MONTH 0\.125 USD needs the price of FIL in USD/)
     expect(now.nextGroup.find((r: { route: string }) => r.route === 'market')).toMatchObject({ copies: 0 })
+  })
+})
+
+describe("mainnet's defaults without a ceiling", () => {
+  it('propose no deal at all, store the groups as PDP copies, and say so and why to the link test', async () => {
+    // The deal terms NETWORK=mainnet with FOC_RPC_URL gives when DEAL_MAX_PRICE_PER_TIB_MONTH is not set.
+    const mainnet = loadConfig({ NETWORK: 'mainnet', FOC_RPC_URL: 'https://api.node.glif.io/rpc/v1' }).gateway.deals!
+    const sent: DealProposal[] = []
+    const s = (stack = await startDealStack({
+      copies: mainnet.copies,
+      marketOff: mainnet.marketOff,
+      nv29Epoch: 0,
+      withoutService: true,
+      providers: paidAsks(sent, new Map(), () => false),
+      foc: { copies: 1 },
+    }))
+    await upload(s, '/pdp-only.bin')
+    const state = async () => (await s.fileInfo('/pdp-only.bin')).result.file.details.state
+    expect(await s.runUntil(async () => (await state()) === 'offloaded', { max: 400, pauseMs: 20 })).toBe(true)
+    expect(sent).toEqual([])
+    expect((await s.gateway.dealStore.ofGroup(1)).filter((d) => d.state === 'active').map((d) => d.route)).toEqual(['pdp'])
+    const plans = (await status(s)).nextGroup
+    expect(plans).toEqual([
+      {
+        route: 'market',
+        copies: 0,
+        why: expect.stringMatching(/^on mainnet every deal is paid since Fil\+ ended.*set DEAL_MAX_PRICE_PER_TIB_MONTH/),
+      },
+      {
+        route: 'onchainCloud',
+        copies: 1,
+        why: expect.stringMatching(
+          /^PDP_COPIES: a copy on Filecoin Onchain Cloud, proved by its provider every proving period and paid in USDFC/,
+        ),
+      },
+    ])
   })
 })

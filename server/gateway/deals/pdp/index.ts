@@ -67,7 +67,7 @@ export function createPdpRoute(c: RouteContext, options: PdpRouteOptions): Stora
       ...(p.funding ? { onchainCloud: p.funding } : {}),
       pdpPlan: {
         copies: options.copies,
-        why: `PDP_COPIES: ${options.copies === 1 ? 'a copy' : `${options.copies} copies`} proved every day on Filecoin Onchain Cloud, paid in USDFC from Filecoin Pay at the Onchain Cloud's price list`,
+        why: `PDP_COPIES: ${options.copies === 1 ? 'a copy' : `${options.copies} copies`} on Filecoin Onchain Cloud, proved by its provider every proving period and paid in USDFC from Filecoin Pay at the Onchain Cloud's price list`,
       },
     }),
     retrieveBlock: (d, cid, signal) => client.retrieveBlock(d.retrievalUrl!, cid, signal),
