@@ -82,7 +82,18 @@ export async function testGatewayLink(link: Partial<GatewayLinkUpdate> = {}): Pr
     ...(typeof data.dealKind === 'string' ? { dealKind: data.dealKind } : {}),
     ...(onchainCloudOf(data.onchainCloud) ?? {}),
     ...(dealMarketOf(data.dealMarket) ?? {}),
+    ...(nextGroupOf(data.nextGroup) ?? {}),
   }
+}
+
+/** Where the next group goes, route by route; an entry that is not what the bridge sends is left out. */
+function nextGroupOf(value: unknown): Pick<LinkTestResult, 'nextGroup'> | undefined {
+  if (!Array.isArray(value)) return undefined
+  const plans = value.flatMap((p: unknown) => {
+    if (!isObject(p) || typeof p.route !== 'string' || typeof p.copies !== 'number' || typeof p.why !== 'string') return []
+    return [{ route: p.route, copies: p.copies, why: p.why, ...(typeof p.price === 'string' ? { price: p.price } : {}) }]
+  })
+  return plans.length > 0 ? { nextGroup: plans } : undefined
 }
 
 /** What pays for deal-market copies, kept only when every field is what the bridge sends. */

@@ -23,6 +23,7 @@ import { createDealService, type DealService } from '../../server/service/index.
 import { startServer, type RunningServer } from '../../server/shared/http.ts'
 import { EPOCH_SECONDS } from '../../server/shared/epochs.ts'
 import type { CidProfile } from '../../server/shared/cid-profile.ts'
+import type { PriceCeiling } from '../../server/shared/deal-price.ts'
 
 // TEST_LOG_LEVEL=info shows the stack's log when a test needs debugging.
 export const silent = pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' })
@@ -85,6 +86,10 @@ export interface DealStackOptions {
   retrievalCheckMs?: number
   /** Attofil per GiB per epoch offered (default 0: few simulated providers take free deals of small pieces). */
   price?: string
+  /** DEAL_MAX_PRICE_PER_TIB_MONTH: unverified deals pay the providers' asks up to it (default none). */
+  maxPrice?: PriceCeiling
+  /** Why the deal market is off by default (mainnet without a ceiling, config.ts), with `copies: 0`. */
+  marketOff?: string
   /** Epochs from a proposal to its deal's start (DEAL_START_OFFSET, default 5760: two days). */
   startOffsetEpochs?: number
   /** Deals ending within this many days are renewed (default 30). */
@@ -303,6 +308,8 @@ async function startGateway(parts: StackParts, o: DealStackOptions): Promise<{ g
       deals: {
         durationDays: 540,
         price: o.price ?? '0',
+        ...(o.maxPrice ? { maxPrice: o.maxPrice } : {}),
+        ...(o.marketOff ? { marketOff: o.marketOff } : {}),
         verified: true,
         maxPaddingFactor: o.maxPaddingFactor,
         startOffsetEpochs: o.startOffsetEpochs ?? 5760,

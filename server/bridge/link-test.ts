@@ -1,5 +1,10 @@
 import type { LinkTestResult } from '../shared/contracts/admin-settings.ts'
-import { GatewayStatusResponseSchema, type GatewayDealKind, type GatewayStatus } from '../shared/contracts/gateway-status.ts'
+import {
+  GatewayStatusResponseSchema,
+  type GatewayDealKind,
+  type GatewayRoutePlan,
+  type GatewayStatus,
+} from '../shared/contracts/gateway-status.ts'
 import type { EffectiveLink } from './settings-store.ts'
 
 // A path nobody stores: a cheap question every gateway answers with "not found"
@@ -68,7 +73,7 @@ export async function testGatewayLink(link: EffectiveLink): Promise<LinkTestResu
   }
 }
 
-type StatusExtras = Pick<LinkTestResult, 'warning' | 'dealsWarning' | 'dealKind' | 'onchainCloud' | 'dealMarket'>
+type StatusExtras = Pick<LinkTestResult, 'warning' | 'dealsWarning' | 'dealKind' | 'onchainCloud' | 'dealMarket' | 'nextGroup'>
 
 /**
  * What the gateway's `POST /status` adds to a working link: a network other
@@ -99,7 +104,7 @@ async function statusExtras(link: EffectiveLink, headers: Record<string, string>
     // Unreachable, slow, or not JSON: the link itself was already shown to work.
     return {}
   }
-  const { network, deals, routes } = status
+  const { network, deals, routes, nextGroup } = status
   return {
     // A gateway that says which network it serves is checked against the settings; one that does not is trusted.
     ...(network && network !== link.network
@@ -111,6 +116,23 @@ async function statusExtras(link: EffectiveLink, headers: Record<string, string>
     ...(deals.kind ? { dealKind: `The gateway proposes ${describeDealKind(deals.kind).slice(0, 500)}` } : {}),
     ...(routes.onchainCloud ? { onchainCloud: routes.onchainCloud } : {}),
     ...(routes.market ? { dealMarket: routes.market } : {}),
+    ...(nextGroup ? { nextGroup: nextGroup.map(describePlan) } : {}),
+  }
+}
+
+const ROUTE_WORDS: Record<GatewayRoutePlan['route'], string> = {
+  market: 'the deal market',
+  onchainCloud: 'Filecoin Onchain Cloud (PDP)',
+}
+
+/** One route's plan for the next group as the admin page lists it: the route, its copies, the most a copy costs, why. */
+function describePlan(plan: GatewayRoutePlan): NonNullable<LinkTestResult['nextGroup']>[number] {
+  const usd = plan.maxPricePerTiBMonthUsd === undefined ? '' : ` (about ${plan.maxPricePerTiBMonthUsd} USD)`
+  return {
+    route: ROUTE_WORDS[plan.route],
+    copies: plan.copies,
+    ...(plan.maxPricePerTiBMonth === undefined ? {} : { price: `at most ${plan.maxPricePerTiBMonth} FIL per TiB-month${usd}` }),
+    why: plan.why.slice(0, 500),
   }
 }
 

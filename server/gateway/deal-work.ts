@@ -51,6 +51,8 @@ export function createDealWork(
   parts: { dealStore: DealStore; content: ContentStore; logger: Logger; paused: () => boolean; publicUrl: () => string },
 ): DealEngine | undefined {
   const terms = { ...DEAL_DEFAULTS, ...config.deals }
+  // Mainnet without DEAL_MAX_PRICE_PER_TIB_MONTH: said once at start, with how to turn the market on.
+  if (terms.marketOff) parts.logger.warn(terms.marketOff)
   const service =
     deps.service ??
     (config.serviceUrl && config.serviceApiKey
@@ -86,11 +88,13 @@ export function createDealWork(
       terms: {
         durationEpochs: terms.durationDays * EPOCHS_PER_DAY,
         pricePerGiBEpoch: terms.price,
+        ...(terms.maxPrice ? { maxPrice: terms.maxPrice } : {}),
         verified: terms.verified,
         maxPaddingFactor: terms.maxPaddingFactor,
         startOffsetEpochs: terms.startOffsetEpochs,
       },
       copies: terms.copies,
+      ...(terms.marketOff ? { offWhy: terms.marketOff.replace(/^deal market off: /, '') } : {}),
       proposalTimeoutMs: timeouts.proposalMs ?? 60_000,
       statusPollMs,
       // Deals ending within this window are renewed by new ones.

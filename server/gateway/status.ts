@@ -1,7 +1,13 @@
 import express, { Router, type NextFunction, type Request, type Response } from 'express'
 import { formatUnits } from 'viem'
 import type { NetworkName } from '../shared/contracts/network.ts'
-import { GatewayStatusRequestSchema, type GatewayStatus, type GatewayStatusResponse } from '../shared/contracts/gateway-status.ts'
+import {
+  GatewayStatusRequestSchema,
+  type GatewayRoutePlan,
+  type GatewayStatus,
+  type GatewayStatusResponse,
+} from '../shared/contracts/gateway-status.ts'
+import { fromAtto } from '../shared/deal-price.ts'
 import { describeIssues } from '../shared/contracts/zod-issues.ts'
 import type { RouteStanding } from './deals/index.ts'
 import { badRequest } from './errors.ts'
@@ -29,6 +35,7 @@ export function gatewayStatus(source: StatusSource): GatewayStatus {
   const funds = market?.funds
   const pdp = standing?.onchainCloud
   const kind = market?.kind
+  const nextGroup = plansOf(standing)
   return {
     ...(source.network ? { network: source.network } : {}),
     deals: {
@@ -57,7 +64,28 @@ export function gatewayStatus(source: StatusSource): GatewayStatus {
         : {}),
       ...(pdp ? { onchainCloud: { status: pdp.status, funds: formatUnits(pdp.funds, 18), fundedUntil: isoTime(pdp.fundedUntilMs) } } : {}),
     },
+    ...(nextGroup.length > 0 ? { nextGroup } : {}),
   }
+}
+
+/** Each route's plan for the next group: the market's (with its price in FIL, and USD when known), then PDP's. */
+function plansOf(standing: RouteStanding | undefined): GatewayRoutePlan[] {
+  const plans: GatewayRoutePlan[] = []
+  const market = standing?.market?.plan
+  if (market) {
+    const max = market.copies > 0 ? market.maxPerTiBMonth : undefined
+    plans.push({
+      route: 'market',
+      copies: market.copies,
+      ...(max === undefined ? {} : { maxPricePerTiBMonth: fromAtto(max) }),
+      ...(max === undefined || market.filUsd === undefined
+        ? {}
+        : { maxPricePerTiBMonthUsd: ((Number(max) / 1e18) * market.filUsd).toFixed(2) }),
+      why: market.why,
+    })
+  }
+  if (standing?.pdpPlan) plans.push({ route: 'onchainCloud', ...standing.pdpPlan })
+  return plans
 }
 
 /**

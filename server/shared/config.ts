@@ -6,6 +6,7 @@ import { addressNetworkOf, type AddressNetwork } from './address.ts'
 import { MAX_DEAL_DAYS, MIN_DEAL_DAYS, SIMNET_DEFAULT_GENESIS, type NetworkName } from './epochs.ts'
 import { NETWORK_NAMES } from './contracts/network.ts'
 import { PDP_MAX_UPLOAD_BYTES, largestGroupSize } from './piece.ts'
+import { parsePriceCeiling, type PriceCeiling } from './deal-price.ts'
 
 /**
  * Deal terms and pace when nothing is set: the defaults of the DEAL_* variables
@@ -22,7 +23,7 @@ export const DEAL_DEFAULTS = {
   retrievalCheckSeconds: 600,
   renewBeforeDays: 30,
   repairHoldDays: 3,
-} as const satisfies Required<Omit<DealsConfig, 'copies'>>
+} as const satisfies Required<Omit<DealsConfig, 'copies' | 'maxPrice' | 'marketOff'>>
 
 /** The proving schedules of the real Onchain Cloud the simulated one can follow (simulation/simfoc/proving.ts has their numbers). */
 export const SIMFOC_PROVING_SCHEDULES = ['calibration', 'mainnet'] as const
@@ -112,6 +113,14 @@ const EnvSchema = z.object({
     .regex(/^(0|[1-9][0-9]{0,30})$/, 'attofil per GiB per epoch, a whole number')
     .default(DEAL_DEFAULTS.price),
   DEAL_VERIFIED: z.enum(['true', 'false', '1', '0']).default(DEAL_DEFAULTS.verified ? 'true' : 'false'),
+  // The most an unverified deal (all deals once Fil+ has ended, FIP-0118) may cost: FIL (`0.5`, `0.5FIL`) or USD
+  // (`3USD`, through the deal service's ticker) per TiB-month; such deals then pay the provider's own ask.
+  // Unset on mainnet: the deal market is off (DEAL_COPIES=0) unless DEAL_COPIES is set.
+  DEAL_MAX_PRICE_PER_TIB_MONTH: z
+    .string()
+    .max(40)
+    .refine((t) => parsePriceCeiling(t) !== undefined, 'a price per TiB-month in FIL or USD, e.g. 0.5, 0.5FIL or 3USD')
+    .optional(),
   // A piece is padded with zeros up to a provider's minimum piece size only up to this factor; 0: any.
   DEAL_MAX_PADDING: z.coerce
     .number()
@@ -250,6 +259,10 @@ export interface DealsConfig {
   startOffsetEpochs: number
   /** Fixed copies per group; unset: the tenant's onboarding policy decides. */
   copies?: number
+  /** The most an unverified deal may cost a TiB-month (DEAL_MAX_PRICE_PER_TIB_MONTH); such deals pay the provider's ask up to it. */
+  maxPrice?: PriceCeiling
+  /** Why the deal market is off though DEAL_COPIES was not set to 0 (mainnet without a price ceiling), for the log. */
+  marketOff?: string
   tickSeconds: number
   retrievalCheckSeconds: number
   /** Deals ending within this many days are replaced by new ones. */
@@ -517,6 +530,12 @@ function checkCombinations(e: Env, role: Role): void {
       `Invalid configuration:\n  GROUP_SIZE: ${e.GROUP_SIZE} is too large for PDP copies: each is one Onchain Cloud upload of the group's CAR, at most ${PDP_MAX_UPLOAD_BYTES} bytes (the Synapse SDK's limit), so GROUP_SIZE may be at most ${PDP_MAX_GROUP_SIZE} (1 GiB) while PDP_COPIES is above 0; set a smaller GROUP_SIZE, or PDP_COPIES=0 to keep larger groups for the deal market alone`,
     )
   }
+  // Mainnet without a price ceiling: no deal is proposed, so another route must store the groups.
+  if (dealMarketOffByDefault(e) && pdpCopiesOf(e) === 0 && (role === 'all' || role === 'gateway')) {
+    throw new ConfigError(
+      'Invalid configuration:\n  DEAL_MAX_PRICE_PER_TIB_MONTH: required on mainnet unless PDP copies store the groups. Since Fil+ ended (FIP-0118) every deal is paid, so the gateway proposes none until you say how much it may spend: set DEAL_MAX_PRICE_PER_TIB_MONTH (e.g. 0.5FIL or 3USD per TiB-month), or store on the Onchain Cloud instead (FOC_RPC_URL with PDP_COPIES of 1 or more), or set DEAL_COPIES to propose deals at DEAL_PRICE',
+    )
+  }
   // Groups are offloaded once the copies asked for are retrievable: asking for none would offload them with none.
   if (e.DEAL_COPIES === 0 && !((e.FOC_RPC_URL || e.SIMFOC_PROVIDERS > 0) && e.PDP_COPIES > 0)) {
     throw new ConfigError(
@@ -619,15 +638,29 @@ function gatewayConfigOf(e: Env, dataDir: string): GatewayConfig {
   }
 }
 
+/**
+ * Mainnet without DEAL_MAX_PRICE_PER_TIB_MONTH or DEAL_COPIES: since Fil+ ended every deal is paid, and no
+ * price has been agreed to, so the deal market is off and nothing is spent that was not asked for.
+ */
+const dealMarketOffByDefault = (e: Env) => e.NETWORK === 'mainnet' && !e.DEAL_MAX_PRICE_PER_TIB_MONTH && e.DEAL_COPIES === undefined
+
 /** The deal terms and pace (DEAL_*); padding is any (Infinity) when DEAL_MAX_PADDING, or the network's default, is 0. */
 function dealsConfigOf(e: Env): DealsConfig {
+  const off = dealMarketOffByDefault(e)
   return {
+    ...(e.DEAL_MAX_PRICE_PER_TIB_MONTH ? { maxPrice: parsePriceCeiling(e.DEAL_MAX_PRICE_PER_TIB_MONTH) } : {}),
+    ...(off
+      ? {
+          marketOff:
+            "deal market off: on mainnet every deal is paid since Fil+ ended (FIP-0118), and DEAL_MAX_PRICE_PER_TIB_MONTH is not set, so no deal is proposed and groups are stored as PDP copies only; set DEAL_MAX_PRICE_PER_TIB_MONTH (e.g. 0.5FIL or 3USD) to propose deals at the providers' asks up to that price",
+        }
+      : {}),
     durationDays: e.DEAL_DURATION_DAYS,
     price: e.DEAL_PRICE,
     verified: e.DEAL_VERIFIED === 'true' || e.DEAL_VERIFIED === '1',
     maxPaddingFactor: (e.DEAL_MAX_PADDING ?? GROUP_DEFAULTS[e.NETWORK].maxPadding) || Infinity,
     startOffsetEpochs: e.DEAL_START_OFFSET,
-    copies: e.DEAL_COPIES,
+    copies: off ? 0 : e.DEAL_COPIES,
     tickSeconds: e.DEAL_TICK_SECONDS,
     retrievalCheckSeconds: e.RETRIEVAL_CHECK_SECONDS,
     renewBeforeDays: e.DEAL_RENEW_BEFORE_DAYS,

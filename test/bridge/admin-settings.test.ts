@@ -268,7 +268,9 @@ describe('admin settings and the tab config (live gateway link)', () => {
     }
     const extrasOf = (body: Record<string, unknown>) =>
       Object.fromEntries(
-        ['warning', 'dealKind', 'dealsWarning', 'onchainCloud', 'dealMarket'].flatMap((k) => (k in body ? [[k, body[k]]] : [])),
+        ['warning', 'dealKind', 'dealsWarning', 'onchainCloud', 'dealMarket', 'nextGroup'].flatMap((k) =>
+          k in body ? [[k, body[k]]] : [],
+        ),
       )
 
     it('passes on which deals the gateway proposes, in the words the admin page shows', async () => {
@@ -292,6 +294,26 @@ describe('admin settings and the tab config (live gateway link)', () => {
       // Not a verified client, and nothing stored yet.
       const plain = { dataCap: null, escrow: '0', locked: '0' }
       expect((await testLink(says({ ...NOTHING_SAID, routes: { market: plain } }))).dealMarket).toEqual(plain)
+    })
+
+    it('says which routes store the next group, at what price per TiB-month, and why', async () => {
+      const why = "unverified deals at each provider's own ask, at most 0.5 FIL per TiB-month (DEAL_MAX_PRICE_PER_TIB_MONTH 3 USD)"
+      const pdpWhy = 'PDP_COPIES: 2 copies on Filecoin Onchain Cloud, paid in USDFC'
+      const nextGroup = [
+        { route: 'market', copies: 2, maxPricePerTiBMonth: '0.5', maxPricePerTiBMonthUsd: '3.00', why },
+        { route: 'onchainCloud', copies: 2, why: pdpWhy },
+      ]
+      expect((await testLink(says({ ...NOTHING_SAID, nextGroup }))).nextGroup).toEqual([
+        { route: 'the deal market', copies: 2, price: 'at most 0.5 FIL per TiB-month (about 3.00 USD)', why },
+        { route: 'Filecoin Onchain Cloud (PDP)', copies: 2, why: pdpWhy },
+      ])
+      // Mainnet without a ceiling: the market makes no copy, and says why.
+      const off = 'on mainnet every deal is paid since Fil+ ended (FIP-0118), and DEAL_MAX_PRICE_PER_TIB_MONTH is not set'
+      expect((await testLink(says({ ...NOTHING_SAID, nextGroup: [{ route: 'market', copies: 0, why: off }] }))).nextGroup).toEqual([
+        { route: 'the deal market', copies: 0, why: off },
+      ])
+      // A gateway that does not say (older, or CIDgravity's): nothing is made up.
+      expect((await testLink(says(NOTHING_SAID))).nextGroup).toBeUndefined()
     })
 
     it("passes on the Onchain Cloud account's standing", async () => {

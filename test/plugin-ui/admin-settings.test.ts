@@ -188,6 +188,33 @@ describe('AdminSettings', () => {
     expect(w.get('[data-test="test-deal-kind"]').text()).toBe(dealKind)
   })
 
+  it('says where the next group will be stored: each route, its copies, the most a copy costs a TiB-month, and why', async () => {
+    const nextGroup = [
+      {
+        route: 'the deal market',
+        copies: 2,
+        price: 'at most 0.5 FIL per TiB-month (about 1.75 USD)',
+        why: "unverified deals at each provider's own ask, providers asking more are not offered the group",
+      },
+      { route: 'Filecoin Onchain Cloud (PDP)', copies: 1, why: 'PDP_COPIES: a copy on Filecoin Onchain Cloud, paid in USDFC' },
+      { route: 'the deal market', copies: 0, why: 'on mainnet every deal is paid since Fil+ ended' },
+    ]
+    http.on('POST', TEST_LINK, {
+      status: 200,
+      data: { success: true, status: 404, message: 'The gateway answered and accepted the credentials', latencyMs: 3, nextGroup },
+    })
+    const w = await open()
+    await w.get('[data-test="test-link"]').trigger('click')
+    await flushPromises()
+    const card = w.get('[data-test="test-next-group"]')
+    expect(card.text()).toMatch(/^The next group will be stored on:/)
+    expect(card.findAll('li').map((li) => li.text())).toEqual([
+      "The deal market: 2 copies, at most 0.5 FIL per TiB-month (about 1.75 USD). Unverified deals at each provider's own ask, providers asking more are not offered the group.",
+      'Filecoin Onchain Cloud (PDP): 1 copy. PDP_COPIES: a copy on Filecoin Onchain Cloud, paid in USDFC.',
+      'The deal market: no copies. On mainnet every deal is paid since Fil+ ended.',
+    ])
+  })
+
   it('says how long the Onchain Cloud account pays for the PDP copies, as HEALTHY, WARNING or DEFICIT', async () => {
     const cases = [
       ['HEALTHY', 'success', /^Filecoin Onchain Cloud \(PDP copies\): 120\.5 USDFC deposited, funded until .*2027.* \(HEALTHY\)\.$/],

@@ -60,7 +60,7 @@ describe('loadConfig', () => {
     const simnet = loadConfig({})
     expect(simnet.gateway).toMatchObject({ groupSize: 64 * 2 ** 20, groupIdleSeconds: 20 })
     expect(simnet.gateway.deals!.maxPaddingFactor).toBe(Infinity)
-    const mainnet = loadConfig({ NETWORK: 'mainnet', PDP_COPIES: '0' })
+    const mainnet = loadConfig({ NETWORK: 'mainnet', PDP_COPIES: '0', DEAL_MAX_PRICE_PER_TIB_MONTH: '0.5' })
     // Real providers commonly take pieces of 256 MiB to 32 GiB; a group waits a day for more data.
     expect(mainnet.gateway).toMatchObject({ groupSize: 8 * 2 ** 30, groupIdleSeconds: 86_400 })
     expect(mainnet.gateway.deals!.maxPaddingFactor).toBe(16)
@@ -84,8 +84,10 @@ describe('groups and the Onchain Cloud: every group fits every route it is sent 
       expect(carCapacity(gateway.groupSize)).toBeLessThanOrEqual(PDP_MAX_UPLOAD_BYTES)
     }
     // Without PDP copies, the deal market's own size: 8 GiB on mainnet.
-    expect(loadConfig({ NETWORK: 'mainnet', FOC_RPC_URL: FOC, PDP_COPIES: '0' }).gateway.groupSize).toBe(8 * 2 ** 30)
-    expect(loadConfig({ NETWORK: 'mainnet', SIMFOC_PROVIDERS: '0' }).gateway.groupSize).toBe(8 * 2 ** 30)
+    expect(loadConfig({ NETWORK: 'mainnet', FOC_RPC_URL: FOC, PDP_COPIES: '0', DEAL_COPIES: '2' }).gateway.groupSize).toBe(8 * 2 ** 30)
+    expect(loadConfig({ NETWORK: 'mainnet', SIMFOC_PROVIDERS: '0', DEAL_MAX_PRICE_PER_TIB_MONTH: '3USD' }).gateway.groupSize).toBe(
+      8 * 2 ** 30,
+    )
     // Smaller networks keep theirs.
     expect(loadConfig({}).gateway.groupSize).toBe(64 * 2 ** 20)
   })
@@ -100,7 +102,9 @@ describe('groups and the Onchain Cloud: every group fits every route it is sent 
     expect(loadConfig({ NETWORK: 'mainnet', FOC_RPC_URL: FOC, GROUP_SIZE: String(2 ** 30) }).gateway.groupSize).toBe(2 ** 30)
     // No PDP copies, no such limit.
     for (const env of [{ PDP_COPIES: '0' }, { SIMFOC_PROVIDERS: '0' }]) {
-      expect(loadConfig({ NETWORK: 'mainnet', GROUP_SIZE: String(32 * 2 ** 30), ...env }).gateway.groupSize).toBe(32 * 2 ** 30)
+      expect(loadConfig({ NETWORK: 'mainnet', DEAL_COPIES: '1', GROUP_SIZE: String(32 * 2 ** 30), ...env }).gateway.groupSize).toBe(
+        32 * 2 ** 30,
+      )
     }
   })
 })
@@ -205,6 +209,44 @@ describe('what the configuration derives', () => {
     ]) {
       expect(() => loadConfig(env)).toThrow(/DEAL_COPIES: 0 \(no deal-market copies\) needs PDP copies/)
     }
+  })
+
+  it('keeps the deal market off on mainnet until a price ceiling is set, so that no paid deal is proposed unasked', () => {
+    const FOC = 'https://api.node.glif.io/rpc/v1'
+    // PDP copies store the groups: the market is off, and the log says why and how to turn it on.
+    const off = loadConfig({ NETWORK: 'mainnet', FOC_RPC_URL: FOC }).gateway.deals!
+    expect(off.copies).toBe(0)
+    expect(off.marketOff).toMatch(/every deal is paid since Fil\+ ended.*set DEAL_MAX_PRICE_PER_TIB_MONTH/)
+    // No other route: refused at start, naming every way out, rather than taking files it could never offload.
+    for (const env of [{ PDP_COPIES: '0' }, { SIMFOC_PROVIDERS: '0' }]) {
+      expect(() => loadConfig({ NETWORK: 'mainnet', ...env })).toThrow(
+        /DEAL_MAX_PRICE_PER_TIB_MONTH: required on mainnet unless PDP copies.*FOC_RPC_URL.*DEAL_COPIES/,
+      )
+      // Only the gateway proposes deals: the deal service alone starts.
+      expect(loadConfig({ NETWORK: 'mainnet', ...env }, { role: 'service' }).service.network).toBe('mainnet')
+    }
+    // A ceiling turns it on, in FIL or in USD; DEAL_COPIES set by hand is a choice too.
+    const fil = loadConfig({ NETWORK: 'mainnet', FOC_RPC_URL: FOC, DEAL_MAX_PRICE_PER_TIB_MONTH: '0.5FIL' }).gateway.deals!
+    expect(fil).toMatchObject({ maxPrice: { amount: '0.5', currency: 'FIL' } })
+    expect(fil.copies).toBeUndefined()
+    expect(fil.marketOff).toBeUndefined()
+    expect(loadConfig({ NETWORK: 'mainnet', PDP_COPIES: '0', DEAL_MAX_PRICE_PER_TIB_MONTH: '3 usd' }).gateway.deals!.maxPrice).toEqual({
+      amount: '3',
+      currency: 'USD',
+    })
+    expect(loadConfig({ NETWORK: 'mainnet', PDP_COPIES: '0', DEAL_COPIES: '2' }).gateway.deals!.copies).toBe(2)
+    // Calibration and the simulated network keep the market on, as before.
+    expect(loadConfig({}).gateway.deals!.copies).toBeUndefined()
+    expect(
+      loadConfig({ NETWORK: 'calibration', FOC_RPC_URL: 'https://api.calibration.node.glif.io/rpc/v1' }).gateway.deals!.copies,
+    ).toBeUndefined()
+    expect(loadConfig({ DEAL_MAX_PRICE_PER_TIB_MONTH: '0.5' }).gateway.deals!.maxPrice).toEqual({ amount: '0.5', currency: 'FIL' })
+  })
+
+  it.each(['cheap', '0.5EUR', '-1', '1e3'])('refuses DEAL_MAX_PRICE_PER_TIB_MONTH=%s with the forms it takes', (value) => {
+    expect(() => loadConfig({ DEAL_MAX_PRICE_PER_TIB_MONTH: value })).toThrow(
+      /DEAL_MAX_PRICE_PER_TIB_MONTH: a price per TiB-month in FIL or USD, e.g. 0.5, 0.5FIL or 3USD/,
+    )
   })
 
   it('checks --role: a known one, and GATEWAY_URL for the app surface alone', () => {

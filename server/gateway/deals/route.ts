@@ -64,4 +64,6 @@ export interface RouteProgress {
 export interface RouteStanding {
   market?: MarketStanding
   onchainCloud?: PdpFunding
+  /** What the next group gets from the Onchain Cloud (PDP copies), when that route is used. */
+  pdpPlan?: { copies: number; why: string }
 }

@@ -155,6 +155,17 @@ export const LinkTestResultSchema = z.object({
     "The gateway's Filecoin Onchain Cloud account for PDP copies, when it stores there (its POST /status)",
   ),
   dealMarket: DealMarketStandingSchema.optional().describe("What pays for the gateway's deal-market copies (its POST /status)"),
+  nextGroup: z
+    .array(
+      z.object({
+        route: z.string().describe('The route in words: "the deal market" or "Filecoin Onchain Cloud (PDP)"'),
+        copies: z.number().int().min(0).describe('Copies of the next group it will make; 0: none now'),
+        price: z.string().optional().describe('The most a copy costs, e.g. "at most 0.5 FIL per TiB-month (about 1.75 USD)"'),
+        why: z.string(),
+      }),
+    )
+    .optional()
+    .describe('Which routes will store the next group, at what price per TiB-month and why (its POST /status)'),
 })
 
 export type MountSetting = z.infer<typeof MountSettingSchema>

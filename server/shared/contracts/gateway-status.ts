@@ -68,6 +68,22 @@ export const GatewayRoutesSchema = z
   })
   .describe('Each storage route the gateway stores on, with its funding; a route it does not use (or has not read yet) is absent')
 
+export const GatewayRoutePlanSchema = z.object({
+  route: z
+    .enum(['market', 'onchainCloud'])
+    .describe('market: deals with storage providers (sealed in sectors); onchainCloud: PDP copies on Filecoin Onchain Cloud'),
+  copies: z.number().int().min(0).describe('Copies of the next group this route will make; 0 when it makes none now (why says why)'),
+  maxPricePerTiBMonth: decimalAmount
+    .optional()
+    .describe(
+      'The most one copy costs a TiB-month (30 days), in FIL, as a decimal: the price ceiling (DEAL_MAX_PRICE_PER_TIB_MONTH) or DEAL_PRICE; absent when the route does not price in FIL or makes no copies',
+    ),
+  maxPricePerTiBMonthUsd: decimalAmount
+    .optional()
+    .describe('The same in USD at the price the gateway worked it out with (its deal service ticker), when it knows one'),
+  why: z.string().describe('Which copies, at what price and why, in a sentence'),
+})
+
 export const GatewayStatusSchema = z
   .object({
     network: z
@@ -76,6 +92,12 @@ export const GatewayStatusSchema = z
       .describe("The network the gateway's deals are on, so that whoever links to it can check it is the one they meant"),
     deals: GatewayDealsSchema,
     routes: GatewayRoutesSchema,
+    nextGroup: z
+      .array(GatewayRoutePlanSchema)
+      .optional()
+      .describe(
+        'Where the next group will be stored: each route with its copies, price per TiB-month and why; absent without a deal engine',
+      ),
   })
   .refine((s) => s.deals.blocked === (s.deals.blockedReason !== undefined), {
     message: 'blockedReason is present exactly when blocked',
@@ -90,5 +112,6 @@ export const GatewayStatusResponseSchema = z.object({
 export type GatewayDealKind = z.infer<typeof GatewayDealKindSchema>
 export type OnchainCloudStanding = z.infer<typeof OnchainCloudStandingSchema>
 export type DealMarketStanding = z.infer<typeof DealMarketStandingSchema>
+export type GatewayRoutePlan = z.infer<typeof GatewayRoutePlanSchema>
 export type GatewayStatus = z.infer<typeof GatewayStatusSchema>
 export type GatewayStatusResponse = z.infer<typeof GatewayStatusResponseSchema>

@@ -264,6 +264,7 @@ describe('deal engine faults', () => {
       service: (client) => ({
         bestProviders: (q) => (down ? Promise.reject(new Error('connect ECONNREFUSED')) : client.bestProviders(q)),
         requiredCopies: () => client.requiredCopies(),
+        filUsd: () => client.filUsd(),
       }),
     }))
     await upload(s, '/svc.bin')

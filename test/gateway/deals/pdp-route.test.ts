@@ -124,6 +124,7 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
       service: (client) => ({
         bestProviders: (q) => (serviceDown ? Promise.reject(new Error('connect ECONNREFUSED')) : client.bestProviders(q)),
         requiredCopies: () => client.requiredCopies(),
+        filUsd: () => client.filUsd(),
       }),
     })
     const s = stack

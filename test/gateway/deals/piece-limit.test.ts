@@ -11,11 +11,7 @@ function setup(asks: Record<string, number | null>, groupSize = 64 * MiB) {
   const clock = { now: 0 }
   const asked: string[] = []
   const limit = createPieceLimit({
-    service: {
-      bestProviders: async () => ({ providers: [] }),
-      requiredCopies: async () => 1,
-      policyProviders: async () => Object.keys(asks),
-    },
+    service: { policyProviders: async () => Object.keys(asks) },
     providers: {
       async ask(provider): Promise<StorageAsk | null> {
         asked.push(provider)

@@ -1,4 +1,9 @@
+import { once } from 'node:events'
+import type { AddressInfo } from 'node:net'
+import express from 'express'
 import { describe, expect, it } from 'vitest'
+import { createPublicRouter } from '../../../server/service/routes/public.ts'
+import type { Ticker } from '../../../server/service/ticker/index.ts'
 import { createDealServiceClient } from '../../../server/gateway/deals/market/service-client.ts'
 
 /** A deal service answering the policy export with a recorded shape, counting calls. */
@@ -50,5 +55,33 @@ describe('deal service client: onboarding policy', () => {
     expect(await client.requiredCopies()).toBe(2)
     expect(await client.requiredCopies()).toBe(2)
     expect(svc.calls).toHaveLength(3)
+  })
+})
+
+describe('deal service client: the FIL price for a USD ceiling', () => {
+  /** The deal service's own public ticker route (service/routes/public.ts) over a ticker that says `weightedPrice`. */
+  async function tickerService(weightedPrice: number) {
+    const app = express()
+    app.use(express.json())
+    const ticker = { byPair: (pair: string) => ({ pair, tickers: [], weightedPrice }) } as unknown as Ticker
+    app.use(createPublicRouter({ ticker }))
+    const server = app.listen(0, '127.0.0.1')
+    await once(server, 'listening')
+    const { port } = server.address() as AddressInfo
+    return { url: `http://127.0.0.1:${port}`, close: () => new Promise((resolve) => server.close(resolve)) }
+  }
+
+  it("reads the ticker's FIL_USD price, and none when no exchange answered lately", async () => {
+    for (const [price, expected] of [
+      [3.5, 3.5],
+      [0, undefined],
+    ] as const) {
+      const svc = await tickerService(price)
+      try {
+        expect(await createDealServiceClient({ url: svc.url, apiKey: 'k' }).filUsd()).toBe(expected)
+      } finally {
+        await svc.close()
+      }
+    }
   })
 })

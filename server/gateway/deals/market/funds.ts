@@ -61,7 +61,9 @@ export function createMarketFunds(o: {
         }
       return f.dataCap === 0n ? { code: 'DATACAP_USED_UP', words: `the DataCap of ${address} is used up` } : undefined
     }
-    if (BigInt(terms.pricePerGiBEpoch) > 0n && f.escrow - f.locked <= 0n)
+    // Under a price ceiling deals pay the providers' asks, which may be above DEAL_PRICE.
+    const paid = BigInt(terms.pricePerGiBEpoch) > 0n || terms.maxPrice !== undefined
+    if (paid && f.escrow - f.locked <= 0n)
       return { code: 'NO_ESCROW', words: `${address} has no free storage market escrow for paid deals (add funds with MarketAddBalance)` }
     return undefined
   }

@@ -5,6 +5,7 @@ import { createFollower } from './follow.ts'
 import { createMarketFunds } from './funds.ts'
 import { createPieceLimit } from './piece-limit.ts'
 import { placeDeals } from './place.ts'
+import { createMarketPricing } from './pricing.ts'
 import { marketProgress } from './progress.ts'
 import type { MarketRouteOptions } from './types.ts'
 
@@ -28,6 +29,12 @@ export function createMarketRoute(c: RouteContext, o: MarketRouteOptions): Stora
     logger,
     now: c.now,
     withTimeout: (run) => c.withTimeout(run),
+  })
+  const pricing = createMarketPricing({ ceiling: o.terms.maxPrice, pricePerGiBEpoch: o.terms.pricePerGiBEpoch, service: o.service })
+  const pricingNote = createNote<string>({
+    key: (words) => words,
+    said: (words) => logger.error(`no deals are proposed: ${words}`),
+    cleared: () => logger.info('the FIL price in USD is known again: deals are proposed under DEAL_MAX_PRICE_PER_TIB_MONTH'),
   })
   const noProviders = new Map<number, string>()
   const serviceDown = createNote<string>({
@@ -61,7 +68,10 @@ export function createMarketRoute(c: RouteContext, o: MarketRouteOptions): Stora
           // Before any group fills up at a size the providers cannot take.
           await pieceLimit.check()
           await funds.read()
-          if (!funds.problem()) await placeDeals(ctx, o, route, funds, noProviders, at, r, sendable)
+          await pricing.read()
+          // A USD ceiling with no FIL price blocks unverified deals only: verified ones pay DEAL_PRICE.
+          pricingNote.set(funds.verified() ? undefined : pricing.problem())
+          if (!funds.problem() && !pricingNote.current) await placeDeals(ctx, o, route, funds, pricing, noProviders, at, r, sendable)
         }
         serviceDown.set(undefined)
         return true
@@ -82,6 +92,7 @@ export function createMarketRoute(c: RouteContext, o: MarketRouteOptions): Stora
           noProviders: noProviders.get(groupId),
           serviceError: serviceDown.current,
           fundsError: funds.problem(),
+          priceError: pricingNote.current,
           kind: funds.kind(),
         },
       ),
@@ -89,10 +100,11 @@ export function createMarketRoute(c: RouteContext, o: MarketRouteOptions): Stora
       const client = funds.client()
       const dealsUntilMs =
         firstDealEnd === undefined || head === undefined ? undefined : c.now() + (firstDealEnd - head) * providers.epochSeconds * 1000
-      const blocked = funds.problem()
+      const blocked = funds.problem() ?? pricingNote.current
       return {
         market: {
           kind: funds.kind(),
+          plan: pricing.plan({ copies, verified: funds.verified(), off: o.offWhy, blocked }),
           ...(blocked ? { blocked } : {}),
           ...(client ? { funds: { ...client, ...(dealsUntilMs === undefined ? {} : { dealsUntilMs }) } } : {}),
         },

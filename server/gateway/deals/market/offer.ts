@@ -1,3 +1,4 @@
+import { describePerTiBMonth, perTiBMonth } from '../../../shared/deal-price.ts'
 import { padPieceCid, piecePricePerEpoch, unpaddedPieceSize } from '../../../shared/piece.ts'
 import type { GroupRecord } from '../../content/index.ts'
 import type { RouteContext } from '../types.ts'
@@ -11,6 +12,8 @@ export interface Offer {
   /** What the provider downloads: the CAR, then zeros up to the unpadded piece size. */
   transferSize: number
   pricePerEpoch: bigint
+  /** The price per GiB per epoch it was worked out from: DEAL_PRICE, or the provider's own ask under a ceiling. */
+  pricePerGiBEpoch: bigint
 }
 
 /**
@@ -22,6 +25,12 @@ export interface Offer {
  * `maxPaddingFactor`, since DataCap and price are paid on the padded size.
  * A provider that serves no HTTP retrieval could never be checked or read
  * back, so the group could never be offloaded: it is not asked.
+ *
+ * Under a price ceiling (`ceiling`, attoFIL per TiB-month, DEAL_MAX_PRICE_PER_TIB_MONTH)
+ * an unverified deal pays the provider's own ask for unverified deals (a storage ask's
+ * Price, attoFIL per GiB per epoch: boost storagemarket/storedask/storedask.go), never
+ * more; a provider asking more than the ceiling, or whose ask cannot be read, is not
+ * offered the group.
  */
 export async function offerFor(
   c: Pick<RouteContext, 'withTimeout'>,
@@ -29,6 +38,7 @@ export async function offerFor(
   g: GroupRecord,
   provider: string,
   verified: boolean,
+  ceiling?: bigint,
 ): Promise<Offer | { refused: string }> {
   const { providers, terms } = o
   const pieceSize = g.pieceSize!
@@ -43,7 +53,17 @@ export async function offerFor(
       }
     }
   }
-  const pricePerEpoch = piecePricePerEpoch(BigInt(terms.pricePerGiBEpoch), target)
+  let pricePerGiBEpoch = BigInt(terms.pricePerGiBEpoch)
+  if (!verified && ceiling !== undefined) {
+    if (!ask) return { refused: 'did not say its ask, so there is no price to propose under DEAL_MAX_PRICE_PER_TIB_MONTH' }
+    if (perTiBMonth(ask.price) > ceiling) {
+      return {
+        refused: `asks ${describePerTiBMonth(perTiBMonth(ask.price))}, more than DEAL_MAX_PRICE_PER_TIB_MONTH (${describePerTiBMonth(ceiling)})`,
+      }
+    }
+    pricePerGiBEpoch = ask.price
+  }
+  const pricePerEpoch = piecePricePerEpoch(pricePerGiBEpoch, target)
   if (ask) {
     // The check Boost and Curio make (boost storagemarket/deal_acceptance.go): our price for the piece against their ask for it.
     const asked = piecePricePerEpoch(verified ? ask.verifiedPrice : ask.price, target)
@@ -57,5 +77,6 @@ export async function offerFor(
     pieceSize: target,
     transferSize: target === pieceSize ? g.carSize! : unpaddedPieceSize(target),
     pricePerEpoch,
+    pricePerGiBEpoch,
   }
 }

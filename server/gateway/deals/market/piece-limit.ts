@@ -20,7 +20,7 @@ const pieceSizeAtMost = (n: number) => 2 ** Math.floor(Math.log2(n))
  * provider that does not answer is left out until it does.
  */
 export function createPieceLimit(o: {
-  service: DealServiceClient
+  service: Pick<DealServiceClient, 'policyProviders'>
   providers: Pick<StorageProviderPort, 'ask'>
   content: Pick<ContentStore, 'groupSize' | 'limitGroupSize'>
   logger: Logger

@@ -2,7 +2,9 @@ import type { GroupRecord } from '../../content/index.ts'
 import { countingCopies, providersToSkip } from '../copies.ts'
 import type { StorageRoute } from '../route.ts'
 import type { RouteContext, TickReport } from '../types.ts'
+import { perGiBEpochAtMost } from '../../../shared/deal-price.ts'
 import type { MarketFunds } from './funds.ts'
+import type { MarketPricing } from './pricing.ts'
 import { offerFor } from './offer.ts'
 import { propose } from './propose.ts'
 import type { MarketRouteOptions } from './types.ts'
@@ -11,6 +13,8 @@ import type { MarketRouteOptions } from './types.ts'
 interface Pass {
   head: number
   verified: boolean
+  /** The most an unverified deal may cost, attoFIL per TiB-month (DEAL_MAX_PRICE_PER_TIB_MONTH); undefined: DEAL_PRICE is offered. */
+  ceiling?: bigint
   /** Escrow not yet locked, less what this pass proposed; undefined when not known. */
   escrowFree?: bigint
 }
@@ -25,6 +29,7 @@ export async function placeDeals(
   o: MarketRouteOptions,
   route: Pick<StorageRoute, 'name' | 'lasting' | 'required'>,
   funds: MarketFunds,
+  pricing: MarketPricing,
   noProviders: Map<number, string>,
   head: number,
   r: TickReport,
@@ -33,7 +38,13 @@ export async function placeDeals(
   // The market locks price × duration of the client's escrow for each deal it publishes: what this pass
   // proposes must fit in what is free, together.
   const client = funds.client()
-  const pass: Pass = { head, verified: funds.verified(), escrowFree: client ? client.escrow - client.locked : undefined }
+  const verified = funds.verified()
+  const pass: Pass = {
+    head,
+    verified,
+    ceiling: verified ? undefined : pricing.ceiling(),
+    escrowFree: client ? client.escrow - client.locked : undefined,
+  }
   for (const g of await c.content.groups()) {
     if (!sendable(g) || !g.pieceCid || !g.pieceSize || !g.carSize) continue
     if (pass.verified && client?.dataCap != null && client.dataCap < BigInt(g.pieceSize)) {
@@ -43,7 +54,7 @@ export async function placeDeals(
     const history = await c.deals.ofGroup(g.id, 'market')
     const missing = route.required() - countingCopies(route, history, head).length
     if (missing <= 0) continue
-    const outcome = await placeGroup(c, o, g, history, missing, pass, r)
+    const outcome = await placeGroup(c, { ...o, pricing }, g, history, missing, pass, r)
     if (outcome.placed) noProviders.delete(g.id)
     else if (outcome.why) noProviders.set(g.id, outcome.why)
   }
@@ -52,7 +63,7 @@ export async function placeDeals(
 /** Proposes one group to up to `missing` providers: whether any was sent, else why none was (when it is known). */
 async function placeGroup(
   c: RouteContext & { epochSeconds: number },
-  o: MarketRouteOptions,
+  o: MarketRouteOptions & { pricing: MarketPricing },
   g: GroupRecord,
   history: Parameters<typeof providersToSkip>[0],
   missing: number,
@@ -68,8 +79,9 @@ async function placeGroup(
     pieceCid: g.pieceCid!,
     transferSize: g.carSize!,
     duration: o.terms.durationEpochs,
-    // Per GiB, as the deal service's API takes it; it works out the price of the piece itself.
-    storagePricePerEpoch: o.terms.pricePerGiBEpoch,
+    // Per GiB, as the deal service's API takes it; it works out the price of the piece itself. Under a ceiling,
+    // the highest ask it allows: the service then names only providers asking no more.
+    storagePricePerEpoch: pass.ceiling === undefined ? o.terms.pricePerGiBEpoch : perGiBEpochAtMost(pass.ceiling).toString(),
     verifiedDeal: pass.verified,
     startEpochHeadOffset: o.terms.startOffsetEpochs,
   }
@@ -84,13 +96,14 @@ async function placeGroup(
   let sent = 0
   for (const provider of candidates) {
     if (sent >= missing) break
-    const offer = await offerFor(c, o, g, provider, pass.verified)
+    const offer = await offerFor(c, o, g, provider, pass.verified, pass.ceiling)
     const locks = 'refused' in offer ? 0n : offer.pricePerEpoch * BigInt(o.terms.durationEpochs)
     if ('refused' in offer) refusals.push(`${provider} ${offer.refused}`)
     else if (pass.escrowFree !== undefined && locks > pass.escrowFree)
       refusals.push(`${provider}: the deal would lock ${locks} attoFIL of escrow, ${pass.escrowFree} is free`)
     else if (await propose(c, o, g, provider, offer, pass, r)) {
       sent++
+      o.pricing.proposed(provider, offer.pricePerGiBEpoch)
       if (pass.escrowFree !== undefined) pass.escrowFree -= locks
     }
   }

@@ -15,6 +15,8 @@ export interface MarketFacts {
   serviceError?: string
   /** Set while the client address lacks the DataCap or escrow its deals need. */
   fundsError?: string
+  /** Set while DEAL_MAX_PRICE_PER_TIB_MONTH cannot be worked out (USD with no FIL price). */
+  priceError?: string
   kind: DealKind
 }
 
@@ -46,9 +48,11 @@ export function marketProgress(deals: readonly GroupDeal[], f: MarketFacts): Rou
       ? { blocked: { code: 'WAITING_FOR_FUNDS', words: `waiting for funds: ${f.fundsError}` } }
       : f.serviceError
         ? { blocked: { code: 'DEAL_SERVICE_UNREACHABLE', words: 'waiting for the deal service, which cannot be reached right now' } }
-        : f.noProviders
-          ? { blocked: { code: 'NO_PROVIDER', words: f.noProviders } }
-          : {}),
+        : f.priceError
+          ? { blocked: { code: 'NO_PROVIDER', words: f.priceError } }
+          : f.noProviders
+            ? { blocked: { code: 'NO_PROVIDER', words: f.noProviders } }
+            : {}),
     ...(f.kind.note ? { note: f.kind.note } : {}),
   }
 }

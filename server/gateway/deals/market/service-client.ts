@@ -20,6 +20,8 @@ export interface DealServiceClient {
    * providers to pick from) the only ones any piece is offered to. Absent: unknown.
    */
   policyProviders?(): Promise<string[]>
+  /** The price of a FIL in USD from the deal service's ticker (volume-weighted over the exchanges); undefined when it has no fresh quote. */
+  filUsd(): Promise<number | undefined>
 }
 
 export class DealServiceUnavailable extends Error {
@@ -30,6 +32,8 @@ export class DealServiceUnavailable extends Error {
 const BestProvidersAnswer = z.object({
   result: z.object({ providers: z.array(z.string()), reason: z.string().optional() }),
 })
+/** The ticker's answer (service/ticker/index.ts byPair): a weighted price of 0 means no exchange answered lately. */
+const PairAnswer = z.object({ pair: z.string(), weightedPrice: z.number().min(0) })
 const PolicyAnswer = z.object({
   result: z.object({
     mixGroup: z.object({ numberOfCopies: z.number().int().min(0) }),
@@ -46,6 +50,7 @@ const PolicyAnswer = z.object({
 export const NO_DEAL_SERVICE: DealServiceClient = {
   bestProviders: () => Promise.reject(new DealServiceUnavailable('no deal service: DEAL_COPIES=0 stores on the Onchain Cloud only')),
   requiredCopies: () => Promise.resolve(0),
+  filUsd: () => Promise.resolve(undefined),
 }
 
 /** The deal service over HTTP with the tenant's X-API-KEY. Every failure is a DealServiceUnavailable. */
@@ -110,6 +115,10 @@ export function createDealServiceClient(o: {
     },
     async policyProviders() {
       return (await readPolicy()).providers
+    },
+    async filUsd() {
+      const answer = await post('/public/v1/ticker/get-latest-by-pair', { pair: 'FIL_USD' }, PairAnswer)
+      return answer.weightedPrice > 0 ? answer.weightedPrice : undefined
     },
   }
 }

@@ -1,3 +1,5 @@
+import type { PriceCeiling } from '../../../shared/deal-price.ts'
+import type { MarketPlan } from './pricing.ts'
 import type { DealServiceClient } from './service-client.ts'
 import type { StorageProviderPort } from './provider-port.ts'
 
@@ -16,6 +18,8 @@ export interface DealTerms {
   durationEpochs: number
   /** Attofil per GiB per epoch, decimal string; a deal's StoragePricePerEpoch is this × PieceSize / 2^30. */
   pricePerGiBEpoch: string
+  /** Set: unverified deals pay the provider's own ask, at most this a TiB-month (DEAL_MAX_PRICE_PER_TIB_MONTH), not pricePerGiBEpoch. */
+  maxPrice?: PriceCeiling
   /** Verified (Fil+) deals wanted; from network version 29 there are none, and deals go unverified. */
   verified: boolean
   /** A piece is padded with zeros to a provider's minimum piece size only up to this factor (Infinity: any). */
@@ -41,6 +45,8 @@ export interface MarketStanding {
   /** Why no deals are proposed at all right now (no DataCap, no escrow). */
   blocked?: string
   kind: DealKind
+  /** What the next group gets from the market: copies, the most it pays a TiB-month, and why. */
+  plan?: MarketPlan
 }
 
 /** The deal market route's dependencies and policy. */
@@ -54,6 +60,8 @@ export interface MarketRouteOptions {
   terms: DealTerms
   /** Fixed number of copies; unset: the tenant's onboarding policy decides (3 if it cannot be read yet). */
   copies?: number
+  /** Why the market is off though nobody set DEAL_COPIES=0 (mainnet without a price ceiling). */
+  offWhy?: string
   /** Longest a provider may take to answer a proposal (Boost's own client waits 60 s: storagemarket/lp2pimpl/net.go). */
   proposalTimeoutMs: number
   /** Chain time (30 s epochs) between deal status requests to a provider about one deal. */

@@ -63,7 +63,13 @@ export function createPdpRoute(c: RouteContext, options: PdpRouteOptions): Stora
           fundsError: p.funds.current?.words,
         },
       ),
-    standing: () => (p.funding ? { onchainCloud: p.funding } : {}),
+    standing: () => ({
+      ...(p.funding ? { onchainCloud: p.funding } : {}),
+      pdpPlan: {
+        copies: options.copies,
+        why: `PDP_COPIES: ${options.copies === 1 ? 'a copy' : `${options.copies} copies`} on Filecoin Onchain Cloud, proved by its provider every proving period and paid in USDFC from Filecoin Pay at the Onchain Cloud's price list`,
+      },
+    }),
     retrieveBlock: (d, cid, signal) => client.retrieveBlock(d.retrievalUrl!, cid, signal),
     retrievePiece: (d, size, signal) => client.retrievePiece(d.retrievalUrl!, size, signal),
     async stop() {
