@@ -186,6 +186,17 @@ describe('GatewayTab details', () => {
     )
   })
 
+  it('shows a proposed deal without the 0 the wire carries for a deal id it does not have yet, and no link', async () => {
+    const record = offloaded()
+    record.details.groups[0].deals![1] = { ...record.details.groups[0].deals![1], dealId: 0, state: 'proposed' }
+    http.on('POST', METADATA, ok(record))
+    const w = await showTab()
+    const deal = w.findAll('[data-test="group"]')[0].findAll('[data-test="deal"]')[1]
+    expect(deal.find('[data-test="deal-link"]').exists()).toBe(false)
+    expect(deal.get('[data-test="deal-id"]').text()).toBe('no id until published')
+    expect(deal.text()).not.toMatch(/\b0 ·/)
+  })
+
   it('keeps each group to one summary line, and says when its deals are under way', async () => {
     const deal = (state: 'active' | 'published', dealId: number) => ({
       provider: 'f01234',
