@@ -1,4 +1,3 @@
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { createServer, type Server } from 'node:http'
 import { tmpdir } from 'node:os'
@@ -6,6 +5,7 @@ import { join } from 'node:path'
 import { multiaddr } from '@multiformats/multiaddr'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { networkNameMismatch } from '../../server/network/lotus/network-name.ts'
+import { runGatewayRole } from '../helpers/gateway-role.ts'
 
 /**
  * NETWORK is checked against the node at start: a gateway pointed at a node
@@ -62,40 +62,16 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true })
 })
 
-/** Runs `npm start -- --role gateway` until it listens (then stops it) or exits; returns its output and exit code. */
-function startGateway(env: Record<string, string>): Promise<{ out: string; code: number | null }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', '--role', 'gateway'], {
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      GATEWAY_PORT: '0',
-      LOG_LEVEL: 'info',
-      LOG_FORMAT: 'json',
-      SERVICE_URL: 'http://127.0.0.1:9',
-      SERVICE_API_KEY: 'fgs_test-key-0000000000000000',
-      GATEWAY_PUBLIC_URL: 'https://gateway.example.org',
-      LOTUS_URL: nodeUrl,
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+/** The gateway on the test node, with a deal service it never reaches and a public transfer URL unless `env` says otherwise. */
+const startGateway = (env: Record<string, string>) =>
+  runGatewayRole({
+    DATA_DIR: dataDir,
+    SERVICE_URL: 'http://127.0.0.1:9',
+    SERVICE_API_KEY: 'fgs_test-key-0000000000000000',
+    GATEWAY_PUBLIC_URL: 'https://gateway.example.org',
+    LOTUS_URL: nodeUrl,
+    ...env,
   })
-  let out = ''
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL')
-      reject(new Error(`gateway neither started nor stopped:\n${out}`))
-    }, 30_000)
-    child.stdout!.on('data', (c: Buffer) => {
-      out += c.toString()
-      if (out.includes('gateway listening')) child.kill('SIGTERM')
-    })
-    child.stderr!.on('data', (c: Buffer) => (out += c.toString()))
-    child.once('exit', (code) => {
-      clearTimeout(timer)
-      resolve({ out, code })
-    })
-  })
-}
 
 describe("the node's network name against NETWORK", () => {
   it('takes only the public networks’ own names for them, and any other name for a devnet', () => {

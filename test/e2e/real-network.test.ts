@@ -1,44 +1,15 @@
-import { spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { runGatewayRole } from '../helpers/gateway-role.ts'
 
 const dataDir = mkdtempSync(join(tmpdir(), 'real-network-'))
 afterAll(() => rmSync(dataDir, { recursive: true, force: true }))
 
 /** Runs `npm start -- --role gateway` until it listens, and returns what it logged. */
-function gatewayLog(env: Record<string, string>): Promise<string> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', '--role', 'gateway'], {
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      GATEWAY_PORT: '0',
-      LOG_LEVEL: 'info',
-      LOG_FORMAT: 'json',
-      GATEWAY_USER: 'bridge',
-      GATEWAY_PASSWORD: 'secret-password-1',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
-  let out = ''
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL')
-      reject(new Error(`gateway did not start:\n${out}`))
-    }, 30_000)
-    const onData = (c: Buffer) => {
-      out += c.toString()
-      if (!out.includes('gateway listening')) return
-      clearTimeout(timer)
-      child.kill('SIGTERM')
-      child.once('exit', () => resolve(out))
-    }
-    child.stdout!.on('data', onData)
-    child.stderr!.on('data', (c: Buffer) => (out += c.toString()))
-  })
-}
+const gatewayLog = async (env: Record<string, string>) =>
+  (await runGatewayRole({ DATA_DIR: dataDir, GATEWAY_USER: 'bridge', GATEWAY_PASSWORD: 'secret-password-1', ...env })).out
 
 describe('the gateway on a real network (calibration)', () => {
   const real = {

@@ -13,6 +13,17 @@ describe('the PDP route over a fake Onchain Cloud', () => {
 
   const states = async (groupId = 1) => (await h.rows(groupId)).map((d) => [d.provider, d.state])
   const warnings = (text: RegExp) => h.logs.filter((l) => l.level >= 40 && text.test(l.msg))
+  /** A fresh route whose group is stored on pdp:1 and pdp:2, each copy proved once. */
+  const provedOnBoth = async () => {
+    h = await pdpHarness()
+    h.group()
+    await h.pass()
+    await h.settled()
+    h.advance(240)
+    h.foc.prove(1)
+    h.foc.prove(2)
+    await h.pass()
+  }
 
   describe('upload', () => {
     it('makes one row per provider the SDK names, moved on as the SDK reports each step, and records where the copy is', async () => {
@@ -304,14 +315,7 @@ describe('the PDP route over a fake Onchain Cloud', () => {
     })
 
     it('ends a copy whose provider stopped proving after one more period of grace, ends its data set as the payer, and makes another', async () => {
-      h = await pdpHarness()
-      h.group()
-      await h.pass()
-      await h.settled()
-      h.advance(240)
-      h.foc.prove(1)
-      h.foc.prove(2)
-      await h.pass()
+      await provedOnBoth()
       // pdp:1 stops proving; pdp:2 goes on.
       for (let period = 0; period < 2; period++) {
         h.advance(240)
@@ -401,14 +405,7 @@ describe('the PDP route over a fake Onchain Cloud', () => {
     })
 
     it('keeps a copy that failed its retrieval check until its replacement is proved, then ends it and removes its piece', async () => {
-      h = await pdpHarness()
-      h.group()
-      await h.pass()
-      await h.settled()
-      h.advance(240)
-      h.foc.prove(1)
-      h.foc.prove(2)
-      await h.pass()
+      await provedOnBoth()
       const [failing] = await h.rows(1)
       await h.deals.recordCheck(failing.id, false)
       await h.pass()
