@@ -38,6 +38,7 @@ import { benchFolderRecords } from './lib/folder-record-bench.ts'
 import { percentile } from './lib/percentile.ts'
 import { cpuSeconds } from './lib/proc.ts'
 import { benchOnchainCloud } from './lib/foc-bench.ts'
+import { benchIdleLog } from './lib/idle-log-bench.ts'
 import { DEFAULT_CID_PROFILE } from '../server/shared/cid-profile.ts'
 
 const HELP = `Usage: npm run bench -- [options]
@@ -48,7 +49,7 @@ const HELP = `Usage: npm run bench -- [options]
   --connections <n>   concurrent connections for throughput runs (default 32)
   --ingest-mib <n>    size of the ingest upload in MiB (default 256)
   --only <what>       metadata | ingest | ui | badges | storm | folder-records | attack
-                      | service | deals | first-run | offloaded-read | foc, or
+                      | service | deals | first-run | offloaded-read | foc | idle-log, or
                       several separated by commas (default: all)
   --folder-files <list> files below each folder of the folder-records section
                       (default 10,1000,100000)
@@ -77,6 +78,8 @@ const HELP = `Usage: npm run bench -- [options]
                       period of 240 epochs is 12 s, its 20-epoch challenge
                       window 1 s; at 1200 the window is shorter than the
                       simulated chain takes to include a proof, which reverts)
+  --idle-minutes <n>  minutes the idle-log section counts log lines with a Files
+                      tab open, after its file is Offloaded (default 2)
   --read-file-mib <n> size of the file read out of it in MiB (default 1)
   --ui-runs <n>       tab openings measured on the preview page (default 7)
   --badge-files <n>   files in the folder the badges section lists (default 1000)
@@ -104,6 +107,7 @@ const { values: opts } = parseArgs({
     'ui-runs': { type: 'string', default: '7' },
     'badge-files': { type: 'string', default: '1000' },
     'first-run-mib': { type: 'string', default: '200' },
+    'idle-minutes': { type: 'string', default: '2' },
     'read-group-mib': { type: 'string', default: '256' },
     'read-file-mib': { type: 'string', default: '1' },
     'deal-proposals': { type: 'string', default: '300' },
@@ -146,6 +150,7 @@ const SECTIONS = [
   'first-run',
   'offloaded-read',
   'foc',
+  'idle-log',
 ]
 const only = opts.only?.split(',')
 if (only?.some((section) => !SECTIONS.includes(section))) {
@@ -448,6 +453,7 @@ async function main() {
       largeMib: Number(opts['foc-large-mib']),
       speed: Number(opts['foc-speed']),
     })
+  if (wants('idle-log')) await benchIdleLog(Number(opts['idle-minutes']))
 }
 
 /** Offloaded-read section: what a reader of one file waits for once its group has left the disk. */

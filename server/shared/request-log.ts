@@ -37,14 +37,25 @@ export function redactUrl(url: string): string {
 export const loggedUrl = (req: IncomingMessage): string => redactUrl(requestedUrl(req))
 
 /**
+ * 404 (rclone and the desktop client look a path up before creating it), 405
+ * (`MKCOL` of a folder that is there: every sync client does it) and 412 (a
+ * conditional write that lost a race, retried by the client).
+ */
+const ROUTINE_REFUSALS = new Set([404, 405, 412])
+
+const levelOf = (status: number, finished: boolean) =>
+  status >= 500 ? 'error' : !finished ? 'warn' : status >= 400 && !ROUTINE_REFUSALS.has(status) ? 'info' : 'debug'
+
+/**
  * One log line per finished request: method, URL, status, time, plus what
  * `fields` adds (the user, a request id) — never headers, which carry
  * credentials. Cheaper than pino-http (no child logger per request), which
  * matters on the bridge's hot path.
  *
  * Answered requests are `debug`: an open Files tab polls its record every
- * 10 s, and at `info` its lines buried everything else. Refusals (4xx) stay
- * `info`, aborted requests `warn`, server errors `error`.
+ * 10 s, and at `info` its lines buried everything else. So are the refusals
+ * WebDAV clients meet in normal use (ROUTINE_REFUSALS); other refusals (4xx)
+ * stay `info`, aborted requests `warn`, server errors `error`.
  */
 export function logWhenDone(logger: Logger, req: IncomingMessage, res: ServerResponse, fields: () => Record<string, unknown>): void {
   const started = performance.now()
@@ -52,7 +63,7 @@ export function logWhenDone(logger: Logger, req: IncomingMessage, res: ServerRes
   const remoteAddress = req.socket?.remoteAddress
   res.once('close', () => {
     const status = res.statusCode
-    const level = status >= 500 ? 'error' : !res.writableFinished ? 'warn' : status >= 400 ? 'info' : 'debug'
+    const level = levelOf(status, res.writableFinished)
     if (!logger.isLevelEnabled(level)) return
     logger[level](
       {

@@ -93,21 +93,30 @@ describe('request log levels', () => {
   const get = async (t: { server: RunningServer }, status: number) => (await fetch(`${t.server.url}/${status}`)).status
 
   it('keeps answered requests (a tab polling its record) out of the info log, and refusals and errors in it', async () => {
-    for (const status of [200, 204, 304, 401, 404, 500]) expect(await get(info, status)).toBe(status)
+    for (const status of [200, 204, 304, 400, 401, 429, 500]) expect(await get(info, status)).toBe(status)
     await new Promise((r) => setTimeout(r, 50))
     expect(info.lines.map((l) => [l.res.statusCode, l.level])).toEqual([
+      [400, 30],
       [401, 30],
-      [404, 30],
+      [429, 30],
       [500, 50],
     ])
   })
 
+  it('keeps out of the info log the refusals sync clients meet every day: MKCOL of a folder that is there, a lookup of a missing path', async () => {
+    expect((await fetch(`${info.server.url}/405`, { method: 'MKCOL' })).status).toBe(405)
+    for (const status of [404, 412]) await get(info, status)
+    await new Promise((r) => setTimeout(r, 50))
+    expect(info.lines.filter((l) => [404, 405, 412].includes(l.res.statusCode))).toEqual([])
+  })
+
   it('writes every request at debug', async () => {
-    for (const status of [200, 404]) await get(debug, status)
+    for (const status of [200, 404, 401]) await get(debug, status)
     await new Promise((r) => setTimeout(r, 50))
     expect(debug.lines.map((l) => [l.res.statusCode, l.level])).toEqual([
       [200, 20],
-      [404, 30],
+      [404, 20],
+      [401, 30],
     ])
   })
 })

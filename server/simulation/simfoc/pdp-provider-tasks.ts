@@ -114,7 +114,8 @@ export class CurioTasks {
       if (create && !create.dataSetCreated) create.ok = receipt.success
       for (const add of db.t.adds) if (add.txHash === hash) add.ok = receipt.success
       changed = true
-      this.c.log.info(
+      // A proving period brings two of these per data set: only a failed one is worth an operator's eye.
+      this.c.log[receipt.success ? 'debug' : 'info'](
         { hash, reason: wait.reason, success: receipt.success, block: receipt.blockNumber },
         'simulated Curio: message landed',
       )
@@ -324,7 +325,7 @@ export class CurioTasks {
         const next = await chain.nextChallengeWindowStart(listener, setId)
         const hash = await chain.nextProvingPeriod(setId, next, '0x')
         this.scheduled(dataSet, hash, Number(next), head, 'pdp-proving-period')
-        this.c.log.info({ dataSetId: dataSet.id, epoch: Number(next), hash }, 'simulated Curio: next challenge window scheduled')
+        this.c.log.debug({ dataSetId: dataSet.id, epoch: Number(next), hash }, 'simulated Curio: next challenge window scheduled')
       } catch (err) {
         this.c.log.warn({ err, dataSetId: dataSet.id }, 'simulated Curio: failed to set up next proving period')
         this.provingFailed(dataSet)
@@ -389,7 +390,7 @@ export class CurioTasks {
     // The most recent proofs are enough for tests and logs; the database stays small on a long run.
     if (db.t.proofs.length > 1000) db.t.proofs.splice(0, db.t.proofs.length - 1000)
     await db.save()
-    this.c.log.info({ dataSetId: dataSet.id, challengeEpoch: Number(challengeEpoch), hash }, 'simulated Curio: proof sent')
+    this.c.log.debug({ dataSetId: dataSet.id, challengeEpoch: Number(challengeEpoch), hash }, 'simulated Curio: proof sent')
   }
 
   /** Proofs for the challenged leaves (task_prove.go GenerateProofs): the piece of each from findPieceIds, then its Merkle path. */
