@@ -56,6 +56,8 @@ export async function benchIdleLog(minutes: number): Promise<void> {
       if (Date.now() - started > 600_000) throw new Error('not Offloaded within 10 minutes')
       await page.waitForTimeout(1000)
     }
+    const copies = (await tab.getByTestId('copies').textContent())?.trim()
+    console.log(`  Offloaded ${((Date.now() - started) / 1000).toFixed(0)} s after the tab opened: ${copies}`)
     const from = stack.output().length
     await page.waitForTimeout(minutes * 60_000)
     const lines = stack.output().slice(from).split('\n').filter(Boolean)

@@ -5,7 +5,7 @@
  * the app surface's address changes (tests listen on free ports).
  */
 import { execFileSync, spawnSync } from 'node:child_process'
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -46,8 +46,31 @@ async function runUntil(
 
 const kindOf = (step: ReadmeStep) => (startEnv(step.commands) ? 'start' : step.output ? 'command and output' : 'command')
 
+describe('README: the first screen', () => {
+  const lines = readme.split('\n')
+
+  it('gets a newcomer from clone to a stored file within its first 30 lines: clone, install, start, upload', () => {
+    const firstScreen = lines.slice(0, 30).join('\n')
+    for (const command of ['git clone', 'npm install', 'npm start', 'curl -u admin:demo-password -T hello.txt']) {
+      expect(firstScreen, command).toContain(command)
+    }
+  })
+
+  it('links only to files in the repository, each of which exists', () => {
+    const targets = [...readme.matchAll(/\]\(([^)#\s]+)[^)]*\)/g)].map((m) => m[1]).filter((t) => !/^https?:/.test(t))
+    expect(targets.length).toBeGreaterThan(0)
+    for (const target of targets) {
+      expect(target, target).not.toMatch(/^\.\.\//)
+      expect(existsSync(join(ROOT, target)), target).toBe(true)
+    }
+    // Nor to web pages: the reference must hold on a clone without internet.
+    expect([...readme.matchAll(/\]\((https?:[^)]+)\)/g)].map((m) => m[1])).toEqual([])
+  })
+})
+
 describe.skipIf(!hasCurl)('README: walk-through with curl', () => {
-  const walkThrough = inSection('Walk-through with curl')
+  // The quick start's start and upload, then the walk-through's record, on the one stack a newcomer started.
+  const walkThrough = [...inSection('Quick start'), ...inSection('Walk-through with curl')]
   // Where the pasted commands run (hello.txt lands here) and the stack keeps its DATA_DIR.
   let dir: string
   let stack: RunningStack | undefined
