@@ -404,10 +404,18 @@ describe('the PDP route over a fake Onchain Cloud', () => {
       expect(warnings(/removing a PDP copy that no longer counts failed/)).toHaveLength(0)
     })
 
-    it('keeps a copy that failed its retrieval check until its replacement is proved, then ends it and removes its piece', async () => {
+    it('replaces a copy only after three failed retrieval checks in a row, keeps it until its replacement is proved, then ends it and removes its piece', async () => {
       await provedOnBoth()
       const [failing] = await h.rows(1)
-      await h.deals.recordCheck(failing.id, false)
+      const stores = h.foc.stores.length
+      // One or two failed checks are no evidence yet: no upload, nothing paid for twice.
+      for (let i = 0; i < 2; i++) {
+        await h.deals.recordCheck(failing.id, 'failed', 3)
+        await h.pass()
+        await h.settled()
+      }
+      expect(h.foc.stores).toHaveLength(stores)
+      await h.deals.recordCheck(failing.id, 'failed', 3)
       await h.pass()
       await h.settled()
       expect(h.foc.stores.at(-1)).toEqual({ copies: 1, exclude: [1, 2] })
