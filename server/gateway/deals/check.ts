@@ -19,11 +19,12 @@ export interface RetrievalChecks {
  * checks count against their providers when some provider could be
  * reached: a check of the round passed, or, when none did, a copy of
  * another provider checked as a control passes. When nothing could be
- * reached (our network, a firewall, a DNS outage) no one is blamed and no
- * copy stops counting. A copy stops counting only after `stopAfter` checks
- * in a row failed so (Dealbot's rule of consecutive failures rather than
- * one): checks are `retrievalCheckMs` apart, so that spans at least
- * (stopAfter − 1) × retrievalCheckMs. A passing check makes it count again.
+ * reached (our network, a firewall, a DNS outage) the copies show as not
+ * retrievable, but no one is blamed and no copy stops counting. A copy
+ * stops counting only after `stopAfter` checks in a row failed so
+ * (Dealbot's rule of consecutive failures rather than one): checks are
+ * `retrievalCheckMs` apart, so that spans at least (stopAfter − 1) ×
+ * retrievalCheckMs. A passing check makes it count again.
  */
 export function createRetrievalChecks(
   c: Pick<RouteContext, 'content' | 'logger' | 'now' | 'withTimeout'> & {

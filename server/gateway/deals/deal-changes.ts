@@ -87,8 +87,9 @@ export function createDealChanges(sql: Sql, now: () => number): DealChanges {
           'UPDATE group_deals SET retrievable = 1, failed_checks = 0, check_failed_ms = NULL, checked_ms = ?, updated_ms = ? WHERE id = ?',
           [t, t, id],
         )
-      // Nothing could be reached: no one to blame, the copy stays as it was until its next check.
-      else if (result === 'unsure') await sql.run('UPDATE group_deals SET checked_ms = ? WHERE id = ?', [t, id])
+      // Nothing could be reached: not retrievable now, but no one is blamed: it counts as before.
+      else if (result === 'unsure')
+        await sql.run('UPDATE group_deals SET retrievable = 0, checked_ms = ?, updated_ms = ? WHERE id = ?', [t, t, id])
       else
         await sql.run(
           `UPDATE group_deals SET retrievable = 0, failed_checks = failed_checks + 1,

@@ -32,7 +32,7 @@ export interface GroupDeal {
   tokenHash?: string
   /** Why it failed or ended. */
   failure?: CopyFailure
-  /** Whether its last retrieval check that blamed anyone passed. */
+  /** Whether its last retrieval check passed. */
   retrievable: boolean
   checkedMs?: number
   /** Retrieval checks it failed in a row while the gateway could reach other providers (absent: none). */
@@ -129,7 +129,7 @@ export interface DealStore {
   /**
    * The result of a retrieval check, and when it was made: `passed`; `failed`, blamed on its provider (the
    * `stopAfter`-th failure in a row, default 1, sets `checkFailedMs`: the copy stops counting); or `unsure`,
-   * when nothing could be reached that round (no one is blamed, only the time is kept).
+   * when nothing could be reached that round (not retrievable now, but no one is blamed: it counts as before).
    */
   recordCheck(id: number, result: CheckResult, stopAfter?: number): Promise<void>
   /** Proposals in flight when the process died: the provider's answer is lost, so they count as failed. Returns how many. */
