@@ -73,8 +73,9 @@ describe('the PDP route over a fake Onchain Cloud', () => {
       const said = h.route.progress(1, await h.rows(1))
       expect(said.steps).toEqual(['PDP provider refused: pdp:1 UPLOAD_STALLED: no progress in 0.05 s'])
       expect(said.blocked?.code).toBe('NO_PROVIDER')
-      // The next pass asks the other two.
+      // Once the group's wait after a failed upload is over (4 epochs), it is sent to the other two.
       h.foc.plans.delete(1)
+      h.advance(4)
       await h.pass()
       await h.settled()
       expect(h.foc.stores.at(-1)).toEqual({ copies: 2, exclude: [1] })
@@ -96,6 +97,7 @@ describe('the PDP route over a fake Onchain Cloud', () => {
       expect(h.route.progress(1, await h.rows(1)).steps.join('\n')).toMatch(/CHAIN_UNREACHABLE: the Onchain Cloud's RPC/)
       expect(h.route.progress(1, await h.rows(1)).steps.join('\n')).not.toMatch(/pdp:1 CHAIN/)
       h.foc.plans.delete(1)
+      h.advance(4)
       await h.pass()
       await h.settled()
       expect(h.foc.stores.at(-1)).toEqual({ copies: 2, exclude: [] })
