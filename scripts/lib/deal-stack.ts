@@ -84,6 +84,8 @@ export interface DealStackOptions {
   /** The gateway is given no deal service at all (an Onchain-Cloud-only gateway, with `copies: 0`). */
   withoutService?: boolean
   retrievalCheckMs?: number
+  /** RETRIEVAL_FAILED_CHECKS (default 3). */
+  retrievalFailedChecks?: number
   /** Attofil per GiB per epoch offered (default 0: few simulated providers take free deals of small pieces). */
   price?: string
   /** DEAL_MAX_PRICE_PER_TIB_MONTH: unverified deals pay the providers' asks up to it (default none). */
@@ -316,6 +318,7 @@ async function startGateway(parts: StackParts, o: DealStackOptions): Promise<{ g
         copies: o.copies ?? 2,
         tickSeconds: 3600,
         retrievalCheckSeconds: (o.retrievalCheckMs ?? 3_600_000) / 1000,
+        ...(o.retrievalFailedChecks ? { retrievalFailedChecks: o.retrievalFailedChecks } : {}),
         renewBeforeDays: o.renewBeforeDays,
         repairHoldDays: o.repairHoldDays,
       },

@@ -121,6 +121,7 @@ export function createDealWork(
     routes,
     chainHead: () => providers.chainHead(),
     retrievalCheckMs: terms.retrievalCheckSeconds * 1000,
+    retrievalFailedChecks: terms.retrievalFailedChecks ?? DEAL_DEFAULTS.retrievalFailedChecks,
     callTimeoutMs: timeouts.callMs ?? 30_000,
     reloadTimeoutMs: timeouts.reloadMs ?? 10 * 60_000,
     repairHoldEpochs: Math.round((terms.repairHoldDays ?? DEAL_DEFAULTS.repairHoldDays) * EPOCHS_PER_DAY),

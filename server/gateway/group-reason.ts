@@ -31,7 +31,8 @@ export type GroupReason =
   | ({ code: 'DEALS_UNDER_WAY'; steps: string[] } & DealNote)
   | ({ code: 'WAITING_FOR_FUNDS'; words: string } & DealNote)
   | ({ code: 'DEAL_SERVICE_UNREACHABLE'; words: string } & DealNote)
-  | ({ code: 'NO_PROVIDER'; why: string; failedDeals: number; failures: string[] } & DealNote)
+  | ({ code: 'NO_PROVIDER'; why: string; failedDeals: number; failures: string[]; next?: string } & DealNote)
+  | ({ code: 'WAITING_FOR_UPLOAD_SLOT'; words: string } & DealNote)
   | ({ code: 'LOOKING_FOR_PROVIDERS' } & DealNote)
 
 export type GroupReasonCode = GroupReason['code']
@@ -40,8 +41,12 @@ export type GroupReasonCode = GroupReason['code']
 const sameCodes: [GroupReasonCode, WireReasonCode] extends [WireReasonCode, GroupReasonCode] ? true : never = true
 void sameCodes
 
-/** Said after any deal reason: which deals are made now, when verified ones were asked for (FIP-0118). */
+/**
+ * Said after any deal reason: what the group's copies on other routes are doing meanwhile (when one route holds
+ * it back), and which deals are made now, when verified ones were asked for (FIP-0118).
+ */
 interface DealNote {
+  meanwhile?: string[]
   note?: string
 }
 
@@ -62,12 +67,16 @@ const WORDING: Wording = {
   NO_PROVIDER: (r) => {
     const failed =
       r.failedDeals > 0 ? ` (${r.failedDeals} earlier ${r.failedDeals === 1 ? 'deal' : 'deals'} failed: ${r.failures.join(', ')})` : ''
-    return noted(r, `no provider takes this piece right now: ${r.why}${failed}; asking again on every pass`)
+    return noted(r, `no provider takes this piece right now: ${r.why}${failed}; asking again ${r.next ?? 'on every pass'}`)
   },
+  WAITING_FOR_UPLOAD_SLOT: (r) => noted(r, r.words),
   LOOKING_FOR_PROVIDERS: (r) => noted(r, 'looking for storage providers'),
 }
 
-const noted = (r: DealNote, sentence: string) => (r.note ? `${sentence} (${r.note})` : sentence)
+const noted = (r: DealNote, sentence: string) => {
+  const meanwhile = r.meanwhile?.length ? `${sentence}; meanwhile: ${r.meanwhile.join('; ')}` : sentence
+  return r.note ? `${meanwhile} (${r.note})` : meanwhile
+}
 
 /** The sentence for a reason, as /file-info's `reason` gives it. */
 export function wordReason(r: GroupReason): string {
@@ -104,25 +113,36 @@ export function reasonOf(g: GroupRecord, c: ReasonContext): GroupReason | undefi
   }
 }
 
-/** Which blocks the group's reason names first, when nothing is under way. */
-const BLOCK_ORDER = ['WAITING_FOR_FUNDS', 'DEAL_SERVICE_UNREACHABLE', 'NO_PROVIDER'] as const
+/** Which blocks the group's reason names first: what a person must fix, then what passes by itself. */
+const BLOCK_ORDER = ['WAITING_FOR_FUNDS', 'DEAL_SERVICE_UNREACHABLE', 'NO_PROVIDER', 'WAITING_FOR_UPLOAD_SLOT'] as const
 
 /**
- * The group's reason from its routes: their steps while any has copies under
- * way, else the first thing that stops one (funds before the deal service
- * before providers, routes in order), else the search for providers.
+ * The group's reason from its routes. A route that holds the group back
+ * (blocked, none of its copies moving) names it, whatever the other routes
+ * do, their steps said after it: funds before the deal service before
+ * providers before an upload's turn, routes in order. Otherwise their steps
+ * while any has copies under way, else the search for providers.
  */
 function dealReason(p: DealProgress): GroupReason {
   const notes = p.routes.flatMap((r) => (r.note ? [r.note] : []))
   const note = notes.length > 0 ? { note: notes.join('; ') } : {}
-  if (p.routes.some((r) => r.underWay)) return { code: 'DEALS_UNDER_WAY', steps: p.routes.flatMap((r) => r.steps), ...note }
-  const blocks = p.routes.flatMap((r: RouteProgress) => (r.blocked ? [r.blocked] : []))
-  const block = BLOCK_ORDER.map((code) => blocks.find((b) => b.code === code)).find((b) => b !== undefined)
-  if (block?.code === 'NO_PROVIDER') {
+  const held = p.routes.flatMap((r: RouteProgress) => (r.blocked && !r.underWay ? [r.blocked] : []))
+  const block = BLOCK_ORDER.map((code) => held.find((b) => b.code === code)).find((b) => b !== undefined)
+  if (!block && p.routes.some((r) => r.underWay)) return { code: 'DEALS_UNDER_WAY', steps: p.routes.flatMap((r) => r.steps), ...note }
+  if (!block) return { code: 'LOOKING_FOR_PROVIDERS', ...note }
+  const steps = p.routes.flatMap((r) => r.steps).filter((s) => s !== block.words)
+  const context = { ...(steps.length > 0 ? { meanwhile: steps } : {}), ...note }
+  if (block.code === 'NO_PROVIDER') {
     const failed = p.deals.filter((d) => d.state === 'failed')
     const failures = [...new Set(failed.map((d) => (d.failure ? failureText(d.failure) : 'unknown')))]
-    return { code: 'NO_PROVIDER', why: block.words, failedDeals: failed.length, failures, ...note }
+    return {
+      code: 'NO_PROVIDER',
+      why: block.words,
+      failedDeals: failed.length,
+      failures,
+      ...(block.next ? { next: block.next } : {}),
+      ...context,
+    }
   }
-  if (block) return { code: block.code, words: block.words, ...note }
-  return { code: 'LOOKING_FOR_PROVIDERS', ...note }
+  return { code: block.code, words: block.words, ...context }
 }

@@ -21,6 +21,7 @@ export const DEAL_DEFAULTS = {
   startOffsetEpochs: 5760,
   tickSeconds: 5,
   retrievalCheckSeconds: 600,
+  retrievalFailedChecks: 3,
   renewBeforeDays: 30,
   repairHoldDays: 3,
 } as const satisfies Required<Omit<DealsConfig, 'copies' | 'maxPrice' | 'marketOff'>>
@@ -136,6 +137,7 @@ const EnvSchema = z.object({
     .positive()
     .max(7 * 86_400)
     .default(DEAL_DEFAULTS.retrievalCheckSeconds),
+  RETRIEVAL_FAILED_CHECKS: z.coerce.number().int().min(1).max(100).default(DEAL_DEFAULTS.retrievalFailedChecks),
   DEAL_RENEW_BEFORE_DAYS: z.coerce.number().positive().max(1000).default(DEAL_DEFAULTS.renewBeforeDays),
   DEAL_REPAIR_HOLD_DAYS: z.coerce.number().positive().max(365).default(DEAL_DEFAULTS.repairHoldDays),
   // Deal service
@@ -265,6 +267,8 @@ export interface DealsConfig {
   marketOff?: string
   tickSeconds: number
   retrievalCheckSeconds: number
+  /** Retrieval checks a copy fails in a row (each while other providers answered) before it stops counting and is replaced. */
+  retrievalFailedChecks?: number
   /** Deals ending within this many days are replaced by new ones. */
   renewBeforeDays?: number
   /** Longest an offloaded group stays reloaded for repair before its local bytes are removed again. */
@@ -663,6 +667,7 @@ function dealsConfigOf(e: Env): DealsConfig {
     copies: off ? 0 : e.DEAL_COPIES,
     tickSeconds: e.DEAL_TICK_SECONDS,
     retrievalCheckSeconds: e.RETRIEVAL_CHECK_SECONDS,
+    retrievalFailedChecks: e.RETRIEVAL_FAILED_CHECKS,
     renewBeforeDays: e.DEAL_RENEW_BEFORE_DAYS,
     repairHoldDays: e.DEAL_REPAIR_HOLD_DAYS,
   }

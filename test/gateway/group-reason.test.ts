@@ -161,14 +161,32 @@ describe('why a group is not further along', () => {
       expect(said(group('ready_for_deals'), ctx(unread))).toBe('1 PDP copy committed on chain; the offload waits for its first proof')
     })
 
-    it("counts proved copies beside the deal market's, and says what stops more", () => {
-      const p = {
-        deals: [deal('active', { retrievable: true }), pdpDeal('active')],
+    it("names what holds the PDP copies back, with its own code, even while the deal market's copies are stored", () => {
+      const stored = [1, 2, 3].map((id) => deal('active', { id, retrievable: true }))
+      // No funds: a person must deposit, whatever the other route did (issue 39: this read "3 of 3 copies stored", DEALS_UNDER_WAY).
+      const funds = {
+        deals: [...stored, pdpDeal('active')],
         pdp: pdp({ fundsError: 'no funds: deposit USDFC: storing needs 0.36 USDFC more' }),
       }
-      expect(said(group('ready_for_deals'), ctx(p))).toBe(
-        '1 of 3 copies stored; 1 of 2 PDP copies proved; no funds: deposit USDFC: storing needs 0.36 USDFC more',
+      expect(codeOf(group('ready_for_deals'), ctx(funds))).toBe('WAITING_FOR_FUNDS')
+      expect(said(group('ready_for_deals'), ctx(funds))).toBe(
+        'no funds: deposit USDFC: storing needs 0.36 USDFC more; meanwhile: 3 of 3 copies stored; 1 of 2 PDP copies proved',
       )
+      // Its turn to upload: other groups' uploads take every slot.
+      const slotTaken = 'waiting for its turn to upload to PDP providers: 2 other groups are uploading, 2 at a time'
+      const turn = { deals: stored, pdp: pdp({ slotTaken }) }
+      expect(codeOf(group('ready_for_deals'), ctx(turn))).toBe('WAITING_FOR_UPLOAD_SLOT')
+      expect(said(group('ready_for_deals'), ctx(turn))).toBe(`${slotTaken}; meanwhile: 3 of 3 copies stored`)
+      // Its last upload failed: when it is tried again, rather than "on every pass".
+      const failed = [pdpDeal('failed', { id: 9, failure: { code: 'PROVIDER_REFUSED', detail: 'full' } })]
+      const backOff = { deals: [...stored, ...failed], pdp: pdp({ refused: 'pdp:1: full', nextTry: 'in about 4 minutes' }) }
+      expect(codeOf(group('ready_for_deals'), ctx(backOff))).toBe('NO_PROVIDER')
+      expect(said(group('ready_for_deals'), ctx(backOff))).toBe(
+        'no provider takes this piece right now: PDP provider refused: pdp:1: full (1 earlier deal failed: PROVIDER_REFUSED: full); asking again in about 4 minutes; meanwhile: 3 of 3 copies stored',
+      )
+      // An upload under way is not held back: its steps are the reason.
+      const uploading = { deals: stored, pdp: pdp({ slotTaken, upload: { copies: 2, bytes: 1, total: 2, adding: 0 } }) }
+      expect(codeOf(group('ready_for_deals'), ctx(uploading))).toBe('DEALS_UNDER_WAY')
     })
 
     it('says "no funds: deposit USDFC" as it is, when nothing is under way', () => {
@@ -231,6 +249,7 @@ describe('why a group is not further along', () => {
       'WAITING_FOR_DATA',
       'WAITING_FOR_DISK_SPACE',
       'WAITING_FOR_FUNDS',
+      'WAITING_FOR_UPLOAD_SLOT',
     ])
   })
 })

@@ -116,6 +116,25 @@ describe('GatewayTab details', () => {
     expect(shown.map((r) => r.text())).toEqual([reason])
   })
 
+  it('marks a reason a person has to act on, such as no funds, as needing attention, and one that passes by itself not', async () => {
+    const funds = 'no funds: deposit USDFC: storing needs 0.36 USDFC more; meanwhile: 3 of 3 copies stored'
+    http.on(
+      'POST',
+      METADATA,
+      ok(
+        fileRecord({
+          groups: [
+            { state: 'ready for deals', retrievableCopies: 0, reason: funds, reasonCode: 'WAITING_FOR_FUNDS' },
+            { state: 'ready for deals', retrievableCopies: 0, reason: '1 provider is fetching the data', reasonCode: 'DEALS_UNDER_WAY' },
+          ],
+        }),
+      ),
+    )
+    const w = await showTab()
+    expect(w.findAll('[data-test="group-attention"]').map((r) => r.text())).toEqual(['Needs attention: no funds'])
+    expect(w.findAll('[data-test="group-reason"]').map((r) => r.text())).toEqual([funds, '1 provider is fetching the data'])
+  })
+
   it('shows a far expiration as a local date alone, as Nextcloud would', async () => {
     const expirationTimestamp = Math.floor(Date.now() / 1000) + 540 * 86400
     http.on('POST', METADATA, ok(fileRecord({ state: 'Offloaded', retrievableCopies: 2, expirationEpoch: 5_000_000, expirationTimestamp })))

@@ -3,13 +3,18 @@ import { LIVE_STATES } from './deal-state.ts'
 import type { StorageRoute } from './route.ts'
 import type { DealStore, GroupDeal } from './types.ts'
 
-/** An active copy whose last retrieval check failed: the provider lost or altered the data. */
-const failingChecks = (d: GroupDeal) => d.state === 'active' && d.checkedMs !== undefined && !d.retrievable
+/**
+ * An active copy whose retrieval checks failed in a row, enough of them and
+ * each while other providers answered (deals/check.ts): the provider lost or
+ * altered the data. One failed check, or checks failed while nothing could
+ * be reached, is not enough.
+ */
+export const failingChecks = (d: GroupDeal) => d.state === 'active' && d.checkFailedMs !== undefined
 
 /**
  * The group's copies on `route` that hold (or will soon hold) its data
- * for a while: not about to end, and not an active one whose last retrieval
- * check failed. Fewer than the route requires: repair.
+ * for a while: not about to end, and not an active one whose retrieval
+ * checks show its provider no longer serves it. Fewer than the route requires: repair.
  */
 export const countingCopies = (route: Pick<StorageRoute, 'name' | 'lasting'>, deals: readonly GroupDeal[], head: number) =>
   deals.filter((d) => d.route === route.name && LIVE_STATES.includes(d.state) && route.lasting(d, head) && !failingChecks(d))

@@ -80,9 +80,23 @@ export function createDealChanges(sql: Sql, now: () => number): DealChanges {
         [proof.lastProofEpoch ?? null, proof.firstProofDueEpoch ?? null, proof.endEpoch, now(), id],
       )
     },
-    async recordCheck(id, ok) {
+    async recordCheck(id, result, stopAfter = 1) {
       const t = now()
-      await sql.run('UPDATE group_deals SET retrievable = ?, checked_ms = ?, updated_ms = ? WHERE id = ?', [ok ? 1 : 0, t, t, id])
+      if (result === 'passed')
+        await sql.run(
+          'UPDATE group_deals SET retrievable = 1, failed_checks = 0, check_failed_ms = NULL, checked_ms = ?, updated_ms = ? WHERE id = ?',
+          [t, t, id],
+        )
+      // Nothing could be reached: not retrievable now, but no one is blamed: it counts as before.
+      else if (result === 'unsure')
+        await sql.run('UPDATE group_deals SET retrievable = 0, checked_ms = ?, updated_ms = ? WHERE id = ?', [t, t, id])
+      else
+        await sql.run(
+          `UPDATE group_deals SET retrievable = 0, failed_checks = failed_checks + 1,
+             check_failed_ms = CASE WHEN check_failed_ms IS NULL AND failed_checks + 1 >= ? THEN ? ELSE check_failed_ms END,
+             checked_ms = ?, updated_ms = ? WHERE id = ?`,
+          [stopAfter, t, t, t, id],
+        )
     },
     async failInterrupted() {
       let n = 0

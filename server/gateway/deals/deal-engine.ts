@@ -1,5 +1,5 @@
 import type { RemoteSource } from '../content/index.ts'
-import { checkRetrievals } from './check.ts'
+import { createRetrievalChecks } from './check.ts'
 import { groupCopies } from './copies.ts'
 import { offloadGroups } from './offload.ts'
 import { createRepairs } from './repair.ts'
@@ -16,6 +16,11 @@ export interface DealEngineOptions {
   chainHead: () => Promise<number>
   /** Time between retrieval checks of one copy. */
   retrievalCheckMs: number
+  /**
+   * Retrieval checks a copy fails in a row, each while other providers could be reached, before it stops
+   * counting and is replaced (RETRIEVAL_FAILED_CHECKS; default 3).
+   */
+  retrievalFailedChecks?: number
   /** Longest a call to a provider (one block of a file being read) may take. */
   callTimeoutMs: number
   /** Longest fetching a whole piece back from one provider may take. */
@@ -52,6 +57,9 @@ export interface DealEngine {
   /** Stops ticking; held groups go back to offloaded, work under way is cut short. */
   stop(): Promise<void>
 }
+
+/** Failed retrieval checks in a row after which a copy stops counting, unless told otherwise. */
+export const DEFAULT_FAILED_CHECKS = 3
 
 /** A pass's report before it has done anything. */
 export const emptyReport = (): TickReport => ({
@@ -91,6 +99,10 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
   })
   const byName = new Map(routes.map((route) => [route.name as string, route]))
   const routeOf = (name: string) => byName.get(name)!
+  const checks = createRetrievalChecks(
+    { ...o.context, retrievalCheckMs: o.retrievalCheckMs, stopAfter: o.retrievalFailedChecks ?? DEFAULT_FAILED_CHECKS },
+    routeOf,
+  )
   const stopping = new AbortController()
   let running: Promise<TickReport> | undefined
   let timer: NodeJS.Timeout | undefined
@@ -111,7 +123,7 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
     // A route that fails a step goes on at the next pass; the others go on now.
     for (const route of routes)
       await route.follow(head, r).catch((err) => logger.warn({ err, route: route.name }, 'following copies failed; retrying next tick'))
-    await checkRetrievals({ ...o.context, retrievalCheckMs: o.retrievalCheckMs }, routeOf, r)
+    await checks.run(r)
     const placing: StorageRoute[] = []
     for (const route of routes) {
       const placed = await route.place(head, r, sendable).catch((err) => {

@@ -18,6 +18,8 @@ export interface Row {
   reason: string | null
   retrievable: number
   checked_ms: number | null
+  failed_checks: number
+  check_failed_ms: number | null
   proposal_epoch: number | null
   transfer_size: number | null
   route: RouteName
@@ -66,6 +68,9 @@ export const toDeal = (r: Row): GroupDeal => {
       dealId: r.deal_id,
       tokenHash: r.token_hash,
       checkedMs: r.checked_ms,
+      // Absent while its checks pass.
+      failedChecks: r.failed_checks || null,
+      checkFailedMs: r.check_failed_ms,
       proposalEpoch: r.proposal_epoch,
       transferSize: r.transfer_size,
       addTxHash: r.add_tx_hash,

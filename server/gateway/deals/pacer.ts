@@ -8,10 +8,12 @@ import { EPOCH_SECONDS } from '../../shared/epochs.ts'
 export interface Pacer<K> {
   /** Whether it is due now (never done: due). */
   due(key: K): boolean
+  /** When it is next due (undefined: never done, or due at once). */
+  at(key: K): number | undefined
   /** Done now: due again after `everyMs`; its failures are forgotten. */
   done(key: K): void
-  /** Failed now: due again after the back-off; returns how many times in a row it failed. */
-  failed(key: K): number
+  /** Failed now (or at `atMs`): due again after the back-off; returns how many times in a row it failed. */
+  failed(key: K, atMs?: number): number
   /** Due now, once (a removal found after a start). */
   schedule(key: K): void
   has(key: K): boolean
@@ -25,11 +27,15 @@ export function createPacer<K>(o: { now: () => number; everyMs: number; backoff?
   const next = new Map<K, { atMs: number; failures: number }>()
   return {
     due: (key) => (next.get(key)?.atMs ?? -Infinity) <= o.now(),
+    at: (key) => {
+      const atMs = next.get(key)?.atMs
+      return atMs === undefined || atMs === -Infinity ? undefined : atMs
+    },
     done: (key) => void next.set(key, { atMs: o.now() + o.everyMs, failures: 0 }),
-    failed(key) {
+    failed(key, atMs = o.now()) {
       const failures = (next.get(key)?.failures ?? 0) + 1
       const { firstMs, maxMs } = o.backoff ?? { firstMs: o.everyMs, maxMs: o.everyMs }
-      next.set(key, { atMs: o.now() + Math.min(maxMs, firstMs * 2 ** (failures - 1)), failures })
+      next.set(key, { atMs: atMs + Math.min(maxMs, firstMs * 2 ** (failures - 1)), failures })
       return failures
     },
     schedule: (key) => void next.set(key, { atMs: -Infinity, failures: next.get(key)?.failures ?? 0 }),

@@ -46,11 +46,15 @@ export interface StorageRoute {
 export type RouteBlock =
   | { code: 'WAITING_FOR_FUNDS'; words: string }
   | { code: 'DEAL_SERVICE_UNREACHABLE'; words: string }
-  | { code: 'NO_PROVIDER'; words: string }
+  | { code: 'NO_PROVIDER'; words: string; /** When it is asked again, when not on every pass ("in about 4 minutes"). */ next?: string }
+  | { code: 'WAITING_FOR_UPLOAD_SLOT'; words: string }
 
 /** A group on one route, for its reason. */
 export interface RouteProgress {
-  /** Whether copies are under way or kept on this route (its `steps` then make the reason). */
+  /**
+   * Whether copies are under way or kept on this route (its `steps` then make the reason). A route that is
+   * `blocked` and not under way holds the group back: its block is the group's reason, whatever other routes do.
+   */
   underWay: boolean
   /** Phrases of where its copies stand, in order ("1 of 3 copies stored", "uploading to 2 providers (40 % sent)"). */
   steps: string[]

@@ -118,6 +118,12 @@ export const DEAL_STEPS: Step[] = [
   // When a committed PDP copy's first proof is due (the challenge window's opening epoch), as the chain's proving
   // schedule says; NULL once proved, and on rows from before it was read.
   `ALTER TABLE group_deals ADD COLUMN first_proof_due_epoch INTEGER;`,
+  // A copy stops counting on evidence, not on one failed retrieval check: the checks it failed in a row (rounds in
+  // which nothing could be reached blame no one), and when they were enough for it to stop counting. A copy that had
+  // stopped counting on one failure keeps that verdict.
+  `ALTER TABLE group_deals ADD COLUMN failed_checks INTEGER NOT NULL DEFAULT 0;
+   ALTER TABLE group_deals ADD COLUMN check_failed_ms INTEGER;
+   UPDATE group_deals SET failed_checks = 1, check_failed_ms = checked_ms WHERE retrievable = 0 AND checked_ms IS NOT NULL;`,
 ]
 
 /** Creates or upgrades the deal engine's tables (in the gateway's store, beside the content store's). */

@@ -32,8 +32,13 @@ export interface GroupDeal {
   tokenHash?: string
   /** Why it failed or ended. */
   failure?: CopyFailure
+  /** Whether its last retrieval check passed. */
   retrievable: boolean
   checkedMs?: number
+  /** Retrieval checks it failed in a row while the gateway could reach other providers (absent: none). */
+  failedChecks?: number
+  /** When its failed checks became enough evidence that its provider no longer serves it: it counts no more (until a check passes). */
+  checkFailedMs?: number
   /** Head epoch when the proposal was made. */
   proposalEpoch?: number
   /**
@@ -79,6 +84,9 @@ export interface NewDeal {
   transferSize?: number
 }
 
+/** What one retrieval check showed (DealStore.recordCheck). */
+export type CheckResult = 'passed' | 'failed' | 'unsure'
+
 /** What /file-info shows of a group's deals. */
 export type DealView = GroupDealView
 
@@ -118,8 +126,12 @@ export interface DealStore {
    * when its first proof is due (cleared when none is given).
    */
   recordProof(id: number, proof: { lastProofEpoch?: number; endEpoch: number; firstProofDueEpoch?: number }): Promise<void>
-  /** The result of a retrieval check, and when it was made. */
-  recordCheck(id: number, ok: boolean): Promise<void>
+  /**
+   * The result of a retrieval check, and when it was made: `passed`; `failed`, blamed on its provider (the
+   * `stopAfter`-th failure in a row, default 1, sets `checkFailedMs`: the copy stops counting); or `unsure`,
+   * when nothing could be reached that round (not retrievable now, but no one is blamed: it counts as before).
+   */
+  recordCheck(id: number, result: CheckResult, stopAfter?: number): Promise<void>
   /** Proposals in flight when the process died: the provider's answer is lost, so they count as failed. Returns how many. */
   failInterrupted(): Promise<number>
   /** Deals with their audit trail, oldest first (all, or one group's). */

@@ -53,7 +53,7 @@ export const COPY_FAILURES = {
   PIECE_REMOVED: { retry: 'later' },
   /** The data set holding the piece was terminated. */
   DATA_SET_TERMINATED: { retry: 'later' },
-  /** A PDP copy that failed its retrieval check, ended (and its piece removed) once its replacement counts. */
+  /** A PDP copy that failed its retrieval checks (RETRIEVAL_FAILED_CHECKS in a row), ended (and its piece removed) once its replacement counts. */
   RETRIEVAL_FAILED: { retry: 'later' },
   /** Recorded before failures had codes, in words no code matched. */
   UNKNOWN: { retry: 'later' },

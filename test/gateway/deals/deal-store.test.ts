@@ -77,7 +77,7 @@ describeEachStore('gateway deal store', ({ open }) => {
       await store.recordProof(copy.id, { lastProofEpoch: 301, endEpoch: 95_000 })
       // A later poll without a new proof keeps the last one.
       await store.recordProof(copy.id, { endEpoch: 96_000 })
-      await store.recordCheck(copy.id, true)
+      await store.recordCheck(copy.id, 'passed')
       expect(await store.get(copy.id)).toMatchObject({
         dataSetId: 12,
         pieceId: 0,
@@ -246,6 +246,51 @@ describeEachStore('gateway deal store', ({ open }) => {
         { provider: 'f03000', reason: 'TRANSFER_FAILED', reasonCode: 'PROVIDER_FAILED', replaced: false },
       ])
       expect((await store.views()).get(1)).toEqual(view)
+    })
+  })
+
+  describe('retrieval checks', () => {
+    it('stops counting a copy only at the third failed check in a row; a round that blamed no one changes nothing; a pass forgives', async () => {
+      const { store, deal } = await fresh()
+      await store.markProposed(deal.id, { proposalId: 'u' })
+      await store.markPublished(deal.id, { dealId: 5 })
+      await store.markActive(deal.id)
+      await store.recordCheck(deal.id, 'passed')
+      await store.recordCheck(deal.id, 'failed', 3)
+      await store.recordCheck(deal.id, 'failed', 3)
+      // Nothing answered that round: the copy is as it was, only its check time moves on.
+      const before = (await store.get(deal.id))!
+      await store.recordCheck(deal.id, 'unsure')
+      const unsure = (await store.get(deal.id))!
+      expect(unsure).toMatchObject({ retrievable: false, failedChecks: 2 })
+      expect(unsure).not.toHaveProperty('checkFailedMs')
+      expect(unsure.checkedMs).toBeGreaterThan(before.checkedMs!)
+      await store.recordCheck(deal.id, 'failed', 3)
+      const lost = (await store.get(deal.id))!
+      expect(lost).toMatchObject({ failedChecks: 3, checkFailedMs: lost.checkedMs })
+      // Later failures keep when it stopped counting.
+      await store.recordCheck(deal.id, 'failed', 3)
+      expect(await store.get(deal.id)).toMatchObject({ failedChecks: 4, checkFailedMs: lost.checkedMs })
+      await store.recordCheck(deal.id, 'passed')
+      const back = (await store.get(deal.id))!
+      expect(back.retrievable).toBe(true)
+      expect(back).not.toHaveProperty('failedChecks')
+      expect(back).not.toHaveProperty('checkFailedMs')
+    })
+
+    it('keeps, across the upgrade, the verdict on a copy that had stopped counting on one failed check', async () => {
+      const before = DEAL_STEPS.length - 1
+      await migrateSql(sql, 'gateway.deals', DEAL_STEPS.slice(0, before))
+      const row = (retrievable: number, checked: string) =>
+        sql.run(
+          `INSERT INTO group_deals (group_id, provider, piece_cid, start_epoch, end_epoch, created_ms, updated_ms, state, retrievable, checked_ms) VALUES (1, 'f01000', 'baga', 1, 2, 0, 0, 'active', ${retrievable}, ${checked})`,
+        )
+      await row(0, '500')
+      await row(1, '600')
+      await row(0, 'NULL')
+      const [failed, passed, unchecked] = await (await createDealStore(sql)).ofGroup(1)
+      expect(failed).toMatchObject({ failedChecks: 1, checkFailedMs: 500 })
+      for (const d of [passed, unchecked]) expect(d).not.toHaveProperty('checkFailedMs')
     })
   })
 

@@ -8,6 +8,13 @@ import type { PdpFunding, PdpRouteOptions, PdpUpload } from './types.ts'
 const REMOVAL_RETRY_FIRST_EPOCHS = 10
 const REMOVAL_RETRY_MAX_EPOCHS = 2880
 
+/**
+ * A group whose upload stored no copy waits before it is sent again: 4 epochs
+ * (2 minutes of chain time), doubling up to the route's retry wait, so that
+ * one failing group does not take every pass's upload from the others.
+ */
+const UPLOAD_RETRY_FIRST_EPOCHS = 4
+
 /** An upload under way: where it stands, how to cut it short, and when it settles. */
 export interface Upload {
   upload: PdpUpload
@@ -22,6 +29,15 @@ export interface PdpContext extends RouteContext {
   uploads: Map<number, Upload>
   /** Why the last upload of a group stored no copy (providers refused, stalled, none to ask). */
   refused: Map<number, string>
+  /** When each group whose last upload stored no copy may be sent again (back-off, doubling). */
+  retries: Pacer<number>
+  /**
+   * Groups sent, with their counting copies before and when the upload settled: the next pass sees whether
+   * it stored one (the wait after one that did not runs from when it settled).
+   */
+  sent: Map<number, { before: number; settledMs?: number }>
+  /** Uploads that may run at once, as the last placing pass worked it out (one until the account has its data sets). */
+  slots: number
   /** Groups whose CAR is larger than one upload takes, by their CAR's size: never sent. */
   oversized: Map<number, number>
   /** The chain's head as last read, and when (gateway time): where the chain is now, for the reasons' "in about …". */
@@ -50,6 +66,13 @@ export function createPdpContext(c: RouteContext, options: PdpRouteOptions): Pdp
     options,
     uploads: new Map(),
     refused: new Map(),
+    retries: createPacer({
+      now: c.now,
+      everyMs: 0,
+      backoff: { firstMs: UPLOAD_RETRY_FIRST_EPOCHS * epochMs, maxMs: Math.max(UPLOAD_RETRY_FIRST_EPOCHS, c.retryAfterEpochs) * epochMs },
+    }),
+    sent: new Map(),
+    slots: 1,
     oversized: new Map(),
     // Chain time, like the engine's other waits: a sped-up simulated network asks as often per epoch as a real one.
     polls: createPacer({ now: c.now, everyMs: inChainTime(options.pollMs, options.epochSeconds) }),

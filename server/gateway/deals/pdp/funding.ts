@@ -25,7 +25,9 @@ const usdfc = (amount: bigint) => `${formatUnits(amount, 18)} USDFC`
 export async function canPay(p: PdpContext, bytes: number, request: FocFundingRequest): Promise<boolean> {
   const funding = await p.client.funding(bytes, request)
   if (funding.ready) {
-    p.funds.set(undefined)
+    // A refusal an upload met (the account or the wallet short) stands until an upload stores a copy
+    // (pdp/place.ts): the estimate said "ready" before it too, and saying "cleared" each pass is a new line each time.
+    if (p.funds.current?.code !== 'WALLET_SHORT') p.funds.set(undefined)
     return true
   }
   // What the client asks for covers GA's charges for these copies and a day of the account's rate; a tenth

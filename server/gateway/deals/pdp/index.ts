@@ -3,7 +3,7 @@ import type { RouteContext } from '../types.ts'
 import { adoptInterrupted } from './adopt.ts'
 import { createPdpContext, headNow } from './context.ts'
 import { retireFailedChecks } from './failed-checks.ts'
-import { placeCopies } from './place.ts'
+import { heldBack, placeCopies } from './place.ts'
 import { pdpProgress } from './progress.ts'
 import { followCopies } from './proofs.ts'
 import { retryRemovals } from './removals.ts'
@@ -61,6 +61,7 @@ export function createPdpRoute(c: RouteContext, options: PdpRouteOptions): Stora
           refused: p.refused.get(groupId),
           oversized: p.oversized.has(groupId) ? { carSize: p.oversized.get(groupId)!, maxUploadBytes: options.maxUploadBytes } : undefined,
           fundsError: p.funds.current?.words,
+          ...heldBack(p, groupId),
         },
       ),
     standing: () => ({

@@ -2,6 +2,7 @@ import type { GroupRecord } from '../../content/index.ts'
 import { countingCopies, providersToSkip } from '../copies.ts'
 import type { StorageRoute } from '../route.ts'
 import type { TickReport } from '../types.ts'
+import { counted, inWallTime } from '../../words.ts'
 import { providerIdOf, type PdpContext } from './context.ts'
 import { canPay } from './funding.ts'
 import { copiesOnChain } from './proofs.ts'
@@ -23,19 +24,26 @@ export async function placeCopies(
   sendable: (g: GroupRecord) => boolean,
 ): Promise<void> {
   const { copies, maxUploads } = p.options
+  await judgeUploads(p, route, head)
   const onChain = (await copiesOnChain(p)).filter((d) => d.dataSetId !== undefined)
-  const concurrent = new Set(onChain.map((d) => d.provider)).size >= copies ? maxUploads : 1
+  p.slots = new Set(onChain.map((d) => d.provider)).size >= copies ? maxUploads : 1
   for (const g of await p.content.groups()) {
-    if (p.uploads.size >= concurrent) break
+    if (p.uploads.size >= p.slots) break
     if (p.uploads.has(g.id) || !sendable(g) || !g.pieceCid || !g.carSize) continue
+    // A group whose last upload stored nothing waits (longer each time): the others go first.
+    if (!p.retries.due(g.id)) continue
     if (g.carSize > p.options.maxUploadBytes) {
       if (!p.oversized.has(g.id)) p.logger.warn({ groupId: g.id, carSize: g.carSize }, 'group too large for a PDP upload: not sent')
       p.oversized.set(g.id, g.carSize)
       continue
     }
     const history = await p.deals.ofGroup(g.id, 'pdp')
-    const missing = copies - countingCopies(route, history, head).length
-    if (missing <= 0) continue
+    const counting = countingCopies(route, history, head).length
+    const missing = copies - counting
+    if (missing <= 0) {
+      p.retries.forget(g.id)
+      continue
+    }
     // Neither a provider holding a copy nor one that failed a copy (or stopped keeping one) lately is asked.
     const skip = providersToSkip(history, { now: p.now(), epochSeconds: p.options.epochSeconds, retryAfterEpochs: p.retryAfterEpochs })
     const exclude = [...skip].map(providerIdOf)
@@ -45,5 +53,49 @@ export async function placeCopies(
     if (!(await canPay(p, g.carSize + pending, { copies: missing, excludeProviderIds: exclude, metadata: DATA_SET_METADATA }))) return
     p.logger.info({ groupId: g.id, copies: missing, exclude }, 'uploading group to PDP providers')
     await upload(p, g, missing, exclude, head, r)
+    const started = p.uploads.get(g.id)
+    if (started) {
+      const sent: { before: number; settledMs?: number } = { before: counting }
+      p.sent.set(g.id, sent)
+      void started.done.finally(() => (sent.settledMs = p.now()))
+    }
+  }
+}
+
+/**
+ * Uploads that settled since the last pass: one that stored a copy ends the
+ * group's back-off (and a funds refusal it met before: the account paid);
+ * one that stored none makes the group wait longer before it is sent again.
+ */
+async function judgeUploads(p: PdpContext, route: Pick<StorageRoute, 'name' | 'lasting'>, head: number): Promise<void> {
+  for (const [groupId, { before, settledMs }] of p.sent) {
+    if (settledMs === undefined) continue
+    p.sent.delete(groupId)
+    if (countingCopies(route, await p.deals.ofGroup(groupId, 'pdp'), head).length > before) {
+      p.retries.forget(groupId)
+      if (p.funds.current?.code === 'WALLET_SHORT') p.funds.set(undefined)
+    } else if (p.retries.failed(groupId, settledMs) === 1) {
+      p.logger.info({ groupId }, 'PDP upload stored no copy: the group waits, longer after each failure, while other groups are sent')
+    }
+  }
+}
+
+/**
+ * What keeps a group from being sent now, beyond funds and its size: its
+ * back-off after an upload that stored nothing (when it is tried next), or
+ * the uploads under way taking every slot.
+ */
+export function heldBack(p: PdpContext, groupId: number): { nextTry?: string; slotTaken?: string } {
+  if (p.uploads.has(groupId)) return {}
+  const at = p.retries.at(groupId)
+  if (at !== undefined && at > p.now())
+    return { nextTry: inWallTime(Math.ceil((at - p.now()) / 1000 / p.options.epochSeconds), p.options.epochSeconds) }
+  if (p.uploads.size < p.slots) return {}
+  const uploading = counted(p.uploads.size, 'other group is', 'other groups are')
+  return {
+    slotTaken:
+      p.slots < p.options.maxUploads
+        ? `waiting for its turn to upload to PDP providers: ${uploading} uploading, one at a time until the account has data sets on ${counted(p.options.copies, 'provider', 'providers')}`
+        : `waiting for its turn to upload to PDP providers: ${uploading} uploading, ${p.slots} at a time`,
   }
 }

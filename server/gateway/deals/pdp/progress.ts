@@ -16,6 +16,10 @@ export interface PdpFacts {
   oversized?: { carSize: number; maxUploadBytes: number }
   /** Set while nothing is uploaded: the account cannot pay. */
   fundsError?: string
+  /** Its last upload stored no copy: when it is sent again ("in about 4 minutes"). */
+  nextTry?: string
+  /** Other groups' uploads take every slot: what it waits for, in words. */
+  slotTaken?: string
 }
 
 /**
@@ -23,9 +27,12 @@ export interface PdpFacts {
  * uploading (and how much is sent), being added on chain, committed (the
  * piece added and confirmed on chain) and waiting for the first proof, with
  * when it is due from the data set's proving schedule (a day on mainnet),
- * proved; and what stops more (no funds, refused), said after the steps
- * while the group is not fully proved. The group is offloaded once its
- * copies are proved, so a committed copy's step says the offload waits for it.
+ * proved; and what stops more, said after the steps while the group is
+ * not fully proved: no funds, refused (and when the next
+ * upload is), or its turn to upload. With none of its copies moving, such a
+ * group is held back, not under way, and its reason says what it waits for.
+ * The group is offloaded once its copies are proved, so a committed copy's
+ * step says the offload waits for it.
  */
 export function pdpProgress(deals: readonly GroupDeal[], f: PdpFacts): RouteProgress {
   const count = (state: string) => deals.filter((d) => d.state === state).length
@@ -40,24 +47,28 @@ export function pdpProgress(deals: readonly GroupDeal[], f: PdpFacts): RouteProg
   }
   if (adding > 0) steps.push('waiting for the piece to be added on chain')
   if (committed.length > 0) steps.push(committedStep(committed, proved < f.copies, f))
-  const underWay = steps.length > 0
+  // Copies on their way (uploading, being added, committed) move by themselves; proved ones alone do not.
+  const moving = f.upload !== undefined || adding > 0 || committed.length > 0
   const oversized =
     f.oversized &&
     `the group's CAR (${bytes(f.oversized.carSize)}) is larger than one Onchain Cloud upload takes (${bytes(f.oversized.maxUploadBytes)}): no PDP copy can be made of it`
-  const problem =
-    proved < f.copies
-      ? (oversized ?? f.fundsError ?? (f.refused && !f.upload ? `PDP provider refused: ${f.refused}` : undefined))
-      : undefined
+  // When the next upload is goes with the block (NO_PROVIDER's `next`).
+  const retry = f.refused && !f.upload ? `PDP provider refused: ${f.refused}` : f.nextTry && 'its last PDP upload stored no copy'
+  const problem = proved < f.copies ? (oversized ?? f.fundsError ?? retry ?? (moving ? undefined : f.slotTaken)) : undefined
+  // A route that holds the group back is not under way unless copies are moving: the group's reason then names what it waits for.
+  const underWay = moving || (steps.length > 0 && !problem)
   // What stops more copies is told with the other steps, whichever route's they are.
   if (problem) steps.push(problem)
   return {
     underWay,
     steps,
-    ...(f.fundsError && problem === f.fundsError
-      ? { blocked: { code: 'WAITING_FOR_FUNDS', words: f.fundsError } }
-      : problem
-        ? { blocked: { code: 'NO_PROVIDER', words: problem } }
-        : {}),
+    ...(!problem
+      ? {}
+      : problem === f.fundsError
+        ? { blocked: { code: 'WAITING_FOR_FUNDS', words: problem } }
+        : problem === f.slotTaken
+          ? { blocked: { code: 'WAITING_FOR_UPLOAD_SLOT', words: problem } }
+          : { blocked: { code: 'NO_PROVIDER', words: problem, ...(f.nextTry ? { next: f.nextTry } : {}) } }),
   }
 }
 

@@ -73,8 +73,9 @@ describe('the PDP route over a fake Onchain Cloud', () => {
       const said = h.route.progress(1, await h.rows(1))
       expect(said.steps).toEqual(['PDP provider refused: pdp:1 UPLOAD_STALLED: no progress in 0.05 s'])
       expect(said.blocked?.code).toBe('NO_PROVIDER')
-      // The next pass asks the other two.
+      // Once the group's wait after a failed upload is over (4 epochs), it is sent to the other two.
       h.foc.plans.delete(1)
+      h.advance(4)
       await h.pass()
       await h.settled()
       expect(h.foc.stores.at(-1)).toEqual({ copies: 2, exclude: [1] })
@@ -96,6 +97,7 @@ describe('the PDP route over a fake Onchain Cloud', () => {
       expect(h.route.progress(1, await h.rows(1)).steps.join('\n')).toMatch(/CHAIN_UNREACHABLE: the Onchain Cloud's RPC/)
       expect(h.route.progress(1, await h.rows(1)).steps.join('\n')).not.toMatch(/pdp:1 CHAIN/)
       h.foc.plans.delete(1)
+      h.advance(4)
       await h.pass()
       await h.settled()
       expect(h.foc.stores.at(-1)).toEqual({ copies: 2, exclude: [] })
@@ -404,10 +406,18 @@ describe('the PDP route over a fake Onchain Cloud', () => {
       expect(warnings(/removing a PDP copy that no longer counts failed/)).toHaveLength(0)
     })
 
-    it('keeps a copy that failed its retrieval check until its replacement is proved, then ends it and removes its piece', async () => {
+    it('replaces a copy only after three failed retrieval checks in a row, keeps it until its replacement is proved, then ends it and removes its piece', async () => {
       await provedOnBoth()
       const [failing] = await h.rows(1)
-      await h.deals.recordCheck(failing.id, false)
+      const stores = h.foc.stores.length
+      // One or two failed checks are no evidence yet: no upload, nothing paid for twice.
+      for (let i = 0; i < 2; i++) {
+        await h.deals.recordCheck(failing.id, 'failed', 3)
+        await h.pass()
+        await h.settled()
+      }
+      expect(h.foc.stores).toHaveLength(stores)
+      await h.deals.recordCheck(failing.id, 'failed', 3)
       await h.pass()
       await h.settled()
       expect(h.foc.stores.at(-1)).toEqual({ copies: 1, exclude: [1, 2] })
