@@ -58,12 +58,24 @@ async function deposit(p: PdpContext, amount: bigint, done: string, why: string)
   }
 }
 
+/** Brings a short runway back to 30 days from the wallet; whether a deposit went out. */
+async function topUp(p: PdpContext, account: FocAccount): Promise<boolean> {
+  const amount = roundUpToCents(account.lockupRatePerEpoch * BigInt(TOP_UP_RUNWAY_EPOCHS) - account.availableFunds)
+  if (amount <= 0n) return false
+  return deposit(
+    p,
+    amount,
+    'deposited USDFC into Filecoin Pay: the PDP copies are paid for 30 more days',
+    "the PDP copies' funds run short, and ",
+  )
+}
+
 /**
  * The account's runway from its summary: kept for the status and the
  * copies' end epochs, said in the log when it turns short or runs out (once
  * per change), and, with automatic deposits, brought back to 30 days from
  * the wallet before deficit (a rail a provider terminated in deficit does
- * not come back). Returns the epoch the copies are funded until.
+ * not come back), the warning then left unsaid. Returns the epoch the copies are funded until.
  */
 export async function readRunway(p: PdpContext, account: FocAccount): Promise<number> {
   const head = Number(account.epoch)
@@ -75,6 +87,12 @@ export async function readRunway(p: PdpContext, account: FocAccount): Promise<nu
     runwayEpochs: runway,
     fundedUntilMs: Date.now() + runway * p.options.epochSeconds * 1000,
   }
+  // Topped up first, to the 30 days the deposit buys: a warning the deposit answers in the same pass only alarms.
+  if (now.status !== 'HEALTHY' && p.options.autoDeposit && (await topUp(p, account))) {
+    const fundedUntilMs = Date.now() + TOP_UP_RUNWAY_EPOCHS * p.options.epochSeconds * 1000
+    p.funding = { ...now, status: 'HEALTHY', runwayEpochs: TOP_UP_RUNWAY_EPOCHS, fundedUntilMs }
+    return head + TOP_UP_RUNWAY_EPOCHS
+  }
   if (now.status !== (p.funding?.status ?? 'HEALTHY')) {
     const days = Math.floor(now.runwayEpochs / EPOCHS_PER_DAY)
     const fields = { payer: p.client.address, funds: usdfc(now.funds), runwayDays: days }
@@ -84,16 +102,5 @@ export async function readRunway(p: PdpContext, account: FocAccount): Promise<nu
     else p.logger.warn(fields, `the Onchain Cloud account pays for the PDP copies for ${days} more days: deposit USDFC`)
   }
   p.funding = now
-  if (p.options.autoDeposit && now.status !== 'HEALTHY') {
-    const amount = roundUpToCents(account.lockupRatePerEpoch * BigInt(TOP_UP_RUNWAY_EPOCHS) - account.availableFunds)
-    if (amount > 0n) {
-      await deposit(
-        p,
-        amount,
-        'deposited USDFC into Filecoin Pay: the PDP copies are paid for 30 more days',
-        "the PDP copies' funds run short, and ",
-      )
-    }
-  }
   return head + runway
 }

@@ -211,18 +211,29 @@ describe('the PDP route over a fake Onchain Cloud', () => {
       }
     })
 
-    it('keeps the runway as HEALTHY, WARNING or DEFICIT, says each turn once, and tops a short one up to 30 days', async () => {
+    it('tops a short runway up to 30 days without a warning, and says each turn to WARNING or DEFICIT once when it cannot', async () => {
       h = await pdpHarness({ autoDeposit: true })
       h.group()
       await h.pass()
       await h.settled()
       expect(h.route.standing().onchainCloud).toMatchObject({ status: 'HEALTHY', funds: 10n ** 19n })
-      // 10 days left at 10^12 a epoch: WARNING, and a top-up to 30 days (less what is still available).
+      // 10 days left at 10^12 a epoch: topped up to 30 days (less what is still available), and nothing to warn about.
       h.foc.account_ = { ...h.foc.account_, runwayEpochs: 28_800n, availableFunds: 28_800n * 10n ** 12n, lockupRatePerEpoch: 10n ** 12n }
       h.advance(10)
       await h.pass()
-      expect(h.route.standing().onchainCloud?.status).toBe('WARNING')
       expect(h.foc.deposits).toEqual([(86_400n - 28_800n) * 10n ** 12n].map((a) => ((a + 10n ** 16n - 1n) / 10n ** 16n) * 10n ** 16n))
+      expect(h.route.standing().onchainCloud).toMatchObject({ status: 'HEALTHY', runwayEpochs: 86_400 })
+      expect(warnings(/deposit USDFC/)).toEqual([])
+      expect(h.logs.filter((l) => /^deposited USDFC into Filecoin Pay: the PDP copies are paid for 30 more days/.test(l.msg))).toHaveLength(
+        1,
+      )
+      // The wallet runs dry: now each turn is a warning, said once.
+      h.foc.walletUsdfc = 0n
+      for (let pass = 0; pass < 2; pass++) {
+        h.advance(10)
+        await h.pass()
+      }
+      expect(h.route.standing().onchainCloud?.status).toBe('WARNING')
       expect(warnings(/pays for the PDP copies for 10 more days/)).toHaveLength(1)
       h.foc.account_ = { ...h.foc.account_, availableFunds: 0n }
       h.advance(10)
