@@ -287,6 +287,11 @@ describe.skipIf(!hasChromium())('preview page in chromium', () => {
     const result = page.getByTestId('test-result')
     await result.waitFor()
     expect(await result.textContent()).toMatch(/The link works \(\d+ ms\): The gateway answered and accepted the credentials/)
+    // Both directions a deployment needs: this browser reaches the bridge's route, the bridge the gateway.
+    const checks = page.getByTestId('link-checks')
+    await checks.locator('[data-check="browser-ocs"]').waitFor()
+    expect(await checks.locator('[data-check="browser-ocs"]').getAttribute('data-ok')).toBe('true')
+    expect(await checks.locator('[data-check="server-gateway"]').getAttribute('data-ok')).toBe('true')
     await page.locator('main').screenshot({ path: join(ARTIFACTS, 'gateway-admin.png') })
 
     // A link to nowhere: saving works, the test says the gateway cannot be reached.
@@ -295,6 +300,9 @@ describe.skipIf(!hasChromium())('preview page in chromium', () => {
     await page.getByTestId('saved').waitFor()
     await page.getByRole('button', { name: 'Test the link' }).click()
     await expect.poll(() => result.textContent()).toContain('could not be reached')
+    const gatewayCheck = checks.locator('[data-check="server-gateway"]')
+    expect(await gatewayCheck.getAttribute('data-ok')).toBe('false')
+    expect(await gatewayCheck.textContent()).toContain('start the gateway or correct the URL')
 
     // And a bad one never reaches the bridge: the page points at the field.
     await page.getByLabel('Path mapping').fill('/../{user}')

@@ -34,7 +34,9 @@ beforeEach(() => {
   ;(window as unknown as { _oc_webroot: string })._oc_webroot = ''
   http.reset()
   http.on('GET', ADMIN_SETTINGS, { status: 200, data: { success: true, settings: saved } })
-  // The route the Files tab asks, which the link test also asks from the browser.
+  // The link test the page runs as it opens (a test's own answer comes after this one), and the route the
+  // Files tab asks, which the link test also asks from the browser.
+  http.on('POST', TEST_LINK, { status: 200, data: { success: true, status: 404, message: 'saved link works', latencyMs: 1 } })
   http.on('GET', CONFIG, { status: 200, data: { success: true, config: { network: 'calibration', ipfsGateway: 'https://ipfs.io' } } })
 })
 
@@ -146,7 +148,7 @@ describe('AdminSettings', () => {
     await input(w, 'gatewayUrl').setValue('https://other-gateway.example.org')
     await w.get('[data-test="test-link"]').trigger('click')
     await flushPromises()
-    expect(http.callsTo('POST', TEST_LINK)[0].data).toMatchObject({ gatewayUrl: 'https://other-gateway.example.org' })
+    expect(http.callsTo('POST', TEST_LINK).at(-1)!.data).toMatchObject({ gatewayUrl: 'https://other-gateway.example.org' })
     const result = w.get('[data-test="test-result"]').text()
     expect(result).toBe('The link works (12 ms): The gateway answered and accepted the credentials')
     expect(result).not.toMatch(/HTTP|404/)
@@ -193,6 +195,14 @@ describe('AdminSettings', () => {
     expect(items.map((li) => li.attributes('data-ok'))).toEqual(['true', 'true', 'true'])
     expect(items[0].text()).toBe('OK: Your browser reaches the bridge at /ocs/v2.php/apps/gateway/, as the Files tab will.')
     expect(items[2].text()).toBe(`OK: ${checks[1].sentence}`)
+  })
+
+  it('tests the saved link as the page opens, without a click', async () => {
+    const w = await open()
+    expect(http.callsTo('POST', TEST_LINK)).toHaveLength(1)
+    expect(http.callsTo('POST', TEST_LINK)[0].data).toMatchObject({ gatewayUrl: saved.gatewayUrl, gatewayUser: 'bridge' })
+    expect(w.get('[data-test="test-result"]').text()).toBe('The link works (1 ms): saved link works')
+    expect(w.get('[data-test="link-checks"]').find('[data-check="browser-ocs"]').attributes('data-ok')).toBe('true')
   })
 
   it('warns when the gateway serves another network than the form names', async () => {
