@@ -1,9 +1,10 @@
 /**
- * Registers the tab with whichever Files sidebar the page has, and nothing
- * else: Nextcloud 29–32 expose `OCA.Files.Sidebar`, Nextcloud 33 removed it
- * in favour of `registerSidebarTab` from `@nextcloud/files` 4 with a web
- * component. Without either (e.g. a page without the Files app) it registers
- * nothing.
+ * Registers the tab with the Files sidebar of Nextcloud 33–35:
+ * `registerSidebarTab` from `@nextcloud/files` 4 with a web component
+ * (`OCA.Files.Sidebar` of 29–32 is gone since 33, and those releases are out
+ * of the supported range). Checked against @nextcloud/files 4.x
+ * (lib/ui/sidebar/SidebarTab.ts: id, order, displayName, iconSvgInline,
+ * tagName matching /^[a-z][a-z0-9-_]+$/, enabled, onInit).
  */
 import type { ISidebarTab } from '@nextcloud/files'
 
@@ -63,75 +64,7 @@ export const TAB_ID = 'gateway'
 /** Nextcloud 33 wants the tag to start with the app id. */
 export const TAB_TAG_NAME = 'gateway-sidebar-tab'
 
-/** The parts of Nextcloud 29–32's `OCA.Files.Sidebar` used here. */
-export interface LegacySidebarTabOptions {
-  id: string
-  name: string
-  iconSvg: string
-  mount: (el: HTMLElement, fileInfo: unknown, context?: unknown) => Promise<void>
-  update: (fileInfo: unknown) => void
-  destroy: () => void
-  enabled?: (fileInfo: unknown) => boolean
-}
-
-export interface LegacySidebar {
-  registerTab(tab: unknown): void
-  Tab: new (options: LegacySidebarTabOptions) => unknown
-  /** Which tab `open` shows; a path relative to the user's files. */
-  setActiveTab?(id: string): void
-  open?(path: string): Promise<void> | void
-}
-
-export type SidebarHost =
-  { kind: 'legacy'; sidebar: LegacySidebar } | { kind: 'files4'; registerSidebarTab: (tab: ISidebarTab) => void | Promise<void> }
-
-interface HostWindow {
-  OC?: { config?: { version?: string } }
-  OCA?: { Files?: { Sidebar?: Partial<LegacySidebar>; _sidebar?: unknown } }
-}
-
-function serverMajorVersion(win: HostWindow): number | undefined {
-  const major = Number.parseInt(win.OC?.config?.version ?? '', 10)
-  return Number.isFinite(major) ? major : undefined
-}
-
-/** Nextcloud 33+, whose Files app reads @nextcloud/files 4's registries: known by its version or its sidebar entry point. */
-export function runsFiles4(win: HostWindow): boolean {
-  const major = serverMajorVersion(win)
-  return (major !== undefined && major >= 33) || typeof win.OCA?.Files?._sidebar === 'function'
-}
-
-/**
- * Which sidebar API this page offers. Nextcloud 33+ is recognised by its
- * version or its sidebar entry point; older servers by `OCA.Files.Sidebar`.
- */
-export function detectSidebarHost(win: HostWindow, registerSidebarTab?: (tab: ISidebarTab) => void | Promise<void>): SidebarHost | null {
-  if (runsFiles4(win) && typeof registerSidebarTab === 'function') {
-    return { kind: 'files4', registerSidebarTab }
-  }
-  const legacy = win.OCA?.Files?.Sidebar
-  if (legacy && typeof legacy.registerTab === 'function' && typeof legacy.Tab === 'function') {
-    return { kind: 'legacy', sidebar: legacy as LegacySidebar }
-  }
-  return null
-}
-
 const isShowable = (info: unknown) => toFileTarget(info) !== null
-
-function registerLegacy(sidebar: LegacySidebar): void {
-  const host = new LazyTabHost()
-  sidebar.registerTab(
-    new sidebar.Tab({
-      id: TAB_ID,
-      name: translate('Filecoin'),
-      iconSvg: storageSvg,
-      mount: (el, fileInfo) => host.mount(el, fileInfo),
-      update: (fileInfo) => host.update(fileInfo),
-      destroy: () => host.destroy(),
-      enabled: isShowable,
-    }),
-  )
-}
 
 /**
  * The Nextcloud 33 tab: a light-DOM custom element whose `node` and `active`
@@ -173,7 +106,8 @@ export function defineTabElement(registry: CustomElementRegistry = window.custom
   registry.define(TAB_TAG_NAME, GatewaySidebarTabElement)
 }
 
-function registerFiles4(registerSidebarTab: (tab: ISidebarTab) => void | Promise<void>): void {
+/** Registers the Filecoin tab through @nextcloud/files 4's `registerSidebarTab` (passed in: it is a lazy chunk). */
+export function registerGatewayTab(registerSidebarTab: (tab: ISidebarTab) => void | Promise<void>): void {
   const registered = registerSidebarTab({
     id: TAB_ID,
     order: 90,
@@ -191,26 +125,9 @@ function registerFiles4(registerSidebarTab: (tab: ISidebarTab) => void | Promise
 
 /**
  * Opens the Files sidebar on the Filecoin tab for a node (a file action's
- * way in), as the Files app's own "Details" action does on each version.
+ * way in), as the Files app's own "Details" action does: @nextcloud/files 4's
+ * `getSidebar().open(node, tabId)`.
  */
-export async function openGatewayTab(
-  host: SidebarHost | null,
-  node: { path: string },
-  openOnFiles4: (node: unknown, tabId: string) => Promise<void>,
-): Promise<void> {
-  if (host?.kind === 'legacy') {
-    host.sidebar.setActiveTab?.(TAB_ID)
-    await host.sidebar.open?.(node.path)
-  } else if (host?.kind === 'files4') {
-    await openOnFiles4(node, TAB_ID)
-  }
-}
-
-/** Registers the tab on the detected host; returns which one, or null when there is none. */
-export function registerGatewayTab(host: SidebarHost | null): SidebarHost['kind'] | null {
-  // No Files sidebar on this page (e.g. a page without the Files app): nothing to register.
-  if (!host) return null
-  if (host.kind === 'legacy') registerLegacy(host.sidebar)
-  else registerFiles4(host.registerSidebarTab)
-  return host.kind
+export async function openGatewayTab(node: unknown, openOnFiles4: (node: unknown, tabId: string) => Promise<void>): Promise<void> {
+  await openOnFiles4(node, TAB_ID)
 }

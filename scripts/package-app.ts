@@ -143,11 +143,13 @@ function collect(): Entry[] {
 
 // ---- checks ----
 
-function readVersions(): { pkg: string; info: string } {
+function readVersions(): { pkg: string; info: string; nextcloud: { min: string; max: string } } {
   const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version as string
   const xml = readFileSync(join(ROOT, 'appinfo', 'info.xml'), 'utf8')
   const info = /<version>([^<]+)<\/version>/.exec(xml)?.[1]?.trim() ?? ''
-  return { pkg, info }
+  const range = /<nextcloud\s+min-version="(\d+)"\s+max-version="(\d+)"\s*\/>/.exec(xml)
+  if (!range) throw new Error('appinfo/info.xml declares no <nextcloud min-version=".." max-version=".."/>')
+  return { pkg, info, nextcloud: { min: range[1], max: range[2] } }
 }
 
 async function main() {
@@ -168,7 +170,7 @@ async function main() {
   const budgetKb = Number(values['budget-kb'])
   if (!Number.isFinite(budgetKb) || budgetKb <= 0) throw new Error('--budget-kb must be a positive number')
 
-  const { pkg, info } = readVersions()
+  const { pkg, info, nextcloud } = readVersions()
   if (pkg !== info) throw new Error(`Version mismatch: package.json has ${pkg}, appinfo/info.xml has ${info}`)
 
   if (!values['skip-build']) {
@@ -191,6 +193,7 @@ async function main() {
   const summary = {
     archive,
     version: pkg,
+    nextcloud,
     files: entries.filter((e) => e.body !== null).length,
     archiveBytes: statSync(archive).size,
     initialJs: { files: initial.files, gzipBytes: initial.gzipBytes, budgetBytes: budgetKb * 1024 },
@@ -199,7 +202,7 @@ async function main() {
     process.stdout.write(JSON.stringify(summary) + '\n')
   } else {
     process.stdout.write(
-      `Wrote ${relative(process.cwd(), archive)} (${summary.files} files, ${(summary.archiveBytes / 1024).toFixed(1)} KB)\n`,
+      `Wrote ${relative(process.cwd(), archive)} (${summary.files} files, ${(summary.archiveBytes / 1024).toFixed(1)} KB) for Nextcloud ${nextcloud.min}–${nextcloud.max}\n`,
     )
     process.stdout.write(
       `Initial sidebar JS (${initial.files.join(' + ')}): ${(initial.gzipBytes / 1024).toFixed(1)} KB gzipped, budget ${budgetKb} KB\n`,

@@ -17,7 +17,7 @@ use OCP\Util;
 
 /**
  * Adds js/gateway-init.mjs as an init script wherever the Files list or the
- * Files sidebar is rendered (Nextcloud 29 to 33 dispatch both events on the
+ * Files sidebar is rendered (Nextcloud 33 to 35 dispatch both events on the
  * Files page), so the file actions and the Filecoin tab are registered before
  * the Files app starts, as Nextcloud's own apps do. A page may dispatch both
  * events: the browser runs one module URL once.

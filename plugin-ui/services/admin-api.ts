@@ -4,17 +4,23 @@
  * says whether one is set.
  */
 import type { z } from 'zod'
-import type { LinkSettingsInput, LinkTestResult, MountSetting, PublicLinkSettings } from '../../server/shared/contracts/admin-settings.ts'
+import type {
+  LinkCheck,
+  LinkSettingsInput,
+  LinkTestResult,
+  MountSetting,
+  PublicLinkSettings,
+} from '../../server/shared/contracts/admin-settings.ts'
 import type { Network } from '../types.ts'
 
 import axios from '@nextcloud/axios'
 import { generateOcsUrl } from '@nextcloud/router'
 import { failedAnswer, invalidAnswer, toApiError } from './errors.ts'
-import { OCS_HEADERS } from './api.ts'
+import { OCS_HEADERS, tabConfigUrl } from './api.ts'
 import { NETWORKS } from '../utils/network.ts'
 
 /** A Nextcloud External Storage mount of the gateway and the gateway folder behind it (FILESYNC=nextcloud). */
-export type { MountSetting, LinkTestResult }
+export type { MountSetting, LinkTestResult, LinkCheck }
 
 /** The saved link as the bridge shows it; `mounts` is absent from bridges that predate mounts. */
 export type GatewayLinkSettings = Omit<PublicLinkSettings, 'mounts'> & { mounts?: MountSetting[] }
@@ -83,6 +89,37 @@ export async function testGatewayLink(link: Partial<GatewayLinkUpdate> = {}): Pr
     ...(onchainCloudOf(data.onchainCloud) ?? {}),
     ...(dealMarketOf(data.dealMarket) ?? {}),
     ...(nextGroupOf(data.nextGroup) ?? {}),
+    ...(Array.isArray(data.checks) ? { checks: data.checks.filter(isCheck) } : {}),
+  }
+}
+
+const isCheck = (c: unknown): c is LinkCheck =>
+  isObject(c) && typeof c.id === 'string' && typeof c.ok === 'boolean' && typeof c.sentence === 'string'
+
+const ROUTE_PREFIX = '/ocs/v2.php/apps/gateway/'
+
+/**
+ * Browser → bridge: the route every Files page asks (`GET …/config`), from
+ * this browser with its session, as the Files tab will. Only the bridge
+ * answers it with `{ success: true, config }`; Nextcloud itself, reached when
+ * the reverse proxy does not send the prefix to the bridge, answers 404 or a
+ * page. Never throws.
+ */
+export async function checkBrowserRoute(): Promise<LinkCheck> {
+  const fail = (what: string): LinkCheck => ({
+    id: 'browser-ocs',
+    ok: false,
+    sentence: `Your browser's requests to ${ROUTE_PREFIX} do not reach the bridge (${what}): send that path to the bridge in the reverse proxy (scripts/nginx/gateway.conf).`,
+  })
+  try {
+    const res = await axios.get(tabConfigUrl(), { headers: OCS_HEADERS })
+    if (isObject(res.data) && res.data.success === true && isObject(res.data.config)) {
+      return { id: 'browser-ocs', ok: true, sentence: `Your browser reaches the bridge at ${ROUTE_PREFIX}, as the Files tab will.` }
+    }
+    return fail(`HTTP ${res.status}, not the bridge's answer`)
+  } catch (err) {
+    const error = toApiError(err)
+    return fail(error.status ? `HTTP ${error.status}` : error.message)
   }
 }
 

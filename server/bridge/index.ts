@@ -13,6 +13,8 @@ import { embeddedAuthBackend, nextcloudAuthBackend } from './auth/auth-backend.t
 import { createLoginThrottle, type LoginThrottle, type ThrottleOptions } from './auth/throttle.ts'
 import { clientErrorHandler } from './client-errors.ts'
 import { BridgeError, bridgeErrorHandler } from './errors.ts'
+import { parseExAppEnv } from './exapp/config.ts'
+import { mountExApp } from './exapp/mount.ts'
 import { createBridgeListener, type BridgeRoute } from './fast-lane.ts'
 import { refuseIdentityHeaders } from './identity-headers.ts'
 import { createLiveLink } from './live-link.ts'
@@ -62,6 +64,8 @@ export interface BridgeDeps {
   nextcloudCacheMs?: number
   /** The embedded simulated network's clock (sped up or not); real time from SIMNET_GENESIS by default. */
   simnetClock?: NetworkClock
+  /** FILESYNC=appapi: where APP_ID, APP_SECRET, APP_VERSION and APP_PORT are read (process.env by default). */
+  env?: NodeJS.ProcessEnv
   /** On PostgreSQL: how often another replica's saved settings are looked for (default SETTINGS_REFRESH_MS). */
   settingsRefreshMs?: number
 }
@@ -74,7 +78,7 @@ export interface BridgeDeps {
 export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Promise<Bridge> {
   if (!config.gatewayUrl) throw new Error('The bridge needs a gateway URL (GATEWAY_URL)')
   const mode = config.filesync ?? 'embedded'
-  if (mode === 'nextcloud' && !config.nextcloudUrl) throw new Error('FILESYNC=nextcloud needs NEXTCLOUD_URL')
+  if (mode !== 'embedded' && !config.nextcloudUrl) throw new Error(`FILESYNC=${mode} needs NEXTCLOUD_URL`)
   const logger = deps.logger.child({ part: 'bridge' })
   const sql = deps.sql ?? (await openSql({ databaseUrl: config.databaseUrl, file: join(config.dataDir, 'app.sqlite'), schema: 'bridge' }))
   const users = await createUserStore(sql)
@@ -107,6 +111,11 @@ export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Prom
       print: deps.print ?? ((line) => process.stdout.write(line + '\n')),
     })
     lane = await mountEmbeddedRoutes(app, { config, deps, sql, users, settings, link, throttle, logger, onClose })
+  } else if (mode === 'appapi') {
+    // An AppAPI external app: AppAPI's lifecycle calls, then the app's routes behind its proxy (exapp/mount.ts).
+    const exApp = parseExAppEnv({ ...(deps.env ?? process.env), NEXTCLOUD_URL: config.nextcloudUrl })
+    const parts = mountExApp(app, { exApp, link, settings, simnetClock, logger, timeoutMs: config.nextcloudTimeoutMs ?? 5_000 })
+    lane = { ...parts, mountPointsIn: (_caller, userPath) => link.mounts.pointsIn(userPath) }
   } else {
     // Nextcloud owns users, sessions, files, status.php and capabilities: only the app's OCS routes are here.
     const client = createNextcloudClient({ url: config.nextcloudUrl!, timeoutMs: config.nextcloudTimeoutMs ?? 5_000 })

@@ -5,6 +5,7 @@ import {
   type GatewayRoutePlan,
   type GatewayStatus,
 } from '../shared/contracts/gateway-status.ts'
+import { fundsChecks, gatewayCheck } from './link-checks.ts'
 import type { EffectiveLink } from './settings-store.ts'
 
 // A path nobody stores: a cheap question every gateway answers with "not found"
@@ -15,9 +16,15 @@ const MAX_BODY_BYTES = 64 * 1024
 /**
  * Asks the gateway `POST /file-info` for a probe path with the link's
  * credentials and says what came back; once that works, adds what its
- * `POST /status` says. Never throws: every outcome is a result.
+ * `POST /status` says, then one check per need (link-checks.ts). Never
+ * throws: every outcome is a result.
  */
 export async function testGatewayLink(link: EffectiveLink): Promise<LinkTestResult> {
+  const result = await probeGateway(link)
+  return { ...result, checks: [gatewayCheck(link.url, link.timeoutMs, result), ...fundsChecks(result)] }
+}
+
+async function probeGateway(link: EffectiveLink): Promise<LinkTestResult> {
   const started = performance.now()
   const elapsed = () => Math.round(performance.now() - started)
   if (!link.url) return { success: false, status: 0, message: 'No gateway URL is configured', latencyMs: 0 }

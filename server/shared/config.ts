@@ -83,8 +83,13 @@ const EnvSchema = z.object({
   IPFS_GATEWAY: z.url().default('https://ipfs.io'),
   // The app's built front end shown by the preview page (default: the repository's js/).
   BUNDLE_DIR: z.string().min(1).optional(),
-  // Who owns users and files: the embedded app surface, or a real Nextcloud beside the bridge.
-  FILESYNC: z.enum(['embedded', 'nextcloud']).default('embedded'),
+  // Who owns users and files: the embedded app surface, or a real Nextcloud beside the bridge, reached through
+  // a reverse proxy (nextcloud) or as an AppAPI external app (appapi: APP_ID, APP_SECRET, APP_VERSION, APP_PORT
+  // and NEXTCLOUD_URL as AppAPI sets them; server/bridge/exapp/config.ts reads them).
+  FILESYNC: z.enum(['embedded', 'nextcloud', 'appapi']).default('embedded'),
+  // FILESYNC=appapi: where AppAPI reaches the ExApp (its APP_HOST/APP_PORT), instead of HOST/PORT.
+  APP_HOST: z.string().min(1).optional(),
+  APP_PORT: z.coerce.number().int().min(1).max(65535).optional(),
   NEXTCLOUD_URL: z.url({ protocol: /^https?$/ }).optional(),
   NEXTCLOUD_TIMEOUT_MS: positiveInt(5_000),
   // Express `trust proxy`: false (default), true, a hop count, or addresses/subnets ("loopback, 10.0.0.0/8").
@@ -239,8 +244,12 @@ export interface BridgeConfig extends StoredState {
   ipfsGateway: string
   /** Where the preview page finds the built front end; unset means the repository's `js/`. */
   bundleDir?: string
-  /** `nextcloud`: users, sessions and files belong to the Nextcloud at `nextcloudUrl`; unset means `embedded`. */
-  filesync?: 'embedded' | 'nextcloud'
+  /**
+   * `nextcloud`: users, sessions and files belong to the Nextcloud at `nextcloudUrl`, whose reverse proxy
+   * forwards the app's routes; `appapi`: likewise, but as an AppAPI external app (server/bridge/exapp/);
+   * unset means `embedded`.
+   */
+  filesync?: 'embedded' | 'nextcloud' | 'appapi'
   nextcloudUrl?: string
   /** How long the bridge waits for Nextcloud when checking a login (then 503). */
   nextcloudTimeoutMs?: number
@@ -518,8 +527,8 @@ function parseEnv(env: NodeJS.ProcessEnv): Env {
 
 /** Variables that are valid alone but not together, or not for this role: refused at start rather than failing later. */
 function checkCombinations(e: Env, role: Role): void {
-  if (e.FILESYNC === 'nextcloud' && !e.NEXTCLOUD_URL)
-    throw new ConfigError('Invalid configuration:\n  NEXTCLOUD_URL: required when FILESYNC=nextcloud')
+  if (e.FILESYNC !== 'embedded' && !e.NEXTCLOUD_URL)
+    throw new ConfigError(`Invalid configuration:\n  NEXTCLOUD_URL: required when FILESYNC=${e.FILESYNC}`)
   // A devnet is someone's node: without its URL there is no chain to read the clock and deals from.
   if (e.NETWORK === 'devnet' && !e.LOTUS_URL) {
     throw new ConfigError(
@@ -593,9 +602,10 @@ function httpLimitsOf(e: Env): HttpLimits {
 }
 
 function bridgeConfigOf(e: Env, dataDir: string): BridgeConfig {
+  const exApp = e.FILESYNC === 'appapi'
   return {
-    host: e.HOST,
-    port: e.PORT,
+    host: (exApp && e.APP_HOST) || e.HOST,
+    port: (exApp && e.APP_PORT) || e.PORT,
     dataDir,
     databaseUrl: e.DATABASE_URL,
     network: e.NETWORK,

@@ -43,12 +43,12 @@ describe('appinfo/info.xml', () => {
     expect(run.status).not.toBe(0)
   })
 
-  it('declares app id gateway, version of package.json, Nextcloud 29–33', () => {
+  it('declares app id gateway, version of package.json, Nextcloud 33–35', () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
     expect(tag('id')).toBe('gateway')
     expect(tag('version')).toBe(pkg.version)
     expect(tag('namespace')).toBe('Gateway')
-    expect(info).toMatch(/<nextcloud min-version="29" max-version="33"\/>/)
+    expect(info).toMatch(/<nextcloud min-version="33" max-version="35"\/>/)
   })
 
   it('names admin settings classes that exist in lib/', () => {
@@ -88,7 +88,7 @@ describe('PHP', () => {
     const listener = readFileSync(join(ROOT, 'lib', 'Listener', 'LoadFilesScriptsListener.php'), 'utf8')
     const application = readFileSync(join(ROOT, 'lib', 'AppInfo', 'Application.php'), 'utf8')
     const settings = readFileSync(join(ROOT, 'lib', 'Settings', 'AdminSettings.php'), 'utf8')
-    // An init script, before the Files app starts, on both events Nextcloud 29 to 33 dispatch on the Files page.
+    // An init script, before the Files app starts, on both events Nextcloud 33 to 35 dispatch on the Files page.
     expect(listener).toContain("Util::addInitScript(Application::APP_ID, 'gateway-init')")
     expect(application).toContain('registerEventListener(LoadAdditionalScriptsEvent::class, LoadFilesScriptsListener::class)')
     expect(application).toContain('registerEventListener(LoadSidebar::class, LoadFilesScriptsListener::class)')

@@ -33,10 +33,13 @@ describe('npm run package:app', () => {
     const summary = JSON.parse(run.stdout.trim().split('\n').pop()!) as {
       archive: string
       version: string
+      nextcloud: { min: string; max: string }
       initialJs: { files: string[]; gzipBytes: number; budgetBytes: number }
     }
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string }
     expect(summary.archive).toBe(join(work, 'dist', `gateway-${pkg.version}.tar.gz`))
+    // The Nextcloud releases it installs on: 33 to 35 (29–32 lack @nextcloud/files 4's registries).
+    expect(summary.nextcloud).toEqual({ min: '33', max: '35' })
 
     const apps = join(work, 'apps')
     spawnSync('mkdir', ['-p', apps])

@@ -379,11 +379,17 @@ describe('admin settings and the tab config (live gateway link)', () => {
       const body = await testLink(handler, { network: 'mainnet' })
       expect(body).toMatchObject({ success: true, status: 404, message: 'The gateway answered and accepted the credentials' })
       expect(extrasOf(body)).toEqual({})
+      // The link itself is checked; no route's funds are claimed without the status that tells them.
+      expect(body.checks).toEqual([
+        { id: 'server-gateway', ok: true, sentence: expect.stringMatching(/^The bridge reaches the gateway at /) },
+      ])
     })
 
     it('passes them all on from the same status when it is well formed', async () => {
       const body = await testLink(says(full), { network: 'mainnet' })
       expect(Object.keys(extrasOf(body)).sort()).toEqual(['dealKind', 'dealMarket', 'dealsWarning', 'warning'])
+      // The link, then the deal market's funds as that status reports them.
+      expect((body.checks as { id: string }[]).map((c) => c.id)).toEqual(['server-gateway', 'funds-market'])
     })
 
     it('waits for it no longer than the link timeout, and still passes the link', async () => {

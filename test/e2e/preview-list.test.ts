@@ -1,10 +1,11 @@
 /**
  * The Files list's badges and file actions in a real browser: Debian's
  * chromium against the whole stack, on the preview page, which runs the
- * actions the built init script registers the way each Files app does:
- * Nextcloud 29–32 from `window._nc_fileactions` with positional arguments,
- * Nextcloud 33 (`?nc=33`) from @nextcloud/files 4's registry with one context
- * object. One request per listing, whatever its size.
+ * actions the built init script registers the way the Files app of
+ * Nextcloud 33, 34 and 35 (`?nc=…`) does: from @nextcloud/files 4's registry
+ * with one context object; 34 and 35 without the globals 34 removed (jQuery,
+ * Backbone, OC.Notifications, OC.Dialogs.fileexists, OC.Files.Client). One
+ * request per listing, whatever its size.
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -102,8 +103,28 @@ describe.skipIf(!hasChromium())('the Files list in chromium', () => {
     rmSync(dataDir, { recursive: true, force: true })
   })
 
-  for (const nc of ['31', '33'] as const) {
-    const query = nc === '33' ? '&nc=33' : ''
+  for (const nc of ['33', '34', '35'] as const) {
+    const query = `&nc=${nc}`
+
+    it(`Nextcloud ${nc}: the page is that release's, and the app reaches for none of the globals 34 removed`, async () => {
+      await openDocs(query)
+      await badge('a.txt').waitFor()
+      const page_ = await page.evaluate(() => {
+        const w = window as unknown as Record<string, unknown> & { OC: Record<string, unknown> & { config: { version: string } } }
+        return {
+          version: w.OC.config.version,
+          jQuery: typeof w.jQuery,
+          notifications: typeof w.OC.Notifications,
+          used: w._previewRemovedGlobalsUsed,
+        }
+      })
+      expect(page_.version.split('.')[0]).toBe(nc)
+      // 33 still has them (deprecated); 34 and 35 do not.
+      expect(page_.jQuery).toBe(nc === '33' ? 'function' : 'undefined')
+      expect(page_.notifications).toBe(nc === '33' ? 'object' : 'undefined')
+      expect(page_.used).toEqual([])
+      expect(consoleErrors).toEqual([])
+    }, 60_000)
 
     it(`Nextcloud ${nc}: badges every entry from one request, with the state in words as its tooltip`, async () => {
       folderStateRequests.length = 0

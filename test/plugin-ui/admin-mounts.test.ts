@@ -3,7 +3,7 @@ import { flushPromises, mount, type DOMWrapper, type VueWrapper } from '@vue/tes
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import AdminSettings from '../../plugin-ui/views/AdminSettings.vue'
 import { validateMounts, type MountRow } from '../../plugin-ui/utils/validate-settings.ts'
-import { ADMIN_SETTINGS, http } from './http-mock.ts'
+import { ADMIN_SETTINGS, CONFIG, http, TEST_LINK } from './http-mock.ts'
 
 vi.mock('@nextcloud/axios', () => import('./http-mock.ts').then((m) => m.axiosModule))
 
@@ -58,6 +58,9 @@ beforeEach(() => {
   ;(window as unknown as { _oc_webroot: string })._oc_webroot = ''
   http.reset()
   http.on('GET', ADMIN_SETTINGS, { status: 200, data: { success: true, settings: saved } })
+  // The link test the page runs as it opens.
+  http.on('POST', TEST_LINK, { status: 200, data: { success: true, status: 404, message: 'ok', latencyMs: 1 } })
+  http.on('GET', CONFIG, { status: 200, data: { success: true, config: { network: 'calibration', ipfsGateway: 'https://ipfs.io' } } })
 })
 
 afterEach(() => {

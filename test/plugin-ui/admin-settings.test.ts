@@ -2,7 +2,7 @@
 import { flushPromises, mount, type VueWrapper } from '@vue/test-utils'
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
 import AdminSettings from '../../plugin-ui/views/AdminSettings.vue'
-import { ADMIN_SETTINGS, http, TEST_LINK } from './http-mock.ts'
+import { ADMIN_SETTINGS, CONFIG, http, TEST_LINK } from './http-mock.ts'
 
 vi.mock('@nextcloud/axios', () => import('./http-mock.ts').then((m) => m.axiosModule))
 
@@ -34,6 +34,10 @@ beforeEach(() => {
   ;(window as unknown as { _oc_webroot: string })._oc_webroot = ''
   http.reset()
   http.on('GET', ADMIN_SETTINGS, { status: 200, data: { success: true, settings: saved } })
+  // The link test the page runs as it opens (a test's own answer comes after this one), and the route the
+  // Files tab asks, which the link test also asks from the browser.
+  http.on('POST', TEST_LINK, { status: 200, data: { success: true, status: 404, message: 'saved link works', latencyMs: 1 } })
+  http.on('GET', CONFIG, { status: 200, data: { success: true, config: { network: 'calibration', ipfsGateway: 'https://ipfs.io' } } })
 })
 
 afterEach(() => {
@@ -144,10 +148,61 @@ describe('AdminSettings', () => {
     await input(w, 'gatewayUrl').setValue('https://other-gateway.example.org')
     await w.get('[data-test="test-link"]').trigger('click')
     await flushPromises()
-    expect(http.callsTo('POST', TEST_LINK)[0].data).toMatchObject({ gatewayUrl: 'https://other-gateway.example.org' })
+    expect(http.callsTo('POST', TEST_LINK).at(-1)!.data).toMatchObject({ gatewayUrl: 'https://other-gateway.example.org' })
     const result = w.get('[data-test="test-result"]').text()
     expect(result).toBe('The link works (12 ms): The gateway answered and accepted the credentials')
     expect(result).not.toMatch(/HTTP|404/)
+  })
+
+  it('checks both directions, browser → bridge and bridge → gateway, with one sentence to act on per failure', async () => {
+    const gateway = {
+      id: 'server-gateway',
+      ok: false,
+      sentence: 'The bridge could not connect to http://127.0.0.1:9011 (ECONNREFUSED): start the gateway or correct the URL.',
+    }
+    http.on('POST', TEST_LINK, {
+      status: 200,
+      data: { success: false, status: 0, message: 'Could not connect', latencyMs: 1, checks: [gateway] },
+    })
+    // Nextcloud, not the bridge, answers the app's route: the reverse proxy does not send it on.
+    http.on('GET', CONFIG, { status: 404, data: '<html>Page not found</html>' })
+    const w = await open()
+    await w.get('[data-test="test-link"]').trigger('click')
+    await flushPromises()
+    const items = w.get('[data-test="link-checks"]').findAll('li')
+    expect(items.map((li) => [li.attributes('data-check'), li.attributes('data-ok'), li.text()])).toEqual([
+      [
+        'browser-ocs',
+        'false',
+        "To fix: Your browser's requests to /ocs/v2.php/apps/gateway/ do not reach the bridge (HTTP 404): send that path to the bridge in the reverse proxy (scripts/nginx/gateway.conf).",
+      ],
+      ['server-gateway', 'false', `To fix: ${gateway.sentence}`],
+    ])
+    // The browser asked with its OCS header, as the Files tab does.
+    expect(http.callsTo('GET', CONFIG)[0].headers['OCS-APIRequest']).toBe('true')
+  })
+
+  it("says OK for each direction and route's funds that work", async () => {
+    const checks = [
+      { id: 'server-gateway', ok: true, sentence: 'The bridge reaches the gateway at http://127.0.0.1:9011 with these credentials.' },
+      { id: 'funds-onchain-cloud', ok: true, sentence: 'Filecoin Onchain Cloud is paid for until 2027-03-03 (120.5 USDFC).' },
+    ]
+    http.on('POST', TEST_LINK, { status: 200, data: { success: true, status: 404, message: 'ok', latencyMs: 1, checks } })
+    const w = await open()
+    await w.get('[data-test="test-link"]').trigger('click')
+    await flushPromises()
+    const items = w.get('[data-test="link-checks"]').findAll('li')
+    expect(items.map((li) => li.attributes('data-ok'))).toEqual(['true', 'true', 'true'])
+    expect(items[0].text()).toBe('OK: Your browser reaches the bridge at /ocs/v2.php/apps/gateway/, as the Files tab will.')
+    expect(items[2].text()).toBe(`OK: ${checks[1].sentence}`)
+  })
+
+  it('tests the saved link as the page opens, without a click', async () => {
+    const w = await open()
+    expect(http.callsTo('POST', TEST_LINK)).toHaveLength(1)
+    expect(http.callsTo('POST', TEST_LINK)[0].data).toMatchObject({ gatewayUrl: saved.gatewayUrl, gatewayUser: 'bridge' })
+    expect(w.get('[data-test="test-result"]').text()).toBe('The link works (1 ms): saved link works')
+    expect(w.get('[data-test="link-checks"]').find('[data-check="browser-ocs"]').attributes('data-ok')).toBe('true')
   })
 
   it('warns when the gateway serves another network than the form names', async () => {

@@ -12,7 +12,7 @@ import { describe, expect, it, vi } from 'vitest'
 import { createListActions, type ListNode } from '../../plugin-ui/file-actions/actions.ts'
 import { badgeKind } from '../../plugin-ui/file-actions/badge.ts'
 import { createFolderStates, KEEP_MS } from '../../plugin-ui/file-actions/folder-states.ts'
-import { registerFiles3, toFiles4 } from '../../plugin-ui/file-actions/registries.ts'
+import { toFiles4 } from '../../plugin-ui/file-actions/registries.ts'
 
 const node = (path: string, type = 'file'): ListNode => ({
   path,
@@ -109,34 +109,13 @@ describe('list actions', () => {
 })
 
 describe('registration', () => {
-  it('gives Nextcloud 29–32 positional callbacks, once per id, with no key the Files app would call as undefined', async () => {
-    const { actions } = setup(folder([STAGING]))
-    const win: { _nc_fileactions?: (Record<string, unknown> & { id: string })[] } = {}
-    registerFiles3(Object.values(actions), win)
-    registerFiles3(Object.values(actions), win)
-    expect(win._nc_fileactions!.map((a) => a.id)).toEqual([
-      'gateway-state',
-      'gateway-copy-cid',
-      'gateway-why-not-stored',
-      'gateway-open-ipfs',
-    ])
-    for (const action of win._nc_fileactions!) {
-      expect(Object.values(action).every((v) => v !== undefined)).toBe(true)
-    }
-    const badge = win._nc_fileactions![0] as unknown as {
-      enabled: (nodes: ListNode[], view: unknown) => boolean
-      renderInline: (n: ListNode, view: unknown) => Promise<HTMLElement | null>
-    }
-    expect(badge.enabled([node('/docs/a.txt')], { id: 'files' })).toBe(true)
-    expect((await badge.renderInline(node('/docs/a.txt'), { id: 'files' }))?.dataset.gatewayBadge).toBe('staging')
-  })
-
-  it('gives Nextcloud 33 context objects that @nextcloud/files 4 accepts', async () => {
+  it('gives Nextcloud 33–35 context objects that @nextcloud/files 4 accepts, with no key the Files app would call as undefined', async () => {
     const { actions } = setup(folder([STAGING]))
     for (const action of Object.values(actions)) registerFileAction(toFiles4(action))
     const registered = getFileActions().filter((a) => a.id.startsWith('gateway-'))
     expect(registered.map((a) => a.id)).toEqual(['gateway-state', 'gateway-copy-cid', 'gateway-why-not-stored', 'gateway-open-ipfs'])
     const context = { nodes: [node('/docs/a.txt')], view: { id: 'files' }, folder: node('/docs', 'folder'), contents: [] } as never
+    for (const action of registered) expect(Object.values(action).every((v) => v !== undefined)).toBe(true)
     expect(registered[0].enabled!(context)).toBe(true)
     expect((await registered[0].renderInline!(context))?.dataset.gatewayBadge).toBe('staging')
   })

@@ -4,7 +4,10 @@ import { BridgeError } from '../errors.ts'
 
 /** What the bridge forwards to Nextcloud on the caller's behalf: never stored, never logged. */
 export type NextcloudCredentials =
-  { kind: 'authorization'; authorization: string } | { kind: 'session'; cookie: string; requestToken: string }
+  | { kind: 'authorization'; authorization: string }
+  | { kind: 'session'; cookie: string; requestToken: string }
+  /** FILESYNC=appapi: AppAPI's headers for the user (server/bridge/exapp/auth.ts). */
+  | { kind: 'headers'; headers: Record<string, string> }
 
 /** The caller as `GET /ocs/v2.php/cloud/user` describes them (provisioning API, `data.id`, `data.groups`). */
 export interface NextcloudUser {
@@ -38,7 +41,11 @@ const MAX_ANSWER_BYTES = 1024 * 1024
 const PROPFIND_BODY = '<?xml version="1.0" encoding="utf-8"?><d:propfind xmlns:d="DAV:"><d:prop><d:resourcetype/></d:prop></d:propfind>'
 
 const credentialHeaders = (creds: NextcloudCredentials): Record<string, string> =>
-  creds.kind === 'authorization' ? { authorization: creds.authorization } : { cookie: creds.cookie, requesttoken: creds.requestToken }
+  creds.kind === 'authorization'
+    ? { authorization: creds.authorization }
+    : creds.kind === 'headers'
+      ? creds.headers
+      : { cookie: creds.cookie, requesttoken: creds.requestToken }
 
 /**
  * Asks the real Nextcloud who a caller is and whether a file is in their

@@ -132,6 +132,16 @@ export const AdminSettingsResponseSchema = z.object({
   settings: PublicLinkSettingsSchema,
 })
 
+export const LinkCheckSchema = z.object({
+  id: z
+    .string()
+    .describe(
+      'server-gateway: the bridge reaches the gateway; funds-market / funds-onchain-cloud: that route is paid for; browser-ocs: added by the admin page',
+    ),
+  ok: z.boolean(),
+  sentence: z.string().describe('What was found, and when not ok, what to do, in one sentence'),
+})
+
 export const LinkTestResultSchema = z.object({
   success: z.boolean().describe('Whether the gateway answered as a gateway should (a /file-info envelope, credentials accepted)'),
   status: z.number().int().describe('Its HTTP status; 0 when it could not be reached'),
@@ -166,9 +176,14 @@ export const LinkTestResultSchema = z.object({
     )
     .optional()
     .describe('Which routes will store the next group, at what price per TiB-month and why (its POST /status)'),
+  checks: z
+    .array(LinkCheckSchema)
+    .optional()
+    .describe("One verdict per thing the deployment needs: the bridge reaching the gateway, then each route's funds"),
 })
 
 export type MountSetting = z.infer<typeof MountSettingSchema>
 export type PublicLinkSettings = z.infer<typeof PublicLinkSettingsSchema>
 export type AdminSettingsResponse = z.infer<typeof AdminSettingsResponseSchema>
 export type LinkTestResult = z.infer<typeof LinkTestResultSchema>
+export type LinkCheck = z.infer<typeof LinkCheckSchema>

@@ -1,98 +1,98 @@
 /**
- * A minimal stand-in of the Nextcloud page around the app's bundle: the
- * globals the bundle reads (OC, OCA.Files.Sidebar of Nextcloud 29–32,
- * _oc_webroot) and, on the files page, a file list over WebDAV (PROPFIND)
- * with a sidebar that drives registered tabs the way the Files app does:
- * mount on first show, update on another file, destroy on close. The list
- * runs the file actions registered in `window._nc_fileactions` as Nextcloud
- * 29–32's Files app does: `renderInline` beside the name, the rest in the
- * row's menu, `enabled([node], view)` asked when the row is drawn.
+ * A minimal stand-in of the Nextcloud page around the app's bundle, as
+ * Nextcloud 33, 34 or 35 serve it (`?nc=33|34|35`, 35 by default): the
+ * globals the bundle reads (OC, _oc_webroot), the Files app's registries of
+ * @nextcloud/files 4 (`_nc_files_scope.v4_0`: file actions, sidebar tabs),
+ * the sidebar opened through `OCA.Files._sidebar()`, and a file list over
+ * WebDAV (PROPFIND) whose rows run the registered actions as the Files app
+ * does: every callback given one context object, `renderInline` beside the
+ * name, the rest in the row's menu. A tab is a custom element given `node`.
  *
- * With `?nc=33` it is Nextcloud 33 instead: no `OCA.Files.Sidebar`, tabs and
- * actions read from @nextcloud/files 4's registries (`_nc_files_scope.v4_0`),
- * every callback given one context object, the sidebar opened through
- * `OCA.Files._sidebar()`, and a tab being a custom element given `node`.
+ * What differs between the three, as far as an app can tell: OC.config.version,
+ * and the globals Nextcloud 34 removed (developer manual, "Upgrade to
+ * Nextcloud 34": jQuery/$, Backbone, OC.Notifications, OC.Dialogs.fileexists,
+ * OC.Files.Client). On 33 they are here as deprecated stand-ins that record
+ * each use in `window._previewRemovedGlobalsUsed`; on 34 and 35 they are
+ * absent, so a script reaching for one fails there as it would on the real
+ * release. Nextcloud 29–32's `OCA.Files.Sidebar` and `_nc_fileactions` are
+ * not emulated: the app no longer supports those releases.
  */
 const head = document.head.dataset
 const userId = head.user || ''
 const requestToken = head.requesttoken || ''
 const webroot = ''
-const nc33 = new URLSearchParams(location.search).get('nc') === '33'
+const requested = new URLSearchParams(location.search).get('nc')
+const ncMajor = ['33', '34', '35'].includes(requested) ? Number(requested) : 35
+const ncVersions = { 33: '33.0.4.1', 34: '34.0.2.1', 35: '35.0.0.3' }
 
 window._oc_webroot = webroot
 window.OC = Object.assign(window.OC || {}, {
   webroot,
   requestToken,
-  config: { version: nc33 ? '33.0.0.16' : '31.0.5.1', modRewriteWorking: false, loglevel: 2 },
+  config: { version: ncVersions[ncMajor], modRewriteWorking: false, loglevel: 2 },
   // Nextcloud's signature: app, type (folder inside the app), file.
   filePath: (app, type, file) => `${webroot}/apps/${app}/${type ? `${type}/` : ''}${file}`,
   getCurrentUser: () => ({ uid: userId, displayName: head.userDisplayname || userId }),
 })
+document.documentElement.dataset.nextcloud = String(ncMajor)
 
-const registeredTabs = []
-class Tab {
-  constructor(options) {
-    Object.assign(this, options)
-  }
+window._previewRemovedGlobalsUsed = []
+if (ncMajor === 33) {
+  // Deprecated on 33, removed on 34: each is a stand-in that only says it was used.
+  const removedIn34 = (name) =>
+    function () {
+      window._previewRemovedGlobalsUsed.push(name)
+      console.warn(`${name} is deprecated and removed in Nextcloud 34`)
+    }
+  window.jQuery = window.$ = removedIn34('jQuery')
+  window.Backbone = { Model: removedIn34('Backbone.Model'), View: removedIn34('Backbone.View') }
+  window.OC.Notifications = { show: removedIn34('OC.Notifications.show'), showTemporary: removedIn34('OC.Notifications.showTemporary') }
+  window.OC.Dialogs = { fileexists: removedIn34('OC.Dialogs.fileexists') }
+  window.OC.Files = { Client: removedIn34('OC.Files.Client') }
 }
+
 window.OCA = window.OCA || {}
 window.OCA.Files = window.OCA.Files || {}
-if (nc33) {
-  // Nextcloud 33's Files app owns the registry @nextcloud/files 4 announces registrations on, and redraws the
-  // list when an action comes (registrations may come after the first listing).
-  class FilesRegistry extends EventTarget {
-    dispatchTypedEvent(_type, event) {
-      return super.dispatchEvent(event)
-    }
-  }
-  window._nc_files_scope ??= {}
-  window._nc_files_scope.v4_0 ??= {}
-  window._nc_files_scope.v4_0.registry ??= new FilesRegistry()
-  window._nc_files_scope.v4_0.registry.addEventListener('register:action', () => {
-    if (shownEntries) renderRows(shownEntries)
-  })
-  // Nextcloud 33's sidebar store, as @nextcloud/files 4's getSidebar() reaches it.
-  window.OCA.Files._sidebar = () => ({
-    get isOpen() {
-      return currentInfo !== null
-    },
-    get activeTab() {
-      return activeTabId
-    },
-    get node() {
-      return currentInfo?.node
-    },
-    open: (node, tabId) => {
-      if (tabId) activeTabId = tabId
-      void openPath(node.path)
-    },
-    close: () => closeSidebar(),
-    setActiveTab: (id) => {
-      activeTabId = id
-      void showTabs()
-    },
-    getTabs: () => files4Tabs(),
-  })
-} else {
-  window.OCA.Files.Sidebar = {
-    Tab,
-    registerTab(tab) {
-      if (!tab || !tab.id || typeof tab.mount !== 'function') throw new Error('Not a sidebar tab')
-      registeredTabs.push(tab)
-      renderTabs()
-    },
-    open: (path) => openPath(path),
-    close: () => closeSidebar(),
-    setActiveTab: (id) => {
-      activeTabId = id
-    },
+// The Files app owns the registry @nextcloud/files 4 announces registrations on, and redraws the list when an
+// action comes (registrations may come after the first listing).
+class FilesRegistry extends EventTarget {
+  dispatchTypedEvent(_type, event) {
+    return super.dispatchEvent(event)
   }
 }
+window._nc_files_scope ??= {}
+window._nc_files_scope.v4_0 ??= {}
+window._nc_files_scope.v4_0.registry ??= new FilesRegistry()
+window._nc_files_scope.v4_0.registry.addEventListener('register:action', () => {
+  if (shownEntries) renderRows(shownEntries)
+})
+// The sidebar store, as @nextcloud/files 4's getSidebar() reaches it (lib/ui/sidebar/Sidebar.ts).
+window.OCA.Files._sidebar = () => ({
+  get isOpen() {
+    return currentInfo !== null
+  },
+  get activeTab() {
+    return activeTabId
+  },
+  get node() {
+    return currentInfo?.node
+  },
+  open: (node, tabId) => {
+    if (tabId) activeTabId = tabId
+    void openPath(node.path)
+  },
+  close: () => closeSidebar(),
+  setActiveTab: (id) => {
+    activeTabId = id
+    void showTabs()
+  },
+  getTabs: () => files4Tabs(),
+})
 
-/** @nextcloud/files 4's registries (Nextcloud 33), as far as they are filled. */
+/** @nextcloud/files 4's registries, as far as they are filled. */
 const files4Scope = () => window._nc_files_scope?.v4_0 ?? {}
 
-/** Nextcloud 33's web-component tabs, driven through the same mount/update/destroy as the older ones. */
+/** The web-component tabs, driven through one mount/update/destroy. */
 const files4Wrapped = new Map()
 function files4Tabs() {
   for (const tab of files4Scope().filesSidebarTabs?.values() ?? []) {
@@ -122,7 +122,7 @@ function files4Tabs() {
   }
   return [...files4Wrapped.values()]
 }
-const allTabs = () => (nc33 ? files4Tabs() : registeredTabs)
+const allTabs = () => files4Tabs()
 
 const themeSelect = document.getElementById('preview-theme')
 if (themeSelect) {
@@ -238,19 +238,9 @@ function currentDir() {
   return dir.startsWith('/') ? dir.replace(/\/+$/, '') || '/' : '/'
 }
 
-/** Nextcloud 29–32's FileInfo as the legacy sidebar hands it to tabs; `node` is what Nextcloud 33 gives instead. */
+/** What the sidebar keeps of the open entry: the node its tabs are given, and the name for its title. */
 function fileInfo(path, isDir, extra = {}) {
-  return {
-    node: nodeOf({ path, isDir, ...extra }),
-    id: extra.fileId,
-    name: path === '/' ? '' : baseName(path),
-    path: path === '/' ? '/' : parentOf(path),
-    type: isDir ? 'dir' : 'file',
-    mimetype: isDir ? 'httpd/unix-directory' : extra.mimetype || 'application/octet-stream',
-    size: extra.size,
-    mtime: extra.mtime,
-    isDirectory: () => isDir,
-  }
+  return { node: nodeOf({ path, isDir, ...extra }), name: path === '/' ? '' : baseName(path) }
 }
 
 const PROPFIND_BODY = `<?xml version="1.0"?>
@@ -370,7 +360,7 @@ function renderRows(entries) {
 
 const filesView = { id: 'files', name: 'All files' }
 
-/** A Nextcloud 29–32 (@nextcloud/files 3) Node, as far as actions read it. */
+/** A @nextcloud/files 4 Node, as far as actions and tabs read it. */
 function nodeOf(entry) {
   return {
     path: entry.path,
@@ -384,30 +374,18 @@ function nodeOf(entry) {
   }
 }
 
-/**
- * How each Files app calls an action: Nextcloud 29–32 with positional
- * arguments, Nextcloud 33 with one context object.
- */
+/** How the Files app of Nextcloud 33–35 calls an action: with one context object (@nextcloud/files 4's ActionContext). */
 function callsFor(node) {
   const folder = nodeOf({ path: parentOf(node.path), isDir: true })
   const context = { nodes: [node], view: filesView, folder, contents: [] }
-  return nc33
-    ? {
-        registered: () => [...(files4Scope().fileActions?.values() ?? [])],
-        enabled: (a) => a.enabled(context),
-        displayName: (a) => a.displayName(context),
-        iconSvgInline: (a) => a.iconSvgInline(context),
-        renderInline: (a) => a.renderInline(context),
-        exec: (a) => a.exec(context),
-      }
-    : {
-        registered: () => window._nc_fileactions || [],
-        enabled: (a) => a.enabled([node], filesView),
-        displayName: (a) => a.displayName([node], filesView),
-        iconSvgInline: (a) => a.iconSvgInline([node], filesView),
-        renderInline: (a) => a.renderInline(node, filesView),
-        exec: (a) => a.exec(node, filesView, parentOf(node.path)),
-      }
+  return {
+    registered: () => [...(files4Scope().fileActions?.values() ?? [])],
+    enabled: (a) => a.enabled(context),
+    displayName: (a) => a.displayName(context),
+    iconSvgInline: (a) => a.iconSvgInline(context),
+    renderInline: (a) => a.renderInline(context),
+    exec: (a) => a.exec(context),
+  }
 }
 
 function enabledActions(calls) {
@@ -538,7 +516,7 @@ function navigate(dir) {
   void showFolder(dir)
 }
 
-/** Opens the sidebar for a path (OCA.Files.Sidebar.open), as Nextcloud's does. */
+/** Opens the sidebar for a path, as the Files app's sidebar store does. */
 async function openPath(path) {
   const dir = parentOf(path)
   const entries = await listFolder(dir)
