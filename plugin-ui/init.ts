@@ -10,6 +10,7 @@ import type { ISidebarTab } from '@nextcloud/files'
 
 import { createListActions } from './file-actions/actions.ts'
 import { createFolderStates } from './file-actions/folder-states.ts'
+import { createLiveBadges } from './file-actions/live-badges.ts'
 import { registerFiles3, toFiles4 } from './file-actions/registries.ts'
 import { detectSidebarHost, openGatewayTab, registerGatewayTab, runsFiles4 } from './sidebar.ts'
 import { askReasonFocus } from './utils/reason-focus.ts'
@@ -19,8 +20,14 @@ const registerOnFiles4 = (tab: ISidebarTab) => files4().then(({ registerSidebarT
 const openOnFiles4 = (node: unknown, tabId: string) => files4().then(({ getSidebar }) => getSidebar().open(node as never, tabId))
 const sidebarHost = () => detectSidebarHost(window as never, registerOnFiles4)
 
+/** Nextcloud's event bus (what @nextcloud/event-bus reaches): the Files app draws a node's row again on `files:node:updated`. */
+type EventBus = { emit(name: string, ...args: unknown[]): void }
+const eventBus = () => (window as { _nc_event_bus?: EventBus })._nc_event_bus
+
+const states = createFolderStates()
 const actions = createListActions({
-  states: createFolderStates(),
+  states,
+  live: createLiveBadges({ states, nodeUpdated: (node) => eventBus()?.emit('files:node:updated', node) }),
   openTab: (node, { reason }) => {
     if (reason) askReasonFocus(node.path)
     return openGatewayTab(sidebarHost(), node, openOnFiles4)

@@ -368,6 +368,41 @@ function renderRows(entries) {
 
 // ---------------------------------------------------------------- file actions
 
+/**
+ * Nextcloud's event bus as @nextcloud/event-bus finds it on the page. The Files app draws a node's row
+ * again when told `files:node:updated`, asking its actions again (`enabled`, `renderInline`).
+ */
+function pageEventBus() {
+  const handlers = new Map()
+  return {
+    getVersion: () => '3.3.3',
+    subscribe: (name, handler) => handlers.set(name, [...(handlers.get(name) ?? []), handler]),
+    unsubscribe: (name, handler) =>
+      handlers.set(
+        name,
+        (handlers.get(name) ?? []).filter((h) => h !== handler),
+      ),
+    emit: (name, event) => {
+      for (const handler of handlers.get(name) ?? []) {
+        try {
+          handler(event)
+        } catch (err) {
+          console.error('could not invoke event listener', err)
+        }
+      }
+    },
+  }
+}
+window._nc_event_bus ??= pageEventBus()
+window._nc_event_bus.subscribe('files:node:updated', (node) => {
+  const entry = shownEntries?.find((e) => e.path === node?.path)
+  const cell = entry && [...rows.children].find((r) => r.dataset.path === entry.path)?.querySelector('.preview-files__actions')
+  if (!cell) return
+  if (openedMenu && cell.contains(openedMenu.toggle)) closeMenu()
+  cell.replaceChildren()
+  renderActions(cell, entry)
+})
+
 const filesView = { id: 'files', name: 'All files' }
 
 /** A Nextcloud 29–32 (@nextcloud/files 3) Node, as far as actions read it. */
