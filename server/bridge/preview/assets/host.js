@@ -528,6 +528,9 @@ function openMenu(toggle, calls, actions) {
   }
   toggle.setAttribute('aria-expanded', 'true')
   toggle.after(list)
+  // Nextcloud's menus stay inside the window: one that would run past its start edge is moved back in.
+  const past = list.getBoundingClientRect().left
+  if (past < 0) list.style.insetInlineEnd = `${parseFloat(getComputedStyle(list).insetInlineEnd) + past - 8}px`
   openedMenu = { toggle, list }
   list.querySelector('button')?.focus()
 }
