@@ -518,6 +518,8 @@ function openMenu(toggle, calls, actions) {
       closeMenu()
       try {
         const done = await calls.exec(action)
+        // As the Files app does: true is said as a success, false as a failure, null and undefined not at all.
+        if (done === true) showToast(`"${name}" action executed successfully`)
         if (done === false) showToast(`"${name}" action failed`)
       } catch (err) {
         console.error('Error while running action', action.id, err)
