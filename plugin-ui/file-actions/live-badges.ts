@@ -10,11 +10,17 @@
  * it draws the row again and asks its actions anew; so it is too when the
  * first answer comes after the row was drawn.
  */
-import type { ListNode } from './actions.ts'
 import type { FolderEntry, FolderStates, ListedFolder } from './folder-states.ts'
 
 import { REFRESH_INTERVAL_MS } from '../utils/states.ts'
 import { renderBadge } from './badge.ts'
+
+/** What of a Files node is followed (actions.ts's ListNode has it; not imported from there, which imports this). */
+export interface ListNode {
+  path: string
+  dirname: string
+  basename: string
+}
 
 export interface LiveBadgesDeps {
   states: FolderStates
