@@ -8,12 +8,12 @@ const UNANSWERED_REASK_MS = 5_000
 const MAX_BODY_BYTES = 64 * 1024
 
 /**
- * The network the linked gateway says it serves (`POST /status`), or
- * undefined when it does not say (CIDgravity's gateway has no such route) or
- * cannot be reached. Never throws.
+ * The network the linked gateway says it serves (`POST /status`); null when
+ * it answers without naming one (CIDgravity's gateway has no such route),
+ * undefined when it cannot be reached. Never throws.
  */
-export async function askGatewayNetwork(link: EffectiveLink): Promise<NetworkName | undefined> {
-  if (!link.url) return undefined
+export async function askGatewayNetwork(link: EffectiveLink): Promise<NetworkName | null | undefined> {
+  if (!link.url) return null
   const headers: Record<string, string> = { accept: 'application/json', 'content-type': 'application/json' }
   if (link.user !== undefined && link.password !== undefined) {
     headers.authorization = 'Basic ' + Buffer.from(`${link.user}:${link.password}`).toString('base64')
@@ -27,11 +27,12 @@ export async function askGatewayNetwork(link: EffectiveLink): Promise<NetworkNam
       signal: AbortSignal.timeout(link.timeoutMs),
     })
     const text = res.status === 200 ? await res.text() : (await res.body?.cancel(), '')
-    if (!text || text.length > MAX_BODY_BYTES) return undefined
+    if (!text || text.length > MAX_BODY_BYTES) return null
     const parsed = GatewayStatusResponseSchema.safeParse(JSON.parse(text))
-    return parsed.success ? parsed.data.result.network : undefined
-  } catch {
-    return undefined
+    return (parsed.success && parsed.data.result.network) || null
+  } catch (err) {
+    // Not JSON is an answer; no answer at all is asked again sooner.
+    return err instanceof SyntaxError ? null : undefined
   }
 }
 
@@ -52,17 +53,19 @@ export interface ReportedNetwork {
 }
 
 export function createReportedNetwork(
-  ask: (link: EffectiveLink) => Promise<NetworkName | undefined> = askGatewayNetwork,
+  ask: (link: EffectiveLink) => Promise<NetworkName | null | undefined> = askGatewayNetwork,
   now: () => number = Date.now,
 ): ReportedNetwork {
-  let known: { key: string; network?: NetworkName; at: number; asking?: Promise<NetworkName | undefined> } | undefined
+  let known: { key: string; network?: NetworkName; answered?: boolean; at: number; asking?: Promise<NetworkName | undefined> } | undefined
   const keyOf = (link: EffectiveLink) => JSON.stringify([link.url, link.user ?? ''])
   const refresh = (link: EffectiveLink) => {
     const key = keyOf(link)
     if (known?.key !== key) known = { key, at: 0 }
     const entry = known
-    entry.asking ??= ask(link).then((network) => {
+    entry.asking ??= ask(link).then((answer) => {
+      const network = answer ?? undefined
       entry.network = network
+      entry.answered = answer !== undefined
       entry.at = now()
       entry.asking = undefined
       return network
@@ -71,7 +74,7 @@ export function createReportedNetwork(
   }
   const reported = (link: EffectiveLink) => {
     // A gateway that did not answer is asked again sooner than one that did.
-    const reaskMs = known?.network ? NETWORK_REASK_MS : UNANSWERED_REASK_MS
+    const reaskMs = known?.answered ? NETWORK_REASK_MS : UNANSWERED_REASK_MS
     if (known?.key !== keyOf(link) || now() - known.at >= reaskMs) void refresh(link)
     return known?.key === keyOf(link) ? known.network : undefined
   }
