@@ -12,6 +12,7 @@
  */
 import { createListActions } from './file-actions/actions.ts'
 import { createFolderStates } from './file-actions/folder-states.ts'
+import { createLiveBadges } from './file-actions/live-badges.ts'
 import { toFiles4 } from './file-actions/registries.ts'
 import { openGatewayTab, registerGatewayTab } from './sidebar.ts'
 import { askReasonFocus } from './utils/reason-focus.ts'
@@ -19,8 +20,14 @@ import { askReasonFocus } from './utils/reason-focus.ts'
 const files4 = () => import('@nextcloud/files')
 const openOnFiles4 = (node: unknown, tabId: string) => files4().then(({ getSidebar }) => getSidebar().open(node as never, tabId))
 
+/** Nextcloud's event bus (what @nextcloud/event-bus reaches): the Files app draws a node's row again on `files:node:updated`. */
+type EventBus = { emit(name: string, ...args: unknown[]): void }
+const eventBus = () => (window as { _nc_event_bus?: EventBus })._nc_event_bus
+
+const states = createFolderStates()
 const actions = createListActions({
-  states: createFolderStates(),
+  states,
+  live: createLiveBadges({ states, nodeUpdated: (node) => eventBus()?.emit('files:node:updated', node) }),
   openTab: (node, { reason }) => {
     if (reason) askReasonFocus(node.path)
     return openGatewayTab(node, openOnFiles4)

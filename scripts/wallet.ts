@@ -10,6 +10,8 @@ import { addMarketBalance } from '../server/network/lotus/messages.ts'
 import { createFocClient, FocFundsError } from '../server/network/foc/client.ts'
 import { onchainCloudChain } from '../server/compose/onchain-cloud.ts'
 import { formatUnits } from 'viem'
+import { EPOCH_SECONDS } from '../server/shared/epochs.ts'
+import { fundedUntil, fundedUntilAside, type FundedUntil } from '../server/shared/funded-until.ts'
 
 const HELP = `Usage: npm run wallet -- <command> [--json]
 
@@ -121,11 +123,19 @@ async function main(): Promise<void> {
         else process.stdout.write(`Deposited ${amountText} USDFC into Filecoin Pay: transaction ${hash}\n`)
       }
       const a = await client.account()
-      const runway = a.lockupRatePerEpoch > 0n ? fundedUntil(chain.genesisTimestamp, Number(a.epoch + a.runwayEpochs)) : undefined
+      // The simulated Onchain Cloud runs on the simulated chain's sped-up clock (SIMNET_SPEED), as the gateway reads it.
+      const epochSeconds = config.onchainCloud.rpcUrl ? EPOCH_SECONDS : EPOCH_SECONDS / config.service.simnetSpeed
+      const funded =
+        a.lockupRatePerEpoch > 0n
+          ? fundedUntil(Number(a.epoch + a.runwayEpochs), { genesis: chain.genesisTimestamp, epochSeconds })
+          : undefined
       if (values.json) {
-        process.stdout.write(
-          `${JSON.stringify({ account: client.address, ...Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v.toString()])), fundedUntil: runway }, null, 2)}\n`,
-        )
+        const fields = Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v.toString()]))
+        const until = funded && {
+          fundedUntil: new Date(funded.at * 1000).toISOString(),
+          fundedDays: Math.round(funded.networkDays * 100) / 100,
+        }
+        process.stdout.write(`${JSON.stringify({ account: client.address, ...fields, ...until }, null, 2)}\n`)
       } else {
         process.stdout.write(
           [
@@ -133,7 +143,7 @@ async function main(): Promise<void> {
             `  wallet:        ${formatUnits(a.walletFil, 18)} FIL, ${formatUnits(a.walletUsdfc, 18)} USDFC`,
             `  Filecoin Pay:  ${formatUnits(a.funds, 18)} USDFC deposited, ${formatUnits(a.availableFunds, 18)} not locked`,
             `  paying:        ${formatUnits(a.lockupRatePerEpoch * 2880n * 30n, 18)} USDFC a month`,
-            `  funded until:  ${runway ?? 'nothing stored yet'}`,
+            `  funded until:  ${funded ? fundedUntilWords(funded) : 'nothing stored yet'}`,
             '',
           ].join('\n'),
         )
@@ -145,9 +155,10 @@ async function main(): Promise<void> {
   }
 }
 
-/** When an epoch's time comes, in words; epochs are 30 s from genesis on a real network. */
-function fundedUntil(genesisTimestamp: number, epoch: number): string {
-  return new Date((genesisTimestamp + epoch * 30) * 1000).toISOString().slice(0, 10)
+/** "2026-11-28 03:10 UTC (30 days in simulated network time)": the moment, with the network's own span on a sped-up one. */
+function fundedUntilWords(f: FundedUntil): string {
+  const aside = fundedUntilAside(f)
+  return `${new Date(f.at * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC${aside ? ` (${aside})` : ''}`
 }
 
 /** "1.5" FIL as attoFIL (18 decimals); a WalletError for anything else. */

@@ -9,6 +9,7 @@ import type { FolderEntry, FolderStates, ListedFolder } from './folder-states.ts
 import { copyPath, storagePath } from '../icons.ts'
 import { translate } from '../utils/entry-l10n.ts'
 import { renderBadge } from './badge.ts'
+import type { LiveBadges } from './live-badges.ts'
 
 /** What both Files APIs' nodes have in common, and all the actions read. */
 export interface ListNode {
@@ -38,6 +39,8 @@ export interface ActionDeps {
   openTab: (node: ListNode, options: { reason: boolean }) => Promise<void>
   copyText: (text: string) => Promise<void>
   openUrl: (url: string) => void
+  /** Keeps drawn rows in step with their folder's later answers (live-badges.ts). */
+  live?: LiveBadges
 }
 
 const svg = (path: string) => `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 24 24"><path d="${path}"/></svg>`
@@ -72,14 +75,21 @@ export function createListActions(deps: ActionDeps): ListAction[] {
       // Shown as the badge only: no name of its own in any menu.
       displayName: () => '',
       iconSvgInline: () => '',
-      enabled: (nodes) => one(nodes) !== undefined,
+      // Asked of every row as it is drawn: the row is then followed, and drawn again when its folder's answer changes what it shows.
+      enabled: (nodes) => {
+        const { node, folder } = asked(nodes)
+        if (node) deps.live?.seen(node, folder !== undefined)
+        return node !== undefined
+      },
       exec: async (node) => {
         await deps.openTab(node, { reason: false })
         return null
       },
       async renderInline(node) {
         const entry = await entryOf(node)
-        return entry ? renderBadge(entry) : null
+        const badge = entry ? renderBadge(entry) : null
+        if (badge) deps.live?.drawn(node, badge)
+        return badge
       },
     },
     {

@@ -145,7 +145,7 @@ function dealMarketOf(value: unknown): Pick<LinkTestResult, 'dealMarket'> | unde
 /** The Onchain Cloud account's standing, kept only when every field is what the bridge sends. */
 function onchainCloudOf(value: unknown): Pick<LinkTestResult, 'onchainCloud'> | undefined {
   if (!isObject(value)) return undefined
-  const { status, funds, fundedUntil } = value
+  const { status, funds, fundedUntil, fundedDays } = value
   if (
     (status !== 'HEALTHY' && status !== 'WARNING' && status !== 'DEFICIT') ||
     typeof funds !== 'string' ||
@@ -153,5 +153,5 @@ function onchainCloudOf(value: unknown): Pick<LinkTestResult, 'onchainCloud'> | 
     Number.isNaN(Date.parse(fundedUntil))
   )
     return undefined
-  return { onchainCloud: { status, funds, fundedUntil } }
+  return { onchainCloud: { status, funds, fundedUntil, ...(typeof fundedDays === 'number' && fundedDays >= 0 ? { fundedDays } : {}) } }
 }

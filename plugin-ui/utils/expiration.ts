@@ -5,6 +5,7 @@
  */
 import type { Deal, Group, Network } from '../types.ts'
 
+import { fundedUntil } from '../../server/shared/funded-until.ts'
 import { epochToUnix } from './network.ts'
 
 /** Real Filecoin time: one epoch every 30 s. */
@@ -59,9 +60,13 @@ export function pdpFundingShortfall(
     (g.deals ?? []).filter((d: Deal) => d.route === 'pdp' && (d.state === 'published' || d.state === 'active')),
   )
   if (paid.length === 0) return undefined
-  const until = epochToUnix(Math.min(...paid.map((d) => d.endEpoch)), network, genesisTimestamp, epochSeconds)
-  if (until === undefined) return undefined
-  const speedUp = epochSeconds && epochSeconds < REAL_EPOCH_SECONDS ? REAL_EPOCH_SECONDS / epochSeconds : 1
-  const daysLeft = ((until - nowSeconds) * speedUp) / 86400
-  return daysLeft <= SHORT_RUNWAY_DAYS ? { until, ranOut: until <= nowSeconds } : undefined
+  const genesis = epochToUnix(0, network, genesisTimestamp, epochSeconds)
+  if (genesis === undefined) return undefined
+  // The one 'funded until' the admin page and the wallet CLI show too.
+  const funded = fundedUntil(
+    Math.min(...paid.map((d) => d.endEpoch)),
+    { genesis, epochSeconds: epochSeconds ?? REAL_EPOCH_SECONDS },
+    nowSeconds,
+  )
+  return funded.networkDays <= SHORT_RUNWAY_DAYS ? { until: funded.at, ranOut: funded.at <= nowSeconds } : undefined
 }

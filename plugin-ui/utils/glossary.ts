@@ -7,8 +7,12 @@ import { t } from '@nextcloud/l10n'
  */
 export const glossary = {
   cid: () => t('gateway', 'Content ID: a fingerprint of exactly these bytes; anyone holding the same data gets the same CID.'),
+  // Issue 38, item 7: explorers and providers show one group under several piece CIDs; the tooltip says why.
   pieceCid: () =>
-    t('gateway', 'Piece CID: the fingerprint of the packed group of files that storage providers store and prove on the Filecoin chain.'),
+    t(
+      'gateway',
+      'Piece CID: the fingerprint of the packed group of files that storage providers store and prove on the Filecoin chain. The same group can appear under other piece CIDs: a deal may pad it to a larger piece size, which gives another v1 piece CID (baga6ea4seaq…), and Filecoin Onchain Cloud names it by a v2 piece CID (bafkzcib…), which also carries the data size.',
+    ),
   group: () =>
     t('gateway', 'Group: files are packed together into groups of about 64 MiB, because storage providers store data in large pieces.'),
   deal: () => t('gateway', 'Deal: a contract on the Filecoin chain in which a storage provider promises to keep a piece for a given time.'),

@@ -31,7 +31,7 @@ import { createTabConfigRouter } from './routes/tab-config.ts'
 import { createSessionStore } from './sessions.ts'
 import { createNextcloudClient } from './nextcloud/nextcloud-client.ts'
 import { nextcloudGatewayPath } from './nextcloud/nextcloud-paths.ts'
-import { createSettingsStore, type EffectiveLink, type SettingsStore } from './settings-store.ts'
+import { createSettingsStore, type SettingsStore } from './settings-store.ts'
 import { createUploadStore } from './upload-store.ts'
 import { createUserStore, type UserStore } from './users.ts'
 import type { LiveLink } from './live-link.ts'
@@ -114,7 +114,7 @@ export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Prom
   } else if (mode === 'appapi') {
     // An AppAPI external app: AppAPI's lifecycle calls, then the app's routes behind its proxy (exapp/mount.ts).
     const exApp = parseExAppEnv({ ...(deps.env ?? process.env), NEXTCLOUD_URL: config.nextcloudUrl })
-    const parts = mountExApp(app, { exApp, link, settings, simnetClock, logger, timeoutMs: config.nextcloudTimeoutMs ?? 5_000 })
+    const parts = mountExApp(app, { exApp, link, logger, timeoutMs: config.nextcloudTimeoutMs ?? 5_000 })
     lane = { ...parts, mountPointsIn: (_caller, userPath) => link.mounts.pointsIn(userPath) }
   } else {
     // Nextcloud owns users, sessions, files, status.php and capabilities: only the app's OCS routes are here.
@@ -125,7 +125,7 @@ export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Prom
       toGatewayPath: nextcloudGatewayPath({ mounts: link.mounts, client, logger }),
       mountPointsIn: (_caller, userPath) => link.mounts.pointsIn(userPath),
     }
-    app.use(createTabConfigRouter({ auth, settings, simnetClock }))
+    app.use(createTabConfigRouter({ auth, link }))
     app.use(createAdminSettingsRouter({ auth, settings }))
   }
   app.use(() => {
@@ -139,7 +139,7 @@ export async function createBridge(config: BridgeConfig, deps: BridgeDeps): Prom
       FILE_METADATA_ROUTE,
       createFileMetadataRoute({ authenticate: lane.authenticate, gateway, pathMap, clock, toGatewayPath: lane.toGatewayPath }),
     ],
-    [FOLDER_STATES_ROUTE, createFolderStatesRoute({ ...lane, gateway, ipfsGateway: () => ipfsGatewayOf(settings.effective()) })],
+    [FOLDER_STATES_ROUTE, createFolderStatesRoute({ ...lane, gateway, ipfsGateway: () => ipfsGatewayOf(link) })],
   ])
   return {
     listener: createBridgeListener(app, routes, logger),
@@ -173,9 +173,10 @@ interface EmbeddedParts {
 /** What the polled routes (served outside Express, fast-lane.ts) need of a mode: who calls, and where their paths live. */
 type LaneParts = Pick<FolderStatesDeps, 'authenticate' | 'toGatewayPath' | 'mountPointsIn'>
 
-/** Only a network whose providers publish what they store can open it on IPFS; a local one cannot. */
-function ipfsGatewayOf(link: EffectiveLink): string | undefined {
-  return link.network === 'mainnet' || link.network === 'calibration' ? link.ipfsGateway || undefined : undefined
+/** Only a network whose providers publish what they store can open it on IPFS; a local one cannot. The network is the gateway's word. */
+function ipfsGatewayOf(link: LiveLink): string | undefined {
+  const network = link.network()
+  return network === 'mainnet' || network === 'calibration' ? link.effective().ipfsGateway || undefined : undefined
 }
 
 /**
@@ -188,7 +189,7 @@ async function mountEmbeddedRoutes(app: Express, p: EmbeddedParts): Promise<Lane
   const sessions = await createSessionStore(p.sql)
   const { authenticate, auth, davAuth, optionalAuth } = embeddedAuthBackend({ users: p.users, sessions, throttle: p.throttle })
   app.use(createNextcloudStatusRouter({ auth, optionalAuth }))
-  app.use(createTabConfigRouter({ auth, settings: p.settings, simnetClock: p.link.simnetClock }))
+  app.use(createTabConfigRouter({ auth, link: p.link }))
   app.use(createAdminSettingsRouter({ auth, settings: p.settings }))
   const uploads = createUploadStore(join(p.config.dataDir, 'uploads'), { maxPerUser: p.config.maxUploadsPerUser })
   // Old uploads go on a timer, a bounded step at a time, never on a request's path.

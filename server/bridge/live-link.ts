@@ -2,6 +2,8 @@ import { networkClock, type NetworkClock } from '../shared/epochs.ts'
 import { createGatewayClient, type GatewayClient } from './gateway-client.ts'
 import { createMountMap, type MountMap } from './mount-map.ts'
 import { createPathMap, type PathMap } from './path-map.ts'
+import { createReportedNetwork, type ReportedNetwork } from './gateway-network.ts'
+import type { NetworkName } from '../shared/contracts/network.ts'
 import type { EffectiveLink, SettingsStore } from './settings-store.ts'
 
 /**
@@ -17,6 +19,12 @@ export interface LiveLink {
   clock: NetworkClock
   /** The simulated network's clock, whichever network the link names now. */
   simnetClock: NetworkClock
+  /** The network shown and dated by: the gateway's own word (gateway-network.ts), the saved setting only where it gives none. */
+  network(): NetworkName
+  /** The link as saved, over the environment's defaults. */
+  effective(): EffectiveLink
+  /** The network to show, waiting for the gateway's first word when it has not given one yet. */
+  answeredNetwork(): Promise<NetworkName>
   close(): void
 }
 
@@ -26,11 +34,14 @@ interface Built {
   gateway: GatewayClient
   pathMap: PathMap
   mounts: MountMap
-  clock: NetworkClock
 }
 
 /** `simnetClock`: the embedded simulated network's clock, used when the link names `simnet`. */
-export function createLiveLink(settings: SettingsStore, simnetClock: NetworkClock): LiveLink {
+export function createLiveLink(
+  settings: SettingsStore,
+  simnetClock: NetworkClock,
+  reported: ReportedNetwork = createReportedNetwork(),
+): LiveLink {
   const build = (): Built => {
     const link = settings.effective()
     return {
@@ -39,7 +50,6 @@ export function createLiveLink(settings: SettingsStore, simnetClock: NetworkCloc
       gateway: createGatewayClient({ url: link.url, user: link.user, password: link.password, timeoutMs: link.timeoutMs }),
       pathMap: createPathMap(link.pathMap),
       mounts: createMountMap(link.mounts),
-      clock: clockOf(link.network, simnetClock),
     }
   }
   let built = build()
@@ -82,18 +92,35 @@ export function createLiveLink(settings: SettingsStore, simnetClock: NetworkCloc
     toGateway: (userId, userPath) => current().mounts.toGateway(userId, userPath),
     pointsIn: (userPath) => current().mounts.pointsIn(userPath),
   }
+  const network = () => reported.of(current().link)
+  const currentClock = () => clockOf(network(), simnetClock)
   const clock: NetworkClock = {
     get name() {
-      return current().clock.name
+      return currentClock().name
     },
     get genesis() {
-      return current().clock.genesis
+      return currentClock().genesis
     },
     get epochSeconds() {
-      return current().clock.epochSeconds
+      return currentClock().epochSeconds
     },
   }
-  return { gateway, pathMap, mounts, clock, simnetClock, close: () => built.gateway.close() }
+  // Asked at once, so that the first page already shows the gateway's word.
+  void reported.refresh(built.link)
+  return {
+    gateway,
+    pathMap,
+    mounts,
+    clock,
+    simnetClock,
+    network,
+    effective: () => current().link,
+    answeredNetwork: async () => {
+      const link = current().link
+      return reported.reported(link) ?? (await reported.refresh(link)) ?? link.network
+    },
+    close: () => built.gateway.close(),
+  }
 }
 
 /**

@@ -62,7 +62,18 @@ export function gatewayStatus(source: StatusSource): GatewayStatus {
             },
           }
         : {}),
-      ...(pdp ? { onchainCloud: { status: pdp.status, funds: formatUnits(pdp.funds, 18), fundedUntil: isoTime(pdp.fundedUntilMs) } } : {}),
+      ...(pdp
+        ? {
+            onchainCloud: {
+              status: pdp.status,
+              funds: formatUnits(pdp.funds, 18),
+              fundedUntil: isoTime(pdp.fundedUntilMs),
+              ...(pdp.fundedDays !== undefined && Number.isFinite(pdp.fundedDays)
+                ? { fundedDays: Math.round(pdp.fundedDays * 100) / 100 }
+                : {}),
+            },
+          }
+        : {}),
     },
     ...(nextGroup.length > 0 ? { nextGroup } : {}),
   }

@@ -195,7 +195,7 @@ describe('admin settings and the tab config (live gateway link)', () => {
     expect(back.body.metadata.file).toMatchObject({ path: '/docs', file: 'a.txt' })
   })
 
-  it('tells any logged-in user the network, IPFS gateway and genesis, following the saved network', async () => {
+  it('tells any logged-in user the network, IPFS gateway and genesis: the network the gateway reports, whatever the setting says (issue 38)', async () => {
     const before = await call(t.url, CONFIG, { auth: aliceAuth })
     expect(before.status).toBe(200)
     expect(before.body).toEqual({
@@ -204,14 +204,27 @@ describe('admin settings and the tab config (live gateway link)', () => {
     })
     await call(t.url, SETTINGS, { method: 'PUT', body: { ...valid, network: 'calibration', ipfsGateway: 'https://dweb.link/' } })
     const after = await call(t.url, CONFIG, { auth: aliceAuth })
+    // The gateway still says mainnet: its dates and links stay mainnet's, never relabelled by a setting.
     expect(after.body.config).toEqual({
-      network: 'calibration',
+      network: 'mainnet',
       ipfsGateway: 'https://dweb.link',
-      genesisTimestamp: 1667326380,
+      genesisTimestamp: 1598306400,
       epochSeconds: 30,
     })
     expect((await call(t.url, CONFIG, { auth: null })).status).toBe(401)
     await call(t.url, SETTINGS, { method: 'PUT', body: valid })
+  })
+
+  it('follows the saved network only for a gateway that does not say which it serves (no POST /status)', async () => {
+    const silent = await startFakeGateway(() => {})
+    try {
+      await call(t.url, SETTINGS, { method: 'PUT', body: { ...valid, gatewayUrl: silent.url, network: 'calibration' } })
+      const config = await call(t.url, CONFIG, { auth: aliceAuth })
+      expect(config.body.config).toMatchObject({ network: 'calibration', genesisTimestamp: 1667326380 })
+    } finally {
+      await call(t.url, SETTINGS, { method: 'PUT', body: valid })
+      await silent.close()
+    }
   })
 
   it('tests the saved link against the live gateway: success, status and latency', async () => {

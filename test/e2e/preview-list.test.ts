@@ -193,19 +193,14 @@ describe.skipIf(!hasChromium())('the Files list in chromium', () => {
     }
     await page.emulateMedia({ colorScheme: 'light' })
 
-    // Linked as mainnet, whose providers publish what they store: the entry opens on the IPFS gateway.
-    const saved = await fetch(`${stack.appUrl}/ocs/v2.php/apps/gateway/admin/settings`, {
-      method: 'PUT',
-      headers: { authorization: auth, 'ocs-apirequest': 'true', 'content-type': 'application/json' },
-      body: JSON.stringify({
-        gatewayUrl: '',
-        gatewayUser: 'bridge',
-        pathMap: '/{user}',
-        network: 'mainnet',
-        ipfsGateway: 'https://ipfs.io',
-      }),
+    // A gateway on mainnet, whose providers publish what they store, answers with its IPFS gateway; the network is the
+    // gateway's word (the simulated one says simnet whatever the admin setting), so its answer is made mainnet's here.
+    await context.route('**/ocs/v2.php/apps/gateway/get-folder-states', async (route) => {
+      const res = await route.fetch()
+      const body = await res.json()
+      body.folder.ipfsGateway = 'https://ipfs.io'
+      await route.fulfill({ response: res, json: body })
     })
-    expect(saved.status).toBe(200)
     await context.route('https://ipfs.io/**', (route) => route.fulfill({ status: 200, contentType: 'text/plain', body: 'ipfs' }))
     await openDocs()
     await revisitDocs()

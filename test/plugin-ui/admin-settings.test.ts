@@ -96,7 +96,7 @@ describe('AdminSettings', () => {
     const select = w.get('select[data-test="network"]')
     expect(w.get(`label[for="${select.attributes('id')}"]`).text()).toBe('Network')
     expect(select.attributes('aria-describedby')).toBe(w.get('[data-test="network-help"]').attributes('id'))
-    expect(w.get('[data-test="network-help"]').text()).toMatch(/^The network the gateway stores on/)
+    expect(w.get('[data-test="network-help"]').text()).toMatch(/^Used only for a gateway that does not say which network/)
   })
 
   it('saves without the password when none was typed', async () => {
@@ -295,6 +295,25 @@ describe('AdminSettings', () => {
       expect(note.classes().join(' ')).toContain(`notecard--${card}`)
       w.unmount()
     }
+  })
+
+  it("says a sped-up simulated network's 'funded until' with its own span beside the near date (issue 38)", async () => {
+    const soon = new Date(Date.now() + 2.4 * 3600_000).toISOString()
+    http.on('POST', TEST_LINK, {
+      status: 200,
+      data: {
+        success: true,
+        status: 404,
+        message: 'The gateway answered and accepted the credentials',
+        latencyMs: 3,
+        onchainCloud: { status: 'HEALTHY', funds: '120.5', fundedUntil: soon, fundedDays: 30 },
+      },
+    })
+    const w = await open()
+    await w.get('[data-test="test-link"]').trigger('click')
+    await flushPromises()
+    expect(w.get('[data-test="test-onchain-cloud"]').text()).toMatch(/funded until .+ \(30 days in simulated network time\) \(HEALTHY\)\.$/)
+    w.unmount()
   })
 
   it("says what pays for the deal market's copies: DataCap or escrow, and when the first deal of the stored data ends", async () => {

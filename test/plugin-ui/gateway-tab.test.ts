@@ -828,6 +828,8 @@ describe('GatewayTab words explained', () => {
     const labels = w.findAll('[data-test="cid-label"]').map((l) => l.attributes('title'))
     expect(labels[0]).toMatch(/^Content ID: a fingerprint/)
     expect(labels[1]).toMatch(/^Piece CID: /)
+    // One group, several piece CIDs elsewhere (a padded one, a v2 one): the tooltip says why (issue 38, item 7).
+    expect(labels[1]).toMatch(/larger piece size.*v2 piece CID/)
     expect(w.get('[data-test="group-name"]').attributes('title')).toMatch(/^Group: files are packed/)
     const terms = w
       .findAll('[data-test="deal"] dt')

@@ -7,14 +7,12 @@
  * with AppAPI's headers for that user.
  */
 import express, { type Express } from 'express'
-import type { NetworkClock } from '../../shared/epochs.ts'
 import type { Logger } from '../../shared/logger.ts'
 import { authMiddleware, type Authenticate, type Caller } from '../auth/caller.ts'
 import type { LiveLink } from '../live-link.ts'
 import { createNextcloudClient } from '../nextcloud/nextcloud-client.ts'
 import { nextcloudGatewayPath } from '../nextcloud/nextcloud-paths.ts'
 import { createTabConfigRouter } from '../routes/tab-config.ts'
-import type { SettingsStore } from '../settings-store.ts'
 import { createAppApiClient } from './appapi-client.ts'
 import { appApiAuthenticate } from './auth.ts'
 import type { ExAppConfig } from './config.ts'
@@ -28,7 +26,7 @@ export interface ExAppParts {
 
 export function mountExApp(
   app: Express,
-  p: { exApp: ExAppConfig; link: LiveLink; settings: SettingsStore; simnetClock: NetworkClock; logger: Logger; timeoutMs: number },
+  p: { exApp: ExAppConfig; link: LiveLink; logger: Logger; timeoutMs: number },
 ): ExAppParts {
   const identity = { appId: p.exApp.appId, secret: p.exApp.secret, version: p.exApp.version }
   let appApiVersion = '0'
@@ -51,6 +49,6 @@ export function mountExApp(
     express.json({ limit: '256kb' }),
     fileActionHandler({ authenticate, gateway: p.link.gateway, clock: p.link.clock, toGatewayPath }),
   )
-  app.use(createTabConfigRouter({ auth: authMiddleware(authenticate), settings: p.settings, simnetClock: p.simnetClock }))
+  app.use(createTabConfigRouter({ auth: authMiddleware(authenticate), link: p.link }))
   return { authenticate, toGatewayPath }
 }

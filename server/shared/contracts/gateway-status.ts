@@ -48,6 +48,13 @@ export const OnchainCloudStandingSchema = z.object({
     .describe('HEALTHY; WARNING with 14 days or less paid for; DEFICIT when the funds no longer cover what is stored'),
   funds: decimalAmount.describe('USDFC deposited in Filecoin Pay, as a decimal'),
   fundedUntil: isoTime.describe('When the funds run out at the current rate (ISO 8601)'),
+  fundedDays: z
+    .number()
+    .min(0)
+    .optional()
+    .describe(
+      "How many days of the network's own time that is; on a sped-up simulated network many more than the wall clock's days to fundedUntil",
+    ),
 })
 
 export const DealMarketStandingSchema = z.object({

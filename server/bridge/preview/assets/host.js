@@ -358,6 +358,41 @@ function renderRows(entries) {
 
 // ---------------------------------------------------------------- file actions
 
+/**
+ * Nextcloud's event bus as @nextcloud/event-bus finds it on the page. The Files app draws a node's row
+ * again when told `files:node:updated`, asking its actions again (`enabled`, `renderInline`).
+ */
+function pageEventBus() {
+  const handlers = new Map()
+  return {
+    getVersion: () => '3.3.3',
+    subscribe: (name, handler) => handlers.set(name, [...(handlers.get(name) ?? []), handler]),
+    unsubscribe: (name, handler) =>
+      handlers.set(
+        name,
+        (handlers.get(name) ?? []).filter((h) => h !== handler),
+      ),
+    emit: (name, event) => {
+      for (const handler of handlers.get(name) ?? []) {
+        try {
+          handler(event)
+        } catch (err) {
+          console.error('could not invoke event listener', err)
+        }
+      }
+    },
+  }
+}
+window._nc_event_bus ??= pageEventBus()
+window._nc_event_bus.subscribe('files:node:updated', (node) => {
+  const entry = shownEntries?.find((e) => e.path === node?.path)
+  const cell = entry && [...rows.children].find((r) => r.dataset.path === entry.path)?.querySelector('.preview-files__actions')
+  if (!cell) return
+  if (openedMenu && cell.contains(openedMenu.toggle)) closeMenu()
+  cell.replaceChildren()
+  renderActions(cell, entry)
+})
+
 const filesView = { id: 'files', name: 'All files' }
 
 /** A @nextcloud/files 4 Node, as far as actions and tabs read it. */
@@ -461,6 +496,8 @@ function openMenu(toggle, calls, actions) {
       closeMenu()
       try {
         const done = await calls.exec(action)
+        // As the Files app does: true is said as a success, false as a failure, null and undefined not at all.
+        if (done === true) showToast(`"${name}" action executed successfully`)
         if (done === false) showToast(`"${name}" action failed`)
       } catch (err) {
         console.error('Error while running action', action.id, err)
@@ -471,6 +508,9 @@ function openMenu(toggle, calls, actions) {
   }
   toggle.setAttribute('aria-expanded', 'true')
   toggle.after(list)
+  // Nextcloud's menus stay inside the window: one that would run past its start edge is moved back in.
+  const past = list.getBoundingClientRect().left
+  if (past < 0) list.style.insetInlineEnd = `${parseFloat(getComputedStyle(list).insetInlineEnd) + past - 8}px`
   openedMenu = { toggle, list }
   list.querySelector('button')?.focus()
 }

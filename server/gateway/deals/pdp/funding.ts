@@ -1,6 +1,7 @@
 import { formatUnits } from 'viem'
 import { FocFundsError, type FocAccount, type FocFundingRequest } from '../../../network/foc/client.ts'
 import { EPOCHS_PER_DAY } from '../../../shared/epochs.ts'
+import { fundedUntil } from '../../../shared/funded-until.ts'
 import type { PdpContext } from './context.ts'
 import type { PdpFunding } from './types.ts'
 
@@ -81,11 +82,19 @@ export async function readRunway(p: PdpContext, account: FocAccount): Promise<nu
   const head = Number(account.epoch)
   const runway = Number(account.runwayEpochs > BigInt(MAX_RUNWAY_EPOCHS) ? BigInt(MAX_RUNWAY_EPOCHS) : account.runwayEpochs)
   const paying = account.lockupRatePerEpoch > 0n
+  // The chain's clock as seen now: the head read is the epoch running now.
+  const nowSeconds = Date.now() / 1000
+  const until = fundedUntil(
+    head + runway,
+    { genesis: nowSeconds - head * p.options.epochSeconds, epochSeconds: p.options.epochSeconds },
+    nowSeconds,
+  )
   const now: PdpFunding = {
     status: paying && account.availableFunds <= 0n ? 'DEFICIT' : paying && runway <= WARNING_RUNWAY_EPOCHS ? 'WARNING' : 'HEALTHY',
     funds: account.funds,
     runwayEpochs: runway,
-    fundedUntilMs: Date.now() + runway * p.options.epochSeconds * 1000,
+    fundedUntilMs: until.at * 1000,
+    fundedDays: until.networkDays,
   }
   // Topped up first, to the 30 days the deposit buys: a warning the deposit answers in the same pass only alarms.
   if (now.status !== 'HEALTHY' && p.options.autoDeposit && (await topUp(p, account))) {

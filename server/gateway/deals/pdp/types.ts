@@ -22,6 +22,8 @@ export interface PdpFunding {
   runwayEpochs: number
   /** When that is, in wall-clock milliseconds (a sped-up simulated network's epochs are shorter). */
   fundedUntilMs: number
+  /** How many days of the network's own time that is (server/shared/funded-until.ts): more than the wall clock's on a sped-up network. */
+  fundedDays?: number
 }
 
 /** The PDP route's client and policy. */

@@ -1,0 +1,222 @@
+/**
+ * Issue 38's defects as a person sees them in chromium on `npm start`'s
+ * stack, through the preview page. Each test leaves a picture in
+ * test/artifacts/38-<item>.png, taken before its assertions so that a failing
+ * run shows what went wrong; `SCREENSHOT_TAG=before|after` also copies them to
+ * docs/screenshots/38-<item>-<tag>.png.
+ */
+import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import type { Browser, Locator, Page, Route } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { copyBundle, ensureBundle, hasChromium, launchChromium, logInToPreview, openInSidebar } from '../../scripts/lib/browser.ts'
+import { basicAuth, startStack, type RunningStack } from '../../scripts/lib/stack.ts'
+import { keepGroupWritable } from '../helpers/busy-group.ts'
+
+const ROOT = join(import.meta.dirname, '..', '..')
+const ARTIFACTS = join(ROOT, 'test', 'artifacts')
+const ADMIN_PASSWORD = 'e2e-issue38-password'
+const auth = basicAuth('admin', ADMIN_PASSWORD)
+const FOLDER_STATES = '**/ocs/v2.php/apps/gateway/get-folder-states'
+const TAG = process.env.SCREENSHOT_TAG
+
+async function picture(target: Page | Locator, name: string): Promise<void> {
+  const path = join(ARTIFACTS, `38-${name}.png`)
+  await target.screenshot({ path })
+  if (TAG) cpSync(path, join(ROOT, 'docs', 'screenshots', `38-${name}-${TAG}.png`))
+}
+
+/** Waits for `check` to hold, up to `ms`; says whether it did (the assertion comes after the picture). */
+async function holdsWithin(check: () => Promise<boolean>, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms
+  while (Date.now() < deadline) {
+    if (await check().catch(() => false)) return true
+    await new Promise((r) => setTimeout(r, 250))
+  }
+  return check().catch(() => false)
+}
+
+/** The folder's answer as a gateway on a public network would give it once the files are stored. */
+async function answerStored(route: Route, delayMs = 0): Promise<void> {
+  const res = await route.fetch()
+  const body = await res.json()
+  for (const entry of body.folder?.entries ?? []) Object.assign(entry, { state: 'Offloaded', retrievableCopies: 2 })
+  body.folder.ipfsGateway = 'https://ipfs.io'
+  if (delayMs) await new Promise((r) => setTimeout(r, delayMs))
+  await route.fulfill({ response: res, json: body })
+}
+
+describe.skipIf(!hasChromium())('issue 38 in chromium', () => {
+  let stack: RunningStack
+  let browser: Browser
+  let dataDir: string
+  let busy: { stop(): Promise<void> } | undefined
+
+  const dav = async (method: string, path: string, body?: string) => {
+    const res = await fetch(`${stack.appUrl}/remote.php/dav/files/admin${path}`, { method, headers: { authorization: auth }, body })
+    expect(res.status).toBe(201)
+  }
+  const putSettings = (network: string) =>
+    fetch(`${stack.appUrl}/ocs/v2.php/apps/gateway/admin/settings`, {
+      method: 'PUT',
+      headers: { authorization: auth, 'ocs-apirequest': 'true', 'content-type': 'application/json' },
+      body: JSON.stringify({ gatewayUrl: '', gatewayUser: 'bridge', pathMap: '/{user}', network, ipfsGateway: 'https://ipfs.io' }),
+    })
+  const newPage = async (width = 1280, height = 900) => {
+    const context = await browser.newContext({ viewport: { width, height } })
+    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: stack.appUrl })
+    const page = await context.newPage()
+    await logInToPreview(page, stack.appUrl, 'admin', ADMIN_PASSWORD)
+    return page
+  }
+  const row = (page: Page, path: string) => page.locator(`[data-test="file-row"][data-path="${path}"]`)
+  const badge = (page: Page, path: string) => row(page, path).locator('[data-gateway-badge]')
+  const menuItems = async (page: Page, path: string) => {
+    await row(page, path).getByTestId('row-actions').click()
+    const items = await page.getByTestId('row-menu').getByRole('menuitem').allTextContents()
+    await page.keyboard.press('Escape')
+    return items
+  }
+
+  beforeAll(async () => {
+    ensureBundle()
+    dataDir = mkdtempSync(join(tmpdir(), 'e2e-issue38-'))
+    const bundleDir = join(dataDir, 'bundle')
+    await copyBundle(bundleDir)
+    mkdirSync(ARTIFACTS, { recursive: true })
+    if (TAG) mkdirSync(join(ROOT, 'docs', 'screenshots'), { recursive: true })
+    // A loaded CI machine may take a while to bring the whole stack up.
+    stack = await startStack(
+      { DATA_DIR: join(dataDir, 'data'), ADMIN_PASSWORD, GROUP_IDLE_SECONDS: '1', BUNDLE_DIR: bundleDir },
+      [],
+      undefined,
+      {
+        readyTimeoutMs: 180_000,
+      },
+    )
+    // A file that goes on to deals, then files that stay staging while the group is kept writable.
+    await dav('PUT', '/hello.txt', 'hello filecoin\n'.repeat(50))
+    await new Promise((r) => setTimeout(r, 3000))
+    busy = await keepGroupWritable(stack.appUrl, auth)
+    await dav('MKCOL', '/docs')
+    for (const name of ['a.txt', 'b.txt']) await dav('PUT', `/docs/${name}`, `the file ${name}\n`.repeat(40))
+    await dav('PUT', `/docs/${encodeURIComponent('Quarterly report of the northern providers.txt')}`, 'a long name\n')
+    browser = await launchChromium()
+  }, 240_000)
+
+  afterAll(async () => {
+    await busy?.stop()
+    await browser?.close()
+    await stack?.stop()
+    rmSync(dataDir, { recursive: true, force: true })
+  })
+
+  it('1: an admin setting "calibration" does not make the simulated network look like calibration', async () => {
+    expect((await putSettings('calibration')).status).toBe(200)
+    try {
+      const page = await newPage(1280, 1100)
+      const tab = await openInSidebar(page, '/hello.txt')
+      await tab.getByTestId('state-label').waitFor()
+      await picture(page, '1')
+      expect(await page.getByTestId('network').textContent()).toMatch(/^Simulated network/)
+      expect(await tab.getByTestId('simnet-note').isVisible()).toBe(true)
+      const config = await fetch(`${stack.appUrl}/ocs/v2.php/apps/gateway/config`, {
+        headers: { authorization: auth, 'ocs-apirequest': 'true' },
+      })
+      expect((await config.json()).config.network).toBe('simnet')
+      await page.context().close()
+    } finally {
+      await putSettings('simnet')
+    }
+  }, 90_000)
+
+  it('2: a row badge follows its file without reloading the list, one request per folder', async () => {
+    const page = await newPage()
+    await page.goto(`${stack.appUrl}/?dir=/docs`)
+    // Not stored yet (staging, or on its way where a loaded machine let the group go idle).
+    await expect
+      .poll(() => badge(page, '/docs/a.txt').getAttribute('data-gateway-badge'), { timeout: 15_000 })
+      .toMatch(/^(staging|on-its-way)$/)
+    // From now on the gateway says the files are stored.
+    const asked: string[] = []
+    await page.route(FOLDER_STATES, (route) => {
+      asked.push(route.request().postData() ?? '')
+      return answerStored(route)
+    })
+    const followed = await holdsWithin(
+      async () => (await badge(page, '/docs/a.txt').getAttribute('data-gateway-badge')) === 'stored',
+      45_000,
+    )
+    await picture(page.locator('main'), '2')
+    expect(followed).toBe(true)
+    expect(await badge(page, '/docs/b.txt').getAttribute('data-gateway-badge')).toBe('stored')
+    // Every row refreshed from the folder's one request, never one per row.
+    expect(new Set(asked)).toEqual(new Set([JSON.stringify({ folderPath: '/docs' })]))
+    await page.context().close()
+  }, 90_000)
+
+  it('3: the menu is decided again once the folder states arrive', async () => {
+    const page = await newPage()
+    // The answer comes after the rows are drawn, and says stored where the network publishes data.
+    await page.route(FOLDER_STATES, (route) => answerStored(route, 1500))
+    await page.goto(`${stack.appUrl}/?dir=/docs`)
+    await expect.poll(() => badge(page, '/docs/a.txt').getAttribute('data-gateway-badge'), { timeout: 15_000 }).toBe('stored')
+    const right = await holdsWithin(async () => {
+      const items = await menuItems(page, '/docs/a.txt')
+      return items.includes('Open on IPFS') && !items.includes('Why is this not stored yet?')
+    }, 15_000)
+    await row(page, '/docs/a.txt').getByTestId('row-actions').click()
+    await picture(page.locator('main'), '3')
+    await page.keyboard.press('Escape')
+    expect(right).toBe(true)
+    await page.context().close()
+  }, 60_000)
+
+  it('6: at 400 px a name keeps its room and the row menu opens inside the window', async () => {
+    const page = await newPage(400, 800)
+    await page.goto(`${stack.appUrl}/?dir=/docs`)
+    const longRow = row(page, '/docs/Quarterly report of the northern providers.txt')
+    await longRow.waitFor()
+    await badge(page, '/docs/a.txt').waitFor()
+    await longRow.getByTestId('row-actions').click()
+    await picture(page, '6')
+    const name = await longRow.getByTestId('file-name').boundingBox()
+    const menu = await page.getByTestId('row-menu').boundingBox()
+    // Room for a name, not three letters: at least a third of the window.
+    expect(name!.width).toBeGreaterThanOrEqual(400 / 3)
+    expect(menu!.x).toBeGreaterThanOrEqual(0)
+    expect(menu!.x + menu!.width).toBeLessThanOrEqual(400)
+    await page.context().close()
+  }, 60_000)
+
+  it('7: "Copy CID" says it copied', async () => {
+    const page = await newPage(1280, 700)
+    await page.goto(`${stack.appUrl}/?dir=/docs`)
+    await badge(page, '/docs/a.txt').waitFor()
+    await row(page, '/docs/a.txt').getByTestId('row-actions').click()
+    await page.getByRole('menuitem', { name: 'Copy CID' }).click()
+    const toast = page.getByTestId('toast')
+    const told = await holdsWithin(async () => (await toast.count()) > 0, 5_000)
+    await picture(page, '7-copy')
+    expect(told).toBe(true)
+    expect(await toast.textContent()).toMatch(/Copy CID/)
+    await page.context().close()
+  }, 60_000)
+
+  it('7: the link test result comes into view', async () => {
+    const page = await newPage(1280, 700)
+    await page.goto(`${stack.appUrl}/settings/admin/gateway`)
+    await page.getByTestId('form').waitFor()
+    await page.getByRole('button', { name: 'Test the link' }).click()
+    const result = page.getByTestId('test-result')
+    await result.waitFor()
+    const inView = await holdsWithin(
+      () => result.evaluate((el) => el.getBoundingClientRect().top >= 0 && el.getBoundingClientRect().bottom <= window.innerHeight),
+      5_000,
+    )
+    await picture(page, '7-link-test')
+    expect(inView).toBe(true)
+    await page.context().close()
+  }, 60_000)
+})
