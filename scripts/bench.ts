@@ -16,7 +16,7 @@
  * The gateway and the app surface run as separate processes (`--role`), as deployed.
  */
 import { DatabaseSync } from 'node:sqlite'
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { createHash, randomFillSync } from 'node:crypto'
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { request } from 'node:http'
@@ -34,6 +34,7 @@ import { benchOffloadedRead } from './lib/offloaded-read-bench.ts'
 import { benchProposals } from './lib/proposal-bench.ts'
 import { benchSealing } from './lib/seal-bench.ts'
 import { benchAttack } from './lib/attack-bench.ts'
+import { benchBadgePollers } from './lib/badge-poll-bench.ts'
 import { benchFolderRecords } from './lib/folder-record-bench.ts'
 import { percentile } from './lib/percentile.ts'
 import { cpuSeconds } from './lib/proc.ts'
@@ -80,6 +81,8 @@ const HELP = `Usage: npm run bench -- [options]
   --read-file-mib <n> size of the file read out of it in MiB (default 1)
   --ui-runs <n>       tab openings measured on the preview page (default 7)
   --badge-files <n>   files in the folder the badges section lists (default 1000)
+  --badge-pollers <n> clients polling that folder's states while another user's
+                      metadata is timed (default 50), for twice --duration s
   --first-run-mib <n> size of the first-run section's large file in MiB (default
                       200; 0 skips it)
   --cpu-prof <dir>    write V8 CPU profiles of the gateway and app processes
@@ -103,6 +106,7 @@ const { values: opts } = parseArgs({
     only: { type: 'string' },
     'ui-runs': { type: 'string', default: '7' },
     'badge-files': { type: 'string', default: '1000' },
+    'badge-pollers': { type: 'string', default: '50' },
     'first-run-mib': { type: 'string', default: '200' },
     'read-group-mib': { type: 'string', default: '256' },
     'read-file-mib': { type: 'string', default: '1' },
@@ -157,6 +161,9 @@ const USER = 'admin'
 const PASSWORD = 'bench-password-1'
 const GATEWAY_USER = 'bridge'
 const GATEWAY_PASSWORD = 'bench-gateway-secret'
+/** A second user of the app surface, whose requests the badges section times while the first user's lists poll. */
+const OTHER_USER = 'bench-other'
+const OTHER_PASSWORD = 'bench-password-2'
 const basic = (u: string, p: string) => 'Basic ' + Buffer.from(`${u}:${p}`).toString('base64')
 
 interface Role {
@@ -265,6 +272,13 @@ async function benchStack() {
     DATA_DIR: dataDir,
     GROUP_IDLE_SECONDS: '1',
   })
+  if (wants('badges')) {
+    const added = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/users.ts', 'add', OTHER_USER, '--password', OTHER_PASSWORD], {
+      env: { ...process.env, DATA_DIR: dataDir },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    })
+    if (added.status !== 0) throw new Error(`adding ${OTHER_USER} exited with ${added.status}`)
+  }
   const app = await startRole('app', {
     ...common,
     DATA_DIR: dataDir,
@@ -659,6 +673,22 @@ async function benchBadges(appUrl: string, auth: string) {
   console.log(
     `  ratio per-file/batch     : ${(perFileTotalMs / first.ms).toFixed(0)}× the time, ${(perFileTotalBytes / first.bytes).toFixed(1)}× the bytes`,
   )
+  const otherAuth = basic(OTHER_USER, OTHER_PASSWORD)
+  const otherFile = await fetch(`${appUrl}/remote.php/dav/files/${OTHER_USER}/other.txt`, {
+    method: 'PUT',
+    headers: { authorization: otherAuth },
+    body: 'a file of another user\n',
+  })
+  if (otherFile.status >= 300) throw new Error(`the other user's upload answered ${otherFile.status}`)
+  await benchBadgePollers({
+    appUrl,
+    auth,
+    folder,
+    screen: Array.from({ length: Math.min(files, 40) }, (_, i) => `file-${String(i).padStart(5, '0')}.txt`),
+    other: { auth: otherAuth, filePath: '/other.txt' },
+    pollers: Number(opts['badge-pollers']),
+    seconds: duration * 2,
+  })
   if (!hasChromium()) {
     console.log('  listing → every badge    : skipped (/usr/bin/chromium is missing)')
     return

@@ -1,0 +1,77 @@
+import { percentile } from './percentile.ts'
+
+/**
+ * Many Files lists polling one large folder's badges, and what that does to
+ * someone else: a second user's get-file-metadata (a file of their own)
+ * measured alone, then while `pollers` clients of the first user ask for the
+ * folder's states back to back. Twice: as clients that ask for the whole
+ * folder every time (the plugin before paging), and as the plugin now asks
+ * (the names of one screen of rows, with the ETag of its previous answer).
+ */
+export async function benchBadgePollers(o: {
+  appUrl: string
+  auth: string
+  folder: string
+  /** Names of the rows one screen of the Files list shows. */
+  screen: string[]
+  other: { auth: string; filePath: string }
+  pollers: number
+  seconds: number
+}): Promise<void> {
+  const ocs = (auth: string, route: string, body: unknown, headers: Record<string, string> = {}) =>
+    fetch(`${o.appUrl}/ocs/v2.php/apps/gateway/${route}`, {
+      method: 'POST',
+      headers: { authorization: auth, 'ocs-apirequest': 'true', 'content-type': 'application/json', ...headers },
+      body: JSON.stringify(body),
+    })
+
+  /** The other user's metadata, one request after another, until `until` resolves (at least `min` requests). */
+  const metadata = async (until: Promise<unknown>, min: number) => {
+    let done = false
+    void until.then(() => (done = true))
+    const ms: number[] = []
+    while (!done || ms.length < min) {
+      const t0 = performance.now()
+      const res = await ocs(o.other.auth, 'get-file-metadata', { filePath: o.other.filePath })
+      await res.arrayBuffer()
+      if (res.status !== 200) throw new Error(`the other user's get-file-metadata answered ${res.status}`)
+      ms.push(performance.now() - t0)
+    }
+    return ms
+  }
+  const figures = (ms: number[]) =>
+    `p50 ${percentile(ms, 0.5).toFixed(1)} ms, p99 ${percentile(ms, 0.99).toFixed(1)} ms (${ms.length} requests)`
+
+  const alone = await metadata(Promise.resolve(), 200)
+  console.log(`  other user's metadata, alone       : ${figures(alone)}`)
+
+  const poll = async (mode: 'whole' | 'screen') => {
+    const stop = new Promise((resolve) => setTimeout(resolve, o.seconds * 1000))
+    let stopped = false
+    void stop.then(() => (stopped = true))
+    const statuses = new Map<number, number>()
+    let bytes = 0
+    const poller = async () => {
+      let etag: string | undefined
+      while (!stopped) {
+        const body = mode === 'whole' ? { folderPath: o.folder } : { folderPath: o.folder, names: o.screen }
+        const res = await ocs(o.auth, 'get-folder-states', body, etag ? { 'if-none-match': etag } : {})
+        bytes += (await res.arrayBuffer()).byteLength
+        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
+        if (mode === 'screen') etag = res.headers.get('etag') ?? undefined
+        // A refusal (429, or 400 from a bridge without paging) is not retried at once.
+        if (res.status >= 400) await new Promise((resolve) => setTimeout(resolve, 200))
+      }
+    }
+    const [ms] = await Promise.all([metadata(stop, 20), ...Array.from({ length: o.pollers }, poller)])
+    const count = [...statuses.values()].reduce((a, b) => a + b, 0)
+    const answered = [...statuses.entries()].map(([s, n]) => `${n}× ${s}`).join(', ')
+    return { ms, line: `${(count / o.seconds).toFixed(0)} req/s (${answered}), ${(bytes / count / 1024).toFixed(1)} KB a request` }
+  }
+  for (const mode of ['whole', 'screen'] as const) {
+    const run = await poll(mode)
+    const what = mode === 'whole' ? `whole folder, unconditional` : `${o.screen.length} names + If-None-Match`
+    console.log(`  ${o.pollers} pollers (${what}): ${run.line}`)
+    console.log(`    other user's metadata meanwhile  : ${figures(run.ms)} (target p50 < 50 ms)`)
+  }
+}
