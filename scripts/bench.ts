@@ -272,12 +272,19 @@ async function benchStack() {
     DATA_DIR: dataDir,
     GROUP_IDLE_SECONDS: '1',
   })
-  if (wants('badges')) {
-    const added = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/users.ts', 'add', OTHER_USER, '--password', OTHER_PASSWORD], {
+  // ADMIN_PASSWORD makes the admin only in an empty user store: with a second user, both are added here.
+  const users = wants('badges')
+    ? [
+        [USER, PASSWORD, '--admin'],
+        [OTHER_USER, OTHER_PASSWORD],
+      ]
+    : []
+  for (const [user, password, ...flags] of users) {
+    const added = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/users.ts', 'add', user, '--password', password, ...flags], {
       env: { ...process.env, DATA_DIR: dataDir },
       stdio: ['ignore', 'ignore', 'inherit'],
     })
-    if (added.status !== 0) throw new Error(`adding ${OTHER_USER} exited with ${added.status}`)
+    if (added.status !== 0) throw new Error(`adding ${user} exited with ${added.status}`)
   }
   const app = await startRole('app', {
     ...common,
@@ -629,7 +636,7 @@ async function benchBadges(appUrl: string, auth: string) {
   const folder = `/bench-badges-${files}`
   const dav = (path: string, method: string, body?: string) =>
     fetch(`${appUrl}/remote.php/dav/files/${USER}${path}`, { method, headers: { authorization: auth }, body })
-  await dav(folder, 'MKCOL')
+  if ((await dav(folder, 'MKCOL')).status !== 201) throw new Error(`MKCOL ${folder} failed`)
   for (let i = 0; i < files; i += 16) {
     await Promise.all(
       Array.from({ length: Math.min(16, files - i) }, (_, j) =>
