@@ -81,6 +81,7 @@ const HELP = `Usage: npm run bench -- [options]
   --read-file-mib <n> size of the file read out of it in MiB (default 1)
   --ui-runs <n>       tab openings measured on the preview page (default 7)
   --badge-files <n>   files in the folder the badges section lists (default 1000)
+  --badge-ui-runs <n> page loads of the badges section in chromium (default 5; 0 skips)
   --badge-pollers <n> clients polling that folder's states while another user's
                       metadata is timed (default 50), for twice --duration s
   --first-run-mib <n> size of the first-run section's large file in MiB (default
@@ -107,6 +108,7 @@ const { values: opts } = parseArgs({
     'ui-runs': { type: 'string', default: '7' },
     'badge-files': { type: 'string', default: '1000' },
     'badge-pollers': { type: 'string', default: '50' },
+    'badge-ui-runs': { type: 'string', default: '5' },
     'first-run-mib': { type: 'string', default: '200' },
     'read-group-mib': { type: 'string', default: '256' },
     'read-file-mib': { type: 'string', default: '1' },
@@ -696,8 +698,9 @@ async function benchBadges(appUrl: string, auth: string) {
     pollers: Number(opts['badge-pollers']),
     seconds: duration * 2,
   })
-  if (!hasChromium()) {
-    console.log('  listing → every badge    : skipped (/usr/bin/chromium is missing)')
+  const pageLoads = Number(opts['badge-ui-runs'])
+  if (!hasChromium() || pageLoads === 0) {
+    console.log(`  listing → every badge    : skipped (${pageLoads === 0 ? '--badge-ui-runs 0' : '/usr/bin/chromium is missing'})`)
     return
   }
   ensureBundle()
@@ -706,7 +709,7 @@ async function benchBadges(appUrl: string, auth: string) {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
     await logInToPreview(page, appUrl, USER, PASSWORD)
     const runs: { rows: number; badges: number; requests: number }[] = []
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < pageLoads; i++) {
       let requests = 0
       const count = (res: import('playwright-core').Response) => {
         if (res.url().includes('/get-folder-states') && res.request().postData()?.includes(folder)) requests++
