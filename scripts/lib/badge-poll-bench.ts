@@ -20,12 +20,20 @@ export async function benchBadgePollers(o: {
   pollers: number
   seconds: number
 }): Promise<void> {
-  const ocs = (auth: string, route: string, body: unknown, headers: Record<string, string> = {}) =>
-    fetch(`${o.appUrl}/ocs/v2.php/apps/gateway/${route}`, {
-      method: 'POST',
-      headers: { authorization: auth, 'ocs-apirequest': 'true', 'content-type': 'application/json', ...headers },
-      body: JSON.stringify(body),
-    })
+  /** One call; a connection the app cut or refused counts as status 0, as a failure, not the end of the run. */
+  const ocs = async (auth: string, route: string, body: unknown, headers: Record<string, string> = {}) => {
+    try {
+      const res = await fetch(`${o.appUrl}/ocs/v2.php/apps/gateway/${route}`, {
+        method: 'POST',
+        headers: { authorization: auth, 'ocs-apirequest': 'true', 'content-type': 'application/json', ...headers },
+        body: JSON.stringify(body),
+      })
+      const bytes = (await res.arrayBuffer()).byteLength
+      return { status: res.status, bytes, etag: res.headers.get('etag') ?? undefined }
+    } catch {
+      return { status: 0, bytes: 0, etag: undefined }
+    }
+  }
 
   /** The other user's metadata, one request after another, until `until` resolves (at least `min` requests). */
   const metadata = async (until: Promise<unknown>, min: number) => {
@@ -36,8 +44,7 @@ export async function benchBadgePollers(o: {
     while (!done || ms.length < min) {
       const t0 = performance.now()
       const res = await ocs(o.other.auth, 'get-file-metadata', { filePath: o.other.filePath })
-      await res.arrayBuffer()
-      // A failure (a 504 once the gateway is swamped) counts with the time it took.
+      // A failure (a 504 once the gateway is swamped, 0 for a cut connection) counts with the time it took.
       if (res.status !== 200) failed.push(res.status)
       ms.push(performance.now() - t0)
     }
@@ -60,11 +67,11 @@ export async function benchBadgePollers(o: {
       while (!stopped) {
         const body = mode === 'whole' ? { folderPath: o.folder } : { folderPath: o.folder, names: o.screen }
         const res = await ocs(o.auth, 'get-folder-states', body, etag ? { 'if-none-match': etag } : {})
-        bytes += (await res.arrayBuffer()).byteLength
+        bytes += res.bytes
         statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
-        if (mode === 'screen') etag = res.headers.get('etag') ?? undefined
-        // A refusal (429, or 400 from a bridge without paging) is not retried at once.
-        if (res.status >= 400) await new Promise((resolve) => setTimeout(resolve, 200))
+        if (mode === 'screen') etag = res.etag
+        // A refusal (429, or 400 from a bridge without paging) or a cut connection is not retried at once.
+        if (res.status >= 400 || res.status === 0) await new Promise((resolve) => setTimeout(resolve, 200))
       }
     }
     const pollers = Array.from({ length: o.pollers }, poller)
