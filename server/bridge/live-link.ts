@@ -66,7 +66,7 @@ export function createLiveLink(settings: SettingsStore, simnetClock: NetworkCloc
       return current().gateway.agent
     },
     fileInfo: (gatewayPath) => current().gateway.fileInfo(gatewayPath),
-    folderStates: (gatewayPath) => current().gateway.folderStates(gatewayPath),
+    folderStates: (gatewayPath, etag) => current().gateway.folderStates(gatewayPath, etag),
     ensureFolder: (gatewayPath) => current().gateway.ensureFolder(gatewayPath),
     close: () => current().gateway.close(),
   }
