@@ -13,7 +13,7 @@ import type { GroupRecord } from './content/index.ts'
 import { badRequest, notFound } from './errors.ts'
 import { normaliseFilePath, type FileInfoDeps } from './file-info.ts'
 import { fileState, retrievableCopies } from './file-state.ts'
-import { folderGroupIds } from './folder-index.ts'
+import { folderGroupIds, stateGroupIds } from './folder-index.ts'
 import { nameOf } from './namespace.ts'
 
 export type FolderStatesDeps = Pick<FileInfoDeps, 'namespace' | 'content' | 'folders' | 'records' | 'reasonOf'>
@@ -68,11 +68,14 @@ export function createFolderStatesRouter(deps: FolderStatesDeps): Router {
 
     const fileCids = children.flatMap((c) => (c.kind === 'file' && c.cid ? [c.cid] : []))
     const fileGroups = await content.groupIdsOfMany(fileCids)
-    const folderSummaries = new Map<string, { cid: string; ids: Set<number> }>()
+    // A sub-folder shows its files' groups (folder-index.ts, stateGroupIds), as its record does.
+    // Its attention comes from every group, its own directory nodes' too.
+    const folderSummaries = new Map<string, { cid: string; ids: Set<number>; stateIds: Set<number> }>()
     for (const child of children) {
       if (child.kind !== 'dir') continue
       const summary = await folders.summary(child.path)
-      folderSummaries.set(child.path, { cid: summary.cid, ids: await folderGroupIds(summary, content) })
+      const ids = await folderGroupIds(summary, content)
+      folderSummaries.set(child.path, { cid: summary.cid, ids, stateIds: stateGroupIds(summary, ids) })
     }
 
     const allIds = new Set<number>()
@@ -97,6 +100,7 @@ export function createFolderStatesRouter(deps: FolderStatesDeps): Router {
       const folderSummary = folderSummaries.get(child.path)
       const ids = folderSummary ? [...folderSummary.ids] : child.cid ? (fileGroups.get(child.cid) ?? []) : []
       const held = ids.flatMap((id) => groups.get(id) ?? [])
+      const shown = folderSummary ? [...folderSummary.stateIds].flatMap((id) => groups.get(id) ?? []) : held
       let attention: GatewayFolderEntry['attention']
       for (const g of held) {
         attention = await attentionOf(g)
@@ -107,8 +111,8 @@ export function createFolderStatesRouter(deps: FolderStatesDeps): Router {
         name: nameOf(child.path),
         kind: child.kind,
         ...(cid ? { cid } : {}),
-        state: fileState(held),
-        retrievableCopies: retrievableCopies(held),
+        state: fileState(shown),
+        retrievableCopies: retrievableCopies(shown),
         ...(attention ? { attention } : {}),
       })
     }
