@@ -203,8 +203,8 @@ function httpSurface(
   const reasonOf = async (g: GroupRecord) => {
     // Only a group ready for deals says how its deals stand.
     const progress = deals && g.state === 'ready_for_deals' ? await deals.progress(g.id) : undefined
-    // A group being sealed may be waiting for room for its CAR file.
-    const freeBytes = g.state === 'full' ? await p.space.free().catch(() => undefined) : undefined
+    // A group to be sealed may be waiting for room for its CAR file.
+    const freeBytes = g.state === 'full' || g.state === 'writable' ? await p.space.free().catch(() => undefined) : undefined
     return groupReason(g, {
       groupSize: content.groupSize(),
       groupIdleSeconds: config.groupIdleSeconds,

@@ -3,7 +3,8 @@
  * (root only; skipped elsewhere, with the reason) filled to the last byte.
  * Writes answer 507 and store nothing, reads and /file-info keep working, the
  * group idle timer and sealing (SQLite state change, CAR file) fail without
- * ending the process, each logged once, and everything resumes by itself
+ * ending the process, each logged once, the stuck group says it waits for
+ * disk space, and everything resumes by itself
  * once space is freed.
  */
 import { randomBytes } from 'node:crypto'
@@ -92,6 +93,12 @@ describe.skipIf(tmpfsUnavailable)(`gateway on a full disk${tmpfsUnavailable ? ` 
     expect((await group()).state).not.toBe('ready_for_deals')
     const failures = logged('closing the idle group failed') + logged('sealing group failed')
     expect(failures).toBe(1)
+    // The stuck group says it waits for disk space (a reason that asks for attention), not for more data.
+    const record = await fetch(url('/file-info'), { method: 'POST', body: JSON.stringify({ filePath: '/first.bin', verbose: true }) })
+    expect((await record.json()).result.file.details.groups[0]).toMatchObject({
+      reasonCode: 'WAITING_FOR_DISK_SPACE',
+      reason: expect.stringMatching(/^waiting for disk space/),
+    })
 
     // Space is freed: the group seals by itself and uploads work again.
     disk.free()
