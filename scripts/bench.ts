@@ -16,7 +16,7 @@
  * The gateway and the app surface run as separate processes (`--role`), as deployed.
  */
 import { DatabaseSync } from 'node:sqlite'
-import { spawn, type ChildProcess } from 'node:child_process'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
 import { createHash, randomFillSync } from 'node:crypto'
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs'
 import { request } from 'node:http'
@@ -34,6 +34,7 @@ import { benchOffloadedRead } from './lib/offloaded-read-bench.ts'
 import { benchProposals } from './lib/proposal-bench.ts'
 import { benchSealing } from './lib/seal-bench.ts'
 import { benchAttack } from './lib/attack-bench.ts'
+import { benchBadgePollers } from './lib/badge-poll-bench.ts'
 import { benchFolderRecords } from './lib/folder-record-bench.ts'
 import { percentile } from './lib/percentile.ts'
 import { cpuSeconds } from './lib/proc.ts'
@@ -83,6 +84,9 @@ const HELP = `Usage: npm run bench -- [options]
   --read-file-mib <n> size of the file read out of it in MiB (default 1)
   --ui-runs <n>       tab openings measured on the preview page (default 7)
   --badge-files <n>   files in the folder the badges section lists (default 1000)
+  --badge-ui-runs <n> page loads of the badges section in chromium (default 5; 0 skips)
+  --badge-pollers <n> clients polling that folder's states while another user's
+                      metadata is timed (default 50), for twice --duration s
   --first-run-mib <n> size of the first-run section's large file in MiB (default
                       200; 0 skips it)
   --cpu-prof <dir>    write V8 CPU profiles of the gateway and app processes
@@ -106,6 +110,8 @@ const { values: opts } = parseArgs({
     only: { type: 'string' },
     'ui-runs': { type: 'string', default: '7' },
     'badge-files': { type: 'string', default: '1000' },
+    'badge-pollers': { type: 'string', default: '50' },
+    'badge-ui-runs': { type: 'string', default: '5' },
     'first-run-mib': { type: 'string', default: '200' },
     'idle-minutes': { type: 'string', default: '2' },
     'read-group-mib': { type: 'string', default: '256' },
@@ -162,6 +168,9 @@ const USER = 'admin'
 const PASSWORD = 'bench-password-1'
 const GATEWAY_USER = 'bridge'
 const GATEWAY_PASSWORD = 'bench-gateway-secret'
+/** A second user of the app surface, whose requests the badges section times while the first user's lists poll. */
+const OTHER_USER = 'bench-other'
+const OTHER_PASSWORD = 'bench-password-2'
 const basic = (u: string, p: string) => 'Basic ' + Buffer.from(`${u}:${p}`).toString('base64')
 
 interface Role {
@@ -270,6 +279,20 @@ async function benchStack() {
     DATA_DIR: dataDir,
     GROUP_IDLE_SECONDS: '1',
   })
+  // ADMIN_PASSWORD makes the admin only in an empty user store: with a second user, both are added here.
+  const users = wants('badges')
+    ? [
+        [USER, PASSWORD, '--admin'],
+        [OTHER_USER, OTHER_PASSWORD],
+      ]
+    : []
+  for (const [user, password, ...flags] of users) {
+    const added = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/users.ts', 'add', user, '--password', password, ...flags], {
+      env: { ...process.env, DATA_DIR: dataDir },
+      stdio: ['ignore', 'ignore', 'inherit'],
+    })
+    if (added.status !== 0) throw new Error(`adding ${user} exited with ${added.status}`)
+  }
   const app = await startRole('app', {
     ...common,
     DATA_DIR: dataDir,
@@ -621,7 +644,7 @@ async function benchBadges(appUrl: string, auth: string) {
   const folder = `/bench-badges-${files}`
   const dav = (path: string, method: string, body?: string) =>
     fetch(`${appUrl}/remote.php/dav/files/${USER}${path}`, { method, headers: { authorization: auth }, body })
-  await dav(folder, 'MKCOL')
+  if ((await dav(folder, 'MKCOL')).status !== 201) throw new Error(`MKCOL ${folder} failed`)
   for (let i = 0; i < files; i += 16) {
     await Promise.all(
       Array.from({ length: Math.min(16, files - i) }, (_, j) =>
@@ -665,8 +688,25 @@ async function benchBadges(appUrl: string, auth: string) {
   console.log(
     `  ratio per-file/batch     : ${(perFileTotalMs / first.ms).toFixed(0)}× the time, ${(perFileTotalBytes / first.bytes).toFixed(1)}× the bytes`,
   )
-  if (!hasChromium()) {
-    console.log('  listing → every badge    : skipped (/usr/bin/chromium is missing)')
+  const otherAuth = basic(OTHER_USER, OTHER_PASSWORD)
+  const otherFile = await fetch(`${appUrl}/remote.php/dav/files/${OTHER_USER}/other.txt`, {
+    method: 'PUT',
+    headers: { authorization: otherAuth },
+    body: 'a file of another user\n',
+  })
+  if (otherFile.status >= 300) throw new Error(`the other user's upload answered ${otherFile.status}`)
+  await benchBadgePollers({
+    appUrl,
+    auth,
+    folder,
+    screen: Array.from({ length: Math.min(files, 40) }, (_, i) => `file-${String(i).padStart(5, '0')}.txt`),
+    other: { auth: otherAuth, filePath: '/other.txt' },
+    pollers: Number(opts['badge-pollers']),
+    seconds: duration * 2,
+  })
+  const pageLoads = Number(opts['badge-ui-runs'])
+  if (!hasChromium() || pageLoads === 0) {
+    console.log(`  listing → every badge    : skipped (${pageLoads === 0 ? '--badge-ui-runs 0' : '/usr/bin/chromium is missing'})`)
     return
   }
   ensureBundle()
@@ -675,7 +715,7 @@ async function benchBadges(appUrl: string, auth: string) {
     const page = await browser.newPage({ viewport: { width: 1280, height: 900 } })
     await logInToPreview(page, appUrl, USER, PASSWORD)
     const runs: { rows: number; badges: number; requests: number }[] = []
-    for (let i = 0; i < 5; i++) {
+    for (let i = 0; i < pageLoads; i++) {
       let requests = 0
       const count = (res: import('playwright-core').Response) => {
         if (res.url().includes('/get-folder-states') && res.request().postData()?.includes(folder)) requests++

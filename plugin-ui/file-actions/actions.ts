@@ -66,7 +66,7 @@ export function createListActions(deps: ActionDeps): ListAction[] {
     const folder = node && states.known(node.dirname)
     return { node, folder, entry: node && folder && (folder.entries.get(node.basename) ?? null) }
   }
-  const entryOf = async (node: ListNode) => (await states.load(node.dirname))?.entries.get(node.basename)
+  const entryOf = async (node: ListNode) => (await states.load(node.dirname, node.basename))?.entries.get(node.basename)
 
   return [
     {
@@ -134,7 +134,7 @@ export function createListActions(deps: ActionDeps): ListAction[] {
         return Boolean(folder && entry && ipfsLink(folder, entry))
       },
       exec: async (node) => {
-        const folder = await states.load(node.dirname)
+        const folder = await states.load(node.dirname, node.basename)
         const entry = folder?.entries.get(node.basename)
         const url = folder && entry && ipfsLink(folder, entry)
         if (!url) return false

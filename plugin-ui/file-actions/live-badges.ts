@@ -4,7 +4,7 @@
  * action whether it applies once, when it draws it, often before the
  * folder's answer came. So, for each folder with badges on the page, the
  * folder's states are asked again at the sidebar tab's pace (one request for
- * the whole folder, through FolderStates), each badge is redrawn in place
+ * the rows shown, through FolderStates), each badge is redrawn in place
  * when its entry changes, and the Files app is told the node changed
  * (`files:node:updated`, which Nextcloud documents for exactly that) so that
  * it draws the row again and asks its actions anew; so it is too when the
@@ -104,9 +104,9 @@ export function createLiveBadges(deps: LiveBadgesDeps): LiveBadges {
   const ask = (dir: string, w: Watched) => {
     if (w.asking) return
     w.asking = true
-    void deps.states
-      .load(dir)
-      .then((folder) => apply(w, folder))
+    // The rows shown, by name: FolderStates gathers them into one request per folder (with its ETag).
+    void Promise.all([...w.nodes.keys()].map((name) => deps.states.load(dir, name)))
+      .then((answers) => apply(w, answers.at(-1)))
       .finally(() => {
         w.asking = false
       })

@@ -24,13 +24,20 @@ export interface GatewayClient {
   /** `POST /file-info` with `verbose: true`; a missing file is a 404 BridgeError whatever way the gateway says it. */
   fileInfo(gatewayPath: string): Promise<GatewayFile>
   /**
-   * `POST /folder-states`: the state of each entry of a gateway folder, or
-   * undefined when the gateway has no such route (only ours has) or no such folder.
+   * `POST /folder-states`: the state of each entry of a gateway folder with
+   * its ETag (if the gateway gives one), 'unchanged' when `etag` still names
+   * the gateway's answer (304), or undefined when the gateway has no such
+   * route (only ours has) or no such folder.
    */
-  folderStates(gatewayPath: string): Promise<GatewayFolderEntry[] | undefined>
+  folderStates(gatewayPath: string, etag?: string): Promise<GatewayFolderStates | 'unchanged' | undefined>
   /** Creates a gateway folder and its parents (MKCOL), remembering those known to exist. */
   ensureFolder(gatewayPath: string): Promise<void>
   close(): void
+}
+
+export interface GatewayFolderStates {
+  entries: GatewayFolderEntry[]
+  etag?: string
 }
 
 // The real CIDgravity gateway answers 200 `{ success: false, error: "... not found ..." }`.
@@ -87,7 +94,12 @@ export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
   const knownFolders = new Set<string>()
 
   /** One request; any answer is data, a failure to get one is a 502 or 504. */
-  async function send(method: string, path: string, json?: unknown): Promise<{ status: number; text: string }> {
+  async function send(
+    method: string,
+    path: string,
+    json?: unknown,
+    extra: Record<string, string> = {},
+  ): Promise<{ status: number; text: string; etag?: string }> {
     try {
       const res = await pool.request({
         method,
@@ -95,10 +107,12 @@ export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
         headers: {
           ...(authorization ? { authorization } : {}),
           ...(json !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...extra,
         },
         body: json !== undefined ? JSON.stringify(json) : undefined,
       })
-      return { status: res.statusCode, text: await res.body.text() }
+      const etag = res.headers.etag
+      return { status: res.statusCode, text: await res.body.text(), ...(typeof etag === 'string' ? { etag } : {}) }
     } catch (err) {
       if (err instanceof undiciErrors.UndiciError && TIMEOUTS.has(err.code)) throw gatewayTimeout()
       if (err instanceof undiciErrors.ResponseExceededMaxSizeError) throw gatewayBadResponse("The gateway's answer is too large")
@@ -125,16 +139,17 @@ export function createGatewayClient(opts: GatewayClientOptions): GatewayClient {
       if (!ok.success) throw gatewayBadResponse("The gateway's file record has an unexpected shape")
       return ok.data.result.file
     },
-    async folderStates(gatewayPath) {
-      const res = await send('POST', '/folder-states', { folderPath: gatewayPath })
+    async folderStates(gatewayPath, etag) {
+      const res = await send('POST', '/folder-states', { folderPath: gatewayPath }, etag ? { 'if-none-match': etag } : {})
       refuseCredentialsProblem(res.status)
+      if (res.status === 304 && etag) return 'unchanged'
       if (NO_FOLDER_STATES.has(res.status)) return undefined
       // The bridge checked the body's shape, so what the gateway still refuses is the path itself (a file's, say): the caller's mistake.
       if (res.status === 400) throw badRequest(failureText(res) ?? 'The gateway refused this folder path')
       if (res.status !== 200) throw gatewayBadResponse(`The gateway answered ${res.status}`)
       const ok = GatewayFolderStatesResponseSchema.safeParse(parseAnswer(res))
       if (!ok.success) throw gatewayBadResponse("The gateway's folder states have an unexpected shape")
-      return ok.data.result.folder.entries
+      return { entries: ok.data.result.folder.entries, ...(res.etag ? { etag: res.etag } : {}) }
     },
     async ensureFolder(gatewayPath) {
       if (gatewayPath === '/' || knownFolders.has(gatewayPath)) return

@@ -33,6 +33,7 @@ import { createNextcloudClient } from './nextcloud/nextcloud-client.ts'
 import { nextcloudGatewayPath } from './nextcloud/nextcloud-paths.ts'
 import { createSettingsStore, type SettingsStore } from './settings-store.ts'
 import { createUploadStore } from './upload-store.ts'
+import { createSpaceReserve } from '../shared/disk.ts'
 import { createUserStore, type UserStore } from './users.ts'
 import type { LiveLink } from './live-link.ts'
 
@@ -199,7 +200,14 @@ async function mountEmbeddedRoutes(app: Express, p: EmbeddedParts): Promise<Lane
       onError: (err) => p.logger.warn({ err }, 'sweeping old uploads failed; tried again in a minute'),
     }),
   )
-  app.use(createChunkedUploadRouter({ auth: davAuth, gateway, pathMap, uploads, logger: p.logger }))
+  // Chunks share the disk with the gateway's groups: they leave free what the gateway keeps for sealing.
+  const space = createSpaceReserve({
+    dir: p.config.dataDir,
+    unsealedBytes: async () => 0,
+    marginBytes: p.config.diskReserveBytes,
+    disk: "The server's disk",
+  })
+  app.use(createChunkedUploadRouter({ auth: davAuth, gateway, pathMap, uploads, logger: p.logger, chunkRefusal: space.refusal }))
   app.use(createDavProxy({ auth: davAuth, gateway, pathMap, logger: p.logger }))
   app.use(
     createPreviewRouter({

@@ -76,7 +76,7 @@ export function createLiveLink(
       return current().gateway.agent
     },
     fileInfo: (gatewayPath) => current().gateway.fileInfo(gatewayPath),
-    folderStates: (gatewayPath) => current().gateway.folderStates(gatewayPath),
+    folderStates: (gatewayPath, etag) => current().gateway.folderStates(gatewayPath, etag),
     ensureFolder: (gatewayPath) => current().gateway.ensureFolder(gatewayPath),
     close: () => current().gateway.close(),
   }

@@ -12,6 +12,11 @@ import { TAB_CONFIG_ROUTE } from './routes/tab-config.ts'
 export const OPENAPI_ROUTE = '/ocs/v2.php/apps/gateway/openapi.json'
 
 const ocsHeader = { name: 'OCS-APIRequest', description: 'Must be "true" (Nextcloud\'s CSRF rule for API clients); without it: 412' }
+const ifNoneMatch = {
+  name: 'If-None-Match',
+  description: "The ETag of this request's previous answer: 304 while it still holds",
+  optional: true,
+}
 const security = ['basic', 'session']
 const failure = (description: string) => ({ description, schema: BridgeErrorSchema })
 const common = {
@@ -45,17 +50,19 @@ const operations: Operation[] = [
     method: 'post',
     path: FOLDER_STATES_ROUTE,
     security,
-    headers: [ocsHeader],
+    headers: [ocsHeader, ifNoneMatch],
     summary: "State of each entry of a folder, for the Files list's badges: one request per listing",
     description:
-      "folderPath is a folder in the user's files tree. Entries the gateway does not know are absent; a gateway without folder states gives none.",
+      "folderPath is a folder in the user's files tree. Entries the gateway does not know are absent; a gateway without folder states gives none. With names, only those entries (the rows on screen). The answer carries an ETag; this POST is a read, so a request with If-None-Match naming it gets 304 while nothing it shows has changed. At most 2 of one user's requests are worked on at a time, others wait their turn.",
     body: FolderStatesRequestSchema,
     responses: {
-      200: { description: "The folder's entries", schema: FolderStatesResponseSchema },
+      200: { description: "The folder's entries (ETag header)", schema: FolderStatesResponseSchema },
+      304: { description: 'Unchanged since the answer whose ETag If-None-Match names; no body' },
       400: failure("Missing, malformed or hostile folderPath, unknown fields, not JSON, a file's path"),
       ...common,
       413: failure('Body over 64 KiB'),
       415: failure('Compressed body (Content-Encoding) or a charset other than UTF-8'),
+      429: failure("Too many failed logins, or more of this user's folder-states requests waiting than it may have (Retry-After)"),
       502: failure('Gateway unreachable or its answer is broken'),
       504: failure('Gateway did not answer in time'),
     },

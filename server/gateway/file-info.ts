@@ -5,7 +5,7 @@ import { describeIssues } from '../shared/contracts/zod-issues.ts'
 import type { Logger } from '../shared/logger.ts'
 import { canHaveDeals, type ContentStore, type GroupRecord } from './content/index.ts'
 import { badRequest, notFound } from './errors.ts'
-import { folderGroupIds, groupIdsOfKey, type FolderIndex } from './folder-index.ts'
+import { folderGroupIds, groupIdsOfKey, stateGroupIds, type FolderIndex } from './folder-index.ts'
 import type { GroupReasonCode } from './group-reason.ts'
 import { fileState, retrievableCopies, type FileState } from './file-state.ts'
 import { nameOf, parentOf, type Namespace } from './namespace.ts'
@@ -100,9 +100,12 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
     // For a folder: how many of the files below it are in each state, and in each group.
     let fileCounts: Partial<Record<FileState, number>> | undefined
     let filesPerGroup: Map<number, number> | undefined
+    // What the state and copies are worked out from: for a folder, its files' groups (folder-index.ts, stateGroupIds).
+    let stateGroups: GroupRecord[]
     if (entry.kind === 'file') {
       cid = entry.cid ?? ''
       groups = entry.cid ? await content.groupsOf(entry.cid) : []
+      stateGroups = groups
     } else {
       // Kept per folder and made from its direct children (folder-index.ts): no walk of everything below per record.
       const summary = await deps.folders.summary(path)
@@ -110,6 +113,7 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
       const ids = await folderGroupIds(summary, content)
       groups = await content.groupsWithIds([...ids])
       const byId = new Map(groups.map((g) => [g.id, g]))
+      stateGroups = [...stateGroupIds(summary, ids)].flatMap((id) => byId.get(id) ?? [])
       fileCounts = {}
       // A group holding only the folder's own directory nodes counts 0 files.
       filesPerGroup = new Map([...ids].map((id) => [id, 0]))
@@ -123,8 +127,8 @@ export function createFileInfoRouter(deps: FileInfoDeps): Router {
     const file: FileInfoFile = { cid, path: parentOf(path), file: nameOf(path) }
     if (verbose) {
       file.details = {
-        state: fileState(groups),
-        retrievableCopies: retrievableCopies(groups),
+        state: fileState(stateGroups),
+        retrievableCopies: retrievableCopies(stateGroups),
         groups: await Promise.all(groups.map(async (g) => groupView(g, await deps.reasonOf?.(g), filesPerGroup?.get(g.id)))),
         ...(fileCounts ? { fileCounts } : {}),
       }

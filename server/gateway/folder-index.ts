@@ -55,6 +55,20 @@ export interface FolderIndexOptions {
  * those holding its own directory nodes (once the background run stored them;
  * until then, the groups that already hold its CID, if any). A read never writes.
  */
+/**
+ * The groups whose state a folder shows: those of the files below it. A
+ * folder's own directory nodes are rewritten on every change below it (a
+ * rename, a new file), into a fresh group that stays staging for minutes; its
+ * files are no less safe meanwhile, so that group is a detail of the record
+ * (a group of 0 files, with its reason), not its state. A folder with no file
+ * below it shows its directory nodes' groups (`all`).
+ */
+export function stateGroupIds(summary: FolderSummary, all: ReadonlySet<number>): Set<number> {
+  const ids = new Set<number>()
+  for (const key of summary.filesByGroups.keys()) for (const id of groupIdsOfKey(key)) ids.add(id)
+  return ids.size > 0 ? ids : new Set(all)
+}
+
 export async function folderGroupIds(summary: FolderSummary, content: Pick<ContentStore, 'groupIdsOfMany'>): Promise<Set<number>> {
   const ids = new Set(summary.directoryGroups ?? (await content.groupIdsOfMany([summary.cid])).get(summary.cid) ?? [])
   for (const key of summary.filesByGroups.keys()) for (const id of groupIdsOfKey(key)) ids.add(id)

@@ -98,6 +98,8 @@ export function groupReason(g: GroupRecord, c: ReasonContext): { code: GroupReas
 export function reasonOf(g: GroupRecord, c: ReasonContext): GroupReason | undefined {
   switch (g.state) {
     case 'writable':
+      // Too little room to seal what it holds (the disk is full): more data cannot come, and waiting will not help.
+      if (c.freeBytes !== undefined && c.freeBytes < g.size) return { code: 'WAITING_FOR_DISK_SPACE', size: g.size, freeBytes: c.freeBytes }
       return { code: 'WAITING_FOR_DATA', size: g.size, groupSize: c.groupSize, idleSeconds: c.groupIdleSeconds }
     case 'full':
       if (c.freeBytes !== undefined && c.freeBytes < g.size) return { code: 'WAITING_FOR_DISK_SPACE', size: g.size, freeBytes: c.freeBytes }

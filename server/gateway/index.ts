@@ -11,6 +11,8 @@ import { PDP_MAX_UPLOAD_BYTES } from '../shared/piece.ts'
 import { createNamespace, type Namespace } from './namespace.ts'
 import { createFolderIndex, type FolderIndex } from './folder-index.ts'
 import { createSpaceReserve, type SpaceReserve } from '../shared/disk.ts'
+import { join } from 'node:path'
+import { createRoomForDeletes } from './room-for-deletes.ts'
 import { createContentStore, type ContentStore, type GroupRecord } from './content/index.ts'
 import { createDealStore, createTransferRouter, type DealEngine, type DealStore } from './deals/index.ts'
 import { createDealWork, type DealWorkDeps } from './deal-work.ts'
@@ -115,6 +117,8 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
     })
     // Every change to the tree goes through this one, so the folders' summaries follow it.
     const namespace = folders.tracking(tree)
+    const room = createRoomForDeletes(join(config.dataDir, 'room-for-deletes'))
+    await room.hold()
     const space = createSpaceReserve({
       dir: config.dataDir,
       unsealedBytes: () => content.unsealedBytes(),
@@ -127,7 +131,15 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
       content,
       folders,
       space,
-      webdav: await createWebDav({ namespace, content, sql, logger, uploadRefusal: space.refusal }),
+      webdav: await createWebDav({
+        namespace,
+        content,
+        sql,
+        logger,
+        // An upload let in leaves room beyond what is kept for sealing: the room for deletes is taken again then, if it was given up.
+        uploadRefusal: async (bytes) => (await space.refusal(bytes)) ?? void (await room.hold()),
+        releaseRoomForDeletes: room.release,
+      }),
     }
   } catch (err) {
     await dbLock.release()
@@ -203,8 +215,8 @@ function httpSurface(
   const reasonOf = async (g: GroupRecord) => {
     // Only a group ready for deals says how its deals stand.
     const progress = deals && g.state === 'ready_for_deals' ? await deals.progress(g.id) : undefined
-    // A group being sealed may be waiting for room for its CAR file.
-    const freeBytes = g.state === 'full' ? await p.space.free().catch(() => undefined) : undefined
+    // A group to be sealed may be waiting for room for its CAR file.
+    const freeBytes = g.state === 'full' || g.state === 'writable' ? await p.space.free().catch(() => undefined) : undefined
     return groupReason(g, {
       groupSize: content.groupSize(),
       groupIdleSeconds: config.groupIdleSeconds,

@@ -1,5 +1,5 @@
 import { FileInfoRequestSchema, FileInfoResponseSchema, GatewayFailureSchema } from '../shared/contracts/file-info.ts'
-import { FolderStatesRequestSchema, GatewayFolderStatesResponseSchema } from '../shared/contracts/folder-states.ts'
+import { GatewayFolderStatesRequestSchema, GatewayFolderStatesResponseSchema } from '../shared/contracts/folder-states.ts'
 import { GatewayStatusRequestSchema, GatewayStatusResponseSchema } from '../shared/contracts/gateway-status.ts'
 import { buildOpenApi } from '../shared/openapi.ts'
 
@@ -34,10 +34,12 @@ export function gatewayOpenApi(version: string): Record<string, unknown> {
         security: ['basic'],
         summary: 'State of each direct entry of a folder, in one request (an addition of ours: other gateways answer 404)',
         description:
-          "For the Files list's badges: a listing of any size costs one request. A sub-folder's state follows the same rule as its record.",
-        body: FolderStatesRequestSchema,
+          "For the Files list's badges: a listing of any size costs one request. A sub-folder's state follows the same rule as its record. The answer carries an ETag; this POST is a read, so If-None-Match naming it gets 304 while the folder's states are unchanged.",
+        headers: [{ name: 'If-None-Match', description: 'The ETag of a previous answer for this folder', optional: true }],
+        body: GatewayFolderStatesRequestSchema,
         responses: {
-          200: { description: "The folder's entries", schema: GatewayFolderStatesResponseSchema },
+          200: { description: "The folder's entries (ETag header)", schema: GatewayFolderStatesResponseSchema },
+          304: { description: 'Unchanged since the answer whose ETag If-None-Match names; no body' },
           400: { description: 'Malformed body or path, or the path names a file', schema: GatewayFailureSchema },
           401: { description: 'Credentials required', schema: GatewayFailureSchema },
           404: { description: 'No such folder', schema: GatewayFailureSchema },

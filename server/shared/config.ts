@@ -229,6 +229,8 @@ interface StoredState {
 }
 
 export interface BridgeConfig extends StoredState {
+  /** Kept free under DATA_DIR besides a chunk of a chunked upload, as the gateway keeps it for sealing (DISK_RESERVE_MB); unset: 2 % of the disk, at most 1 GiB. */
+  diskReserveBytes?: number
   host: string
   port: number
   network: NetworkName
@@ -612,6 +614,7 @@ function bridgeConfigOf(e: Env, dataDir: string): BridgeConfig {
     simnetGenesis: e.SIMNET_GENESIS,
     gatewayUrl: withoutTrailingSlash(e.GATEWAY_URL),
     maxUploadsPerUser: e.MAX_UPLOADS_PER_USER,
+    diskReserveBytes: e.DISK_RESERVE_MB === undefined ? undefined : e.DISK_RESERVE_MB * 1024 * 1024,
     gatewayUser: e.GATEWAY_USER,
     gatewayPassword: e.GATEWAY_PASSWORD,
     gatewayTimeoutMs: e.GATEWAY_TIMEOUT_MS,

@@ -49,6 +49,8 @@ export interface SpaceReserveOptions {
   /** Kept free besides; default 2 % of the filesystem, at most 1 GiB. */
   marginBytes?: number
   freeBytes?: (dir: string) => Promise<number>
+  /** Whose disk the refusal names (default "The gateway's disk"). */
+  disk?: string
 }
 
 /**
@@ -79,7 +81,7 @@ export function createSpaceReserve(o: SpaceReserveOptions): SpaceReserve {
       const [available, unsealed, kept] = await Promise.all([free(), o.unsealedBytes(), marginBytes()])
       const needed = unsealed + bytes + kept
       if (available >= needed) return undefined
-      return `The gateway's disk is nearly full: ${mib(available)} free, and ${mib(unsealed + kept)} are kept for sealing what is already stored${bytes ? ` besides this upload's ${mib(bytes)}` : ''}; nothing was stored. Try again once space is freed.`
+      return `${o.disk ?? "The gateway's disk"} is nearly full: ${mib(available)} free, and ${mib(unsealed + kept)} are kept for sealing what is already stored${bytes ? ` besides this upload's ${mib(bytes)}` : ''}; nothing was stored. Try again once space is freed.`
     },
   }
 }

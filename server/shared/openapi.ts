@@ -8,8 +8,8 @@ export interface Operation {
   description?: string
   /** Security scheme names from `securitySchemes` that the operation accepts. */
   security?: string[]
-  /** Required request headers, e.g. `OCS-APIRequest`. */
-  headers?: { name: string; description: string }[]
+  /** Request headers, e.g. `OCS-APIRequest`; required unless `optional`. */
+  headers?: { name: string; description: string; optional?: boolean }[]
   body?: z.ZodType
   /** Default true. */
   bodyRequired?: boolean
@@ -49,7 +49,7 @@ export function buildOpenApi(api: ApiDescription): Record<string, unknown> {
             parameters: op.headers.map((h) => ({
               in: 'header',
               name: h.name,
-              required: true,
+              required: !h.optional,
               description: h.description,
               schema: { type: 'string' },
             })),

@@ -80,6 +80,33 @@ describe('get-folder-states on the real gateway', () => {
     expect(res).toMatchObject({ status: 400, body: { success: false, error: expect.stringMatching(/names a file, not a folder/) } })
   })
 
+  it('answers only the rows asked for by name, each as in the whole answer; names not on the gateway are absent', async () => {
+    const whole = await states({ url: t.url, body: { folderPath: '/docs' } })
+    const some = await states({ url: t.url, body: { folderPath: '/docs', names: ['sub', 'a.txt', 'not-there.txt', 'a.txt'] } })
+    expect(some.status).toBe(200)
+    expectToMatch(FolderStatesResponseSchema, some.body)
+    const byName = (name: string) => whole.body.folder.entries.find((e: { name: string }) => e.name === name)
+    expect(some.body.folder.entries).toEqual([byName('sub'), byName('a.txt')])
+    const tooMany = await states({ url: t.url, body: { folderPath: '/docs', names: Array.from({ length: 501 }, (_, i) => `f${i}`) } })
+    expect(tooMany).toMatchObject({ status: 400, body: { success: false, error: expect.stringMatching(/more than 500 names/) } })
+  })
+
+  it('answers 304 with no body to a request whose If-None-Match names its answer, until something in the folder changes', async () => {
+    const body = { folderPath: '/docs', names: ['a.txt', 'b.txt', 'new.txt'] }
+    const first = await states({ url: t.url, body })
+    const etag = first.headers.get('etag')!
+    expect(etag).toMatch(/^"[\w-]+"$/)
+    const again = await states({ url: t.url, body, headers: { 'if-none-match': etag } })
+    expect({ status: again.status, body: again.body }).toEqual({ status: 304, body: '' })
+    // Other rows, or the whole folder, are another answer: never a 304 for what the client has not seen.
+    expect((await states({ url: t.url, body: { folderPath: '/docs' }, headers: { 'if-none-match': etag } })).status).toBe(200)
+    await put('/docs/new.txt', 'a new file\n')
+    const changed = await states({ url: t.url, body, headers: { 'if-none-match': etag } })
+    expect(changed.status).toBe(200)
+    expect(changed.headers.get('etag')).not.toBe(etag)
+    expect(changed.body.folder.entries.map((e: { name: string }) => e.name)).toEqual(['a.txt', 'b.txt', 'new.txt'])
+  })
+
   it('checks credentials, then the OCS header, then the body', async () => {
     expect((await states({ url: t.url, auth: null, body: {} })).status).toBe(401)
     expect((await states({ url: t.url, auth: basic('alice', 'wrong'), body: { folderPath: '/docs' } })).status).toBe(401)
@@ -119,6 +146,37 @@ describe('get-folder-states elsewhere', () => {
       expect(res).toMatchObject({ status: 200, body: { success: true, folder: { path: '/docs', entries: [] } } })
       expect(res.body.folder.ipfsGateway).toBeUndefined()
       expect(gateway.requests.at(-1)).toMatchObject({ url: '/folder-states', body: { folderPath: '/alice/docs' } })
+    } finally {
+      await t.close()
+      await gateway.close()
+    }
+  })
+
+  it("keeps the gateway's answer and asks again with its ETag: an unchanged folder is a 304 from the gateway, not parsed again", async () => {
+    const seen: (string | undefined)[] = []
+    const gateway = await startFakeGateway((app) =>
+      app.post('/folder-states', (req, res) => {
+        seen.push(req.headers['if-none-match'])
+        res.setHeader('etag', '"g1"')
+        if (req.headers['if-none-match'] === '"g1"') return void res.status(304).end()
+        res.json({
+          success: true,
+          result: {
+            folder: {
+              path: '/alice/docs',
+              entries: [{ name: 'a.txt', kind: 'file', cid: 'bafkreia', state: 'offloaded', retrievableCopies: 2 }],
+            },
+          },
+        })
+      }),
+    )
+    const t = await startBridge(gateway.url)
+    try {
+      const expected = { status: 200, body: { success: true, folder: { path: '/docs', entries: [{ name: 'a.txt', state: 'Offloaded' }] } } }
+      expect(await states({ url: t.url, body: { folderPath: '/docs' } })).toMatchObject(expected)
+      expect(await states({ url: t.url, body: { folderPath: '/docs' } })).toMatchObject(expected)
+      expect(await states({ url: t.url, body: { folderPath: '/docs', names: ['a.txt'] } })).toMatchObject(expected)
+      expect(seen).toEqual([undefined, '"g1"', '"g1"'])
     } finally {
       await t.close()
       await gateway.close()

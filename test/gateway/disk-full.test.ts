@@ -1,9 +1,11 @@
 /**
  * A full disk under the gateway's data folder, made for real: a small tmpfs
  * (root only; skipped elsewhere, with the reason) filled to the last byte.
- * Writes answer 507 and store nothing, reads and /file-info keep working, the
+ * Writes answer 507 and store nothing, a DELETE still works, reads and
+ * /file-info keep working, the
  * group idle timer and sealing (SQLite state change, CAR file) fail without
- * ending the process, each logged once, and everything resumes by itself
+ * ending the process, each logged once, the stuck group says it waits for
+ * disk space, and everything resumes by itself
  * once space is freed.
  */
 import { randomBytes } from 'node:crypto'
@@ -60,6 +62,12 @@ describe.skipIf(tmpfsUnavailable)(`gateway on a full disk${tmpfsUnavailable ? ` 
 
   it('refuses writes with 507 while the disk is full, keeps reads working, and resumes once space is freed', async () => {
     expect((await fetch(url('/first.bin'), { method: 'PUT', body: first })).status).toBe(201)
+    expect((await fetch(url('/unwanted.bin'), { method: 'PUT', body: randomBytes(1_000) })).status).toBe(201)
+    disk.fill()
+
+    // A DELETE, how a person frees space, is recorded even at 0 bytes free (the room held for it is given up).
+    expect((await fetch(url('/unwanted.bin'), { method: 'DELETE' })).status).toBe(204)
+    expect(await gateway.namespace.get('/unwanted.bin')).toBeUndefined()
     disk.fill()
 
     // Writes: 507, nothing named.
@@ -92,11 +100,19 @@ describe.skipIf(tmpfsUnavailable)(`gateway on a full disk${tmpfsUnavailable ? ` 
     expect((await group()).state).not.toBe('ready_for_deals')
     const failures = logged('closing the idle group failed') + logged('sealing group failed')
     expect(failures).toBe(1)
+    // The stuck group says it waits for disk space (a reason that asks for attention), not for more data.
+    const record = await fetch(url('/file-info'), { method: 'POST', body: JSON.stringify({ filePath: '/first.bin', verbose: true }) })
+    expect((await record.json()).result.file.details.groups[0]).toMatchObject({
+      reasonCode: 'WAITING_FOR_DISK_SPACE',
+      reason: expect.stringMatching(/^waiting for disk space/),
+    })
 
     // Space is freed: the group seals by itself and uploads work again.
     disk.free()
     await waitFor('the group to be sealed', async () => (await group()).state === 'ready_for_deals')
     expect((await group()).pieceCid).toMatch(/^baga6ea4seaq/)
+    // Free space is read at most once a second (the record above read it while full).
+    await new Promise((resolve) => setTimeout(resolve, 1_100))
     expect((await fetch(url('/second.bin'), { method: 'PUT', body: randomBytes(1_000) })).status).toBe(201)
     expect((await fetch(url('/folder'), { method: 'MKCOL' })).status).toBe(201)
   }, 30_000)

@@ -123,6 +123,25 @@ describe('POST /folder-states', () => {
     expect(await lookups('/docs/sub')).toEqual({ groupsWithIds: 1, groupIdsOfMany: 1, groupsOf: 0 })
   })
 
+  it('gives its answer an ETag, and 304 with no body to a request naming it until something is written', async () => {
+    const ask = (etag?: string) =>
+      fetch(server.url + '/folder-states', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', ...(etag ? { 'if-none-match': etag } : {}) },
+        body: JSON.stringify({ folderPath: '/docs' }),
+      })
+    const first = await ask()
+    const etag = first.headers.get('etag')!
+    expect(first.status).toBe(200)
+    const again = await ask(`"other", W/${etag}`)
+    expect({ status: again.status, body: await again.text() }).toEqual({ status: 304, body: '' })
+    await dav('PUT', '/docs/etag-change.txt', 'changed')
+    const changed = await ask(etag)
+    expect(changed.status).toBe(200)
+    expect(changed.headers.get('etag')).not.toBe(etag)
+    expect((await changed.json()).result.folder.entries.map((e: { name: string }) => e.name)).toContain('etag-change.txt')
+  })
+
   it("answers 404 for a missing folder and 400 for a file, in the gateway's envelope", async () => {
     expect(await post({ folderPath: '/nowhere' })).toEqual({ status: 404, body: { success: false, error: 'Folder not found' } })
     expect(await post({ folderPath: '/docs/a.txt' })).toEqual({

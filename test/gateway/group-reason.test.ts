@@ -89,6 +89,9 @@ describe('why a group is not further along', () => {
       'waiting for disk space: sealing needs about 4.0 MiB for the CAR file and 1.0 MiB are free',
     )
     expect(said(group('full'), { ...ctx(), freeBytes: 5 * 1024 * 1024 })).toMatch(/^sealing: writing the CAR/)
+    // An open group on a full disk cannot take more data nor be sealed: it asks for space, not for data.
+    expect(codeOf(group('writable'), { ...ctx(), freeBytes: 0 })).toBe('WAITING_FOR_DISK_SPACE')
+    expect(said(group('writable'), { ...ctx(), freeBytes: 5 * 1024 * 1024 })).toMatch(/^waiting for more data/)
   })
 
   it('says nothing once offloaded', () => {

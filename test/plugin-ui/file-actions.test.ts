@@ -29,7 +29,12 @@ const STAGING: FolderEntry = { name: 'a.txt', cid: 'bafkreia', state: 'Staging',
 const STORED: FolderEntry = { name: 'b.txt', cid: 'bafkreib', state: 'Offloaded', retrievableCopies: 2 }
 
 function setup(answer: ListedFolder | undefined) {
-  const fetchFolder = vi.fn(async () => answer)
+  // The bridge's answer for the names asked, with an ETag; 304 ('unchanged') when asked with it.
+  const fetchFolder = vi.fn(async (_folder: string, names: readonly string[] | undefined, etag: string | undefined) => {
+    if (!answer) return undefined
+    if (etag === '"v1"') return 'unchanged' as const
+    return { ...answer, entries: new Map([...answer.entries].filter(([name]) => !names || names.includes(name))), etag: '"v1"' }
+  })
   let now = 0
   const states = createFolderStates(fetchFolder, () => now)
   const deps = { states, openTab: vi.fn(async () => {}), copyText: vi.fn(async () => {}), openUrl: vi.fn() }
@@ -46,15 +51,34 @@ function setup(answer: ListedFolder | undefined) {
 }
 
 describe('folder states', () => {
-  it('asks once for every row of a folder, and again once the answer is a few seconds old', async () => {
+  it('asks once for the rows rendered together, only for them, and again with the ETag once the answer is a few seconds old', async () => {
     const { fetchFolder, states, later } = setup(folder([STAGING, STORED]))
-    await Promise.all(['/docs', '/docs', '/docs', '/other'].map((dir) => states.load(dir)))
-    expect(fetchFolder.mock.calls).toEqual([['/docs'], ['/other']])
+    const rows = [node('/docs/a.txt'), node('/docs/b.txt'), node('/docs/gone.txt'), node('/other/a.txt')]
+    await Promise.all(rows.map((n) => states.load(n.dirname, n.basename)))
+    expect(fetchFolder.mock.calls).toEqual([
+      ['/docs', ['a.txt', 'b.txt', 'gone.txt'], undefined],
+      ['/other', ['a.txt'], undefined],
+    ])
+    expect([...states.known('/docs')!.entries.keys()]).toEqual(['a.txt', 'b.txt'])
     later(KEEP_MS - 1)
-    await states.load('/docs')
+    await states.load('/docs', 'b.txt')
     expect(fetchFolder).toHaveBeenCalledTimes(2)
+    // Old now: the same rows are asked as before, with the ETag; a 304 keeps what was shown.
     later(1)
-    await states.load('/docs')
+    expect((await states.load('/docs', 'b.txt'))?.entries.get('b.txt')).toEqual(STORED)
+    expect(fetchFolder.mock.calls[2]).toEqual(['/docs', ['a.txt', 'b.txt', 'gone.txt'], '"v1"'])
+    // A row not asked before is asked on its own, without an ETag that would not be its answer's.
+    await states.load('/docs', 'new.txt')
+    expect(fetchFolder.mock.calls[3]).toEqual(['/docs', ['new.txt'], undefined])
+  })
+
+  it('keeps what it showed when the bridge fails, and asks again on the next render', async () => {
+    const { fetchFolder, states } = setup(folder([STORED]))
+    await states.load('/docs', 'b.txt')
+    fetchFolder.mockResolvedValueOnce(undefined)
+    await states.load('/docs', 'c.txt')
+    expect(states.known('/docs')?.entries.get('b.txt')).toEqual(STORED)
+    await states.load('/docs', 'c.txt')
     expect(fetchFolder).toHaveBeenCalledTimes(3)
   })
 })
@@ -68,7 +92,7 @@ describe('list actions', () => {
     expect(actions['gateway-copy-cid'].enabled([b])).toBe(true)
     expect(actions['gateway-why-not-stored'].enabled([b])).toBe(true)
     expect(actions['gateway-open-ipfs'].enabled([b])).toBe(false)
-    await states.load('/docs')
+    await Promise.all([a, b, missing].map((n) => states.load(n.dirname, n.basename)))
     expect([a, b, missing].map((n) => actions['gateway-why-not-stored'].enabled([n]))).toEqual([true, false, false])
     expect([a, b, missing].map((n) => actions['gateway-copy-cid'].enabled([n]))).toEqual([true, true, false])
     // Never for several files at once, or outside the user's files (trash bin, versions).
@@ -78,7 +102,7 @@ describe('list actions', () => {
 
   it('copies the CID, opens the tab on the reason, and opens IPFS only where the network publishes data', async () => {
     const published = setup(folder([STAGING, STORED], 'https://ipfs.io/'))
-    await published.states.load('/docs')
+    await Promise.all(['a.txt', 'b.txt'].map((name) => published.states.load('/docs', name)))
     expect(await published.actions['gateway-copy-cid'].exec(node('/docs/a.txt'))).toBe(true)
     expect(published.deps.copyText).toHaveBeenCalledWith('bafkreia')
     await published.actions['gateway-why-not-stored'].exec(node('/docs/a.txt'))
@@ -90,7 +114,7 @@ describe('list actions', () => {
     expect(published.deps.openUrl).toHaveBeenCalledWith('https://ipfs.io/ipfs/bafkreib')
 
     const local = setup(folder([STORED]))
-    await local.states.load('/docs')
+    await local.states.load('/docs', 'b.txt')
     expect(local.actions['gateway-open-ipfs'].enabled([node('/docs/b.txt')])).toBe(false)
   })
 

@@ -17,6 +17,8 @@ export interface ChunkedUploadDeps {
   pathMap: PathMap
   uploads: UploadStore
   logger: Logger
+  /** Why a chunk of so many bytes must be refused (507) to keep the room kept for sealing; undefined when it fits. */
+  chunkRefusal?: (bytes?: number) => Promise<string | undefined>
 }
 
 // Upload ids and chunk names become file names on the bridge's disk.
@@ -101,6 +103,9 @@ export function createChunkedUploadRouter(deps: ChunkedUploadDeps): Router {
 
     if (method === 'PUT' && chunk !== '.file') {
       if (!exists) throw new BridgeError(409, 'CONFLICT', 'Create the upload folder (MKCOL) first')
+      // A disk that cannot be read is not refused here: the write itself then says whether it fits.
+      const refusal = await deps.chunkRefusal?.(Number(req.headers['content-length']) || 0).catch(() => undefined)
+      if (refusal) throw new BridgeError(507, 'INSUFFICIENT_STORAGE', refusal, { 'Retry-After': '60' })
       const put = await deps.uploads.putChunk(user.id, uploadId, chunk, req)
       // Sabre: a PUT into a collection that no longer exists is a 409 Conflict.
       if (put === 'gone') throw new BridgeError(409, 'CONFLICT', 'The upload folder was deleted or assembled meanwhile')

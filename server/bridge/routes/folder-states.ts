@@ -1,7 +1,8 @@
 import { FolderStatesRequestSchema, type FolderEntry, type FolderStatesResponse } from '../../shared/contracts/folder-states.ts'
-import { sendJson } from '../../shared/json-response.ts'
+import { namesEtag } from '../../shared/etag.ts'
 import type { Authenticate, Caller } from '../auth/caller.ts'
-import { folderEntryOfRecord, toFolderEntry } from '../convert.ts'
+import { folderEntryOfRecord } from '../convert.ts'
+import { createFolderStatesCache, createPerUserLimit, etagOf } from '../folder-states-cache.ts'
 import { BridgeError } from '../errors.ts'
 import type { GatewayClient } from '../gateway-client.ts'
 import { normaliseUserPath, splitPath } from '../user-path.ts'
@@ -30,28 +31,63 @@ export interface FolderStatesDeps {
  * listing in one request, checked in the metadata route's order (auth →
  * throttle → CSRF → body → path). A folder the gateway does not know, or a
  * gateway without folder states, answers no entries: the list shows no badges.
+ *
+ * Its cost follows what is shown, not the folder's size: the gateway's answer
+ * is kept (folder-states-cache.ts) and re-asked with its ETag, `names` picks
+ * the rows on screen out of it, a whole answer is written once per change,
+ * and the answer's own ETag lets a poller's unchanged answer be a 304.
  */
 export function createFolderStatesRoute(deps: FolderStatesDeps): BridgeRoute {
+  const cache = createFolderStatesCache({ gateway: deps.gateway })
+  const limited = createPerUserLimit({ running: 2, waiting: 64 })
   return async (req, res, ctx) => {
     const { caller, body } = await readOcsPost(req, ctx, deps.authenticate, FolderStatesRequestSchema, BODY_LIMIT)
     const userPath = normaliseUserPath(body.folderPath, { encoding: 'literal', userId: caller.user.id })
-    const ipfsGateway = deps.ipfsGateway()
-    const answer: FolderStatesResponse = {
-      success: true,
-      folder: { path: userPath, entries: await entriesOf(caller, userPath), ...(ipfsGateway ? { ipfsGateway } : {}) },
-    }
-    sendJson(res, 200, answer)
+    await limited(caller.user.id, async () => {
+      const ipfsGateway = deps.ipfsGateway()
+      const { entries, etag, whole } = await entriesOf(caller, userPath, body.names, ipfsGateway ?? '')
+      if (etag) res.setHeader('etag', etag)
+      if (etag && namesEtag(req.headers['if-none-match'], etag)) return void res.writeHead(304).end()
+      const text =
+        whole ??
+        JSON.stringify({
+          success: true,
+          folder: { path: userPath, entries, ...(ipfsGateway ? { ipfsGateway } : {}) },
+        } satisfies FolderStatesResponse)
+      res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) })
+      res.end(text)
+    })
   }
 
-  async function entriesOf(caller: Caller, userPath: string): Promise<FolderEntry[]> {
+  /** The entries to show, the answer's ETag when the gateway gives one, and the whole answer's text when it was kept. */
+  async function entriesOf(
+    caller: Caller,
+    userPath: string,
+    names: string[] | undefined,
+    ipfsGateway: string,
+  ): Promise<{ entries: FolderEntry[]; etag?: string; whole?: string }> {
     let gatewayPath: string
     try {
       gatewayPath = await deps.toGatewayPath(caller, userPath)
     } catch (err) {
       if (!(err instanceof BridgeError) || err.status !== 404) throw err
-      return mountPointEntries(caller, userPath)
+      const points = await mountPointEntries(caller, userPath)
+      return { entries: names ? points.filter((e) => names.includes(e.name)) : points }
     }
-    return (await deps.gateway.folderStates(gatewayPath))?.map(toFolderEntry) ?? []
+    const folder = await cache.get(gatewayPath)
+    if (!folder) return { entries: [] }
+    const etag = folder.etag && etagOf(folder.etag, userPath, ipfsGateway, ...(names ? ['names', ...names] : []))
+    if (names) return { entries: [...new Set(names)].flatMap((n) => folder.byName.get(n) ?? []), ...(etag ? { etag } : {}) }
+    const key = `${userPath}\0${ipfsGateway}`
+    if (folder.whole?.key !== key) {
+      const text = JSON.stringify({
+        success: true,
+        folder: { path: userPath, entries: folder.entries, ...(ipfsGateway ? { ipfsGateway } : {}) },
+      } satisfies FolderStatesResponse)
+      if (!folder.etag) return { entries: folder.entries, whole: text }
+      folder.whole = { key, text }
+    }
+    return { entries: folder.entries, whole: folder.whole.text, ...(etag ? { etag } : {}) }
   }
 
   /** A folder on no mount shows badges only on the mount points inside it, each from its own record. */

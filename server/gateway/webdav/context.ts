@@ -23,6 +23,8 @@ export interface DavContext extends DavStores {
   logger: Logger
   /** Why an upload of so many bytes must be refused to keep room for sealing; undefined when it fits. */
   uploadRefusal?: (bytes?: number) => Promise<string | undefined>
+  /** Gives up the room held for deletes (room-for-deletes.ts): true when there was some to give. */
+  releaseRoomForDeletes?: () => Promise<boolean>
   /**
    * Runs `fn` in one transaction over stores bound to it, after every tree
    * change before it: checks made inside (the path is free, the locks are

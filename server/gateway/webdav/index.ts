@@ -32,6 +32,8 @@ export interface WebDavOptions {
   logger: Logger
   /** Why an upload of so many bytes must be refused to keep room for sealing (507); undefined when it fits. */
   uploadRefusal?: (bytes?: number) => Promise<string | undefined>
+  /** Gives up the room held for deletes, so that a DELETE on a full disk can be written. */
+  releaseRoomForDeletes?: () => Promise<boolean>
 }
 
 const METHODS: Record<string, MethodHandler> = {
@@ -65,6 +67,7 @@ export async function createWebDav(options: WebDavOptions): Promise<RequestHandl
     locks: createLockStore(options.sql),
     logger: options.logger.child({ part: 'webdav' }),
     uploadRefusal: options.uploadRefusal,
+    releaseRoomForDeletes: options.releaseRoomForDeletes,
     atomically: (fn) =>
       namespace.transaction((tx) => fn({ namespace: namespace.within(tx), props: createDeadProps(tx), locks: createLockStore(tx) })),
   }

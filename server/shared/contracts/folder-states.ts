@@ -23,8 +23,23 @@ export const ATTENTION_REASON_CODES = [
 
 export const isAttentionCode = (code: string): code is AttentionReasonCode => (ATTENTION_REASON_CODES as readonly string[]).includes(code)
 
+const folderPath = z.string().min(1, 'must not be empty').max(MAX_PATH_LENGTH, `is longer than ${MAX_PATH_LENGTH} characters`)
+
+/** The gateway's request: always the whole folder (the bridge keeps it and answers parts of it). */
+export const GatewayFolderStatesRequestSchema = z.strictObject({ folderPath })
+
+/** At most this many `names` in one request: more rows than any screen of the Files list shows. */
+export const MAX_FOLDER_STATE_NAMES = 500
+
 export const FolderStatesRequestSchema = z.strictObject({
-  folderPath: z.string().min(1, 'must not be empty').max(MAX_PATH_LENGTH, `is longer than ${MAX_PATH_LENGTH} characters`),
+  folderPath,
+  names: z
+    .array(z.string().min(1, 'must not be empty').max(MAX_PATH_LENGTH, `is longer than ${MAX_PATH_LENGTH} characters`))
+    .max(MAX_FOLDER_STATE_NAMES, `has more than ${MAX_FOLDER_STATE_NAMES} names`)
+    .optional()
+    .describe(
+      'Only these entries (the rows the Files list shows): the answer then costs what is shown, not the size of the folder. Without it, every entry',
+    ),
 })
 
 const attention = z
@@ -62,7 +77,9 @@ export const FolderStatesResponseSchema = z.object({
   success: z.literal(true),
   folder: z.object({
     path: z.string().describe('The folder, as the user sees it'),
-    entries: z.array(FolderEntrySchema).describe('Its entries the gateway knows; an entry that is not on the gateway is absent'),
+    entries: z
+      .array(FolderEntrySchema)
+      .describe('Its entries the gateway knows (of `names`, when asked); an entry that is not on the gateway is absent'),
     ipfsGateway: z
       .string()
       .optional()
