@@ -5,15 +5,20 @@ import { ConfigError, loadConfig, parseRole } from './shared/config.ts'
 import { createLogger, logFormatFor } from './shared/logger.ts'
 import { isHeldElsewhere, startRole, type StartOptions } from './compose/index.ts'
 
-const HELP = `Usage: npm start -- [--role all|app|gateway|service]
+const HELP = `Usage: npm start -- [--role all|app|gateway|service|network]
 
 Runs the Nextcloud/Filecoin stack on loopback.
   --role all      the whole stack (default): the deal service, the gateway and
                   the app surface as three supervised processes talking over
-                  HTTP, each restarted if it dies, with one combined log
+                  HTTP (and the simulated network as a fourth when no real
+                  chain is configured), each restarted if it dies, with one
+                  combined log
   --role app      only the app surface; point it at a gateway with GATEWAY_URL
   --role gateway  only the gateway
-  --role service  only the deal service (ticker, /private/v1/*, /openapi.json)
+  --role service  only the deal service (ticker, /private/v1/*, /openapi.json);
+                  alone on the simulated network, it runs that network too
+  --role network  only the simulated network: its chain's Lotus RPC, its
+                  providers and its Onchain Cloud
   -h, --help      this text
 
 NETWORK=devnet LOTUS_URL=http://127.0.0.1:1234/rpc/v1 runs the three parts

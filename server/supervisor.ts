@@ -2,6 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process'
 import { createInterface } from 'node:readline'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { createBackoff } from './shared/disk.ts'
+import { createLineLimit, leftOutField } from './shared/line-limit.ts'
 import type { Logger } from './shared/logger.ts'
 
 /** What a part tells its supervisor once it listens (over the IPC channel). */
@@ -65,6 +66,7 @@ export function createSupervisor(o: SupervisorOptions): Supervisor {
   /** Per child: settles once it has exited and its output has been passed on. */
   const done = new WeakMap<ChildProcess, Promise<void>>()
   let stopping = false
+  const stderrLines = createLineLimit({ perWindow: 200 })
 
   /** Spawns one part and resolves with its announcement, or rejects when it exits first. */
   function spawnPart(spec: PartSpec): Promise<PartReady> {
@@ -80,7 +82,12 @@ export function createSupervisor(o: SupervisorOptions): Supervisor {
     done.set(child, Promise.race([closed, exited.then(() => sleep(OUTPUT_GRACE_MS, undefined, { ref: false }))]))
     const startedAt = Date.now()
     createInterface({ input: child.stdout! }).on('line', o.output)
-    createInterface({ input: child.stderr! }).on('line', (line) => o.logger.warn({ part: spec.name, stderr: line }, 'part wrote to stderr'))
+    // A part in trouble may write a stack a line at a time, over and over: a few hundred lines a minute, then a count.
+    createInterface({ input: child.stderr! }).on('line', (line) =>
+      stderrLines(spec.name, (leftOut) =>
+        o.logger.warn({ part: spec.name, stderr: line, ...leftOutField(leftOut) }, 'part wrote to stderr'),
+      ),
+    )
     o.logger.debug({ part: spec.name, pid: child.pid }, 'part started')
 
     const announced = new Promise<PartReady>((resolve, reject) => {

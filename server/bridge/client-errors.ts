@@ -1,5 +1,6 @@
 import type { Duplex } from 'node:stream'
 import { answerClientError } from '../shared/http.ts'
+import { createLineLimit, leftOutField } from '../shared/line-limit.ts'
 import type { Logger } from '../shared/logger.ts'
 
 /**
@@ -8,12 +9,16 @@ import type { Logger } from '../shared/logger.ts'
  * requests → 400) is logged and answered in the app's envelope.
  */
 export function clientErrorHandler(logger: Logger): (err: Error & { code?: string }, socket: Duplex) => void {
+  const refusals = createLineLimit({ perWindow: 20 })
   return (err, socket) => {
     if (err.code !== 'ECONNRESET' && socket.writable && !socket.writableEnded) {
       const tooLarge = err.code === 'HPE_HEADER_OVERFLOW'
-      logger.warn(
-        { code: err.code, address: (socket as { remoteAddress?: string }).remoteAddress },
-        tooLarge ? 'request headers too large: refused' : 'malformed request: refused',
+      // A flood of malformed requests is a few lines and a count, not a line each.
+      refusals(tooLarge ? 'too-large' : 'malformed', (leftOut) =>
+        logger.warn(
+          { code: err.code, address: (socket as { remoteAddress?: string }).remoteAddress, ...leftOutField(leftOut) },
+          tooLarge ? 'request headers too large: refused' : 'malformed request: refused',
+        ),
       )
     }
     answerClientError(err, socket, (tooLarge) => ({

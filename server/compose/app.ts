@@ -20,5 +20,5 @@ export async function runApp(config: Config, logger: Logger): Promise<Part> {
   const mode =
     config.bridge.filesync === 'nextcloud' ? `beside Nextcloud at ${config.bridge.nextcloudUrl} (OCS routes only)` : 'WebDAV files, OCS'
   logger.info({ url: server.url, gateway: config.bridge.gatewayUrl }, `app surface listening (${mode})`)
-  return { name: 'app', server, close: () => bridge.close() }
+  return { name: 'app', url: server.url, server, close: () => bridge.close() }
 }

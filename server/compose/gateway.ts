@@ -41,6 +41,7 @@ export async function runGateway(config: Config, logger: Logger, faults?: Faults
   )
   return {
     name: 'gateway',
+    url: server.url,
     server,
     async close() {
       await gateway.close()

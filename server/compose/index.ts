@@ -4,13 +4,8 @@ import { watchDiskSpace } from '../shared/disk.ts'
 import type { Faults } from '../shared/faults.ts'
 import type { Logger } from '../shared/logger.ts'
 import { announceReady } from '../supervisor.ts'
-import { DatabaseInUse, DataFolderInUse } from '../gateway/index.ts'
-import { runApp } from './app.ts'
-import { runGateway } from './gateway.ts'
 import type { Part } from './part.ts'
-import { ensurePortsFree, PortInUse, stackPorts } from './ports.ts'
-import { runService } from './service.ts'
-import { superviseStack } from './stack.ts'
+import { ensurePortsFree, stackPorts } from './ports.ts'
 
 const STOP_DEADLINE_MS = 10_000
 
@@ -33,7 +28,8 @@ export interface StartOptions {
  */
 export async function startRole(role: Role, config: Config, logger: Logger, options: StartOptions): Promise<void> {
   mkdirSync(config.dataDir, { recursive: true })
-  if (role === 'all') return superviseStack(config, logger, options.entry)
+  // Each process loads only what its role runs: on a loaded machine, loading every part's modules took tens of seconds.
+  if (role === 'all') return (await import('./stack.ts')).superviseStack(config, logger, options.entry)
 
   const disk = role === 'gateway' ? watchDiskSpace({ dir: config.dataDir, warnBelowBytes: config.diskWarnBelowBytes, logger }) : undefined
   let part: Part | undefined
@@ -53,7 +49,7 @@ export async function startRole(role: Role, config: Config, logger: Logger, opti
       process.exit(1)
     }, STOP_DEADLINE_MS).unref()
     if (part) {
-      await part.server.close()
+      await part.server?.close()
       await part.close()
       logger.info({ part: part.name }, 'stopped')
     }
@@ -72,23 +68,30 @@ export async function startRole(role: Role, config: Config, logger: Logger, opti
     })
   }
 
-  await ensurePortsFree(stackPorts(config).filter((w) => w.part === role))
+  // A deal service running alone on the simulated network runs that network in its own process.
+  await ensurePortsFree(stackPorts(config).filter((w) => w.part === role || (role === 'service' && w.part === 'network')))
   const ready: Record<string, unknown> = {}
-  if (role === 'service') {
-    const service = await runService(config, logger)
+  if (role === 'network') {
+    const network = await (await import('./network.ts')).runNetwork(config, logger)
+    ready.rpcUrl = network.rpcUrl
+    ready.focRpcUrl = network.focRpcUrl
+    part = network
+  } else if (role === 'service') {
+    const service = await (await import('./service.ts')).runService(config, logger)
     ready.rpcUrl = service.rpcUrl
     ready.focRpcUrl = service.focRpcUrl
     part = service
   } else if (role === 'gateway') {
-    part = await runGateway(config, logger, options.faults)
+    part = await (await import('./gateway.ts')).runGateway(config, logger, options.faults)
   } else {
-    part = await runApp(config, logger)
+    part = await (await import('./app.ts')).runApp(config, logger)
   }
   // Under `--role all`, the supervisor passes this on to the parts started after this one.
-  announceReady({ url: part.server.url, ...ready })
+  announceReady({ url: part.url, ...ready })
 }
 
 /** True when a part did not start because another process holds its data folder, database or port: said plainly, no stack. */
 export function isHeldElsewhere(err: unknown): err is Error {
-  return err instanceof DataFolderInUse || err instanceof DatabaseInUse || err instanceof PortInUse
+  // By name: the gateway's DataFolderInUse and DatabaseInUse, ports.ts's PortInUse, without loading the gateway to ask.
+  return err instanceof Error && ['DataFolderInUse', 'DatabaseInUse', 'PortInUse'].includes(err.name)
 }

@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto'
+import { formatAddress } from '../shared/address.ts'
 import type { Config, ServiceConfig } from '../shared/config.ts'
 import type { NetworkClock } from '../shared/epochs.ts'
 import { openKeystore } from '../network/index.ts'
@@ -76,4 +78,9 @@ export function walletSigner(config: Config) {
 export function walletEvmAccount(config: Config) {
   const keystore = openKeystore(config.wallet.dir, config.chain.addressNetwork)
   return keystore.list().length === 0 ? undefined : keystore.evmAccount(config.wallet.key)
+}
+
+/** The simulated network's demo client (the same under a seed): the default tenant's, with deals seeded over the past year. */
+export function demoClientAddress(seed: string): string {
+  return formatAddress('mainnet', 1, createHash('sha256').update(`client:${seed}`).digest().subarray(0, 20))
 }

@@ -3,10 +3,13 @@ import { createConnectionBudget, type ConnectionBudget } from '../shared/connect
 import type { RunningServer, ServerOptions } from '../shared/http.ts'
 import type { Logger } from '../shared/logger.ts'
 
-/** One started part: its HTTP server and what else it holds open. */
+/** One started part: where it answers, its HTTP server and what else it holds open. */
 export interface Part {
   name: string
-  server: RunningServer
+  /** What it announces to its supervisor. */
+  url: string
+  /** Stopped first, letting in-flight requests finish; the simulated network's `close` stops its many servers itself. */
+  server?: RunningServer
   close(): Promise<void>
 }
 

@@ -7,7 +7,7 @@ export class PortInUse extends Error {
 }
 
 interface WantedPort {
-  part: 'service' | 'gateway' | 'app'
+  part: 'service' | 'gateway' | 'app' | 'network'
   /** The setting that chose it, as a person would change it. */
   setting: string
   host: string
@@ -22,14 +22,20 @@ export function stackPorts(config: Config): WantedPort[] {
     { part: 'gateway', setting: 'GATEWAY_PORT', host: gateway.host, port: gateway.port },
     { part: 'app', setting: 'PORT', host: bridge.host, port: bridge.port },
   ]
-  // The deal service runs the simulated network (and its Onchain Cloud) when no real chain is configured.
+  // The simulated network (and its Onchain Cloud) runs when no real chain is configured: in a process of its own
+  // under `npm start`, in the deal service's when that runs alone.
   if (chain.service === 'simnet') {
-    wanted.push({ part: 'service', setting: 'SIMNET_RPC_PORT', host: service.host, port: service.simnetRpcPort ?? 1234 })
+    wanted.push({ part: 'network', setting: 'SIMNET_RPC_PORT', host: service.host, port: service.simnetRpcPort ?? 1234 })
     if (service.simfocProviders !== 0) {
-      wanted.push({ part: 'service', setting: 'SIMFOC_RPC_PORT', host: service.host, port: service.simfocRpcPort ?? 1235 })
+      wanted.push({ part: 'network', setting: 'SIMFOC_RPC_PORT', host: service.host, port: service.simfocRpcPort ?? 1235 })
     }
   }
   return wanted.filter((w) => w.port !== 0)
+}
+
+/** The ports the configuration names (not 0): ports the simulated network never takes for what it places itself. */
+export function configuredPorts(config: Config): number[] {
+  return stackPorts(config).map((w) => w.port)
 }
 
 /**

@@ -3,16 +3,42 @@ import { ConfigError, type Config } from '../shared/config.ts'
 import { speedInWords, spedUpClock } from '../shared/epochs.ts'
 import { createLinePrettifier, logFormatFor, type Logger } from '../shared/logger.ts'
 import { loadOrCreateSecretFile, randomSecret } from '../shared/secrets.ts'
-import { createSupervisor, type PartReady } from '../supervisor.ts'
+import { createSupervisor, type PartReady, type PartSpec } from '../supervisor.ts'
 import { walletSigner } from './local-chain.ts'
 import { ensurePortsFree, stackPorts } from './ports.ts'
 
 const PORT_VARIABLE: Record<string, string> = { service: 'SERVICE_PORT', gateway: 'GATEWAY_PORT', app: 'PORT' }
 
+/** The simulated network (`--role network`); restarted, it serves its RPCs where the parts already read them. */
+const NETWORK_PART: PartSpec = {
+  name: 'network',
+  args: ['--role', 'network'],
+  env: (ready) => ({ ...rpcPorts(ready.get('network')), LOG_FORMAT: 'json' }),
+}
+
+/** Where each part reads the simulated network: the URLs it announced. */
+function endpoints(ready: ReadonlyMap<string, PartReady>): Record<string, string> {
+  const announced = ready.get('network')
+  return {
+    ...(typeof announced?.rpcUrl === 'string' ? { SIMNET_RPC_URL: announced.rpcUrl } : {}),
+    // Where the simulated Onchain Cloud listens (SIMFOC_RPC_PORT may have been 0: any free port).
+    ...(typeof announced?.focRpcUrl === 'string' ? { SIMFOC_RPC_URL: announced.focRpcUrl } : {}),
+  }
+}
+
+/** The ports of the simulated network's two RPCs as it announced them, for its restart. */
+function rpcPorts(announced: PartReady | undefined): Record<string, string> {
+  const port = (url: unknown) => (typeof url === 'string' ? new URL(url).port : undefined)
+  const chain = port(announced?.rpcUrl)
+  const foc = port(announced?.focRpcUrl)
+  return { ...(chain ? { SIMNET_RPC_PORT: chain } : {}), ...(foc ? { SIMFOC_RPC_PORT: foc } : {}) }
+}
+
 /**
  * `--role all`: the deal service, the gateway and the app surface as three
- * processes of `entry` (each with its `--role`), so a CPU storm or a crash in
- * one does not stall or end another. A part that dies is restarted on the
+ * processes of `entry` (each with its `--role`), and before them the
+ * simulated network as a fourth when no real chain is configured, so a CPU
+ * storm, a crash or a connection flood in one does not stall or end another. A part that dies is restarted on the
  * port it had; the parts' log lines come out as one stream. The gateway is
  * linked to the deal service with the default tenant's key and client
  * address, the app to the gateway with a service account, all kept in DATA_DIR.
@@ -35,26 +61,24 @@ export async function superviseStack(config: Config, logger: Logger, entry: stri
   }
   // The parts log JSON lines to the supervisor, which shows them as they are or pretty for a person.
   const prettify = logFormatFor(config.logFormat) === 'pretty' ? createLinePrettifier() : (line: string) => line + '\n'
+  // The simulated network, when no real chain is configured, runs first and in a process of its own: a local flood of
+  // one of its ports then spends its own descriptors, never a part's.
+  const simulated = config.chain.service === 'simnet'
   const supervisor = createSupervisor({
     entry,
     logger,
     output: (line) => process.stdout.write(prettify(line)),
     parts: [
+      ...(simulated ? [NETWORK_PART] : []),
       {
         name: 'service',
         args: ['--role', 'service'],
-        env: (ready) => {
-          // A restarted service serves the simulated chain's RPC where the gateway already reads it.
-          const rpcUrl = ready.get('service')?.rpcUrl
-          const focRpcUrl = ready.get('service')?.focRpcUrl
-          return {
-            ...samePort('service', ready),
-            ...(typeof rpcUrl === 'string' ? { SIMNET_RPC_PORT: new URL(rpcUrl).port } : {}),
-            ...(typeof focRpcUrl === 'string' ? { SIMFOC_RPC_PORT: new URL(focRpcUrl).port } : {}),
-            ...(clientAddress ? { DEAL_CLIENT_ADDRESS: clientAddress } : {}),
-            LOG_FORMAT: 'json',
-          }
-        },
+        env: (ready) => ({
+          ...samePort('service', ready),
+          ...endpoints(ready),
+          ...(clientAddress ? { DEAL_CLIENT_ADDRESS: clientAddress } : {}),
+          LOG_FORMAT: 'json',
+        }),
       },
       {
         name: 'gateway',
@@ -69,9 +93,7 @@ export async function superviseStack(config: Config, logger: Logger, entry: stri
             // The key the deal service created at its first start (or API_KEY), read once it exists.
             SERVICE_API_KEY:
               config.gateway.serviceApiKey ?? config.service.apiKey ?? readFileSync(config.files.serviceApiKey, 'utf8').trim(),
-            ...(typeof service.rpcUrl === 'string' ? { SIMNET_RPC_URL: service.rpcUrl } : {}),
-            // Where the simulated Onchain Cloud listens (SIMFOC_RPC_PORT may have been 0: any free port).
-            ...(typeof service.focRpcUrl === 'string' ? { SIMFOC_RPC_URL: service.focRpcUrl } : {}),
+            ...endpoints(ready),
           }
         },
       },
@@ -92,7 +114,10 @@ export async function superviseStack(config: Config, logger: Logger, entry: stri
     // Once is enough: a second signal (the process group's and npm's) leaves the stop under way alone.
     if (stopping) return
     stopping = true
-    logger.info({ signal }, 'shutting down: the app surface, then the gateway, then the deal service')
+    logger.info(
+      { signal },
+      `shutting down: the app surface, then the gateway, then the deal service${simulated ? ', then the simulated network' : ''}`,
+    )
     await supervisor.stop()
     process.exit(0)
   }
@@ -112,6 +137,7 @@ export async function superviseStack(config: Config, logger: Logger, entry: stri
 /** What a person needs after `npm start`: where to go, how to log in, how to sync, how to stop. */
 function startBanner(config: Config, ready: ReadonlyMap<string, PartReady>): string {
   const app = ready.get('app')!.url
+  const simulated = ready.get('network')
   // The file exists only when the first start generated the password; otherwise ADMIN_PASSWORD made the admin then
   // (a later one is ignored, and the app part says so).
   const password = existsSync(config.files.adminPassword) ? `in ${config.files.adminPassword}` : 'ADMIN_PASSWORD, as set at the first start'
@@ -127,9 +153,9 @@ function startBanner(config: Config, ready: ReadonlyMap<string, PartReady>): str
     `  WebDAV (rclone, desktop):   ${app}/remote.php/dav/files/admin/`,
     `  Gateway:                    ${ready.get('gateway')!.url}`,
     `  Deal service:               ${ready.get('service')!.url}/openapi.json`,
-    ...(typeof ready.get('service')!.rpcUrl === 'string' ? [`  Simulated chain (Lotus RPC): ${ready.get('service')!.rpcUrl}`] : []),
-    ...(typeof ready.get('service')!.focRpcUrl === 'string'
-      ? [`  Simulated Onchain Cloud:    ${ready.get('service')!.focRpcUrl} (FEVM eth_* RPC; PDP providers on loopback)`]
+    ...(typeof simulated?.rpcUrl === 'string' ? [`  Simulated chain (Lotus RPC): ${simulated.rpcUrl}`] : []),
+    ...(typeof simulated?.focRpcUrl === 'string'
+      ? [`  Simulated Onchain Cloud:    ${simulated.focRpcUrl} (FEVM eth_* RPC; PDP providers on loopback)`]
       : []),
     '',
     '  Stop with Ctrl-C.',

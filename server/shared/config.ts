@@ -440,8 +440,8 @@ export interface SharedFiles {
   adminPassword: string
 }
 
-/** What `npm start -- --role` runs: the whole stack, or one part of it. */
-export const ROLES = ['all', 'app', 'gateway', 'service'] as const
+/** What `npm start -- --role` runs: the whole stack, or one part of it (`network`: the simulated network alone). */
+export const ROLES = ['all', 'app', 'gateway', 'service', 'network'] as const
 export type Role = (typeof ROLES)[number]
 
 export interface HttpLimits {
@@ -539,6 +539,9 @@ function checkCombinations(e: Env, role: Role): void {
   }
   checkOnchainCloud(e)
   if (role === 'app' && !e.GATEWAY_URL) throw new ConfigError('--role app needs GATEWAY_URL')
+  if (role === 'network' && (e.LOTUS_URL || e.SIMNET_RPC_URL)) {
+    throw new ConfigError('--role network runs the simulated network: it takes neither LOTUS_URL nor SIMNET_RPC_URL')
+  }
   // A group too big for one upload would be retried for ever and never offloaded.
   if (pdpCopiesOf(e) > 0 && e.GROUP_SIZE !== undefined && e.GROUP_SIZE > PDP_MAX_GROUP_SIZE) {
     throw new ConfigError(

@@ -2,6 +2,7 @@ import { createServer, type IncomingMessage, type RequestListener, type Server, 
 import type { AddressInfo, Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import { capConnections, createConnectionBudget, type ConnectionBudget } from './connection-cap.ts'
+import { freePortAvoiding, isAddressInUse } from './free-port.ts'
 import { closeGently, isClosing, rawAnswer } from './lingering-close.ts'
 
 export interface RunningServer {
@@ -61,6 +62,8 @@ export interface ServerOptions {
   unlimitedAddress?: (address: string) => boolean
   /** The part's error envelope, for what this layer answers itself (408, 503). `{ success: false, error }` by default. */
   errorBody?: (message: string) => { type: string; text: string }
+  /** Ports that port 0 must not pick (those other parts are configured on); a given port is taken as it is. */
+  avoidPorts?: ReadonlySet<number>
 }
 
 const jsonErrorBody = (message: string) => ({
@@ -188,6 +191,28 @@ function hostCount(req: IncomingMessage): number {
   return count
 }
 
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject)
+    server.listen(port, host, () => {
+      server.off('error', reject)
+      resolve()
+    })
+  })
+}
+
+/** Listens on `port`, or for port 0 on a free one outside `avoid` (asked again should another process take it first). */
+async function listenAvoiding(server: Server, port: number, host: string, avoid: ReadonlySet<number> | undefined): Promise<void> {
+  if (port !== 0 || !avoid?.size) return listen(server, port, host)
+  for (let tries = 1; ; tries++) {
+    try {
+      return await listen(server, await freePortAvoiding(host, avoid), host)
+    } catch (err) {
+      if (!isAddressInUse(err) || tries >= 5) throw err
+    }
+  }
+}
+
 /** Starts an HTTP server on host:port (port 0 picks a free one). */
 export async function startServer(
   handler: RequestListener,
@@ -231,13 +256,7 @@ export async function startServer(
   server.timeout = idleTimeoutMs
   server.on('clientError', options.onClientError ?? answerClientError)
   capConnections(server, options.connections ?? createConnectionBudget(), { exempt: options.unlimitedAddress, body: errorBody })
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject)
-    server.listen(port, host, () => {
-      server.off('error', reject)
-      resolve()
-    })
-  })
+  await listenAvoiding(server, port, host, options.avoidPorts)
   const actual = (server.address() as AddressInfo).port
   const shownHost = host.includes(':') ? `[${host}]` : host
   return {

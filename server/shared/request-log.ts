@@ -1,6 +1,10 @@
 import type { Request, RequestHandler, Response } from 'express'
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { createLineLimit, leftOutField } from './line-limit.ts'
 import type { Logger } from './logger.ts'
+
+/** Lines about cut requests, for the whole process. */
+const cutLines = createLineLimit({ perWindow: 20 })
 
 /** The URL the client asked for: Express rewrites `req.url` inside mounted routers, not `originalUrl`. */
 export const requestedUrl = (req: IncomingMessage): string => (req as Partial<Request>).originalUrl ?? req.url ?? '/'
@@ -65,15 +69,20 @@ export function logWhenDone(logger: Logger, req: IncomingMessage, res: ServerRes
     const status = res.statusCode
     const level = levelOf(status, res.writableFinished)
     if (!logger.isLevelEnabled(level)) return
-    logger[level](
-      {
-        req: { method: req.method, url: loggedUrl(req), remoteAddress },
-        res: { statusCode: status },
-        ...fields(),
-        responseTime: Math.round(performance.now() - started),
-      },
-      res.writableFinished ? 'request completed' : 'request aborted',
-    )
+    const write = (leftOut: number) =>
+      logger[level](
+        {
+          req: { method: req.method, url: loggedUrl(req), remoteAddress },
+          res: { statusCode: status },
+          ...fields(),
+          responseTime: Math.round(performance.now() - started),
+          ...leftOutField(leftOut),
+        },
+        res.writableFinished ? 'request completed' : 'request aborted',
+      )
+    // A cut connection (the client left, or its body was too slow: 408) is a line, but a flood of them is a few lines and a count.
+    if (!res.writableFinished || status === 408) cutLines('cut', write)
+    else write(0)
   })
 }
 

@@ -49,7 +49,8 @@ describe('graceful shutdown', () => {
     } finally {
       expect(await again.stop()).toBe(0)
     }
-  })
+    // Two stacks start here, each four processes one after the other: tens of seconds each on a loaded two-core machine.
+  }, 180_000)
 })
 
 const PARTS = { app: /app surface listening/, gateway: /gateway listening/, service: /deal service listening/ }

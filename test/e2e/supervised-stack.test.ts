@@ -34,22 +34,29 @@ describe('the supervised stack', () => {
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'e2e-supervised-'))
-    stack = await startStack({ DATA_DIR: dataDir, ADMIN_PASSWORD: PASSWORD })
+    stack = await startStack({ DATA_DIR: dataDir, ADMIN_PASSWORD: PASSWORD }, [], undefined, { readyTimeoutMs: 170_000 })
     const put = await fetch(`${stack.appUrl}/remote.php/dav/files/admin/kept.txt`, {
       method: 'PUT',
       headers: { authorization: auth },
       body: 'still here',
     })
     expect(put.status).toBe(201)
-  })
+    // Four processes start one after the other; on a loaded two-core machine each takes tens of seconds to load.
+  }, 180_000)
   afterAll(async () => {
     await stack?.stop()
     rmSync(dataDir, { recursive: true, force: true })
   })
 
-  it('runs the app surface, the gateway and the deal service in three processes besides the supervisor', () => {
-    const pids = new Set([stack.child.pid, pidOf(/app surface listening/), pidOf(/gateway listening/), pidOf(/deal service listening/)])
-    expect(pids.size).toBe(4)
+  it('runs the app surface, the gateway, the deal service and the simulated network in four processes besides the supervisor', () => {
+    const pids = new Set([
+      stack.child.pid,
+      pidOf(/app surface listening/),
+      pidOf(/gateway listening/),
+      pidOf(/deal service listening/),
+      pidOf(/simulated network: chain serving/),
+    ])
+    expect(pids.size).toBe(5)
   })
 
   it('says where to go, how to log in and how to stop once everything listens', () => {
@@ -85,35 +92,49 @@ describe('the supervised stack', () => {
     process.kill(backend, 'SIGKILL')
     // The app surface itself never went away; the gateway behind it is missing for a moment.
     expect((await fetch(`${stack.appUrl}/status.php`)).status).toBe(200)
-    await expect.poll(async () => (await metadata()).status, { timeout: 30_000, interval: 200 }).toBe(200)
+    await expect.poll(async () => (await metadata()).status, { timeout: 90_000, interval: 200 }).toBe(200)
     expect(pidOf(/gateway listening/)).not.toBe(backend)
     expect((await (await metadata()).json()).metadata.file.cid).toMatch(/^baf/)
-  }, 60_000)
+  }, 120_000)
 
   it('keeps the gateway and the app answering while the deal service is killed, and brings it back', async () => {
     const service = pidOf(/deal service listening/)
     process.kill(service, 'SIGKILL')
     expect((await metadata()).status).toBe(200)
-    await expect.poll(() => pidOf(/deal service listening/), { timeout: 30_000, interval: 200 }).not.toBe(service)
+    await expect.poll(() => pidOf(/deal service listening/), { timeout: 90_000, interval: 200 }).not.toBe(service)
     const ticker = await fetch(`${stack.serviceUrl}/public/v1/ticker/get-latest`, { method: 'POST' })
     expect(ticker.status).toBe(200)
     // The chain's RPC came back where the gateway reads it.
     await expect.poll(() => chainHead().catch(() => 0), { timeout: 10_000, interval: 200 }).toBeGreaterThan(0)
-  }, 60_000)
+  }, 120_000)
+
+  it('brings a killed simulated network back where the parts read it, the deal service answering meanwhile', async () => {
+    const network = pidOf(/simulated network: chain serving/)
+    process.kill(network, 'SIGKILL')
+    expect((await fetch(`${stack.serviceUrl}/public/v1/ticker/get-latest`, { method: 'POST' })).status).toBe(200)
+    await expect.poll(() => pidOf(/simulated network: chain serving/), { timeout: 90_000, interval: 200 }).not.toBe(network)
+    // The same RPC URL as the banner printed and the gateway reads.
+    await expect.poll(() => chainHead().catch(() => 0), { timeout: 10_000, interval: 200 }).toBeGreaterThan(0)
+  }, 120_000)
 
   it('restarts a killed app surface on the same address', async () => {
     const app = pidOf(/app surface listening/)
     process.kill(app, 'SIGKILL')
     await expect
-      .poll(async () => (await fetch(`${stack.appUrl}/status.php`).catch(() => undefined))?.status, { timeout: 30_000, interval: 200 })
+      .poll(async () => (await fetch(`${stack.appUrl}/status.php`).catch(() => undefined))?.status, { timeout: 90_000, interval: 200 })
       .toBe(200)
     expect(pidOf(/app surface listening/)).not.toBe(app)
     expect((await metadata()).status).toBe(200)
-  }, 60_000)
+  }, 120_000)
 
   // Last: it ends the stack.
   it('stops every part when npm start itself is killed outright, leaving no orphan behind', async () => {
-    const parts = [pidOf(/app surface listening/), pidOf(/gateway listening/), pidOf(/deal service listening/)]
+    const parts = [
+      pidOf(/app surface listening/),
+      pidOf(/gateway listening/),
+      pidOf(/deal service listening/),
+      pidOf(/simulated network: chain serving/),
+    ]
     const alive = (pid: number) => {
       try {
         process.kill(pid, 0)
@@ -123,6 +144,6 @@ describe('the supervised stack', () => {
       }
     }
     process.kill(stack.child.pid!, 'SIGKILL')
-    await expect.poll(() => parts.filter(alive), { timeout: 30_000, interval: 200 }).toEqual([])
-  }, 60_000)
+    await expect.poll(() => parts.filter(alive), { timeout: 90_000, interval: 200 }).toEqual([])
+  }, 120_000)
 })

@@ -252,8 +252,11 @@ describe('what the configuration derives', () => {
   it('checks --role: a known one, and GATEWAY_URL for the app surface alone', () => {
     expect(parseRole(undefined)).toBe('all')
     expect(parseRole('gateway')).toBe('gateway')
-    expect(() => parseRole('moon')).toThrow(/Unknown --role "moon" \(all, app, gateway, service\)/)
+    expect(() => parseRole('moon')).toThrow(/Unknown --role "moon" \(all, app, gateway, service, network\)/)
     expect(() => loadConfig({}, { role: 'app' })).toThrow(/--role app needs GATEWAY_URL/)
+    // The simulated network alone runs only where no other chain is named.
+    expect(parseRole('network')).toBe('network')
+    expect(() => loadConfig({ SIMNET_RPC_URL: 'http://127.0.0.1:1234/rpc/v1' }, { role: 'network' })).toThrow(/--role network/)
     expect(loadConfig({ GATEWAY_URL: 'http://127.0.0.1:9011' }, { role: 'app' }).bridge.gatewayUrl).toBe('http://127.0.0.1:9011')
   })
 })

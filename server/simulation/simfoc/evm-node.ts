@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import { startServer, type ServerOptions } from '../../shared/http.ts'
 import { openChainJournal } from './chain-journal.ts'
 import { BASE_FEE, createEvmChain, ExecutionReverted, hex, TransactionRejected, type CallRequest, type EvmChain } from './evm-chain.ts'
 import { blockJson, logJson, receiptJson, txJson } from './evm-node-json.ts'
@@ -37,6 +37,8 @@ export interface EvmNodeOptions {
   stateFile?: string
   /** Port to listen on (127.0.0.1); default any free one. */
   port?: number
+  /** Connection rules of its port (connection caps, idle and body deadlines), as every part's. */
+  http?: ServerOptions
 }
 
 export interface EvmNode {
@@ -202,6 +204,12 @@ async function answer(methods: ReturnType<typeof ethMethods>, request: unknown):
   }
 }
 
+/** What the connection layer answers itself (a 408 for a late body, a 503 over the cap), as a JSON-RPC error. */
+const rpcErrorBody = (message: string) => ({
+  type: 'application/json',
+  text: json({ jsonrpc: '2.0', id: null, error: { code: INVALID_REQUEST, message } }),
+})
+
 /** Starts the simulated Onchain Cloud's EVM on loopback, serving Lotus's eth_* JSON-RPC at /rpc/v1. */
 export async function startEvmNode(options: EvmNodeOptions = {}): Promise<EvmNode> {
   const now = options.now ?? Date.now
@@ -220,7 +228,7 @@ export async function startEvmNode(options: EvmNodeOptions = {}): Promise<EvmNod
   if (fresh) for (const { address, wei } of options.accounts ?? []) await chain.setBalance(address, wei)
   const methods = ethMethods(chain)
 
-  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+  const listener = (req: IncomingMessage, res: ServerResponse) => {
     const reply = (status: number, body: unknown) => {
       res.writeHead(status, { 'content-type': 'application/json' }).end(typeof body === 'string' ? body : json(body))
     }
@@ -250,22 +258,19 @@ export async function startEvmNode(options: EvmNodeOptions = {}): Promise<EvmNod
           error: { code: INVALID_REQUEST, message: error.message },
         }),
       )
-  })
-  await new Promise<void>((resolve) => server.listen(options.port ?? 0, '127.0.0.1', resolve))
-  const { port } = server.address() as AddressInfo
+  }
+  // The same connection rules as the parts (a cap, idle and body deadlines): with Node's defaults a local flood of this
+  // port held every descriptor of the process, and a body trickled a byte every few seconds stayed open for minutes.
+  const server = await startServer(listener, options.port ?? 0, '127.0.0.1', { errorBody: rpcErrorBody, ...options.http })
   return {
-    url: `http://127.0.0.1:${port}${EVM_RPC_PATH}`,
+    url: `${server.url}${EVM_RPC_PATH}`,
     chain,
     fresh,
     headEpoch,
     setBalance: (address, wei) => chain.setBalance(address, wei),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections()
-        server.close(() => {
-          journal?.close()
-          resolve()
-        })
-      }),
+    async close() {
+      await server.close(0)
+      journal?.close()
+    },
   }
 }

@@ -2,6 +2,8 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { keccak256, parseEther, toHex, type Address, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
+import { isAddressInUse } from '../../shared/free-port.ts'
+import type { ServerOptions } from '../../shared/http.ts'
 import type { Logger } from '../../shared/logger.ts'
 import { loadFocArtifacts } from './contracts/compile.ts'
 import { deployFoc, focClients, mintUsdfc, type FocAddresses } from './contracts/deploy.ts'
@@ -33,6 +35,8 @@ export interface SimulatedFocOptions {
   /** A fault for some providers, by index: refuse, stall, lose (the data), stop-proving. */
   faults?: Record<number, PdpProviderFault>
   logger?: Logger
+  /** Connection rules of its ports (the chain's RPC, each provider's API), as every part's. */
+  http?: ServerOptions
 }
 
 export interface SimulatedPdpProvider {
@@ -88,6 +92,7 @@ export async function startSimulatedFoc(options: SimulatedFocOptions): Promise<S
     seed,
     port: options.rpcPort,
     accounts: [{ address: deployer, wei: parseEther('1000000') }],
+    http: options.http,
   })
   const started: PdpProvider[] = []
   try {
@@ -115,10 +120,13 @@ export async function startSimulatedFoc(options: SimulatedFocOptions): Promise<S
         // Often enough to catch each challenge window (20 epochs) several times, at any speed.
         pollMs: Math.max(250, Math.min(1000, options.epochSeconds * 5_000)),
         log: options.logger?.child({ provider: index }),
+        http: options.http,
       })
       started.push(provider)
       const portFile = join(providerDir, 'port')
-      const url = await provider.listen(existsSync(portFile) ? Number(readFileSync(portFile, 'utf8')) : 0)
+      const saved = existsSync(portFile) ? Number(readFileSync(portFile, 'utf8')) : 0
+      const url = await listenOnSavedPort(provider, saved, options.http?.avoidPorts)
+      const moved = saved !== 0 && new URL(url).port !== String(saved)
       writeFileSync(portFile, String(new URL(url).port))
       if (node.fresh) await node.setBalance(address, parseEther('1000'))
       const name = `sim-curio-${index}`
@@ -134,6 +142,8 @@ export async function startSimulatedFoc(options: SimulatedFocOptions): Promise<S
           serviceURL: url,
           paymentTokenAddress: contracts.usdfc,
         },
+        // A provider that had to leave its saved port says where it is now, as an operator updates its product.
+        updateIfRegistered: moved,
       })
       providers.push({ index, providerId, name, url, endorsed: false, provider })
     }
@@ -171,6 +181,22 @@ export async function startSimulatedFoc(options: SimulatedFocOptions): Promise<S
     for (const p of started) await p.close().catch(() => undefined)
     await node.close()
     throw error
+  }
+}
+
+/**
+ * A provider listens on the port it registered, so that the registry's
+ * service URL stays true across restarts, unless that port is now one the
+ * stack is configured on or another process holds it: then on a free one,
+ * and the registry is told.
+ */
+export async function listenOnSavedPort(provider: PdpProvider, saved: number, avoid: ReadonlySet<number> | undefined): Promise<string> {
+  if (saved === 0 || avoid?.has(saved)) return provider.listen(0)
+  try {
+    return await provider.listen(saved)
+  } catch (err) {
+    if (!isAddressInUse(err)) throw err
+    return provider.listen(0)
   }
 }
 

@@ -58,6 +58,7 @@ export const serviceProviderRegistryAbi = parseAbi([
   'function REGISTRATION_FEE() view returns (uint256)',
   'function registerProvider(address payee, string name, string description, uint8 productType, string[] capabilityKeys, bytes[] capabilityValues) payable returns (uint256 providerId)',
   'function getProviderIdByAddress(address providerAddress) view returns (uint256)',
+  'function updateProduct(uint8 productType, string[] capabilityKeys, bytes[] capabilityValues)',
   'event ProviderRegistered(uint256 indexed providerId, address indexed serviceProvider, address indexed payee)',
 ])
 
@@ -368,6 +369,8 @@ export interface RegisterPdpProviderOptions {
   /** Who is paid; the provider's own address by default. */
   payee?: Address
   capabilities?: Record<string, string>
+  /** An address already registered replaces its PDP product's capabilities with `offering` (its service URL moved). */
+  updateIfRegistered?: boolean
   /** How long to wait for the registration to be mined (default 2 minutes). */
   timeoutMs?: number
   pollingIntervalMs?: number
@@ -391,7 +394,7 @@ export async function registerPdpProvider(o: RegisterPdpProviderOptions): Promis
     functionName: 'getProviderIdByAddress',
     args: [account.address],
   })
-  if (existing !== 0n) return existing
+  if (existing !== 0n && !o.updateIfRegistered) return existing
   const id = await publicClient.getChainId()
   const wallet = createWalletClient({
     account,
@@ -403,12 +406,32 @@ export async function registerPdpProvider(o: RegisterPdpProviderOptions): Promis
       rpcUrls: { default: { http: [o.rpcUrl] } },
     }),
   })
+  const { keys, values } = offeringCapabilities(o.offering, o.capabilities)
+  const mined = async (hash: Hex, what: string) => {
+    const receipt = await publicClient.waitForTransactionReceipt({
+      hash,
+      timeout: o.timeoutMs ?? 120_000,
+      pollingInterval: o.pollingIntervalMs ?? 250,
+    })
+    if (receipt.status !== 'success') throw new Error(`${what} reverted (${hash})`)
+    return receipt
+  }
+  if (existing !== 0n) {
+    // The registry's updateProduct, as Curio's binding (pdp/contract/ServiceProviderRegistry.go UpdateProduct) sends it.
+    const hash = await wallet.writeContract({
+      address: o.serviceProviderRegistry,
+      abi: serviceProviderRegistryAbi,
+      functionName: 'updateProduct',
+      args: [0, keys, values],
+    })
+    await mined(hash, 'updateProduct')
+    return existing
+  }
   const fee = await publicClient.readContract({
     address: o.serviceProviderRegistry,
     abi: serviceProviderRegistryAbi,
     functionName: 'REGISTRATION_FEE',
   })
-  const { keys, values } = offeringCapabilities(o.offering, o.capabilities)
   const hash = await wallet.writeContract({
     address: o.serviceProviderRegistry,
     abi: serviceProviderRegistryAbi,
@@ -416,12 +439,7 @@ export async function registerPdpProvider(o: RegisterPdpProviderOptions): Promis
     args: [o.payee ?? account.address, o.name, o.description, 0, keys, values],
     value: fee,
   })
-  const receipt = await publicClient.waitForTransactionReceipt({
-    hash,
-    timeout: o.timeoutMs ?? 120_000,
-    pollingInterval: o.pollingIntervalMs ?? 250,
-  })
-  if (receipt.status !== 'success') throw new Error(`registerProvider reverted (${hash})`)
+  const receipt = await mined(hash, 'registerProvider')
   for (const log of receipt.logs) {
     try {
       const event = decodeEventLog({ abi: serviceProviderRegistryAbi, data: log.data, topics: log.topics })

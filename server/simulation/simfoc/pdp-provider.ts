@@ -1,7 +1,8 @@
-import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http'
-import type { AddressInfo } from 'node:net'
+import type { RequestListener, ServerResponse } from 'node:http'
 import { join } from 'node:path'
 import type { Address } from 'viem'
+import { startServer, type RunningServer, type ServerOptions } from '../../shared/http.ts'
+import { createLineLimit, leftOutField } from '../../shared/line-limit.ts'
 import type { FaultPlan } from '../simnet/faults.ts'
 import type { PdpChain } from './pdp-provider-chain.ts'
 import { ProviderDb, type DataSet, type DataSetPiece, type ProofRecord } from './pdp-provider-db.ts'
@@ -51,6 +52,8 @@ export interface PdpProviderOptions {
   pollMs?: number
   fetch?: typeof fetch
   log?: TaskLog
+  /** Connection rules of its port (connection caps, idle and body deadlines), as every part's. */
+  http?: ServerOptions
 }
 
 export interface PdpProvider {
@@ -75,6 +78,9 @@ export interface PdpProvider {
   proofs(): ProofRecord[]
   close(): Promise<void>
 }
+
+/** What the connection layer answers itself (a 408, a 503 over the cap), as Go's http.Error writes a text. */
+const goErrorBody = (message: string) => ({ type: 'text/plain; charset=utf-8', text: `${message}\n` })
 
 const silentLog: TaskLog = { debug() {}, info() {}, warn() {}, error() {} }
 
@@ -101,10 +107,11 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
   const log = options.log ?? silentLog
   const { store, db } = await openProviderState(options.dir)
   let fault: PdpProviderFault | null = options.fault ?? null
-  let server: Server | null = null
+  let server: RunningServer | null = null
   let url: string | null = null
   let poller: NodeJS.Timeout | null = null
   const openRequests = new Set<ServerResponse>()
+  const passFailures = createLineLimit({ perWindow: 5 })
 
   const tasks = new CurioTasks({
     db,
@@ -154,17 +161,19 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
     },
     async listen(port = 0, host = '127.0.0.1') {
       if (server) return url!
-      server = createServer(handler)
-      await new Promise<void>((resolve, reject) => {
-        server!.once('error', reject)
-        server!.listen(port, host, () => resolve())
-      })
-      const address = server.address() as AddressInfo
-      url = `http://${host}:${address.port}`
+      // The parts' connection rules (a cap, idle and body deadlines), not Node's defaults: a flood of a provider's
+      // port, or a body trickled a byte every few seconds, is cut as it would be at the gateway.
+      server = await startServer(handler, port, host, { errorBody: goErrorBody, ...options.http })
+      url = `http://${host}:${server.port}`
       const pollMs = options.pollMs ?? 500
       if (pollMs > 0) {
         const run = () => {
-          tasks.tick().catch((err: unknown) => log.warn({ err }, 'simulated Curio: chain pass failed'))
+          // Every half second while its chain is unreachable: a few lines and a count, not two a second.
+          tasks
+            .tick()
+            .catch((err: unknown) =>
+              passFailures('pass', (leftOut) => log.warn({ err, ...leftOutField(leftOut) }, 'simulated Curio: chain pass failed')),
+            )
         }
         poller = setInterval(run, pollMs)
         poller.unref()
@@ -190,11 +199,7 @@ export async function createPdpProvider(options: PdpProviderOptions): Promise<Pd
       poller = null
       bodies.wakeAll()
       for (const res of openRequests) res.destroy()
-      if (server) {
-        const closed = new Promise<void>((resolve) => server!.close(() => resolve()))
-        server.closeAllConnections()
-        await closed
-      }
+      await server?.close(0)
       server = null
       await tasks.settled()
       await db.flush()

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { freePortAvoiding } from '../../shared/free-port.ts'
 import { startServer, type RunningServer, type ServerOptions } from '../../shared/http.ts'
 import { multiaddr } from '@multiformats/multiaddr'
 import { CID } from 'multiformats/cid'
@@ -84,10 +85,13 @@ async function startOne(
   const profile = providerProfile(providerId)
   const curio = profile.kind === 'curio'
   // Stable identities under a seed: a provider keeps its peer id across restarts, as a real one does.
+  const avoid = o.http?.avoidPorts
   const node: Libp2p = await createProviderHost({
     identitySeed: seedBytes(o.seed, 'peer', providerId),
     transport: curio ? 'ws' : 'tcp',
     listenHost,
+    // Like its HTTP server's, its port is never one the stack's parts are configured on.
+    listenPort: avoid?.size ? await freePortAvoiding(listenHost, avoid) : 0,
   })
   const workerKey = seedBytes(o.seed, 'worker', providerId)
   const deals = new Map<string, TakenDeal>()

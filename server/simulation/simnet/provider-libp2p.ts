@@ -30,11 +30,14 @@ export async function createProviderHost(o: {
   identitySeed: Uint8Array
   transport: ProviderTransport
   listenHost: string
+  /** 0 (default): any free port. */
+  listenPort?: number
 }): Promise<Libp2p> {
   const privateKey = await generateKeyPairFromSeed('Ed25519', o.identitySeed)
+  const tcpAddress = `/ip4/${o.listenHost}/tcp/${o.listenPort ?? 0}`
   return createLibp2p({
     privateKey,
-    addresses: { listen: [o.transport === 'ws' ? `/ip4/${o.listenHost}/tcp/0/ws` : `/ip4/${o.listenHost}/tcp/0`] },
+    addresses: { listen: [o.transport === 'ws' ? `${tcpAddress}/ws` : tcpAddress] },
     transports: [o.transport === 'ws' ? webSockets() : tcp()],
     connectionEncrypters: [noise()],
     streamMuxers: [yamux(), mplex()],
