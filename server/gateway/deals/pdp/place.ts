@@ -2,10 +2,11 @@ import type { GroupRecord } from '../../content/index.ts'
 import { countingCopies, providersToSkip } from '../copies.ts'
 import type { StorageRoute } from '../route.ts'
 import type { TickReport } from '../types.ts'
+import { settleFromChain } from './adopt.ts'
 import { providerIdOf, type PdpContext } from './context.ts'
 import { canPay } from './funding.ts'
 import { copiesOnChain } from './proofs.ts'
-import { DATA_SET_METADATA, upload } from './upload.ts'
+import { DATA_SET_METADATA, upload, uploadPieceCid } from './upload.ts'
 
 /**
  * Starts background uploads of sendable groups short of PDP copies, while
@@ -33,7 +34,11 @@ export async function placeCopies(
       p.oversized.set(g.id, g.carSize)
       continue
     }
-    const history = await p.deals.ofGroup(g.id, 'pdp')
+    let history = await p.deals.ofGroup(g.id, 'pdp')
+    if (copies - countingCopies(route, history, head).length <= 0) continue
+    // Before any upload again: the chain may hold copies no row records (adds that went through across a stop).
+    await settleFromChain(p, g.id, uploadPieceCid(g), r)
+    history = await p.deals.ofGroup(g.id, 'pdp')
     const missing = copies - countingCopies(route, history, head).length
     if (missing <= 0) continue
     // Neither a provider holding a copy nor one that failed a copy (or stopped keeping one) lately is asked.
