@@ -18,30 +18,34 @@ const INTENT_WAIT_EPOCHS = 20
 const unresolved = (d: GroupDeal) =>
   (d.state === 'proposing' || d.state === 'proposed' || d.state === 'published') && d.pieceId === undefined
 
+/** A copy given up after its provider held the piece: an add sent then could still land, if late. */
+const givenUp = (p: PdpContext, d: GroupDeal) =>
+  d.state === 'failed' && d.failure?.code === 'STOPPED_BEFORE_ADD' && epochsSince(p, d) < ADOPT_WAIT_EPOCHS
+
 /**
  * Groups whose copies were being added when a previous process stopped,
  * found once at the first pass after a start and settled from the chain
- * (`settleFromChain`) at each pass until none of their copies waits.
+ * (`settleFromChain`) at each pass until none of their copies waits, and
+ * for ADOPT_WAIT_EPOCHS after one was given up: an add that lands that late,
+ * beside the copy made again, is found and removed.
  */
 export async function adoptInterrupted(p: PdpContext, r: TickReport): Promise<void> {
   if (!p.resumed.orphans) {
-    for (const state of ['proposing', 'proposed', 'published'] as const) {
-      for (const d of await p.deals.inState(state, 'pdp')) if (unresolved(d) && !p.uploads.has(d.groupId)) p.orphans.add(d.groupId)
+    for (const state of ['proposing', 'proposed', 'published', 'failed'] as const) {
+      for (const d of await p.deals.inState(state, 'pdp')) if (unresolved(d) || givenUp(p, d)) p.orphans.add(d.groupId)
     }
     p.resumed.orphans = true
   }
   for (const groupId of p.orphans) {
+    if (p.uploads.has(groupId)) continue
     const rows = await p.deals.ofGroup(groupId, 'pdp')
-    const pieceCid = rows.find(unresolved)?.pieceCid
-    if (!pieceCid) {
+    if (!rows.some((d) => unresolved(d) || givenUp(p, d))) {
       p.orphans.delete(groupId)
       continue
     }
-    const settled = await settleFromChain(p, groupId, pieceCid, r).catch((err: unknown) => {
+    await settleFromChain(p, groupId, rows[0].pieceCid, r).catch((err: unknown) => {
       p.logger.warn({ err, groupId }, 'looking up an interrupted PDP add on chain failed; asking again later')
-      return false
     })
-    if (settled) p.orphans.delete(groupId)
   }
 }
 
@@ -57,23 +61,24 @@ export async function adoptInterrupted(p: PdpContext, r: TickReport): Promise<vo
  * fails, nothing held against its provider, once no add can still land:
  * at once when its provider never held the piece, after INTENT_WAIT_EPOCHS
  * when it did, after ADOPT_WAIT_EPOCHS when its add transaction is known and
- * not in a block yet. Returns whether no copy still waits.
+ * not in a block yet.
  */
-export async function settleFromChain(p: PdpContext, groupId: number, pieceCid: string, r: TickReport): Promise<boolean> {
+export async function settleFromChain(p: PdpContext, groupId: number, pieceCid: string, r: TickReport): Promise<void> {
   const rows = await p.deals.ofGroup(groupId, 'pdp')
   const known = new Set(rows.filter((d) => d.pieceId !== undefined).map((d) => `${d.dataSetId}/${d.pieceId}`))
   const untracked = (await p.client.pieceCopies({ pieceCid })).filter((c) => !known.has(`${c.dataSetId}/${c.pieceId}`))
-  let waiting = false
   for (const d of rows.filter(unresolved)) {
     const at = untracked.findIndex((c) => providerName(c.providerId) === d.provider)
     if (at >= 0) {
       await adopt(p, d, untracked.splice(at, 1)[0], r)
       p.logger.info({ groupId, provider: d.provider }, 'PDP copy adopted after a restart: its add went through on chain')
-    } else if (await mayStillLand(p, d)) waiting = true
-    else await p.fail(d, d.addTxHash ? { code: 'INTERRUPTED' } : { code: 'STOPPED_BEFORE_ADD' }, r)
+    } else if (!(await mayStillLand(p, d))) {
+      await p.fail(d, d.addTxHash ? { code: 'INTERRUPTED' } : { code: 'STOPPED_BEFORE_ADD' }, r)
+      // Looked up again for a while: a late add would sit beside the copy made again.
+      if (d.state !== 'proposing') p.orphans.add(groupId)
+    }
   }
   for (const copy of untracked) await untrackedCopy(p, groupId, pieceCid, copy, r)
-  return !waiting
 }
 
 /** Whether an add for a copy not found on chain may still land: its transaction known and not in a block yet, or its provider holding the piece lately. */
