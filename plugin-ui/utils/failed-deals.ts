@@ -33,6 +33,8 @@ const FAILURE_WORDS: Record<CopyFailureCode, (words: string) => string> = {
   SLASHED: () => t('gateway', 'the provider lost the sector'),
   EXPIRED: () => t('gateway', 'the deal ended'),
   INTERRUPTED: () => t('gateway', 'interrupted when the gateway restarted'),
+  STOPPED_BEFORE_ADD: () => t('gateway', 'interrupted when the gateway restarted, before the provider added it'),
+  EXTRA_COPY: () => t('gateway', 'a second copy on the same provider, removed'),
   CHAIN_UNREACHABLE: () => t('gateway', "interrupted: the chain's node did not answer"),
   UPLOAD_STALLED: () => t('gateway', 'the upload stalled'),
   NEVER_PROVED: () => t('gateway', 'never proved on chain'),

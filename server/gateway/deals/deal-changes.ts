@@ -12,6 +12,7 @@ export type DealChanges = Pick<
   | 'markFailed'
   | 'markEnded'
   | 'recordPdpCopy'
+  | 'recordAddTx'
   | 'recordProof'
   | 'recordCheck'
   | 'failInterrupted'
@@ -68,6 +69,9 @@ export function createDealChanges(sql: Sql, now: () => number): DealChanges {
     markActive: (id) => transition(id, 'active', '', []),
     markFailed: (id, failure) => finish(id, 'failed', failure),
     markEnded: (id, failure) => finish(id, 'ended', failure),
+    async recordAddTx(id, txHash) {
+      await sql.run('UPDATE group_deals SET add_tx_hash = ?, updated_ms = ? WHERE id = ?', [txHash, now(), id])
+    },
     async recordPdpCopy(id, copy) {
       await sql.run(
         'UPDATE group_deals SET data_set_id = ?, piece_id = ?, added_epoch = ?, retrieval_url = ?, updated_ms = ? WHERE id = ?',
@@ -100,7 +104,8 @@ export function createDealChanges(sql: Sql, now: () => number): DealChanges {
     },
     async failInterrupted() {
       let n = 0
-      for (const { id } of await sql.all<{ id: number }>(`SELECT id FROM group_deals WHERE state = 'proposing'`)) {
+      // PDP copies are not: their route looks on chain for what their adds did (pdp/adopt.ts).
+      for (const { id } of await sql.all<{ id: number }>(`SELECT id FROM group_deals WHERE state = 'proposing' AND route <> 'pdp'`)) {
         if (await finish(id, 'failed', { code: 'INTERRUPTED' })) n++
       }
       return n

@@ -9,7 +9,8 @@ export type RouteName = 'market' | 'pdp'
 /**
  * One copy the gateway set out to make of a group, and where it stands:
  * `proposing` (being sent) → `proposed` (a provider took it: a deal fetching
- * the CAR, or a PDP piece whose add is on its way) → `published` (on chain:
+ * the CAR, or a PDP provider that holds the piece, its add about to be sent
+ * or on its way) → `published` (on chain:
  * a deal id, or the piece in a data set) → `active` (sealed, or proved);
  * off that path `failed` or `ended`. Each column means one thing: a market
  * deal fills `proposalId` and `dealId`, a PDP copy `addTxHash`, `dataSetId`
@@ -109,7 +110,7 @@ export interface DealStore {
   liveOfGroup(groupId: number, route?: RouteName): Promise<GroupDeal[]>
   /** Every deal in `state` (of one route, or all), oldest first. */
   inState(state: GatewayDealState, route?: RouteName): Promise<GroupDeal[]>
-  /** proposing → proposed: a provider took it (market: under this deal UUID; PDP: its add transaction sent, when known). */
+  /** proposing → proposed: a provider took it (market: under this deal UUID; PDP: it holds the piece, an add may be sent). */
   markProposed(id: number, taken: { proposalId?: string; addTxHash?: string }): Promise<boolean>
   /** → published: on chain (market: its deal id; PDP: the data set holding the piece); the transfer token goes. */
   markPublished(id: number, onChain: { dealId?: number; dataSetId?: number }): Promise<boolean>
@@ -119,6 +120,8 @@ export interface DealStore {
   markFailed(id: number, failure: CopyFailure): Promise<boolean>
   /** → ended (expired, slashed, no longer proved), with why. */
   markEnded(id: number, failure: CopyFailure): Promise<boolean>
+  /** A PDP copy's add transaction, as its provider answered the add request. */
+  recordAddTx(id: number, txHash: string): Promise<void>
   /** A PDP copy's piece in its data set on chain, and where the provider serves it. */
   recordPdpCopy(id: number, copy: { dataSetId: number; pieceId: number; addedEpoch: number; retrievalUrl: string }): Promise<void>
   /**
@@ -132,7 +135,10 @@ export interface DealStore {
    * when nothing could be reached that round (not retrievable now, but no one is blamed: it counts as before).
    */
   recordCheck(id: number, result: CheckResult, stopAfter?: number): Promise<void>
-  /** Proposals in flight when the process died: the provider's answer is lost, so they count as failed. Returns how many. */
+  /**
+   * Deal-market proposals in flight when the process died: the provider's answer is lost, so they count as
+   * failed (PDP copies are left to their route, which looks on chain). Returns how many.
+   */
   failInterrupted(): Promise<number>
   /** Deals with their audit trail, oldest first (all, or one group's). */
   audit(groupId?: number): Promise<DealAudit[]>

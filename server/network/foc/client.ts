@@ -9,6 +9,7 @@ import { dataSets } from './data-sets.ts'
 import { guarded } from './errors.ts'
 import { fund } from './fund.ts'
 import { funding } from './funding.ts'
+import { pieceCopies } from './piece-copies.ts'
 import { removalState, removeCopy } from './removal.ts'
 import { retrieveBlock, retrievePiece } from './retrieval.ts'
 import { store } from './store.ts'
@@ -67,6 +68,13 @@ export interface FocClient {
    * the SDK waited for the add.
    */
   addedCopy(add: { txHash: Hash; providerId: number; pieceCid: string }): Promise<FocAddOutcome>
+  /**
+   * Every live copy of `pieceCid` (a v2 piece CID) in our data sets, on any
+   * provider, not scheduled for removal: found by its CID on chain
+   * (PDPVerifier findPieceIdsByCid), whatever the gateway recorded. For adds
+   * whose answer a stop lost, and before a group is uploaded again.
+   */
+  pieceCopies(piece: { pieceCid: string }): Promise<FocCopy[]>
   account(): Promise<FocAccount>
   /**
    * Asks the copy's provider to remove the piece from our data set (it is no
@@ -123,6 +131,7 @@ export function createFocClient(options: FocClientOptions): FocClient {
     store: verb(store),
     copyProof: verb(copyProof),
     addedCopy: verb(addedCopy),
+    pieceCopies: verb(pieceCopies),
     account: verb(account),
     removeCopy: verb(removeCopy),
     removalState: verb(removalState),

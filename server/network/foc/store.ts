@@ -49,6 +49,7 @@ export async function store(
           stored = true
           report({ kind: 'stored', providerId: Number(providerId) })
         },
+        onCopyComplete: (providerId) => report({ kind: 'pulled', providerId: Number(providerId) }),
         onPiecesAdded: (txHash, providerId) => {
           addTransactions.set(Number(providerId), txHash)
           report({ kind: 'adding', providerId: Number(providerId), txHash })

@@ -125,9 +125,17 @@ export interface FocStoreOptions {
   onProgress?: (event: FocStoreEvent) => void
 }
 
+/**
+ * The SDK's steps of one store, in its order: the bytes taken by the first
+ * provider it picks (`uploaded`, `stored`), pulled from it by the others
+ * (`pulled`), then on each an add request whose transaction the provider
+ * sends (`adding`, once it answers) and sees land (`added`). The SDK sends
+ * the add requests only once every provider holds the piece (`stored` or `pulled`).
+ */
 export type FocStoreEvent =
   | { kind: 'uploaded'; bytes: number }
   | { kind: 'stored'; providerId: number }
+  | { kind: 'pulled'; providerId: number }
   | { kind: 'adding'; providerId: number; txHash: Hash }
   | { kind: 'added'; providerId: number; dataSetId: bigint }
   | { kind: 'copy-failed'; providerId: number; reason: string }

@@ -41,6 +41,17 @@ export const COPY_FAILURES = {
   EXPIRED: { retry: 'soon' },
   /** Under way when the gateway stopped; its answer is lost. */
   INTERRUPTED: { retry: 'later' },
+  /**
+   * A PDP copy cut short by the gateway's own stop, which the chain shows was
+   * never added (looked up by its piece CID): nothing held against the provider.
+   */
+  STOPPED_BEFORE_ADD: { retry: 'soon' },
+  /**
+   * A PDP piece of ours the gateway found live on chain beyond the copies it
+   * keeps (an add that went through across a stop, the group made again
+   * meanwhile): removed so that it is not paid for twice; nothing held against the provider.
+   */
+  EXTRA_COPY: { retry: 'soon' },
   /** The chain's node (the Onchain Cloud's RPC) did not answer during the upload: nothing held against the provider. */
   CHAIN_UNREACHABLE: { retry: 'soon' },
   /** A PDP upload that made no progress for the upload idle time. */

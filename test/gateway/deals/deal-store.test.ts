@@ -176,11 +176,21 @@ describeEachStore('gateway deal store', ({ open }) => {
       }
     })
 
-    it('fails the proposals a crash interrupted, once', async () => {
+    it('fails the proposals a crash interrupted, once, and leaves PDP copies to their route, which looks on chain', async () => {
       const { store, deal } = await fresh()
+      const pdp = await store.create({
+        groupId: 1,
+        route: 'pdp',
+        provider: 'pdp:1',
+        pieceCid: 'bafkzcib',
+        startEpoch: 1,
+        endEpoch: 1,
+        proposalEpoch: 1,
+      })
       expect(await store.failInterrupted()).toBe(1)
       expect(await store.failInterrupted()).toBe(0)
       expect(await store.get(deal.id)).toMatchObject({ state: 'failed', failure: { code: 'INTERRUPTED' } })
+      expect((await store.get(pdp.id))?.state).toBe('proposing')
     })
 
     it('keeps what was sent and answered', async () => {

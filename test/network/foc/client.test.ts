@@ -6,7 +6,7 @@ import { parseEther, parseUnits } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { focChain } from '../../../server/network/foc/chain.ts'
-import { createFocClient, FocFundsError, type FocClient, type FocStored } from '../../../server/network/foc/client.ts'
+import { createFocClient, FocFundsError, type FocClient, type FocCopy, type FocStored } from '../../../server/network/foc/client.ts'
 import { NetworkError } from '../../../server/network/errors.ts'
 import { startSimulatedFoc, type SimulatedFoc } from '../../../server/simulation/simfoc/index.ts'
 import { until } from '../../helpers/until.ts'
@@ -108,6 +108,11 @@ describe("the gateway's Onchain Cloud client (the unchanged Synapse SDK) against
         copy,
       })
     }
+    // Found by the piece CID alone, on both providers, as a gateway that lost the adds' answers finds them.
+    const byProvider = (copies: FocCopy[]) => copies.map(({ addedEpoch: _, ...c }) => c).sort((a, b) => a.providerId - b.providerId)
+    const found = await client.pieceCopies({ pieceCid: v2 })
+    expect(byProvider(found)).toEqual(byProvider(stored.copies))
+    for (const c of found) expect(c.addedEpoch).toBeGreaterThanOrEqual(stored.copies.find((x) => x.providerId === c.providerId)!.addedEpoch)
     // A transaction not in any block yet, and one that added nothing of ours (a deposit).
     expect(await client.addedCopy({ txHash: `0x${'ab'.repeat(32)}`, providerId: stored.copies[0].providerId, pieceCid: v2 })).toEqual({
       status: 'pending',

@@ -118,8 +118,12 @@ describe('stopping payment for PDP copies that no longer count, against the simu
     const failed = copies[1]
     const before = await rail(failed.dataSetId)
     expect(await client.removalState(failed)).toBe('live')
+    const live = async () => (await client.pieceCopies({ pieceCid })).map((c) => [c.providerId, c.dataSetId, c.pieceId])
+    expect(await live()).toContainEqual([failed.providerId, failed.dataSetId, failed.pieceId])
     await client.removeCopy(failed)
     expect(await client.removalState(failed)).toBe('scheduled')
+    // Scheduled for removal: no longer among the piece's live copies.
+    expect(await live()).not.toContainEqual([failed.providerId, failed.dataSetId, failed.pieceId])
     await until(
       async () => ((await client.removalState(failed)) === 'gone' ? true : undefined),
       'the piece removed at the next proving period',

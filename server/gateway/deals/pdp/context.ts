@@ -50,7 +50,7 @@ export interface PdpContext extends RouteContext {
   funds: Note<Problem>
   /** The account's runway as last read. */
   funding?: PdpFunding
-  /** Copies whose add transaction was sent before a restart: adopted from the chain, or failed. */
+  /** Groups with copies whose add may have been sent before a restart: looked up on chain until each is adopted or failed. */
   orphans: Set<number>
   /** Copies that no longer count whose piece is to be removed from its data set, and when to try next. */
   removals: Pacer<number>

@@ -22,9 +22,11 @@ import type { PdpRouteOptions } from './types.ts'
  * (data set terminated, piece removed, proving stopped, retrieval check
  * failed once replaced), its piece then removed so it is no longer paid
  * for, or, when its provider is gone, its data set ended by the payer. A
- * copy whose add was sent when the process stopped is adopted from our
- * data set's pieces once its transaction is in a block, rather than
- * uploaded again. A copy's endEpoch is how far the account's
+ * copy is recorded (`proposed`) once its provider holds the piece, before
+ * any add is sent; after a stop, and before a group is uploaded again, the
+ * chain is asked which of our data sets hold its piece: what is there is
+ * adopted rather than uploaded again, a piece beyond the copies kept is
+ * removed (adopt.ts). A copy's endEpoch is how far the account's
  * funds pay for storage (its runway). Nothing is uploaded that the account
  * cannot pay for. One verb per file beside this one.
  */
@@ -75,7 +77,7 @@ export function createPdpRoute(c: RouteContext, options: PdpRouteOptions): Stora
     retrievePiece: (d, size, signal) => client.retrievePiece(d.retrievalUrl!, size, signal),
     async stop() {
       for (const { controller } of p.uploads.values()) controller.abort(new Error('deal engine stopping'))
-      // An aborted upload ends at once: its rows fail as interrupted, but those whose add was sent wait to be adopted.
+      // An aborted upload ends at once: its rows fail as stopped, but those whose provider holds the piece wait to be looked up on chain.
       await Promise.all([...p.uploads.values()].map((u) => u.done))
     },
   }

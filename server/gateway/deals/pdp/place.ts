@@ -3,10 +3,11 @@ import { countingCopies, providersToSkip } from '../copies.ts'
 import type { StorageRoute } from '../route.ts'
 import type { TickReport } from '../types.ts'
 import { counted, inWallTime } from '../../words.ts'
+import { settleFromChain } from './adopt.ts'
 import { providerIdOf, type PdpContext } from './context.ts'
 import { canPay } from './funding.ts'
 import { copiesOnChain } from './proofs.ts'
-import { DATA_SET_METADATA, upload } from './upload.ts'
+import { DATA_SET_METADATA, upload, uploadPieceCid } from './upload.ts'
 
 /**
  * Starts background uploads of sendable groups short of PDP copies, while
@@ -37,7 +38,14 @@ export async function placeCopies(
       p.oversized.set(g.id, g.carSize)
       continue
     }
-    const history = await p.deals.ofGroup(g.id, 'pdp')
+    let history = await p.deals.ofGroup(g.id, 'pdp')
+    if (copies - countingCopies(route, history, head).length <= 0) {
+      p.retries.forget(g.id)
+      continue
+    }
+    // Before any upload again: the chain may hold copies no row records (adds that went through across a stop).
+    await settleFromChain(p, g.id, uploadPieceCid(g), r)
+    history = await p.deals.ofGroup(g.id, 'pdp')
     const counting = countingCopies(route, history, head).length
     const missing = copies - counting
     if (missing <= 0) {

@@ -27,16 +27,24 @@ async function carSource(path: string, carSize: number): Promise<Uint8Array | Re
   return bytes
 }
 
+/** The v2 piece CID the group is uploaded (and found on chain) as: its CAR's, at least the SDK's smallest upload. */
+export const uploadPieceCid = (g: GroupRecord) => pieceCidV2(g.pieceCid!, Math.max(g.carSize!, MIN_UPLOAD_BYTES))
+
 /**
- * The rows of one upload: one per provider the SDK names, made when it first
- * names it, and moved on as the SDK reports each step. The SDK's callbacks
- * cannot wait: what they record is awaited (`settled`) before the result is.
+ * The rows of one upload: one per provider that holds the piece, made
+ * `proposed` when the SDK says so (stored, or pulled from the first), before
+ * the SDK sends any add (it waits for every provider to hold the piece): the
+ * group, the provider and the piece CID are on record before an add can be
+ * sent, and a stop from then on leaves the row to be looked up on chain
+ * (adopt.ts). The add transaction is recorded when the provider answers. The
+ * SDK's callbacks cannot wait: what they record is awaited (`settled`)
+ * before the result is. On SQLite a row's write is done before the SDK's
+ * next network call; where it is not (PostgreSQL), an add that outruns it
+ * is still found by the chain lookup made before the group is uploaded again.
  */
 function uploadRows(p: PdpContext, g: GroupRecord, pieceCid: string, head: number) {
   const rows = new Map<number, Promise<GroupDeal>>()
   const recorded: Promise<unknown>[] = []
-  /** Providers whose add transaction is recorded: on a stop, those rows wait to be adopted. */
-  const sent = new Set<number>()
   const row = (providerId: number) =>
     rows.get(providerId) ??
     rows
@@ -57,18 +65,18 @@ function uploadRows(p: PdpContext, g: GroupRecord, pieceCid: string, head: numbe
     recorded.push(work().catch((err) => p.logger.warn({ err, groupId: g.id }, 'recording a PDP upload step failed')))
   return {
     rows,
-    sent,
     row,
     settled: () => Promise.all(recorded),
     /** What one SDK event changes: the upload's progress, and the provider's row. */
     on(e: FocStoreEvent, state: PdpUpload) {
       if (e.kind === 'uploaded') state.bytes = e.bytes
-      else if (e.kind === 'stored') record(() => row(e.providerId))
+      else if (e.kind === 'stored' || e.kind === 'pulled') record(async () => p.deals.markProposed((await row(e.providerId)).id, {}))
       else if (e.kind === 'adding') {
         state.adding++
         record(async () => {
-          await p.deals.markProposed((await row(e.providerId)).id, { addTxHash: e.txHash })
-          sent.add(e.providerId)
+          const d = await row(e.providerId)
+          await p.deals.markProposed(d.id, {})
+          await p.deals.recordAddTx(d.id, e.txHash)
         })
       } else if (e.kind === 'added')
         record(async () => p.deals.markPublished((await row(e.providerId)).id, { dataSetId: Number(e.dataSetId) }))
@@ -87,6 +95,9 @@ async function recordStored(p: PdpContext, g: GroupRecord, rows: ReturnType<type
     r.published++
   }
   for (const f of stored.failures) await p.fail(await rows.row(f.providerId), { code: 'PROVIDER_REFUSED', detail: f.reason }, r)
+  // A provider the SDK picked and then used for neither: nothing was added there.
+  const used = new Set([...stored.copies, ...stored.failures].map((x) => x.providerId))
+  for (const [providerId, d] of rows.rows) if (!used.has(providerId)) await p.fail(await d, { code: 'STOPPED_BEFORE_ADD' }, r)
   const failures = stored.failures.map((f) => `${providerName(f.providerId)}: ${f.reason}`)
   if (stored.copies.length > 0) p.refused.delete(g.id)
   if (failures.length > 0) p.refused.set(g.id, failures.join('; '))
@@ -105,7 +116,7 @@ async function recordFailure(
 ) {
   const message = (err as Error).message
   const failure: CopyFailure = stopped
-    ? { code: 'INTERRUPTED' }
+    ? { code: 'STOPPED_BEFORE_ADD' }
     : isNetworkError(err) && err.chainNode
       ? { code: 'CHAIN_UNREACHABLE', detail: message }
       : isNetworkError(err, 'TIMED_OUT')
@@ -114,10 +125,11 @@ async function recordFailure(
   const failedProvider = isNetworkError(err) && err.provider !== undefined ? Number(err.provider) : undefined
   // The provider that failed gets a failed row too, so that it is not asked again for a while.
   if (failedProvider !== undefined) await rows.row(failedProvider)
-  for (const [providerId, d] of rows.rows) {
-    // Stopped while its add was on the way: the next start adopts it from the chain.
-    if (stopped && rows.sent.has(providerId)) continue
-    await p.fail(await d, failure, r)
+  for (const row of rows.rows.values()) {
+    const d = (await p.deals.get((await row).id))!
+    // Stopped once its provider held the piece: an add may have been sent, which the next start looks up on chain.
+    if (stopped && d.state !== 'proposing') continue
+    await p.fail(d, failure, r)
   }
   const who = failedProvider !== undefined ? `${providerName(failedProvider)} ` : ''
   p.refused.set(g.id, `${who}${failure.detail === undefined ? failure.code : `${failure.code}: ${failure.detail}`}`)
@@ -135,8 +147,8 @@ async function recordFailure(
 export async function upload(p: PdpContext, g: GroupRecord, copies: number, exclude: number[], head: number, r: TickReport): Promise<void> {
   const path = await p.content.carFile(g.id)
   if (!path) return
+  const pieceCid = uploadPieceCid(g)
   const size = Math.max(g.carSize!, MIN_UPLOAD_BYTES)
-  const pieceCid = pieceCidV2(g.pieceCid!, size)
   const root = await p.content.carRoot(g.id)
   const state: PdpUpload = { copies, bytes: 0, total: size, adding: 0 }
   const controller = new AbortController()

@@ -28,7 +28,17 @@ interface Piece {
 }
 
 /** What the next `store` does on one provider: a stall counts only on the primary, which takes the upload. */
-export type ProviderPlan = 'ok' | { refuse: string } | 'stall' | 'hang-after-add' | 'chain-down-at-add'
+export type ProviderPlan =
+  'ok' | { refuse: string } | 'stall' | 'hang-after-add' | 'chain-down-at-add' | 'hang-before-add' | 'hang-in-flight'
+
+/**
+ * The plans that leave the SDK waiting at one step of an add, as a process
+ * killed there leaves it: the provider holds the piece and no add was sent
+ * (`hang-before-add`), the add went through but its answer never came back
+ * (`hang-in-flight`), or the answer came and the SDK waits for the receipt
+ * (`hang-after-add`).
+ */
+export const ADD_STEPS = ['hang-before-add', 'hang-in-flight', 'hang-after-add'] as const
 
 /**
  * The gateway's Onchain Cloud port (FocClient) without a chain: data sets,
@@ -139,10 +149,15 @@ export class FakeFoc implements FocClient {
           failures.push({ providerId, reason: plan.refuse })
           return
         }
-        o.onProgress?.({ kind: 'stored', providerId })
+        o.onProgress?.({ kind: providerId === chosen[0] ? 'stored' : 'pulled', providerId })
         if (plan === 'chain-down-at-add') throw RPC_DOWN
+        if (plan === 'hang-before-add') await stalled(o.signal, providerId)
         const txHash = this.tx()
         this.adds.set(txHash, { providerId, pieceCid: o.pieceCid!, outcome: 'added' })
+        if (plan === 'hang-in-flight') {
+          this.add(providerId, o.pieceCid!)
+          await stalled(o.signal, providerId)
+        }
         o.onProgress?.({ kind: 'adding', providerId, txHash })
         const piece = this.add(providerId, o.pieceCid!)
         if (plan === 'hang-after-add') await stalled(o.signal, providerId)
@@ -182,6 +197,19 @@ export class FakeFoc implements FocClient {
     // As the client finds it: the latest live piece of that CID in the provider's data set, whatever the receipt logged.
     const piece = this.pieces.filter((p) => p.providerId === add.providerId && p.pieceCid === add.pieceCid && p.state === 'live').at(-1)
     return piece ? { status: 'added', copy: this.copyOf(piece) } : { status: 'failed' }
+  }
+
+  async pieceCopies({ pieceCid }: { pieceCid: string }): Promise<FocCopy[]> {
+    this.rpc()
+    // As the client reads the chain: live pieces of that CID in our data sets, none scheduled for removal, at the head's epoch.
+    return this.pieces
+      .filter((p) => p.pieceCid === pieceCid && p.state === 'live')
+      .map((p) => ({ ...this.copyOf(p), addedEpoch: this.epoch }))
+  }
+
+  /** Adds the piece to the provider's data set, as an add the SDK sent and the gateway never heard of does. */
+  addUnheard(providerId: number, pieceCid: string): void {
+    this.add(providerId, pieceCid)
   }
 
   async account(): Promise<FocAccount> {

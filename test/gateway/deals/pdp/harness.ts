@@ -2,6 +2,8 @@ import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { Writable } from 'node:stream'
+import { CID } from 'multiformats/cid'
+import { create as createDigest } from 'multiformats/hashes/digest'
 import { pino } from 'pino'
 import type { ContentStore, GroupRecord } from '../../../../server/gateway/content/index.ts'
 import { createDealStore } from '../../../../server/gateway/deals/deal-store.ts'
@@ -14,6 +16,14 @@ import { FakeFoc } from './fake-foc.ts'
 
 /** A real CommP of 200 bytes, as the gateway's sealing gives it (the route names the piece by its v2 CID). */
 const PIECE_CID = 'baga6ea4seaqfypbq4qqhwgsgbm3ymsxzu6kpokgzkpl7mhmg6eia2vrhkdlminy'
+
+/** Group `id`'s piece CID: PIECE_CID with the digest's first byte changed, so that no two groups share a piece on chain. */
+function pieceCidOf(id: number): string {
+  const cid = CID.parse(PIECE_CID)
+  const bytes = Uint8Array.from(cid.multihash.digest)
+  bytes[0] = (bytes[0] + id) % 256
+  return CID.create(1, cid.code, createDigest(cid.multihash.code, bytes)).toString()
+}
 const EPOCH_SECONDS = 30
 
 export interface PdpHarness {
@@ -97,7 +107,7 @@ export async function pdpHarness(o: PdpHarnessOptions = {}): Promise<PdpHarness>
         id: groups.length + 1,
         state: 'ready_for_deals',
         size: carSize,
-        pieceCid: PIECE_CID,
+        pieceCid: pieceCidOf(groups.length + 1),
         pieceSize,
         carSize,
         retrievableCopies: 0,
