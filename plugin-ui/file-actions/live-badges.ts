@@ -12,7 +12,7 @@
  */
 import type { FolderEntry, FolderStates, ListedFolder } from './folder-states.ts'
 
-import { REFRESH_INTERVAL_MS } from '../utils/states.ts'
+import { REFRESH_INTERVAL_MS } from '../utils/pace.ts'
 import { renderBadge } from './badge.ts'
 
 /** What of a Files node is followed (actions.ts's ListNode has it; not imported from there, which imports this). */

@@ -22,8 +22,7 @@ export function normalizeFileState(state: unknown): FileState {
   return FILE_STATES.includes(state as FileState) ? (state as FileState) : 'Unknown'
 }
 
-/** While a state can still change, the tab asks again this often. */
-export const REFRESH_INTERVAL_MS = 10_000
+export { REFRESH_INTERVAL_MS } from './pace.ts'
 
 /** Offloaded is the end of the road; everything else may still move on. */
 export function isFinalFileState(state: FileState): boolean {
