@@ -24,10 +24,7 @@ export interface ExAppParts {
   toGatewayPath: (caller: Caller, userPath: string) => Promise<string>
 }
 
-export function mountExApp(
-  app: Express,
-  p: { exApp: ExAppConfig; link: LiveLink; logger: Logger; timeoutMs: number },
-): ExAppParts {
+export function mountExApp(app: Express, p: { exApp: ExAppConfig; link: LiveLink; logger: Logger; timeoutMs: number }): ExAppParts {
   const identity = { appId: p.exApp.appId, secret: p.exApp.secret, version: p.exApp.version }
   let appApiVersion = '0'
   const appApi = createAppApiClient({ nextcloudUrl: p.exApp.nextcloudUrl, identity, appApiVersion: () => appApiVersion })
