@@ -39,7 +39,9 @@ async function holdsWithin(check: () => Promise<boolean>, ms: number): Promise<b
 
 /** The folder's answer as a gateway on a public network would give it once the files are stored. */
 async function answerStored(route: Route, delayMs = 0): Promise<void> {
-  const res = await route.fetch()
+  // Asked without the page's ETag: a 304 would carry no entries to mark stored.
+  const { 'if-none-match': _etag, ...headers } = route.request().headers()
+  const res = await route.fetch({ headers })
   const body = await res.json()
   for (const entry of body.folder?.entries ?? []) Object.assign(entry, { state: 'Offloaded', retrievableCopies: 2 })
   body.folder.ipfsGateway = 'https://ipfs.io'
@@ -151,8 +153,12 @@ describe.skipIf(!hasChromium())('issue 38 in chromium', () => {
     await picture(page.locator('main'), '2')
     expect(followed).toBe(true)
     expect(await badge(page, '/docs/b.txt').getAttribute('data-gateway-badge')).toBe('stored')
-    // Every row refreshed from the folder's one request, never one per row.
-    expect(new Set(asked)).toEqual(new Set([JSON.stringify({ folderPath: '/docs' })]))
+    // Every row refreshed from the folder's one request (the rows shown, by name), never one per row.
+    expect(asked.length).toBeGreaterThan(0)
+    for (const body of asked.map((b) => JSON.parse(b) as { folderPath: string; names?: string[] })) {
+      expect(body.folderPath).toBe('/docs')
+      expect(body.names).toEqual(expect.arrayContaining(['a.txt', 'b.txt']))
+    }
     await page.context().close()
   }, 90_000)
 
