@@ -1,11 +1,10 @@
-import { GatewayStatusResponseSchema } from '../shared/contracts/gateway-status.ts'
 import type { NetworkName } from '../shared/contracts/network.ts'
+import { askGatewayStatus } from './gateway-status.ts'
 import type { EffectiveLink } from './settings-store.ts'
 
 /** How long a gateway's word on its network is taken before it is asked again. */
 export const NETWORK_REASK_MS = 60_000
 const UNANSWERED_REASK_MS = 5_000
-const MAX_BODY_BYTES = 64 * 1024
 
 /**
  * The network the linked gateway says it serves (`POST /status`); null when
@@ -13,27 +12,8 @@ const MAX_BODY_BYTES = 64 * 1024
  * undefined when it cannot be reached. Never throws.
  */
 export async function askGatewayNetwork(link: EffectiveLink): Promise<NetworkName | null | undefined> {
-  if (!link.url) return null
-  const headers: Record<string, string> = { accept: 'application/json', 'content-type': 'application/json' }
-  if (link.user !== undefined && link.password !== undefined) {
-    headers.authorization = 'Basic ' + Buffer.from(`${link.user}:${link.password}`).toString('base64')
-  }
-  try {
-    const res = await fetch(`${link.url.replace(/\/+$/, '')}/status`, {
-      method: 'POST',
-      headers,
-      body: '{}',
-      redirect: 'manual',
-      signal: AbortSignal.timeout(link.timeoutMs),
-    })
-    const text = res.status === 200 ? await res.text() : (await res.body?.cancel(), '')
-    if (!text || text.length > MAX_BODY_BYTES) return null
-    const parsed = GatewayStatusResponseSchema.safeParse(JSON.parse(text))
-    return (parsed.success && parsed.data.result.network) || null
-  } catch (err) {
-    // Not JSON is an answer; no answer at all is asked again sooner.
-    return err instanceof SyntaxError ? null : undefined
-  }
+  const status = await askGatewayStatus(link)
+  return status === undefined ? undefined : (status?.network ?? null)
 }
 
 /**

@@ -1,17 +1,12 @@
 import type { LinkTestResult } from '../shared/contracts/admin-settings.ts'
-import {
-  GatewayStatusResponseSchema,
-  type GatewayDealKind,
-  type GatewayRoutePlan,
-  type GatewayStatus,
-} from '../shared/contracts/gateway-status.ts'
+import type { GatewayDealKind, GatewayRoutePlan } from '../shared/contracts/gateway-status.ts'
+import { askGatewayStatus, gatewayHeaders, readCapped } from './gateway-status.ts'
 import { fundsChecks, gatewayCheck } from './link-checks.ts'
 import type { EffectiveLink } from './settings-store.ts'
 
 // A path nobody stores: a cheap question every gateway answers with "not found"
 // (asking about `/` would make a real gateway aggregate its whole tree).
 const PROBE_PATH = '/.gateway-link-test'
-const MAX_BODY_BYTES = 64 * 1024
 
 /**
  * Asks the gateway `POST /file-info` for a probe path with the link's
@@ -29,10 +24,7 @@ async function probeGateway(link: EffectiveLink): Promise<LinkTestResult> {
   const elapsed = () => Math.round(performance.now() - started)
   if (!link.url) return { success: false, status: 0, message: 'No gateway URL is configured', latencyMs: 0 }
   // The same credentials for the probe and for the status.
-  const asked: Record<string, string> = { accept: 'application/json' }
-  if (link.user !== undefined && link.password !== undefined) {
-    asked.authorization = 'Basic ' + Buffer.from(`${link.user}:${link.password}`).toString('base64')
-  }
+  const asked = gatewayHeaders(link)
   let res: Response
   let text: string
   try {
@@ -89,28 +81,9 @@ type StatusExtras = Pick<LinkTestResult, 'warning' | 'dealsWarning' | 'dealKind'
  * a page), or with an answer that is not the contract's, adds nothing.
  */
 async function statusExtras(link: EffectiveLink, headers: Record<string, string>): Promise<StatusExtras> {
-  let status: GatewayStatus
-  try {
-    const res = await fetch(`${link.url.replace(/\/+$/, '')}/status`, {
-      method: 'POST',
-      headers,
-      body: '{}',
-      redirect: 'manual',
-      signal: AbortSignal.timeout(link.timeoutMs),
-    })
-    if (res.status !== 200) {
-      await res.body?.cancel()
-      return {}
-    }
-    const { text, whole } = await readCapped(res)
-    if (!whole) return {}
-    const parsed = GatewayStatusResponseSchema.safeParse(JSON.parse(text))
-    if (!parsed.success) return {}
-    status = parsed.data.result
-  } catch {
-    // Unreachable, slow, or not JSON: the link itself was already shown to work.
-    return {}
-  }
+  // Unreachable, slow, or not the contract: the link itself was already shown to work.
+  const status = await askGatewayStatus(link, headers)
+  if (!status) return {}
   const { network, deals, routes, nextGroup } = status
   return {
     // A gateway that says which network it serves is checked against the settings; one that does not is trusted.
@@ -147,25 +120,6 @@ function describePlan(plan: GatewayRoutePlan): NonNullable<LinkTestResult['nextG
 function describeDealKind(kind: GatewayDealKind): string {
   if (kind.verified) return 'verified (Fil+): each deal uses DataCap'
   return kind.note ? `unverified: ${kind.note}` : 'unverified (DEAL_VERIFIED=false)'
-}
-
-/** The body up to MAX_BODY_BYTES; `whole` is false when there was more. */
-async function readCapped(res: Response): Promise<{ text: string; whole: boolean }> {
-  if (!res.body) return { text: '', whole: true }
-  const reader = res.body.getReader()
-  const chunks: Uint8Array[] = []
-  let size = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.length
-    if (size > MAX_BODY_BYTES) {
-      await reader.cancel()
-      return { text: Buffer.concat(chunks).toString('utf8'), whole: false }
-    }
-    chunks.push(value)
-  }
-  return { text: Buffer.concat(chunks).toString('utf8'), whole: true }
 }
 
 /** undici hides the reason in `cause` (ECONNREFUSED, ENOTFOUND, certificate errors...). */
