@@ -11,7 +11,14 @@ export interface KeptFolder {
   entries: FolderEntry[]
   byName: Map<string, FolderEntry>
   /** The last whole answer written from it, for the same user path and IPFS gateway. */
-  whole?: { key: string; text: string }
+  whole?: WholeAnswer
+}
+
+/** A whole folder's answer, encoded once per change: as UTF-8 bytes, and gzipped when a client first takes gzip. */
+export interface WholeAnswer {
+  key: string
+  json: Buffer
+  gzipped?: Promise<Buffer>
 }
 
 /**

@@ -5,6 +5,8 @@
  * gateway without folder states means no badges, never an error; hostile
  * input gets the app's envelope.
  */
+import { request, type IncomingHttpHeaders } from 'node:http'
+import { gunzipSync } from 'node:zlib'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { FolderStatesResponseSchema } from '../../server/shared/contracts/folder-states.ts'
 import { expectToMatch } from '../helpers/contracts.ts'
@@ -105,6 +107,38 @@ describe('get-folder-states on the real gateway', () => {
     expect(changed.status).toBe(200)
     expect(changed.headers.get('etag')).not.toBe(etag)
     expect(changed.body.folder.entries.map((e: { name: string }) => e.name)).toEqual(['a.txt', 'b.txt', 'new.txt'])
+  })
+
+  it('gzips a whole folder for a client that takes gzip, to the same answer, and sends it plain to one that does not', async () => {
+    const raw = (acceptEncoding?: string) =>
+      new Promise<{ headers: IncomingHttpHeaders; bytes: Buffer }>((resolve, reject) => {
+        const req = request(`${t.url}${ROUTE}`, {
+          method: 'POST',
+          headers: {
+            authorization: aliceAuth,
+            'ocs-apirequest': 'true',
+            'content-type': 'application/json',
+            ...(acceptEncoding ? { 'accept-encoding': acceptEncoding } : {}),
+          },
+        })
+        req.on('response', (res) => {
+          const chunks: Buffer[] = []
+          res.on('data', (c: Buffer) => chunks.push(c))
+          res.on('end', () => resolve({ headers: res.headers, bytes: Buffer.concat(chunks) }))
+        })
+        req.on('error', reject)
+        req.end(JSON.stringify({ folderPath: '/docs' }))
+      })
+    const plain = await raw()
+    expect(plain.headers['content-encoding']).toBeUndefined()
+    const answer = JSON.parse(plain.bytes.toString('utf8'))
+    expect(answer.folder.entries.map((e: { name: string }) => e.name)).toContain('a.txt')
+    for (const taken of ['gzip, deflate, br', '*']) {
+      const zipped = await raw(taken)
+      expect(zipped.headers).toMatchObject({ 'content-encoding': 'gzip', vary: 'Accept-Encoding' })
+      expect(JSON.parse(gunzipSync(zipped.bytes).toString('utf8'))).toEqual(answer)
+    }
+    for (const refused of ['br', 'gzip;q=0, br', 'identity']) expect((await raw(refused)).headers['content-encoding']).toBeUndefined()
   })
 
   it('checks credentials, then the OCS header, then the body', async () => {
