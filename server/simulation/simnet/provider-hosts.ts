@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { freePortAvoiding } from '../../shared/free-port.ts'
+import type { Logger } from '../../shared/logger.ts'
 import { startServer, type RunningServer, type ServerOptions } from '../../shared/http.ts'
 import { multiaddr } from '@multiformats/multiaddr'
 import { CID } from 'multiformats/cid'
@@ -47,6 +48,8 @@ export async function startProviderHosts(o: {
   host?: string
   faults?: FaultPlan
   http?: ServerOptions
+  /** Where the libp2p hosts tell of connections they refused or cut (a few lines a minute). */
+  logger?: Pick<Logger, 'warn'>
 }): Promise<ProviderHosts> {
   const listenHost = o.host ?? '127.0.0.1'
   const endpoints = new Map<string, ProviderEndpoint>()
@@ -76,7 +79,14 @@ export async function startProviderHosts(o: {
 const seedBytes = (...parts: string[]) => createHash('sha256').update(parts.join('/')).digest()
 
 async function startOne(
-  o: { simnet: Simnet; providers: SimulatedProviders; seed: string; faults?: FaultPlan; http?: ServerOptions },
+  o: {
+    simnet: Simnet
+    providers: SimulatedProviders
+    seed: string
+    faults?: FaultPlan
+    http?: ServerOptions
+    logger?: Pick<Logger, 'warn'>
+  },
   providerId: string,
   listenHost: string,
 ) {
@@ -92,6 +102,7 @@ async function startOne(
     listenHost,
     // Like its HTTP server's, its port is never one the stack's parts are configured on.
     listenPort: avoid?.size ? await freePortAvoiding(listenHost, avoid) : 0,
+    logger: o.logger,
   })
   const workerKey = seedBytes(o.seed, 'worker', providerId)
   const deals = new Map<string, TakenDeal>()
