@@ -8,7 +8,11 @@ import { randomBytes } from 'node:crypto'
 import { connect, type Socket } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { createDialer, createProviderHost, exchange, handleQuery, type Libp2p } from '../../server/simulation/simnet/provider-libp2p.ts'
-import type { ProviderHostLimits } from '../../server/simulation/simnet/provider-host-limits.ts'
+import {
+  DEFAULT_PROVIDER_HOST_LIMITS,
+  limitsForHosts,
+  type ProviderHostLimits,
+} from '../../server/simulation/simnet/provider-host-limits.ts'
 import { encode } from '../../server/simulation/simnet/provider-wire.ts'
 
 const cleanups: (() => Promise<unknown> | unknown)[] = []
@@ -117,4 +121,13 @@ describe('a simulated provider host on WebSocket under a flood', () => {
     expect(lines.some((l) => /socket cap reached/.test(l))).toBe(true)
     expect(lines.length).toBeLessThanOrEqual(10)
   }, 90_000)
+})
+
+describe("the simulated provider hosts' share of their process's descriptors", () => {
+  it("keeps Boost's caps where the open-file limit allows, and shares a low limit among the hosts", () => {
+    expect({ ...DEFAULT_PROVIDER_HOST_LIMITS, ...limitsForHosts(20, 20_000) }.maxSockets).toBe(212)
+    // A quarter of 1 024 open files among 20 hosts.
+    expect(limitsForHosts(20, 1_024).maxSockets).toBe(12)
+    expect(limitsForHosts(200, 1_024).maxSockets).toBe(8)
+  })
 })

@@ -2,6 +2,7 @@ import type { IncomingMessage } from 'node:http'
 import type { Socket } from 'node:net'
 import type { Duplex } from 'node:stream'
 import type { Listener, Transport } from '@libp2p/interface'
+import { openFileLimit } from '../../shared/connection-cap.ts'
 import { createLineLimit, leftOutField } from '../../shared/line-limit.ts'
 import type { Logger } from '../../shared/logger.ts'
 
@@ -38,8 +39,7 @@ const MAX_PENDING = 32
  * add up to: more sockets than that are never any use to the host. Boost's
  * resource manager would allow 512 (boost node/modules/rcmgr.go raises
  * System.ConnsInbound to the next power of two above twice ConnMgrHigh), but
- * 24 simulated providers share one process, and 24 × 212 stays under half
- * its usual open-file limit, the other half being its HTTP servers' budget.
+ * some 20 simulated providers share one process: see `limitsForHosts`.
  */
 export const DEFAULT_PROVIDER_HOST_LIMITS: ProviderHostLimits = {
   maxConnections: MAX_CONNECTIONS,
@@ -49,6 +49,22 @@ export const DEFAULT_PROVIDER_HOST_LIMITS: ProviderHostLimits = {
   handshakeTimeoutMs: 15_000,
   // curio deps/config/types.go: ReadHeaderTimeout 5 s on the HTTP server (cuhttp) that takes Curio's WebSocket upgrades.
   upgradeRequestTimeoutMs: 5_000,
+}
+
+/** Below this, a host could not serve a client beside a few strangers' half-open sockets. */
+const MIN_SOCKETS = 8
+
+/**
+ * The limits of `count` provider hosts in one process: together they hold at
+ * most a quarter of its open files (its HTTP servers' budget takes half,
+ * connection-cap.ts, the rest is for its files and databases), each at most
+ * the default. With 20 000 open files, 20 hosts keep 212 sockets each; with
+ * a soft limit of 1 024, 12.
+ */
+export function limitsForHosts(count: number, openFiles = openFileLimit()): Partial<ProviderHostLimits> {
+  if (openFiles === undefined || count <= 0) return {}
+  const share = Math.max(MIN_SOCKETS, Math.floor(openFiles / 4 / count))
+  return share >= DEFAULT_PROVIDER_HOST_LIMITS.maxSockets ? {} : { maxSockets: share }
 }
 
 /**
