@@ -34,7 +34,7 @@ const MAX_CONNECTIONS = 180
 const MAX_PENDING = 32
 
 /**
- * Libp2p's defaults for a provider host, from what the deployed software
+ * A provider host's limits by default, from what the deployed software
  * configures. The socket cap is what the kept and the handshaking connections
  * add up to: more sockets than that are never any use to the host. Boost's
  * resource manager would allow 512 (boost node/modules/rcmgr.go raises
