@@ -68,6 +68,7 @@ export async function runSimulatedNetwork(
     host: config.service.host,
     rpcPort: config.service.simnetRpcPort ?? 1234,
     http,
+    logger,
     faults: {
       rate: config.service.simnetFaultRate ?? 0,
       onFault: (site, fault, label) => logger.debug({ site, fault, label }, 'simulated network fault'),

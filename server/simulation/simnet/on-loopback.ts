@@ -1,4 +1,5 @@
 import { startServer, type ServerOptions } from '../../shared/http.ts'
+import type { Logger } from '../../shared/logger.ts'
 import { createFaults, type ChainFaultPlan, type FaultOptions } from './faults.ts'
 import type { Simnet } from './index.ts'
 import { startProviderHosts, type ProviderHosts } from './provider-hosts.ts'
@@ -34,6 +35,8 @@ export interface SimulatedNetworkOptions {
    * downloads fail or stall (up to `maxStallMs`, default 3 s). Off by default.
    */
   faults?: { rate: number; maxStallMs?: number; hangMs?: number; onFault?: FaultOptions['onFault'] }
+  /** Where the providers' libp2p hosts tell of connections they refused or cut. */
+  logger?: Pick<Logger, 'warn'>
 }
 
 /**
@@ -51,7 +54,7 @@ export async function startSimulatedNetwork(o: SimulatedNetworkOptions): Promise
   const providers = createSimulatedProviders({ simnet: o.simnet, dir: o.dir, transferTimeoutMs: o.transferTimeoutMs, faults })
   let hosts: ProviderHosts
   try {
-    hosts = await startProviderHosts({ simnet: o.simnet, providers, seed: o.seed, host, faults, http: o.http })
+    hosts = await startProviderHosts({ simnet: o.simnet, providers, seed: o.seed, host, faults, http: o.http, logger: o.logger })
   } catch (err) {
     await rpc.close()
     throw err

@@ -1,13 +1,15 @@
 import { createHash } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { freePortAvoiding } from '../../shared/free-port.ts'
+import type { Logger } from '../../shared/logger.ts'
 import { startServer, type RunningServer, type ServerOptions } from '../../shared/http.ts'
 import { multiaddr } from '@multiformats/multiaddr'
 import { CID } from 'multiformats/cid'
 import { paddedPieceSize } from '../../shared/piece.ts'
 import type { Simnet } from './index.ts'
 import { noFaults, type FaultPlan } from './faults.ts'
-import { createProviderHost, handleQuery, handleRequests, type Libp2p } from './provider-libp2p.ts'
+import { limitsForHosts } from './provider-host-limits.ts'
+import { createProviderHost, handleQuery, handleRequests, type Libp2p, type ProviderHostLimits } from './provider-libp2p.ts'
 import { providerProfile, type ProviderProfile } from './provider-kind.ts'
 import { askResponder } from './provider-ask.ts'
 import { dealResponder, type TakenDeal } from './provider-deal.ts'
@@ -47,15 +49,20 @@ export async function startProviderHosts(o: {
   host?: string
   faults?: FaultPlan
   http?: ServerOptions
+  /** Where the libp2p hosts tell of connections they refused or cut (a few lines a minute). */
+  logger?: Pick<Logger, 'warn'>
 }): Promise<ProviderHosts> {
   const listenHost = o.host ?? '127.0.0.1'
   const endpoints = new Map<string, ProviderEndpoint>()
   const stops: (() => Promise<void>)[] = []
+  // An offline provider is one nobody can dial: it runs no host and publishes no address.
+  const online: string[] = []
+  for (const providerId of await o.simnet.listProviders()) if ((await o.simnet.providerTerms(providerId))?.online) online.push(providerId)
+  // The hosts share the process's descriptors: each gets its share.
+  const limits = limitsForHosts(online.length)
   try {
-    for (const providerId of await o.simnet.listProviders()) {
-      // An offline provider is one nobody can dial: it runs no host and publishes no address.
-      if (!(await o.simnet.providerTerms(providerId))?.online) continue
-      const peer = await startOne(o, providerId, listenHost)
+    for (const providerId of online) {
+      const peer = await startOne({ ...o, limits }, providerId, listenHost)
       stops.push(peer.stop)
       endpoints.set(providerId, peer.endpoint)
       o.simnet.publishPeer(providerId, { peerId: peer.endpoint.peerId, multiaddrs: peer.endpoint.multiaddrs })
@@ -76,7 +83,15 @@ export async function startProviderHosts(o: {
 const seedBytes = (...parts: string[]) => createHash('sha256').update(parts.join('/')).digest()
 
 async function startOne(
-  o: { simnet: Simnet; providers: SimulatedProviders; seed: string; faults?: FaultPlan; http?: ServerOptions },
+  o: {
+    simnet: Simnet
+    providers: SimulatedProviders
+    seed: string
+    faults?: FaultPlan
+    http?: ServerOptions
+    logger?: Pick<Logger, 'warn'>
+    limits: Partial<ProviderHostLimits>
+  },
   providerId: string,
   listenHost: string,
 ) {
@@ -92,6 +107,8 @@ async function startOne(
     listenHost,
     // Like its HTTP server's, its port is never one the stack's parts are configured on.
     listenPort: avoid?.size ? await freePortAvoiding(listenHost, avoid) : 0,
+    logger: o.logger,
+    limits: o.limits,
   })
   const workerKey = seedBytes(o.seed, 'worker', providerId)
   const deals = new Map<string, TakenDeal>()

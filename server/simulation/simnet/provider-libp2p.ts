@@ -6,7 +6,9 @@ import { mplex } from '@libp2p/mplex'
 import { tcp } from '@libp2p/tcp'
 import { webSockets } from '@libp2p/websockets'
 import { createLibp2p, type Libp2p } from 'libp2p'
+import type { Logger } from '../../shared/logger.ts'
 import { noFaults, stall, type FaultPlan } from './faults.ts'
+import { connectionManagerLimits, DEFAULT_PROVIDER_HOST_LIMITS, guardWebSockets, type ProviderHostLimits } from './provider-host-limits.ts'
 import { decodeOne, ProviderWireError } from './provider-wire.ts'
 
 /**
@@ -20,7 +22,7 @@ import { decodeOne, ProviderWireError } from './provider-wire.ts'
  */
 
 export type ProviderTransport = 'tcp' | 'ws'
-export type { Libp2p }
+export type { Libp2p, ProviderHostLimits }
 
 const MAX_MESSAGE_BYTES = 1024 * 1024
 /** boost storagemarket/lp2pimpl/net.go providerReadDeadline: 10 s to read a request. */
@@ -32,13 +34,21 @@ export async function createProviderHost(o: {
   listenHost: string
   /** 0 (default): any free port. */
   listenPort?: number
+  /** Caps and deadlines of its listener (provider-host-limits.ts); the deployed software's by default. */
+  limits?: Partial<ProviderHostLimits>
+  /** Where refused and cut connections are told, a few lines a minute at most. */
+  logger?: Pick<Logger, 'warn'>
 }): Promise<Libp2p> {
   const privateKey = await generateKeyPairFromSeed('Ed25519', o.identitySeed)
   const tcpAddress = `/ip4/${o.listenHost}/tcp/${o.listenPort ?? 0}`
+  const limits = { ...DEFAULT_PROVIDER_HOST_LIMITS, ...o.limits }
   return createLibp2p({
     privateKey,
     addresses: { listen: [o.transport === 'ws' ? `${tcpAddress}/ws` : tcpAddress] },
-    transports: [o.transport === 'ws' ? webSockets() : tcp()],
+    // TCP: Node closes a socket past the cap as soon as it is accepted; the connection manager's
+    // limits and deadline hold from accept. WebSocket: they hold once the HTTP upgrade is done, the guard before.
+    transports: [o.transport === 'ws' ? guardWebSockets(webSockets(), limits, o.logger) : tcp({ maxConnections: limits.maxSockets })],
+    connectionManager: connectionManagerLimits(limits),
     connectionEncrypters: [noise()],
     streamMuxers: [yamux(), mplex()],
   })
