@@ -3,16 +3,21 @@
  * stack, through the preview page. Each test leaves a picture in
  * test/artifacts/38-<item>.png, taken before its assertions so that a failing
  * run shows what went wrong; `SCREENSHOT_TAG=before|after` also copies them to
- * docs/screenshots/38-<item>-<tag>.png.
+ * docs/screenshots/38-<item>-<tag>.png. Items 4 and 5 (funded until; a
+ * folder's state after a change) run on a stack of their own with the
+ * simulated PDP providers on.
  */
+import { execFile } from 'node:child_process'
 import { cpSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { promisify } from 'node:util'
 import type { Browser, Locator, Page, Route } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { copyBundle, ensureBundle, hasChromium, launchChromium, logInToPreview, openInSidebar } from '../../scripts/lib/browser.ts'
 import { basicAuth, startStack, type RunningStack } from '../../scripts/lib/stack.ts'
 import { keepGroupWritable } from '../helpers/busy-group.ts'
+import { sideBySide, type Part } from '../helpers/side-by-side.ts'
 
 const ROOT = join(import.meta.dirname, '..', '..')
 const ARTIFACTS = join(ROOT, 'test', 'artifacts')
@@ -21,9 +26,10 @@ const auth = basicAuth('admin', ADMIN_PASSWORD)
 const FOLDER_STATES = '**/ocs/v2.php/apps/gateway/get-folder-states'
 const TAG = process.env.SCREENSHOT_TAG
 
-async function picture(target: Page | Locator, name: string): Promise<void> {
+async function picture(target: Page | Locator | ((path: string) => Promise<void>), name: string): Promise<void> {
   const path = join(ARTIFACTS, `38-${name}.png`)
-  await target.screenshot({ path })
+  if (typeof target === 'function') await target(path)
+  else await target.screenshot({ path })
   if (TAG) cpSync(path, join(ROOT, 'docs', 'screenshots', `38-${name}-${TAG}.png`))
 }
 
@@ -49,54 +55,116 @@ async function answerStored(route: Route, delayMs = 0): Promise<void> {
   await route.fulfill({ response: res, json: body })
 }
 
+const run = promisify(execFile)
+const STAGING_GROUPS = ['writable', 'full', 'VRCARDone']
+
+interface FundedAnswer {
+  /** Wall-clock milliseconds. */
+  at: number
+  /** The simulated-pace aside's span ("30 days"), if said. */
+  span?: string
+}
+
+/** "30 days" and "29 days" are the same answer read a moment apart; "30 days" and nothing are not. */
+function sameAnswer(a: FundedAnswer, b: FundedAnswer): boolean {
+  const [na, ua] = (a.span ?? '').split(' ')
+  const [nb, ub] = (b.span ?? '').split(' ')
+  // Minutes apart at most: the same epoch, read off the chain's clock by each.
+  return !!a.span && !!b.span && ua === ub && Math.abs(Number(na) - Number(nb)) <= 1 && Math.abs(a.at - b.at) <= 5 * 60_000
+}
+
+/** The admin page's Onchain Cloud line: "…, funded until Nov 28, 2026, 3:10 AM (30 days in simulated network time) (HEALTHY)." */
+function adminAnswer(text: string): FundedAnswer | undefined {
+  const m = /funded until (.+?) (?:\((\d+ \w+) in simulated network time\) )?(?:only )?\((?:HEALTHY|WARNING)/.exec(text)
+  return m ? { at: Date.parse(m[1]), span: m[2] } : undefined
+}
+
+/** `npm run wallet -- foc`'s line: "  funded until:  2026-11-28 03:10 UTC (30 days in simulated network time)". */
+function cliAnswer(text: string): FundedAnswer | undefined {
+  const m = /funded until:\s+(\d{4}-\d\d-\d\d)(?: (\d\d:\d\d) UTC)?(?: \((\d+ \w+) in simulated network time\))?/.exec(text)
+  return m ? { at: Date.parse(`${m[1]}T${m[2] ?? '00:00'}:00Z`), span: m[3] } : undefined
+}
+
+// The stack of the describe block running now (one at a time).
+let stack: RunningStack
+let browser: Browser
+let dataDir: string
+let busy: { stop(): Promise<void> } | undefined
+
+const dav = async (method: string, path: string, body?: string) => {
+  const res = await fetch(`${stack.appUrl}/remote.php/dav/files/admin${path}`, { method, headers: { authorization: auth }, body })
+  expect(res.status).toBe(201)
+}
+const putSettings = (network: string) =>
+  fetch(`${stack.appUrl}/ocs/v2.php/apps/gateway/admin/settings`, {
+    method: 'PUT',
+    headers: { authorization: auth, 'ocs-apirequest': 'true', 'content-type': 'application/json' },
+    body: JSON.stringify({ gatewayUrl: '', gatewayUser: 'bridge', pathMap: '/{user}', network, ipfsGateway: 'https://ipfs.io' }),
+  })
+const newPage = async (width = 1280, height = 900) => {
+  const context = await browser.newContext({ viewport: { width, height } })
+  await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: stack.appUrl })
+  const page = await context.newPage()
+  await logInToPreview(page, stack.appUrl, 'admin', ADMIN_PASSWORD)
+  return page
+}
+const row = (page: Page, path: string) => page.locator(`[data-test="file-row"][data-path="${path}"]`)
+const badge = (page: Page, path: string) => row(page, path).locator('[data-gateway-badge]')
+/** The record the sidebar tab shows, as the bridge answers it. */
+const metadata = async (path: string) => {
+  const res = await fetch(`${stack.appUrl}/ocs/v2.php/apps/gateway/get-file-metadata`, {
+    method: 'POST',
+    headers: { authorization: auth, 'ocs-apirequest': 'true', 'content-type': 'application/json' },
+    body: JSON.stringify({ filePath: path }),
+  })
+  expect(res.status).toBe(200)
+  return (await res.json()).metadata.file.details as { state: string; groups: { state: string; fileCount?: number }[] }
+}
+/** `npm run wallet -- foc` as a person runs it beside this stack: its DATA_DIR, and the simulated Onchain Cloud's RPC it logged. */
+const walletFoc = async () => {
+  const url = /"url":"(http:[^"]+)"[^\n]*simulated Onchain Cloud: FEVM/.exec(stack.output())?.[1]
+  expect(url).toBeDefined()
+  const env = { ...process.env, DATA_DIR: join(dataDir, 'data'), SIMFOC_RPC_URL: url }
+  return (await run('npm', ['run', '--silent', 'wallet', '--', 'foc'], { cwd: ROOT, env, timeout: 120_000 })).stdout
+}
+const menuItems = async (page: Page, path: string) => {
+  await row(page, path).getByTestId('row-actions').click()
+  const items = await page.getByTestId('row-menu').getByRole('menuitem').allTextContents()
+  await page.keyboard.press('Escape')
+  return items
+}
+
+/** `npm start`'s stack on free ports, and chromium. */
+async function bringUp(env: Record<string, string>): Promise<void> {
+  ensureBundle()
+  dataDir = mkdtempSync(join(tmpdir(), 'e2e-issue38-'))
+  const bundleDir = join(dataDir, 'bundle')
+  await copyBundle(bundleDir)
+  mkdirSync(ARTIFACTS, { recursive: true })
+  if (TAG) mkdirSync(join(ROOT, 'docs', 'screenshots'), { recursive: true })
+  // A loaded CI machine may take a while to bring the whole stack up.
+  stack = await startStack(
+    { DATA_DIR: join(dataDir, 'data'), ADMIN_PASSWORD, GROUP_IDLE_SECONDS: '1', BUNDLE_DIR: bundleDir, ...env },
+    [],
+    undefined,
+    {
+      readyTimeoutMs: 180_000,
+    },
+  )
+  browser = await launchChromium()
+}
+
+async function bringDown(): Promise<void> {
+  await busy?.stop()
+  busy = undefined
+  await browser?.close()
+  await stack?.stop()
+  rmSync(dataDir, { recursive: true, force: true })
+}
+
 describe.skipIf(!hasChromium())('issue 38 in chromium', () => {
-  let stack: RunningStack
-  let browser: Browser
-  let dataDir: string
-  let busy: { stop(): Promise<void> } | undefined
-
-  const dav = async (method: string, path: string, body?: string) => {
-    const res = await fetch(`${stack.appUrl}/remote.php/dav/files/admin${path}`, { method, headers: { authorization: auth }, body })
-    expect(res.status).toBe(201)
-  }
-  const putSettings = (network: string) =>
-    fetch(`${stack.appUrl}/ocs/v2.php/apps/gateway/admin/settings`, {
-      method: 'PUT',
-      headers: { authorization: auth, 'ocs-apirequest': 'true', 'content-type': 'application/json' },
-      body: JSON.stringify({ gatewayUrl: '', gatewayUser: 'bridge', pathMap: '/{user}', network, ipfsGateway: 'https://ipfs.io' }),
-    })
-  const newPage = async (width = 1280, height = 900) => {
-    const context = await browser.newContext({ viewport: { width, height } })
-    await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: stack.appUrl })
-    const page = await context.newPage()
-    await logInToPreview(page, stack.appUrl, 'admin', ADMIN_PASSWORD)
-    return page
-  }
-  const row = (page: Page, path: string) => page.locator(`[data-test="file-row"][data-path="${path}"]`)
-  const badge = (page: Page, path: string) => row(page, path).locator('[data-gateway-badge]')
-  const menuItems = async (page: Page, path: string) => {
-    await row(page, path).getByTestId('row-actions').click()
-    const items = await page.getByTestId('row-menu').getByRole('menuitem').allTextContents()
-    await page.keyboard.press('Escape')
-    return items
-  }
-
   beforeAll(async () => {
-    ensureBundle()
-    dataDir = mkdtempSync(join(tmpdir(), 'e2e-issue38-'))
-    const bundleDir = join(dataDir, 'bundle')
-    await copyBundle(bundleDir)
-    mkdirSync(ARTIFACTS, { recursive: true })
-    if (TAG) mkdirSync(join(ROOT, 'docs', 'screenshots'), { recursive: true })
-    // A loaded CI machine may take a while to bring the whole stack up.
-    stack = await startStack(
-      { DATA_DIR: join(dataDir, 'data'), ADMIN_PASSWORD, GROUP_IDLE_SECONDS: '1', BUNDLE_DIR: bundleDir },
-      [],
-      undefined,
-      {
-        readyTimeoutMs: 180_000,
-      },
-    )
+    await bringUp({})
     // A file that goes on to deals, then files that stay staging while the group is kept writable.
     await dav('PUT', '/hello.txt', 'hello filecoin\n'.repeat(50))
     await new Promise((r) => setTimeout(r, 3000))
@@ -104,15 +172,9 @@ describe.skipIf(!hasChromium())('issue 38 in chromium', () => {
     await dav('MKCOL', '/docs')
     for (const name of ['a.txt', 'b.txt']) await dav('PUT', `/docs/${name}`, `the file ${name}\n`.repeat(40))
     await dav('PUT', `/docs/${encodeURIComponent('Quarterly report of the northern providers.txt')}`, 'a long name\n')
-    browser = await launchChromium()
   }, 240_000)
 
-  afterAll(async () => {
-    await busy?.stop()
-    await browser?.close()
-    await stack?.stop()
-    rmSync(dataDir, { recursive: true, force: true })
-  })
+  afterAll(bringDown)
 
   it('1: an admin setting "calibration" does not make the simulated network look like calibration', async () => {
     expect((await putSettings('calibration')).status).toBe(200)
@@ -225,4 +287,103 @@ describe.skipIf(!hasChromium())('issue 38 in chromium', () => {
     expect(inView).toBe(true)
     await page.context().close()
   }, 60_000)
+})
+
+// With the PDP route on, the admin page's link test adds its card and grows taller than item 7's window: a stack of its own.
+describe.skipIf(!hasChromium())('issue 38 in chromium, with PDP copies', () => {
+  beforeAll(async () => {
+    // Two simulated PDP providers (npm start runs three) give hello.txt the PDP copies whose 'funded until' item 4 is about.
+    await bringUp({ SIMFOC_PROVIDERS: '2' })
+    // Files that go on to deals, one in a folder of its own; then the group is kept writable, as a folder that changes often keeps it.
+    await dav('PUT', '/hello.txt', 'hello filecoin\n'.repeat(50))
+    await dav('MKCOL', '/kept')
+    await dav('PUT', '/kept/notes.txt', 'kept safe\n'.repeat(50))
+    await new Promise((r) => setTimeout(r, 3000))
+    busy = await keepGroupWritable(stack.appUrl, auth)
+  }, 240_000)
+
+  afterAll(bringDown)
+
+  it(
+    '4: the tab, the admin page and `npm run wallet -- foc` say one "funded until", with the simulated pace beside it',
+    async () => {
+      const page = await newPage(1280, 1100)
+      const tab = await openInSidebar(page, '/hello.txt')
+      const copy = tab.locator('[data-test="deal"]', { has: page.getByTestId('pdp-copy') }).first()
+      const end = copy.getByTestId('deal-end')
+      const tabAnswer = async (): Promise<FundedAnswer | undefined> => {
+        const details = tab.locator('[data-test="group"] details').first()
+        if ((await details.count()) > 0 && !(await details.evaluate((d) => (d as HTMLDetailsElement).open)))
+          await tab.getByTestId('group-summary').first().click()
+        if ((await end.locator('time').count()) === 0) return undefined
+        const span = /(\d+ \w+) in simulated network time/.exec((await end.textContent()) ?? '')?.[1]
+        return { at: Date.parse((await end.locator('time').getAttribute('datetime')) ?? ''), span }
+      }
+      // A PDP copy is funded until what the account pays for once it is on chain (until then, its upload's epoch).
+      const onChain = await holdsWithin(async () => ((await tabAnswer())?.at ?? 0) > Date.now() + 10 * 60_000, 8 * 60_000)
+
+      const admin = await newPage(1280, 900)
+      const card = admin.getByTestId('test-onchain-cloud')
+      const seen = { tab: undefined as FundedAnswer | undefined, adminText: '', cliText: '' }
+      // Each is read afresh until they agree: the tab refreshes itself, the admin page asks on "Test the link".
+      const agree = await holdsWithin(async () => {
+        await admin.goto(`${stack.appUrl}/settings/admin/gateway`)
+        await admin.getByTestId('test-link').click()
+        await card.waitFor({ timeout: 60_000 })
+        seen.adminText = ((await card.textContent()) ?? '').trim()
+        seen.cliText = await walletFoc()
+        seen.tab = await tabAnswer()
+        const [a, c] = [adminAnswer(seen.adminText), cliAnswer(seen.cliText)]
+        return !!seen.tab && !!a && !!c && sameAnswer(seen.tab, a) && sameAnswer(seen.tab, c)
+      }, 120_000)
+      const parts: Part[] = [
+        { caption: "The file's tab: a PDP copy", png: await copy.screenshot() },
+        { caption: 'The admin page: Test the link', png: await card.screenshot() },
+        { caption: '$ npm run wallet -- foc', text: seen.cliText },
+      ]
+      await picture((path) => sideBySide(browser, parts, path), '4')
+      expect(onChain).toBe(true)
+      expect(agree, JSON.stringify(seen)).toBe(true)
+      await admin.context().close()
+      await page.context().close()
+    },
+    15 * 60_000,
+  )
+
+  it(
+    "5: a rename inside a folder whose files are stored leaves the folder's badge stored, not staging",
+    async () => {
+      // kept/notes.txt went on to deals with hello.txt, before the busy folder kept the group open.
+      await expect.poll(async () => (await metadata('/kept/notes.txt')).state, { timeout: 10 * 60_000, interval: 3000 }).toBe('Offloaded')
+      const moved = await fetch(`${stack.appUrl}/remote.php/dav/files/admin/kept/notes.txt`, {
+        method: 'MOVE',
+        headers: { authorization: auth, destination: `${stack.appUrl}/remote.php/dav/files/admin/kept/renamed.txt` },
+      })
+      expect(moved.status).toBe(201)
+      // The folder's new listing is stored in the group the busy folder keeps open: a group of none of its files, not sealed.
+      const listingStaging = await holdsWithin(
+        async () => (await metadata('/kept')).groups.some((g) => g.fileCount === 0 && STAGING_GROUPS.includes(g.state)),
+        120_000,
+      )
+
+      const page = await newPage(1280, 900)
+      await page.goto(`${stack.appUrl}/`)
+      await badge(page, '/kept').waitFor()
+      // The folder's own record beside the list, opened through the Files app's sidebar as its "Details" action does.
+      await page.evaluate((path) => {
+        type Files = { _sidebar?: () => { open(node: { path: string }): void }; Sidebar?: { open(path: string): void } }
+        const files = (window as unknown as { OCA: { Files: Files } }).OCA.Files
+        if (files._sidebar) files._sidebar().open({ path })
+        else files.Sidebar?.open(path)
+      }, '/kept')
+      const tab = page.locator('#app-sidebar')
+      await tab.getByTestId('state-label').waitFor()
+      await picture(page, '5')
+      expect(listingStaging).toBe(true)
+      expect(await badge(page, '/kept').getAttribute('data-gateway-badge')).toBe('stored')
+      expect((await tab.getByTestId('state-label').textContent())?.trim()).toBe('Offloaded')
+      await page.context().close()
+    },
+    15 * 60_000,
+  )
 })
