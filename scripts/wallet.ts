@@ -11,7 +11,7 @@ import { createFocClient, FocFundsError } from '../server/network/foc/client.ts'
 import { onchainCloudChain } from '../server/compose/onchain-cloud.ts'
 import { formatUnits } from 'viem'
 import { EPOCH_SECONDS } from '../server/shared/epochs.ts'
-import { fundedUntil, fundedUntilAside, type FundedUntil } from '../server/shared/funded-until.ts'
+import { fundedUntil, fundedUntilWords } from '../server/shared/funded-until.ts'
 
 const HELP = `Usage: npm run wallet -- <command> [--json]
 
@@ -153,12 +153,6 @@ async function main(): Promise<void> {
     default:
       throw new WalletError(`unknown command "${command}" (new, import, list, show, default, add-escrow, foc, deposit)`)
   }
-}
-
-/** "2026-11-28 03:10 UTC (30 days in simulated network time)": the moment, with the network's own span on a sped-up one. */
-function fundedUntilWords(f: FundedUntil): string {
-  const aside = fundedUntilAside(f)
-  return `${new Date(f.at * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC${aside ? ` (${aside})` : ''}`
 }
 
 /** "1.5" FIL as attoFIL (18 decimals); a WalletError for anything else. */

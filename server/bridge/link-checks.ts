@@ -7,6 +7,7 @@
  */
 import type { LinkCheck, LinkTestResult } from '../shared/contracts/admin-settings.ts'
 import type { DealMarketStanding, OnchainCloudStanding } from '../shared/contracts/gateway-status.ts'
+import { fundedUntilOfStatus, fundedUntilWords } from '../shared/funded-until.ts'
 
 /** Server → gateway, from what the probe found. */
 export function gatewayCheck(url: string, timeoutMs: number, result: Pick<LinkTestResult, 'success' | 'status' | 'message'>): LinkCheck {
@@ -41,10 +42,15 @@ export function fundsChecks(routes: { onchainCloud?: OnchainCloudStanding; dealM
   const checks: LinkCheck[] = []
   const cloud = routes.onchainCloud
   if (cloud) {
-    const until = cloud.fundedUntil.slice(0, 10)
+    // The gateway's one 'funded until' (server/shared/funded-until.ts), in the words the tab and the CLI use.
+    const until = fundedUntilWords(fundedUntilOfStatus(cloud.fundedUntil, cloud.fundedDays))
     checks.push(
       cloud.status === 'HEALTHY'
-        ? { id: 'funds-onchain-cloud', ok: true, sentence: `Filecoin Onchain Cloud is paid for until ${until} (${cloud.funds} USDFC).` }
+        ? {
+            id: 'funds-onchain-cloud',
+            ok: true,
+            sentence: `Filecoin Onchain Cloud is paid for until ${until}, with ${cloud.funds} USDFC deposited.`,
+          }
         : cloud.status === 'WARNING'
           ? {
               id: 'funds-onchain-cloud',

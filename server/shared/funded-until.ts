@@ -53,3 +53,9 @@ export function networkSpan(days: number): string {
 export function fundedUntilAside(f: FundedUntil): string | undefined {
   return f.spedUp && f.networkDays > 0 ? `${networkSpan(f.networkDays)} in simulated network time` : undefined
 }
+
+/** "2026-11-28 03:10 UTC (30 days in simulated network time)": the moment in words, with the network's own span on a sped-up one. */
+export function fundedUntilWords(f: FundedUntil): string {
+  const aside = fundedUntilAside(f)
+  return `${new Date(f.at * 1000).toISOString().slice(0, 16).replace('T', ' ')} UTC${aside ? ` (${aside})` : ''}`
+}

@@ -39,12 +39,20 @@ describe("the link test: each route's funds", () => {
     expect(at('HEALTHY')).toEqual({
       id: 'funds-onchain-cloud',
       ok: true,
-      sentence: 'Filecoin Onchain Cloud is paid for until 2027-03-03 (12.5 USDFC).',
+      sentence: 'Filecoin Onchain Cloud is paid for until 2027-03-03 10:00 UTC, with 12.5 USDFC deposited.',
     })
     expect(at('WARNING')).toMatchObject({
       ok: false,
-      sentence: expect.stringMatching(/only until 2027-03-03: deposit USDFC into Filecoin Pay/),
+      sentence: expect.stringMatching(/only until 2027-03-03 10:00 UTC: deposit USDFC into Filecoin Pay/),
     })
+    // On a sped-up simulated network, the same words as the tab and `npm run wallet -- foc`: the date is near, the days many.
+    const inAnHour = new Date(Date.now() + 3_600_000)
+    const simulated = fundsChecks({
+      onchainCloud: { status: 'HEALTHY', funds: '0.2384', fundedUntil: inAnHour.toISOString(), fundedDays: 26.2 },
+    })[0]
+    expect(simulated?.sentence).toBe(
+      `Filecoin Onchain Cloud is paid for until ${inAnHour.toISOString().slice(0, 16).replace('T', ' ')} UTC (26 days in simulated network time), with 0.2384 USDFC deposited.`,
+    )
     expect(at('DEFICIT')).toMatchObject({
       ok: false,
       sentence: expect.stringMatching(/12\.5 USDFC no longer pay for what is stored: deposit USDFC .* now\.$/),

@@ -185,7 +185,11 @@ describe('AdminSettings', () => {
   it("says OK for each direction and route's funds that work", async () => {
     const checks = [
       { id: 'server-gateway', ok: true, sentence: 'The bridge reaches the gateway at http://127.0.0.1:9011 with these credentials.' },
-      { id: 'funds-onchain-cloud', ok: true, sentence: 'Filecoin Onchain Cloud is paid for until 2027-03-03 (120.5 USDFC).' },
+      {
+        id: 'funds-onchain-cloud',
+        ok: true,
+        sentence: 'Filecoin Onchain Cloud is paid for until 2027-03-03 10:00 UTC, with 120.5 USDFC deposited.',
+      },
     ]
     http.on('POST', TEST_LINK, { status: 200, data: { success: true, status: 404, message: 'ok', latencyMs: 1, checks } })
     const w = await open()

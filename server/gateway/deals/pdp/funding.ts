@@ -84,22 +84,21 @@ export async function readRunway(p: PdpContext, account: FocAccount): Promise<nu
   const paying = account.lockupRatePerEpoch > 0n
   // The chain's clock as seen now: the head read is the epoch running now.
   const nowSeconds = Date.now() / 1000
-  const until = fundedUntil(
-    head + runway,
-    { genesis: nowSeconds - head * p.options.epochSeconds, epochSeconds: p.options.epochSeconds },
-    nowSeconds,
-  )
+  const clock = { genesis: nowSeconds - head * p.options.epochSeconds, epochSeconds: p.options.epochSeconds }
+  /** The date and the network's days of `epochs` from the head, from the one 'funded until' (server/shared/funded-until.ts). */
+  const lasting = (epochs: number) => {
+    const until = fundedUntil(head + epochs, clock, nowSeconds)
+    return { runwayEpochs: epochs, fundedUntilMs: until.at * 1000, fundedDays: until.networkDays }
+  }
   const now: PdpFunding = {
     status: paying && account.availableFunds <= 0n ? 'DEFICIT' : paying && runway <= WARNING_RUNWAY_EPOCHS ? 'WARNING' : 'HEALTHY',
     funds: account.funds,
-    runwayEpochs: runway,
-    fundedUntilMs: until.at * 1000,
-    fundedDays: until.networkDays,
+    ...lasting(runway),
   }
   // Topped up first, to the 30 days the deposit buys: a warning the deposit answers in the same pass only alarms.
+  // The date and the days both say the 30 days, so the admin page's aside agrees with its date.
   if (now.status !== 'HEALTHY' && p.options.autoDeposit && (await topUp(p, account))) {
-    const fundedUntilMs = Date.now() + TOP_UP_RUNWAY_EPOCHS * p.options.epochSeconds * 1000
-    p.funding = { ...now, status: 'HEALTHY', runwayEpochs: TOP_UP_RUNWAY_EPOCHS, fundedUntilMs }
+    p.funding = { ...now, status: 'HEALTHY', ...lasting(TOP_UP_RUNWAY_EPOCHS) }
     return head + TOP_UP_RUNWAY_EPOCHS
   }
   if (now.status !== (p.funding?.status ?? 'HEALTHY')) {

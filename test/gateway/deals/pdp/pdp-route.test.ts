@@ -225,6 +225,8 @@ describe('the PDP route over a fake Onchain Cloud', () => {
       await h.pass()
       expect(h.foc.deposits).toEqual([(86_400n - 28_800n) * 10n ** 12n].map((a) => ((a + 10n ** 16n - 1n) / 10n ** 16n) * 10n ** 16n))
       expect(h.route.standing().onchainCloud).toMatchObject({ status: 'HEALTHY', runwayEpochs: 86_400 })
+      // The days beside the date are the 30 bought, not the 10 read before the deposit.
+      expect(h.route.standing().onchainCloud?.fundedDays).toBeCloseTo(30, 1)
       expect(warnings(/deposit USDFC/)).toEqual([])
       expect(h.logs.filter((l) => /^deposited USDFC into Filecoin Pay: the PDP copies are paid for 30 more days/.test(l.msg))).toHaveLength(
         1,
