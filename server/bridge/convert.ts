@@ -44,11 +44,16 @@ const retrievableDeals = (g: GatewayGroup) => (g.deals ?? []).filter((d) => d.is
  * When the storage of the whole file ends: each group lasts as long as its
  * latest retrievable deal, and the file as long as its shortest-lived group.
  * Undefined when there are no groups or a group has no retrievable deal.
+ * A folder's storage is its files': a group of only its own listing
+ * (`fileCount` 0) counts only when no group holds files, as for its state
+ * (the gateway's folder-index.ts, stateGroupIds).
  */
 export function expirationEpochOf(groups: readonly GatewayGroup[]): number | undefined {
-  if (groups.length === 0) return undefined
+  const holdingFiles = groups.filter((g) => g.fileCount !== 0)
+  const lasting = holdingFiles.length > 0 ? holdingFiles : groups
+  if (lasting.length === 0) return undefined
   let min = Infinity
-  for (const group of groups) {
+  for (const group of lasting) {
     const deals = retrievableDeals(group)
     if (deals.length === 0) return undefined
     min = Math.min(min, Math.max(...deals.map((d) => d.endEpoch)))

@@ -80,6 +80,16 @@ describe('expirationEpochOf', () => {
   it('is absent without groups', () => {
     expect(expirationEpochOf([])).toBeUndefined()
   })
+
+  it("is a folder's files' end: a group of only its own listing, not yet stored, does not hide it", () => {
+    const files = group('offloaded', [deal(800)], { fileCount: 3 })
+    const listing = group('writable', undefined, { fileCount: 0 })
+    expect(expirationEpochOf([files, listing])).toBe(800)
+    expect(expirationEpochOf([files, group('writable', undefined, { fileCount: 1 }), listing])).toBeUndefined()
+    // A folder holding no file yet lasts as its listing does.
+    expect(expirationEpochOf([listing])).toBeUndefined()
+    expect(expirationEpochOf([group('offloaded', [deal(900)], { fileCount: 0 })])).toBe(900)
+  })
 })
 
 describe('toMetadataFile', () => {
