@@ -382,6 +382,8 @@ describe.skipIf(!hasChromium())('issue 38 in chromium, with PDP copies', () => {
       expect(listingStaging).toBe(true)
       expect(await badge(page, '/kept').getAttribute('data-gateway-badge')).toBe('stored')
       expect((await tab.getByTestId('state-label').textContent())?.trim()).toBe('Offloaded')
+      // Its files are stored until a date: the listing's group not stored yet hides neither that nor their copies.
+      expect(await tab.getByTestId('expiration').textContent()).not.toMatch(/Not yet/)
       await page.context().close()
     },
     15 * 60_000,

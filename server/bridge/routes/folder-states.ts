@@ -69,7 +69,7 @@ export function createFolderStatesRoute(deps: FolderStatesDeps): BridgeRoute {
     })
   }
 
-  /** The entries to show, the answer's ETag when the gateway gives one, and the whole answer when the folder is asked whole. */
+  /** The entries to show, the answer's ETag when the gateway gives one, and the kept whole answer when the folder is asked whole. */
   async function entriesOf(
     caller: Caller,
     userPath: string,
@@ -88,13 +88,11 @@ export function createFolderStatesRoute(deps: FolderStatesDeps): BridgeRoute {
     if (!folder) return { entries: [] }
     const etag = folder.etag && etagOf(folder.etag, userPath, ipfsGateway, ...(names ? ['names', ...names] : []))
     if (names) return { entries: [...new Set(names)].flatMap((n) => folder.byName.get(n) ?? []), ...(etag ? { etag } : {}) }
+    // An answer the gateway gives no ETag for is not kept: it is written for this request alone, and not gzipped.
+    if (!etag) return { entries: folder.entries }
     const key = `${userPath}\0${ipfsGateway}`
-    if (folder.whole?.key !== key) {
-      const whole = { key, json: Buffer.from(answerText(userPath, folder.entries, ipfsGateway)) }
-      if (!folder.etag) return { entries: folder.entries, whole }
-      folder.whole = whole
-    }
-    return { entries: folder.entries, whole: folder.whole, ...(etag ? { etag } : {}) }
+    if (folder.whole?.key !== key) folder.whole = { key, json: Buffer.from(answerText(userPath, folder.entries, ipfsGateway)) }
+    return { entries: folder.entries, whole: folder.whole, etag }
   }
 
   /** A folder on no mount shows badges only on the mount points inside it, each from its own record. */
