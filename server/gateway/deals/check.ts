@@ -6,6 +6,15 @@ import type { DealStore, GroupDeal, RouteContext, TickReport } from './types.ts'
 /** Copies of other providers checked, when every due check of a round failed, to tell a lost provider from our own outage. */
 const MAX_CONTROLS = 3
 
+/**
+ * The failure-rate rule beside the one of failures in a row: 5 failures among a copy's last 20 checks that passed
+ * or were blamed (below 75 % answered) stop it counting. Dealbot approves a provider for Filecoin Onchain Cloud
+ * only at 97 % of retrievals or more over at least 200 (probelab.io/filecoin/foc/methodology/approval-criteria);
+ * one copy is judged on far fewer checks, so the bar is lower and the window full before it applies: at the
+ * default of a check every 10 minutes, 20 checks are 3 h 20 min.
+ */
+export const CHECK_WINDOW = { window: 20, failedInWindow: 5 } as const
+
 export interface RetrievalChecks {
   /**
    * Checks each active copy whose check is due: one random block of its
@@ -21,10 +30,10 @@ export interface RetrievalChecks {
  * another provider checked as a control passes. When nothing could be
  * reached (our network, a firewall, a DNS outage) the copies show as not
  * retrievable, but no one is blamed and no copy stops counting. A copy
- * stops counting only after `stopAfter` checks in a row failed so
- * (Dealbot's rule of consecutive failures rather than one): checks are
+ * stops counting only after `stopAfter` checks in a row failed so, or a
+ * quarter of its last 20 (CHECK_WINDOW), never on one failure: checks are
  * `retrievalCheckMs` apart, so that spans at least (stopAfter − 1) ×
- * retrievalCheckMs. A passing check makes it count again.
+ * retrievalCheckMs. Passes make it count again once neither rule holds.
  */
 export function createRetrievalChecks(
   c: Pick<RouteContext, 'content' | 'logger' | 'now' | 'withTimeout'> & {
@@ -35,6 +44,7 @@ export function createRetrievalChecks(
   },
   routeOf: (name: string) => StorageRoute,
 ): RetrievalChecks {
+  const rule = { inARow: c.stopAfter, ...CHECK_WINDOW }
   // "Nothing could be reached" is said once when it starts and once when it ends, not every round.
   const outage: Note<true> = createNote({
     key: () => 'outage',
@@ -63,7 +73,7 @@ export function createRetrievalChecks(
       if (tried.has(d.provider)) continue
       tried.add(d.provider)
       if ((await retrieves(d)) === true) {
-        await c.deals.recordCheck(d.id, 'passed')
+        await c.deals.recordCheck(d.id, 'passed', rule)
         return true
       }
     }
@@ -86,7 +96,7 @@ export function createRetrievalChecks(
         failed.length === 0 || results.some((x) => x.ok) || (await reachesAnother(active, new Set(failed.map((x) => x.d.provider))))
       outage.set(blame ? undefined : true)
       for (const { d, ok } of results) {
-        if (ok) await c.deals.recordCheck(d.id, 'passed')
+        if (ok) await c.deals.recordCheck(d.id, 'passed', rule)
         else if (!blame) await c.deals.recordCheck(d.id, 'unsure')
         else await recordFailure(d)
       }
@@ -94,11 +104,23 @@ export function createRetrievalChecks(
   }
 
   async function recordFailure(d: GroupDeal): Promise<void> {
-    await c.deals.recordCheck(d.id, 'failed', c.stopAfter)
-    const inARow = (d.failedChecks ?? 0) + 1
-    const fields = { groupId: d.groupId, provider: d.provider, route: d.route, failedChecks: inARow }
-    if (d.checkFailedMs === undefined && inARow >= c.stopAfter)
-      c.logger.warn(fields, 'retrieval checks failed in a row while other providers answered: the copy no longer counts and is replaced')
-    else if (inARow === 1) c.logger.warn(fields, `retrieval check failed; the copy still counts until ${c.stopAfter} fail in a row`)
+    const standing = await c.deals.recordCheck(d.id, 'failed', rule)
+    if (!standing) return
+    const fields = {
+      groupId: d.groupId,
+      provider: d.provider,
+      route: d.route,
+      failedChecks: standing.inARow,
+      failedOfLastChecks: `${standing.failedInWindow}/${standing.checks}`,
+    }
+    if (standing.stoppedNow)
+      c.logger.warn(
+        fields,
+        standing.inARow >= c.stopAfter
+          ? 'retrieval checks failed in a row while other providers answered: the copy no longer counts and is replaced'
+          : `${standing.failedInWindow} of the copy's last ${standing.checks} retrieval checks failed while other providers answered: the copy no longer counts and is replaced`,
+      )
+    else if (standing.inARow === 1 && d.checkFailedMs === undefined)
+      c.logger.warn(fields, `retrieval check failed; the copy still counts until ${c.stopAfter} fail in a row`)
   }
 }

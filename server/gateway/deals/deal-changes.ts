@@ -84,23 +84,35 @@ export function createDealChanges(sql: Sql, now: () => number): DealChanges {
         [proof.lastProofEpoch ?? null, proof.firstProofDueEpoch ?? null, proof.endEpoch, now(), id],
       )
     },
-    async recordCheck(id, result, stopAfter = 1) {
+    async recordCheck(id, result, rule = { inARow: 1, window: 1, failedInWindow: 1 }) {
       const t = now()
-      if (result === 'passed')
-        await sql.run(
-          'UPDATE group_deals SET retrievable = 1, failed_checks = 0, check_failed_ms = NULL, checked_ms = ?, updated_ms = ? WHERE id = ?',
-          [t, t, id],
-        )
       // Nothing could be reached: not retrievable now, but no one is blamed: it counts as before.
-      else if (result === 'unsure')
+      if (result === 'unsure') {
         await sql.run('UPDATE group_deals SET retrievable = 0, checked_ms = ?, updated_ms = ? WHERE id = ?', [t, t, id])
-      else
-        await sql.run(
-          `UPDATE group_deals SET retrievable = 0, failed_checks = failed_checks + 1,
-             check_failed_ms = CASE WHEN check_failed_ms IS NULL AND failed_checks + 1 >= ? THEN ? ELSE check_failed_ms END,
-             checked_ms = ?, updated_ms = ? WHERE id = ?`,
-          [stopAfter, t, t, t, id],
-        )
+        return undefined
+      }
+      // Read, then written: one process checks a copy at a time (the deal engine's tick runs exclusively).
+      const row = await sql.get<{ failed_checks: number; recent_checks: string; check_failed_ms: number | null }>(
+        'SELECT failed_checks, recent_checks, check_failed_ms FROM group_deals WHERE id = ?',
+        [id],
+      )
+      if (!row) return undefined
+      const passed = result === 'passed'
+      const recent = (row.recent_checks + (passed ? 'p' : 'f')).slice(-rule.window)
+      const failedInWindow = recent.split('f').length - 1
+      const byWindow = recent.length >= rule.window && failedInWindow >= rule.failedInWindow
+      const inARow = passed ? 0 : row.failed_checks + 1
+      const stopped = passed
+        ? byWindow
+          ? row.check_failed_ms
+          : null
+        : (row.check_failed_ms ?? (inARow >= rule.inARow || byWindow ? t : null))
+      await sql.run(
+        `UPDATE group_deals SET retrievable = ?, failed_checks = ?, recent_checks = ?, check_failed_ms = ?, checked_ms = ?, updated_ms = ?
+           WHERE id = ?`,
+        [passed ? 1 : 0, inARow, recent, stopped, t, t, id],
+      )
+      return { inARow, failedInWindow, checks: recent.length, stoppedNow: row.check_failed_ms === null && stopped !== null }
     },
     async failInterrupted() {
       let n = 0

@@ -124,6 +124,9 @@ export const DEAL_STEPS: Step[] = [
   `ALTER TABLE group_deals ADD COLUMN failed_checks INTEGER NOT NULL DEFAULT 0;
    ALTER TABLE group_deals ADD COLUMN check_failed_ms INTEGER;
    UPDATE group_deals SET failed_checks = 1, check_failed_ms = checked_ms WHERE retrievable = 0 AND checked_ms IS NOT NULL;`,
+  // And over a window: a copy's last checks that passed ('p') or were blamed on its provider ('f'), newest last, so
+  // that a provider answering only some of the time stops counting too (check.ts). Older rows start with none.
+  `ALTER TABLE group_deals ADD COLUMN recent_checks TEXT NOT NULL DEFAULT '';`,
 ]
 
 /** Creates or upgrades the deal engine's tables (in the gateway's store, beside the content store's). */

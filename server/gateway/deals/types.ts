@@ -88,6 +88,26 @@ export interface NewDeal {
 /** What one retrieval check showed (DealStore.recordCheck). */
 export type CheckResult = 'passed' | 'failed' | 'unsure'
 
+/**
+ * When failed retrieval checks, each blamed on the copy's provider, make it stop counting: `inARow` failures in a
+ * row, or `failedInWindow` failures among its last `window` checks that passed or were blamed (a provider that
+ * answers only some of the time never fails many in a row).
+ */
+export interface CheckRule {
+  inARow: number
+  window: number
+  failedInWindow: number
+}
+
+/** A copy's checks after one more: the failures in a row and in the window, and whether that one made it stop counting. */
+export interface CheckStanding {
+  inARow: number
+  failedInWindow: number
+  /** The window's length now (at most the rule's). */
+  checks: number
+  stoppedNow: boolean
+}
+
 /** What /file-info shows of a group's deals. */
 export type DealView = GroupDealView
 
@@ -130,11 +150,13 @@ export interface DealStore {
    */
   recordProof(id: number, proof: { lastProofEpoch?: number; endEpoch: number; firstProofDueEpoch?: number }): Promise<void>
   /**
-   * The result of a retrieval check, and when it was made: `passed`; `failed`, blamed on its provider (the
-   * `stopAfter`-th failure in a row, default 1, sets `checkFailedMs`: the copy stops counting); or `unsure`,
-   * when nothing could be reached that round (not retrievable now, but no one is blamed: it counts as before).
+   * The result of a retrieval check, and when it was made: `passed`; `failed`, blamed on its provider (once
+   * `rule` holds, by default at the first failure, it sets `checkFailedMs`: the copy stops counting); or `unsure`,
+   * when nothing could be reached that round (not retrievable now, but no one is blamed: it counts as before, and
+   * the window does not move). A pass makes a stopped copy count again once the window rule no longer holds.
+   * Undefined for `unsure` and for a row that is gone.
    */
-  recordCheck(id: number, result: CheckResult, stopAfter?: number): Promise<void>
+  recordCheck(id: number, result: CheckResult, rule?: CheckRule): Promise<CheckStanding | undefined>
   /**
    * Deal-market proposals in flight when the process died: the provider's answer is lost, so they count as
    * failed (PDP copies are left to their route, which looks on chain). Returns how many.

@@ -64,7 +64,7 @@ export const COPY_FAILURES = {
   PIECE_REMOVED: { retry: 'later' },
   /** The data set holding the piece was terminated. */
   DATA_SET_TERMINATED: { retry: 'later' },
-  /** A PDP copy that failed its retrieval checks (RETRIEVAL_FAILED_CHECKS in a row), ended (and its piece removed) once its replacement counts. */
+  /** A PDP copy that failed its retrieval checks (RETRIEVAL_FAILED_CHECKS in a row, or 5 of its last 20), ended (and its piece removed) once its replacement counts. */
   RETRIEVAL_FAILED: { retry: 'later' },
   /** Recorded before failures had codes, in words no code matched. */
   UNKNOWN: { retry: 'later' },

@@ -152,6 +152,22 @@ describe('retrieval checks on PDP copies', () => {
     expect(await b.counting(2, 'pdp')).toEqual(['pdp:2', 'pdp:3'])
   })
 
+  it('stops counting a copy whose provider answers only three checks in four, though it never fails twice in a row', async () => {
+    const b = await checkBench()
+    await b.copy(1, 'pdp', 'pdp:1')
+    await b.copy(1, 'pdp', 'pdp:2')
+    const counted: string[][] = []
+    for (let round = 1; round <= 20; round++) {
+      if (round % 4 === 0) b.down.add('pdp:1')
+      else b.down.delete('pdp:1')
+      await b.round()
+      counted.push(await b.counting(1, 'pdp'))
+    }
+    // Its fifth failure among its last 20 checks, each while pdp:2 answered, is the one it stops counting at.
+    expect(counted.slice(0, 19).every((providers) => providers.includes('pdp:1'))).toBe(true)
+    expect(counted[19]).toEqual(['pdp:2'])
+  })
+
   it("checks another provider's copy when the only checks due all failed: one that answers puts the blame on the failed one", async () => {
     const b = await checkBench()
     await b.copy(1, 'pdp', 'pdp:1')

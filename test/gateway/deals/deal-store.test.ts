@@ -3,8 +3,12 @@ import { createDealStore } from '../../../server/gateway/deals/deal-store.ts'
 import { DEAL_STEPS } from '../../../server/gateway/deals/schema.ts'
 import { migrateSql } from '../../../server/shared/sql/index.ts'
 import type { DealStore } from '../../../server/gateway/deals/types.ts'
+import { CHECK_WINDOW } from '../../../server/gateway/deals/check.ts'
 import type { Sql } from '../../../server/shared/sql/index.ts'
 import { describeEachStore } from '../../helpers/stores.ts'
+
+/** Three failures in a row, or five among the last 20 checks, as the gateway runs by default. */
+const RULE = { inARow: 3, ...CHECK_WINDOW }
 
 describeEachStore('gateway deal store', ({ open }) => {
   let sql: Sql
@@ -266,8 +270,8 @@ describeEachStore('gateway deal store', ({ open }) => {
       await store.markPublished(deal.id, { dealId: 5 })
       await store.markActive(deal.id)
       await store.recordCheck(deal.id, 'passed')
-      await store.recordCheck(deal.id, 'failed', 3)
-      await store.recordCheck(deal.id, 'failed', 3)
+      await store.recordCheck(deal.id, 'failed', RULE)
+      await store.recordCheck(deal.id, 'failed', RULE)
       // Nothing answered that round: the copy is as it was, only its check time moves on.
       const before = (await store.get(deal.id))!
       await store.recordCheck(deal.id, 'unsure')
@@ -275,11 +279,11 @@ describeEachStore('gateway deal store', ({ open }) => {
       expect(unsure).toMatchObject({ retrievable: false, failedChecks: 2 })
       expect(unsure).not.toHaveProperty('checkFailedMs')
       expect(unsure.checkedMs).toBeGreaterThan(before.checkedMs!)
-      await store.recordCheck(deal.id, 'failed', 3)
+      await store.recordCheck(deal.id, 'failed', RULE)
       const lost = (await store.get(deal.id))!
       expect(lost).toMatchObject({ failedChecks: 3, checkFailedMs: lost.checkedMs })
       // Later failures keep when it stopped counting.
-      await store.recordCheck(deal.id, 'failed', 3)
+      await store.recordCheck(deal.id, 'failed', RULE)
       expect(await store.get(deal.id)).toMatchObject({ failedChecks: 4, checkFailedMs: lost.checkedMs })
       await store.recordCheck(deal.id, 'passed')
       const back = (await store.get(deal.id))!
@@ -288,8 +292,36 @@ describeEachStore('gateway deal store', ({ open }) => {
       expect(back).not.toHaveProperty('checkFailedMs')
     })
 
+    it('stops counting a copy that fails a quarter of its last 20 checks, never three in a row, until passes bring it below', async () => {
+      const { store, deal } = await fresh()
+      await store.markProposed(deal.id, { proposalId: 'u' })
+      await store.markPublished(deal.id, { dealId: 5 })
+      await store.markActive(deal.id)
+      const check = (result: 'passed' | 'failed') => store.recordCheck(deal.id, result, RULE)
+      // One failure in five: 4 of the last 20, it keeps counting however long it goes on.
+      for (let i = 1; i <= 40; i++) await check(i % 5 === 0 ? 'failed' : 'passed')
+      expect(await store.get(deal.id)).not.toHaveProperty('checkFailedMs')
+      for (let i = 1; i <= 20; i++) await check('passed')
+      // One in four: never two in a row, but the fifth failure among the last 20 stops it.
+      const standings = []
+      for (let i = 1; i <= 20; i++) standings.push(await check(i % 4 === 0 ? 'failed' : 'passed'))
+      expect(standings.map((x) => x?.stoppedNow)).toEqual([...Array(19).fill(false), true])
+      expect(standings.at(-1)).toMatchObject({ inARow: 1, failedInWindow: 5, checks: 20 })
+      const stopped = (await store.get(deal.id))!
+      expect(stopped).toMatchObject({ failedChecks: 1, checkFailedMs: stopped.checkedMs })
+      // Passes while the window still holds five failures do not make it count again; the one that drops the
+      // oldest failure out of the window does.
+      for (let i = 1; i <= 3; i++) {
+        await check('passed')
+        expect(await store.get(deal.id)).toMatchObject({ retrievable: true, checkFailedMs: stopped.checkedMs })
+      }
+      expect(await check('passed')).toMatchObject({ failedInWindow: 4 })
+      expect(await store.get(deal.id)).not.toHaveProperty('checkFailedMs')
+    })
+
     it('keeps, across the upgrade, the verdict on a copy that had stopped counting on one failed check', async () => {
-      const before = DEAL_STEPS.length - 1
+      // The store before failed checks were counted (the step before it, and the window's after it).
+      const before = DEAL_STEPS.length - 2
       await migrateSql(sql, 'gateway.deals', DEAL_STEPS.slice(0, before))
       const row = (retrievable: number, checked: string) =>
         sql.run(

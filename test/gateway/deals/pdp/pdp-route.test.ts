@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest'
 import { pdpHarness, type PdpHarness } from './harness.ts'
+import { CHECK_WINDOW } from '../../../../server/gateway/deals/check.ts'
 
 /**
  * The PDP route's verbs (funding, upload, proofs, removals; adoption after a restart in restart.test.ts), each
@@ -427,12 +428,12 @@ describe('the PDP route over a fake Onchain Cloud', () => {
       const stores = h.foc.stores.length
       // One or two failed checks are no evidence yet: no upload, nothing paid for twice.
       for (let i = 0; i < 2; i++) {
-        await h.deals.recordCheck(failing.id, 'failed', 3)
+        await h.deals.recordCheck(failing.id, 'failed', { inARow: 3, ...CHECK_WINDOW })
         await h.pass()
         await h.settled()
       }
       expect(h.foc.stores).toHaveLength(stores)
-      await h.deals.recordCheck(failing.id, 'failed', 3)
+      await h.deals.recordCheck(failing.id, 'failed', { inARow: 3, ...CHECK_WINDOW })
       await h.pass()
       await h.settled()
       expect(h.foc.stores.at(-1)).toEqual({ copies: 1, exclude: [1, 2] })
