@@ -25,6 +25,19 @@ async function open(): Promise<VueWrapper> {
 
 const input = (w: VueWrapper, field: string) => w.get(`[data-test="${field}"] input, input[data-test="${field}"]`)
 
+/** The page after a click on "Test the link", the bridge answering the link test with `data`. */
+async function linkTested(data: Record<string, unknown>): Promise<VueWrapper> {
+  http.on('POST', TEST_LINK, { status: 200, data })
+  const w = await open()
+  await w.get('[data-test="test-link"]').trigger('click')
+  await flushPromises()
+  return w
+}
+
+/** The same for a link that works, with what else the gateway said (`extra`). */
+const linkWorks = (extra: Record<string, unknown>) =>
+  linkTested({ success: true, status: 404, message: 'The gateway answered and accepted the credentials', latencyMs: 3, ...extra })
+
 async function submit(w: VueWrapper) {
   await w.get('[data-test="form"]').trigger('submit')
   await flushPromises()
@@ -160,15 +173,9 @@ describe('AdminSettings', () => {
       ok: false,
       sentence: 'The bridge could not connect to http://127.0.0.1:9011 (ECONNREFUSED): start the gateway or correct the URL.',
     }
-    http.on('POST', TEST_LINK, {
-      status: 200,
-      data: { success: false, status: 0, message: 'Could not connect', latencyMs: 1, checks: [gateway] },
-    })
     // Nextcloud, not the bridge, answers the app's route: the reverse proxy does not send it on.
     http.on('GET', CONFIG, { status: 404, data: '<html>Page not found</html>' })
-    const w = await open()
-    await w.get('[data-test="test-link"]').trigger('click')
-    await flushPromises()
+    const w = await linkTested({ success: false, status: 0, message: 'Could not connect', latencyMs: 1, checks: [gateway] })
     const items = w.get('[data-test="link-checks"]').findAll('li')
     expect(items.map((li) => [li.attributes('data-check'), li.attributes('data-ok'), li.text()])).toEqual([
       [
@@ -191,10 +198,7 @@ describe('AdminSettings', () => {
         sentence: 'Filecoin Onchain Cloud is paid for until 2027-03-03 10:00 UTC, with 120.5 USDFC deposited.',
       },
     ]
-    http.on('POST', TEST_LINK, { status: 200, data: { success: true, status: 404, message: 'ok', latencyMs: 1, checks } })
-    const w = await open()
-    await w.get('[data-test="test-link"]').trigger('click')
-    await flushPromises()
+    const w = await linkTested({ success: true, status: 404, message: 'ok', latencyMs: 1, checks })
     const items = w.get('[data-test="link-checks"]').findAll('li')
     expect(items.map((li) => li.attributes('data-ok'))).toEqual(['true', 'true', 'true'])
     expect(items[0].text()).toBe('OK: Your browser reaches the bridge at /ocs/v2.php/apps/gateway/, as the Files tab will.')
@@ -211,25 +215,13 @@ describe('AdminSettings', () => {
 
   it('warns when the gateway serves another network than the form names', async () => {
     const warning = 'The gateway serves the calibration network, but these settings say mainnet: dates and explorer links would be wrong'
-    http.on('POST', TEST_LINK, {
-      status: 200,
-      data: { success: true, status: 404, message: 'The gateway answered and accepted the credentials', latencyMs: 3, warning },
-    })
-    const w = await open()
-    await w.get('[data-test="test-link"]').trigger('click')
-    await flushPromises()
+    const w = await linkWorks({ warning })
     expect(w.get('[data-test="test-warning"]').text()).toBe(warning)
   })
 
   it('warns when the gateway proposes no deals, with its reason', async () => {
     const dealsWarning = 'The gateway proposes no deals: t1abc has no DataCap'
-    http.on('POST', TEST_LINK, {
-      status: 200,
-      data: { success: true, status: 404, message: 'The gateway answered and accepted the credentials', latencyMs: 3, dealsWarning },
-    })
-    const w = await open()
-    await w.get('[data-test="test-link"]').trigger('click')
-    await flushPromises()
+    const w = await linkWorks({ dealsWarning })
     expect(w.get('[data-test="test-deals-warning"]').text()).toBe(dealsWarning)
     expect(w.find('[data-test="test-warning"]').exists()).toBe(false)
   })
@@ -237,13 +229,7 @@ describe('AdminSettings', () => {
   it('says which deals the gateway proposes: unverified once Fil+ has ended', async () => {
     const dealKind =
       'The gateway proposes unverified: Fil+ ended at network version 29 (FIP-0118): deals are unverified, no DataCap is needed'
-    http.on('POST', TEST_LINK, {
-      status: 200,
-      data: { success: true, status: 404, message: 'The gateway answered and accepted the credentials', latencyMs: 3, dealKind },
-    })
-    const w = await open()
-    await w.get('[data-test="test-link"]').trigger('click')
-    await flushPromises()
+    const w = await linkWorks({ dealKind })
     expect(w.get('[data-test="test-deal-kind"]').text()).toBe(dealKind)
   })
 
@@ -258,13 +244,7 @@ describe('AdminSettings', () => {
       { route: 'Filecoin Onchain Cloud (PDP)', copies: 1, why: 'PDP_COPIES: a copy on Filecoin Onchain Cloud, paid in USDFC' },
       { route: 'the deal market', copies: 0, why: 'on mainnet every deal is paid since Fil+ ended' },
     ]
-    http.on('POST', TEST_LINK, {
-      status: 200,
-      data: { success: true, status: 404, message: 'The gateway answered and accepted the credentials', latencyMs: 3, nextGroup },
-    })
-    const w = await open()
-    await w.get('[data-test="test-link"]').trigger('click')
-    await flushPromises()
+    const w = await linkWorks({ nextGroup })
     const card = w.get('[data-test="test-next-group"]')
     expect(card.text()).toMatch(/^The next group will be stored on:/)
     expect(card.findAll('li').map((li) => li.text())).toEqual([
@@ -281,19 +261,7 @@ describe('AdminSettings', () => {
       ['DEFICIT', 'error', /no longer pays for what is stored \(DEFICIT\)\. Deposit USDFC\.$/],
     ] as const
     for (const [status, card, text] of cases) {
-      http.on('POST', TEST_LINK, {
-        status: 200,
-        data: {
-          success: true,
-          status: 404,
-          message: 'The gateway answered and accepted the credentials',
-          latencyMs: 3,
-          onchainCloud: { status, funds: '120.5', fundedUntil: '2027-03-03T10:00:00.000Z' },
-        },
-      })
-      const w = await open()
-      await w.get('[data-test="test-link"]').trigger('click')
-      await flushPromises()
+      const w = await linkWorks({ onchainCloud: { status, funds: '120.5', fundedUntil: '2027-03-03T10:00:00.000Z' } })
       const note = w.get('[data-test="test-onchain-cloud"]')
       expect(note.text()).toMatch(text)
       expect(note.classes().join(' ')).toContain(`notecard--${card}`)
@@ -303,19 +271,7 @@ describe('AdminSettings', () => {
 
   it("says a sped-up simulated network's 'funded until' with its own span beside the near date (issue 38)", async () => {
     const soon = new Date(Date.now() + 2.4 * 3600_000).toISOString()
-    http.on('POST', TEST_LINK, {
-      status: 200,
-      data: {
-        success: true,
-        status: 404,
-        message: 'The gateway answered and accepted the credentials',
-        latencyMs: 3,
-        onchainCloud: { status: 'HEALTHY', funds: '120.5', fundedUntil: soon, fundedDays: 30 },
-      },
-    })
-    const w = await open()
-    await w.get('[data-test="test-link"]').trigger('click')
-    await flushPromises()
+    const w = await linkWorks({ onchainCloud: { status: 'HEALTHY', funds: '120.5', fundedUntil: soon, fundedDays: 30 } })
     expect(w.get('[data-test="test-onchain-cloud"]').text()).toMatch(/funded until .+ \(30 days in simulated network time\) \(HEALTHY\)\.$/)
     w.unmount()
   })
@@ -332,23 +288,14 @@ describe('AdminSettings', () => {
       ],
     ] as const
     for (const [dealMarket, text] of cases) {
-      http.on('POST', TEST_LINK, {
-        status: 200,
-        data: { success: true, status: 404, message: 'The gateway answered and accepted the credentials', latencyMs: 3, dealMarket },
-      })
-      const w = await open()
-      await w.get('[data-test="test-link"]').trigger('click')
-      await flushPromises()
+      const w = await linkWorks({ dealMarket })
       expect(w.get('[data-test="test-deal-market"]').text()).toMatch(text)
       w.unmount()
     }
   })
 
   it('shows a failed link test with the gateway status', async () => {
-    http.on('POST', TEST_LINK, { status: 200, data: { success: false, status: 401, message: 'Unauthorized', latencyMs: 5 } })
-    const w = await open()
-    await w.get('[data-test="test-link"]').trigger('click')
-    await flushPromises()
+    const w = await linkTested({ success: false, status: 401, message: 'Unauthorized', latencyMs: 5 })
     expect(w.get('[data-test="test-result"]').text()).toContain('HTTP 401')
     expect(w.get('[data-test="test-result"]').text()).toContain('Unauthorized')
   })
