@@ -24,6 +24,12 @@ async function showTab(info: unknown = legacyFile()): Promise<VueWrapper> {
   return wrapper
 }
 
+/** The tab on a file whose record the bridge answers with `record`. */
+function showRecord(record: Parameters<typeof ok>[0]): Promise<VueWrapper> {
+  http.on('POST', METADATA, ok(record))
+  return showTab()
+}
+
 const api = (w: VueWrapper) => w.vm as unknown as TabApi
 const text = (w: VueWrapper, sel: string) => w.get(`[data-test="${sel}"]`).text()
 
@@ -45,8 +51,7 @@ describe('GatewayTab states', () => {
   const states: FileState[] = ['Staging', 'Offloading', 'Partially offloaded', 'Offloaded', 'Unknown']
 
   it.each(states)('shows %s as a badge with a one-line explanation', async (state) => {
-    http.on('POST', METADATA, ok(fileRecord({ state })))
-    const w = await showTab()
+    const w = await showRecord(fileRecord({ state }))
     expect(text(w, 'state-label')).toBe(state)
     const explanation = text(w, 'state-explanation')
     expect(explanation.length).toBeGreaterThan(20)
@@ -66,8 +71,7 @@ describe('GatewayTab states', () => {
   })
 
   it('treats a state it does not know as Unknown', async () => {
-    http.on('POST', METADATA, ok(fileRecord({ state: 'exploded' as FileState })))
-    const w = await showTab()
+    const w = await showRecord(fileRecord({ state: 'exploded' as FileState }))
     expect(text(w, 'state-label')).toBe('Unknown')
   })
 
@@ -99,54 +103,42 @@ describe('GatewayTab states', () => {
 describe('GatewayTab details', () => {
   it('says under a group why it is not further along, when the gateway says, and nothing when it does not', async () => {
     const reason = 'waiting for more data: 4.0 MiB of 64 MiB; the group closes when full or after 20 s without new data'
-    http.on(
-      'POST',
-      METADATA,
-      ok(
-        fileRecord({
-          groups: [
-            { state: 'writable', retrievableCopies: 0, reason },
-            { state: 'offloaded', retrievableCopies: 2, pieceCid: PIECE_CID },
-          ],
-        }),
-      ),
+    const w = await showRecord(
+      fileRecord({
+        groups: [
+          { state: 'writable', retrievableCopies: 0, reason },
+          { state: 'offloaded', retrievableCopies: 2, pieceCid: PIECE_CID },
+        ],
+      }),
     )
-    const w = await showTab()
     const shown = w.findAll('[data-test="group-reason"]')
     expect(shown.map((r) => r.text())).toEqual([reason])
   })
 
   it('marks a reason a person has to act on, such as no funds, as needing attention, and one that passes by itself not', async () => {
     const funds = 'no funds: deposit USDFC: storing needs 0.36 USDFC more; meanwhile: 3 of 3 copies stored'
-    http.on(
-      'POST',
-      METADATA,
-      ok(
-        fileRecord({
-          groups: [
-            { state: 'ready for deals', retrievableCopies: 0, reason: funds, reasonCode: 'WAITING_FOR_FUNDS' },
-            { state: 'ready for deals', retrievableCopies: 0, reason: '1 provider is fetching the data', reasonCode: 'DEALS_UNDER_WAY' },
-          ],
-        }),
-      ),
+    const w = await showRecord(
+      fileRecord({
+        groups: [
+          { state: 'ready for deals', retrievableCopies: 0, reason: funds, reasonCode: 'WAITING_FOR_FUNDS' },
+          { state: 'ready for deals', retrievableCopies: 0, reason: '1 provider is fetching the data', reasonCode: 'DEALS_UNDER_WAY' },
+        ],
+      }),
     )
-    const w = await showTab()
     expect(w.findAll('[data-test="group-attention"]').map((r) => r.text())).toEqual(['Needs attention: no funds'])
     expect(w.findAll('[data-test="group-reason"]').map((r) => r.text())).toEqual([funds, '1 provider is fetching the data'])
   })
 
   it('shows a far expiration as a local date alone, as Nextcloud would', async () => {
     const expirationTimestamp = Math.floor(Date.now() / 1000) + 540 * 86400
-    http.on('POST', METADATA, ok(fileRecord({ state: 'Offloaded', retrievableCopies: 2, expirationEpoch: 5_000_000, expirationTimestamp })))
-    const w = await showTab()
+    const w = await showRecord(fileRecord({ state: 'Offloaded', retrievableCopies: 2, expirationEpoch: 5_000_000, expirationTimestamp }))
     const local = new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(expirationTimestamp * 1000))
     expect(text(w, 'expiration')).toBe(local)
   })
 
   it('shows a near expiration as a local date and a relative time', async () => {
     const expirationTimestamp = Math.floor(Date.now() / 1000) + 3 * 86400
-    http.on('POST', METADATA, ok(fileRecord({ state: 'Offloaded', retrievableCopies: 2, expirationEpoch: 5_000_000, expirationTimestamp })))
-    const w = await showTab()
+    const w = await showRecord(fileRecord({ state: 'Offloaded', retrievableCopies: 2, expirationEpoch: 5_000_000, expirationTimestamp }))
     const time = w.get('[data-test="expiration"] time')
     expect(time.attributes('datetime')).toBe(new Date(expirationTimestamp * 1000).toISOString())
     const local = new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(expirationTimestamp * 1000))
@@ -157,8 +149,7 @@ describe('GatewayTab details', () => {
   })
 
   it('says when nothing is retrievable yet instead of an expiration', async () => {
-    http.on('POST', METADATA, ok(fileRecord()))
-    const w = await showTab()
+    const w = await showRecord(fileRecord())
     expect(w.find('[data-test="expiration"] time').exists()).toBe(false)
     expect(text(w, 'copies')).toBe('0 copies')
   })
@@ -224,19 +215,12 @@ describe('GatewayTab details', () => {
       isRetrievable: state === 'active',
       state,
     })
-    http.on(
-      'POST',
-      METADATA,
-      ok(
-        fileRecord({
-          state: 'Partially offloaded',
-          groups: [
-            { state: 'ready for deals', retrievableCopies: 1, pieceCid: PIECE_CID, deals: [deal('active', 1), deal('published', 2)] },
-          ],
-        }),
-      ),
+    const w = await showRecord(
+      fileRecord({
+        state: 'Partially offloaded',
+        groups: [{ state: 'ready for deals', retrievableCopies: 1, pieceCid: PIECE_CID, deals: [deal('active', 1), deal('published', 2)] }],
+      }),
     )
-    const w = await showTab()
     expect(text(w, 'group-state')).toBe('deals in progress: 1 active, 1 published')
     // Closed by default (the browser test opens one with a click).
     expect((w.get('[data-test="group"] details').element as HTMLDetailsElement).open).toBe(false)
@@ -244,37 +228,32 @@ describe('GatewayTab details', () => {
 
   it('folds the providers that failed to seal into one line per group, opened on click, beside the live deals', async () => {
     const active = { provider: 'f01234', dealId: 98765, endEpoch: 4_000_000, isRetrievable: true, state: 'active' }
-    http.on(
-      'POST',
-      METADATA,
-      ok(
-        fileRecord({
-          state: 'Offloading',
-          groups: [
-            {
-              state: 'ready for deals',
-              retrievableCopies: 1,
-              pieceCid: PIECE_CID,
-              deals: [active],
-              failedDeals: [{ provider: 'f09999', dealId: 98700, reason: 'SEALING_FAILED', replaced: true }],
-            },
-            {
-              state: 'ready for deals',
-              retrievableCopies: 0,
-              pieceCid: PIECE_CID,
-              deals: [],
-              failedDeals: [
-                { provider: 'f07777', dealId: 98701, reason: 'NOT_SEALED_IN_TIME', reasonCode: 'NOT_SEALED_IN_TIME', replaced: true },
-                { provider: 'f08888', reason: 'the sector could not be committed', reasonCode: 'PROVIDER_FAILED', replaced: false },
-                { provider: 'f06666', reason: 'SEALING_FAILED', replaced: false },
-              ],
-            },
-            { state: 'ready for deals', retrievableCopies: 0, pieceCid: PIECE_CID, deals: [active] },
-          ],
-        }),
-      ),
+    const w = await showRecord(
+      fileRecord({
+        state: 'Offloading',
+        groups: [
+          {
+            state: 'ready for deals',
+            retrievableCopies: 1,
+            pieceCid: PIECE_CID,
+            deals: [active],
+            failedDeals: [{ provider: 'f09999', dealId: 98700, reason: 'SEALING_FAILED', replaced: true }],
+          },
+          {
+            state: 'ready for deals',
+            retrievableCopies: 0,
+            pieceCid: PIECE_CID,
+            deals: [],
+            failedDeals: [
+              { provider: 'f07777', dealId: 98701, reason: 'NOT_SEALED_IN_TIME', reasonCode: 'NOT_SEALED_IN_TIME', replaced: true },
+              { provider: 'f08888', reason: 'the sector could not be committed', reasonCode: 'PROVIDER_FAILED', replaced: false },
+              { provider: 'f06666', reason: 'SEALING_FAILED', replaced: false },
+            ],
+          },
+          { state: 'ready for deals', retrievableCopies: 0, pieceCid: PIECE_CID, deals: [active] },
+        ],
+      }),
     )
-    const w = await showTab()
     const groups = w.findAll('[data-test="group"]')
     expect(groups[0].get('[data-test="failed-summary"]').text()).toBe('1 provider failed to seal, replaced')
     expect(groups[1].get('[data-test="failed-summary"]').text()).toBe('3 providers failed to seal; 1 replaced')
@@ -320,17 +299,12 @@ describe('GatewayTab details', () => {
       dataSetId: 7,
       pieceId: 2,
     }
-    http.on(
-      'POST',
-      METADATA,
-      ok(
-        fileRecord({
-          state: 'Offloading',
-          groups: [{ state: 'ready for deals', retrievableCopies: 1, pieceCid: PIECE_CID, deals: [pdp, waiting] }],
-        }),
-      ),
+    const w = await showRecord(
+      fileRecord({
+        state: 'Offloading',
+        groups: [{ state: 'ready for deals', retrievableCopies: 1, pieceCid: PIECE_CID, deals: [pdp, waiting] }],
+      }),
     )
-    const w = await showTab()
     const [proved, unproved] = w.findAll('[data-test="deal"]')
     // No deal-market explorer knows PDP providers or data sets: words, no links, even on mainnet.
     expect(proved.find('a').exists()).toBe(false)
@@ -365,17 +339,12 @@ describe('GatewayTab details', () => {
       copy('committed', 'published', { dataSetId: 12, pieceId: 4, firstProofDueEpoch: 3_000_000, firstProofDueTimestamp: due }),
       copy('uploading', 'proposed'),
     ]
-    http.on(
-      'POST',
-      METADATA,
-      ok(
-        fileRecord({
-          state: 'Offloading',
-          groups: [{ state: 'ready for deals', retrievableCopies: 0, pieceCid: PIECE_CID, deals: copies }],
-        }),
-      ),
+    const w = await showRecord(
+      fileRecord({
+        state: 'Offloading',
+        groups: [{ state: 'ready for deals', retrievableCopies: 0, pieceCid: PIECE_CID, deals: copies }],
+      }),
     )
-    const w = await showTab()
     const [committed, uploading] = w.findAll('[data-test="deal"]')
     expect(committed.get('[data-test="pdp-copy"]').text()).toBe('data set 12, piece 4 · Committed on chain, not proved yet')
     const when = new Intl.DateTimeFormat(undefined, { timeStyle: 'short' }).format(new Date(due * 1000))
@@ -432,17 +401,12 @@ describe('GatewayTab details', () => {
 
   it('says "2 providers failed to seal; replaced" when every failure was replaced', async () => {
     const failure = (provider: string) => ({ provider, reason: 'SEALING_FAILED', replaced: true })
-    http.on(
-      'POST',
-      METADATA,
-      ok(
-        fileRecord({
-          state: 'Offloading',
-          groups: [{ state: 'ready for deals', retrievableCopies: 0, failedDeals: [failure('f01'), failure('f02')] }],
-        }),
-      ),
+    const w = await showRecord(
+      fileRecord({
+        state: 'Offloading',
+        groups: [{ state: 'ready for deals', retrievableCopies: 0, failedDeals: [failure('f01'), failure('f02')] }],
+      }),
     )
-    const w = await showTab()
     expect(text(w, 'failed-summary')).toBe('2 providers failed to seal; replaced')
   })
 
@@ -482,8 +446,7 @@ describe('GatewayTab details', () => {
     // 0.1 s per epoch: 300 times real time, so 540 days of the network's time pass in under two days.
     http.on('GET', CONFIG, tabConfig('simnet', '', 1_795_000_000, { epochSeconds: 0.1, speed: '1 minute ≈ 5 hours' }))
     const expirationTimestamp = Math.floor(Date.now() / 1000) + (540 * 86400) / 300
-    http.on('POST', METADATA, ok(fileRecord({ state: 'Offloaded', retrievableCopies: 1, expirationEpoch: 5_000_000, expirationTimestamp })))
-    const w = await showTab()
+    const w = await showRecord(fileRecord({ state: 'Offloaded', retrievableCopies: 1, expirationEpoch: 5_000_000, expirationTimestamp }))
     expect(text(w, 'expiration-simulated')).toBe('simulated network: 540 days of its time')
     expect(text(w, 'expiration')).toMatch(/\(in 2 days\)\s*simulated network: 540 days of its time$/)
   })
@@ -538,8 +501,7 @@ describe('GatewayTab details', () => {
   it('copies the full CID with the copy button and says so', async () => {
     const writeText = vi.fn().mockResolvedValue(undefined)
     Object.defineProperty(navigator, 'clipboard', { value: { writeText }, configurable: true })
-    http.on('POST', METADATA, ok(fileRecord()))
-    const w = await showTab()
+    const w = await showRecord(fileRecord())
     const button = w.get('[data-test="copy"]')
     expect(button.attributes('aria-label')).toMatch(/^Copy /)
     await button.trigger('click')
@@ -553,8 +515,7 @@ describe('GatewayTab details', () => {
   })
 
   it('copies the whole CID when the shortened one is selected and copied with the mouse', async () => {
-    http.on('POST', METADATA, ok(fileRecord()))
-    const w = await showTab()
+    const w = await showRecord(fileRecord())
     const value = w.get('[data-test="cid-value"]')
     expect(value.text()).toContain('…')
     const data = new Map<string, string>()
@@ -666,8 +627,7 @@ describe('GatewayTab auto-refresh', () => {
   })
 
   it('stops refreshing when the tab is destroyed', async () => {
-    http.on('POST', METADATA, ok(fileRecord({ state: 'Staging' })))
-    const w = await showTab()
+    const w = await showRecord(fileRecord({ state: 'Staging' }))
     w.unmount()
     wrapper = undefined
     await vi.advanceTimersByTimeAsync(60_000)
@@ -675,8 +635,7 @@ describe('GatewayTab auto-refresh', () => {
   })
 
   it('pauses while the tab is hidden and refreshes when shown again', async () => {
-    http.on('POST', METADATA, ok(fileRecord({ state: 'Staging' })))
-    const w = await showTab()
+    const w = await showRecord(fileRecord({ state: 'Staging' }))
     api(w).setActive(false)
     await vi.advanceTimersByTimeAsync(60_000)
     expect(http.callsTo('POST', METADATA)).toHaveLength(1)
@@ -776,20 +735,15 @@ describe('GatewayTab folders', () => {
   })
 
   it('numbers groups by position when the gateway gives no numbers, and says nothing of files for a file', async () => {
-    http.on(
-      'POST',
-      METADATA,
-      ok(
-        fileRecord({
-          state: 'Staging',
-          groups: [
-            { state: 'writable', retrievableCopies: 0 },
-            { state: 'full', retrievableCopies: 0 },
-          ],
-        }),
-      ),
+    const w = await showRecord(
+      fileRecord({
+        state: 'Staging',
+        groups: [
+          { state: 'writable', retrievableCopies: 0 },
+          { state: 'full', retrievableCopies: 0 },
+        ],
+      }),
     )
-    const w = await showTab()
     expect(w.findAll('[data-test="group-name"]').map((g) => g.text())).toEqual(['Group 1', 'Group 2'])
     expect(w.find('[data-test="group-files"]').exists()).toBe(false)
   })
@@ -807,24 +761,19 @@ describe('GatewayTab words explained', () => {
       'Deal: a contract on the Filecoin chain in which a storage provider promises to keep a piece for a given time.':
         'Deal: ein Vertrag …',
     })
-    http.on(
-      'POST',
-      METADATA,
-      ok(
-        fileRecord({
-          state: 'Offloaded',
-          groups: [
-            {
-              state: 'offloaded',
-              retrievableCopies: 1,
-              pieceCid: PIECE_CID,
-              deals: [{ provider: 'f01234', dealId: 7, endEpoch: 4_000_000, isRetrievable: true, state: 'active' }],
-            },
-          ],
-        }),
-      ),
+    const w = await showRecord(
+      fileRecord({
+        state: 'Offloaded',
+        groups: [
+          {
+            state: 'offloaded',
+            retrievableCopies: 1,
+            pieceCid: PIECE_CID,
+            deals: [{ provider: 'f01234', dealId: 7, endEpoch: 4_000_000, isRetrievable: true, state: 'active' }],
+          },
+        ],
+      }),
     )
-    const w = await showTab()
     const labels = w.findAll('[data-test="cid-label"]').map((l) => l.attributes('title'))
     expect(labels[0]).toMatch(/^Content ID: a fingerprint/)
     expect(labels[1]).toMatch(/^Piece CID: /)
@@ -847,8 +796,7 @@ describe('GatewayTab translations', () => {
       'Data groups': 'Datengruppen',
       'Content ID (CID)': 'Inhalts-ID (CID)',
     })
-    http.on('POST', METADATA, ok(fileRecord({ state: 'Offloaded', retrievableCopies: 1 })))
-    const w = await showTab()
+    const w = await showRecord(fileRecord({ state: 'Offloaded', retrievableCopies: 1 }))
     expect(text(w, 'state-label')).toBe('Ausgelagert')
     expect(w.text()).toContain('Datengruppen')
     expect(w.text()).toContain('Inhalts-ID (CID)')
