@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto'
 import type { FolderEntry } from '../shared/contracts/folder-states.ts'
 import { toFolderEntry } from './convert.ts'
 import { BridgeError } from './errors.ts'
@@ -78,9 +77,6 @@ export function createFolderStatesCache(o: { gateway: GatewayClient; maxEntries?
 }
 
 export type FolderStatesCache = ReturnType<typeof createFolderStatesCache>
-
-/** A short, quoted tag of `parts`, for an answer made of them. */
-export const etagOf = (...parts: string[]) => `"${createHash('sha256').update(parts.join('\0')).digest('base64url').slice(0, 22)}"`
 
 /**
  * At most `running` of one user's requests worked on at a time; up to

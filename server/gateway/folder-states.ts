@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto'
 import express, { Router, type Request, type Response, type NextFunction } from 'express'
 import {
   GatewayFolderStatesRequestSchema,
@@ -8,7 +7,7 @@ import {
   type GatewayFolderStatesResponse,
 } from '../shared/contracts/folder-states.ts'
 import { describeIssues } from '../shared/contracts/zod-issues.ts'
-import { namesEtag } from '../shared/etag.ts'
+import { etagOf, namesEtag } from '../shared/etag.ts'
 import type { GroupRecord } from './content/index.ts'
 import { badRequest, notFound } from './errors.ts'
 import { normaliseFilePath, type FileInfoDeps } from './file-info.ts'
@@ -45,7 +44,7 @@ export function createFolderStatesRouter(deps: FolderStatesDeps): Router {
       .get(`d${path}`, async () => {
         // JSON.stringify writes no line break: the ETag goes before the first one.
         const json = JSON.stringify(await listing(path))
-        return `"${createHash('sha256').update(json).digest('base64url').slice(0, 22)}"\n${json}`
+        return `${etagOf(json)}\n${json}`
       })
       .then((kept) => {
         const cut = kept.indexOf('\n')

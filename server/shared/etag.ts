@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto'
+
 /**
  * Whether an `If-None-Match` header names `etag` (RFC 9110 §13.1.2, weak
  * comparison: `W/` on either side is ignored, `*` names any). Only answers
@@ -11,3 +13,6 @@ export function namesEtag(header: string | string[] | undefined, etag: string): 
     return t === '*' || t.replace(/^W\//, '') === bare
   })
 }
+
+/** A short, quoted strong tag of an answer made of `parts` (SHA-256, 22 base64url characters). */
+export const etagOf = (...parts: string[]) => `"${createHash('sha256').update(parts.join('\0')).digest('base64url').slice(0, 22)}"`
