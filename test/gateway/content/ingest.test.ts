@@ -42,11 +42,12 @@ async function ingestSetup(wrap: (files: BlockFiles) => BlockFiles) {
   return { repo, ingest: (source: AsyncIterable<Uint8Array>) => ingestFile({ repo, files, lifecycle, pending: new Map() }, source) }
 }
 
-/** The bytes, 1 MiB at a time, counting how many were taken. */
-function counting(bytes: Buffer) {
+/** The bytes, 1 MiB at a time, counting how many were taken; `before` is awaited before each chunk. */
+function counting(bytes: Buffer, before?: () => Promise<void>) {
   const source = { taken: 0, done: false, chunks: undefined as unknown as AsyncIterable<Uint8Array> }
   source.chunks = (async function* () {
     for (let at = 0; at < bytes.length; at += 1 << 20) {
+      await before?.()
       const chunk = bytes.subarray(at, at + (1 << 20))
       source.taken += chunk.length
       yield chunk
@@ -56,7 +57,7 @@ function counting(bytes: Buffer) {
   return source
 }
 
-const settle = () => new Promise((r) => setTimeout(r, 50))
+const settle = (ms = 50) => new Promise((r) => setTimeout(r, ms))
 
 describe('ingest and the disk', () => {
   it('takes at most a bounded amount of an upload ahead of a disk that lags, and finishes once the disk catches up', async () => {
@@ -77,12 +78,23 @@ describe('ingest and the disk', () => {
 
   it('fsyncs what an upload wrote while the upload goes on, so the commit waits only for the tail', async () => {
     let syncsBeforeTheEnd = 0
-    const source = counting(randomBytes(4 * SYNC_AHEAD_BYTES))
+    // The upload comes no faster than the disk takes it, as from a network: an in-memory source on a loaded
+    // machine could otherwise be read whole while the first fsync still runs, and no second one would start.
+    let busy = 0
+    const tracked = <T>(work: Promise<T>) => {
+      busy++
+      return work.finally(() => busy--)
+    }
+    const source = counting(randomBytes(4 * SYNC_AHEAD_BYTES), async () => {
+      do await settle(10)
+      while (busy > 0)
+    })
     const { ingest } = await ingestSetup((files) => ({
       ...files,
+      write: (...args) => tracked(files.write(...args)),
       sync: (id) => {
         if (!source.done) syncsBeforeTheEnd++
-        return files.sync(id)
+        return tracked(files.sync(id))
       },
     }))
     await ingest(source.chunks)
