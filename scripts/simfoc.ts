@@ -3,7 +3,6 @@ import { join, resolve } from 'node:path'
 import { parseArgs } from 'node:util'
 import { loadConfig } from '../server/shared/config.ts'
 import { createLogger, logFormatFor } from '../server/shared/logger.ts'
-import { parseFocContracts } from '../server/network/foc/contracts-file.ts'
 import { approveOnSimulatedFoc } from '../server/simulation/simfoc/index.ts'
 import { ProviderNotFunded, runStandaloneProvider } from '../server/simulation/simfoc/standalone-provider.ts'
 
@@ -33,6 +32,17 @@ Environment: LOG_LEVEL, LOG_FORMAT; for approve: DATA_DIR, SIMFOC_RPC_URL, SIMNE
 `
 
 class UsageError extends Error {}
+
+/**
+ * The warm storage service's proxy in a devnet's addresses file, ours (`fwss`) or foc-devnet's
+ * devnet-info.json (`info.contracts.fwss_service_proxy_addr`): a provider reads the rest from it.
+ */
+function fwssOf(file: { fwss?: unknown; info?: { contracts?: { fwss_service_proxy_addr?: unknown } } }): `0x${string}` {
+  const fwss = file.fwss ?? file.info?.contracts?.fwss_service_proxy_addr
+  if (typeof fwss !== 'string' || !/^0x[0-9a-fA-F]{40}$/.test(fwss))
+    throw new Error("names no warm storage service: neither `fwss` nor foc-devnet's `info.contracts.fwss_service_proxy_addr`")
+  return fwss as `0x${string}`
+}
 
 async function main(): Promise<void> {
   const { values, positionals } = parseArgs({
@@ -73,14 +83,14 @@ async function main(): Promise<void> {
   if (!/^https?:\/\//.test(values.rpc)) throw new UsageError(`--rpc ${values.rpc} is not an http(s) URL`)
   const port = values.port === undefined ? undefined : Number(values.port)
   if (port !== undefined && !(Number.isInteger(port) && port >= 0 && port <= 65535)) throw new UsageError('--port takes 0 to 65535')
-  let contracts
+  let fwss
   try {
-    contracts = parseFocContracts(readFileSync(values.contracts, 'utf8'))
+    fwss = fwssOf(JSON.parse(readFileSync(values.contracts, 'utf8')))
   } catch (err) {
     throw new UsageError(`--contracts ${values.contracts}: ${(err as Error).message}`)
   }
   const logger = createLogger(process.env.LOG_LEVEL ?? 'info', logFormatFor(process.env.LOG_FORMAT as never))
-  const provider = await runStandaloneProvider({ rpcUrl: values.rpc, contracts, dir: resolve(values.dir), port, name: values.name, logger })
+  const provider = await runStandaloneProvider({ rpcUrl: values.rpc, fwss, dir: resolve(values.dir), port, name: values.name, logger })
   logger.info(
     { providerId: Number(provider.providerId), address: provider.address, url: provider.url },
     'simulated Curio PDP provider registered and serving; clients use it once the warm storage service owner approves it',

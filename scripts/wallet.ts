@@ -7,8 +7,8 @@ import { openKeystore, WalletError, type WalletKey } from '../server/network/wal
 import { isNetworkError } from '../server/network/errors.ts'
 import { createJsonRpc } from '../server/network/lotus/json-rpc.ts'
 import { addMarketBalance } from '../server/network/lotus/messages.ts'
-import { createFocClient, FocFundsError } from '../server/network/foc/client.ts'
-import { onchainCloudChain } from '../server/compose/onchain-cloud.ts'
+import { FocFundsError } from '../server/network/foc/client.ts'
+import { connectOnchainCloud } from '../server/compose/onchain-cloud.ts'
 import { formatUnits } from 'viem'
 import { EPOCH_SECONDS } from '../server/shared/epochs.ts'
 import { fundedUntil, fundedUntilWords } from '../server/shared/funded-until.ts'
@@ -112,8 +112,8 @@ async function main(): Promise<void> {
     }
     case 'foc':
     case 'deposit': {
-      const chain = await onchainCloudChain(config)
-      const client = createFocClient({ chain, account: keystore.evmAccount(config.wallet.key) })
+      const client = await connectOnchainCloud(config, keystore.evmAccount(config.wallet.key))
+      const { chain } = client
       if (command === 'deposit') {
         const [amountText, token] = positionals.slice(1)
         if (token?.toUpperCase() !== 'USDFC')

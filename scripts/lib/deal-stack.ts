@@ -11,8 +11,8 @@ import type { ProviderClient } from '../../server/network/boost/client.ts'
 import type { ProviderHosts } from '../../server/simulation/simnet/provider-hosts.ts'
 import type { ChainFailure, ChainFaultPlan } from '../../server/simulation/simnet/faults.ts'
 import { createSigner, newPrivateKey } from '../../server/network/wallet/keys.ts'
-import { focChain } from '../../server/network/foc/chain.ts'
-import { createFocClient, type FocClient } from '../../server/network/foc/client.ts'
+import { FOC_CHAIN_IDS } from '../../server/network/foc/chain.ts'
+import { connectFocClient, type FocClient } from '../../server/network/foc/client.ts'
 import { startSimulatedFoc, type SimulatedFoc } from '../../server/simulation/simfoc/index.ts'
 import type { PdpProviderFault } from '../../server/simulation/simfoc/pdp-provider.ts'
 import { parseEther, parseUnits } from 'viem'
@@ -285,10 +285,7 @@ async function startOnchainCloud(
   const account = privateKeyToAccount(`0x${Buffer.from(privateKey).toString('hex')}`)
   await foc.faucet(account.address, { fil: o.fil ?? parseEther('10'), usdfc: o.usdfc ?? parseUnits('100', 18) })
   const focClient = (o.client ?? ((c) => c))(
-    createFocClient({
-      chain: focChain('devnet', foc.rpcUrl, { contracts: foc.contracts, genesisTimestamp: foc.genesisTimestamp }),
-      account,
-    }),
+    await connectFocClient({ rpcUrl: foc.rpcUrl, anchors: foc.contracts, chainIds: [FOC_CHAIN_IDS.devnet], account }),
   )
   return { foc, focClient }
 }

@@ -3,10 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
 import { createPublicClient, http, parseUnits } from 'viem'
-import { onchainCloudChain } from '../../server/compose/onchain-cloud.ts'
+import { connectOnchainCloud } from '../../server/compose/onchain-cloud.ts'
 import { loadConfig } from '../../server/shared/config.ts'
 import { createPieceHasher, pieceCidV2 } from '../../server/shared/piece.ts'
-import { createFocClient, type FocClient, type FocCopy } from '../../server/network/foc/client.ts'
+import type { FocClient, FocCopy } from '../../server/network/foc/client.ts'
 import { openKeystore } from '../../server/network/wallet/keystore.ts'
 import { percentile } from './percentile.ts'
 import { startPart } from './stack.ts'
@@ -85,9 +85,8 @@ export async function benchOnchainCloud(o: FocBenchOptions): Promise<void> {
   try {
     const rpcUrl = /"url":"(http:[^"]+)"[^\n]*simulated Onchain Cloud/.exec(service.output())![1]
     // Found as the wallet command finds it: its RPC and the contracts file in DATA_DIR.
-    const chain = await onchainCloudChain(loadConfig({ DATA_DIR: dataDir, SIMFOC_RPC_URL: rpcUrl }))
+    const client = await connectOnchainCloud(loadConfig({ DATA_DIR: dataDir, SIMFOC_RPC_URL: rpcUrl }), keystore.evmAccount())
     const publicClient = createPublicClient({ transport: http(rpcUrl) })
-    const client = createFocClient({ chain, account: keystore.evmAccount() })
     const head = async () => Number(await publicClient.getBlockNumber({ cacheTime: 0 }))
     const funding = await client.funding(Math.max(o.largeMib * 2 ** 20, o.fileKib * 1024))
     await client.fund(funding.depositNeeded + parseUnits('50', 18))

@@ -12,10 +12,10 @@ import {
   type NetworkAccess,
 } from '../gateway/index.ts'
 import { devnetClock, devnetMiners } from '../network/index.ts'
-import { createFocClient, type FocClient } from '../network/foc/client.ts'
+import type { FocClient } from '../network/foc/client.ts'
 import { savedSimnetClock, walletEvmAccount, walletSigner } from './local-chain.ts'
 import { checkNodeNetwork } from './node-network.ts'
-import { onchainCloudChain } from './onchain-cloud.ts'
+import { connectOnchainCloud, OnchainCloudUnreachable } from './onchain-cloud.ts'
 import { serverOptions, type Part } from './part.ts'
 
 /** `--role gateway`: the gateway on GATEWAY_PORT, making deals when it can reach a chain, providers and the deal service. */
@@ -54,21 +54,32 @@ export async function runGateway(config: Config, logger: Logger, faults?: Faults
  * The Filecoin Onchain Cloud the gateway stores PDP copies on, paid by the
  * wallet key's FEVM account: FOC_RPC_URL, else the simulated one the stack
  * runs. Undefined (deal market only) with PDP_COPIES=0, without a key, or
- * when it cannot be found, which the log says.
+ * when its node does not answer, which the log says. A chain that is not the
+ * network's, or contracts that are not GA, stop the start (a ConfigError
+ * naming the setting): nothing could be stored there.
  */
 async function onchainCloudAccess(config: Config, logger: Logger): Promise<FocClient | undefined> {
   if (!config.gateway.pdp?.copies) return undefined
   const account = walletEvmAccount(config)
   if (!account) return undefined
   try {
-    const chain = await onchainCloudChain(config)
+    const client = await connectOnchainCloud(config, account, { logger })
+    const { chainId, contracts, versions } = client.deployment()
     logger.info(
-      { payer: account.address, rpc: chain.rpcUrls.default.http[0], copies: config.gateway.pdp.copies },
-      'PDP copies on Filecoin Onchain Cloud, paid by the wallet key',
+      {
+        payer: account.address,
+        rpc: client.chain.rpcUrls.default.http[0],
+        chainId,
+        contracts,
+        versions,
+        copies: config.gateway.pdp.copies,
+      },
+      'PDP copies on Filecoin Onchain Cloud, paid by the wallet key; its contracts as the warm storage service names them',
     )
-    return createFocClient({ chain, account })
+    return client
   } catch (err) {
-    logger.error(`PDP copies are off: ${(err as Error).message}`)
+    if (!(err instanceof OnchainCloudUnreachable)) throw err
+    logger.error(`PDP copies are off: ${err.message}`)
     return undefined
   }
 }

@@ -1,52 +1,93 @@
 import { existsSync, readFileSync } from 'node:fs'
-import type { Chain } from '@filoz/synapse-core/chains'
 import { join } from 'node:path'
-import { createPublicClient, http } from 'viem'
+import type { LocalAccount } from 'viem'
 import { ConfigError, type Config } from '../shared/config.ts'
-import { focChain } from '../network/foc/chain.ts'
+import type { Logger } from '../shared/logger.ts'
+import { FOC_CHAIN_IDS } from '../network/foc/chain.ts'
+import { connectFocClient, FocDeploymentError, type FocAnchors, type FocClient } from '../network/foc/client.ts'
 import { parseFocContracts } from '../network/foc/contracts-file.ts'
+import { PUBLISHED_ANCHORS } from '../network/foc/published.ts'
 
-/** The one devnet chain id Synapse SDK 0.41 takes (synapse-core chains.ts asChain), foc-devnet's. */
-const SDK_DEVNET_CHAIN_ID = 31415926
+/** Where the gateway looks for its Onchain Cloud, and the words that name each setting in a refusal. */
+export interface OnchainCloudTarget {
+  rpcUrl: string
+  anchors: FocAnchors
+  chainIds: readonly number[]
+  /** The setting that names the node (FOC_RPC_URL, or the simulated one's). */
+  rpcName: string
+  /** The setting the anchors come from (FOC_CONTRACTS, the simulated one's file), or the network's published deployment. */
+  anchorsName: string
+  /** Said after a node that does not answer. */
+  hint: string
+}
+
+/** The Onchain Cloud's RPC could not be reached at start: PDP copies wait; every other refusal stops the start. */
+export class OnchainCloudUnreachable extends ConfigError {}
 
 /**
- * The Filecoin Onchain Cloud the gateway stores on, as the Synapse SDK's
- * Chain: FOC_RPC_URL on NETWORK=mainnet or calibration (the contracts'
- * published addresses, as the SDK ships them); FOC_RPC_URL on NETWORK=devnet
- * with the addresses in FOC_CONTRACTS; otherwise the simulated one
- * `npm start` runs, found like any devnet: its RPC (SIMFOC_RPC_URL) and the
- * addresses it deployed to (DATA_DIR/simfoc/contracts.json).
+ * The Filecoin Onchain Cloud the gateway stores on: FOC_RPC_URL on
+ * NETWORK=mainnet or calibration, found from the network's published FWSS
+ * proxy (published.ts); FOC_RPC_URL on NETWORK=devnet, found from the FWSS
+ * proxy, Multicall3 and endorsement set in FOC_CONTRACTS; otherwise the
+ * simulated one `npm start` runs, found from its own file (DATA_DIR/simfoc/contracts.json)
+ * like any devnet, on whichever chain id it stands as (SIMFOC_CHAIN). Every other address is read
+ * from FWSS on chain.
  */
-export async function onchainCloudChain(config: Config): Promise<Chain> {
-  const { rpcUrl: focRpcUrl, contractsFile, simulatedRpcUrl } = config.onchainCloud
+export function onchainCloudTarget(config: Config): OnchainCloudTarget {
+  const { rpcUrl, contractsFile, simulatedRpcUrl } = config.onchainCloud
   const network = config.service.network
-  if (focRpcUrl && (network === 'mainnet' || network === 'calibration')) return focChain(network, focRpcUrl)
-  if (focRpcUrl) return devnetChain(focRpcUrl, contractsFile!, 'FOC_RPC_URL', 'FOC_CONTRACTS')
+  if (rpcUrl && (network === 'mainnet' || network === 'calibration')) {
+    const { chainId, ...anchors } = PUBLISHED_ANCHORS[network]
+    return { rpcUrl, anchors, chainIds: [chainId], rpcName: 'FOC_RPC_URL', anchorsName: `NETWORK=${network}`, hint: '' }
+  }
+  if (rpcUrl) {
+    const anchors = readAnchors(contractsFile!, 'FOC_CONTRACTS')
+    return { rpcUrl, anchors, chainIds: [FOC_CHAIN_IDS.devnet], rpcName: 'FOC_RPC_URL', anchorsName: 'FOC_CONTRACTS', hint: '' }
+  }
   const file = join(config.files.simfoc, 'contracts.json')
   if (!existsSync(file)) {
     throw new ConfigError(
       `no simulated Onchain Cloud in ${config.files.simfoc}: start the stack (npm start) first, or set FOC_RPC_URL for a real one`,
     )
   }
-  return devnetChain(simulatedRpcUrl, file, 'SIMFOC_RPC_URL', `the simulated Onchain Cloud's ${file}`, ' (is the stack running? npm start)')
+  const fileName = `the simulated Onchain Cloud's ${file}`
+  return {
+    rpcUrl: simulatedRpcUrl,
+    anchors: readAnchors(file, fileName),
+    chainIds: Object.values(FOC_CHAIN_IDS),
+    rpcName: 'SIMFOC_RPC_URL',
+    anchorsName: fileName,
+    hint: ' (is the stack running? npm start)',
+  }
 }
 
-/** A devnet's chain: the contracts where its file says, its genesis from block 0, its chain id checked. */
-async function devnetChain(rpcUrl: string, file: string, rpcName: string, fileName: string, hint = ''): Promise<Chain> {
-  let contracts
+function readAnchors(file: string, fileName: string): FocAnchors {
   try {
-    contracts = parseFocContracts(readFileSync(file, 'utf8'))
+    return parseFocContracts(readFileSync(file, 'utf8'))
   } catch (err) {
     throw new ConfigError(`${fileName}: ${file} cannot be read as the devnet's contract addresses: ${(err as Error).message}`)
   }
-  const client = createPublicClient({ transport: http(rpcUrl, { retryCount: 0, timeout: 10_000 }) })
-  const [genesis, chainId] = await Promise.all([client.getBlock({ blockNumber: 0n }), client.getChainId()]).catch(() => {
-    throw new ConfigError(`${rpcName}: the Onchain Cloud's FEVM JSON-RPC does not answer at ${rpcUrl}${hint}`)
-  })
-  if (chainId !== SDK_DEVNET_CHAIN_ID) {
-    throw new ConfigError(
-      `${rpcName}: ${rpcUrl} is chain ${chainId}; the Synapse SDK the gateway uses (0.41) takes one devnet chain id, ${SDK_DEVNET_CHAIN_ID} (FilOzone foc-devnet's)`,
-    )
+}
+
+/**
+ * The gateway's client of its Onchain Cloud (onchainCloudTarget), paying
+ * from `account`. A chain that is not the network's, or an Onchain Cloud
+ * that is not GA (a pre-GA view where FWSS points), is a ConfigError in one
+ * line naming the setting; a node that does not answer is OnchainCloudUnreachable.
+ */
+export async function connectOnchainCloud(
+  config: Config,
+  account: LocalAccount,
+  o: { logger?: Logger; recheckMs?: number } = {},
+): Promise<FocClient> {
+  const t = onchainCloudTarget(config)
+  try {
+    return await connectFocClient({ rpcUrl: t.rpcUrl, anchors: t.anchors, chainIds: t.chainIds, account, ...o })
+  } catch (err) {
+    if (!(err instanceof FocDeploymentError)) {
+      throw new OnchainCloudUnreachable(`${t.rpcName}: the Onchain Cloud's FEVM JSON-RPC does not answer at ${t.rpcUrl}${t.hint}`)
+    }
+    if (err.code === 'WRONG_CHAIN') throw new ConfigError(`${t.rpcName}: ${err.message} (${t.rpcUrl}), as ${t.anchorsName} asks`)
+    throw new ConfigError(`${t.anchorsName}: ${err.message}, on the chain at ${t.rpcUrl}`)
   }
-  return focChain('devnet', rpcUrl, { contracts, genesisTimestamp: Number(genesis.timestamp) })
 }

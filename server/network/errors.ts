@@ -7,7 +7,8 @@
  * - `PROTOCOL_ERROR`: an answer came that is malformed or not what the protocol says;
  * - `BUSY`: the node, or the proxy before it, is limiting or shedding load (HTTP 429 or 503, a
  *   "server busy" / "too many requests" error): the call was not made, ask again later;
- * - `REJECTED_BY_CHAIN`: the node answered a JSON-RPC error, or a message failed on chain.
+ * - `REJECTED_BY_CHAIN`: the node answered a JSON-RPC error, or a message failed on chain (a contract's
+ *   revert among them, in `revert`: the contract's answer, not an outage).
  *
  * The adapters under `server/network/` (the Boost/Curio client, the Lotus
  * JSON-RPC client, HTTP retrieval) turn what they meet into these at their
@@ -16,6 +17,17 @@
  */
 export const NETWORK_ERROR_CODES = ['UNREACHABLE', 'REFUSED', 'TIMED_OUT', 'PROTOCOL_ERROR', 'BUSY', 'REJECTED_BY_CHAIN'] as const
 export type NetworkErrorCode = (typeof NETWORK_ERROR_CODES)[number]
+
+/** A contract's revert, as the client read it: which contract and function, and its error by name where known. */
+export interface ContractRevert {
+  /** The contract, in words ("the warm storage service's view"), or its address. */
+  contract?: string
+  functionName?: string
+  /** The custom error's name ("InsufficientLockupFunds"), or "Error" for a reason string; absent when not decoded. */
+  errorName?: string
+  /** The error with its arguments, the reason string, or what little is known. */
+  error: string
+}
 
 export interface NetworkErrorDetail {
   cause?: unknown
@@ -36,6 +48,8 @@ export interface NetworkErrorDetail {
   provider?: string
   /** The chain's node failed the call, not a provider (one Synapse SDK upload talks to both). */
   chainNode?: boolean
+  /** REJECTED_BY_CHAIN: a contract reverted the call; its answer. */
+  revert?: ContractRevert
 }
 
 export class NetworkError extends Error {
@@ -49,6 +63,7 @@ export class NetworkError extends Error {
   readonly unanswered: boolean
   readonly provider?: string
   readonly chainNode: boolean
+  readonly revert?: ContractRevert
 
   constructor(
     readonly code: NetworkErrorCode,
@@ -65,6 +80,7 @@ export class NetworkError extends Error {
     this.unanswered = detail.unanswered ?? false
     this.provider = detail.provider
     this.chainNode = detail.chainNode ?? false
+    this.revert = detail.revert
   }
 }
 

@@ -562,7 +562,7 @@ function checkCombinations(e: Env, role: Role): void {
   }
 }
 
-/** FOC_CONTRACTS names a devnet's contracts: calibration's and mainnet's are the ones the Synapse SDK ships. */
+/** FOC_CONTRACTS names where a devnet's Onchain Cloud is found; calibration's and mainnet's are found from their published FWSS proxy. */
 function checkOnchainCloud(e: Env): void {
   const refuse = (line: string) => {
     throw new ConfigError(`Invalid configuration:\n  ${line}`)
@@ -570,12 +570,12 @@ function checkOnchainCloud(e: Env): void {
   if (e.FOC_CONTRACTS && !e.FOC_RPC_URL) refuse("FOC_CONTRACTS: a devnet's contracts need its FEVM JSON-RPC too: set FOC_RPC_URL")
   if (e.FOC_CONTRACTS && e.NETWORK !== 'devnet') {
     refuse(
-      `FOC_CONTRACTS: only for NETWORK=devnet (it is ${e.NETWORK}): calibration's and mainnet's contracts are at their published addresses`,
+      `FOC_CONTRACTS: only for NETWORK=devnet (it is ${e.NETWORK}): calibration's and mainnet's Onchain Cloud is found from its published warm storage service, the rest read on chain`,
     )
   }
   if (e.FOC_RPC_URL && e.NETWORK === 'devnet' && !e.FOC_CONTRACTS) {
     refuse(
-      "FOC_CONTRACTS: required with FOC_RPC_URL when NETWORK=devnet: a JSON file of where the devnet deployed the Onchain Cloud's contracts (see the README's devnet section)",
+      "FOC_CONTRACTS: required with FOC_RPC_URL when NETWORK=devnet: a JSON file naming the devnet's warm storage service (FWSS proxy), Multicall3 and endorsement set (see the README's devnet section)",
     )
   }
   if (e.FOC_RPC_URL && e.NETWORK === 'simnet') {

@@ -1,9 +1,10 @@
 import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
+import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, describe, expect, it } from 'vitest'
 import { basicAuth, startPart, startStack, type RunningPart, type RunningStack } from '../../scripts/lib/stack.ts'
-import { onchainCloudChain } from '../../server/compose/onchain-cloud.ts'
+import { connectOnchainCloud } from '../../server/compose/onchain-cloud.ts'
 import { ConfigError, loadConfig } from '../../server/shared/config.ts'
 import { openKeystore } from '../../server/network/wallet/keystore.ts'
 
@@ -49,16 +50,19 @@ describe("a gateway on someone else's Onchain Cloud devnet", () => {
     const own = JSON.parse(readFileSync(contractsFile, 'utf8'))
     const infoFile = join(gatewayDir, 'devnet-info.json')
     writeFileSync(infoFile, JSON.stringify(fromOwnFile(own)))
-    const byInfo = await onchainCloudChain(loadConfig({ ...env, DATA_DIR: gatewayDir, FOC_CONTRACTS: infoFile }))
-    const byOwn = await onchainCloudChain(loadConfig({ ...env, DATA_DIR: gatewayDir }))
-    expect(byInfo.contracts).toEqual(byOwn.contracts)
-    expect(byOwn.contracts.fwss.address).toBe(own.fwss)
+    // Every other address is read from the warm storage service on chain, the same from either file.
+    const reader = privateKeyToAccount(generatePrivateKey())
+    const byInfo = await connectOnchainCloud(loadConfig({ ...env, DATA_DIR: gatewayDir, FOC_CONTRACTS: infoFile }), reader)
+    const byOwn = await connectOnchainCloud(loadConfig({ ...env, DATA_DIR: gatewayDir }), reader)
+    expect(byInfo.deployment()).toEqual(byOwn.deployment())
+    expect(own).toMatchObject(byOwn.deployment().contracts)
+    expect(byOwn.deployment().versions.fwss).toMatch(/^1\.3\./)
     // A file that is not one, and a node that does not answer, say so at start.
     writeFileSync(infoFile, JSON.stringify({ fwss: '0x12' }))
-    await expect(onchainCloudChain(loadConfig({ ...env, FOC_CONTRACTS: infoFile }))).rejects.toThrow(
-      /FOC_CONTRACTS: .*devnet-info.json cannot be read as the devnet's contract addresses: not a file of contract addresses \(multicall3: /,
+    await expect(connectOnchainCloud(loadConfig({ ...env, FOC_CONTRACTS: infoFile }), reader)).rejects.toThrow(
+      /FOC_CONTRACTS: .*devnet-info.json cannot be read as the devnet's contract addresses: not a file of contract addresses \(fwss: /,
     )
-    await expect(onchainCloudChain(loadConfig({ ...env, FOC_RPC_URL: 'http://127.0.0.1:9/rpc/v1' }))).rejects.toThrow(ConfigError)
+    await expect(connectOnchainCloud(loadConfig({ ...env, FOC_RPC_URL: 'http://127.0.0.1:9/rpc/v1' }), reader)).rejects.toThrow(ConfigError)
 
     stack = await startStack({
       ...env,

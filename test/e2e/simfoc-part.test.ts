@@ -7,7 +7,7 @@ import * as SP from '@filoz/synapse-core/sp'
 import { createPublicClient, erc20Abi, http } from 'viem'
 import { afterAll, describe, expect, it } from 'vitest'
 import { startPart } from '../../scripts/lib/stack.ts'
-import { onchainCloudChain } from '../../server/compose/onchain-cloud.ts'
+import { connectOnchainCloud } from '../../server/compose/onchain-cloud.ts'
 import { loadConfig } from '../../server/shared/config.ts'
 import { openKeystore } from '../../server/network/wallet/keystore.ts'
 
@@ -20,14 +20,15 @@ describe('the deal service part runs the simulated Onchain Cloud beside the simu
 
   it('serves FEVM RPC with the FOC contracts and registered PDP providers, funds the wallet once, and comes back the same after a restart', async () => {
     // The wallet key npm start makes at the first start, before the parts.
-    const wallet = openKeystore(join(dataDir, 'wallet'), 'mainnet').create()
+    const keystore = openKeystore(join(dataDir, 'wallet'), 'mainnet')
+    const wallet = keystore.create()
     const env = { DATA_DIR: dataDir, SERVICE_PORT: '0', SIMNET_RPC_PORT: '0', SIMFOC_RPC_PORT: '0', SIMFOC_PROVIDERS: '2' }
     const look = async () => {
       const service = await startPart('service', env)
       try {
         const rpcUrl = urlOf(service.output(), 'simulated Onchain Cloud')!
-        // Found as the wallet command and the gateway find it: the RPC and DATA_DIR/simfoc/contracts.json.
-        const chain = await onchainCloudChain(loadConfig({ DATA_DIR: dataDir, SIMFOC_RPC_URL: rpcUrl }))
+        // Found as the wallet command and the gateway find it: the RPC, and DATA_DIR/simfoc/contracts.json's FWSS proxy.
+        const { chain } = await connectOnchainCloud(loadConfig({ DATA_DIR: dataDir, SIMFOC_RPC_URL: rpcUrl }), keystore.evmAccount())
         const contracts = chain.contracts
         const client = createPublicClient({ chain, transport: http(rpcUrl) })
         const providers = await getPDPProviders(client, {})

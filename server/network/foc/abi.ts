@@ -36,7 +36,7 @@ export const fwssViewAbi = parseAbi([
   'function serviceCommissionBps() view returns (uint256)',
 ])
 
-/** FilecoinWarmStorageService 1.3.1: what clients call and the events they read (Rails.sol's among them), and its errors (src/Errors.sol). */
+/** FilecoinWarmStorageService 1.3.1: what clients call, where it keeps the other contracts, and the events they read (Rails.sol's among them). */
 export const fwssAbi = parseAbi([
   'struct Cid { bytes data; }',
   'function VERSION() view returns (string)',
@@ -45,6 +45,11 @@ export const fwssAbi = parseAbi([
   'function terminateService(uint256 dataSetId, bytes extraData)',
   'function topUpLifecycleReserve(uint256 dataSetId, uint256 amount)',
   'function viewContractAddress() view returns (address)',
+  'function pdpVerifierAddress() view returns (address)',
+  'function paymentsContractAddress() view returns (address)',
+  'function usdfcTokenAddress() view returns (address)',
+  'function serviceProviderRegistry() view returns (address)',
+  'function sessionKeyRegistry() view returns (address)',
   'event DataSetCreated(uint256 indexed dataSetId, uint256 indexed providerId, uint256 pdpRailId, uint256 cacheMissRailId, uint256 cdnRailId, address payer, address serviceProvider, address payee, string[] metadataKeys, string[] metadataValues)',
   'event PieceAdded(uint256 indexed dataSetId, uint256 indexed pieceId, Cid pieceCid, string[] keys, string[] values)',
   'event RailRateUpdated(uint256 indexed dataSetId, uint256 railId, uint256 newRate)',
@@ -54,26 +59,9 @@ export const fwssAbi = parseAbi([
   'event DataSetAbandoned(uint256 indexed dataSetId, uint256 pdpRailId, uint256 cacheMissRailId, uint256 cdnRailId)',
   'event CDNServiceTerminated(address indexed caller, uint256 indexed dataSetId, uint256 cacheMissRailId, uint256 cdnRailId)',
   'event CDNPaymentRailsToppedUp(uint256 indexed dataSetId, uint256 cdnAmountAdded, uint256 totalCdnLockup, uint256 cacheMissAmountAdded, uint256 totalCacheMissLockup)',
-  'error InsufficientLockupFunds(address payer, uint256 required, uint256 available)',
-  'error OperatorNotApproved(address payer, address operator)',
-  'error InsufficientRateAllowance(address payer, address operator, uint256 rateAllowance, uint256 rateUsage, uint256 rateRequired)',
-  'error InsufficientLockupAllowance(address payer, address operator, uint256 lockupAllowance, uint256 lockupUsage, uint256 lockupRequired)',
-  'error InsufficientMaxLockupPeriod(address payer, address operator, uint256 maxLockupPeriod, uint256 requiredLockupPeriod)',
-  'error InvalidSignature(address expected, address actual)',
-  'error ClientDataSetAlreadyRegistered(uint256 clientDataSetId)',
-  'error DataSetPaymentAlreadyTerminated(uint256 dataSetId)',
-  'error DataSetPaymentBeyondEndEpoch(uint256 dataSetId, uint256 pdpEndEpoch, uint256 currentBlock)',
-  'error CallerNotPayerOrPayee(uint256 dataSetId, address expectedPayer, address expectedPayee, address caller)',
-  'error CallerNotPayer(uint256 dataSetId, address expectedPayer, address caller)',
-  'error CallerNotServiceProvider(uint256 dataSetId, address expectedServiceProvider, address caller)',
-  'error DataSetNotAbandoned(uint256 dataSetId, uint256 requiredEpoch, uint256 currentBlock)',
-  'error InvalidDataSetId(uint256 dataSetId)',
-  'error ProviderNotRegistered(address provider)',
-  'error MetadataValueExceedsMaxLength(uint256 index, uint256 maxAllowed, uint256 length)',
-  'error TooManyMetadataKeys(uint256 maxAllowed, uint256 keysLength)',
 ])
 
-/** PDPVerifier 3.4.0: the reads, the events clients read, and its errors (custom ones for liveness now). */
+/** PDPVerifier 3.4.0: the reads and the events clients read. */
 export const pdpVerifierAbi = parseAbi([
   'struct Cid { bytes data; }',
   'function VERSION() view returns (string)',
@@ -95,12 +83,6 @@ export const pdpVerifierAbi = parseAbi([
   'event PiecesAdded(uint256 indexed setId, uint256[] pieceIds, Cid[] pieceCids)',
   'event PiecesRemoved(uint256 indexed setId, uint256[] pieceIds)',
   'event NextProvingPeriod(uint256 indexed setId, uint256 challengeEpoch, uint256 leafCount)',
-  'error CleanupDepositRequired()',
-  'error DataSetNotFound()',
-  'error DataSetNotLive()',
-  'error DataSetAlreadyInCleanup()',
-  'error InsufficientChallengeDelay(uint256 epochs, uint256 minDelay)',
-  'error ExcessiveChallengeDelay(uint256 epochs, uint256 maxDelay)',
 ])
 
 /** Filecoin Pay 1.0.0: the payer's account and approval, and the deposits (plain, and with an ERC-2612 permit). */
@@ -112,5 +94,80 @@ export const filecoinPayAbi = parseAbi([
   'function operatorApprovals(address token, address client, address operator) view returns (bool isApproved, uint256 rateAllowance, uint256 lockupAllowance, uint256 rateUsage, uint256 lockupUsage, uint256 maxLockupPeriod)',
   'function depositWithPermit(address token, address to, uint256 amount, uint256 deadline, uint8 v, bytes32 r, bytes32 s)',
   'function depositWithPermitAndApproveOperator(address token, address to, uint256 amount, uint256 deadline, uint8 v, bytes32 r, bytes32 s, address operator, uint256 rateAllowance, uint256 lockupAllowance, uint256 maxLockupPeriod)',
+])
+
+/**
+ * The custom errors a client of the three can meet, to read a revert by name whichever contract
+ * (or SDK call, with the SDK's older ABIs) it came from: FWSS 1.3.1's service_contracts/src/Errors.sol,
+ * PDPVerifier 3.4.0's (src/PDPVerifier.sol), Filecoin Pay 1.0.0's (src/Errors.sol; `IERC20 token`
+ * is an address on the wire) and USDFC's OpenZeppelin ERC-20 ones. Enum arguments are uint8.
+ * Error(string) and Panic(uint256) are viem's own.
+ */
+export const onchainCloudErrorsAbi = parseAbi([
+  // FilecoinWarmStorageService
+  'error ZeroAddress(uint8 field)',
+  'error InvalidSignature(address expected, address actual)',
+  'error ExtraDataRequired()',
+  'error DataSetNotRegistered(uint256 dataSetId)',
+  'error ClientDataSetAlreadyRegistered(uint256 clientDataSetId)',
+  'error ProvingPeriodNotInitialized(uint256 dataSetId)',
+  'error ProvingNotStarted(uint256 dataSetId)',
+  'error ProvingPeriodPassed(uint256 dataSetId, uint256 deadline, uint256 nowBlock)',
+  'error DataSetPaymentAlreadyTerminated(uint256 dataSetId)',
+  'error InvalidTopUpAmount(uint256 dataSetId)',
+  'error InvalidDataSetId(uint256 dataSetId)',
+  'error CallerNotPayerOrPayee(uint256 dataSetId, address expectedPayer, address expectedPayee, address caller)',
+  'error CallerNotPayer(uint256 dataSetId, address expectedPayer, address caller)',
+  'error CallerNotServiceProvider(uint256 dataSetId, address expectedServiceProvider, address caller)',
+  'error DataSetPaymentBeyondEndEpoch(uint256 dataSetId, uint256 pdpEndEpoch, uint256 currentBlock)',
+  'error NoPDPPaymentRail(uint256 dataSetId)',
+  'error InvalidSignatureLength(uint256 expectedLength, uint256 actualLength)',
+  'error UnsupportedSignatureV(uint8 v)',
+  'error ProviderNotRegistered(address provider)',
+  'error ProviderNotInApprovedList(uint256 providerId)',
+  'error MetadataKeyAndValueLengthMismatch(uint256 keysLength, uint256 valuesLength)',
+  'error TooManyMetadataKeys(uint256 maxAllowed, uint256 keysLength)',
+  'error DuplicateMetadataKey(uint256 dataSetId, string key)',
+  'error MetadataKeyExceedsMaxLength(uint256 index, uint256 maxAllowed, uint256 length)',
+  'error MetadataValueExceedsMaxLength(uint256 index, uint256 maxAllowed, uint256 length)',
+  'error MetadataArrayCountMismatch(uint256 metadataArrayCount, uint256 pieceCount)',
+  'error ExtraDataTooLarge(uint256 actualSize, uint256 maxAllowedSize)',
+  'error InsufficientCapabilitiesForProduct(uint8 productType)',
+  'error InsufficientLockupFunds(address payer, uint256 required, uint256 available)',
+  'error OperatorNotApproved(address payer, address operator)',
+  'error InsufficientRateAllowance(address payer, address operator, uint256 rateAllowance, uint256 rateUsage, uint256 rateRequired)',
+  'error InsufficientLockupAllowance(address payer, address operator, uint256 lockupAllowance, uint256 lockupUsage, uint256 lockupRequired)',
+  'error InsufficientMaxLockupPeriod(address payer, address operator, uint256 maxLockupPeriod, uint256 requiredLockupPeriod)',
+  'error ProviderIdMismatchAtIndex(uint256 index, uint256 providerId)',
+  'error StorageProviderChangesNotSupported()',
+  'error DataSetNotAbandoned(uint256 dataSetId, uint256 requiredEpoch, uint256 currentBlock)',
+  'error PaymentRailsNotFinalized(uint256 dataSetId, uint256 pdpEndEpoch)',
+  'error RailNotFullySettled(uint256 railId, uint256 settledUpTo, uint256 endEpoch)',
+  // PDPVerifier
+  'error IndexedError(uint256 idx, string msg)',
+  'error CleanupDepositRequired()',
+  'error DataSetNotFound()',
+  'error DataSetNotLive()',
+  'error DataSetAlreadyInCleanup()',
+  'error EmptyRemovalBatch()',
+  'error OnlyStorageProvider()',
+  'error PendingPieceDeletions(uint256 count)',
+  'error NoPiecesToProve()',
+  'error InsufficientChallengeDelay(uint256 epochs, uint256 minDelay)',
+  'error ExcessiveChallengeDelay(uint256 epochs, uint256 maxDelay)',
+  // Filecoin Pay
+  'error RailInactiveOrSettled(uint256 railId)',
+  'error RailAlreadyTerminated(uint256 railId)',
   'error InsufficientUnlockedFunds(uint256 available, uint256 requested)',
+  'error MustSendExactNativeAmount(uint256 required, uint256 sent)',
+  'error LockupPeriodExceedsOperatorMaximum(address token, address operator, uint256 maxAllowedPeriod, uint256 requestedPeriod)',
+  'error InsufficientFundsForOneTimePayment(address token, address from, uint256 required, uint256 actual)',
+  'error OperatorRateAllowanceExceeded(uint256 allowed, uint256 attemptedUsage)',
+  'error OperatorLockupAllowanceExceeded(uint256 allowed, uint256 attemptedUsage)',
+  'error SignerMustBeMsgSender(address expected, address actual)',
+  // USDFC (OpenZeppelin ERC-20 and ERC-2612)
+  'error ERC20InsufficientBalance(address sender, uint256 balance, uint256 needed)',
+  'error ERC20InsufficientAllowance(address spender, uint256 allowance, uint256 needed)',
+  'error ERC2612ExpiredSignature(uint256 deadline)',
+  'error ERC2612InvalidSigner(address signer, address owner)',
 ])

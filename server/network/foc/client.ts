@@ -1,11 +1,22 @@
 import type { Chain } from '@filoz/synapse-core/chains'
 import { Synapse } from '@filoz/synapse-sdk'
-import { http, type Address, type Hash, type LocalAccount } from 'viem'
+import { createPublicClient, http, isAddressEqual, type Address, type Hash, type LocalAccount } from 'viem'
+import type { FocContracts } from '../../shared/foc-contracts.ts'
+import type { Logger } from '../../shared/logger.ts'
 import { account } from './account.ts'
 import { addedCopy } from './added-copy.ts'
+import { focChain } from './chain.ts'
 import type { FocContext } from './context.ts'
 import { copyProof } from './copy-proof.ts'
 import { dataSets } from './data-sets.ts'
+import {
+  CONTRACT_NAMES,
+  FocDeploymentError,
+  readFocDeployment,
+  readFwssAddresses,
+  type FocAnchors,
+  type FocDeployment,
+} from './deployment.ts'
 import { guarded } from './errors.ts'
 import { fund } from './fund.ts'
 import { funding } from './funding.ts'
@@ -29,6 +40,7 @@ import type {
 // The verbs are in files of their own beside this one, each given only the context it uses (context.ts);
 // the client's users import all they need from here.
 export { FocFundsError, focNetworkError } from './errors.ts'
+export { FocDeploymentError, type FocAnchors, type FocDeployment } from './deployment.ts'
 export type {
   FocAccount,
   FocAddOutcome,
@@ -51,7 +63,10 @@ export type {
 export interface FocClient {
   /** The payer: the wallet key's FEVM account. */
   readonly address: Address
+  /** The chain as the SDK is given it, with the contracts FWSS names now. */
   readonly chain: Chain
+  /** Where the contracts are and which versions, as last read from FWSS. */
+  deployment(): FocDeployment
   /** Whether the account can pay for `dataSize` more bytes in the copies `request` describes, by GA's charges, and what to deposit. */
   funding(dataSize: number, request?: FocFundingRequest): Promise<FocFunding>
   /** Deposits `amount` USDFC into Filecoin Pay and approves the warm storage service when needed (no permit). */
@@ -97,34 +112,103 @@ export interface FocClient {
 }
 
 export interface FocClientOptions {
-  chain: Chain
+  /** The chain's FEVM JSON-RPC (Lotus's /rpc/v1). */
+  rpcUrl: string
+  /** Where the Onchain Cloud is found from (the FWSS proxy, Multicall3, the endorsement set): everything else is read from FWSS. */
+  anchors: FocAnchors
+  /** The chain ids the node may be: the network's own. */
+  chainIds: readonly number[]
   account: LocalAccount
   /** Names our data sets apart from other applications' of the same wallet (the SDK's `source`). */
   source?: string
   /** Per JSON-RPC request. */
   rpcTimeoutMs?: number
+  /** How often FWSS is asked whether it was migrated to other contracts (default a minute): one eth_call. */
+  recheckMs?: number
+  /** Told, once each, when FWSS was migrated and what it points at now. */
+  logger?: Pick<Logger, 'info' | 'warn'>
+  now?: () => number
 }
 
 /**
- * The client: one Synapse instance (and its viem client) on `options.chain`,
- * paying from `options.account`, handed to each verb; every verb that asks
- * the chain or the SDK throws the network's errors (focNetworkError).
+ * Connects to the Onchain Cloud the anchors name: finds and checks every
+ * contract from FWSS on chain (deployment.ts), then hands each verb one
+ * Synapse instance (and its viem client) on that chain, paying from
+ * `options.account`. FWSS is asked again every `recheckMs` which contracts
+ * it uses; after a migration the verbs go on with the new ones (checked
+ * first), as they would after a restart. Every verb that asks the chain or
+ * the SDK throws the network's errors (focNetworkError): a revert as the
+ * contract's answer, by name. Throws FocDeploymentError when the chain is
+ * not the network's or not a GA Onchain Cloud, viem's error when the node
+ * does not answer.
  */
-export function createFocClient(options: FocClientOptions): FocClient {
-  const rpcUrl = options.chain.rpcUrls.default.http[0]
-  const synapse = Synapse.create({
-    chain: options.chain,
-    account: options.account,
-    transport: http(rpcUrl, { timeout: options.rpcTimeoutMs ?? 30_000, retryCount: 2 }),
-    source: options.source ?? 'nextcloud-filecoin-gateway',
-  })
+export async function connectFocClient(options: FocClientOptions): Promise<FocClient> {
+  const { rpcUrl, anchors, chainIds, logger } = options
+  const now = options.now ?? Date.now
+  const recheckMs = options.recheckMs ?? 60_000
   const source = options.source ?? 'nextcloud-filecoin-gateway'
-  const context: FocContext = { synapse, client: synapse.client, chain: options.chain, payer: options.account.address, source }
+  const transport = http(rpcUrl, { timeout: options.rpcTimeoutMs ?? 30_000, retryCount: 2 })
+  const reader = createPublicClient({ transport })
+  // Block 0's time is the chain's genesis; a node that keeps no such old block leaves the SDK's own.
+  const genesis = await reader.getBlock({ blockNumber: 0n }).then(
+    (b) => Number(b.timestamp),
+    () => undefined,
+  )
+  const contextOf = (deployment: FocDeployment): FocContext => {
+    const chain = focChain(deployment, rpcUrl, genesis)
+    const synapse = Synapse.create({ chain, account: options.account, transport, source })
+    return { synapse, client: synapse.client, chain, payer: options.account.address, source }
+  }
+  let deployment = await readFocDeployment(reader, anchors, chainIds)
+  let context = contextOf(deployment)
+  let checkedMs = now()
+  let checking: Promise<void> | undefined
+
+  /** Which contract an address is, in words, for a revert's message. */
+  const nameOf = (address: Address) => {
+    const found = Object.entries(deployment.contracts).find(([, a]) => isAddressEqual(a, address))
+    return found && `${CONTRACT_NAMES[found[0] as keyof FocContracts]} (${address})`
+  }
+
+  /** Whether FWSS points elsewhere than the contracts in use; if so, the new ones are checked and used from now on. */
+  async function followMigration(): Promise<void> {
+    const read = await readFwssAddresses(reader, anchors)
+    const moved = (Object.keys(read) as (keyof typeof read)[]).filter((k) => !isAddressEqual(read[k], deployment.contracts[k]))
+    if (moved.length === 0) return
+    const next = await readFocDeployment(reader, anchors, chainIds)
+    const changes = Object.fromEntries(moved.map((k) => [k, `${deployment.contracts[k]} → ${next.contracts[k]}`]))
+    logger?.info(
+      { changes, fwssVersion: next.versions.fwss },
+      'the warm storage service was migrated: the Onchain Cloud client uses its new contracts',
+    )
+    deployment = next
+    context = contextOf(next)
+  }
+  /** At most once per `recheckMs`, shared by the verbs that ask meanwhile; a node that does not answer leaves the check to the next time. */
+  async function current(): Promise<FocContext> {
+    if (now() - checkedMs >= recheckMs) {
+      checkedMs = now()
+      checking ??= followMigration()
+        .catch((err: unknown) => {
+          // A deployment gone wrong (a pre-GA view) is every verb's failure until it is put right; a silent node is not.
+          if (err instanceof FocDeploymentError) {
+            checkedMs = -Infinity
+            throw err
+          }
+        })
+        .finally(() => (checking = undefined))
+    }
+    await checking
+    return context
+  }
   const verb = <A extends unknown[], R>(work: (c: FocContext, ...args: A) => Promise<R>) =>
-    guarded((...args: A) => work(context, ...args), rpcUrl)
+    guarded(async (...args: A) => work(await current(), ...args), rpcUrl, nameOf)
   return {
     address: options.account.address,
-    chain: options.chain,
+    get chain() {
+      return context.chain
+    },
+    deployment: () => deployment,
     funding: verb(funding),
     fund: verb(fund),
     clientDataSets: verb(dataSets),

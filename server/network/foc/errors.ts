@@ -1,5 +1,7 @@
 import { CommitError, StoreError } from '@filoz/synapse-sdk'
-import { NetworkError } from '../errors.ts'
+import { decodeErrorResult, type Address, type Hex } from 'viem'
+import { NetworkError, type ContractRevert } from '../errors.ts'
+import { onchainCloudErrorsAbi } from './abi.ts'
 
 /** The innermost message of an error and its causes. */
 export function rootMessage(error: unknown): string {
@@ -36,18 +38,76 @@ function fromChainNode(error: unknown, rpcUrl: string): boolean {
   return false
 }
 
+/** Lotus's JSON-RPC codes for a reverted call: 3 as geth has it (Lotus since 1.33), 11 before (api/api_errors.go EExecutionReverted). */
+const REVERT_CODES = new Set([3, 11])
+const REVERT_ERRORS = new Set(['ContractFunctionRevertedError', 'ExecutionRevertedError', 'RawContractError'])
+const asHex = (v: unknown): Hex | undefined => (typeof v === 'string' && /^0x[0-9a-fA-F]{8,}$/.test(v) ? (v as Hex) : undefined)
+
+/**
+ * The contract's answer inside a failed call, when it was a revert (viem's revert errors, or the
+ * node's revert code): its custom error decoded by name from GA's errors (abi.ts), a reason string,
+ * or the selector of an error this client does not know; with the contract (named by `nameOf`)
+ * and function called, where the error says. Undefined when nothing reverted.
+ */
+export function contractRevert(
+  error: unknown,
+  nameOf: (address: Address) => string | undefined = () => undefined,
+): ContractRevert | undefined {
+  let reverted = false
+  let data: Hex | undefined
+  let reason: string | undefined
+  let address: Address | undefined
+  let functionName: string | undefined
+  for (let e: unknown = error; e instanceof Error; e = e.cause) {
+    const x = e as { code?: unknown; raw?: unknown; data?: unknown; reason?: unknown; contractAddress?: Address; functionName?: string }
+    if (REVERT_ERRORS.has(e.name) || REVERT_CODES.has(x.code as number) || /execution reverted|revert reason/i.test(e.message))
+      reverted = true
+    data ??= asHex(x.raw) ?? asHex(x.data)
+    if (typeof x.reason === 'string' && x.reason !== 'execution reverted') reason ??= x.reason
+    address ??= x.contractAddress
+    functionName ??= x.functionName
+  }
+  if (!reverted) return undefined
+  const contract = address && (nameOf(address) ?? address)
+  const where = { ...(contract ? { contract } : {}), ...(functionName ? { functionName } : {}) }
+  if (!data) return { ...where, error: reason ?? 'no reason given' }
+  try {
+    // viem adds Error(string) and Panic(uint256) to the ABI it decodes with.
+    const { errorName, args = [] } = decodeErrorResult({ abi: onchainCloudErrorsAbi, data }) as {
+      errorName: string
+      args?: readonly unknown[]
+    }
+    if (errorName === 'Error') return { ...where, errorName, error: String(args[0]) }
+    return { ...where, errorName, error: `${errorName}(${args.map(String).join(', ')})` }
+  } catch {
+    return { ...where, error: `an error this client does not know (selector ${data.slice(0, 10)})` }
+  }
+}
+
+/** "the warm storage service's view refused getPriceList(): …": a revert in words. */
+export const revertWords = (r: ContractRevert) =>
+  `${r.contract ?? 'a contract'} refused ${r.functionName ? `${r.functionName}()` : 'the call'}: ${r.error}`
+
 /**
  * The SDK's failures as the network's closed set of codes (server/network/errors.ts).
- * A failure of the chain's RPC (`rpcUrl`) is the node's, never the provider's the SDK was working with.
+ * A revert is the contract's answer (REJECTED_BY_CHAIN, with the error decoded, `nameOf` naming the
+ * contract), never the node's failure. A failure of the chain's RPC (`rpcUrl`) is the node's, never
+ * the provider's the SDK was working with.
  */
-export function focNetworkError(error: unknown, rpcUrl?: string): NetworkError | FocFundsError {
+export function focNetworkError(
+  error: unknown,
+  rpcUrl?: string,
+  nameOf?: (address: Address) => string | undefined,
+): NetworkError | FocFundsError {
   if (error instanceof NetworkError || error instanceof FocFundsError) return error
   const reason = rootMessage(error).slice(0, 500)
+  const provider = error instanceof StoreError || error instanceof CommitError ? error.providerId : undefined
+  const revert = contractRevert(error, nameOf)
+  if (revert) return new NetworkError('REJECTED_BY_CHAIN', revertWords(revert), { cause: error, revert, provider })
   if (rpcUrl !== undefined && fromChainNode(error, rpcUrl)) {
     const words = `the Onchain Cloud's RPC (${new URL(rpcUrl).origin}) did not answer: ${reason}`
     return new NetworkError(aborted(error) ? 'TIMED_OUT' : 'UNREACHABLE', words, { cause: error, chainNode: true })
   }
-  const provider = error instanceof StoreError || error instanceof CommitError ? error.providerId : undefined
   if (aborted(error)) return new NetworkError('TIMED_OUT', reason, { cause: error, provider })
   if (/ECONNREFUSED|ECONNRESET|fetch failed|socket hang up|HTTP request failed/i.test(reason))
     return new NetworkError('UNREACHABLE', reason, { cause: error, provider })
@@ -60,11 +120,11 @@ export function focNetworkError(error: unknown, rpcUrl?: string): NetworkError |
 
 /** `work` with every failure as the network's (focNetworkError, the chain's RPC at `rpcUrl`): what each of the client's verbs throws. */
 export const guarded =
-  <A extends unknown[], R>(work: (...args: A) => Promise<R>, rpcUrl?: string) =>
+  <A extends unknown[], R>(work: (...args: A) => Promise<R>, rpcUrl?: string, nameOf?: (address: Address) => string | undefined) =>
   async (...args: A): Promise<R> => {
     try {
       return await work(...args)
     } catch (error) {
-      throw focNetworkError(error, rpcUrl)
+      throw focNetworkError(error, rpcUrl, nameOf)
     }
   }

@@ -26,7 +26,8 @@ export interface ProviderContracts {
 export interface StandaloneProviderOptions {
   /** The devnet's FEVM JSON-RPC. */
   rpcUrl: string
-  contracts: ProviderContracts
+  /** The warm storage service's address (its proxy): the other contracts are read from it. */
+  fwss: Address
   /** The provider's key (`key`, made at the first start, mode 0600), database, pieces and port. */
   dir: string
   /** Its PDP API's port (default: the one it registered, else a free one). */
@@ -51,7 +52,24 @@ export class ProviderNotFunded extends Error {
 const abi = parseAbi([
   'function getPDPConfig() view returns (uint64 maxProvingPeriod, uint256 challengeWindow, uint256 challengesPerProof, uint256 initChallengeWindowStart)',
   'function REGISTRATION_FEE() view returns (uint256)',
+  'function viewContractAddress() view returns (address)',
+  'function pdpVerifierAddress() view returns (address)',
+  'function serviceProviderRegistry() view returns (address)',
+  'function usdfcTokenAddress() view returns (address)',
 ])
+
+/** The contracts a provider works with, as the warm storage service names them now (its getters: a migration moves the view). */
+async function contractsOf(chain: ReturnType<typeof createPublicClient>, fwss: Address): Promise<ProviderContracts> {
+  const read = (functionName: 'viewContractAddress' | 'pdpVerifierAddress' | 'serviceProviderRegistry' | 'usdfcTokenAddress') =>
+    chain.readContract({ address: fwss, abi, functionName })
+  const [fwssView, pdp, serviceProviderRegistry, usdfc] = await Promise.all([
+    read('viewContractAddress'),
+    read('pdpVerifierAddress'),
+    read('serviceProviderRegistry'),
+    read('usdfcTokenAddress'),
+  ])
+  return { fwss, fwssView, pdp, serviceProviderRegistry, usdfc }
+}
 
 /** The provider's key: kept in `dir/key`, made once. */
 function keyIn(dir: string): Hex {
@@ -75,10 +93,11 @@ export async function runStandaloneProvider(o: StandaloneProviderOptions): Promi
   const privateKey = keyIn(o.dir)
   const address = privateKeyToAccount(privateKey).address
   const chain = createPublicClient({ transport: http(o.rpcUrl, { retryCount: 0 }) })
+  const contracts = await contractsOf(chain, o.fwss)
   const [balance, fee, [maxProvingPeriod]] = await Promise.all([
     chain.getBalance({ address }),
-    chain.readContract({ address: o.contracts.serviceProviderRegistry, abi, functionName: 'REGISTRATION_FEE' }),
-    chain.readContract({ address: o.contracts.fwssView, abi, functionName: 'getPDPConfig' }),
+    chain.readContract({ address: contracts.serviceProviderRegistry, abi, functionName: 'REGISTRATION_FEE' }),
+    chain.readContract({ address: contracts.fwssView, abi, functionName: 'getPDPConfig' }),
   ])
   if (balance <= fee) {
     throw new ProviderNotFunded(
@@ -87,8 +106,8 @@ export async function runStandaloneProvider(o: StandaloneProviderOptions): Promi
   }
   const provider = await createPdpProvider({
     dir: o.dir,
-    chain: createViemPdpChain({ rpcUrl: o.rpcUrl, privateKey, pdpVerifier: o.contracts.pdp }),
-    recordKeepers: [o.contracts.fwss],
+    chain: createViemPdpChain({ rpcUrl: o.rpcUrl, privateKey, pdpVerifier: contracts.pdp }),
+    recordKeepers: [contracts.fwss],
     log: o.logger,
   })
   try {
@@ -98,14 +117,14 @@ export async function runStandaloneProvider(o: StandaloneProviderOptions): Promi
     const providerId = await registerPdpProvider({
       rpcUrl: o.rpcUrl,
       privateKey,
-      serviceProviderRegistry: o.contracts.serviceProviderRegistry,
+      serviceProviderRegistry: contracts.serviceProviderRegistry,
       name: o.name ?? `sim-curio-${address.slice(2, 10).toLowerCase()}`,
       description: 'simulated Curio PDP provider',
       offering: {
         ...SIMULATED_OFFERING,
         minProvingPeriodInEpochs: maxProvingPeriod,
         serviceURL: url,
-        paymentTokenAddress: o.contracts.usdfc,
+        paymentTokenAddress: contracts.usdfc,
       },
     })
     return { providerId, address, url, provider, close: () => provider.close() }

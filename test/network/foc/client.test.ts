@@ -5,8 +5,8 @@ import * as Piece from '@filoz/synapse-core/piece'
 import { parseEther, parseUnits } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { focChain } from '../../../server/network/foc/chain.ts'
-import { createFocClient, FocFundsError, type FocClient, type FocCopy, type FocStored } from '../../../server/network/foc/client.ts'
+import { focClientOn } from '../../simulation/simfoc/sdk-chain.ts'
+import { FocFundsError, type FocClient, type FocCopy, type FocStored } from '../../../server/network/foc/client.ts'
 import { NetworkError } from '../../../server/network/errors.ts'
 import { startSimulatedFoc, type SimulatedFoc } from '../../../server/simulation/simfoc/index.ts'
 import { until } from '../../helpers/until.ts'
@@ -38,10 +38,7 @@ describe("the gateway's Onchain Cloud client (the unchanged Synapse SDK) against
       proving: 'wide-window',
     })
     await foc.faucet(account.address, { fil: parseEther('10'), usdfc: USDFC('100') })
-    client = createFocClient({
-      chain: focChain('devnet', foc.rpcUrl, { contracts: foc.contracts, genesisTimestamp: foc.genesisTimestamp }),
-      account,
-    })
+    client = await focClientOn(foc, account)
   }, 180_000)
   afterAll(async () => {
     await foc?.close()
@@ -156,7 +153,7 @@ describe("the gateway's Onchain Cloud client (the unchanged Synapse SDK) against
   }, 300_000)
 
   it('with an empty wallet, says what is missing and refuses to deposit what it does not hold', async () => {
-    const empty = createFocClient({ chain: client.chain, account: privateKeyToAccount(generatePrivateKey()) })
+    const empty = await focClientOn(foc, privateKeyToAccount(generatePrivateKey()))
     const funding = await empty.funding(1_000_000)
     expect(funding.ready).toBe(false)
     expect(funding.depositNeeded).toBeGreaterThan(0n)

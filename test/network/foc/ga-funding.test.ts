@@ -6,8 +6,8 @@ import * as WarmStorage from '@filoz/synapse-core/warm-storage'
 import { createPublicClient, http, parseEther, parseUnits } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { focChain } from '../../../server/network/foc/chain.ts'
-import { createFocClient, type FocClient } from '../../../server/network/foc/client.ts'
+import { focChainOn, focClientOn } from '../../simulation/simfoc/sdk-chain.ts'
+import type { FocClient } from '../../../server/network/foc/client.ts'
 import { startSimulatedFoc, type SimulatedFoc } from '../../../server/simulation/simfoc/index.ts'
 
 const USDFC = (n: string) => parseUnits(n, 18)
@@ -27,12 +27,10 @@ const bytes = (size: number, salt: number) => new Uint8Array(size).map((_, i) =>
 describe("the gateway's Onchain Cloud client funds and stores copies as GA charges them", () => {
   let dir: string
   let foc: SimulatedFoc
-  let chain: ReturnType<typeof focChain>
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'foc-ga-'))
     // 10 epochs a second: the client's margin of a day of the account's rate outlasts any store here.
     foc = await startSimulatedFoc({ dir, seed: 'ga funding', genesisTimestamp: Date.now() / 1000, epochSeconds: 0.1, providerCount: 3 })
-    chain = focChain('devnet', foc.rpcUrl, { contracts: foc.contracts, genesisTimestamp: foc.genesisTimestamp })
   }, 180_000)
   afterAll(async () => {
     await foc?.close()
@@ -42,7 +40,7 @@ describe("the gateway's Onchain Cloud client funds and stores copies as GA charg
   const freshClient = async (): Promise<FocClient> => {
     const account = privateKeyToAccount(generatePrivateKey())
     await foc.faucet(account.address, { fil: parseEther('10'), usdfc: USDFC('100') })
-    return createFocClient({ chain, account })
+    return focClientOn(foc, account)
   }
 
   /**
@@ -113,7 +111,7 @@ describe("the gateway's Onchain Cloud client funds and stores copies as GA charg
     expect(sdkRead[0].dataSetId).not.toBe(ours[0].dataSetId) // 11 fields: its "dataSetId" is GA's pendingOneTimePayments
     expect(sdkRead[1].payer).not.toBe(client.address)
     // The chain the client hands the SDK carries GA's view ABI, so the SDK's own reads inside store decode it too.
-    const viaSdk = await WarmStorage.getClientDataSets(createPublicClient({ chain, transport: http(foc.rpcUrl) }), {
+    const viaSdk = await WarmStorage.getClientDataSets(createPublicClient({ chain: focChainOn(foc), transport: http(foc.rpcUrl) }), {
       address: client.address,
     })
     expect(viaSdk.map((d) => [d.dataSetId, d.providerId, d.payer])).toEqual(ours.map((d) => [d.dataSetId, BigInt(d.providerId), d.payer]))

@@ -4,10 +4,10 @@ import { join } from 'node:path'
 import { createPublicClient, http, parseAbi, parseEther, parseUnits, type Hash } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { focClientOn } from '../../simulation/simfoc/sdk-chain.ts'
 import { fwssViewAbi } from '../../../server/network/foc/abi.ts'
 import { addedCopy } from '../../../server/network/foc/added-copy.ts'
-import { focChain } from '../../../server/network/foc/chain.ts'
-import { createFocClient, type FocClient, type FocCopy } from '../../../server/network/foc/client.ts'
+import type { FocClient, FocCopy } from '../../../server/network/foc/client.ts'
 import type { FocContext } from '../../../server/network/foc/context.ts'
 import { until } from '../../helpers/until.ts'
 import { startSimulatedFoc, type SimulatedFoc } from '../../../server/simulation/simfoc/index.ts'
@@ -58,10 +58,7 @@ describe('stopping payment for PDP copies that no longer count, against the simu
     // 40 epochs a second: a proving period (240 epochs) is 6 s.
     foc = await startSimulatedFoc({ dir, seed: 'stop paying', genesisTimestamp: Date.now() / 1000, epochSeconds: 0.025, providerCount: 3 })
     await foc.faucet(account.address, { fil: parseEther('10'), usdfc: USDFC('100') })
-    client = createFocClient({
-      chain: focChain('devnet', foc.rpcUrl, { contracts: foc.contracts, genesisTimestamp: foc.genesisTimestamp }),
-      account,
-    })
+    client = await focClientOn(foc, account)
     chainClient = createPublicClient({ chain: client.chain, transport: http(foc.rpcUrl) })
     await client.fund(USDFC('20'))
     const data = new Uint8Array(100_000).map((_, i) => (i * 31) % 253)

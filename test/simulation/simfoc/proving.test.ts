@@ -5,8 +5,7 @@ import { getPDPProviders } from '@filoz/synapse-core/sp-registry'
 import { createPublicClient, http, parseAbi, parseEther, parseUnits } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, describe, expect, it } from 'vitest'
-import { focChain } from '../../../server/network/foc/chain.ts'
-import { createFocClient } from '../../../server/network/foc/client.ts'
+import { focChainOn, focClientOn } from './sdk-chain.ts'
 import { startSimulatedFoc } from '../../../server/simulation/simfoc/index.ts'
 
 const abi = parseAbi([
@@ -26,7 +25,7 @@ describe("the simulated Onchain Cloud's proving schedule (SIMFOC_PROVING)", () =
     const foc = await start('mainnet')
     try {
       expect(foc.proving).toBe('mainnet')
-      const chain = focChain('devnet', foc.rpcUrl, { contracts: foc.contracts, genesisTimestamp: foc.genesisTimestamp })
+      const chain = focChainOn(foc)
       const client = createPublicClient({ chain, transport: http(foc.rpcUrl) })
       const [period, window] = await client.readContract({ address: foc.contracts.fwssView, abi, functionName: 'getPDPConfig' })
       const finality = await client.readContract({ address: foc.contracts.pdp, abi, functionName: 'getChallengeFinality' })
@@ -58,8 +57,8 @@ describe("the simulated Onchain Cloud's proving schedule (SIMFOC_PROVING)", () =
     try {
       const account = privateKeyToAccount(generatePrivateKey())
       await foc.faucet(account.address, { fil: parseEther('10'), usdfc: parseUnits('100', 18) })
-      const chain = focChain('devnet', foc.rpcUrl, { contracts: foc.contracts, genesisTimestamp: foc.genesisTimestamp })
-      const client = createFocClient({ chain, account })
+      const chain = focChainOn(foc)
+      const client = await focClientOn(foc, account)
       await client.fund((await client.funding(1_000)).depositNeeded + parseUnits('5', 18))
       const { copies } = await client.store(new Uint8Array(1_000).fill(7), { copies: 1 })
       const [copy] = copies

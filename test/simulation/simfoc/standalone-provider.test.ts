@@ -6,8 +6,7 @@ import * as SP from '@filoz/synapse-core/sp'
 import { createPublicClient, http, parseAbi, parseEther, parseUnits, type Hex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, describe, expect, it } from 'vitest'
-import { focChain } from '../../../server/network/foc/chain.ts'
-import { createFocClient } from '../../../server/network/foc/client.ts'
+import { focChainOn, focClientOn } from './sdk-chain.ts'
 import { approveOnSimulatedFoc, startSimulatedFoc } from '../../../server/simulation/simfoc/index.ts'
 import { ProviderNotFunded, runStandaloneProvider } from '../../../server/simulation/simfoc/standalone-provider.ts'
 
@@ -36,7 +35,7 @@ describe('a simulated PDP provider run on its own against a devnet', () => {
     })
     const providerDir = join(dir, 'provider')
     try {
-      const options = { rpcUrl: foc.rpcUrl, contracts: foc.contracts, dir: providerDir }
+      const options = { rpcUrl: foc.rpcUrl, fwss: foc.contracts.fwss, dir: providerDir }
       // Unfunded: it says which address to fund and with how much, and registers nothing.
       const refused = await runStandaloneProvider(options).catch((err: unknown) => err)
       expect(refused).toBeInstanceOf(ProviderNotFunded)
@@ -49,7 +48,7 @@ describe('a simulated PDP provider run on its own against a devnet', () => {
         expect(standalone.address).toBe(address)
         expect(standalone.providerId).toBeGreaterThan(foc.providers[0].providerId)
         await SP.ping(standalone.url)
-        const chain = focChain('devnet', foc.rpcUrl, { contracts: foc.contracts, genesisTimestamp: foc.genesisTimestamp })
+        const chain = focChainOn(foc)
         const reader = createPublicClient({ chain, transport: http(foc.rpcUrl) })
         const approved = () =>
           reader.readContract({
@@ -71,7 +70,7 @@ describe('a simulated PDP provider run on its own against a devnet', () => {
         // A client of that chain, told to leave the devnet's own provider out, stores its copy there.
         const account = privateKeyToAccount(generatePrivateKey())
         await foc.faucet(account.address, { fil: parseEther('10'), usdfc: parseUnits('100', 18) })
-        const client = createFocClient({ chain, account })
+        const client = await focClientOn(foc, account)
         const bytes = new Uint8Array(50_000).map((_, i) => (i * 13) % 251)
         await client.fund((await client.funding(bytes.length, { copies: 1 })).depositNeeded + parseUnits('1', 18))
         const stored = await client.store(bytes, { copies: 1, excludeProviderIds: [Number(foc.providers[0].providerId)] })
@@ -97,7 +96,7 @@ describe('a simulated PDP provider run on its own against a devnet', () => {
     writeFileSync(file, '{"pdp": "0x1"}')
     const bad = run('provider', '--rpc', 'http://127.0.0.1:9/rpc/v1', '--contracts', file)
     expect(bad.status).toBe(2)
-    expect(bad.stderr).toMatch(/--contracts .*not-contracts.json: not a file of contract addresses/)
+    expect(bad.stderr).toMatch(/--contracts .*not-contracts.json: names no warm storage service/)
     expect(run('approve', 'x').stderr).toMatch(/approve needs a provider ID/)
   }, 60_000)
 })

@@ -9,6 +9,7 @@ import {
   type FocCopy,
   type FocCopyProof,
   type FocDataSet,
+  type FocDeployment,
   type FocFunding,
   type FocFundingRequest,
   type FocStored,
@@ -53,6 +54,12 @@ export const ADD_STEPS = ['hang-before-add', 'hang-in-flight', 'hang-after-add']
 export class FakeFoc implements FocClient {
   readonly address: Address = '0x00000000000000000000000000000000000000aa'
   readonly chain = { id: 314159, name: 'fake Onchain Cloud' } as unknown as Chain
+  deployment(): FocDeployment {
+    const at = (n: number): Address => `0x${n.toString(16).padStart(40, '0')}`
+    const contracts = { fwss: at(1), fwssView: at(2), pdp: at(3), filecoinPay: at(4), usdfc: at(5) }
+    const others = { serviceProviderRegistry: at(6), sessionKeyRegistry: at(7), multicall3: at(8), endorsements: at(9) }
+    return { chainId: 314159, contracts: { ...contracts, ...others }, versions: { fwss: '1.3.1', pdpVerifier: '3.4.0' } }
+  }
   epoch = 1_000
   maxProvingPeriod = 240
   challengeWindow = 20
