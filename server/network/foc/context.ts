@@ -39,18 +39,22 @@ export const contractReader =
 export type FocRead = [contract: FocContract, functionName: string, args?: unknown[]]
 
 /**
- * Several view calls answered from one block: viem batches them into a single
- * eth_call of Multicall3 (the chain's `multicall3`), so a proof landing between
- * two reads cannot make them disagree. A call that reverts answers undefined.
+ * Several view calls answered from one block: viem batches them into
+ * eth_calls of Multicall3 (the chain's `multicall3`), so a proof landing between
+ * two reads cannot make them disagree. With `blockNumber` every snapshot taken
+ * through it reads that block (viem splits a long batch into several eth_calls,
+ * and a caller may take two snapshots): all describe one block. A call that
+ * reverts answers undefined.
  *
  * @example const [live, last] = await contractSnapshot(client)([pdp, 'dataSetLive', [id]], [pdp, 'getDataSetLastProvenEpoch', [id]])
  */
 export const contractSnapshot =
-  (client: FocContext['client']) =>
+  (client: FocContext['client'], at: { blockNumber?: bigint } = {}) =>
   async (...reads: FocRead[]): Promise<unknown[]> => {
     const answers = await client.multicall({
       contracts: reads.map(([contract, functionName, args = []]) => ({ address: contract.address, abi: contract.abi, functionName, args })),
       allowFailure: true,
+      ...(at.blockNumber === undefined ? {} : { blockNumber: at.blockNumber }),
     } as never)
     return (answers as { status: string; result?: unknown }[]).map((a) => (a.status === 'success' ? a.result : undefined))
   }

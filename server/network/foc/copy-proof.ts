@@ -8,16 +8,18 @@ const RECENT_PERIODS = 4
 /**
  * Where a copy stands on chain, read from PDPVerifier and the warm storage
  * service (FWSS and its view contract). The proof state (liveness, last proof,
- * proven periods) is one snapshot: read apart, a proof landing between the
- * reads showed a proved copy with the data set's pre-proof epoch.
+ * proven periods) and the schedule it is read by all describe the head's
+ * block: read apart, a proof landing between the reads showed a proved copy
+ * with the data set's pre-proof epoch.
  */
 export async function copyProof(
   { client, chain }: Pick<FocContext, 'client' | 'chain'>,
   { dataSetId, pieceId, addedEpoch }: Pick<FocCopy, 'dataSetId' | 'pieceId' | 'addedEpoch'>,
 ): Promise<FocCopyProof> {
   const { pdp, fwss, fwssView } = chain.contracts
-  const snapshot = contractSnapshot(client)
   const head = await client.getBlockNumber({ cacheTime: 0 })
+  // Both snapshots read the head's block: the second (which periods were proven) depends on the first's schedule.
+  const snapshot = contractSnapshot(client, { blockNumber: head })
   const schedule = await snapshot(
     [fwssView, 'getPDPConfig'],
     [fwss, 'getProvingPeriodForEpoch', [dataSetId, BigInt(addedEpoch)]],

@@ -1,6 +1,7 @@
 import { failingChecks as failingCheck } from '../copies.ts'
-import type { PdpContext } from './context.ts'
-import { removeCopy } from './removals.ts'
+import type { RouteContext } from '../types.ts'
+import type { Removals } from './removals.ts'
+import type { PdpRouteOptions } from './types.ts'
 
 /**
  * Copies that failed their retrieval checks (enough in a row: deals/check.ts) stop being paid for once their
@@ -9,15 +10,18 @@ import { removeCopy } from './removals.ts'
  * a later check may pass); from then on it is ended as RETRIEVAL_FAILED and
  * its piece removed like any copy that no longer counts.
  */
-export async function retireFailedChecks(p: PdpContext): Promise<void> {
-  for (const d of (await p.deals.inState('active', 'pdp')).filter(failingCheck)) {
-    const others = (await p.deals.liveOfGroup(d.groupId, 'pdp')).filter((x) => x.id !== d.id && x.state === 'active' && !failingCheck(x))
-    if (others.length < p.options.copies) continue
-    await p.deals.markEnded(d.id, { code: 'RETRIEVAL_FAILED', detail: 'its retrieval checks failed; replaced by a copy that is proved' })
-    p.logger.warn(
+export async function retireFailedChecks(
+  o: Pick<RouteContext, 'deals' | 'logger'> & Pick<PdpRouteOptions, 'copies'> & { removals: Pick<Removals, 'remove'> },
+): Promise<void> {
+  const { deals, logger } = o
+  for (const d of (await deals.inState('active', 'pdp')).filter(failingCheck)) {
+    const others = (await deals.liveOfGroup(d.groupId, 'pdp')).filter((x) => x.id !== d.id && x.state === 'active' && !failingCheck(x))
+    if (others.length < o.copies) continue
+    await deals.markEnded(d.id, { code: 'RETRIEVAL_FAILED', detail: 'its retrieval checks failed; replaced by a copy that is proved' })
+    logger.warn(
       { groupId: d.groupId, provider: d.provider, replacedBy: others.map((x) => x.provider) },
       'PDP copy that failed its retrieval checks is replaced: no longer kept or paid for',
     )
-    await removeCopy(p, d)
+    await o.removals.remove(d)
   }
 }

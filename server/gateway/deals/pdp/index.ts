@@ -1,13 +1,14 @@
 import type { StorageRoute } from '../route.ts'
 import type { RouteContext } from '../types.ts'
-import { adoptInterrupted } from './adopt.ts'
-import { createPdpContext, headNow } from './context.ts'
+import { createAdoption } from './adopt.ts'
 import { retireFailedChecks } from './failed-checks.ts'
-import { heldBack, placeCopies } from './place.ts'
+import { createPdpFunds } from './funding.ts'
+import { createPlacer } from './place.ts'
 import { pdpProgress } from './progress.ts'
-import { followCopies } from './proofs.ts'
-import { retryRemovals } from './removals.ts'
+import { createProofFollower } from './proofs.ts'
+import { createRemovals } from './removals.ts'
 import type { PdpRouteOptions } from './types.ts'
+import { createUploads } from './upload.ts'
 
 /**
  * Filecoin Onchain Cloud as a storage route: a group's CAR goes through the
@@ -28,58 +29,79 @@ import type { PdpRouteOptions } from './types.ts'
  * adopted rather than uploaded again, a piece beyond the copies kept is
  * removed (adopt.ts). A copy's endEpoch is how far the account's
  * funds pay for storage (its runway). Nothing is uploaded that the account
- * cannot pay for. One verb per file beside this one.
+ * cannot pay for. One verb per file beside this one, each owning its
+ * state behind a small interface; this file wires them, each given only what it uses.
  */
 export function createPdpRoute(c: RouteContext, options: PdpRouteOptions): StorageRoute {
-  const p = createPdpContext(c, options)
-  const { client } = options
+  const { client, copies, epochSeconds } = options
+  const { deals, content, logger, now, fail } = c
+  const removals = createRemovals({ deals, logger, now, client, epochSeconds })
+  const funds = createPdpFunds({ logger, client, autoDeposit: options.autoDeposit, epochSeconds })
+  const uploads = createUploads({ deals, content, logger, fail, client, funds, uploadIdleMs: options.uploadIdleMs })
+  const adoption = createAdoption({ deals, logger, now, fail, client, removals, copies, epochSeconds, uploading: (id) => !!uploads.of(id) })
+  const placer = createPlacer({
+    deals,
+    content,
+    logger,
+    now,
+    retryAfterEpochs: c.retryAfterEpochs,
+    copies,
+    maxUploads: options.maxUploads,
+    maxUploadBytes: options.maxUploadBytes,
+    epochSeconds,
+    uploads,
+    funds,
+    adoption,
+  })
+  const proofs = createProofFollower({ deals, logger, now, fail, client, funds, removals, epochSeconds, pollMs: options.pollMs })
   const route: StorageRoute = {
     name: 'pdp',
     warm: true,
-    required: () => options.copies,
+    required: () => copies,
     // A PDP copy lasts while its payments are funded: that is the funds' runway to watch, not a copy to renew.
     lasting: () => true,
     async follow(_head, r) {
-      await followCopies(p, r)
-      await retireFailedChecks(p)
-      await retryRemovals(p)
+      await proofs.follow(r)
+      await retireFailedChecks({ deals, logger, copies, removals })
+      await removals.retry()
     },
     async place(head, r, sendable) {
       // Once, before anything else: copies that were being added when a previous process stopped.
-      await adoptInterrupted(p, r)
-      await placeCopies(p, route, head, r, sendable)
+      await adoption.resume(r)
+      await placer.place(route, head, r, sendable)
       return true
     },
     transferPending: (groupId, live) =>
-      p.uploads.has(groupId) || live.some((d) => d.route === route.name && (d.state === 'proposing' || d.state === 'proposed')),
-    progress: (groupId, deals) =>
-      pdpProgress(
-        deals.filter((d) => d.route === route.name),
+      !!uploads.of(groupId) || live.some((d) => d.route === route.name && (d.state === 'proposing' || d.state === 'proposed')),
+    progress(groupId, rows) {
+      const carSize = placer.oversized(groupId)
+      return pdpProgress(
+        rows.filter((d) => d.route === route.name),
         {
-          copies: options.copies,
-          epochSeconds: options.epochSeconds,
-          upload: p.uploads.get(groupId)?.upload,
-          head: headNow(p),
-          refused: p.refused.get(groupId),
-          oversized: p.oversized.has(groupId) ? { carSize: p.oversized.get(groupId)!, maxUploadBytes: options.maxUploadBytes } : undefined,
-          fundsError: p.funds.current?.words,
-          ...heldBack(p, groupId),
+          copies,
+          epochSeconds,
+          upload: uploads.of(groupId),
+          head: proofs.head(),
+          refused: uploads.refused(groupId),
+          oversized: carSize === undefined ? undefined : { carSize, maxUploadBytes: options.maxUploadBytes },
+          fundsError: funds.problem()?.words,
+          ...placer.heldBack(groupId),
         },
-      ),
-    standing: () => ({
-      ...(p.funding ? { onchainCloud: p.funding } : {}),
-      pdpPlan: {
-        copies: options.copies,
-        why: `PDP_COPIES: ${options.copies === 1 ? 'a copy' : `${options.copies} copies`} on Filecoin Onchain Cloud, proved by its provider every proving period and paid in USDFC from Filecoin Pay at the Onchain Cloud's price list`,
-      },
-    }),
+      )
+    },
+    standing() {
+      const runway = funds.runway()
+      return {
+        ...(runway ? { onchainCloud: runway } : {}),
+        pdpPlan: {
+          copies,
+          why: `PDP_COPIES: ${copies === 1 ? 'a copy' : `${copies} copies`} on Filecoin Onchain Cloud, proved by its provider every proving period and paid in USDFC from Filecoin Pay at the Onchain Cloud's price list`,
+        },
+      }
+    },
     retrieveBlock: (d, cid, signal) => client.retrieveBlock(d.retrievalUrl!, cid, signal),
     retrievePiece: (d, size, signal) => client.retrievePiece(d.retrievalUrl!, size, signal),
-    async stop() {
-      for (const { controller } of p.uploads.values()) controller.abort(new Error('deal engine stopping'))
-      // An aborted upload ends at once: its rows fail as stopped, but those whose provider holds the piece wait to be looked up on chain.
-      await Promise.all([...p.uploads.values()].map((u) => u.done))
-    },
+    stop: () => uploads.stop(),
   }
   return route
 }

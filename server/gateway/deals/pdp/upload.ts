@@ -2,13 +2,14 @@ import { createReadStream } from 'node:fs'
 import { readFile } from 'node:fs/promises'
 import { Readable } from 'node:stream'
 import { isNetworkError, timedOut } from '../../../network/errors.ts'
-import { FocFundsError, type FocStored, type FocStoreEvent } from '../../../network/foc/client.ts'
+import { FocFundsError, type FocClient, type FocStored, type FocStoreEvent } from '../../../network/foc/client.ts'
 import type { CopyFailure } from '../../../shared/contracts/copy-failure.ts'
 import { pieceCidV2 } from '../../../shared/piece.ts'
 import type { GroupRecord } from '../../content/index.ts'
-import type { GroupDeal, TickReport } from '../types.ts'
-import { providerName, type PdpContext } from './context.ts'
-import type { PdpUpload } from './types.ts'
+import type { GroupDeal, RouteContext, TickReport } from '../types.ts'
+import type { PdpFunds } from './funding.ts'
+import { providerName } from './provider-name.ts'
+import type { PdpRouteOptions, PdpUpload } from './types.ts'
 
 /** The Synapse SDK's smallest upload (SIZE_CONSTANTS.MIN_UPLOAD_BYTES): a smaller CAR is sent with zeros after it. */
 const MIN_UPLOAD_BYTES = 127
@@ -42,7 +43,8 @@ export const uploadPieceCid = (g: GroupRecord) => pieceCidV2(g.pieceCid!, Math.m
  * next network call; where it is not (PostgreSQL), an add that outruns it
  * is still found by the chain lookup made before the group is uploaded again.
  */
-function uploadRows(p: PdpContext, g: GroupRecord, pieceCid: string, head: number) {
+function uploadRows(o: Pick<UploadsOptions, 'deals' | 'logger'>, g: GroupRecord, pieceCid: string, head: number) {
+  const { deals, logger } = o
   const rows = new Map<number, Promise<GroupDeal>>()
   const recorded: Promise<unknown>[] = []
   const row = (providerId: number) =>
@@ -50,7 +52,7 @@ function uploadRows(p: PdpContext, g: GroupRecord, pieceCid: string, head: numbe
     rows
       .set(
         providerId,
-        p.deals.create({
+        deals.create({
           groupId: g.id,
           route: 'pdp',
           provider: providerName(providerId),
@@ -62,7 +64,7 @@ function uploadRows(p: PdpContext, g: GroupRecord, pieceCid: string, head: numbe
       )
       .get(providerId)!
   const record = (work: () => Promise<unknown>) =>
-    recorded.push(work().catch((err) => p.logger.warn({ err, groupId: g.id }, 'recording a PDP upload step failed')))
+    recorded.push(work().catch((err) => logger.warn({ err, groupId: g.id }, 'recording a PDP upload step failed')))
   return {
     rows,
     row,
@@ -70,118 +72,158 @@ function uploadRows(p: PdpContext, g: GroupRecord, pieceCid: string, head: numbe
     /** What one SDK event changes: the upload's progress, and the provider's row. */
     on(e: FocStoreEvent, state: PdpUpload) {
       if (e.kind === 'uploaded') state.bytes = e.bytes
-      else if (e.kind === 'stored' || e.kind === 'pulled') record(async () => p.deals.markProposed((await row(e.providerId)).id, {}))
+      else if (e.kind === 'stored' || e.kind === 'pulled') record(async () => deals.markProposed((await row(e.providerId)).id, {}))
       else if (e.kind === 'adding') {
         state.adding++
         record(async () => {
           const d = await row(e.providerId)
-          await p.deals.markProposed(d.id, {})
-          await p.deals.recordAddTx(d.id, e.txHash)
+          await deals.markProposed(d.id, {})
+          await deals.recordAddTx(d.id, e.txHash)
         })
       } else if (e.kind === 'added')
-        record(async () => p.deals.markPublished((await row(e.providerId)).id, { dataSetId: Number(e.dataSetId) }))
+        record(async () => deals.markPublished((await row(e.providerId)).id, { dataSetId: Number(e.dataSetId) }))
     },
   }
 }
 
-/** What the SDK stored: each copy recorded on chain; each provider that failed fails its row (not asked again for a while). */
-async function recordStored(p: PdpContext, g: GroupRecord, rows: ReturnType<typeof uploadRows>, stored: FocStored, r: TickReport) {
-  for (const copy of stored.copies) {
-    const d = await rows.row(copy.providerId)
-    await p.deals.markProposed(d.id, {})
-    await p.deals.markPublished(d.id, { dataSetId: Number(copy.dataSetId) })
-    const { dataSetId, pieceId, addedEpoch, retrievalUrl } = copy
-    await p.deals.recordPdpCopy(d.id, { dataSetId: Number(dataSetId), pieceId: Number(pieceId), addedEpoch, retrievalUrl })
-    r.published++
-  }
-  for (const f of stored.failures) await p.fail(await rows.row(f.providerId), { code: 'PROVIDER_REFUSED', detail: f.reason }, r)
-  // A provider the SDK picked and then used for neither: nothing was added there.
-  const used = new Set([...stored.copies, ...stored.failures].map((x) => x.providerId))
-  for (const [providerId, d] of rows.rows) if (!used.has(providerId)) await p.fail(await d, { code: 'STOPPED_BEFORE_ADD' }, r)
-  const failures = stored.failures.map((f) => `${providerName(f.providerId)}: ${f.reason}`)
-  if (stored.copies.length > 0) p.refused.delete(g.id)
-  if (failures.length > 0) p.refused.set(g.id, failures.join('; '))
-  const copies = stored.copies.map((x) => providerName(x.providerId))
-  p.logger.info({ groupId: g.id, pieceCid: stored.pieceCid, copies, failures }, 'group stored on PDP providers')
+/** Uploads under way, one per group, and why a group's last one stored no copy. */
+export interface Uploads {
+  /**
+   * Starts the group's upload through the SDK to `copies` providers (none of
+   * `exclude`), in the background: the SDK picks them (endorsed ones first),
+   * uploads to one and the others pull from it, and adds the piece to our data
+   * set on each. An upload with no progress for `uploadIdleMs` (no bytes taken,
+   * no step on chain) has stalled and is cut short. Returns when it settles,
+   * or undefined when the group has no CAR to send.
+   */
+  start(g: GroupRecord, copies: number, exclude: number[], head: number, r: TickReport): Promise<{ done: Promise<void> } | undefined>
+  /** Where the group's upload stands, while one runs. */
+  of(groupId: number): PdpUpload | undefined
+  /** How many run. */
+  count(): number
+  /** Bytes of the uploads under way, which the account has not yet locked funds for. */
+  pendingBytes(): number
+  /** Why the last upload of a group stored no copy (providers refused, stalled, none to ask). */
+  refused(groupId: number): string | undefined
+  /** Cuts every upload short and waits for each to settle. */
+  stop(): Promise<void>
 }
 
-/** Why an upload failed: cut short by a stop, stalled, or refused by the provider the SDK names (if it does). */
-async function recordFailure(
-  p: PdpContext,
-  g: GroupRecord,
-  rows: ReturnType<typeof uploadRows>,
-  err: unknown,
-  stopped: boolean,
-  r: TickReport,
-) {
-  const message = (err as Error).message
-  const failure: CopyFailure = stopped
-    ? { code: 'STOPPED_BEFORE_ADD' }
-    : isNetworkError(err) && err.chainNode
-      ? { code: 'CHAIN_UNREACHABLE', detail: message }
-      : isNetworkError(err, 'TIMED_OUT')
-        ? { code: 'UPLOAD_STALLED', detail: message }
-        : { code: 'PROVIDER_REFUSED', detail: message }
-  const failedProvider = isNetworkError(err) && err.provider !== undefined ? Number(err.provider) : undefined
-  // The provider that failed gets a failed row too, so that it is not asked again for a while.
-  if (failedProvider !== undefined) await rows.row(failedProvider)
-  for (const row of rows.rows.values()) {
-    const d = (await p.deals.get((await row).id))!
-    // Stopped once its provider held the piece: an add may have been sent, which the next start looks up on chain.
-    if (stopped && d.state !== 'proposing') continue
-    await p.fail(d, failure, r)
-  }
-  const who = failedProvider !== undefined ? `${providerName(failedProvider)} ` : ''
-  p.refused.set(g.id, `${who}${failure.detail === undefined ? failure.code : `${failure.code}: ${failure.detail}`}`)
-  if (err instanceof FocFundsError) p.funds.set({ code: 'WALLET_SHORT', words: `no funds: deposit USDFC: ${err.message}` })
-  p.logger.warn({ err, groupId: g.id }, 'PDP upload failed; trying again on a later pass')
+export interface UploadsOptions extends Pick<RouteContext, 'deals' | 'content' | 'logger' | 'fail'>, Pick<PdpRouteOptions, 'uploadIdleMs'> {
+  client: Pick<FocClient, 'store'>
+  funds: Pick<PdpFunds, 'uploadRefused'>
 }
 
-/**
- * Starts the group's upload through the SDK to `copies` providers (none of
- * `exclude`), in the background: the SDK picks them (endorsed ones first),
- * uploads to one and the others pull from it, and adds the piece to our data
- * set on each. An upload with no progress for `uploadIdleMs` (no bytes taken,
- * no step on chain) has stalled and is cut short.
- */
-export async function upload(p: PdpContext, g: GroupRecord, copies: number, exclude: number[], head: number, r: TickReport): Promise<void> {
-  const path = await p.content.carFile(g.id)
-  if (!path) return
-  const pieceCid = uploadPieceCid(g)
-  const size = Math.max(g.carSize!, MIN_UPLOAD_BYTES)
-  const root = await p.content.carRoot(g.id)
-  const state: PdpUpload = { copies, bytes: 0, total: size, adding: 0 }
-  const controller = new AbortController()
-  const rows = uploadRows(p, g, pieceCid, head)
-  const stalled = new AbortController()
-  let idle: NodeJS.Timeout | undefined
-  const touch = () => {
-    clearTimeout(idle)
-    idle = setTimeout(() => stalled.abort(timedOut(`no progress in ${p.options.uploadIdleMs / 1000} s`)), p.options.uploadIdleMs)
-  }
-  touch()
-  const done = (async () => {
-    try {
-      const stored = await p.client.store(await carSource(path, g.carSize!), {
-        copies,
-        excludeProviderIds: exclude,
-        metadata: DATA_SET_METADATA,
-        ...(root ? { pieceMetadata: { ipfsRootCID: root } } : {}),
-        pieceCid,
-        signal: AbortSignal.any([controller.signal, stalled.signal]),
-        onProgress: (e) => {
-          touch()
-          rows.on(e, state)
-        },
-      })
-      await rows.settled()
-      await recordStored(p, g, rows, stored, r)
-    } catch (err) {
-      await rows.settled()
-      await recordFailure(p, g, rows, err, controller.signal.aborted, r)
-    } finally {
-      clearTimeout(idle)
+/** An upload under way: where it stands, how to cut it short, and when it settles. */
+interface Upload {
+  upload: PdpUpload
+  done: Promise<void>
+  controller: AbortController
+}
+
+export function createUploads(o: UploadsOptions): Uploads {
+  const { deals, content, logger, client } = o
+  const running = new Map<number, Upload>()
+  const refused = new Map<number, string>()
+
+  /** What the SDK stored: each copy recorded on chain; each provider that failed fails its row (not asked again for a while). */
+  async function recordStored(g: GroupRecord, rows: ReturnType<typeof uploadRows>, stored: FocStored, r: TickReport) {
+    for (const copy of stored.copies) {
+      const d = await rows.row(copy.providerId)
+      await deals.markProposed(d.id, {})
+      await deals.markPublished(d.id, { dataSetId: Number(copy.dataSetId) })
+      const { dataSetId, pieceId, addedEpoch, retrievalUrl } = copy
+      await deals.recordPdpCopy(d.id, { dataSetId: Number(dataSetId), pieceId: Number(pieceId), addedEpoch, retrievalUrl })
+      r.published++
     }
-  })()
-  p.uploads.set(g.id, { upload: state, controller, done: done.finally(() => p.uploads.delete(g.id)) })
+    for (const f of stored.failures) await o.fail(await rows.row(f.providerId), { code: 'PROVIDER_REFUSED', detail: f.reason }, r)
+    // A provider the SDK picked and then used for neither: nothing was added there.
+    const used = new Set([...stored.copies, ...stored.failures].map((x) => x.providerId))
+    for (const [providerId, d] of rows.rows) if (!used.has(providerId)) await o.fail(await d, { code: 'STOPPED_BEFORE_ADD' }, r)
+    const failures = stored.failures.map((f) => `${providerName(f.providerId)}: ${f.reason}`)
+    if (stored.copies.length > 0) refused.delete(g.id)
+    if (failures.length > 0) refused.set(g.id, failures.join('; '))
+    const copies = stored.copies.map((x) => providerName(x.providerId))
+    logger.info({ groupId: g.id, pieceCid: stored.pieceCid, copies, failures }, 'group stored on PDP providers')
+  }
+
+  /** Why an upload failed: cut short by a stop, stalled, or refused by the provider the SDK names (if it does). */
+  async function recordFailure(g: GroupRecord, rows: ReturnType<typeof uploadRows>, err: unknown, stopped: boolean, r: TickReport) {
+    const message = (err as Error).message
+    const failure: CopyFailure = stopped
+      ? { code: 'STOPPED_BEFORE_ADD' }
+      : isNetworkError(err) && err.chainNode
+        ? { code: 'CHAIN_UNREACHABLE', detail: message }
+        : isNetworkError(err, 'TIMED_OUT')
+          ? { code: 'UPLOAD_STALLED', detail: message }
+          : { code: 'PROVIDER_REFUSED', detail: message }
+    const failedProvider = isNetworkError(err) && err.provider !== undefined ? Number(err.provider) : undefined
+    // The provider that failed gets a failed row too, so that it is not asked again for a while.
+    if (failedProvider !== undefined) await rows.row(failedProvider)
+    for (const row of rows.rows.values()) {
+      const d = (await deals.get((await row).id))!
+      // Stopped once its provider held the piece: an add may have been sent, which the next start looks up on chain.
+      if (stopped && d.state !== 'proposing') continue
+      await o.fail(d, failure, r)
+    }
+    const who = failedProvider !== undefined ? `${providerName(failedProvider)} ` : ''
+    refused.set(g.id, `${who}${failure.detail === undefined ? failure.code : `${failure.code}: ${failure.detail}`}`)
+    if (err instanceof FocFundsError) o.funds.uploadRefused(err.message)
+    logger.warn({ err, groupId: g.id }, 'PDP upload failed; trying again on a later pass')
+  }
+
+  return {
+    async start(g, copies, exclude, head, r) {
+      const path = await content.carFile(g.id)
+      if (!path) return undefined
+      const pieceCid = uploadPieceCid(g)
+      const size = Math.max(g.carSize!, MIN_UPLOAD_BYTES)
+      const root = await content.carRoot(g.id)
+      const state: PdpUpload = { copies, bytes: 0, total: size, adding: 0 }
+      const controller = new AbortController()
+      const rows = uploadRows(o, g, pieceCid, head)
+      const stalled = new AbortController()
+      let idle: NodeJS.Timeout | undefined
+      const touch = () => {
+        clearTimeout(idle)
+        idle = setTimeout(() => stalled.abort(timedOut(`no progress in ${o.uploadIdleMs / 1000} s`)), o.uploadIdleMs)
+      }
+      touch()
+      const done = (async () => {
+        try {
+          const stored = await client.store(await carSource(path, g.carSize!), {
+            copies,
+            excludeProviderIds: exclude,
+            metadata: DATA_SET_METADATA,
+            ...(root ? { pieceMetadata: { ipfsRootCID: root } } : {}),
+            pieceCid,
+            signal: AbortSignal.any([controller.signal, stalled.signal]),
+            onProgress: (e) => {
+              touch()
+              rows.on(e, state)
+            },
+          })
+          await rows.settled()
+          await recordStored(g, rows, stored, r)
+        } catch (err) {
+          await rows.settled()
+          await recordFailure(g, rows, err, controller.signal.aborted, r)
+        } finally {
+          clearTimeout(idle)
+        }
+      })()
+      const upload: Upload = { upload: state, controller, done: done.finally(() => running.delete(g.id)) }
+      running.set(g.id, upload)
+      return { done: upload.done }
+    },
+    of: (groupId) => running.get(groupId)?.upload,
+    count: () => running.size,
+    pendingBytes: () => [...running.values()].reduce((sum, u) => sum + u.upload.total, 0),
+    refused: (groupId) => refused.get(groupId),
+    async stop() {
+      for (const { controller } of running.values()) controller.abort(new Error('deal engine stopping'))
+      // An aborted upload ends at once: its rows fail as stopped, but those whose provider holds the piece wait to be looked up on chain.
+      await Promise.all([...running.values()].map((u) => u.done))
+    },
+  }
 }
