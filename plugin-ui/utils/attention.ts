@@ -14,6 +14,8 @@ const NEEDS: Record<AttentionReasonCode, () => string> = {
   WAITING_FOR_FUNDS: () => t('gateway', 'Needs attention: no funds'),
   DEAL_SERVICE_UNREACHABLE: () => t('gateway', 'Needs attention: the deal service cannot be reached'),
   NO_PROVIDER: () => t('gateway', 'Needs attention: no storage provider takes it'),
+  CONTRACT_REFUSED: () => t('gateway', "Needs attention: the Onchain Cloud's contracts refuse the gateway"),
+  CHAIN_UNREACHABLE: () => t('gateway', "Needs attention: the Onchain Cloud's chain cannot be reached"),
 }
 
 /** The label of a group whose reason needs a person, or undefined (no code, or one that passes by itself). */

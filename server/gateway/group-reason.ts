@@ -34,6 +34,8 @@ export type GroupReason =
   | ({ code: 'NO_PROVIDER'; why: string; failedDeals: number; failures: string[]; next?: string } & DealNote)
   | ({ code: 'WAITING_FOR_UPLOAD_SLOT'; words: string } & DealNote)
   | ({ code: 'LOOKING_FOR_PROVIDERS' } & DealNote)
+  | ({ code: 'CONTRACT_REFUSED'; words: string } & DealNote)
+  | ({ code: 'CHAIN_UNREACHABLE'; words: string } & DealNote)
 
 export type GroupReasonCode = GroupReason['code']
 
@@ -71,6 +73,8 @@ const WORDING: Wording = {
   },
   WAITING_FOR_UPLOAD_SLOT: (r) => noted(r, r.words),
   LOOKING_FOR_PROVIDERS: (r) => noted(r, 'looking for storage providers'),
+  CONTRACT_REFUSED: (r) => noted(r, r.words),
+  CHAIN_UNREACHABLE: (r) => noted(r, r.words),
 }
 
 const noted = (r: DealNote, sentence: string) => {
@@ -115,8 +119,18 @@ export function reasonOf(g: GroupRecord, c: ReasonContext): GroupReason | undefi
   }
 }
 
-/** Which blocks the group's reason names first: what a person must fix, then what passes by itself. */
-const BLOCK_ORDER = ['WAITING_FOR_FUNDS', 'DEAL_SERVICE_UNREACHABLE', 'NO_PROVIDER', 'WAITING_FOR_UPLOAD_SLOT'] as const
+/**
+ * Which blocks the group's reason names first: what a person must fix (a contract that refuses the
+ * gateway, funds), then what is down, then what passes by itself.
+ */
+const BLOCK_ORDER = [
+  'CONTRACT_REFUSED',
+  'WAITING_FOR_FUNDS',
+  'CHAIN_UNREACHABLE',
+  'DEAL_SERVICE_UNREACHABLE',
+  'NO_PROVIDER',
+  'WAITING_FOR_UPLOAD_SLOT',
+] as const
 
 /**
  * The group's reason from its routes. A route that holds the group back

@@ -192,6 +192,18 @@ describe('why a group is not further along', () => {
       expect(codeOf(group('ready_for_deals'), ctx(uploading))).toBe('DEALS_UNDER_WAY')
     })
 
+    it("names the Onchain Cloud's own refusal (a contract's revert) before its funds, and a chain that does not answer (issue 44)", () => {
+      const refused = {
+        code: 'CONTRACT_REFUSED' as const,
+        words: "the Onchain Cloud refused the gateway: the warm storage service's view (0x5373) refused getPriceList(): no reason given",
+      }
+      const both = { pdp: pdp({ chainProblem: refused, fundsError: 'no funds: deposit USDFC: storing needs 0.36 USDFC more' }) }
+      expect(codeOf(group('ready_for_deals'), ctx(both))).toBe('CONTRACT_REFUSED')
+      expect(said(group('ready_for_deals'), ctx(both))).toBe(refused.words)
+      const silent = { code: 'CHAIN_UNREACHABLE' as const, words: "waiting for the Onchain Cloud's chain: connect ECONNREFUSED" }
+      expect(codeOf(group('ready_for_deals'), ctx({ pdp: pdp({ chainProblem: silent }) }))).toBe('CHAIN_UNREACHABLE')
+    })
+
     it('says "no funds: deposit USDFC" as it is, when nothing is under way', () => {
       const p = { pdp: pdp({ fundsError: 'no funds: deposit USDFC: the wallet 0xabc holds 0 USDFC; 0.36 USDFC is to be deposited' }) }
       expect(said(group('ready_for_deals'), ctx(p))).toBe(
@@ -241,7 +253,9 @@ describe('why a group is not further along', () => {
     expect(codeOf(group('ready_for_deals'), ctx({}))).toBe('LOOKING_FOR_PROVIDERS')
     expect(codeOf(group('offloaded'), ctx({}))).toBeUndefined()
     expect([...GROUP_REASON_CODES].sort()).toEqual([
+      'CHAIN_UNREACHABLE',
       'CHECKING_CAR',
+      'CONTRACT_REFUSED',
       'DEALS_UNDER_WAY',
       'DEAL_SERVICE_UNREACHABLE',
       'LOOKING_FOR_PROVIDERS',

@@ -48,6 +48,8 @@ export type RouteBlock =
   | { code: 'DEAL_SERVICE_UNREACHABLE'; words: string }
   | { code: 'NO_PROVIDER'; words: string; /** When it is asked again, when not on every pass ("in about 4 minutes"). */ next?: string }
   | { code: 'WAITING_FOR_UPLOAD_SLOT'; words: string }
+  | { code: 'CONTRACT_REFUSED'; words: string }
+  | { code: 'CHAIN_UNREACHABLE'; words: string }
 
 /** A group on one route, for its reason. */
 export interface RouteProgress {

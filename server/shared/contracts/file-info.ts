@@ -41,6 +41,8 @@ export const GROUP_REASON_CODES = [
   'NO_PROVIDER',
   'WAITING_FOR_UPLOAD_SLOT',
   'LOOKING_FOR_PROVIDERS',
+  'CONTRACT_REFUSED',
+  'CHAIN_UNREACHABLE',
 ] as const
 
 export const FileInfoDealSchema = z.object({

@@ -19,6 +19,8 @@ export const ATTENTION_REASON_CODES = [
   'WAITING_FOR_FUNDS',
   'DEAL_SERVICE_UNREACHABLE',
   'NO_PROVIDER',
+  'CONTRACT_REFUSED',
+  'CHAIN_UNREACHABLE',
 ] as const satisfies readonly (typeof GROUP_REASON_CODES)[number][]
 
 export const isAttentionCode = (code: string): code is AttentionReasonCode => (ATTENTION_REASON_CODES as readonly string[]).includes(code)

@@ -1,6 +1,7 @@
 import type { StorageRoute } from '../route.ts'
 import type { RouteContext } from '../types.ts'
 import { createAdoption } from './adopt.ts'
+import { createChainProblems } from './chain-problems.ts'
 import { retireFailedChecks } from './failed-checks.ts'
 import { createPdpFunds } from './funding.ts'
 import { createPlacer } from './place.ts'
@@ -53,6 +54,7 @@ export function createPdpRoute(c: RouteContext, options: PdpRouteOptions): Stora
     funds,
     adoption,
   })
+  const chain = createChainProblems({ logger })
   const proofs = createProofFollower({ deals, logger, now, fail, client, funds, removals, epochSeconds, pollMs: options.pollMs })
   const route: StorageRoute = {
     name: 'pdp',
@@ -60,15 +62,23 @@ export function createPdpRoute(c: RouteContext, options: PdpRouteOptions): Stora
     required: () => copies,
     // A PDP copy lasts while its payments are funded: that is the funds' runway to watch, not a copy to renew.
     lasting: () => true,
+    // A pass is follow then place; what the Onchain Cloud itself refuses, or a node that does not answer, ends its step
+    // and is the groups' reason (chain-problems.ts), said once rather than a warning every pass.
     async follow(_head, r) {
-      await proofs.follow(r)
-      await retireFailedChecks({ deals, logger, copies, removals })
-      await removals.retry()
+      chain.begin()
+      await chain.step(async () => {
+        await proofs.follow(r)
+        await retireFailedChecks({ deals, logger, copies, removals })
+        await removals.retry()
+      })
     },
     async place(head, r, sendable) {
-      // Once, before anything else: copies that were being added when a previous process stopped.
-      await adoption.resume(r)
-      await placer.place(route, head, r, sendable)
+      await chain.step(async () => {
+        // Once, before anything else: copies that were being added when a previous process stopped.
+        await adoption.resume(r)
+        await placer.place(route, head, r, sendable)
+      })
+      chain.end()
       return true
     },
     transferPending: (groupId, live) =>
@@ -85,6 +95,7 @@ export function createPdpRoute(c: RouteContext, options: PdpRouteOptions): Stora
           refused: uploads.refused(groupId),
           oversized: carSize === undefined ? undefined : { carSize, maxUploadBytes: options.maxUploadBytes },
           fundsError: funds.problem()?.words,
+          chainProblem: chain.problem(),
           ...placer.heldBack(groupId),
         },
       )

@@ -1,6 +1,7 @@
 import { bytes, counted, inWallTime } from '../../words.ts'
 import type { RouteProgress } from '../route.ts'
 import type { GroupDeal } from '../types.ts'
+import type { ChainProblem } from './chain-problems.ts'
 import type { PdpUpload } from './types.ts'
 
 /** What the PDP route knows of one group beyond its rows. */
@@ -16,6 +17,8 @@ export interface PdpFacts {
   oversized?: { carSize: number; maxUploadBytes: number }
   /** Set while nothing is uploaded: the account cannot pay. */
   fundsError?: string
+  /** Set while the Onchain Cloud itself refuses the route (a contract's revert) or does not answer. */
+  chainProblem?: ChainProblem
   /** Its last upload stored no copy: when it is sent again ("in about 4 minutes"). */
   nextTry?: string
   /** Other groups' uploads take every slot: what it waits for, in words. */
@@ -54,7 +57,8 @@ export function pdpProgress(deals: readonly GroupDeal[], f: PdpFacts): RouteProg
     `the group's CAR (${bytes(f.oversized.carSize)}) is larger than one Onchain Cloud upload takes (${bytes(f.oversized.maxUploadBytes)}): no PDP copy can be made of it`
   // When the next upload is goes with the block (NO_PROVIDER's `next`).
   const retry = f.refused && !f.upload ? `PDP provider refused: ${f.refused}` : f.nextTry && 'its last PDP upload stored no copy'
-  const problem = proved < f.copies ? (oversized ?? f.fundsError ?? retry ?? (moving ? undefined : f.slotTaken)) : undefined
+  const problem =
+    proved < f.copies ? (f.chainProblem?.words ?? oversized ?? f.fundsError ?? retry ?? (moving ? undefined : f.slotTaken)) : undefined
   // A route that holds the group back is not under way unless copies are moving: the group's reason then names what it waits for.
   const underWay = moving || (steps.length > 0 && !problem)
   // What stops more copies is told with the other steps, whichever route's they are.
@@ -64,11 +68,13 @@ export function pdpProgress(deals: readonly GroupDeal[], f: PdpFacts): RouteProg
     steps,
     ...(!problem
       ? {}
-      : problem === f.fundsError
-        ? { blocked: { code: 'WAITING_FOR_FUNDS', words: problem } }
-        : problem === f.slotTaken
-          ? { blocked: { code: 'WAITING_FOR_UPLOAD_SLOT', words: problem } }
-          : { blocked: { code: 'NO_PROVIDER', words: problem, ...(f.nextTry ? { next: f.nextTry } : {}) } }),
+      : problem === f.chainProblem?.words
+        ? { blocked: { code: f.chainProblem.code, words: problem } }
+        : problem === f.fundsError
+          ? { blocked: { code: 'WAITING_FOR_FUNDS', words: problem } }
+          : problem === f.slotTaken
+            ? { blocked: { code: 'WAITING_FOR_UPLOAD_SLOT', words: problem } }
+            : { blocked: { code: 'NO_PROVIDER', words: problem, ...(f.nextTry ? { next: f.nextTry } : {}) } }),
   }
 }
 

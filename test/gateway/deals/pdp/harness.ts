@@ -135,8 +135,11 @@ export async function pdpHarness(o: PdpHarnessOptions = {}): Promise<PdpHarness>
       return r
     },
     async settled() {
-      // The route says a group's transfer is pending while its upload runs (fake uploads end in milliseconds).
-      for (let i = 0; i < 500 && groups.some((g) => route.transferPending(g.id, [])); i++) await new Promise((r) => setTimeout(r, 10))
+      // The route says a group's transfer is pending while its upload runs (fake uploads end in milliseconds). One wait at
+      // least: an upload that failed at once is no longer pending before what its end sets off (when it settled) has run.
+      let i = 0
+      do await new Promise((r) => setTimeout(r, 10))
+      while (++i < 500 && groups.some((g) => route.transferPending(g.id, [])))
     },
     rows: (groupId) => (groupId === undefined ? deals.audit() : deals.ofGroup(groupId)),
     async reopen() {
