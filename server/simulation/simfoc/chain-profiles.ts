@@ -1,4 +1,5 @@
 import type { Address } from 'viem'
+import { SIMFOC_CHAIN_ID } from './evm-node.ts'
 
 /**
  * Which network the simulated Onchain Cloud stands as (SIMFOC_CHAIN). A
@@ -30,8 +31,7 @@ export interface FixedAddresses {
 }
 
 export const SIMFOC_CHAIN_PROFILES = {
-  /** synapse-core src/chains.ts `devnet`, foc-devnet's id. */
-  devnet: { chainId: 31_415_926 },
+  devnet: { chainId: SIMFOC_CHAIN_ID },
   calibration: {
     chainId: 314_159,
     fixed: {

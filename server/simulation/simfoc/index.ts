@@ -80,7 +80,7 @@ export interface SimulatedFoc {
   proving: ProvingScheduleName
   genesisTimestamp: number
   providers: SimulatedPdpProvider[]
-  /** The simulation's faucet: FIL for gas and USDFC to pay with, as calibration's faucets give them (migrateSimulatedFoc's fundOnSimulatedFoc). */
+  /** The simulation's faucet: FIL for gas and USDFC to pay with, as calibration's faucets give them (fundOnSimulatedFoc). */
   faucet(address: Address, amounts: { fil?: bigint; usdfc?: bigint }): Promise<void>
   /** Upgrades the warm storage service once more, to a new GA view (migrateSimulatedFoc); returns the view's address. */
   migrate(): Promise<Address>
