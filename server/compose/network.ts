@@ -3,7 +3,7 @@ import type { ServerOptions } from '../shared/http.ts'
 import type { Logger } from '../shared/logger.ts'
 import { addressNetworkOf } from '../shared/address.ts'
 import { openKeystore } from '../network/index.ts'
-import { ProvingScheduleMismatch, startSimulatedFoc, startSimulatedNetwork, type Simnet } from '../simulation/index.ts'
+import { ProvingScheduleMismatch, SimfocChainMismatch, startSimulatedFoc, startSimulatedNetwork, type Simnet } from '../simulation/index.ts'
 import { demoClientAddress, openSimnet } from './local-chain.ts'
 import { serverOptions, type Part } from './part.ts'
 import { configuredPorts } from './ports.ts'
@@ -117,12 +117,13 @@ async function runSimulatedFoc(config: Config, logger: Logger, simnet: Simnet, h
     epochSeconds: simnet.clock.epochSeconds,
     providerCount: config.service.simfocProviders,
     proving: config.service.simfocProving,
+    chain: config.service.simfocChain,
     rpcPort: config.service.simfocRpcPort,
     logger: logger.child({ part: 'simfoc' }),
     http,
   }).catch((err: unknown) => {
-    // Another SIMFOC_PROVING on an existing chain is a setting to change, not a crash.
-    throw err instanceof ProvingScheduleMismatch ? new ConfigError(err.message) : err
+    // Another SIMFOC_PROVING or SIMFOC_CHAIN on an existing chain is a setting to change, not a crash.
+    throw err instanceof ProvingScheduleMismatch || err instanceof SimfocChainMismatch ? new ConfigError(err.message) : err
   })
   const wallet = openKeystore(config.wallet.dir, addressNetworkOf(config.service.network))
     .list()

@@ -29,6 +29,9 @@ export const DEAL_DEFAULTS = {
 /** The proving schedules of the real Onchain Cloud the simulated one can follow (simulation/simfoc/proving.ts has their numbers). */
 export const SIMFOC_PROVING_SCHEDULES = ['calibration', 'mainnet'] as const
 export type SimfocProving = (typeof SIMFOC_PROVING_SCHEDULES)[number]
+/** The networks the simulated Onchain Cloud can stand as (simulation/simfoc/chain-profiles.ts has their ids and addresses). */
+export const SIMFOC_CHAINS = ['devnet', 'calibration', 'mainnet'] as const
+export type SimfocChain = (typeof SIMFOC_CHAINS)[number]
 
 const port = (fallback: number) => z.coerce.number().int().min(0).max(65535).default(fallback)
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback)
@@ -165,6 +168,10 @@ const EnvSchema = z.object({
   // The simulated Onchain Cloud's proving schedule (period/window/finality in epochs): calibration's 240/20/10
   // or mainnet's 2880/60/150 (a proof a day), sped up with the rest of the simulated chain by SIMNET_SPEED.
   SIMFOC_PROVING: z.enum(SIMFOC_PROVING_SCHEDULES).default('calibration'),
+  // The network the simulated Onchain Cloud stands as: a devnet (the SDK's devnet chain id, contracts wherever
+  // they land), or calibration / mainnet as they are today (their chain id, the warm storage service's proxy,
+  // endorsements, Multicall3 and the old 1.2.0 view at their published addresses, FWSS migrated to a GA view).
+  SIMFOC_CHAIN: z.enum(SIMFOC_CHAINS).default('devnet'),
   // The simulated Onchain Cloud's RPC URL as other processes reach it (default: SIMFOC_RPC_PORT on loopback).
   SIMFOC_RPC_URL: z.url({ protocol: /^https?$/ }).optional(),
   // A real Filecoin Onchain Cloud: the FEVM JSON-RPC of NETWORK=calibration or mainnet (e.g. Glif's /rpc/v1),
@@ -336,6 +343,8 @@ export interface ServiceConfig extends StoredState {
   simfocProviders?: number
   /** The proving schedule the simulated Onchain Cloud is made with (default calibration's). */
   simfocProving?: SimfocProving
+  /** The network the simulated Onchain Cloud stands as (default devnet). */
+  simfocChain?: SimfocChain
   /**
    * A client address the default tenant gets at bootstrap (DEAL_CLIENT_ADDRESS), so that deals from it
    * count as that tenant's; `npm start` sets it to the gateway's wallet key address for the service it starts.
@@ -704,6 +713,7 @@ function serviceConfigOf(e: Env, dataDir: string): ServiceConfig {
     simfocRpcPort: e.SIMFOC_RPC_PORT,
     simfocProviders: e.SIMFOC_PROVIDERS,
     simfocProving: e.SIMFOC_PROVING,
+    simfocChain: e.SIMFOC_CHAIN,
     clientAddress: e.DEAL_CLIENT_ADDRESS,
     simnetSpeed: e.SIMNET_SPEED,
     simnetNv29Epoch: e.SIMNET_NV29_EPOCH,

@@ -1,14 +1,20 @@
-import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { execFile } from 'node:child_process'
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
-import { join } from 'node:path'
+import { join, resolve } from 'node:path'
+import { promisify } from 'node:util'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, describe, expect, it } from 'vitest'
 import { basicAuth, startPart, startStack, type RunningPart, type RunningStack } from '../../scripts/lib/stack.ts'
 import { connectOnchainCloud } from '../../server/compose/onchain-cloud.ts'
 import { ConfigError, loadConfig } from '../../server/shared/config.ts'
-import { openKeystore } from '../../server/network/wallet/keystore.ts'
 
 const PASSWORD = 'foc-devnet-password'
+const ROOT = resolve(import.meta.dirname, '../..')
+
+/** `npm run <name> -- …args` as a user runs it, in the repository, with `env` over the test's own. */
+const script = (name: string, args: string[], env: Record<string, string>) =>
+  promisify(execFile)(process.execPath, ['--import', 'tsx', `scripts/${name}.ts`, ...args], { cwd: ROOT, env: { ...process.env, ...env } })
 const urlOf = (output: string, msg: string) => new RegExp(`"url":"(http:[^"]+)"[^\\n]*${msg}`).exec(output)?.[1]
 
 /**
@@ -31,8 +37,6 @@ describe("a gateway on someone else's Onchain Cloud devnet", () => {
   })
 
   it('stores a file as a proved PDP copy there, the chain and contracts found from FOC_RPC_URL and FOC_CONTRACTS alone', async () => {
-    // The devnet's faucet funds the key its own stack would use; the second gateway is given that key.
-    openKeystore(join(devnetDir, 'wallet'), 'testnet').create()
     devnet = await startPart('service', {
       DATA_DIR: devnetDir,
       SERVICE_PORT: '0',
@@ -40,9 +44,12 @@ describe("a gateway on someone else's Onchain Cloud devnet", () => {
       SIMFOC_RPC_PORT: '0',
       SIMFOC_PROVIDERS: '2',
     })
-    cpSync(join(devnetDir, 'wallet'), join(gatewayDir, 'wallet'), { recursive: true })
     const lotusUrl = urlOf(devnet.output(), 'simulated network')!
     const focUrl = urlOf(devnet.output(), 'simulated Onchain Cloud')!
+    // As the README says: the second gateway makes its own key, and the devnet stack's faucet funds it.
+    const key = JSON.parse((await script('wallet', ['new', '--json'], { DATA_DIR: gatewayDir })).stdout) as { ethAddress: string }
+    const funded = await script('simfoc', ['fund', key.ethAddress, '100', '1000'], { DATA_DIR: devnetDir, SIMFOC_RPC_URL: focUrl })
+    expect(funded.stdout).toContain(`Sent 100 FIL and minted 1000 USDFC to ${key.ethAddress}`)
     const contractsFile = join(devnetDir, 'simfoc', 'contracts.json')
     const env = { NETWORK: 'devnet', LOTUS_URL: lotusUrl, FOC_RPC_URL: focUrl, FOC_CONTRACTS: contractsFile }
 

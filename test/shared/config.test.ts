@@ -51,6 +51,7 @@ describe('loadConfig', () => {
     ['LOTUS_URL', 'wss://node.example/rpc/v1'],
     ['DEAL_MAX_PADDING', '-2'],
     ['SIMFOC_PROVING', 'weekly'],
+    ['SIMFOC_CHAIN', 'sepolia'],
   ])('refuses %s=%s naming the variable', (name, value) => {
     expect(() => loadConfig({ [name]: value })).toThrow(ConfigError)
     expect(() => loadConfig({ [name]: value })).toThrow(new RegExp(name))
@@ -141,6 +142,12 @@ describe('what the configuration derives', () => {
   it("gives the simulated Onchain Cloud calibration's proving schedule, or mainnet's with SIMFOC_PROVING=mainnet", () => {
     expect(loadConfig({}).service.simfocProving).toBe('calibration')
     expect(loadConfig({ SIMFOC_PROVING: 'mainnet' }).service.simfocProving).toBe('mainnet')
+  })
+
+  it('has the simulated Onchain Cloud stand as a devnet, or as calibration or mainnet with SIMFOC_CHAIN', () => {
+    expect(loadConfig({}).service.simfocChain).toBe('devnet')
+    expect(loadConfig({ SIMFOC_CHAIN: 'calibration' }).service.simfocChain).toBe('calibration')
+    expect(loadConfig({ SIMFOC_CHAIN: 'mainnet' }).service.simfocChain).toBe('mainnet')
   })
 
   it("takes a devnet's Onchain Cloud with FOC_RPC_URL and FOC_CONTRACTS together, and refuses either half alone", () => {

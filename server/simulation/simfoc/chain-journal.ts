@@ -5,8 +5,14 @@ type Hex = `0x${string}`
 /** One thing that changed the simulated chain's state, at the epoch it happened. */
 export type ChainEntry =
   | { epoch: number; kind: 'tx'; raw: Hex }
-  /** FIL credited outside a transaction (genesis allocations, the simulation's faucet). */
+  /** FIL credited outside a transaction (genesis allocations). */
   | { epoch: number; kind: 'balance'; address: Hex; wei: bigint }
+  /**
+   * A contract created at a fixed address outside any transaction: the pre-history of a
+   * simulated chain that stands as calibration or mainnet does, whose contracts sit at the
+   * addresses published there (evm-chain-vm.ts place). `initcode` runs as if `from` deployed it.
+   */
+  | { epoch: number; kind: 'place'; address: Hex; from: Hex; initcode: Hex }
 
 /**
  * What the simulated Onchain Cloud's chain must remember across restarts: every
@@ -31,14 +37,24 @@ export function openChainJournal(file: string): ChainJournal {
   const all = db.prepare('SELECT epoch, kind, body FROM simfoc_journal ORDER BY seq')
   return {
     entries: () =>
-      (all.all() as { epoch: number; kind: string; body: string }[]).map((r) => {
+      (all.all() as { epoch: number; kind: string; body: string }[]).map((r): ChainEntry => {
         if (r.kind === 'tx') return { epoch: r.epoch, kind: 'tx', raw: r.body as Hex }
+        if (r.kind === 'place') {
+          const [address, from, initcode] = r.body.split(' ') as Hex[]
+          return { epoch: r.epoch, kind: 'place', address, from, initcode }
+        }
         const [address, wei] = r.body.split(' ')
         return { epoch: r.epoch, kind: 'balance', address: address as Hex, wei: BigInt(wei) }
       }),
     append(entry) {
-      insert.run(entry.epoch, entry.kind, entry.kind === 'tx' ? entry.raw : `${entry.address} ${entry.wei}`)
+      insert.run(entry.epoch, entry.kind, bodyOf(entry))
     },
     close: () => db.close(),
   }
+}
+
+function bodyOf(entry: ChainEntry): string {
+  if (entry.kind === 'tx') return entry.raw
+  if (entry.kind === 'place') return `${entry.address} ${entry.from} ${entry.initcode}`
+  return `${entry.address} ${entry.wei}`
 }

@@ -78,6 +78,13 @@ export interface ChainVm {
   code(address: Hex): Promise<Hex>
   storageAt(address: Hex, slot: Hex): Promise<Hex>
   setBalance(address: Hex, wei: bigint): Promise<void>
+  /**
+   * Creates a contract at a given address, in the block of `epoch`: runs its creation code
+   * (`initcode`, constructor arguments appended) as if `from` had deployed it there, keeping
+   * the storage its constructor wrote and the code it returned. No transaction does that; the
+   * chain uses it for its pre-history only (evm-chain.ts placeContract).
+   */
+  place(address: Hex, from: Hex, initcode: Hex, epoch: number): Promise<void>
 }
 
 /** The revert reason of `Error(string)` data, else ''. */
@@ -212,6 +219,41 @@ export async function createChainVm(options: ChainVmOptions): Promise<ChainVm> {
       const funded = (await stateManager.getAccount(at)) ?? new Account()
       funded.balance = wei
       await stateManager.putAccount(at, funded)
+    },
+    async place(address, from, initcode, epoch) {
+      const at = createAddressFromString(address)
+      const there = await stateManager.getAccount(at)
+      if ((there?.nonce ?? 0n) > 0n || (await stateManager.getCode(at)).length > 0) {
+        throw new TransactionRejected(`${address} already holds a contract`)
+      }
+      executingEpoch = epoch
+      freshAccess()
+      await stateManager.checkpoint()
+      try {
+        // A new contract's account starts at nonce 1 (EIP-161), keeping any FIL already sent to the address.
+        await stateManager.putAccount(at, new Account(1n, there?.balance ?? 0n))
+        const result = await vm.evm.runCode({
+          code: hexToBytes(initcode),
+          data: new Uint8Array(),
+          to: at,
+          caller: createAddressFromString(from),
+          origin: createAddressFromString(from),
+          gasLimit: BLOCK_GAS_LIMIT,
+          block: blockOf(epoch),
+        })
+        if (result.exceptionError) {
+          throw new TransactionRejected(
+            `creating the contract at ${address} failed: ${revertReason(result.returnValue) || result.exceptionError.error}`,
+          )
+        }
+        await stateManager.putCode(at, result.returnValue)
+        await stateManager.commit()
+      } catch (error) {
+        await stateManager.revert()
+        throw error
+      } finally {
+        freshAccess()
+      }
     },
   }
 }

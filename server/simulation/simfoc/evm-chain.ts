@@ -46,6 +46,12 @@ export interface EvmChain {
   code(address: Hex): Promise<Hex>
   storageAt(address: Hex, slot: Hex): Promise<Hex>
   setBalance(address: Hex, wei: bigint): Promise<void>
+  /**
+   * Pre-history: creates a contract at `address` as if `from` had deployed it there, at the head
+   * epoch, kept in the journal like a transaction. A simulated calibration or mainnet uses it for
+   * the contracts whose addresses are published (simfoc/chain-profiles.ts); no client can do it.
+   */
+  placeContract(address: Hex, from: Hex, initcode: Hex): Promise<void>
   receipt(hash: Hex): ChainReceipt | undefined
   transaction(hash: Hex): ChainTransaction | undefined
   block(number: number): ChainBlock
@@ -76,6 +82,7 @@ export async function createEvmChain(options: EvmChainOptions): Promise<EvmChain
   // The state so far, from the journal: each change again, at its own epoch.
   for (const entry of options.journal?.entries() ?? []) {
     if (entry.kind === 'balance') await vm.setBalance(entry.address, entry.wei)
+    else if (entry.kind === 'place') await vm.place(entry.address, entry.from, entry.initcode, entry.epoch)
     else await execute(vm.decode(entry.raw), entry.raw, entry.epoch)
   }
 
@@ -108,6 +115,12 @@ export async function createEvmChain(options: EvmChainOptions): Promise<EvmChain
       serialized(async () => {
         await vm.setBalance(address, wei)
         options.journal?.append({ epoch: headEpoch(), kind: 'balance', address, wei })
+      }),
+    placeContract: (address, from, initcode) =>
+      serialized(async () => {
+        const epoch = headEpoch()
+        await vm.place(address, from, initcode, epoch)
+        options.journal?.append({ epoch, kind: 'place', address, from, initcode })
       }),
     receipt: (hash) => records.receipt(hash),
     transaction: (hash) => records.transaction(hash),

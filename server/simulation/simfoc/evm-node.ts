@@ -49,6 +49,8 @@ export interface EvmNode {
   fresh: boolean
   headEpoch(): number
   setBalance(address: Hex, wei: bigint): Promise<void>
+  /** Pre-history: a contract created at a fixed address (EvmChain.placeContract). */
+  placeContract(address: Hex, from: Hex, initcode: Hex): Promise<void>
   close(): Promise<void>
 }
 
@@ -268,6 +270,7 @@ export async function startEvmNode(options: EvmNodeOptions = {}): Promise<EvmNod
     fresh,
     headEpoch,
     setBalance: (address, wei) => chain.setBalance(address, wei),
+    placeContract: (address, from, initcode) => chain.placeContract(address, from, initcode),
     async close() {
       await server.close(0)
       journal?.close()

@@ -1,12 +1,14 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import { join } from 'node:path'
 import { keccak256, parseEther, toHex, type Address, type Hex } from 'viem'
 import { privateKeyToAccount } from 'viem/accounts'
 import { isAddressInUse } from '../../shared/free-port.ts'
 import type { ServerOptions } from '../../shared/http.ts'
 import type { Logger } from '../../shared/logger.ts'
+import { SIMFOC_CHAIN_PROFILES, SimfocChainMismatch, type SimfocChainName, type SimfocChainProfile } from './chain-profiles.ts'
 import { loadFocArtifacts } from './contracts/compile.ts'
-import { deployFoc, focClients, mintUsdfc, type FocAddresses } from './contracts/deploy.ts'
+import { deployFoc, focClients, mintUsdfc, sendFil, type FocAddresses, type FocDeployment } from './contracts/deploy.ts'
+import { migrateWarmStorage } from './contracts/upgrade-warm-storage.ts'
 import { startEvmNode, type EvmNode } from './evm-node.ts'
 import { createViemPdpChain, registerPdpProvider } from './pdp-provider-chain.ts'
 import { createPdpProvider, type PdpProvider, type PdpProviderFault } from './pdp-provider.ts'
@@ -32,6 +34,11 @@ export interface SimulatedFocOptions {
   rpcPort?: number
   /** The proving schedule the contracts are deployed with (default calibration's 240/20/10 epochs; mainnet's 2880/60/150). */
   proving?: ProvingScheduleName
+  /**
+   * The network it stands as (default devnet): calibration's or mainnet's chain id and
+   * published addresses (chain-profiles.ts). Set when the chain is made.
+   */
+  chain?: SimfocChainName
   /** A fault for some providers, by index: refuse, stall, lose (the data), stop-proving. */
   faults?: Record<number, PdpProviderFault>
   logger?: Logger
@@ -49,6 +56,17 @@ export interface SimulatedPdpProvider {
   provider: PdpProvider
 }
 
+/**
+ * `<dir>/contracts.json`: the addresses a devnet publishes, in the shape its
+ * clients read (server/shared/foc-contracts.ts, `fwssView` the view the service
+ * points at now), and beside them the service's upgrade history and the
+ * network the chain stands as.
+ */
+export interface SimulatedFocContracts extends FocDeployment {
+  chain: SimfocChainName
+  chainId: number
+}
+
 /** The simulated Filecoin Onchain Cloud on loopback: an FEVM chain with our stand-in contracts, and Curio-like PDP providers. */
 export interface SimulatedFoc {
   /** The chain's JSON-RPC endpoint (Lotus's eth_* at /rpc/v1). */
@@ -56,13 +74,16 @@ export interface SimulatedFoc {
   node: EvmNode
   /** Whether this start made the chain (nothing was there to resume). */
   fresh: boolean
-  contracts: FocAddresses
+  /** As `<dir>/contracts.json` has them; a migrate() moves `fwssView`. */
+  contracts: SimulatedFocContracts
   /** The proving schedule it runs. */
   proving: ProvingScheduleName
   genesisTimestamp: number
   providers: SimulatedPdpProvider[]
-  /** The simulation's faucet: FIL for gas and USDFC to pay with, as calibration's faucets give them. */
+  /** The simulation's faucet: FIL for gas and USDFC to pay with, as calibration's faucets give them (fundOnSimulatedFoc). */
   faucet(address: Address, amounts: { fil?: bigint; usdfc?: bigint }): Promise<void>
+  /** Upgrades the warm storage service once more, to a new GA view (migrateSimulatedFoc); returns the view's address. */
+  migrate(): Promise<Address>
   close(): Promise<void>
 }
 
@@ -82,10 +103,20 @@ const keyOf = (seed: string, name: string): Hex => keccak256(toHex(`simulated FO
 export async function startSimulatedFoc(options: SimulatedFocOptions): Promise<SimulatedFoc> {
   const { dir, seed } = options
   const proving = options.proving ?? 'calibration'
+  const chainName = options.chain ?? 'devnet'
+  const profile: SimfocChainProfile = SIMFOC_CHAIN_PROFILES[chainName]
   mkdirSync(dir, { recursive: true })
+  const contractsFile = join(dir, 'contracts.json')
+  const recorded = existsSync(contractsFile) ? readContracts(contractsFile) : undefined
+  if (recorded && recorded.chain !== chainName) {
+    throw new SimfocChainMismatch(
+      `the simulated Onchain Cloud in ${dir} stands as ${recorded.chain} (chain ${recorded.chainId}), not ${chainName}: a network is chosen when the chain is made; remove ${dir} for a new chain, or set SIMFOC_CHAIN=${recorded.chain}`,
+    )
+  }
   const deployerKey = keyOf(seed, 'deployer')
   const deployer = privateKeyToAccount(deployerKey).address
   const node = await startEvmNode({
+    chainId: profile.chainId,
     stateFile: join(dir, 'chain.sqlite'),
     genesisTimestamp: options.genesisTimestamp,
     epochSeconds: options.epochSeconds,
@@ -96,13 +127,17 @@ export async function startSimulatedFoc(options: SimulatedFocOptions): Promise<S
   })
   const started: PdpProvider[] = []
   try {
-    const contractsFile = join(dir, 'contracts.json')
-    let contracts: FocAddresses
-    if (node.fresh || !existsSync(contractsFile)) {
-      contracts = await deployFoc(node.url, deployerKey, PROVING_SCHEDULES[proving])
-      writeFileSync(contractsFile, JSON.stringify(contracts, null, 2))
+    let contracts: SimulatedFocContracts
+    if (node.fresh || !recorded) {
+      const fixed = profile.fixed && {
+        addresses: profile.fixed,
+        place: (address: Address, initcode: Hex) => node.placeContract(address, deployer, initcode),
+      }
+      const deployment = await deployFoc(node.url, deployerKey, { schedule: PROVING_SCHEDULES[proving], fixed })
+      contracts = { ...deployment, chain: chainName, chainId: profile.chainId }
+      writeContracts(contractsFile, contracts)
     } else {
-      contracts = JSON.parse(readFileSync(contractsFile, 'utf8')) as FocAddresses
+      contracts = recorded
       await checkDeployedSchedule(node.url, contracts, proving, dir)
     }
 
@@ -160,7 +195,7 @@ export async function startSimulatedFoc(options: SimulatedFocOptions): Promise<S
     const endorsedIds = await endorsedProviderIds(node.url, contracts)
     for (const p of providers) p.endorsed = endorsedIds.includes(p.providerId)
 
-    return {
+    const foc: SimulatedFoc = {
       rpcUrl: node.url,
       node,
       fresh: node.fresh,
@@ -169,19 +204,110 @@ export async function startSimulatedFoc(options: SimulatedFocOptions): Promise<S
       genesisTimestamp: options.genesisTimestamp,
       providers,
       async faucet(address, { fil, usdfc }) {
-        if (fil) await node.setBalance(address, (await node.chain.balance(address)) + fil)
-        if (usdfc) await mintUsdfc(node.url, deployerKey, contracts.usdfc, address, usdfc)
+        await fundOnSimulatedFoc({ dir, rpcUrl: node.url, seed, address, fil, usdfc })
+      },
+      async migrate() {
+        const view = await migrateSimulatedFoc({ dir, rpcUrl: node.url, seed })
+        foc.contracts = readContracts(contractsFile)
+        return view
       },
       async close() {
         for (const p of providers) await p.provider.close()
         await node.close()
       },
     }
+    return foc
   } catch (error) {
     for (const p of started) await p.close().catch(() => undefined)
     await node.close()
     throw error
   }
+}
+
+/** contracts.json as written; one written before SIMFOC_CHAIN stood as the devnet. */
+function readContracts(file: string): SimulatedFocContracts {
+  const c = JSON.parse(readFileSync(file, 'utf8')) as Partial<SimulatedFocContracts> & FocAddresses
+  const chain = c.chain ?? 'devnet'
+  return { formerFwssViews: [], fwssImplementation: c.fwss, ...c, chain, chainId: c.chainId ?? SIMFOC_CHAIN_PROFILES[chain].chainId }
+}
+
+function writeContracts(file: string, contracts: SimulatedFocContracts): void {
+  // through a rename, so that a gateway reading it while a migration runs never sees half of it
+  const temporary = `${file}.${process.pid}.tmp`
+  writeFileSync(temporary, JSON.stringify(contracts, null, 2))
+  renameSync(temporary, file)
+}
+
+/** A running simulated Onchain Cloud, as another process finds it: its directory (DATA_DIR/simfoc), RPC URL and seed (SIMNET_SEED). */
+export interface SimulatedFocAt {
+  /** Where it keeps contracts.json: `<DATA_DIR>/simfoc`. */
+  dir: string
+  /** Its JSON-RPC endpoint (SIMFOC_RPC_URL). */
+  rpcUrl: string
+  /** The seed it was made with (SIMNET_SEED): its deployer, the service's owner and USDFC's minter, signs. */
+  seed: string
+}
+
+/** The simulated Onchain Cloud asked for is not there, or not the one the seed made: the message says which and what to do. */
+export class SimulatedFocUnavailable extends Error {
+  override name = 'SimulatedFocUnavailable'
+}
+
+/** Its contracts, once its chain answers at `rpcUrl` and the seed's deployer owns them. */
+async function reach(at: SimulatedFocAt): Promise<{ contracts: SimulatedFocContracts; deployerKey: Hex }> {
+  const file = join(at.dir, 'contracts.json')
+  if (!existsSync(file)) {
+    throw new SimulatedFocUnavailable(`no simulated Onchain Cloud in ${at.dir} (no contracts.json): start the stack first (npm start)`)
+  }
+  const contracts = readContracts(file)
+  const deployerKey = keyOf(at.seed, 'deployer')
+  const { publicClient } = await focClients(at.rpcUrl, deployerKey).catch(() => {
+    throw new SimulatedFocUnavailable(`the simulated Onchain Cloud does not answer at ${at.rpcUrl}: is the stack running (npm start)?`)
+  })
+  const artifacts = await loadFocArtifacts()
+  const minter = await publicClient
+    .readContract({ address: contracts.usdfc, abi: artifacts.SimUsdfc.abi, functionName: 'minter' })
+    .catch(() => undefined)
+  if (minter === undefined) {
+    throw new SimulatedFocUnavailable(
+      `the chain at ${at.rpcUrl} is not the simulated Onchain Cloud of ${at.dir}: its USDFC is not at ${contracts.usdfc}`,
+    )
+  }
+  if ((minter as Address).toLowerCase() !== privateKeyToAccount(deployerKey).address.toLowerCase()) {
+    throw new SimulatedFocUnavailable(`the simulated Onchain Cloud at ${at.rpcUrl} was made from another seed than this SIMNET_SEED`)
+  }
+  return { contracts, deployerKey }
+}
+
+/**
+ * The simulated Onchain Cloud's faucet: FIL sent to `address` and USDFC minted to it, each a
+ * transaction of the simulation's deployer (USDFC's minter), as calibration's faucets send them.
+ * Throws SimulatedFocUnavailable when there is no such running simulated Onchain Cloud.
+ */
+export async function fundOnSimulatedFoc(o: SimulatedFocAt & { address: Address; fil?: bigint; usdfc?: bigint }): Promise<void> {
+  const { contracts, deployerKey } = await reach(o)
+  if (o.fil) await sendFil(o.rpcUrl, deployerKey, o.address, o.fil)
+  if (o.usdfc) await mintUsdfc(o.rpcUrl, deployerKey, contracts.usdfc, o.address, o.usdfc)
+}
+
+/**
+ * Migrates the running simulated Onchain Cloud's warm storage service once more, as its owner
+ * did on calibration for 1.3.0 and 1.3.1: a new implementation and a new GA state view deployed,
+ * the upgrade announced, and at the next epoch upgradeToAndCall(implementation, migrate(view)),
+ * so FWSS's viewContractAddress() names a view at a new address (the former one keeps answering).
+ * `<dir>/contracts.json` then names the new view. Takes an epoch of the chain's clock or two;
+ * meant for one caller at a time (the deployer's nonces). Returns the new view's address.
+ */
+export async function migrateSimulatedFoc(at: SimulatedFocAt): Promise<Address> {
+  const { contracts, deployerKey } = await reach(at)
+  const release = await migrateWarmStorage(at.rpcUrl, deployerKey, contracts.fwss)
+  writeContracts(join(at.dir, 'contracts.json'), {
+    ...contracts,
+    fwssView: release.view,
+    fwssImplementation: release.implementation,
+    formerFwssViews: [...contracts.formerFwssViews, contracts.fwssView],
+  })
+  return release.view
 }
 
 /**

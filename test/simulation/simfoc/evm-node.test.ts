@@ -9,6 +9,7 @@ import {
   createPublicClient,
   createWalletClient,
   defineChain,
+  encodeDeployData,
   http,
   parseEther,
   type Abi,
@@ -35,16 +36,21 @@ contract Probe {
     require(ok, "randomness refused");
     return abi.decode(out, (bytes32));
   }
+}
+contract Placed {
+  address public immutable deployer;
+  uint256 public seeded;
+  constructor(uint256 value) { deployer = msg.sender; seeded = value; }
 }`
 
-function compileProbe(): { abi: Abi; bytecode: Hex } {
+function compileProbe(name = 'Probe'): { abi: Abi; bytecode: Hex } {
   const input = {
     language: 'Solidity',
     sources: { 'Probe.sol': { content: SOURCE } },
     settings: { evmVersion: 'cancun', outputSelection: { '*': { '*': ['abi', 'evm.bytecode.object'] } } },
   }
   const output = JSON.parse(solc.compile(JSON.stringify(input)))
-  const probe = output.contracts['Probe.sol'].Probe
+  const probe = output.contracts['Probe.sol'][name]
   return { abi: probe.abi, bytecode: `0x${probe.evm.bytecode.object}` }
 }
 
@@ -215,6 +221,33 @@ describe('the simulated FOC EVM node (eth JSON-RPC on loopback)', () => {
       expect((await q.getTransactionReceipt({ hash: stored })).blockNumber).toBe(3n)
       const events = await q.getContractEvents({ address: deployed.contractAddress!, abi: probe.abi, eventName: 'Stored', fromBlock: 0n })
       expect(events.map((e) => (e.args as { epoch: bigint }).epoch)).toEqual([3n])
+      await second.close()
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  it('creates a contract at a fixed address in its pre-history, its constructor run there, and replays it after a restart', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'simfoc-place-'))
+    const placed = compileProbe('Placed')
+    const at = '0xcA11bde05977b3631167028862bE2a173976CA11'
+    const options = { genesisTimestamp: Date.now() / 1000, stateFile: join(dir, 'chain.sqlite') }
+    const read = async (url: string, functionName: string) =>
+      createPublicClient({ transport: http(url) }).readContract({ address: at, abi: placed.abi, functionName })
+    try {
+      const first = await startEvmNode(options)
+      await first.placeContract(at, account.address, encodeDeployData({ abi: placed.abi, bytecode: placed.bytecode, args: [42n] }))
+      expect(await read(first.url, 'deployer')).toBe(account.address)
+      expect(await read(first.url, 'seeded')).toBe(42n)
+      // An address that holds code already is refused, and keeps what it had.
+      await expect(
+        first.placeContract(at, account.address, encodeDeployData({ abi: placed.abi, bytecode: placed.bytecode, args: [7n] })),
+      ).rejects.toThrow(/already holds a contract/)
+      await first.close()
+
+      const second = await startEvmNode(options)
+      expect(await read(second.url, 'seeded')).toBe(42n)
+      expect(await read(second.url, 'deployer')).toBe(account.address)
       await second.close()
     } finally {
       rmSync(dir, { recursive: true, force: true })

@@ -65,7 +65,12 @@ export async function startPayChain(): Promise<PayChain> {
     genesisTimestamp: GENESIS,
     accounts: [{ address: privateKeyToAccount(deployerKey).address, wei: parseEther('1000') }],
   })
-  const addresses = await deployFoc(node.url, deployerKey)
+  const addresses = await deployFoc(node.url, deployerKey, {
+    // the service's upgrade waits for the epoch after its announcement: this chain's clock is ours to move
+    untilEpoch: async (next) => {
+      epoch = Math.max(epoch, Number(next))
+    },
+  })
   const chain = simulatedFocChain(node.url, addresses, GENESIS)
   const artifacts = await loadFocArtifacts()
   const publicClient = createPublicClient({ chain, transport: http(node.url), pollingInterval: 50 })

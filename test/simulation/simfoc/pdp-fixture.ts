@@ -83,7 +83,12 @@ export async function startFoc(): Promise<Foc> {
     seed: 'pdp tests',
     accounts: [{ address: privateKeyToAccount(deployerKey).address, wei: parseEther('1000') }],
   })
-  const addresses = await deployFoc(node.url, deployerKey)
+  const addresses = await deployFoc(node.url, deployerKey, {
+    // the service's upgrade waits for the epoch after its announcement: this chain's clock is ours to move
+    untilEpoch: async (next) => {
+      epoch = Math.max(epoch, Number(next))
+    },
+  })
   const chain = simulatedFocChain(node.url, addresses, GENESIS)
   const artifacts = await loadFocArtifacts()
   const transport = http(node.url)
@@ -179,7 +184,7 @@ export function proofsFor(challenges: { pieceId: bigint; offset: bigint }[], tre
   })
 }
 
-/** Proxy-upgrade machinery of the real contracts: our stand-ins have no proxy. */
+/** Proxy-upgrade machinery of the real contracts: only the warm storage service's stand-in has a proxy (history.test.ts checks its shapes). */
 const UPGRADE_ONLY = new Set([
   'UPGRADE_INTERFACE_VERSION',
   'announcePlannedUpgrade',

@@ -68,7 +68,12 @@ describe.skipIf(!withPdpContracts)('simulated Curio providers on the simulated c
       seed: 'curio e2e',
       accounts: [{ address: privateKeyToAccount(deployerKey).address, wei: parseEther('1000') }],
     })
-    addresses = await deployFoc(node.url, deployerKey)
+    addresses = await deployFoc(node.url, deployerKey, {
+      // the service's upgrade waits for the epoch after its announcement: this chain's clock is ours to move
+      untilEpoch: async (next) => {
+        epoch = Math.max(epoch, Number(next))
+      },
+    })
     // The SDK's Chain as the gateway's client builds it (the lead's test helper).
     chain = simulatedFocChain(node.url, addresses, GENESIS)
     const deployer = createWalletClient({

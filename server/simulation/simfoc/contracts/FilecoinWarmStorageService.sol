@@ -9,9 +9,13 @@ import {FwssPriceList, FwssRails} from "./FwssRails.sol";
 // src/lib/Rails.sol, src/lib/PriceListUSDFC.sol, src/Errors.sol). Its prices are fixed
 // (FwssPriceList); each data set keeps a lifecycle reserve on its PDP rail out of which the
 // provider is paid a fee per operation (creation, adding pieces, removals, a termination the
-// payer signed). No proxy: the deployer calls initialize() once right after deployment. The
-// read-only side lives in FilecoinWarmStorageServiceStateView, which reads this contract's
-// storage through extsload, so the slot order below is part of the interface (FwssSlots in the view).
+// payer signed). It runs behind an ERC1967Proxy (ERC1967Proxy.sol) as there: the state lives in
+// the proxy, the addresses of the other contracts are immutables of each implementation, and the
+// owner upgrades it as OpenZeppelin's UUPSUpgradeable lets it, announced first
+// (announcePlannedUpgrade, _authorizeUpgrade) and migrated by the new implementation's
+// migrate(_viewContract). The read-only side lives in FilecoinWarmStorageServiceStateView, which
+// reads the proxy's storage through extsload, so the slot order below is part of the interface
+// (FwssSlots in FwssStateReads.sol).
 
 /// Filecoin Pay's rail as getRail returns it (FilOzone/filecoin-pay src/FilecoinPayV1.sol RailView).
 struct FwssRailView {
@@ -85,6 +89,47 @@ interface IFwssPdpVerifier {
 
 interface IFwssToken {
     function decimals() external view returns (uint8);
+}
+
+/// What an implementation answers when a proxy is upgraded to it (OpenZeppelin IERC1822Proxiable).
+interface IFwssProxiable {
+    function proxiableUUID() external view returns (bytes32);
+}
+
+/// The proxy's side of an upgrade (OpenZeppelin 5 UUPSUpgradeable._upgradeToAndCallUUPS and
+/// ERC1967Utils.upgradeToAndCall), outside the service's own code to keep it under the 24 KiB code
+/// limit, as FwssSignatures. Runs by DELEGATECALL in the proxy's storage.
+library FwssUpgrades {
+    bytes32 internal constant IMPLEMENTATION_SLOT = 0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc;
+
+    event Upgraded(address indexed implementation);
+
+    error UUPSUnsupportedProxiableUUID(bytes32 slot);
+    error ERC1967InvalidImplementation(address implementation);
+    error ERC1967NonPayable();
+
+    function upgradeToAndCall(address newImplementation, bytes calldata data) public {
+        try IFwssProxiable(newImplementation).proxiableUUID() returns (bytes32 slot) {
+            if (slot != IMPLEMENTATION_SLOT) revert UUPSUnsupportedProxiableUUID(slot);
+        } catch {
+            revert ERC1967InvalidImplementation(newImplementation);
+        }
+        bytes32 implementationSlot = IMPLEMENTATION_SLOT;
+        assembly ("memory-safe") {
+            sstore(implementationSlot, newImplementation)
+        }
+        emit Upgraded(newImplementation);
+        if (data.length == 0) {
+            if (msg.value > 0) revert ERC1967NonPayable();
+            return;
+        }
+        (bool ok, bytes memory answer) = newImplementation.delegatecall(data);
+        if (!ok) {
+            assembly ("memory-safe") {
+                revert(add(answer, 0x20), mload(answer))
+            }
+        }
+    }
 }
 
 /// The errors of filecoin-services 1.3.1 src/Errors.sol this contract raises (same names and
@@ -370,6 +415,13 @@ library FwssSignatures {
 
 contract FilecoinWarmStorageService {
     string public constant VERSION = "1.3.1";
+    /// OpenZeppelin UUPSUpgradeable's: upgrades go through upgradeToAndCall only.
+    string public constant UPGRADE_INTERFACE_VERSION = "5.0.0";
+    /// ERC-1967's implementation slot, bytes32(uint256(keccak256("eip1967.proxy.implementation")) - 1).
+    bytes32 internal constant IMPLEMENTATION_SLOT = 0x360894a13ba1a3210667c828492db98dca3e2076cc3735a920a3ca505d382bbc;
+    /// OpenZeppelin 5 Initializable's state (ERC-7201 namespace "openzeppelin.storage.Initializable"):
+    /// the version initialised last in the low 64 bits.
+    bytes32 internal constant INITIALIZABLE_SLOT = 0xf0c57e16840df040f15088dc2f81fe391c3923bec73e23a9662efc9c229c6a00;
 
     // ---- constants (src/FilecoinWarmStorageService.sol 1.3.1; prices in FwssPriceList) ----
     uint256 internal constant CHALLENGES_PER_PROOF = 5;
@@ -394,6 +446,10 @@ contract FilecoinWarmStorageService {
     address public immutable filBeamBeneficiaryAddress;
     address public immutable serviceProviderRegistry;
     address public immutable sessionKeyRegistry;
+    /// The version migrate() sets (Initializable.reinitializer), one more with every upgrade.
+    uint64 internal immutable REINITIALIZER_VERSION;
+    /// This implementation's own address (UUPSUpgradeable.__self): tells a call through the proxy from a direct one.
+    address internal immutable implementationSelf;
 
     /// Ten words, then the fees owed since the last flush and the reserve's mirror packed in one.
     struct DataSetInfo {
@@ -418,6 +474,12 @@ contract FilecoinWarmStorageService {
         address tokenAddress;
         uint256 epochsPerMonth;
         uint256 datasetFeePerMonth;
+    }
+
+    /// An announced upgrade, packed into one slot.
+    struct PlannedUpgrade {
+        address nextImplementation;
+        uint96 afterEpoch;
     }
 
     struct CreateData {
@@ -449,12 +511,15 @@ contract FilecoinWarmStorageService {
     address public viewContractAddress; // 17
     address internal filBeamControllerAddress; // 18
     mapping(uint256 => uint256[]) internal scheduledPieceMetadataRemovals; // 19
+    PlannedUpgrade internal nextUpgrade; // 20
 
     // ---- events (src/FilecoinWarmStorageService.sol, and those src/lib/Rails.sol emits for it) ----
     event OwnershipTransferred(address indexed previousOwner, address indexed newOwner);
     event Initialized(uint64 version);
     event FilecoinServiceDeployed(string name, string description);
     event ViewContractSet(address indexed viewContract);
+    event UpgradeAnnounced(PlannedUpgrade plannedUpgrade);
+    event ContractUpgraded(string version, address implementation);
     event FaultRecord(uint256 indexed dataSetId, uint256 periodsFaulted, uint256 deadline);
     event DataSetCreated(
         uint256 indexed dataSetId,
@@ -496,9 +561,18 @@ contract FilecoinWarmStorageService {
     error OwnableUnauthorizedAccount(address account);
     error OwnableInvalidOwner(address owner);
     error InvalidInitialization();
+    error UUPSUnauthorizedCallContext();
 
     modifier onlyOwner() {
         if (msg.sender != owner) revert OwnableUnauthorizedAccount(msg.sender);
+        _;
+    }
+
+    /// Only through a proxy that runs this implementation (UUPSUpgradeable.onlyProxy).
+    modifier onlyProxy() {
+        if (address(this) == implementationSelf || currentImplementation() != implementationSelf) {
+            revert UUPSUnauthorizedCallContext();
+        }
         _;
     }
 
@@ -522,7 +596,7 @@ contract FilecoinWarmStorageService {
         address _filBeamBeneficiaryAddress,
         address _serviceProviderRegistry,
         address _sessionKeyRegistry,
-        uint64 /* _reinitializer_version: no proxy */
+        uint64 _reinitializer_version
     ) {
         require(_pdpVerifierAddress != address(0), FwssErrors.ZeroAddress(FwssErrors.PDP_VERIFIER));
         require(_paymentsContractAddress != address(0), FwssErrors.ZeroAddress(FwssErrors.FILECOIN_PAY));
@@ -538,16 +612,22 @@ contract FilecoinWarmStorageService {
         filBeamBeneficiaryAddress = _filBeamBeneficiaryAddress;
         serviceProviderRegistry = _serviceProviderRegistry;
         sessionKeyRegistry = _sessionKeyRegistry;
-        owner = msg.sender;
+        REINITIALIZER_VERSION = _reinitializer_version;
+        implementationSelf = address(this);
+        // Initializable._disableInitializers: the implementation itself is never initialised.
+        setInitializedVersion(type(uint64).max);
+        emit Initialized(type(uint64).max);
     }
 
-    /// Run once by the deployer, as the real proxy's initializer (1.3.1: proving schedule and
-    /// FilBeam controller only; the name and description are constants).
+    /// Run once through the proxy (Initializable.initializer): its caller becomes the owner
+    /// (1.3.1: proving schedule and FilBeam controller only; the name and description are constants).
     function initialize(uint64 _maxProvingPeriod, uint256 _challengeWindowSize, address _filBeamControllerAddress)
         external
-        onlyOwner
     {
-        if (maxProvingPeriod != 0) revert InvalidInitialization();
+        if (initializedVersion() != 0) revert InvalidInitialization();
+        setInitializedVersion(1);
+        owner = msg.sender;
+        emit OwnershipTransferred(address(0), msg.sender);
         checkProvingPeriod(_maxProvingPeriod, _challengeWindowSize);
         require(_filBeamControllerAddress != address(0), FwssErrors.ZeroAddress(FwssErrors.FILBEAM_CONTROLLER));
         filBeamControllerAddress = _filBeamControllerAddress;
@@ -597,6 +677,76 @@ contract FilecoinWarmStorageService {
         require(_viewContract != address(0), FwssErrors.ZeroAddress(FwssErrors.VIEW));
         viewContractAddress = _viewContract;
         emit ViewContractSet(_viewContract);
+    }
+
+    // ---- upgrades (src/FilecoinWarmStorageService.sol 1.3.1; OpenZeppelin 5 UUPSUpgradeable, Initializable) ----
+
+    function initializedVersion() internal view returns (uint64 version) {
+        bytes32 slot = INITIALIZABLE_SLOT;
+        assembly ("memory-safe") {
+            version := and(sload(slot), 0xffffffffffffffff)
+        }
+    }
+
+    function setInitializedVersion(uint64 version) internal {
+        bytes32 slot = INITIALIZABLE_SLOT;
+        assembly ("memory-safe") {
+            sstore(slot, version)
+        }
+    }
+
+    function currentImplementation() internal view returns (address implementation) {
+        bytes32 slot = IMPLEMENTATION_SLOT;
+        assembly ("memory-safe") {
+            implementation := sload(slot)
+        }
+    }
+
+    /// The legacy announcement (the one the 1.3.0 -> 1.3.1 rollout used): never sooner than the next epoch.
+    function announcePlannedUpgrade(PlannedUpgrade calldata plannedUpgrade) external {
+        uint96 earliest = uint96(block.number + 1);
+        announce(
+            plannedUpgrade.nextImplementation,
+            plannedUpgrade.afterEpoch < earliest ? earliest : plannedUpgrade.afterEpoch
+        );
+    }
+
+    function announceUpgradePlan(address nextImplementation, uint96 delayEpochs) external {
+        announce(nextImplementation, uint96(block.number) + (delayEpochs == 0 ? 1 : delayEpochs));
+    }
+
+    function announce(address nextImplementation, uint96 afterEpoch) internal onlyOwner {
+        require(nextImplementation.code.length > 3000);
+        nextUpgrade = PlannedUpgrade(nextImplementation, afterEpoch);
+        emit UpgradeAnnounced(nextUpgrade);
+    }
+
+    /// UUPSUpgradeable.proxiableUUID: answered by the implementation itself, never through a proxy.
+    function proxiableUUID() external view returns (bytes32) {
+        if (address(this) != implementationSelf) revert UUPSUnauthorizedCallContext();
+        return IMPLEMENTATION_SLOT;
+    }
+
+    /// The owner moves the proxy to the implementation it announced, once its epoch has come
+    /// (_authorizeUpgrade), and runs `data` on it (the new implementation's migrate) in the proxy's storage.
+    function upgradeToAndCall(address newImplementation, bytes calldata data) external payable onlyProxy onlyOwner {
+        require(newImplementation == nextUpgrade.nextImplementation);
+        require(block.number >= nextUpgrade.afterEpoch);
+        delete nextUpgrade;
+        FwssUpgrades.upgradeToAndCall(newImplementation, data);
+    }
+
+    /// Run by upgradeToAndCall on the new implementation, once per version (Initializable.reinitializer):
+    /// points the service at a new view when given one, and says which version now runs.
+    function migrate(address _viewContract) external onlyProxy onlyOwner {
+        if (initializedVersion() >= REINITIALIZER_VERSION) revert InvalidInitialization();
+        setInitializedVersion(REINITIALIZER_VERSION);
+        if (_viewContract != address(0)) {
+            viewContractAddress = _viewContract;
+            emit ViewContractSet(_viewContract);
+        }
+        emit ContractUpgraded(VERSION, currentImplementation());
+        emit Initialized(REINITIALIZER_VERSION);
     }
 
     function addApprovedProvider(uint256 providerId) external onlyOwner {

@@ -1,23 +1,29 @@
 /**
- * Deploys the proof and warm-storage half of the simulated Onchain Cloud:
- * PDPVerifier, FilecoinWarmStorageService (with the two libraries it links, as
- * the real 1.3.1 service links SignatureVerificationLib and Rails) and its
- * state view, then initialises them as the real deploy scripts do through
- * their proxies (filecoin-services service_contracts/tools/warm-storage-deploy-all.sh,
- * FilOzone/pdp 3.4.0's constructor arguments).
+ * Deploys the proof and warm-storage half of the simulated Onchain Cloud with
+ * the history calibration and mainnet have: PDPVerifier; the warm storage
+ * service behind an ERC1967Proxy, initialised through it as the real deploy
+ * scripts do (filecoin-services service_contracts/tools/warm-storage-deploy-all.sh,
+ * FilOzone/pdp 3.4.0's constructor arguments), pointed first at a 1.2.0 state
+ * view; then upgraded to a second implementation and migrated to the GA
+ * (1.3.1) view at another address, as calibration and mainnet were for 1.3.0
+ * (upgrade-warm-storage.ts). Clients that read the view's address from the
+ * service find the GA one; the 1.2.0 one still stands where it was.
  */
-import {
-  getContractAddress,
-  keccak256,
-  toHex,
-  type Abi,
-  type Address,
-  type Hash,
-  type Hex,
-  type PublicClient,
-  type WalletClient,
-} from 'viem'
+import { encodeDeployData, type Abi, type Address, type Hex, type PublicClient, type WalletClient } from 'viem'
+import type { FixedAddresses } from '../chain-profiles.ts'
 import type { FocArtifacts } from './compile.ts'
+import { addressAt, deployAll, nextNonce, type ContractCall } from './send.ts'
+import {
+  artifact,
+  fwssImplementation,
+  gaView,
+  libraryDeployments,
+  upgradeWarmStorage,
+  WarmStorageDeployError,
+  type UntilEpoch,
+} from './upgrade-warm-storage.ts'
+
+export { linkLibraries, WarmStorageDeployError } from './upgrade-warm-storage.ts'
 
 /** The proving schedule; the defaults are calibnet's (filecoin-services service_contracts/tools/README.md). */
 export interface WarmStorageOptions {
@@ -35,134 +41,95 @@ export const WARM_STORAGE_DEFAULTS: Required<WarmStorageOptions> = {
   challengeWindowSize: 20n,
 }
 
-export class WarmStorageDeployError extends Error {
-  constructor(message: string) {
-    super(message)
-    this.name = 'WarmStorageDeployError'
-  }
-}
+/** Creates a contract at a published address: the simulated chain's pre-history step (EvmNode.placeContract), from the deployer. */
+export type PlaceContract = (address: Address, initcode: Hex) => Promise<void>
 
-/**
- * solc leaves `__$<34 hex>$__` where a linked library's address goes: the first 34 hex digits of
- * the keccak-256 of the library's fully qualified name (`File.sol:Library`). Every one of them
- * must be given.
- */
-export function linkLibraries(bytecode: Hex, libraries: Record<string, Address>): Hex {
-  let linked: string = bytecode
-  for (const [qualifiedName, address] of Object.entries(libraries)) {
-    const placeholder = `__$${keccak256(toHex(qualifiedName)).slice(2, 36)}$__`
-    linked = linked.split(placeholder).join(address.slice(2).toLowerCase())
-  }
-  if (!/^0x[0-9a-fA-F]*$/.test(linked)) throw new WarmStorageDeployError('the service code has an unlinked reference left')
-  return linked as Hex
-}
-
-function artifact(artifacts: FocArtifacts, name: string): { abi: Abi; bytecode: Hex } {
-  const found = artifacts[name]
-  if (found === undefined) throw new WarmStorageDeployError(`no compiled contract named ${name}`)
-  return found
+export interface WarmStorageDeployment {
+  pdp: Address
+  /** The service's proxy: every client's address for it. */
+  fwss: Address
+  /** The view the service points at now (the GA one). */
+  fwssView: Address
+  /** The implementation the proxy runs now. */
+  fwssImplementation: Address
+  /** The views the service pointed at before, oldest first: the 1.2.0 one. */
+  formerFwssViews: Address[]
 }
 
 export async function deployWarmStorage(
   wallet: WalletClient,
   publicClient: PublicClient,
   artifacts: FocArtifacts,
-  deps: { usdfc: Address; filecoinPay: Address; serviceProviderRegistry: Address; sessionKeyRegistry: Address; endorsements: Address },
-  options: WarmStorageOptions = {},
-): Promise<{ pdp: Address; fwss: Address; fwssView: Address }> {
+  deps: { usdfc: Address; filecoinPay: Address; serviceProviderRegistry: Address; sessionKeyRegistry: Address },
+  options: WarmStorageOptions & {
+    /** Calibration's or mainnet's addresses for the proxy and the 1.2.0 view, and the means to create a contract there. */
+    fixed?: { addresses: FixedAddresses; place: PlaceContract }
+    untilEpoch?: UntilEpoch
+  } = {},
+): Promise<WarmStorageDeployment> {
   const account = wallet.account
   if (account === undefined) throw new WarmStorageDeployError('the wallet client has no account')
   const schedule = { ...WARM_STORAGE_DEFAULTS, ...options }
-  const pdpArtifact = artifact(artifacts, 'PDPVerifier')
-  const signaturesArtifact = artifact(artifacts, 'FwssSignatures')
-  const railsArtifact = artifact(artifacts, 'FwssRails')
-  const fwssArtifact = artifact(artifacts, 'FilecoinWarmStorageService')
-  const viewArtifact = artifact(artifacts, 'FilecoinWarmStorageServiceStateView')
+  const fixed = options.fixed
+  const proxyArtifact = artifact(artifacts, 'ERC1967Proxy')
+  const view120Artifact = artifact(artifacts, 'FilecoinWarmStorageServiceStateView120')
 
-  // Every address follows from the deployer's nonce, so the five deployments go out at once
-  // and one wait covers them (the node may include them only at the next epoch).
-  const first = await publicClient.getTransactionCount({ address: account.address, blockTag: 'pending' })
-  const at = (offset: number) => getContractAddress({ from: account.address, nonce: BigInt(first + offset) })
+  // Every address follows from the deployer's nonce, so the deployments go out at once and one
+  // wait covers them (the node may include them only at the next epoch). On a devnet the proxy
+  // and the 1.2.0 view are deployed too; on calibration's and mainnet's profiles they are created
+  // at their published addresses right after.
+  const first = await nextNonce(wallet, publicClient)
+  const at = (offset: number) => addressAt(wallet, first, offset)
   const pdp = at(0)
-  const signatures = at(1)
-  const rails = at(2)
-  const fwss = at(3)
-  const fwssView = at(4)
-
-  const deployments: { name: string; abi: Abi; bytecode: Hex; args: readonly unknown[]; address: Address }[] = [
+  const libraries = { signatures: at(1), rails: at(2), upgrades: at(3) }
+  const firstImplementation = at(4)
+  const secondImplementation = at(5)
+  const view = at(6)
+  const fwss = fixed?.addresses.fwss ?? at(7)
+  const view120 = fixed?.addresses.fwssView120 ?? at(8)
+  const args = { ...deps, pdp, filBeamBeneficiary: account.address }
+  const proxy = { name: 'ERC1967Proxy', ...proxyArtifact, args: [firstImplementation, '0x'] }
+  const oldView = { name: 'FilecoinWarmStorageServiceStateView120', ...view120Artifact, args: [fwss] }
+  await deployAll(wallet, publicClient, first, [
     // PDPVerifier 3.4.0's implementation takes (initializer version, challenge finality)
-    { name: 'PDPVerifier', ...pdpArtifact, args: [1n, schedule.challengeFinality], address: pdp },
-    { name: 'FwssSignatures', ...signaturesArtifact, args: [], address: signatures },
-    { name: 'FwssRails', ...railsArtifact, args: [], address: rails },
-    {
-      name: 'FilecoinWarmStorageService',
-      abi: fwssArtifact.abi,
-      bytecode: linkLibraries(fwssArtifact.bytecode, {
-        'FilecoinWarmStorageService.sol:FwssSignatures': signatures,
-        'FwssRails.sol:FwssRails': rails,
-      }),
-      // the deployer stands in as FilBeam's beneficiary: no CDN runs on the simulated network
-      args: [pdp, deps.filecoinPay, deps.usdfc, account.address, deps.serviceProviderRegistry, deps.sessionKeyRegistry, 1n],
-      address: fwss,
-    },
-    { name: 'FilecoinWarmStorageServiceStateView', ...viewArtifact, args: [fwss], address: fwssView },
-  ]
-  const sent: { what: string; hash: Hash; address?: Address }[] = []
-  for (const [index, d] of deployments.entries()) {
-    const hash = await wallet.deployContract({
-      abi: d.abi,
-      bytecode: d.bytecode,
-      args: d.args as unknown[],
-      account,
-      chain: wallet.chain,
-      nonce: first + index,
-    })
-    sent.push({ what: `deploying ${d.name}`, hash, address: d.address })
+    { name: 'PDPVerifier', ...artifact(artifacts, 'PDPVerifier'), args: [1n, schedule.challengeFinality] },
+    ...libraryDeployments(artifacts),
+    fwssImplementation(artifacts, args, libraries, 1n),
+    fwssImplementation(artifacts, args, libraries, 2n),
+    gaView(artifacts, fwss),
+    ...(fixed ? [] : [proxy, oldView]),
+  ])
+  if (fixed) {
+    await fixed.place(fwss, initcode(proxy))
+    await fixed.place(view120, initcode(oldView))
   }
-  await confirm(publicClient, sent)
 
-  // Then the initialisations the real proxies run, and the service learns its view.
-  const calls: { what: string; address: Address; abi: Abi; functionName: string; args: readonly unknown[] }[] = [
-    { what: 'PDPVerifier.initialize', address: pdp, abi: pdpArtifact.abi, functionName: 'initialize', args: [] },
+  // The initialisations the real proxies run and the service pointed at its first view; then the
+  // upgrade calibration and mainnet had, to the GA view, announced in the same batch.
+  const fwssAbi = artifact(artifacts, 'FilecoinWarmStorageService').abi
+  const initialisations: ContractCall[] = [
+    { what: 'PDPVerifier.initialize', address: pdp, abi: artifact(artifacts, 'PDPVerifier').abi, functionName: 'initialize' },
     {
       what: 'FilecoinWarmStorageService.initialize',
       address: fwss,
-      abi: fwssArtifact.abi,
+      abi: fwssAbi,
       functionName: 'initialize',
       args: [schedule.maxProvingPeriod, schedule.challengeWindowSize, account.address /* FilBeam controller */],
     },
-    {
-      what: 'FilecoinWarmStorageService.setViewContract',
-      address: fwss,
-      abi: fwssArtifact.abi,
-      functionName: 'setViewContract',
-      args: [fwssView],
-    },
+    { what: 'FilecoinWarmStorageService.setViewContract', address: fwss, abi: fwssAbi, functionName: 'setViewContract', args: [view120] },
   ]
-  const next = first + deployments.length
-  const done: { what: string; hash: Hash }[] = []
-  for (const [index, c] of calls.entries()) {
-    const hash = await wallet.writeContract({
-      address: c.address,
-      abi: c.abi,
-      functionName: c.functionName,
-      args: c.args as unknown[],
-      account,
-      chain: wallet.chain,
-      nonce: next + index,
-    })
-    done.push({ what: c.what, hash })
-  }
-  await confirm(publicClient, done)
-  return { pdp, fwss, fwssView }
+  await upgradeWarmStorage(
+    wallet,
+    publicClient,
+    artifacts,
+    fwss,
+    { implementation: secondImplementation, view },
+    { untilEpoch: options.untilEpoch, along: initialisations },
+  )
+  return { pdp, fwss, fwssView: view, fwssImplementation: secondImplementation, formerFwssViews: [view120] }
 }
 
-async function confirm(publicClient: PublicClient, sent: { what: string; hash: Hash; address?: Address }[]): Promise<void> {
-  for (const { what, hash, address } of sent) {
-    const receipt = await publicClient.waitForTransactionReceipt({ hash })
-    if (receipt.status !== 'success') throw new WarmStorageDeployError(`${what} failed (transaction ${hash})`)
-    if (address !== undefined && receipt.contractAddress?.toLowerCase() !== address.toLowerCase()) {
-      throw new WarmStorageDeployError(`${what}: landed at ${receipt.contractAddress}, expected ${address}`)
-    }
-  }
+/** Creation code with its constructor arguments, as a deployment transaction carries it. */
+function initcode(d: { abi: Abi; bytecode: Hex; args: readonly unknown[] }): Hex {
+  return encodeDeployData({ abi: d.abi, bytecode: d.bytecode, args: d.args } as Parameters<typeof encodeDeployData>[0])
 }

@@ -2,26 +2,26 @@
  * Deploys the simulated Onchain Cloud's contracts to an EVM JSON-RPC node. A
  * client learns where they are as from a real FOC devnet (server/network/foc/chain.ts).
  */
-import {
-  createPublicClient,
-  createWalletClient,
-  defineChain,
-  getContractAddress,
-  http,
-  type Abi,
-  type Address,
-  type Hash,
-  type Hex,
-  type PublicClient,
-  type WalletClient,
-} from 'viem'
-import { privateKeyToAccount } from 'viem/accounts'
+import { encodeDeployData, type Address, type Hash, type Hex, type PublicClient, type WalletClient } from 'viem'
+import type { FixedAddresses } from '../chain-profiles.ts'
 import { loadFocArtifacts, type FocArtifacts } from './compile.ts'
-import { deployWarmStorage, type WarmStorageOptions } from './deploy-warm-storage.ts'
+import { deployWarmStorage, type PlaceContract, type WarmStorageOptions } from './deploy-warm-storage.ts'
+import { callAll, deployAll, focClients, FocTransactionError, nextNonce } from './send.ts'
+import type { UntilEpoch } from './upgrade-warm-storage.ts'
 import type { FocContracts } from '../../../shared/foc-contracts.ts'
+
+export { focClients } from './send.ts'
 
 /** Where the deployment put each contract: what a devnet publishes, in the shape its clients read (a record of addresses, no code). */
 export type FocAddresses = FocContracts
+
+/** What deployFoc made: the addresses clients are given, and the service's upgrade history. */
+export interface FocDeployment extends FocAddresses {
+  /** The implementation the service's proxy (`fwss`) runs now. */
+  fwssImplementation: Address
+  /** The views the service pointed at before `fwssView`, oldest first. */
+  formerFwssViews: Address[]
+}
 
 export class FocDeployError extends Error {
   constructor(message: string) {
@@ -42,95 +42,98 @@ const PAY_SIDE = [
 
 type PaySide = Record<(typeof PAY_SIDE)[number][0], Address>
 
-/**
- * Deploys every contract from `deployerKey`, which must hold FIL for gas. The
- * deployer owns what has an owner (the endorsements list, the registry) and is
- * USDFC's minter (the faucet). The addresses follow from the deployer and its
- * nonce, so a fresh deployer on a fresh chain always gets the same ones.
- * `schedule` is the proving schedule (calibration's by default).
- */
-export async function deployFoc(rpcUrl: string, deployerKey: Hex, schedule: WarmStorageOptions = {}): Promise<FocAddresses> {
-  const { wallet, publicClient } = await focClients(rpcUrl, deployerKey)
-  const artifacts = await loadFocArtifacts()
-  const paySide = await deployPaySide(wallet, publicClient, artifacts)
-  const warm = await deployWarmStorage(
-    wallet,
-    publicClient,
-    artifacts,
-    {
-      usdfc: paySide.usdfc,
-      filecoinPay: paySide.filecoinPay,
-      serviceProviderRegistry: paySide.serviceProviderRegistry,
-      sessionKeyRegistry: paySide.sessionKeyRegistry,
-      endorsements: paySide.endorsements,
-    },
-    schedule,
-  )
-  return { ...paySide, ...warm }
+export interface FocDeployOptions {
+  /** The proving schedule (calibration's by default). */
+  schedule?: WarmStorageOptions
+  /**
+   * Stand as calibration or mainnet do: these contracts at their published addresses
+   * (chain-profiles.ts), each created there by `place`, the chain's pre-history step
+   * (EvmNode.placeContract), as if the deployer had deployed it there.
+   */
+  fixed?: { addresses: FixedAddresses; place: PlaceContract }
+  /**
+   * Resolves once the chain's head has reached an epoch: the service's upgrade is announced for
+   * the next epoch and made then. By default the node is asked until its clock gets there; a
+   * chain whose epochs a test moves by hand moves them.
+   */
+  untilEpoch?: UntilEpoch
 }
 
-/** A wallet client for `key` and a public client, on the node's own chain id, polling briskly. */
-export async function focClients(rpcUrl: string, key: Hex): Promise<{ wallet: WalletClient; publicClient: PublicClient }> {
-  const probe = createPublicClient({ transport: http(rpcUrl) })
-  const chain = defineChain({
-    id: await probe.getChainId(),
-    name: 'Simulated Filecoin Onchain Cloud',
-    nativeCurrency: { name: 'Filecoin', symbol: 'FIL', decimals: 18 },
-    rpcUrls: { default: { http: [rpcUrl] } },
+/**
+ * Deploys every contract from `deployerKey`, which must hold FIL for gas. The
+ * deployer owns what has an owner (the endorsements list, the registry, the
+ * warm storage service) and is USDFC's minter (the faucet). The addresses follow
+ * from the deployer and its nonce, so a fresh deployer on a fresh chain always
+ * gets the same ones; those `fixed` names are where that network has them.
+ */
+export async function deployFoc(rpcUrl: string, deployerKey: Hex, options: FocDeployOptions = {}): Promise<FocDeployment> {
+  const { wallet, publicClient } = await focClients(rpcUrl, deployerKey)
+  const artifacts = await loadFocArtifacts()
+  const paySide = await deployPaySide(wallet, publicClient, artifacts, options.fixed)
+  const warm = await deployWarmStorage(wallet, publicClient, artifacts, paySide, {
+    ...options.schedule,
+    fixed: options.fixed,
+    untilEpoch: options.untilEpoch,
   })
-  const transport = http(rpcUrl)
-  const publicClient = createPublicClient({ chain, transport, pollingInterval: 100 })
-  const wallet = createWalletClient({ account: privateKeyToAccount(key), chain, transport, pollingInterval: 100 })
-  return { wallet, publicClient }
+  return { ...paySide, ...warm }
 }
 
 /**
  * Sends every pay-side deployment at once, with consecutive nonces, then
  * waits for all of them: the node may include transactions only at the next
- * epoch, and one epoch then covers them all.
+ * epoch, and one epoch then covers them all. Multicall3 and the endorsement
+ * set are created at their published addresses instead when `fixed` names them.
  */
-export async function deployPaySide(wallet: WalletClient, publicClient: PublicClient, artifacts: FocArtifacts): Promise<PaySide> {
-  const account = wallet.account
-  if (account === undefined) throw new FocDeployError('the wallet client has no account')
-  const nonce = await publicClient.getTransactionCount({ address: account.address, blockTag: 'pending' })
-  const sent: { key: keyof PaySide; name: string; hash: Hash; address: Address }[] = []
-  for (const [index, [key, name]] of PAY_SIDE.entries()) {
+export async function deployPaySide(
+  wallet: WalletClient,
+  publicClient: PublicClient,
+  artifacts: FocArtifacts,
+  fixed?: { addresses: FixedAddresses; place: PlaceContract },
+): Promise<PaySide> {
+  const placed: Partial<Record<keyof PaySide, Address>> = fixed
+    ? { multicall3: fixed.addresses.multicall3, endorsements: fixed.addresses.endorsements }
+    : {}
+  const addresses = {} as PaySide
+  const deployed: (typeof PAY_SIDE)[number][] = []
+  for (const entry of PAY_SIDE) {
+    const [key, name] = entry
     const artifact = artifacts[name]
     if (artifact === undefined) throw new FocDeployError(`no compiled contract named ${name}`)
-    const hash = await wallet.deployContract({
-      abi: artifact.abi as Abi,
-      bytecode: artifact.bytecode,
-      account,
-      chain: wallet.chain,
-      nonce: nonce + index,
-    })
-    sent.push({ key, name, hash, address: getContractAddress({ from: account.address, nonce: BigInt(nonce + index) }) })
-  }
-  const addresses = {} as PaySide
-  for (const { key, name, hash, address } of sent) {
-    const receipt = await publicClient.waitForTransactionReceipt({ hash })
-    if (receipt.status !== 'success') throw new FocDeployError(`deploying ${name} failed (transaction ${hash})`)
-    if (receipt.contractAddress?.toLowerCase() !== address.toLowerCase()) {
-      throw new FocDeployError(`${name} landed at ${receipt.contractAddress}, expected ${address}`)
+    const at = placed[key]
+    if (at === undefined) deployed.push(entry)
+    else {
+      await fixed!.place(at, encodeDeployData({ abi: artifact.abi, bytecode: artifact.bytecode }))
+      addresses[key] = at
     }
-    addresses[key] = address
   }
+  const first = await nextNonce(wallet, publicClient)
+  const landed = await deployAll(
+    wallet,
+    publicClient,
+    first,
+    deployed.map(([, name]) => ({ name, ...artifacts[name] })),
+  )
+  for (const [index, [key]] of deployed.entries()) addresses[key] = landed[index]
   return addresses
 }
 
-/** The faucet: mints simulated USDFC to `to`, signed by the deployer (the token's minter). */
+/** The faucet's USDFC: minted to `to` by the deployer (the token's minter). */
 export async function mintUsdfc(rpcUrl: string, deployerKey: Hex, usdfc: Address, to: Address, amount: bigint): Promise<Hash> {
   const { wallet, publicClient } = await focClients(rpcUrl, deployerKey)
   const artifacts = await loadFocArtifacts()
-  const hash = await wallet.writeContract({
-    address: usdfc,
-    abi: artifacts.SimUsdfc.abi,
-    functionName: 'mint',
-    args: [to, amount],
-    account: wallet.account!,
-    chain: wallet.chain,
+  const [receipt] = await callAll(wallet, publicClient, [
+    { what: 'minting USDFC', address: usdfc, abi: artifacts.SimUsdfc.abi, functionName: 'mint', args: [to, amount] },
+  ]).catch((error: unknown) => {
+    throw error instanceof FocTransactionError ? new FocDeployError(error.message) : error
   })
+  return receipt.transactionHash
+}
+
+/** The faucet's FIL: sent to `to` by the deployer, a plain transfer. */
+export async function sendFil(rpcUrl: string, deployerKey: Hex, to: Address, wei: bigint): Promise<Hash> {
+  const { wallet, publicClient } = await focClients(rpcUrl, deployerKey)
+  const hash = await wallet.sendTransaction({ to, value: wei, account: wallet.account!, chain: wallet.chain })
   const receipt = await publicClient.waitForTransactionReceipt({ hash })
-  if (receipt.status !== 'success') throw new FocDeployError(`minting USDFC failed (transaction ${hash})`)
+  if (receipt.status !== 'success') throw new FocDeployError(`sending FIL failed (transaction ${hash})`)
   return hash
 }
