@@ -2,6 +2,7 @@ import { CommitError, StoreError } from '@filoz/synapse-sdk'
 import { decodeErrorResult, type Address, type Hex } from 'viem'
 import { NetworkError, type ContractRevert } from '../errors.ts'
 import { onchainCloudErrorsAbi } from './abi.ts'
+import { FocDeploymentError } from './deployment.ts'
 
 /** The innermost message of an error and its causes. */
 export function rootMessage(error: unknown): string {
@@ -98,8 +99,9 @@ export function focNetworkError(
   error: unknown,
   rpcUrl?: string,
   nameOf?: (address: Address) => string | undefined,
-): NetworkError | FocFundsError {
-  if (error instanceof NetworkError || error instanceof FocFundsError) return error
+): NetworkError | FocFundsError | FocDeploymentError {
+  // Neither of the last two is the network failing a call: a person must fund the wallet, or the contracts cannot be used.
+  if (error instanceof NetworkError || error instanceof FocFundsError || error instanceof FocDeploymentError) return error
   const reason = rootMessage(error).slice(0, 500)
   const provider = error instanceof StoreError || error instanceof CommitError ? error.providerId : undefined
   const revert = contractRevert(error, nameOf)
