@@ -14,6 +14,7 @@ const NEEDS: Record<AttentionReasonCode, () => string> = {
   WAITING_FOR_FUNDS: () => t('gateway', 'Needs attention: no funds'),
   DEAL_SERVICE_UNREACHABLE: () => t('gateway', 'Needs attention: the deal service cannot be reached'),
   NO_PROVIDER: () => t('gateway', 'Needs attention: no storage provider takes it'),
+  PROOF_MISSED: () => t('gateway', 'Needs attention: a copy missed its proof'),
 }
 
 /** The label of a group whose reason needs a person, or undefined (no code, or one that passes by itself). */

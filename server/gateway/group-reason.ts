@@ -34,6 +34,7 @@ export type GroupReason =
   | ({ code: 'NO_PROVIDER'; why: string; failedDeals: number; failures: string[]; next?: string } & DealNote)
   | ({ code: 'WAITING_FOR_UPLOAD_SLOT'; words: string } & DealNote)
   | ({ code: 'LOOKING_FOR_PROVIDERS' } & DealNote)
+  | ({ code: 'PROOF_MISSED'; words: string } & DealNote)
 
 export type GroupReasonCode = GroupReason['code']
 
@@ -71,6 +72,7 @@ const WORDING: Wording = {
   },
   WAITING_FOR_UPLOAD_SLOT: (r) => noted(r, r.words),
   LOOKING_FOR_PROVIDERS: (r) => noted(r, 'looking for storage providers'),
+  PROOF_MISSED: (r) => noted(r, r.words),
 }
 
 const noted = (r: DealNote, sentence: string) => {
@@ -109,26 +111,41 @@ export function reasonOf(g: GroupRecord, c: ReasonContext): GroupReason | undefi
     case 'reload':
       return { code: 'RELOADING' }
     case 'offloaded':
-      return undefined
+      // Stored: nothing to wait for, unless a copy missed its proof.
+      return c.progress ? missedProofReason(c.progress(g.id)) : undefined
     case 'ready_for_deals':
       return c.progress ? dealReason(c.progress(g.id)) : { code: 'NO_DEAL_SERVICE' }
   }
 }
 
-/** Which blocks the group's reason names first: what a person must fix, then what passes by itself. */
-const BLOCK_ORDER = ['WAITING_FOR_FUNDS', 'DEAL_SERVICE_UNREACHABLE', 'NO_PROVIDER', 'WAITING_FOR_UPLOAD_SLOT'] as const
+/** Which blocks the group's reason names first: what a person must fix (or a provider), then what passes by itself. */
+const BLOCK_ORDER = ['WAITING_FOR_FUNDS', 'DEAL_SERVICE_UNREACHABLE', 'NO_PROVIDER', 'PROOF_MISSED', 'WAITING_FOR_UPLOAD_SLOT'] as const
+
+/** A copy that missed its proof, as its route words it: told whatever else the group does. */
+const missedProofs = (p: DealProgress) => p.routes.flatMap((r) => (r.missedProof ? [r.missedProof] : []))
+
+/** An offloaded group's reason: only a copy that missed its proof. */
+function missedProofReason(p: DealProgress): GroupReason | undefined {
+  const words = missedProofs(p)
+  return words.length > 0 ? { code: 'PROOF_MISSED', words: words.join('; ') } : undefined
+}
 
 /**
  * The group's reason from its routes. A route that holds the group back
  * (blocked, none of its copies moving) names it, whatever the other routes
  * do, their steps said after it: funds before the deal service before
- * providers before an upload's turn, routes in order. Otherwise their steps
+ * providers before a copy that missed its proof (told even while copies
+ * move) before an upload's turn, routes in order. Otherwise their steps
  * while any has copies under way, else the search for providers.
  */
 function dealReason(p: DealProgress): GroupReason {
   const notes = p.routes.flatMap((r) => (r.note ? [r.note] : []))
   const note = notes.length > 0 ? { note: notes.join('; ') } : {}
-  const held = p.routes.flatMap((r: RouteProgress) => (r.blocked && !r.underWay ? [r.blocked] : []))
+  const held: { code: (typeof BLOCK_ORDER)[number]; words: string; next?: string }[] = p.routes.flatMap((r: RouteProgress) =>
+    r.blocked && !r.underWay ? [r.blocked] : [],
+  )
+  const missed = missedProofs(p)
+  if (missed.length > 0) held.push({ code: 'PROOF_MISSED', words: missed.join('; ') })
   const block = BLOCK_ORDER.map((code) => held.find((b) => b.code === code)).find((b) => b !== undefined)
   if (!block && p.routes.some((r) => r.underWay)) return { code: 'DEALS_UNDER_WAY', steps: p.routes.flatMap((r) => r.steps), ...note }
   if (!block) return { code: 'LOOKING_FOR_PROVIDERS', ...note }

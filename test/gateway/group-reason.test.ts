@@ -200,6 +200,23 @@ describe('why a group is not further along', () => {
       expect(codeOf(group('ready_for_deals'), ctx(p))).toBe('WAITING_FOR_FUNDS')
     })
 
+    it('says a proved copy missed its proof and when it stops counting, needing attention, even once offloaded', () => {
+      const missing = pdpDeal('active', { id: 4, provider: 'pdp:2', retrievable: true, missedProofEpoch: 1_480, stopsCountingEpoch: 1_960 })
+      const p = { deals: [pdpDeal('active', { id: 5, retrievable: true }), missing], pdp: pdp({ head: 1_486 }) }
+      const words =
+        'the PDP copy on pdp:2 missed its proof; it stops counting in about 4 hours unless its provider proves again (another copy is made then)'
+      expect(codeOf(group('offloaded'), ctx(p))).toBe('PROOF_MISSED')
+      expect(said(group('offloaded'), ctx(p))).toBe(words)
+      // Told first while other copies are on their way, what they do after it.
+      const moving = { ...p, deals: [...p.deals, deal('proposed', { id: 9 })] }
+      expect(codeOf(group('ready_for_deals'), ctx(moving))).toBe('PROOF_MISSED')
+      expect(said(group('ready_for_deals'), ctx(moving))).toBe(
+        `${words}; meanwhile: 1 provider is fetching the data; 2 of 2 PDP copies proved`,
+      )
+      // Before the chain's head is read: the epoch it stops counting after.
+      expect(said(group('offloaded'), ctx({ deals: [missing], pdp: pdp() }))).toMatch(/it stops counting after epoch 1960 unless/)
+    })
+
     it('names the provider that refused or stalled', () => {
       const p = {
         deals: [pdpDeal('failed', { failure: { code: 'UPLOAD_STALLED', detail: 'no progress in 600 s' } })],
@@ -247,6 +264,7 @@ describe('why a group is not further along', () => {
       'LOOKING_FOR_PROVIDERS',
       'NO_DEAL_SERVICE',
       'NO_PROVIDER',
+      'PROOF_MISSED',
       'RELOADING',
       'SEALING',
       'WAITING_FOR_DATA',

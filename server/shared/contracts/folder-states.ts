@@ -19,6 +19,7 @@ export const ATTENTION_REASON_CODES = [
   'WAITING_FOR_FUNDS',
   'DEAL_SERVICE_UNREACHABLE',
   'NO_PROVIDER',
+  'PROOF_MISSED',
 ] as const satisfies readonly (typeof GROUP_REASON_CODES)[number][]
 
 export const isAttentionCode = (code: string): code is AttentionReasonCode => (ATTENTION_REASON_CODES as readonly string[]).includes(code)
