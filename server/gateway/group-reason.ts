@@ -27,6 +27,7 @@ export type GroupReason =
   | { code: 'SEALING' }
   | { code: 'CHECKING_CAR' }
   | { code: 'RELOADING' }
+  | { code: 'RELEASING'; why: 'repaired' | 'given-up' }
   | { code: 'NO_DEAL_SERVICE' }
   | ({ code: 'DEALS_UNDER_WAY'; steps: string[] } & DealNote)
   | ({ code: 'WAITING_FOR_FUNDS'; words: string } & DealNote)
@@ -37,6 +38,9 @@ export type GroupReason =
   | ({ code: 'PROOF_MISSED'; words: string } & DealNote)
 
 export type GroupReasonCode = GroupReason['code']
+
+/** The reasons a group's copies give (each may carry a DealNote). */
+type DealReason = Extract<GroupReason, DealNote>
 
 // The wire's closed list (shared/contracts/file-info.ts) and the reasons worded here are the same codes.
 const sameCodes: [GroupReasonCode, WireReasonCode] extends [WireReasonCode, GroupReasonCode] ? true : never = true
@@ -49,6 +53,8 @@ void sameCodes
 interface DealNote {
   meanwhile?: string[]
   note?: string
+  /** The group was reloaded from a provider for these copies (a repair): said first. */
+  reloaded?: boolean
 }
 
 type Wording = { [C in GroupReasonCode]: (r: Extract<GroupReason, { code: C }>) => string }
@@ -60,7 +66,11 @@ const WORDING: Wording = {
     `waiting for disk space: sealing needs about ${bytes(r.size)} for the CAR file and ${bytes(r.freeBytes)} are free`,
   SEALING: () => 'sealing: writing the CAR file and computing its piece CID',
   CHECKING_CAR: () => 'sealing: checking the CAR file against its piece CID',
-  RELOADING: () => 'reloading the data from a storage provider',
+  RELOADING: () => 'reloading the data from a storage provider to make new copies',
+  RELEASING: (r) =>
+    r.why === 'repaired'
+      ? 'its new copies are made: removing the data reloaded for them from this gateway'
+      : 'its new copies were not made in time: removing the reloaded data from this gateway; it is reloaded again later',
   NO_DEAL_SERVICE: () => 'ready for deals, but this gateway makes none: it has no deal service (SERVICE_URL)',
   DEALS_UNDER_WAY: (r) => noted(r, r.steps.join('; ')),
   WAITING_FOR_FUNDS: (r) => noted(r, r.words),
@@ -76,7 +86,8 @@ const WORDING: Wording = {
 }
 
 const noted = (r: DealNote, sentence: string) => {
-  const meanwhile = r.meanwhile?.length ? `${sentence}; meanwhile: ${r.meanwhile.join('; ')}` : sentence
+  const reloaded = r.reloaded ? `reloaded to make new copies: ${sentence}` : sentence
+  const meanwhile = r.meanwhile?.length ? `${reloaded}; meanwhile: ${r.meanwhile.join('; ')}` : reloaded
   return r.note ? `${meanwhile} (${r.note})` : meanwhile
 }
 
@@ -109,13 +120,28 @@ export function reasonOf(g: GroupRecord, c: ReasonContext): GroupReason | undefi
     case 'VRCARDone':
       return { code: 'CHECKING_CAR' }
     case 'reload':
-      return { code: 'RELOADING' }
+      return reloadReason(c.progress?.(g.id))
     case 'offloaded':
       // Stored: nothing to wait for, unless a copy missed its proof.
       return c.progress ? missedProofReason(c.progress(g.id)) : undefined
     case 'ready_for_deals':
       return c.progress ? dealReason(c.progress(g.id)) : { code: 'NO_DEAL_SERVICE' }
   }
+}
+
+/**
+ * A group reloaded for repair, at each phase: its data coming back from a
+ * provider, then what its new copies wait for or how they stand (funds, an
+ * upload's turn, a provider, uploading, committed and waiting for a proof:
+ * as a group ready for deals says it, said as reloaded), then its local bytes
+ * going again. A group in `reload` the engine does not repair (a restart's,
+ * before the engine sweeps it back) is reloading.
+ */
+function reloadReason(p: DealProgress | undefined): GroupReason {
+  const repair = p?.repair
+  if (!p || !repair || repair.phase === 'reloading') return { code: 'RELOADING' }
+  if (repair.phase === 'releasing') return { code: 'RELEASING', why: repair.why }
+  return { ...dealReason(p), reloaded: true }
 }
 
 /** Which blocks the group's reason names first: what a person must fix (or a provider), then what passes by itself. */
@@ -138,7 +164,7 @@ function missedProofReason(p: DealProgress): GroupReason | undefined {
  * move) before an upload's turn, routes in order. Otherwise their steps
  * while any has copies under way, else the search for providers.
  */
-function dealReason(p: DealProgress): GroupReason {
+function dealReason(p: DealProgress): DealReason {
   const notes = p.routes.flatMap((r) => (r.note ? [r.note] : []))
   const note = notes.length > 0 ? { note: notes.join('; ') } : {}
   const held: { code: (typeof BLOCK_ORDER)[number]; words: string; next?: string }[] = p.routes.flatMap((r: RouteProgress) =>

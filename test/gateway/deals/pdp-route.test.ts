@@ -4,6 +4,7 @@ import { startDealStack, type DealStack } from './harness.ts'
 import { recordingFetches } from '../../helpers/recording-fetch.ts'
 import { toMetadataFile } from '../../../server/bridge/convert.ts'
 import { GatewayFileSchema } from '../../../server/bridge/gateway-record.ts'
+import { FocFundsError } from '../../../server/network/foc/client.ts'
 
 /**
  * The PDP route of the deal engine, end to end: the gateway's groups go
@@ -150,6 +151,61 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
     // And the group goes back to offloaded once its copies are back.
     expect(
       await s.runUntil(async () => (await groupOf(s, '/r.bin')).state === 'offloaded', { max: 400, pauseMs: 20, epochsPerTick: 10 }),
+    ).toBe(true)
+  }, 300_000)
+
+  it('says what a group reloaded for repair waits for: the funds for its new PDP copy, not the reload', async () => {
+    // Once the first copies are made, the account cannot pay for more: the wallet holds too little to deposit.
+    let short = false
+    stack = await startDealStack({
+      seed: 'pdp repair funds',
+      copies: 0,
+      withoutService: true,
+      retrievalCheckMs: 600_000,
+      foc: {
+        copies: 2,
+        endorsed: 3,
+        client: (c) => ({
+          ...c,
+          funding: (bytes, request) =>
+            short
+              ? Promise.resolve({ ready: false, depositNeeded: 10n ** 17n, needsApproval: false, ratePerEpoch: 0n })
+              : c.funding(bytes, request),
+          fund: (amount) => (short ? Promise.reject(new FocFundsError('the wallet holds 0 USDFC')) : c.fund(amount)),
+        }),
+      },
+    })
+    const s = stack
+    expect((await s.put('/w.bin', bytes(100_000, 11))).status).toBe(201)
+    await s.seal()
+    const [lost] = await twoProved(s, '/w.bin')
+    expect(
+      await s.runUntil(async () => (await groupOf(s, '/w.bin')).state === 'offloaded', { max: 400, pauseMs: 20, epochsPerTick: 10 }),
+    ).toBe(true)
+    short = true
+    await simulatedProvider(s, lost.provider).setFault('lose')
+    let waiting: any
+    expect(
+      await s.runUntil(
+        async () => {
+          const g = await groupOf(s, '/w.bin')
+          if (g.state === 'reload' && g.reasonCode === 'WAITING_FOR_FUNDS') waiting = g
+          return waiting !== undefined
+        },
+        { max: 900, pauseMs: 100, epochsPerTick: 10 },
+      ),
+    ).toBe(true)
+    expect(waiting.reason).toMatch(/^reloaded to make new copies: no funds: deposit USDFC: the wallet holds 0 USDFC; meanwhile: /)
+    // Funds again: the new copy is made and the group goes back to offloaded.
+    short = false
+    expect(
+      await s.runUntil(
+        async () => {
+          const g = await groupOf(s, '/w.bin')
+          return g.state === 'offloaded' && active(g).filter((d: any) => d.isRetrievable && d.provider !== lost.provider).length === 2
+        },
+        { max: 900, pauseMs: 100, epochsPerTick: 10 },
+      ),
     ).toBe(true)
   }, 300_000)
 
