@@ -16,6 +16,7 @@ const NEEDS: Record<AttentionReasonCode, () => string> = {
   NO_PROVIDER: () => t('gateway', 'Needs attention: no storage provider takes it'),
   CONTRACT_REFUSED: () => t('gateway', "Needs attention: the Onchain Cloud's contracts refuse the gateway"),
   CHAIN_UNREACHABLE: () => t('gateway', "Needs attention: the Onchain Cloud's chain cannot be reached"),
+  PROOF_MISSED: () => t('gateway', 'Needs attention: a copy missed its proof'),
 }
 
 /** The label of a group whose reason needs a person, or undefined (no code, or one that passes by itself). */

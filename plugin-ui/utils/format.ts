@@ -73,6 +73,24 @@ export function firstProofDueAt(unixSeconds: number, now = Date.now(), locale = 
   return t('gateway', 'first proof due on {date}', { date: formatLocalDate(unixSeconds, locale) })
 }
 
+/**
+ * A proved PDP copy that missed its proof, in plain words: "missed its proof
+ * on 27 Nov 2026, 10:05; stops counting after 29 Nov 2026, 10:05", dated in
+ * the user's locale and time zone; a moment the record gives no date for is
+ * said as its epoch ("after epoch 1960").
+ */
+export function missedProofWords(
+  missed: { epoch: number; at?: number },
+  stops: { epoch: number; at?: number },
+  locale = getCanonicalLocale(),
+): string {
+  const on = missed.at === undefined ? t('gateway', 'at epoch {epoch}', { epoch: missed.epoch }) : formatLocalDate(missed.at, locale)
+  const after = stops.at === undefined ? t('gateway', 'epoch {epoch}', { epoch: stops.epoch }) : formatLocalDate(stops.at, locale)
+  return missed.at === undefined
+    ? t('gateway', 'missed its proof {on}; stops counting after {after}', { on, after })
+    : t('gateway', 'missed its proof on {on}; stops counting after {after}', { on, after })
+}
+
 /** Calendar days from `from` to `to` in the local time zone (1: `to` is the next day). */
 function daysBetween(from: Date, to: Date): number {
   const dayOf = (d: Date) => new Date(d.getFullYear(), d.getMonth(), d.getDate()).getTime()

@@ -21,6 +21,11 @@ export const glossary = {
       'gateway',
       'Warm copy: a copy kept ready to read on a Filecoin Onchain Cloud provider, which proves every day on chain that it still holds the data (PDP), paid in USDFC for as long as the account is funded.',
     ),
+  proofMissed: () =>
+    t(
+      'gateway',
+      'Proof missed: the provider did not prove in time, on chain, that it still holds the data. The copy still counts for two more proving periods (two days on mainnet); without a proof by then another copy is made and this one is no longer paid for.',
+    ),
   provider: () =>
     t('gateway', 'Storage provider: a company or person who runs Filecoin storage and is paid to keep the data and prove it regularly.'),
   epoch: () => t('gateway', 'Epoch: Filecoin counts time in epochs of 30 seconds; deals start and end at an epoch.'),

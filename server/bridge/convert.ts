@@ -77,6 +77,15 @@ const toDeal = (d: GatewayDeal, clock: NetworkClock): MetadataDeal => ({
   ...(d.route && d.milestone === 'committed' && d.firstProofDueEpoch !== undefined
     ? { firstProofDueEpoch: d.firstProofDueEpoch, firstProofDueTimestamp: epochToTimestamp(clock, d.firstProofDueEpoch) }
     : {}),
+  // A proved copy that missed its proof: both epochs or neither, as the gateway gives them.
+  ...(d.route && d.missedProofEpoch !== undefined && d.stopsCountingEpoch !== undefined
+    ? {
+        missedProofEpoch: d.missedProofEpoch,
+        missedProofTimestamp: epochToTimestamp(clock, d.missedProofEpoch),
+        stopsCountingEpoch: d.stopsCountingEpoch,
+        stopsCountingTimestamp: epochToTimestamp(clock, d.stopsCountingEpoch),
+      }
+    : {}),
 })
 
 const toFailedDeal = (d: GatewayFailedDeal): MetadataFailedDeal => ({

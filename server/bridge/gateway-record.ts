@@ -31,6 +31,8 @@ export const GatewayDealSchema = z.object({
   lastProofEpoch: count.optional().catch(undefined),
   milestone: z.enum(PDP_MILESTONES).optional().catch(undefined),
   firstProofDueEpoch: count.optional().catch(undefined),
+  missedProofEpoch: count.optional().catch(undefined),
+  stopsCountingEpoch: count.optional().catch(undefined),
 })
 
 /** Our gateway's deals that providers failed; another gateway's odd entry drops the list rather than the record. */

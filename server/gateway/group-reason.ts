@@ -27,6 +27,7 @@ export type GroupReason =
   | { code: 'SEALING' }
   | { code: 'CHECKING_CAR' }
   | { code: 'RELOADING' }
+  | { code: 'RELEASING'; why: 'repaired' | 'given-up' }
   | { code: 'NO_DEAL_SERVICE' }
   | ({ code: 'DEALS_UNDER_WAY'; steps: string[] } & DealNote)
   | ({ code: 'WAITING_FOR_FUNDS'; words: string } & DealNote)
@@ -36,8 +37,12 @@ export type GroupReason =
   | ({ code: 'LOOKING_FOR_PROVIDERS' } & DealNote)
   | ({ code: 'CONTRACT_REFUSED'; words: string } & DealNote)
   | ({ code: 'CHAIN_UNREACHABLE'; words: string } & DealNote)
+  | ({ code: 'PROOF_MISSED'; words: string } & DealNote)
 
 export type GroupReasonCode = GroupReason['code']
+
+/** The reasons a group's copies give (each may carry a DealNote). */
+type DealReason = Extract<GroupReason, DealNote>
 
 // The wire's closed list (shared/contracts/file-info.ts) and the reasons worded here are the same codes.
 const sameCodes: [GroupReasonCode, WireReasonCode] extends [WireReasonCode, GroupReasonCode] ? true : never = true
@@ -50,6 +55,8 @@ void sameCodes
 interface DealNote {
   meanwhile?: string[]
   note?: string
+  /** The group was reloaded from a provider for these copies (a repair): said first. */
+  reloaded?: boolean
 }
 
 type Wording = { [C in GroupReasonCode]: (r: Extract<GroupReason, { code: C }>) => string }
@@ -61,7 +68,11 @@ const WORDING: Wording = {
     `waiting for disk space: sealing needs about ${bytes(r.size)} for the CAR file and ${bytes(r.freeBytes)} are free`,
   SEALING: () => 'sealing: writing the CAR file and computing its piece CID',
   CHECKING_CAR: () => 'sealing: checking the CAR file against its piece CID',
-  RELOADING: () => 'reloading the data from a storage provider',
+  RELOADING: () => 'reloading the data from a storage provider to make new copies',
+  RELEASING: (r) =>
+    r.why === 'repaired'
+      ? 'its new copies are made: removing the data reloaded for them from this gateway'
+      : 'its new copies were not made in time: removing the reloaded data from this gateway; it is reloaded again later',
   NO_DEAL_SERVICE: () => 'ready for deals, but this gateway makes none: it has no deal service (SERVICE_URL)',
   DEALS_UNDER_WAY: (r) => noted(r, r.steps.join('; ')),
   WAITING_FOR_FUNDS: (r) => noted(r, r.words),
@@ -75,10 +86,12 @@ const WORDING: Wording = {
   LOOKING_FOR_PROVIDERS: (r) => noted(r, 'looking for storage providers'),
   CONTRACT_REFUSED: (r) => noted(r, r.words),
   CHAIN_UNREACHABLE: (r) => noted(r, r.words),
+  PROOF_MISSED: (r) => noted(r, r.words),
 }
 
 const noted = (r: DealNote, sentence: string) => {
-  const meanwhile = r.meanwhile?.length ? `${sentence}; meanwhile: ${r.meanwhile.join('; ')}` : sentence
+  const reloaded = r.reloaded ? `reloaded to make new copies: ${sentence}` : sentence
+  const meanwhile = r.meanwhile?.length ? `${reloaded}; meanwhile: ${r.meanwhile.join('; ')}` : reloaded
   return r.note ? `${meanwhile} (${r.note})` : meanwhile
 }
 
@@ -111,17 +124,33 @@ export function reasonOf(g: GroupRecord, c: ReasonContext): GroupReason | undefi
     case 'VRCARDone':
       return { code: 'CHECKING_CAR' }
     case 'reload':
-      return { code: 'RELOADING' }
+      return reloadReason(c.progress?.(g.id))
     case 'offloaded':
-      return undefined
+      // Stored: nothing to wait for, unless a copy missed its proof.
+      return c.progress ? missedProofReason(c.progress(g.id)) : undefined
     case 'ready_for_deals':
       return c.progress ? dealReason(c.progress(g.id)) : { code: 'NO_DEAL_SERVICE' }
   }
 }
 
 /**
+ * A group reloaded for repair, at each phase: its data coming back from a
+ * provider, then what its new copies wait for or how they stand (funds, an
+ * upload's turn, a provider, uploading, committed and waiting for a proof:
+ * as a group ready for deals says it, said as reloaded), then its local bytes
+ * going again. A group in `reload` the engine does not repair (a restart's,
+ * before the engine sweeps it back) is reloading.
+ */
+function reloadReason(p: DealProgress | undefined): GroupReason {
+  const repair = p?.repair
+  if (!p || !repair || repair.phase === 'reloading') return { code: 'RELOADING' }
+  if (repair.phase === 'releasing') return { code: 'RELEASING', why: repair.why }
+  return { ...dealReason(p), reloaded: true }
+}
+
+/**
  * Which blocks the group's reason names first: what a person must fix (a contract that refuses the
- * gateway, funds), then what is down, then what passes by itself.
+ * gateway, funds), then what is down, then a provider, then what passes by itself.
  */
 const BLOCK_ORDER = [
   'CONTRACT_REFUSED',
@@ -129,20 +158,35 @@ const BLOCK_ORDER = [
   'CHAIN_UNREACHABLE',
   'DEAL_SERVICE_UNREACHABLE',
   'NO_PROVIDER',
+  'PROOF_MISSED',
   'WAITING_FOR_UPLOAD_SLOT',
 ] as const
+
+/** A copy that missed its proof, as its route words it: told whatever else the group does. */
+const missedProofs = (p: DealProgress) => p.routes.flatMap((r) => (r.missedProof ? [r.missedProof] : []))
+
+/** An offloaded group's reason: only a copy that missed its proof. */
+function missedProofReason(p: DealProgress): GroupReason | undefined {
+  const words = missedProofs(p)
+  return words.length > 0 ? { code: 'PROOF_MISSED', words: words.join('; ') } : undefined
+}
 
 /**
  * The group's reason from its routes. A route that holds the group back
  * (blocked, none of its copies moving) names it, whatever the other routes
  * do, their steps said after it: funds before the deal service before
- * providers before an upload's turn, routes in order. Otherwise their steps
+ * providers before a copy that missed its proof (told even while copies
+ * move) before an upload's turn, routes in order. Otherwise their steps
  * while any has copies under way, else the search for providers.
  */
-function dealReason(p: DealProgress): GroupReason {
+function dealReason(p: DealProgress): DealReason {
   const notes = p.routes.flatMap((r) => (r.note ? [r.note] : []))
   const note = notes.length > 0 ? { note: notes.join('; ') } : {}
-  const held = p.routes.flatMap((r: RouteProgress) => (r.blocked && !r.underWay ? [r.blocked] : []))
+  const held: { code: (typeof BLOCK_ORDER)[number]; words: string; next?: string }[] = p.routes.flatMap((r: RouteProgress) =>
+    r.blocked && !r.underWay ? [r.blocked] : [],
+  )
+  const missed = missedProofs(p)
+  if (missed.length > 0) held.push({ code: 'PROOF_MISSED', words: missed.join('; ') })
   const block = BLOCK_ORDER.map((code) => held.find((b) => b.code === code)).find((b) => b !== undefined)
   if (!block && p.routes.some((r) => r.underWay)) return { code: 'DEALS_UNDER_WAY', steps: p.routes.flatMap((r) => r.steps), ...note }
   if (!block) return { code: 'LOOKING_FOR_PROVIDERS', ...note }

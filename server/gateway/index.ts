@@ -213,8 +213,13 @@ function httpSurface(
   if (config.user && config.password) app.use(requireBasicAuth(config.user, config.password))
   app.use((req, _res, next) => next(WRITES.has(req.method) && !p.writable() ? lockLost() : undefined))
   const reasonOf = async (g: GroupRecord) => {
-    // Only a group ready for deals says how its deals stand.
-    const progress = deals && g.state === 'ready_for_deals' ? await deals.progress(g.id) : undefined
+    // A group ready for deals, or reloaded for repair, says how its deals stand; an offloaded one only that a copy
+    // missed its proof (its record's copies say so: no other group costs a read).
+    const asked =
+      g.state === 'ready_for_deals' ||
+      g.state === 'reload' ||
+      (g.state === 'offloaded' && g.deals.some((d) => d.missedProofEpoch !== undefined))
+    const progress = deals && asked ? await deals.progress(g.id) : undefined
     // A group to be sealed may be waiting for room for its CAR file.
     const freeBytes = g.state === 'full' || g.state === 'writable' ? await p.space.free().catch(() => undefined) : undefined
     return groupReason(g, {

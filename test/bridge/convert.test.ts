@@ -202,6 +202,28 @@ describe('toMetadataFile', () => {
     expect(oddProved).not.toHaveProperty('firstProofDueEpoch')
   })
 
+  it("passes a proved PDP copy's missed proof through with its dates as the network's clock tells them, and needs both epochs", () => {
+    const pdp = { provider: 'pdp:3', dealId: 12, endEpoch: 5_000_000, route: 'pdp', dataSetId: 12, pieceId: 0, milestone: 'proved' }
+    const copies = [
+      // Mainnet: its proof was due by 4 000 000, two more proving periods (a day each) to prove again.
+      { ...pdp, state: 'active', isRetrievable: true, missedProofEpoch: 4_000_000, stopsCountingEpoch: 4_005_760 },
+      { ...pdp, state: 'active', isRetrievable: true, missedProofEpoch: 4_000_000, stopsCountingEpoch: 'soon' },
+    ]
+    const parsed = GatewayFileSchema.parse(record({ state: 'offloaded', groups: [group('offloaded', copies as never)] }))
+    const file = toMetadataFile(parsed, '/a.txt', mainnet)
+    const [missed, odd] = file.details.groups[0].deals!
+    expect(missed).toMatchObject({
+      missedProofEpoch: 4_000_000,
+      missedProofTimestamp: 1598306400 + 4_000_000 * 30,
+      stopsCountingEpoch: 4_005_760,
+      stopsCountingTimestamp: 1598306400 + 4_005_760 * 30,
+    })
+    expectToMatch(MetadataFileSchema, file)
+    // Another gateway's odd end is dropped, and the miss with it: no half of it is shown.
+    expect(odd).not.toHaveProperty('missedProofEpoch')
+    expect(odd).not.toHaveProperty('stopsCountingTimestamp')
+  })
+
   it('drops an odd reason or odd counts from another gateway instead of failing the record', () => {
     const parsed = GatewayFileSchema.safeParse({
       cid: 'bafkreiexample',

@@ -4,6 +4,7 @@ import type { DealProgress, GroupDeal } from '../../server/gateway/deals/index.t
 import type { DealKind } from '../../server/gateway/deals/market/types.ts'
 import { marketProgress } from '../../server/gateway/deals/market/progress.ts'
 import { pdpProgress, type PdpFacts } from '../../server/gateway/deals/pdp/progress.ts'
+import type { RepairPhase } from '../../server/gateway/deals/repair.ts'
 import { GROUP_REASON_CODES } from '../../server/shared/contracts/file-info.ts'
 import { groupReason, type ReasonContext } from '../../server/gateway/group-reason.ts'
 
@@ -41,6 +42,8 @@ interface Given {
   serviceError?: string
   fundsError?: string
   pdp?: Partial<PdpFacts>
+  /** Where the group's repair stands (a group reloaded for new copies). */
+  repair?: RepairPhase
 }
 /** The group's progress as the engine gives it: each route's own words, the deal market first. */
 const progress = (p: Given): DealProgress => {
@@ -64,7 +67,7 @@ const progress = (p: Given): DealProgress => {
       deals.filter((d) => d.route === 'pdp'),
       { copies: 2, epochSeconds, ...p.pdp },
     )
-  return { deals, routes: pdp ? [market, pdp] : [market] }
+  return { deals, routes: pdp ? [market, pdp] : [market], ...(p.repair ? { repair: p.repair } : {}) }
 }
 /** The sentence, as /file-info's `reason`; `codeOf` gives its `reasonCode`. */
 const said = (g: GroupRecord, c: ReasonContext) => groupReason(g, c)?.text
@@ -212,6 +215,23 @@ describe('why a group is not further along', () => {
       expect(codeOf(group('ready_for_deals'), ctx(p))).toBe('WAITING_FOR_FUNDS')
     })
 
+    it('says a proved copy missed its proof and when it stops counting, needing attention, even once offloaded', () => {
+      const missing = pdpDeal('active', { id: 4, provider: 'pdp:2', retrievable: true, missedProofEpoch: 1_480, stopsCountingEpoch: 1_960 })
+      const p = { deals: [pdpDeal('active', { id: 5, retrievable: true }), missing], pdp: pdp({ head: 1_486 }) }
+      const words =
+        'the PDP copy on pdp:2 missed its proof; it stops counting in about 4 hours unless its provider proves again (another copy is made then)'
+      expect(codeOf(group('offloaded'), ctx(p))).toBe('PROOF_MISSED')
+      expect(said(group('offloaded'), ctx(p))).toBe(words)
+      // Told first while other copies are on their way, what they do after it.
+      const moving = { ...p, deals: [...p.deals, deal('proposed', { id: 9 })] }
+      expect(codeOf(group('ready_for_deals'), ctx(moving))).toBe('PROOF_MISSED')
+      expect(said(group('ready_for_deals'), ctx(moving))).toBe(
+        `${words}; meanwhile: 1 provider is fetching the data; 2 of 2 PDP copies proved`,
+      )
+      // Before the chain's head is read: the epoch it stops counting after.
+      expect(said(group('offloaded'), ctx({ deals: [missing], pdp: pdp() }))).toMatch(/it stops counting after epoch 1960 unless/)
+    })
+
     it('names the provider that refused or stalled', () => {
       const p = {
         deals: [pdpDeal('failed', { failure: { code: 'UPLOAD_STALLED', detail: 'no progress in 600 s' } })],
@@ -220,6 +240,79 @@ describe('why a group is not further along', () => {
       expect(said(group('ready_for_deals'), ctx(p))).toBe(
         'no provider takes this piece right now: PDP provider refused: pdp:1 UPLOAD_STALLED: no progress in 600 s (1 earlier deal failed: UPLOAD_STALLED: no progress in 600 s); asking again on every pass',
       )
+    })
+  })
+
+  describe('a group reloaded for repair, at each phase', () => {
+    const proved = deal('active', { id: 1, route: 'pdp', provider: 'pdp:1', retrievable: true })
+    const lost = deal('ended', { id: 2, route: 'pdp', provider: 'pdp:2', failure: { code: 'RETRIEVAL_FAILED' } })
+    const stored = deal('active', { id: 3, retrievable: true })
+    const held = { phase: 'held' } as const
+    const reason = (p: Given) => groupReason(group('reload'), ctx(p))
+
+    it('says its data is being reloaded from a provider, for new copies', () => {
+      expect(reason({ deals: [proved, lost], pdp: {}, repair: { phase: 'reloading' } })).toEqual({
+        code: 'RELOADING',
+        text: 'reloading the data from a storage provider to make new copies',
+      })
+      // A group in reload the engine does not repair (before a restart's sweep): reloading.
+      expect(reason({ deals: [proved, lost], pdp: {} })?.code).toBe('RELOADING')
+    })
+
+    it('names the funds its new PDP copy waits for, not the reload it is past', () => {
+      const fundsError = 'no funds: deposit USDFC: storing needs 0.12 USDFC more in Filecoin Pay before anything is uploaded'
+      expect(reason({ deals: [proved, lost], pdp: { fundsError }, repair: held })).toEqual({
+        code: 'WAITING_FOR_FUNDS',
+        text: `reloaded to make new copies: ${fundsError}; meanwhile: 1 of 2 PDP copies proved`,
+      })
+    })
+
+    it("names the deal market's funds, or the provider it lacks, though a copy is stored", () => {
+      expect(reason({ deals: [stored], fundsError: 'no DataCap', repair: held })).toEqual({
+        code: 'WAITING_FOR_FUNDS',
+        text: 'reloaded to make new copies: waiting for funds: no DataCap; meanwhile: 1 of 3 copies stored',
+      })
+      expect(reason({ deals: [stored], noProviders: 'NO_PROVIDERS_AVAILABLE', repair: held })).toEqual({
+        code: 'NO_PROVIDER',
+        text: 'reloaded to make new copies: no provider takes this piece right now: NO_PROVIDERS_AVAILABLE; asking again on every pass; meanwhile: 1 of 3 copies stored',
+      })
+    })
+
+    it('names its turn to upload, and the PDP provider that refused it', () => {
+      const slotTaken = 'waiting for its turn to upload to PDP providers: 2 other groups are uploading, 2 at a time'
+      expect(reason({ deals: [proved, lost], pdp: { slotTaken }, repair: held })).toEqual({
+        code: 'WAITING_FOR_UPLOAD_SLOT',
+        text: `reloaded to make new copies: ${slotTaken}; meanwhile: 1 of 2 PDP copies proved`,
+      })
+      const refused = { refused: 'pdp:3: full', nextTry: 'in about 4 minutes' }
+      expect(reason({ deals: [proved, lost], pdp: refused, repair: held })).toMatchObject({
+        code: 'NO_PROVIDER',
+        text: 'reloaded to make new copies: no provider takes this piece right now: PDP provider refused: pdp:3: full; asking again in about 4 minutes; meanwhile: 1 of 2 PDP copies proved',
+      })
+    })
+
+    it('says how the upload of its new copy goes, then that the copy waits for its first proof', () => {
+      const uploading = { deals: [proved, lost], pdp: { upload: { copies: 1, bytes: 400, total: 1000, adding: 0 } }, repair: held }
+      expect(reason(uploading)).toEqual({
+        code: 'DEALS_UNDER_WAY',
+        text: 'reloaded to make new copies: 1 of 2 PDP copies proved; uploading to 1 provider (40 % sent)',
+      })
+      const committed = deal('published', { id: 4, route: 'pdp', provider: 'pdp:3', firstProofDueEpoch: 1_240 })
+      expect(reason({ deals: [proved, lost, committed], pdp: { head: 1_000 }, repair: held })).toEqual({
+        code: 'DEALS_UNDER_WAY',
+        text: 'reloaded to make new copies: 1 of 2 PDP copies proved; 1 PDP copy committed on chain; the offload waits for its first proof, due in about 2 hours',
+      })
+    })
+
+    it('says its reloaded data is being removed again: its copies back, or not in time', () => {
+      expect(reason({ deals: [proved], pdp: {}, repair: { phase: 'releasing', why: 'repaired' } })).toEqual({
+        code: 'RELEASING',
+        text: 'its new copies are made: removing the data reloaded for them from this gateway',
+      })
+      expect(reason({ deals: [proved, lost], pdp: {}, repair: { phase: 'releasing', why: 'given-up' } })).toEqual({
+        code: 'RELEASING',
+        text: 'its new copies were not made in time: removing the reloaded data from this gateway; it is reloaded again later',
+      })
     })
   })
 
@@ -261,6 +354,8 @@ describe('why a group is not further along', () => {
       'LOOKING_FOR_PROVIDERS',
       'NO_DEAL_SERVICE',
       'NO_PROVIDER',
+      'PROOF_MISSED',
+      'RELEASING',
       'RELOADING',
       'SEALING',
       'WAITING_FOR_DATA',

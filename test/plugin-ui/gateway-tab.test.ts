@@ -354,6 +354,52 @@ describe('GatewayTab details', () => {
     expect(uploading.get('[data-test="pdp-proof"]').text()).toBe('none before it is committed on chain')
   })
 
+  it('says a proved PDP copy missed its proof on <date> and stops counting after <date>, dated as the record dates them, as needing attention', async () => {
+    // The record's dates (the bridge's clock for the chain the copy is on), not the tab's: an epoch of the
+    // configured network's clock would put them elsewhere.
+    const missedAt = new Date(2026, 10, 27, 10, 5).getTime() / 1000
+    const stopsAt = missedAt + 2 * 86400
+    const copy = {
+      provider: 'pdp:2',
+      dealId: 12,
+      endEpoch: 90_000,
+      isRetrievable: true,
+      state: 'active',
+      route: 'pdp' as const,
+      milestone: 'proved' as const,
+      dataSetId: 12,
+      pieceId: 0,
+      lastProofEpoch: 20,
+      missedProofEpoch: 4_000_000,
+      missedProofTimestamp: missedAt,
+      stopsCountingEpoch: 4_005_760,
+      stopsCountingTimestamp: stopsAt,
+    }
+    const reason =
+      'the PDP copy on pdp:2 missed its proof; it stops counting in about 2 days unless its provider proves again (another copy is made then)'
+    const w = await showRecord(
+      fileRecord({
+        state: 'Offloaded',
+        groups: [{ state: 'offloaded', retrievableCopies: 1, pieceCid: PIECE_CID, deals: [copy], reason, reasonCode: 'PROOF_MISSED' }],
+      }),
+    )
+    const date = (seconds: number) =>
+      new Intl.DateTimeFormat('en', { dateStyle: 'medium', timeStyle: 'short' }).format(new Date(seconds * 1000))
+    const deal = w.get('[data-test="deal"]')
+    expect(deal.findAll('dt').map((d) => d.text())).toEqual([
+      'Provider',
+      'Warm copy',
+      'Last proof',
+      'Proof missed',
+      'Funded until',
+      'Retrievable',
+    ])
+    expect(deal.get('[data-test="pdp-missed"]').text()).toBe(`missed its proof on ${date(missedAt)}; stops counting after ${date(stopsAt)}`)
+    expect(deal.get('[data-test="pdp-missed-on"]').attributes('datetime')).toBe(new Date(missedAt * 1000).toISOString())
+    expect(w.findAll('[data-test="group-attention"]').map((r) => r.text())).toEqual(['Needs attention: a copy missed its proof'])
+    expect(text(w, 'group-reason')).toBe(reason)
+  })
+
   it('warns on an offloaded file that its warm copies are funded 14 days or less, and says so louder once the funds ran out', async () => {
     // Mainnet's clock from its genesis: an epoch `days` from now.
     const genesis = 1598306400

@@ -22,13 +22,18 @@ export interface Deal {
   dealId: number
   endEpoch: number
   isRetrievable: boolean
-  /** PDP copies only: the route, data set, piece and last proof, its milestone and when its first proof is due. */
+  /**
+   * PDP copies only: the route, data set, piece and last proof, its milestone, when its first proof is due,
+   * and, once proved, the deadline of the first proof it missed and when it stops counting without another.
+   */
   route?: 'pdp'
   dataSetId?: number
   pieceId?: number
   lastProofEpoch?: number
   milestone?: PdpMilestone
   firstProofDueEpoch?: number
+  missedProofEpoch?: number
+  stopsCountingEpoch?: number
 }
 
 /** A deal a provider accepted and then failed; `deals` leaves it out. */

@@ -80,8 +80,17 @@ export function createDealChanges(sql: Sql, now: () => number): DealChanges {
     },
     async recordProof(id, proof) {
       await sql.run(
-        'UPDATE group_deals SET last_proof_epoch = COALESCE(?, last_proof_epoch), first_proof_due_epoch = ?, end_epoch = ?, updated_ms = ? WHERE id = ?',
-        [proof.lastProofEpoch ?? null, proof.firstProofDueEpoch ?? null, proof.endEpoch, now(), id],
+        `UPDATE group_deals SET last_proof_epoch = COALESCE(?, last_proof_epoch), first_proof_due_epoch = ?, missed_proof_epoch = ?,
+           stops_counting_epoch = ?, end_epoch = ?, updated_ms = ? WHERE id = ?`,
+        [
+          proof.lastProofEpoch ?? null,
+          proof.firstProofDueEpoch ?? null,
+          proof.missed?.missedProofEpoch ?? null,
+          proof.missed?.stopsCountingEpoch ?? null,
+          proof.endEpoch,
+          now(),
+          id,
+        ],
       )
     },
     async recordCheck(id, result, rule = { inARow: 1, window: 1, failedInWindow: 1 }) {

@@ -2,7 +2,7 @@ import type { RemoteSource } from '../content/index.ts'
 import { createRetrievalChecks } from './check.ts'
 import { groupCopies } from './copies.ts'
 import { offloadGroups } from './offload.ts'
-import { createRepairs } from './repair.ts'
+import { createRepairs, type RepairPhase } from './repair.ts'
 import type { RouteProgress, RouteStanding, StorageRoute } from './route.ts'
 import type { GroupDeal, RouteContext, TickReport } from './types.ts'
 
@@ -40,6 +40,8 @@ export interface DealProgress {
   deals: GroupDeal[]
   /** One per route, in the engine's order. */
   routes: RouteProgress[]
+  /** Where its repair stands, while one is under way (the group is then in `reload`). */
+  repair?: RepairPhase
 }
 
 /** The gateway's deal work: placing, following, checking, offloading and repairing groups' copies. */
@@ -162,7 +164,8 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
     }),
     async progress(groupId) {
       const all = await deals.ofGroup(groupId)
-      return { deals: all, routes: routes.map((route) => route.progress(groupId, all)) }
+      const repair = repairs.phase(groupId)
+      return { deals: all, routes: routes.map((route) => route.progress(groupId, all)), ...(repair ? { repair } : {}) }
     },
     standing: () => Object.assign({}, ...routes.map((route) => route.standing())),
     start(intervalMs) {

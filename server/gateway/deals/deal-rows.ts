@@ -30,6 +30,8 @@ export interface Row {
   retrieval_url: string | null
   last_proof_epoch: number | null
   first_proof_due_epoch: number | null
+  missed_proof_epoch: number | null
+  stops_counting_epoch: number | null
   signed_proposal: Uint8Array | null
   proposal_cid: string | null
   provider_answer: string | null
@@ -80,6 +82,8 @@ export const toDeal = (r: Row): GroupDeal => {
       retrievalUrl: r.retrieval_url,
       lastProofEpoch: r.last_proof_epoch,
       firstProofDueEpoch: r.first_proof_due_epoch,
+      missedProofEpoch: r.missed_proof_epoch,
+      stopsCountingEpoch: r.stops_counting_epoch,
     }) as Partial<GroupDeal>),
     createdMs: r.created_ms,
     updatedMs: r.updated_ms,

@@ -25,6 +25,9 @@ function shown(d: GroupDeal, state: Deal['state']): Deal {
     ...(route && d.lastProofEpoch !== undefined ? { lastProofEpoch: d.lastProofEpoch } : {}),
     ...(route ? { milestone: MILESTONE[state] } : {}),
     ...(route && state === 'published' && d.firstProofDueEpoch !== undefined ? { firstProofDueEpoch: d.firstProofDueEpoch } : {}),
+    ...(route && state === 'active' && d.missedProofEpoch !== undefined && d.stopsCountingEpoch !== undefined
+      ? { missedProofEpoch: d.missedProofEpoch, stopsCountingEpoch: d.stopsCountingEpoch }
+      : {}),
   }
 }
 

@@ -4,9 +4,19 @@ import type { GroupCopies } from './copies.ts'
 import type { StorageRoute } from './route.ts'
 import type { TickReport } from './types.ts'
 
+/**
+ * Where a group's repair stands, for its reason: its data being reloaded from
+ * a provider, held with its CAR while new copies are made (the routes say
+ * how they stand), or its local bytes being removed again, its copies back
+ * (`repaired`) or not in time (`given-up`, reloaded again after the retry wait).
+ */
+export type RepairPhase = { phase: 'reloading' } | { phase: 'held' } | { phase: 'releasing'; why: 'repaired' | 'given-up' }
+
 interface Repair {
   /** Set once the group is local with its CAR. */
   release?: () => Promise<void>
+  /** Set while its release runs. */
+  releasing?: 'repaired' | 'given-up'
   /** Chain head when the group became local. */
   heldSince?: number
   pending?: Promise<void>
@@ -21,6 +31,8 @@ export interface Repairs {
   finish(head: number, r: TickReport): Promise<void>
   /** Whether the group is held locally, with its CAR, for new deals. */
   holds(groupId: number): boolean
+  /** Where the group's repair stands; undefined when none is under way. */
+  phase(groupId: number): RepairPhase | undefined
   /** Waits for reloads under way and releases every held group (they resume on the next start). */
   stop(): Promise<void>
 }
@@ -45,7 +57,16 @@ export function createRepairs(o: {
   const repairs = new Map<number, Repair>()
 
   return {
-    holds: (groupId) => repairs.get(groupId)?.release !== undefined,
+    holds(groupId) {
+      const repair = repairs.get(groupId)
+      return repair?.release !== undefined && !repair.releasing
+    },
+    phase(groupId) {
+      const repair = repairs.get(groupId)
+      if (repair?.releasing) return { phase: 'releasing', why: repair.releasing }
+      if (repair?.release) return { phase: 'held' }
+      return repair?.pending ? { phase: 'reloading' } : undefined
+    },
     async start(head, r, routes) {
       for (const g of await content.groups()) {
         if (g.state !== 'offloaded') continue
@@ -78,14 +99,17 @@ export function createRepairs(o: {
         if (!repair.release || (await copies.transferPending(groupId))) continue
         const release = repair.release
         if (await copies.satisfied(groupId, head)) {
-          repairs.delete(groupId)
-          await release()
+          repair.releasing = 'repaired'
+          await release().finally(() => repairs.delete(groupId))
           r.repaired++
           logger.info({ groupId, retrievableCopies: await copies.retrievable(groupId, head) }, 'group repaired: back to offloaded')
         } else if (head - repair.heldSince! >= o.repairHoldEpochs) {
-          repair.release = undefined
+          repair.releasing = 'given-up'
           repair.failedAt = head
-          await release()
+          await release().finally(() => {
+            repair.release = undefined
+            repair.releasing = undefined
+          })
           r.repairsGivenUp++
           logger.warn(
             { groupId, copies: await copies.counts(groupId, head) },

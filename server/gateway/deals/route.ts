@@ -64,6 +64,11 @@ export interface RouteProgress {
   blocked?: RouteBlock
   /** Said after any deal reason (which deals are made now, and why). */
   note?: string
+  /**
+   * A copy on this route missed its proof, still counting for a while: the group needs attention whatever else
+   * its routes do (its reason says so, even once offloaded), in words.
+   */
+  missedProof?: string
 }
 
 /** What pays for each route's copies, by route; a route fills in its own. */

@@ -127,6 +127,11 @@ export const DEAL_STEPS: Step[] = [
   // And over a window: a copy's last checks that passed ('p') or were blamed on its provider ('f'), newest last, so
   // that a provider answering only some of the time stops counting too (check.ts). Older rows start with none.
   `ALTER TABLE group_deals ADD COLUMN recent_checks TEXT NOT NULL DEFAULT '';`,
+  // A proved PDP copy that misses its proofs, as the chain's proving schedule says: the deadline of the first period
+  // it missed in a row, and the epoch after which it stops counting. Kept so that the record shows the miss and a
+  // restart keeps its count; NULL while it proves, and on rows from before it was kept (read again at the next poll).
+  `ALTER TABLE group_deals ADD COLUMN missed_proof_epoch INTEGER;
+   ALTER TABLE group_deals ADD COLUMN stops_counting_epoch INTEGER;`,
 ]
 
 /** Creates or upgrades the deal engine's tables (in the gateway's store, beside the content store's). */

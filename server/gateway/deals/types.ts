@@ -57,8 +57,22 @@ export interface GroupDeal {
   lastProofEpoch?: number
   /** PDP, committed and not proved yet: the epoch the challenge window of its first proof opens. */
   firstProofDueEpoch?: number
+  /** PDP, proved and then missing its proofs: the deadline of the first period it missed, and when it stops counting. */
+  missedProofEpoch?: number
+  stopsCountingEpoch?: number
   createdMs: number
   updatedMs: number
+}
+
+/**
+ * A proved PDP copy that missed its proofs, as the chain's proving schedule
+ * says: the deadline of the first proving period it missed in a row (its
+ * proof was due by that epoch), and the epoch after which, still unproved,
+ * it stops counting.
+ */
+export interface MissedProof {
+  missedProofEpoch: number
+  stopsCountingEpoch: number
 }
 
 /** One deal as `npm run deals` shows it: the row, what was signed and answered, and its history. */
@@ -145,10 +159,13 @@ export interface DealStore {
   /** A PDP copy's piece in its data set on chain, and where the provider serves it. */
   recordPdpCopy(id: number, copy: { dataSetId: number; pieceId: number; addedEpoch: number; retrievalUrl: string }): Promise<void>
   /**
-   * A PDP copy's last accepted proof, the epoch its payments are funded until, and while it is not proved
-   * when its first proof is due (cleared when none is given).
+   * A PDP copy's last accepted proof, the epoch its payments are funded until, while it is not proved when its
+   * first proof is due, and while a proved copy misses its proofs since when (each cleared when not given).
    */
-  recordProof(id: number, proof: { lastProofEpoch?: number; endEpoch: number; firstProofDueEpoch?: number }): Promise<void>
+  recordProof(
+    id: number,
+    proof: { lastProofEpoch?: number; endEpoch: number; firstProofDueEpoch?: number; missed?: MissedProof },
+  ): Promise<void>
   /**
    * The result of a retrieval check, and when it was made: `passed`; `failed`, blamed on its provider (once
    * `rule` holds, by default at the first failure, it sets `checkFailedMs`: the copy stops counting); or `unsure`,

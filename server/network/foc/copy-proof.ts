@@ -2,7 +2,11 @@ import { maxUint256 } from 'viem'
 import { contractSnapshot, type FocContext } from './context.ts'
 import type { FocCopy, FocCopyProof } from './types.ts'
 
-/** How many of the latest proving periods a copy's proofs are looked up in. */
+/**
+ * How many of the latest proving periods a copy's proofs are looked up in:
+ * the current one and three closed ones, as many as the gateway's rule for a
+ * copy that stopped proving counts (deals/pdp/faults.ts).
+ */
 const RECENT_PERIODS = 4
 
 /**
@@ -49,9 +53,10 @@ export async function copyProof(
     ...periods.map((p): [typeof fwssView, string, unknown[]] => [fwssView, 'provenPeriods', [dataSetId, p]]),
   )) as [boolean | undefined, boolean | undefined, bigint | undefined, ...(boolean | undefined)[]]
   const proved = dataSetLive && proven.some(Boolean)
-  // Closed periods (all but the current one) without a proof, the latest first, in a row.
+  // Closed periods (all but the current one) without a proof, the latest first, in a row; none once the current
+  // period is proven: its provider proves again.
   let missedPeriods = 0
-  if (dataSetLive) {
+  if (dataSetLive && !proven[0]) {
     for (const wasProven of proven.slice(1)) {
       if (wasProven) break
       missedPeriods++
@@ -59,6 +64,8 @@ export async function copyProof(
   }
   const live = dataSetLive && pieceLive
   const terms = { period: Number(config[0]), window: Number(config[1]) }
+  // Period N of a data set whose proving started at A ends at its deadline A + (N + 1)·M (FWSS _calcPeriodDeadline).
+  const firstMissed = missedPeriods > 0 && currentPeriod !== undefined ? Number(currentPeriod) - missedPeriods : undefined
   return {
     dataSetLive,
     pieceLive: live,
@@ -66,6 +73,7 @@ export async function copyProof(
     firstProofDueEpoch:
       live && !proved ? firstProofDue({ head: Number(head), addedEpoch, activation: Number(activation), ...terms }) : null,
     missedPeriods,
+    firstMissedDeadline: firstMissed === undefined ? null : Number(activation) + (firstMissed + 1) * terms.period,
     lastProvenEpoch: Number(lastProven),
     nextChallengeEpoch: nextChallenge === 0n ? null : Number(nextChallenge),
     maxProvingPeriod: Number(config[0]),

@@ -89,8 +89,17 @@ export interface FocCopyProof {
   pieceLive: boolean
   /** Whether a proof covering the piece has passed (in one of the latest proving periods since it was added). */
   proved: boolean
-  /** The latest closed proving periods in a row with no proof (up to a few): a provider that stopped proving. */
+  /**
+   * The latest closed proving periods in a row with no proof (up to a few): a provider that stopped proving.
+   * None once the current period is proven: it proves again.
+   */
   missedPeriods: number
+  /**
+   * The deadline (the last epoch its proof was accepted in) of the first of
+   * those missed periods, from the data set's proving schedule; null when
+   * none is missed.
+   */
+  firstMissedDeadline: number | null
   /** The epoch of the last accepted proof (or the data set's creation, before any). */
   lastProvenEpoch: number
   /** When the next challenge window opens; null when none is scheduled. */

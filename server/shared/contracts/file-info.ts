@@ -34,6 +34,7 @@ export const GROUP_REASON_CODES = [
   'SEALING',
   'CHECKING_CAR',
   'RELOADING',
+  'RELEASING',
   'NO_DEAL_SERVICE',
   'DEALS_UNDER_WAY',
   'WAITING_FOR_FUNDS',
@@ -43,6 +44,7 @@ export const GROUP_REASON_CODES = [
   'LOOKING_FOR_PROVIDERS',
   'CONTRACT_REFUSED',
   'CHAIN_UNREACHABLE',
+  'PROOF_MISSED',
 ] as const
 
 export const FileInfoDealSchema = z.object({
@@ -79,6 +81,22 @@ export const FileInfoDealSchema = z.object({
     .describe(
       "Optional, additive (committed PDP copies): the epoch the challenge window of its first proof opens, from its data set's proving schedule on chain (a piece is first challenged in the proving period after the one it was added in: up to a day on mainnet, two hours on calibration); absent before the chain has been read and once proved",
     ),
+  missedProofEpoch: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe(
+      "Optional, additive (proved PDP copies): the deadline of the first proving period its provider missed in a row (the warm storage service's proven periods on chain), present from the first miss until a proof comes in time; the copy still counts until `stopsCountingEpoch`",
+    ),
+  stopsCountingEpoch: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe(
+      'Optional, additive, with `missedProofEpoch`: the epoch after which the copy stops counting (and another is made) unless its provider proves again: the end of the second proving period after the first one missed',
+    ),
 })
 
 export const FileInfoFailedDealSchema = z.object({
@@ -114,7 +132,7 @@ export const FileInfoGroupSchema = z.object({
     .string()
     .optional()
     .describe(
-      'Optional, additive: why the group is not further along yet, in plain words (e.g. "waiting for more data: 4 MiB of 64 MiB…", "2 providers are fetching the data"); absent once offloaded. Other gateways may not send it.',
+      'Optional, additive: why the group is not further along yet, in plain words (e.g. "waiting for more data: 4 MiB of 64 MiB…", "2 providers are fetching the data"); absent once offloaded, unless a copy missed its proof (PROOF_MISSED). Other gateways may not send it.',
     ),
   reasonCode: z
     .enum(GROUP_REASON_CODES)

@@ -21,6 +21,7 @@ export const ATTENTION_REASON_CODES = [
   'NO_PROVIDER',
   'CONTRACT_REFUSED',
   'CHAIN_UNREACHABLE',
+  'PROOF_MISSED',
 ] as const satisfies readonly (typeof GROUP_REASON_CODES)[number][]
 
 export const isAttentionCode = (code: string): code is AttentionReasonCode => (ATTENTION_REASON_CODES as readonly string[]).includes(code)

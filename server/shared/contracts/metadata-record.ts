@@ -46,6 +46,22 @@ export const MetadataDealSchema = z.object({
     .optional()
     .describe("Committed PDP copies: the epoch the challenge window of its first proof opens, from its data set's proving schedule"),
   firstProofDueTimestamp: z.number().int().optional().describe('firstProofDueEpoch as Unix seconds for the configured network'),
+  missedProofEpoch: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      'Proved PDP copies that missed a proof, when the gateway says (ours does): the deadline of the first proving period missed in a row; absent once it proves again',
+    ),
+  missedProofTimestamp: z.number().int().optional().describe('missedProofEpoch as Unix seconds for the configured network'),
+  stopsCountingEpoch: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      'With missedProofEpoch: the epoch after which the copy stops counting (and another is made) unless its provider proves again',
+    ),
+  stopsCountingTimestamp: z.number().int().optional().describe('stopsCountingEpoch as Unix seconds for the configured network'),
 })
 
 export const MetadataFailedDealSchema = z.object({

@@ -115,6 +115,25 @@ describeEachStore('gateway deal store', ({ open }) => {
       ])
       expect(await store.get(copy.id)).not.toHaveProperty('firstProofDueEpoch')
     })
+
+    it("keeps a proved copy's missed proof across a reopened store, shows it, and clears it once a proof comes in time", async () => {
+      // A store from before missed proofs were kept: its copies read as proving until the chain is read again.
+      await migrateSql(sql, 'gateway.deals', DEAL_STEPS.slice(0, -1))
+      await sql.run(
+        `INSERT INTO group_deals (group_id, route, provider, piece_cid, state, data_set_id, piece_id, start_epoch, end_epoch, created_ms, updated_ms)
+           VALUES (1, 'pdp', 'pdp:3', 'bafkzcib', 'active', 12, 0, 50, 90000, 0, 0)`,
+      )
+      const store = await createDealStore(sql)
+      const [copy] = await store.ofGroup(1)
+      expect(copy).not.toHaveProperty('missedProofEpoch')
+      await store.recordProof(copy.id, { endEpoch: 90_000, missed: { missedProofEpoch: 1_480, stopsCountingEpoch: 1_960 } })
+      const reopened = await createDealStore(sql)
+      expect(await reopened.get(copy.id)).toMatchObject({ missedProofEpoch: 1_480, stopsCountingEpoch: 1_960 })
+      expect((await reopened.view(1)).deals[0]).toMatchObject({ milestone: 'proved', missedProofEpoch: 1_480, stopsCountingEpoch: 1_960 })
+      await reopened.recordProof(copy.id, { lastProofEpoch: 1_700, endEpoch: 90_000 })
+      expect(await reopened.get(copy.id)).not.toHaveProperty('missedProofEpoch')
+      expect((await reopened.view(1)).deals[0]).not.toHaveProperty('stopsCountingEpoch')
+    })
   })
 
   describe('deal transitions', () => {
@@ -320,8 +339,8 @@ describeEachStore('gateway deal store', ({ open }) => {
     })
 
     it('keeps, across the upgrade, the verdict on a copy that had stopped counting on one failed check', async () => {
-      // The store before failed checks were counted (the step before it, and the window's after it).
-      const before = DEAL_STEPS.length - 2
+      // The store before failed checks were counted (the step before it).
+      const before = DEAL_STEPS.findIndex((step) => typeof step === 'string' && step.includes('ADD COLUMN failed_checks'))
       await migrateSql(sql, 'gateway.deals', DEAL_STEPS.slice(0, before))
       const row = (retrievable: number, checked: string) =>
         sql.run(

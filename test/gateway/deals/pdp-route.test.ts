@@ -2,6 +2,9 @@ import { randomBytes } from 'node:crypto'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startDealStack, type DealStack } from './harness.ts'
 import { recordingFetches } from '../../helpers/recording-fetch.ts'
+import { toMetadataFile } from '../../../server/bridge/convert.ts'
+import { GatewayFileSchema } from '../../../server/bridge/gateway-record.ts'
+import { FocFundsError } from '../../../server/network/foc/client.ts'
 
 /**
  * The PDP route of the deal engine, end to end: the gateway's groups go
@@ -151,6 +154,61 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
     ).toBe(true)
   }, 300_000)
 
+  it('says what a group reloaded for repair waits for: the funds for its new PDP copy, not the reload', async () => {
+    // Once the first copies are made, the account cannot pay for more: the wallet holds too little to deposit.
+    let short = false
+    stack = await startDealStack({
+      seed: 'pdp repair funds',
+      copies: 0,
+      withoutService: true,
+      retrievalCheckMs: 600_000,
+      foc: {
+        copies: 2,
+        endorsed: 3,
+        client: (c) => ({
+          ...c,
+          funding: (bytes, request) =>
+            short
+              ? Promise.resolve({ ready: false, depositNeeded: 10n ** 17n, needsApproval: false, ratePerEpoch: 0n })
+              : c.funding(bytes, request),
+          fund: (amount) => (short ? Promise.reject(new FocFundsError('the wallet holds 0 USDFC')) : c.fund(amount)),
+        }),
+      },
+    })
+    const s = stack
+    expect((await s.put('/w.bin', bytes(100_000, 11))).status).toBe(201)
+    await s.seal()
+    const [lost] = await twoProved(s, '/w.bin')
+    expect(
+      await s.runUntil(async () => (await groupOf(s, '/w.bin')).state === 'offloaded', { max: 400, pauseMs: 20, epochsPerTick: 10 }),
+    ).toBe(true)
+    short = true
+    await simulatedProvider(s, lost.provider).setFault('lose')
+    let waiting: any
+    expect(
+      await s.runUntil(
+        async () => {
+          const g = await groupOf(s, '/w.bin')
+          if (g.state === 'reload' && g.reasonCode === 'WAITING_FOR_FUNDS') waiting = g
+          return waiting !== undefined
+        },
+        { max: 900, pauseMs: 100, epochsPerTick: 10 },
+      ),
+    ).toBe(true)
+    expect(waiting.reason).toMatch(/^reloaded to make new copies: no funds: deposit USDFC: the wallet holds 0 USDFC; meanwhile: /)
+    // Funds again: the new copy is made and the group goes back to offloaded.
+    short = false
+    expect(
+      await s.runUntil(
+        async () => {
+          const g = await groupOf(s, '/w.bin')
+          return g.state === 'offloaded' && active(g).filter((d: any) => d.isRetrievable && d.provider !== lost.provider).length === 2
+        },
+        { max: 900, pauseMs: 100, epochsPerTick: 10 },
+      ),
+    ).toBe(true)
+  }, 300_000)
+
   it('stores on the Onchain Cloud only with DEAL_COPIES=0, with no deal service: offloaded on its two proved PDP copies, and read back', async () => {
     stack = await startDealStack({ seed: 'pdp only', copies: 0, withoutService: true, foc: { copies: 2 } })
     const s = stack
@@ -169,6 +227,58 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
     const back = await s.get('/p.bin')
     expect(Buffer.from(await back.arrayBuffer()).equals(Buffer.from(data))).toBe(true)
   }, 240_000)
+
+  it('tells a provider that stops proving on the record, for the Files list and in the tab within one proving period of its first missed deadline', async () => {
+    stack = await startDealStack({ seed: 'pdp faults', copies: 0, withoutService: true, foc: { copies: 2 } })
+    const s = stack
+    expect((await s.put('/m.bin', bytes(120_000, 9))).status).toBe(201)
+    await s.seal()
+    await twoProved(s, '/m.bin')
+    expect(
+      await s.runUntil(async () => (await groupOf(s, '/m.bin')).state === 'offloaded', { max: 400, pauseMs: 20, epochsPerTick: 10 }),
+    ).toBe(true)
+    const [failing] = active(await groupOf(s, '/m.bin'))
+    await simulatedProvider(s, failing.provider).setFault('stop-proving')
+    // The simulated chain runs on the wall clock (a 240-epoch proving period in 12 s); the engine polls each copy every 6 epochs.
+    let seen: { group: any; head: number } | undefined
+    const told = await s.runUntil(
+      async () => {
+        const group = await groupOf(s, '/m.bin')
+        if (!pdpCopies(group).some((d: any) => d.provider === failing.provider && d.missedProofEpoch !== undefined)) return false
+        seen = { group, head: Number((await s.focClient!.account()).epoch) }
+        return true
+      },
+      { max: 900, pauseMs: 100, epochsPerTick: 10 },
+    )
+    expect(told).toBe(true)
+    const period = 240
+    const copy = pdpCopies(seen!.group).find((d: any) => d.provider === failing.provider)
+    // The first period missed is the one after its last proof's, told before the next one ends; it still counts meanwhile.
+    expect(copy.missedProofEpoch - copy.lastProofEpoch).toBeGreaterThanOrEqual(period)
+    expect(copy.missedProofEpoch - copy.lastProofEpoch).toBeLessThan(2 * period)
+    expect(seen!.head - copy.missedProofEpoch).toBeLessThanOrEqual(period)
+    expect(copy).toMatchObject({ state: 'active', stopsCountingEpoch: copy.missedProofEpoch + 2 * period })
+    // The offloaded group says so, as needing attention, and so does the Files list.
+    expect(seen!.group).toMatchObject({ state: 'offloaded', reasonCode: 'PROOF_MISSED' })
+    // (When, from the route's head: here the gateway's clock is the deal market's, moved by the test, not the FOC chain's.)
+    expect(seen!.group.reason).toMatch(new RegExp(`^the PDP copy on ${failing.provider} missed its proof; it stops counting `))
+    const listing = await fetch(`${s.gatewayServer.url}/folder-states`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: JSON.stringify({ folderPath: '/' }),
+    })
+    const entry = (await listing.json()).result.folder.entries.find((e: any) => e.name === 'm.bin')
+    expect(entry.attention).toMatchObject({ code: 'PROOF_MISSED' })
+    // The tab's record, as the bridge makes it: the miss and the end of its grace dated on the chain's clock.
+    const clock = { name: 'devnet' as const, genesis: s.foc!.genesisTimestamp, epochSeconds: 0.05 }
+    const file = toMetadataFile(GatewayFileSchema.parse((await s.fileInfo('/m.bin')).result.file), '/m.bin', clock)
+    const shown = file.details.groups[0].deals!.find((d) => d.provider === failing.provider)!
+    expect(shown).toMatchObject({
+      missedProofEpoch: copy.missedProofEpoch,
+      missedProofTimestamp: Math.floor(s.foc!.genesisTimestamp + copy.missedProofEpoch * 0.05),
+      stopsCountingTimestamp: Math.floor(s.foc!.genesisTimestamp + copy.stopsCountingEpoch * 0.05),
+    })
+  }, 300_000)
 
   it('closes a group at the largest CAR one upload takes, and that full group gets its two PDP copies and a deal and is offloaded', async () => {
     // The SDK's limit (1 065 353 216 bytes, a 1 GiB group's CAR) made small, as a 1 GiB group would be too slow

@@ -69,16 +69,22 @@ describe('repair of offloaded groups', () => {
     s.clock.now += 120_000
 
     const groupStates = new Set<string>()
+    const reloadReasons = new Set<string>()
     const newcomers = (d: any) =>
       d.groups[0].deals.filter((x: ShownDeal) => x.isRetrievable && !before.deals.some((b: ShownDeal) => b.provider === x.provider))
     const repaired = await s.runUntil(async () => {
       const d = await details(s, '/lost.bin')
       groupStates.add(d.groups[0].state)
+      if (d.groups[0].state === 'reload') reloadReasons.add(`${d.groups[0].reasonCode}: ${d.groups[0].reason}`)
       return d.groups[0].state === 'offloaded' && newcomers(d).length >= 1
     })
     expect(repaired).toBe(true)
     // It came back to disk to be sent (reload), then left again.
     expect(groupStates).toContain('reload')
+    // Meanwhile its reason said how its new copy stood, not the reload it was past.
+    expect([...reloadReasons].some((r) => /^DEALS_UNDER_WAY: reloaded to make new copies: .*(fetching the data|to seal)/.test(r))).toBe(
+      true,
+    )
     expect(groupFiles(s)).toEqual([])
 
     const d = await details(s, '/lost.bin')

@@ -131,7 +131,9 @@ describe("the gateway's Onchain Cloud client (the unchanged Synapse SDK) against
         UNTIL_MS,
       )
       expect(missed.dataSetLive).toBe(true)
-      expect((await client.copyProof(healthy)).missedPeriods).toBe(0)
+      // The first missed period follows the one of the last proof: its deadline is a proving period or more after that proof.
+      expect(missed.firstMissedDeadline! - missed.maxProvingPeriod).toBeGreaterThanOrEqual(missed.lastProvenEpoch)
+      expect(await client.copyProof(healthy)).toMatchObject({ missedPeriods: 0, firstMissedDeadline: null })
     } finally {
       await providerOf(failing.providerId).provider.setFault(null)
     }

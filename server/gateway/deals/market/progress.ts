@@ -23,7 +23,9 @@ export interface MarketFacts {
 /**
  * Where a group's deals stand, in words: copies stored, providers fetching
  * the data, deals waiting to be sealed and by when at the latest; or what
- * stops new ones (funds, the deal service, no provider).
+ * stops new ones (funds, the deal service, no provider). With none of its
+ * deals moving, a block holds the group back (as on the PDP route): its
+ * reason names it, the copies stored said after it.
  */
 export function marketProgress(deals: readonly GroupDeal[], f: MarketFacts): RouteProgress {
   const count = (...states: string[]) => deals.filter((d) => states.includes(d.state)).length
@@ -41,8 +43,10 @@ export function marketProgress(deals: readonly GroupDeal[], f: MarketFacts): Rou
     const who = published.length === 1 ? 'the provider' : `${published.length} providers`
     steps.push(`waiting for ${who} to seal: at the latest by the deal's start${startsIn}`)
   }
+  const blocked = f.fundsError ?? f.serviceError ?? f.priceError ?? f.noProviders
   return {
-    underWay: steps.length > 0,
+    // Stored copies alone do not move: while more are blocked, the block is what the group waits for (a repair's too).
+    underWay: fetching > 0 || published.length > 0 || (stored > 0 && !blocked),
     steps,
     ...(f.fundsError
       ? { blocked: { code: 'WAITING_FOR_FUNDS', words: `waiting for funds: ${f.fundsError}` } }

@@ -35,7 +35,8 @@ export interface PdpFacts {
  * upload is), or its turn to upload. With none of its copies moving, such a
  * group is held back, not under way, and its reason says what it waits for.
  * The group is offloaded once its copies are proved, so a committed copy's
- * step says the offload waits for it.
+ * step says the offload waits for it. A proved copy that missed its proof is
+ * told apart (`missedProof`): the group needs attention, even once offloaded.
  */
 export function pdpProgress(deals: readonly GroupDeal[], f: PdpFacts): RouteProgress {
   const count = (state: string) => deals.filter((d) => d.state === state).length
@@ -63,9 +64,11 @@ export function pdpProgress(deals: readonly GroupDeal[], f: PdpFacts): RouteProg
   const underWay = moving || (steps.length > 0 && !problem)
   // What stops more copies is told with the other steps, whichever route's they are.
   if (problem) steps.push(problem)
+  const missedProof = missedProofWords(deals, f)
   return {
     underWay,
     steps,
+    ...(missedProof ? { missedProof } : {}),
     ...(!problem
       ? {}
       : problem === f.chainProblem?.words
@@ -88,4 +91,20 @@ function committedStep(committed: readonly GroupDeal[], offloadWaits: boolean, f
   const copies = `${counted(committed.length, 'PDP copy', 'PDP copies')} committed on chain`
   const its = committed.length === 1 ? 'its' : 'their'
   return offloadWaits ? `${copies}; the offload waits for ${its} first proof${when}` : `${copies}, ${its} first proof${when || ' to come'}`
+}
+
+/**
+ * "the PDP copy on pdp:2 missed its proof; it stops counting in about 20 hours unless its provider proves again
+ * (another copy is made then)": each proved copy that missed its proof, when it stops counting from the chain's
+ * head (its epoch until the chain has been read).
+ */
+function missedProofWords(deals: readonly GroupDeal[], f: PdpFacts): string | undefined {
+  const missing = deals.filter((d) => d.state === 'active' && d.stopsCountingEpoch !== undefined)
+  if (missing.length === 0) return undefined
+  return missing
+    .map((d) => {
+      const when = f.head === undefined ? `after epoch ${d.stopsCountingEpoch}` : inWallTime(d.stopsCountingEpoch! - f.head, f.epochSeconds)
+      return `the PDP copy on ${d.provider} missed its proof; it stops counting ${when} unless its provider proves again (another copy is made then)`
+    })
+    .join('; ')
 }

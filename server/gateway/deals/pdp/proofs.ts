@@ -1,12 +1,11 @@
 import type { FocClient, FocCopyProof } from '../../../network/foc/client.ts'
 import { createPacer, inChainTime } from '../pacer.ts'
 import type { DealStore, GroupDeal, RouteContext, TickReport } from '../types.ts'
+import { provingVerdict, type ProvingVerdict } from './faults.ts'
 import type { PdpFunds } from './funding.ts'
 import type { Removals } from './removals.ts'
 import type { PdpRouteOptions } from './types.ts'
 
-/** Closed proving periods in a row without a proof after which a copy no longer counts: the provider stopped proving. */
-const MISSED_PERIODS_LIMIT = 2
 /** Proving periods a piece may wait on chain for its first proof before the copy counts as failed. */
 const FIRST_PROOF_PERIODS = 3
 
@@ -38,8 +37,6 @@ export function createProofFollower(o: ProofFollowerOptions): ProofFollower {
   const { deals, logger, client } = o
   // Chain time, like the engine's other waits: a sped-up simulated network asks as often per epoch as a real one.
   const polls = createPacer<number | 'account'>({ now: o.now, everyMs: inChainTime(o.pollMs, o.epochSeconds) })
-  /** Copies seen with proofs missing, and the epoch they were first seen so. */
-  const missingSince = new Map<number, number>()
   /** The chain's head as last read, and when (gateway time). */
   let lastHead: { epoch: number; atMs: number } | undefined
 
@@ -54,7 +51,13 @@ export function createProofFollower(o: ProofFollowerOptions): ProofFollower {
       return
     }
     const firstProofDueEpoch = d.state === 'published' && !proof.proved ? (proof.firstProofDueEpoch ?? undefined) : undefined
-    await deals.recordProof(d.id, { lastProofEpoch: proof.proved ? proof.lastProvenEpoch : undefined, endEpoch, firstProofDueEpoch })
+    const verdict = d.state === 'active' ? provingVerdict(proof, head) : undefined
+    await deals.recordProof(d.id, {
+      lastProofEpoch: proof.proved ? proof.lastProvenEpoch : undefined,
+      endEpoch,
+      firstProofDueEpoch,
+      ...(verdict && verdict.kind !== 'proving' ? { missed: verdict.missed } : {}),
+    })
     if (d.state === 'published') {
       if (proof.proved) {
         if (await deals.markActive(d.id)) r.activated++
@@ -62,24 +65,29 @@ export function createProofFollower(o: ProofFollowerOptions): ProofFollower {
         await o.fail(d, { code: 'NEVER_PROVED', detail: `no proof in ${FIRST_PROOF_PERIODS} proving periods since the piece was added` }, r)
         await o.removals.remove(d)
       }
-    } else await followProving(d, proof, head)
+    } else if (verdict) await followProving(d, verdict)
   }
 
   /**
-   * A proved copy's later proofs: one seen missing gets one more proving period
-   * to prove again (this gateway, or the provider, may just be back from a
-   * stop) before it stops counting and its piece is removed.
+   * A proved copy's later proofs: a missed one is told at once and recorded on
+   * the copy (the record and the tab show it); the copy keeps counting while
+   * its provider may prove again (provingVerdict's grace), then stops counting
+   * and its piece is removed; a proof in time clears the miss.
    */
-  async function followProving(d: GroupDeal, proof: FocCopyProof, head: number): Promise<void> {
-    const fields = { groupId: d.groupId, provider: d.provider, missedPeriods: proof.missedPeriods }
-    if (proof.missedPeriods < MISSED_PERIODS_LIMIT) missingSince.delete(d.id)
-    else if (!missingSince.has(d.id)) {
-      missingSince.set(d.id, head)
-      logger.warn(fields, 'PDP provider missed its proofs; the copy stops counting if it misses the next period too')
-    } else if (head - missingSince.get(d.id)! >= proof.maxProvingPeriod) {
-      missingSince.delete(d.id)
-      await deals.markEnded(d.id, { code: 'MISSED_PROOFS', detail: `${proof.missedPeriods} proving periods in a row without a proof` })
-      logger.warn(fields, 'PDP provider stopped proving; another copy will be made')
+  async function followProving(d: GroupDeal, verdict: ProvingVerdict): Promise<void> {
+    const fields = { groupId: d.groupId, provider: d.provider }
+    if (verdict.kind === 'proving') {
+      if (d.missedProofEpoch !== undefined) logger.info(fields, 'PDP provider proves again: its copy counts as before')
+    } else if (verdict.kind === 'missing') {
+      // Said once per miss: the row keeps it across passes and restarts.
+      if (d.missedProofEpoch !== verdict.missed.missedProofEpoch)
+        logger.warn(
+          { ...fields, ...verdict.missed },
+          `PDP provider missed its proof due by epoch ${verdict.missed.missedProofEpoch}; the copy stops counting after epoch ${verdict.missed.stopsCountingEpoch} unless it proves again`,
+        )
+    } else {
+      await deals.markEnded(d.id, { code: 'MISSED_PROOFS', detail: `${verdict.periods} proving periods in a row without a proof` })
+      logger.warn({ ...fields, ...verdict.missed }, 'PDP provider stopped proving; another copy will be made')
       await o.removals.remove(d)
     }
   }
@@ -89,7 +97,6 @@ export function createProofFollower(o: ProofFollowerOptions): ProofFollower {
       const copies = (await copiesOnChain(deals)).filter((d) => d.pieceId !== undefined)
       const ids = new Set(copies.map((d) => d.id))
       polls.keepOnly(new Set([...ids, 'account' as const]))
-      for (const id of missingSince.keys()) if (!ids.has(id)) missingSince.delete(id)
       const due = copies.filter((d) => polls.due(d.id))
       if (due.length === 0 && !polls.due('account')) return
       const account = await client.account()

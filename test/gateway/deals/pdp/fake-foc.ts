@@ -182,12 +182,13 @@ export class FakeFoc implements FocClient {
     const proofs = piece?.proofs ?? []
     const last = proofs.at(-1)
     const proved = last !== undefined && last >= copy.addedEpoch
-    const periodsSince = Math.floor((this.epoch - (last ?? copy.addedEpoch)) / this.maxProvingPeriod)
+    const missed = piece ? this.missed(piece) : { periods: 0, firstDeadline: null }
     return {
       dataSetLive: piece !== undefined,
       pieceLive: piece?.state === 'live',
       proved,
-      missedPeriods: last === undefined ? 0 : Math.min(4, periodsSince),
+      missedPeriods: missed.periods,
+      firstMissedDeadline: missed.firstDeadline,
       lastProvenEpoch: last ?? copy.addedEpoch,
       nextChallengeEpoch: piece ? (last ?? copy.addedEpoch) + this.maxProvingPeriod - this.challengeWindow : null,
       firstProofDueEpoch: piece?.state === 'live' && !proved ? this.firstWindow(piece) : null,
@@ -289,6 +290,25 @@ export class FakeFoc implements FocClient {
     let deadline = start + (addedIn + 2) * this.maxProvingPeriod
     while (deadline < this.epoch) deadline += this.maxProvingPeriod
     return deadline - this.challengeWindow
+  }
+
+  /**
+   * The closed proving periods in a row the piece was not proved in, as the client reads FWSS's proven
+   * periods: from the latest one back (none once the current one is proven), among those it was challenged in (from the period after the one it was
+   * added in), at most three (the client looks at the current period and three closed ones); and the deadline
+   * of the first of them. Period N of a data set proving since A is (A + N·M, A + (N+1)·M], its deadline the last epoch.
+   */
+  private missed(p: Piece): { periods: number; firstDeadline: number | null } {
+    const start = this.provingSince.get(p.dataSetId)!
+    const periodOf = (epoch: number) => Math.floor((epoch - start - 1) / this.maxProvingPeriod)
+    const proven = new Set(p.proofs.map(periodOf))
+    const firstChallenged = p.addedEpoch <= start ? 0 : periodOf(p.addedEpoch) + 1
+    let periods = 0
+    // None once the current period is proven: the provider proves again.
+    if (!proven.has(periodOf(this.epoch)))
+      for (let n = periodOf(this.epoch) - 1; n >= firstChallenged && periods < 3 && !proven.has(n); n--) periods++
+    const first = periodOf(this.epoch) - periods
+    return { periods, firstDeadline: periods === 0 ? null : start + (first + 1) * this.maxProvingPeriod }
   }
 
   private copyOf(p: Piece): FocCopy {

@@ -332,22 +332,64 @@ describe('the PDP route over a fake Onchain Cloud', () => {
       expect(h.foc.removals).toEqual([{ dataSetId: BigInt(never.dataSetId!), pieceId: 0n }])
     })
 
-    it('ends a copy whose provider stopped proving after one more period of grace, ends its data set as the payer, and makes another', async () => {
+    it('tells a missed proof at the first pass after its deadline, on the copy and for its group, and clears it when a proof comes in time', async () => {
       await provedOnBoth()
-      // pdp:1 stops proving; pdp:2 goes on.
-      for (let period = 0; period < 2; period++) {
-        h.advance(240)
-        h.foc.prove(2)
-        await h.pass()
-      }
-      expect(warnings(/missed its proofs/)).toHaveLength(1)
+      // Proving since 1 000 in periods of 240 epochs: period 1 ends at 1 480. pdp:1 proves it at its last epoch, pdp:2 not.
+      h.advance(240)
+      h.foc.prove(1)
+      await h.pass()
+      expect((await h.deals.view(1)).deals.map((d) => d.missedProofEpoch)).toEqual([undefined, undefined])
+      // The next poll, 6 epochs on: pdp:2's proof for period 1 did not come.
+      h.advance(6)
+      await h.pass()
+      expect((await h.deals.view(1)).deals.map((d) => [d.provider, d.missedProofEpoch, d.stopsCountingEpoch])).toEqual([
+        ['pdp:1', undefined, undefined],
+        ['pdp:2', 1_480, 1_960],
+      ])
+      const progress = h.route.progress(1, await h.rows(1))
+      expect(progress.missedProof).toBe(
+        'the PDP copy on pdp:2 missed its proof; it stops counting in about 4 hours unless its provider proves again (another copy is made then)',
+      )
+      // Still counted meanwhile: no upload, nothing ended.
+      expect(progress.steps).toEqual(['2 of 2 PDP copies proved'])
+      expect(warnings(/missed its proof due by epoch 1480; the copy stops counting after epoch 1960/)).toHaveLength(1)
+      // Said once: the next pass finds it recorded.
+      h.advance(6)
+      await h.pass()
+      expect(warnings(/missed its proof/)).toHaveLength(1)
+      // pdp:2 proves in period 2: the miss is over.
+      h.advance(100)
+      h.foc.prove(1)
+      h.foc.prove(2)
+      await h.pass()
+      expect((await h.deals.view(1)).deals.map((d) => d.missedProofEpoch)).toEqual([undefined, undefined])
+      expect(h.route.progress(1, await h.rows(1)).missedProof).toBeUndefined()
+      expect(h.logs.filter((l) => /^PDP provider proves again/.test(l.msg))).toHaveLength(1)
       expect(await states()).toEqual([
         ['pdp:1', 'active'],
         ['pdp:2', 'active'],
       ])
-      h.advance(240)
-      h.foc.prove(2)
-      await h.pass()
+    })
+
+    it('ends a copy whose provider missed three proving periods in a row, ends its data set as the payer, and makes another', async () => {
+      await provedOnBoth()
+      // pdp:1 stops proving after period 0 (its proof at 1 240); pdp:2 goes on. Period 1 ends at 1 480, 2 at 1 720, 3 at 1 960.
+      const period = async () => {
+        h.advance(240)
+        h.foc.prove(2)
+        await h.pass()
+      }
+      await period()
+      await period()
+      // Missed since period 1: counted until period 3's deadline has passed without a proof.
+      expect((await h.rows(1))[0]).toMatchObject({ state: 'active', missedProofEpoch: 1_480, stopsCountingEpoch: 1_960 })
+      await period()
+      expect(await states()).toEqual([
+        ['pdp:1', 'active'],
+        ['pdp:2', 'active'],
+      ])
+      expect(warnings(/missed its proof/)).toHaveLength(1)
+      await period()
       await h.settled()
       const [ended] = await h.rows(1)
       expect(ended).toMatchObject({
@@ -415,8 +457,11 @@ describe('the PDP route over a fake Onchain Cloud', () => {
       expect(never.failure?.code).toBe('NEVER_PROVED')
       expect(h.foc.removals).toEqual([])
       expect(h.foc.terminations).toEqual([BigInt(never.dataSetId!)])
-      // Nothing is tried again: the data set's payments are ended.
-      h.advance(3000)
+      // Nothing is tried again: the data set's payments are ended (pdp:2 goes on proving meanwhile).
+      for (let period = 0; period < 12; period++) {
+        h.advance(240)
+        h.foc.prove(2)
+      }
       await h.pass()
       expect(h.foc.terminations).toHaveLength(1)
       expect(warnings(/removing a PDP copy that no longer counts failed/)).toHaveLength(0)

@@ -150,4 +150,31 @@ describe('PDP copies after a restart', () => {
     expect(h.foc.removals).toEqual([{ dataSetId: h.foc.dataSets.get(1), pieceId: 1n }])
     expect(await chainAgainstRows()).toEqual({ 'pdp:1': [1, 1], 'pdp:2': [1, 1], 'pdp:3': [0, 0] })
   })
+  it('keeps a missed proof across a restart: shown at once after it, and the copy stops counting at the same epoch, not a period later', async () => {
+    h = await pdpHarness()
+    h.group()
+    await h.pass()
+    await h.settled()
+    // Proved in period 0 of the data sets proving since 1 000 (periods of 240 epochs: 1 ends at 1 480, 2 at 1 720…).
+    h.advance(240)
+    h.foc.prove(1)
+    h.foc.prove(2)
+    await h.pass()
+    // pdp:1 stops proving; pdp:2 goes on.
+    const period = async (on: PdpHarness) => {
+      on.advance(240)
+      on.foc.prove(2)
+      await on.pass()
+    }
+    for (let i = 0; i < 3; i++) await period(h)
+    // 1 960: periods 1 and 2 missed; counted until period 3 ends without a proof.
+    expect((await h.rows(1))[0]).toMatchObject({ state: 'active', missedProofEpoch: 1_480, stopsCountingEpoch: 1_960 })
+    const again = await h.reopen()
+    expect((await again.deals.view(1)).deals[0]).toMatchObject({ provider: 'pdp:1', missedProofEpoch: 1_480, stopsCountingEpoch: 1_960 })
+    await period(again)
+    expect((await again.rows(1))[0]).toMatchObject({
+      state: 'ended',
+      failure: { code: 'MISSED_PROOFS', detail: '3 proving periods in a row without a proof' },
+    })
+  })
 })
