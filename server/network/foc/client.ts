@@ -1,8 +1,10 @@
 import type { Chain } from '@filoz/synapse-core/chains'
 import { Synapse } from '@filoz/synapse-sdk'
 import { http, type Address, type Hash, type LocalAccount } from 'viem'
+import type { ChainClock } from '../../shared/epochs.ts'
 import { account } from './account.ts'
 import { addedCopy } from './added-copy.ts'
+import { readChainClock, viemBlocks } from './chain-clock.ts'
 import type { FocContext } from './context.ts'
 import { copyProof } from './copy-proof.ts'
 import { dataSets } from './data-sets.ts'
@@ -52,6 +54,13 @@ export interface FocClient {
   /** The payer: the wallet key's FEVM account. */
   readonly address: Address
   readonly chain: Chain
+  /**
+   * The FEVM chain's own clock (chain-clock.ts): when its epochs happen, from its blocks, which need not
+   * be the deal market's chain's. Read once, then kept: a chain's genesis and block time do not change.
+   */
+  chainClock(): Promise<ChainClock>
+  /** The chain's head epoch now (eth_blockNumber, never cached). */
+  chainHead(): Promise<number>
   /** Whether the account can pay for `dataSize` more bytes in the copies `request` describes, by GA's charges, and what to deposit. */
   funding(dataSize: number, request?: FocFundingRequest): Promise<FocFunding>
   /** Deposits `amount` USDFC into Filecoin Pay and approves the warm storage service when needed (no permit). */
@@ -122,9 +131,18 @@ export function createFocClient(options: FocClientOptions): FocClient {
   const context: FocContext = { synapse, client: synapse.client, chain: options.chain, payer: options.account.address, source }
   const verb = <A extends unknown[], R>(work: (c: FocContext, ...args: A) => Promise<R>) =>
     guarded((...args: A) => work(context, ...args), rpcUrl)
+  const readClock = verb((c) => readChainClock(viemBlocks(c.client)))
+  let clock: Promise<ChainClock> | undefined
   return {
     address: options.account.address,
     chain: options.chain,
+    // A read that failed is not kept: the next call asks again.
+    chainClock: () =>
+      (clock ??= readClock().catch((err) => {
+        clock = undefined
+        throw err
+      })),
+    chainHead: verb(async (c) => Number(await c.client.getBlockNumber({ cacheTime: 0 }))),
     funding: verb(funding),
     fund: verb(fund),
     clientDataSets: verb(dataSets),
