@@ -10,6 +10,11 @@ import type { FocContext } from './context.ts'
 const REFERENCE_SPAN = 1000
 /** Heights tried one after another from there: a null round has no block, and runs of them are short. */
 const NULL_ROUND_TRIES = 10
+/**
+ * The least time between the two blocks: blocks are stamped in whole seconds, so a sped-up chain's epoch
+ * (0.1 s) read over a shorter span would be off by more than a second in a minute, and every date with it.
+ */
+const MIN_SPAN_SECONDS = 60
 
 /** One block as the clock needs it: its height and its time (unix seconds). */
 export interface ChainBlock {
@@ -41,7 +46,7 @@ export const viemBlocks =
  * sped-up chain need), else a block about REFERENCE_SPAN epochs back, since a
  * public node may not serve old blocks. A height Lotus answers with an error
  * (a null round: "requested epoch was a null round") is stepped over.
- * Throws when no second block can be read, or none is older than the head.
+ * Throws when no second block can be read, or none a minute older than the head (a chain just started).
  */
 export async function readChainClock(blocks: BlockSource): Promise<ChainClock> {
   const head = await blocks('latest')
@@ -53,10 +58,13 @@ export async function readChainClock(blocks: BlockSource): Promise<ChainClock> {
   }
   const epochs = Number(head.number - reference.number)
   if (epochs <= 0) throw new Error(`the chain has no block after epoch ${reference.number} yet: its clock cannot be read`)
-  const epochSeconds = Number(head.timestamp - reference.timestamp) / epochs
-  if (!(epochSeconds > 0) || !Number.isFinite(epochSeconds)) {
-    throw new Error(`the chain's blocks ${reference.number} and ${head.number} are not later one after the other: its clock cannot be read`)
+  const seconds = Number(head.timestamp - reference.timestamp)
+  if (seconds < MIN_SPAN_SECONDS) {
+    throw new Error(
+      `the chain's blocks ${reference.number} and ${head.number} are ${seconds} s apart, too close to tell its clock by (blocks are stamped to the second): it has to have run ${MIN_SPAN_SECONDS} s`,
+    )
   }
+  const epochSeconds = seconds / epochs
   return { genesis: Number(reference.timestamp) - Number(reference.number) * epochSeconds, epochSeconds }
 }
 

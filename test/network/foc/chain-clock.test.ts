@@ -41,6 +41,10 @@ describe("the Onchain Cloud chain's clock, read from its blocks", () => {
       /serves neither block 0 nor any of the 10 blocks from 3299000: its clock cannot be read/,
     )
     await expect(readChainClock(lotusBlocks({ head: 0 }))).rejects.toThrow(/no block after epoch 0 yet/)
+    // Blocks are stamped to the second: a sped-up chain a few seconds old cannot tell its epoch to the second.
+    await expect(
+      readChainClock(async (at) => ({ number: at === 'latest' ? 40n : at, timestamp: 1_700_000_000n + (at === 'latest' ? 2n : 0n) })),
+    ).rejects.toThrow(/blocks 0 and 40 are 2 s apart, too close to tell its clock by/)
   })
 
   describe('on a simulated FEVM chain (its own clock, sped up)', () => {
