@@ -73,6 +73,8 @@ const WRITES = new Set(['PUT', 'DELETE', 'MKCOL', 'COPY', 'MOVE', 'PROPPATCH', '
  */
 export async function createGateway(config: GatewayConfig, deps: GatewayDeps): Promise<Gateway> {
   const logger = deps.logger.child({ part: 'gateway' })
+  // The Onchain Cloud's own clock, read from its chain before anything is opened: its copies are dated and timed by it.
+  const focClock = deps.foc && config.pdp?.copies ? await deps.foc.chainClock() : undefined
   // Before anything touches the folder: a second gateway on it stops here.
   const lock = deps.dataLock ?? lockDataFolder(config.dataDir)
   let store: Sql | undefined
@@ -152,7 +154,14 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
   folders.start()
 
   let publicUrl = config.publicUrl ?? ''
-  const deals = createDealWork(config, deps, { dealStore, content, logger, paused: () => !dbLock.held(), publicUrl: () => publicUrl })
+  const deals = createDealWork(config, deps, {
+    dealStore,
+    content,
+    logger,
+    paused: () => !dbLock.held(),
+    publicUrl: () => publicUrl,
+    focClock,
+  })
   if (deals) content.setRemoteSource(deals.remoteSource())
 
   const app = httpSurface(config, { ...parts, logger, records, deals, writable: () => dbLock.held() })

@@ -40,7 +40,10 @@ export interface PdpContext extends RouteContext {
   slots: number
   /** Groups whose CAR is larger than one upload takes, by their CAR's size: never sent. */
   oversized: Map<number, number>
-  /** The chain's head as last read, and when (gateway time): where the chain is now, for the reasons' "in about …". */
+  /**
+   * The FEVM chain's head as last read (every pass reads it), and when (gateway time): where the chain is now, for
+   * the reasons' "in about …". Not carried forward by the gateway's clock: that need not run as the chain does.
+   */
   head?: { epoch: number; atMs: number }
   /** When each copy's proofs, and the account, are read next. */
   polls: Pacer<number | 'account'>
@@ -59,7 +62,7 @@ export interface PdpContext extends RouteContext {
 }
 
 export function createPdpContext(c: RouteContext, options: PdpRouteOptions): PdpContext {
-  const epochMs = options.epochSeconds * 1000
+  const epochMs = options.clock.epochSeconds * 1000
   return {
     ...c,
     client: options.client,
@@ -75,7 +78,7 @@ export function createPdpContext(c: RouteContext, options: PdpRouteOptions): Pdp
     slots: 1,
     oversized: new Map(),
     // Chain time, like the engine's other waits: a sped-up simulated network asks as often per epoch as a real one.
-    polls: createPacer({ now: c.now, everyMs: inChainTime(options.pollMs, options.epochSeconds) }),
+    polls: createPacer({ now: c.now, everyMs: inChainTime(options.pollMs, options.clock.epochSeconds) }),
     missingSince: new Map(),
     funds: createProblemNote(c.logger, {
       level: 'error',
@@ -96,8 +99,5 @@ export function createPdpContext(c: RouteContext, options: PdpRouteOptions): Pdp
 export const providerName = (providerId: number) => `pdp:${providerId}`
 export const providerIdOf = (provider: string) => Number(provider.slice('pdp:'.length))
 
-/** The chain's head now, from the last one read and the time since (undefined before the first read). */
-export const headNow = (p: PdpContext) => p.head && p.head.epoch + Math.floor((p.now() - p.head.atMs) / 1000 / p.options.epochSeconds)
-
 /** Chain time since a row last changed, in this chain's epochs. */
-export const epochsSince = (p: PdpContext, d: GroupDeal) => (p.now() - d.updatedMs) / 1000 / p.options.epochSeconds
+export const epochsSince = (p: PdpContext, d: GroupDeal) => (p.now() - d.updatedMs) / 1000 / p.options.clock.epochSeconds

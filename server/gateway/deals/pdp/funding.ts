@@ -82,9 +82,9 @@ export async function readRunway(p: PdpContext, account: FocAccount): Promise<nu
   const head = Number(account.epoch)
   const runway = Number(account.runwayEpochs > BigInt(MAX_RUNWAY_EPOCHS) ? BigInt(MAX_RUNWAY_EPOCHS) : account.runwayEpochs)
   const paying = account.lockupRatePerEpoch > 0n
-  // The chain's clock as seen now: the head read is the epoch running now.
-  const nowSeconds = Date.now() / 1000
-  const clock = { genesis: nowSeconds - head * p.options.epochSeconds, epochSeconds: p.options.epochSeconds }
+  // Now is the head's time on the FEVM chain's own clock: the days left are the chain's, whatever the gateway's clock says.
+  const { clock } = p.options
+  const nowSeconds = clock.genesis + head * clock.epochSeconds
   /** The date and the network's days of `epochs` from the head, from the one 'funded until' (server/shared/funded-until.ts). */
   const lasting = (epochs: number) => {
     const until = fundedUntil(head + epochs, clock, nowSeconds)

@@ -1,7 +1,7 @@
 import type { StorageRoute } from '../route.ts'
 import type { RouteContext } from '../types.ts'
 import { adoptInterrupted } from './adopt.ts'
-import { createPdpContext, headNow } from './context.ts'
+import { createPdpContext } from './context.ts'
 import { retireFailedChecks } from './failed-checks.ts'
 import { heldBack, placeCopies } from './place.ts'
 import { pdpProgress } from './progress.ts'
@@ -37,9 +37,13 @@ export function createPdpRoute(c: RouteContext, options: PdpRouteOptions): Stora
     name: 'pdp',
     warm: true,
     required: () => options.copies,
+    // The FEVM chain the copies are proved on, not the deal market's.
+    chainHead: () => client.chainHead(),
     // A PDP copy lasts while its payments are funded: that is the funds' runway to watch, not a copy to renew.
     lasting: () => true,
-    async follow(_head, r) {
+    async follow(head, r) {
+      // Where the chain is now, for the reasons' "in about …".
+      p.head = { epoch: head, atMs: p.now() }
       await followCopies(p, r)
       await retireFailedChecks(p)
       await retryRemovals(p)
@@ -57,9 +61,9 @@ export function createPdpRoute(c: RouteContext, options: PdpRouteOptions): Stora
         deals.filter((d) => d.route === route.name),
         {
           copies: options.copies,
-          epochSeconds: options.epochSeconds,
+          epochSeconds: options.clock.epochSeconds,
           upload: p.uploads.get(groupId)?.upload,
-          head: headNow(p),
+          head: p.head?.epoch,
           refused: p.refused.get(groupId),
           oversized: p.oversized.has(groupId) ? { carSize: p.oversized.get(groupId)!, maxUploadBytes: options.maxUploadBytes } : undefined,
           fundsError: p.funds.current?.words,

@@ -53,7 +53,11 @@ export async function placeCopies(
       continue
     }
     // Neither a provider holding a copy nor one that failed a copy (or stopped keeping one) lately is asked.
-    const skip = providersToSkip(history, { now: p.now(), epochSeconds: p.options.epochSeconds, retryAfterEpochs: p.retryAfterEpochs })
+    const skip = providersToSkip(history, {
+      now: p.now(),
+      epochSeconds: p.options.clock.epochSeconds,
+      retryAfterEpochs: p.retryAfterEpochs,
+    })
     const exclude = [...skip].map(providerIdOf)
     // Paid for together with the uploads under way, which the account has not yet locked funds for:
     // as many copies as are missing, on the providers the upload may use, in our data sets' metadata.
@@ -97,7 +101,7 @@ export function heldBack(p: PdpContext, groupId: number): { nextTry?: string; sl
   if (p.uploads.has(groupId)) return {}
   const at = p.retries.at(groupId)
   if (at !== undefined && at > p.now())
-    return { nextTry: inWallTime(Math.ceil((at - p.now()) / 1000 / p.options.epochSeconds), p.options.epochSeconds) }
+    return { nextTry: inWallTime(Math.ceil((at - p.now()) / 1000 / p.options.clock.epochSeconds), p.options.clock.epochSeconds) }
   if (p.uploads.size < p.slots) return {}
   const uploading = counted(p.uploads.size, 'other group is', 'other groups are')
   return {
