@@ -31,6 +31,10 @@ export const GatewayDealSchema = z.object({
   lastProofEpoch: count.optional().catch(undefined),
   milestone: z.enum(PDP_MILESTONES).optional().catch(undefined),
   firstProofDueEpoch: count.optional().catch(undefined),
+  // Our gateway dates its PDP copies on the Onchain Cloud chain's own clock (unix seconds).
+  endTimestamp: count.optional().catch(undefined),
+  lastProofTimestamp: count.optional().catch(undefined),
+  firstProofDueTimestamp: count.optional().catch(undefined),
 })
 
 /** Our gateway's deals that providers failed; another gateway's odd entry drops the list rather than the record. */

@@ -15,6 +15,7 @@ import { join } from 'node:path'
 import { createRoomForDeletes } from './room-for-deletes.ts'
 import { createContentStore, type ContentStore, type GroupRecord } from './content/index.ts'
 import { createDealStore, createTransferRouter, type DealEngine, type DealStore } from './deals/index.ts'
+import { datedViews } from './deals/deal-view.ts'
 import { createDealWork, type DealWorkDeps } from './deal-work.ts'
 import { createFileInfoRouter } from './file-info.ts'
 import { createFolderStatesRouter } from './folder-states.ts'
@@ -106,7 +107,8 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
       maxCarBytes: config.pdp?.copies ? (config.pdp.maxUploadBytes ?? PDP_MAX_UPLOAD_BYTES) : undefined,
       groupIdleMs: config.groupIdleSeconds * 1000,
       logger,
-      dealViews: (groupIds) => dealStore.views(groupIds),
+      // PDP copies dated on their own chain's clock; deal-market deals are left to the reader, as CIDgravity's are.
+      dealViews: async (groupIds) => datedViews(await dealStore.views(groupIds), focClock),
       faults: deps.faults,
       sealThreads: config.sealThreads,
       cidProfile: config.cidProfile,

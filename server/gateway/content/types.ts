@@ -29,6 +29,10 @@ export interface Deal {
   lastProofEpoch?: number
   milestone?: PdpMilestone
   firstProofDueEpoch?: number
+  /** PDP copies only: their epochs as unix seconds on the Onchain Cloud chain's own clock. */
+  lastProofTimestamp?: number
+  firstProofDueTimestamp?: number
+  endTimestamp?: number
 }
 
 /** A deal a provider accepted and then failed; `deals` leaves it out. */
