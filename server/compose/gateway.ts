@@ -38,6 +38,7 @@ export async function runGateway(config: Config, logger: Logger, faults?: Faults
       url: server.url,
       dataDir: config.gateway.dataDir,
       records: config.gateway.databaseUrl ? 'PostgreSQL schema gateway' : 'gateway.sqlite',
+      deals: gateway.deals !== undefined,
       routes: gateway.deals?.routes ?? [],
       ...(access ? { chain: config.chain.gatewayRpc?.url } : {}),
       ...(foc ? { onchainCloud: foc.chain.rpcUrls.default.http[0] } : {}),
