@@ -153,11 +153,13 @@ function startBanner(config: Config, ready: ReadonlyMap<string, PartReady>): str
   // (a later one is ignored, and the app part says so).
   const password = existsSync(config.files.adminPassword) ? `in ${config.files.adminPassword}` : 'ADMIN_PASSWORD, as set at the first start'
   const speed = speedInWords(spedUpClock(config.service.simnetGenesis, config.service.simnetSpeed, Date.now() / 1000)) ?? 'in real time'
-  const network = config.service.lotusUrl
-    ? `${config.service.network}, through ${new URL(config.service.lotusUrl).host}`
-    : simulated
-      ? `simulated network, ${speed}`
-      : config.service.network
+  // The deal service reads LOTUS_URL; with none running, nothing here does.
+  const network =
+    service && config.service.lotusUrl
+      ? `${config.service.network}, through ${new URL(config.service.lotusUrl).host}`
+      : simulated
+        ? `simulated network, ${speed}`
+        : config.service.network
   return [
     '',
     `  Filecoin storage for Nextcloud is running (${network}).`,
