@@ -10,7 +10,6 @@ import { addMarketBalance } from '../server/network/lotus/messages.ts'
 import { FocFundsError } from '../server/network/foc/client.ts'
 import { connectOnchainCloud } from '../server/compose/onchain-cloud.ts'
 import { formatUnits } from 'viem'
-import { EPOCH_SECONDS } from '../server/shared/epochs.ts'
 import { fundedUntil, fundedUntilWords } from '../server/shared/funded-until.ts'
 
 const HELP = `Usage: npm run wallet -- <command> [--json]
@@ -123,12 +122,8 @@ async function main(): Promise<void> {
         else process.stdout.write(`Deposited ${amountText} USDFC into Filecoin Pay: transaction ${hash}\n`)
       }
       const a = await client.account()
-      // The simulated Onchain Cloud runs on the simulated chain's sped-up clock (SIMNET_SPEED), as the gateway reads it.
-      const epochSeconds = config.onchainCloud.rpcUrl ? EPOCH_SECONDS : EPOCH_SECONDS / config.service.simnetSpeed
-      const funded =
-        a.lockupRatePerEpoch > 0n
-          ? fundedUntil(Number(a.epoch + a.runwayEpochs), { genesis: chain.genesisTimestamp, epochSeconds })
-          : undefined
+      // On the FEVM chain's own clock, read from its blocks, as the gateway reads it (a simulated one is sped up).
+      const funded = a.lockupRatePerEpoch > 0n ? fundedUntil(Number(a.epoch + a.runwayEpochs), await client.chainClock()) : undefined
       if (values.json) {
         const fields = Object.fromEntries(Object.entries(a).map(([k, v]) => [k, v.toString()]))
         const until = funded && {

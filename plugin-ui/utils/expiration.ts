@@ -5,8 +5,8 @@
  */
 import type { Deal, Group, Network } from '../types.ts'
 
-import { fundedUntil } from '../../server/shared/funded-until.ts'
-import { epochToUnix } from './network.ts'
+import { fundedUntilAt } from '../../server/shared/funded-until.ts'
+import { dealEndUnix } from './network.ts'
 
 /** Real Filecoin time: one epoch every 30 s. */
 const REAL_EPOCH_SECONDS = 30
@@ -32,11 +32,14 @@ export function copiesEndSpread(
   genesisTimestamp?: number,
   epochSeconds?: number,
 ): { first: number; last: number } | undefined {
-  const ends = groups.flatMap((g) => (g.deals ?? []).filter((d) => d.isRetrievable).map((d) => d.endEpoch))
+  // In time, not epochs: a PDP copy's end is on its own chain's clock (the gateway's date), a deal's on the network's.
+  const ends = groups.flatMap((g) =>
+    (g.deals ?? []).filter((d) => d.isRetrievable).flatMap((d) => dealEndUnix(d, network, genesisTimestamp, epochSeconds) ?? []),
+  )
   if (ends.length < 2) return undefined
-  const first = epochToUnix(Math.min(...ends), network, genesisTimestamp, epochSeconds)
-  const last = epochToUnix(Math.max(...ends), network, genesisTimestamp, epochSeconds)
-  return first !== undefined && last !== undefined && first !== last ? { first, last } : undefined
+  const first = Math.min(...ends)
+  const last = Math.max(...ends)
+  return first !== last ? { first, last } : undefined
 }
 
 /** Funding of 14 days or less is short: the gateway's WARNING, as filecoin-pin draws the line. */
@@ -60,13 +63,10 @@ export function pdpFundingShortfall(
     (g.deals ?? []).filter((d: Deal) => d.route === 'pdp' && (d.state === 'published' || d.state === 'active')),
   )
   if (paid.length === 0) return undefined
-  const genesis = epochToUnix(0, network, genesisTimestamp, epochSeconds)
-  if (genesis === undefined) return undefined
+  // Each copy's end as the gateway dated it on its own chain's clock (else on the network's); the first one counts.
+  const ends = paid.flatMap((d) => dealEndUnix(d, network, genesisTimestamp, epochSeconds) ?? [])
+  if (ends.length === 0) return undefined
   // The one 'funded until' the admin page and the wallet CLI show too.
-  const funded = fundedUntil(
-    Math.min(...paid.map((d) => d.endEpoch)),
-    { genesis, epochSeconds: epochSeconds ?? REAL_EPOCH_SECONDS },
-    nowSeconds,
-  )
+  const funded = fundedUntilAt(Math.min(...ends), epochSeconds ?? REAL_EPOCH_SECONDS, nowSeconds)
   return funded.networkDays <= SHORT_RUNWAY_DAYS ? { until: funded.at, ranOut: funded.at <= nowSeconds } : undefined
 }

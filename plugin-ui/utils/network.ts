@@ -2,7 +2,7 @@
  * Facts about each network: where its block explorer is and when its epoch 0
  * was. The simulated network has neither a public explorer nor a fixed genesis.
  */
-import type { Network } from '../types.ts'
+import type { Deal, Network } from '../types.ts'
 
 /** Every network the bridge may name (the contract's list; test/plugin-ui/contract-types.test-d.ts checks none is missing). */
 export const NETWORKS: readonly Network[] = ['simnet', 'mainnet', 'calibration', 'devnet']
@@ -33,6 +33,19 @@ export function dealExplorerUrl(network: Network, dealId: number | string): stri
 export function epochToUnix(epoch: number, network: Network, genesisTimestamp?: number, epochSeconds = EPOCH_SECONDS): number | undefined {
   const genesis = genesisTimestamp ?? GENESIS[network]
   return genesis === undefined ? undefined : Math.floor(genesis + epoch * epochSeconds)
+}
+
+/**
+ * When a deal ends, unix seconds: a PDP copy's as the gateway dated it (on the Onchain Cloud chain's own
+ * clock, which need not be the network's), else its end epoch on the network's clock.
+ */
+export function dealEndUnix(
+  deal: Pick<Deal, 'endEpoch' | 'endTimestamp'>,
+  network: Network,
+  genesisTimestamp?: number,
+  epochSeconds?: number,
+): number | undefined {
+  return deal.endTimestamp ?? epochToUnix(deal.endEpoch, network, genesisTimestamp, epochSeconds)
 }
 
 /** `https://ipfs.io/ipfs/<cid>`, or undefined when no IPFS gateway is configured. */

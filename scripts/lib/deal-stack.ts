@@ -273,7 +273,8 @@ async function startOnchainCloud(
   const foc = await startSimulatedFoc({
     dir: join(dir, 'simfoc'),
     seed,
-    genesisTimestamp: Date.now() / 1000,
+    // Ten minutes back: a chain that has run long enough for the gateway to read its clock from its blocks.
+    genesisTimestamp: Date.now() / 1000 - 600,
     epochSeconds: o.epochSeconds ?? 0.05,
     proving: 'wide-window',
     providerCount: o.providers ?? 3,

@@ -41,25 +41,40 @@ export function groupStateLabel(state: string): string {
 const retrievableDeals = (g: GatewayGroup) => (g.deals ?? []).filter((d) => d.isRetrievable)
 
 /**
- * When the storage of the whole file ends: each group lasts as long as its
- * latest retrievable deal, and the file as long as its shortest-lived group.
- * Undefined when there are no groups or a group has no retrievable deal.
- * A folder's storage is its files': a group of only its own listing
- * (`fileCount` 0) counts only when no group holds files, as for its state
- * (the gateway's folder-index.ts, stateGroupIds).
+ * When a deal ends, as unix seconds: a PDP copy's as the gateway dated it on
+ * the Onchain Cloud chain's own clock (its epochs are that chain's, not the
+ * network's), else its end epoch on the network's clock (`clock`), as for
+ * CIDgravity's gateway.
  */
-export function expirationEpochOf(groups: readonly GatewayGroup[]): number | undefined {
+const endOf = (d: GatewayDeal, clock: NetworkClock) =>
+  d.route === 'pdp' && d.endTimestamp !== undefined ? d.endTimestamp : epochToTimestamp(clock, d.endEpoch)
+
+/**
+ * When the storage of the whole file ends: each group lasts as long as its
+ * latest retrievable deal, and the file as long as its shortest-lived group,
+ * compared in time (the deal market's and the Onchain Cloud's epochs are of
+ * two chains): that deal's end epoch and its time. Undefined when there are
+ * no groups or a group has no retrievable deal. A folder's storage is its
+ * files': a group of only its own listing (`fileCount` 0) counts only when no
+ * group holds files, as for its state (the gateway's folder-index.ts,
+ * stateGroupIds).
+ */
+export function expirationOf(groups: readonly GatewayGroup[], clock: NetworkClock): { epoch: number; timestamp: number } | undefined {
   const holdingFiles = groups.filter((g) => g.fileCount !== 0)
   const lasting = holdingFiles.length > 0 ? holdingFiles : groups
   if (lasting.length === 0) return undefined
-  let min = Infinity
+  let first: { epoch: number; timestamp: number } | undefined
   for (const group of lasting) {
     const deals = retrievableDeals(group)
     if (deals.length === 0) return undefined
-    min = Math.min(min, Math.max(...deals.map((d) => d.endEpoch)))
+    const last = deals.map((d) => ({ epoch: d.endEpoch, timestamp: endOf(d, clock) })).reduce((a, b) => (b.timestamp > a.timestamp ? b : a))
+    if (!first || last.timestamp < first.timestamp) first = last
   }
-  return min
+  return first
 }
+
+/** A PDP copy's epoch as unix seconds: as the gateway dated it on its chain's clock, else on the network's (older gateways). */
+const pdpTime = (given: number | undefined, epoch: number, clock: NetworkClock) => given ?? epochToTimestamp(clock, epoch)
 
 const toDeal = (d: GatewayDeal, clock: NetworkClock): MetadataDeal => ({
   provider: d.provider,
@@ -67,23 +82,26 @@ const toDeal = (d: GatewayDeal, clock: NetworkClock): MetadataDeal => ({
   dealId: d.dealId,
   endEpoch: d.endEpoch,
   isRetrievable: d.isRetrievable,
-  ...(d.route ? { route: d.route } : {}),
+  ...(d.route ? { route: d.route, endTimestamp: pdpTime(d.endTimestamp, d.endEpoch, clock) } : {}),
   ...(d.dataSetId !== undefined ? { dataSetId: d.dataSetId } : {}),
   ...(d.pieceId !== undefined ? { pieceId: d.pieceId } : {}),
   ...(d.lastProofEpoch !== undefined
-    ? { lastProofEpoch: d.lastProofEpoch, lastProofTimestamp: epochToTimestamp(clock, d.lastProofEpoch) }
+    ? { lastProofEpoch: d.lastProofEpoch, lastProofTimestamp: pdpTime(d.lastProofTimestamp, d.lastProofEpoch, clock) }
     : {}),
   ...(d.route && d.milestone ? { milestone: d.milestone } : {}),
   ...(d.route && d.milestone === 'committed' && d.firstProofDueEpoch !== undefined
-    ? { firstProofDueEpoch: d.firstProofDueEpoch, firstProofDueTimestamp: epochToTimestamp(clock, d.firstProofDueEpoch) }
+    ? {
+        firstProofDueEpoch: d.firstProofDueEpoch,
+        firstProofDueTimestamp: pdpTime(d.firstProofDueTimestamp, d.firstProofDueEpoch, clock),
+      }
     : {}),
   // A proved copy that missed its proof: both epochs or neither, as the gateway gives them.
   ...(d.route && d.missedProofEpoch !== undefined && d.stopsCountingEpoch !== undefined
     ? {
         missedProofEpoch: d.missedProofEpoch,
-        missedProofTimestamp: epochToTimestamp(clock, d.missedProofEpoch),
+        missedProofTimestamp: pdpTime(d.missedProofTimestamp, d.missedProofEpoch, clock),
         stopsCountingEpoch: d.stopsCountingEpoch,
-        stopsCountingTimestamp: epochToTimestamp(clock, d.stopsCountingEpoch),
+        stopsCountingTimestamp: pdpTime(d.stopsCountingTimestamp, d.stopsCountingEpoch, clock),
       }
     : {}),
 })
@@ -129,10 +147,15 @@ function toDetails(d: GatewayDetails | null | undefined, clock: NetworkClock): M
     details.fileCounts = counts
   }
   // With groups we compute it ourselves; without, trust what a gateway said (under either spelling).
-  const epoch = d?.groups ? expirationEpochOf(groups) : (d?.expirationEpoch ?? d?.expriationEpoch ?? undefined)
-  if (epoch !== undefined) {
-    details.expirationEpoch = epoch
-    details.expirationTimestamp = epochToTimestamp(clock, epoch)
+  const said = d?.expirationEpoch ?? d?.expriationEpoch ?? undefined
+  const end = d?.groups
+    ? expirationOf(groups, clock)
+    : said !== undefined
+      ? { epoch: said, timestamp: epochToTimestamp(clock, said) }
+      : undefined
+  if (end !== undefined) {
+    details.expirationEpoch = end.epoch
+    details.expirationTimestamp = end.timestamp
   } else if (!d?.groups) {
     const timestamp = d?.expirationTimestamp ?? d?.expriationTimestamp
     if (timestamp !== undefined && timestamp !== null) details.expirationTimestamp = timestamp

@@ -33,6 +33,12 @@ export const GatewayDealSchema = z.object({
   firstProofDueEpoch: count.optional().catch(undefined),
   missedProofEpoch: count.optional().catch(undefined),
   stopsCountingEpoch: count.optional().catch(undefined),
+  // Our gateway dates its PDP copies on the Onchain Cloud chain's own clock (unix seconds).
+  endTimestamp: count.optional().catch(undefined),
+  lastProofTimestamp: count.optional().catch(undefined),
+  firstProofDueTimestamp: count.optional().catch(undefined),
+  missedProofTimestamp: count.optional().catch(undefined),
+  stopsCountingTimestamp: count.optional().catch(undefined),
 })
 
 /** Our gateway's deals that providers failed; another gateway's odd entry drops the list rather than the record. */

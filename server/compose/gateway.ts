@@ -15,14 +15,18 @@ import { devnetClock, devnetMiners } from '../network/index.ts'
 import type { FocClient } from '../network/foc/client.ts'
 import { savedSimnetClock, walletEvmAccount, walletSigner } from './local-chain.ts'
 import { checkNodeNetwork } from './node-network.ts'
-import { connectOnchainCloud, OnchainCloudUnreachable } from './onchain-cloud.ts'
+import { connectOnchainCloud, OnchainCloudNotReady } from './onchain-cloud.ts'
 import { serverOptions, type Part } from './part.ts'
 
-/** `--role gateway`: the gateway on GATEWAY_PORT, making deals when it can reach a chain, providers and the deal service. */
+/**
+ * `--role gateway`: the gateway on GATEWAY_PORT, making copies on each storage route it can reach: deals
+ * when it reaches a chain, providers and the deal service, PDP copies when it reaches the Onchain Cloud.
+ * With the deal market off (DEAL_COPIES=0) its chain is never asked, and the Onchain Cloud's is all it reads.
+ */
 export async function runGateway(config: Config, logger: Logger, faults?: Faults): Promise<Part> {
   const dataLock = await acquireDataFolder(config.gateway.dataDir, 15_000, (message) => logger.warn(message))
-  const access = await networkAccess(config, logger)
-  const foc = access ? await onchainCloudAccess(config, logger) : undefined
+  const access = config.gateway.deals?.copies !== 0 ? await networkAccess(config, logger) : undefined
+  const foc = await onchainCloudAccess(config, logger)
   const gateway = await createGateway(
     { ...config.gateway, clientAddress: access?.clientAddress },
     { logger, providers: access?.port, foc, dataLock, faults },
@@ -35,7 +39,9 @@ export async function runGateway(config: Config, logger: Logger, faults?: Faults
       dataDir: config.gateway.dataDir,
       records: config.gateway.databaseUrl ? 'PostgreSQL schema gateway' : 'gateway.sqlite',
       deals: gateway.deals !== undefined,
-      chain: config.chain.gatewayRpc?.url,
+      routes: gateway.deals?.routes ?? [],
+      ...(access ? { chain: config.chain.gatewayRpc?.url } : {}),
+      ...(foc ? { onchainCloud: foc.chain.rpcUrls.default.http[0] } : {}),
     },
     'gateway listening (WebDAV and POST /file-info)',
   )
@@ -53,32 +59,36 @@ export async function runGateway(config: Config, logger: Logger, faults?: Faults
 /**
  * The Filecoin Onchain Cloud the gateway stores PDP copies on, paid by the
  * wallet key's FEVM account: FOC_RPC_URL, else the simulated one the stack
- * runs. Undefined (deal market only) with PDP_COPIES=0, without a key, or
- * when its node does not answer, which the log says. A chain that is not the
- * network's, or contracts that are not GA, stop the start (a ConfigError
- * naming the setting): nothing could be stored there.
+ * runs, its chain's clock read once here (the copies are timed and dated by
+ * it). Undefined (deal market only) with PDP_COPIES=0, without a key, or
+ * when its node does not answer or its clock cannot be read yet, which the
+ * log says. A chain that is not the network's, or contracts that are not
+ * GA, stop the start (a ConfigError naming the setting): nothing could be
+ * stored there.
  */
 async function onchainCloudAccess(config: Config, logger: Logger): Promise<FocClient | undefined> {
   if (!config.gateway.pdp?.copies) return undefined
+  // On the simulated network and a devnet the key is made at the first start, as for deals.
+  walletSigner(config)
   const account = walletEvmAccount(config)
-  if (!account) return undefined
+  if (!account) {
+    logger.error('no wallet key: PDP copies are off until one is made or imported (npm run wallet -- new | import)')
+    return undefined
+  }
   try {
     const client = await connectOnchainCloud(config, account, { logger })
+    const rpc = client.chain.rpcUrls.default.http[0]
+    const clock = await client.chainClock().catch((err: Error) => {
+      throw new OnchainCloudNotReady(`the clock of the Onchain Cloud's chain at ${rpc} cannot be read: ${err.message}`)
+    })
     const { chainId, contracts, versions } = client.deployment()
     logger.info(
-      {
-        payer: account.address,
-        rpc: client.chain.rpcUrls.default.http[0],
-        chainId,
-        contracts,
-        versions,
-        copies: config.gateway.pdp.copies,
-      },
+      { payer: account.address, rpc, chainId, contracts, versions, copies: config.gateway.pdp.copies, epochSeconds: clock.epochSeconds },
       'PDP copies on Filecoin Onchain Cloud, paid by the wallet key; its contracts as the warm storage service names them',
     )
     return client
   } catch (err) {
-    if (!(err instanceof OnchainCloudUnreachable)) throw err
+    if (!(err instanceof OnchainCloudNotReady)) throw err
     logger.error(`PDP copies are off: ${err.message}`)
     return undefined
   }

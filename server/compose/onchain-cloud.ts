@@ -21,8 +21,11 @@ export interface OnchainCloudTarget {
   hint: string
 }
 
-/** The Onchain Cloud's RPC could not be reached at start: PDP copies wait; every other refusal stops the start. */
-export class OnchainCloudUnreachable extends ConfigError {}
+/**
+ * The Onchain Cloud cannot be used yet at start (its node does not answer, its clock cannot be read): PDP copies
+ * are off, said in the log; every other refusal stops the start.
+ */
+export class OnchainCloudNotReady extends ConfigError {}
 
 /**
  * The Filecoin Onchain Cloud the gateway stores on: FOC_RPC_URL on
@@ -73,7 +76,7 @@ function readAnchors(file: string, fileName: string): FocAnchors {
  * The gateway's client of its Onchain Cloud (onchainCloudTarget), paying
  * from `account`. A chain that is not the network's, or an Onchain Cloud
  * that is not GA (a pre-GA view where FWSS points), is a ConfigError in one
- * line naming the setting; a node that does not answer is OnchainCloudUnreachable.
+ * line naming the setting; a node that does not answer is OnchainCloudNotReady.
  */
 export async function connectOnchainCloud(
   config: Config,
@@ -85,7 +88,7 @@ export async function connectOnchainCloud(
     return await connectFocClient({ rpcUrl: t.rpcUrl, anchors: t.anchors, chainIds: t.chainIds, account, ...o })
   } catch (err) {
     if (!(err instanceof FocDeploymentError)) {
-      throw new OnchainCloudUnreachable(`${t.rpcName}: the Onchain Cloud's FEVM JSON-RPC does not answer at ${t.rpcUrl}${t.hint}`)
+      throw new OnchainCloudNotReady(`${t.rpcName}: the Onchain Cloud's FEVM JSON-RPC does not answer at ${t.rpcUrl}${t.hint}`)
     }
     if (err.code === 'WRONG_CHAIN') throw new ConfigError(`${t.rpcName}: ${err.message} (${t.rpcUrl}), as ${t.anchorsName} asks`)
     throw new ConfigError(`${t.anchorsName}: ${err.message}, on the chain at ${t.rpcUrl}`)

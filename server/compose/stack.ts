@@ -44,7 +44,9 @@ function rpcPorts(announced: PartReady | undefined): Record<string, string> {
  * address, the app to the gateway with a service account, all kept in DATA_DIR.
  */
 export async function superviseStack(config: Config, logger: Logger, entry: string): Promise<void> {
-  await ensurePortsFree(stackPorts(config))
+  // The Onchain Cloud alone on a real one (DEAL_COPIES=0 with FOC_RPC_URL) needs no deal service and no simulated network.
+  const dealService = config.stack.dealService
+  await ensurePortsFree(stackPorts(config).filter((w) => dealService || (w.part !== 'service' && w.part !== 'network')))
   // In the all-in-one default the app surface talks to its own gateway with a service account saved in the data dir.
   const { user, password } = config.stack.gatewayAccount
   const account = {
@@ -63,36 +65,44 @@ export async function superviseStack(config: Config, logger: Logger, entry: stri
   const prettify = logFormatFor(config.logFormat) === 'pretty' ? createLinePrettifier() : (line: string) => line + '\n'
   // The simulated network, when no real chain is configured, runs first and in a process of its own: a local flood of
   // one of its ports then spends its own descriptors, never a part's.
-  const simulated = config.chain.service === 'simnet'
+  const simulated = dealService && config.chain.service === 'simnet'
   const supervisor = createSupervisor({
     entry,
     logger,
     output: (line) => process.stdout.write(prettify(line)),
     parts: [
       ...(simulated ? [NETWORK_PART] : []),
-      {
-        name: 'service',
-        args: ['--role', 'service'],
-        env: (ready) => ({
-          ...samePort('service', ready),
-          ...endpoints(ready),
-          ...(clientAddress ? { DEAL_CLIENT_ADDRESS: clientAddress } : {}),
-          LOG_FORMAT: 'json',
-        }),
-      },
+      ...(dealService
+        ? [
+            {
+              name: 'service',
+              args: ['--role', 'service'],
+              env: (ready: ReadonlyMap<string, PartReady>) => ({
+                ...samePort('service', ready),
+                ...endpoints(ready),
+                ...(clientAddress ? { DEAL_CLIENT_ADDRESS: clientAddress } : {}),
+                LOG_FORMAT: 'json',
+              }),
+            },
+          ]
+        : []),
       {
         name: 'gateway',
         args: ['--role', 'gateway'],
         env: (ready) => {
-          const service = ready.get('service')!
+          const service = ready.get('service')
           return {
             ...account,
             ...samePort('gateway', ready),
             LOG_FORMAT: 'json',
-            SERVICE_URL: config.gateway.serviceUrl ?? service.url,
-            // The key the deal service created at its first start (or API_KEY), read once it exists.
-            SERVICE_API_KEY:
-              config.gateway.serviceApiKey ?? config.service.apiKey ?? readFileSync(config.files.serviceApiKey, 'utf8').trim(),
+            ...(service
+              ? {
+                  SERVICE_URL: config.gateway.serviceUrl ?? service.url,
+                  // The key the deal service created at its first start (or API_KEY), read once it exists.
+                  SERVICE_API_KEY:
+                    config.gateway.serviceApiKey ?? config.service.apiKey ?? readFileSync(config.files.serviceApiKey, 'utf8').trim(),
+                }
+              : {}),
             ...endpoints(ready),
           }
         },
@@ -116,7 +126,7 @@ export async function superviseStack(config: Config, logger: Logger, entry: stri
     stopping = true
     logger.info(
       { signal },
-      `shutting down: the app surface, then the gateway, then the deal service${simulated ? ', then the simulated network' : ''}`,
+      `shutting down: the app surface, then the gateway${dealService ? ', then the deal service' : ''}${simulated ? ', then the simulated network' : ''}`,
     )
     await supervisor.stop()
     process.exit(0)
@@ -134,16 +144,22 @@ export async function superviseStack(config: Config, logger: Logger, entry: stri
   process.stdout.write(startBanner(config, ready))
 }
 
-/** What a person needs after `npm start`: where to go, how to log in, how to sync, how to stop. */
+/** What a person needs after `npm start`: where to go, how to log in, how to sync, which storage routes run, how to stop. */
 function startBanner(config: Config, ready: ReadonlyMap<string, PartReady>): string {
   const app = ready.get('app')!.url
   const simulated = ready.get('network')
+  const service = ready.get('service')
   // The file exists only when the first start generated the password; otherwise ADMIN_PASSWORD made the admin then
   // (a later one is ignored, and the app part says so).
   const password = existsSync(config.files.adminPassword) ? `in ${config.files.adminPassword}` : 'ADMIN_PASSWORD, as set at the first start'
-  const network = config.service.lotusUrl
-    ? `${config.service.network}, through ${new URL(config.service.lotusUrl).host}`
-    : `simulated network, ${speedInWords(spedUpClock(config.service.simnetGenesis, config.service.simnetSpeed, Date.now() / 1000)) ?? 'in real time'}`
+  const speed = speedInWords(spedUpClock(config.service.simnetGenesis, config.service.simnetSpeed, Date.now() / 1000)) ?? 'in real time'
+  // The deal service reads LOTUS_URL; with none running, nothing here does.
+  const network =
+    service && config.service.lotusUrl
+      ? `${config.service.network}, through ${new URL(config.service.lotusUrl).host}`
+      : simulated
+        ? `simulated network, ${speed}`
+        : config.service.network
   return [
     '',
     `  Filecoin storage for Nextcloud is running (${network}).`,
@@ -152,7 +168,8 @@ function startBanner(config: Config, ready: ReadonlyMap<string, PartReady>): str
     `  Log in as:                  admin, password ${password}`,
     `  WebDAV (rclone, desktop):   ${app}/remote.php/dav/files/admin/`,
     `  Gateway:                    ${ready.get('gateway')!.url}`,
-    `  Deal service:               ${ready.get('service')!.url}/openapi.json`,
+    `  Storage routes:             ${storageRoutes(config, simulated !== undefined)}`,
+    ...(service ? [`  Deal service:               ${service.url}/openapi.json`] : []),
     ...(typeof simulated?.rpcUrl === 'string' ? [`  Simulated chain (Lotus RPC): ${simulated.rpcUrl}`] : []),
     ...(typeof simulated?.focRpcUrl === 'string'
       ? [`  Simulated Onchain Cloud:    ${simulated.focRpcUrl} (FEVM eth_* RPC; PDP providers on loopback)`]
@@ -162,4 +179,28 @@ function startBanner(config: Config, ready: ReadonlyMap<string, PartReady>): str
     '',
     '',
   ].join('\n')
+}
+
+/**
+ * The routes the gateway is set to store on, and the chain each reads: "the deal market (…) and Filecoin
+ * Onchain Cloud, 2 PDP copies (…)"; the market's absence said with why.
+ */
+function storageRoutes(config: Config, simulated: boolean): string {
+  const { deals, pdp } = config.gateway
+  const lotus = config.service.lotusUrl
+  const foc = config.onchainCloud.rpcUrl
+  const routes: string[] = []
+  if (deals?.copies !== 0) routes.push(`the deal market (${lotus ? `Lotus at ${new URL(lotus).host}` : 'simulated network'})`)
+  // PDP copies are made on FOC_RPC_URL's Onchain Cloud, else on the simulated one the simulated network runs.
+  if (pdp?.copies && (foc || simulated)) {
+    const copies = pdp.copies === 1 ? 'a PDP copy' : `${pdp.copies} PDP copies`
+    routes.push(`Filecoin Onchain Cloud, ${copies} a group (${foc ? `FEVM at ${new URL(foc).host}` : 'simulated'})`)
+  }
+  const off =
+    deals?.copies !== 0
+      ? ''
+      : deals.marketOff
+        ? '; the deal market is off (no DEAL_MAX_PRICE_PER_TIB_MONTH)'
+        : '; the deal market is off (DEAL_COPIES=0)'
+  return `${routes.join(' and ') || 'none'}${off}`
 }

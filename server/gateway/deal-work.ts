@@ -1,5 +1,5 @@
 import { DEAL_DEFAULTS, type GatewayConfig } from '../shared/config.ts'
-import { EPOCH_SECONDS, EPOCHS_PER_DAY } from '../shared/epochs.ts'
+import { EPOCH_SECONDS, EPOCHS_PER_DAY, type ChainClock } from '../shared/epochs.ts'
 import type { Logger } from '../shared/logger.ts'
 import { PDP_MAX_UPLOAD_BYTES } from '../shared/piece.ts'
 import type { ContentStore } from './content/index.ts'
@@ -9,10 +9,10 @@ import {
   createMarketRoute,
   createPdpRoute,
   createRouteContext,
-  NO_DEAL_SERVICE,
   type DealEngine,
   type DealServiceClient,
   type DealStore,
+  type RouteName,
   type StorageProviderPort,
   type StorageRoute,
 } from './deals/index.ts'
@@ -20,7 +20,7 @@ import type { FocClient } from '../network/foc/client.ts'
 
 /** What the gateway's deal engine is made with besides its configuration. */
 export interface DealWorkDeps {
-  /** How deals reach storage providers (the simulated network's, in the embedded default). */
+  /** How deals reach storage providers (the simulated network's, in the embedded default); the deal market needs it. */
   providers?: StorageProviderPort
   /** The Filecoin Onchain Cloud, for PDP copies (with `config.pdp.copies` > 0); without it, the deal market only. */
   foc?: FocClient
@@ -40,32 +40,46 @@ export interface DealWorkDeps {
 
 /**
  * The gateway's deal engine over its storage routes, from its configuration:
- * the deal market (with its deal service and providers) and, with an
- * Onchain Cloud client and PDP copies asked for, Filecoin Onchain Cloud.
- * Undefined, said in the log, when the gateway cannot make deals (no deal
- * service, chain or wallet key).
+ * the deal market (with its deal service and providers) unless it makes no
+ * copies (DEAL_COPIES=0, or mainnet without a price ceiling), and, with an
+ * Onchain Cloud client and PDP copies asked for, Filecoin Onchain Cloud on
+ * the clock of its own chain (`focClock`, read from it). The Onchain Cloud
+ * alone needs neither a deal service nor the market's chain. Undefined, said
+ * in the log, when the gateway cannot make copies on every route it is asked
+ * to (no deal service, chain or wallet key for the market; nothing at all).
  */
 export function createDealWork(
   config: GatewayConfig,
   deps: DealWorkDeps,
-  parts: { dealStore: DealStore; content: ContentStore; logger: Logger; paused: () => boolean; publicUrl: () => string },
+  parts: {
+    dealStore: DealStore
+    content: ContentStore
+    logger: Logger
+    paused: () => boolean
+    publicUrl: () => string
+    /** The Onchain Cloud's chain clock, as `deps.foc` read it; PDP copies are made only with it. */
+    focClock?: ChainClock
+  },
 ): DealEngine | undefined {
   const terms = { ...DEAL_DEFAULTS, ...config.deals }
   // Mainnet without DEAL_MAX_PRICE_PER_TIB_MONTH: said once at start, with how to turn the market on.
   if (terms.marketOff) parts.logger.warn(terms.marketOff)
+  const marketOn = terms.copies !== 0
   const service =
     deps.service ??
     (config.serviceUrl && config.serviceApiKey
       ? createDealServiceClient({ url: config.serviceUrl, apiKey: config.serviceApiKey })
-      : // Onchain Cloud only (DEAL_COPIES=0): no deal is proposed, so no deal service is asked.
-        terms.copies === 0
-        ? NO_DEAL_SERVICE
-        : undefined)
+      : undefined)
   const providers = deps.providers
-  if (!service || !providers || !config.clientAddress) {
+  if (marketOn && (!service || !providers || !config.clientAddress)) {
     parts.logger.info(
-      'deal engine off: needs SERVICE_URL, SERVICE_API_KEY, a chain and a wallet key (whose address is the client of the deals)',
+      'deal engine off: the deal market needs SERVICE_URL, SERVICE_API_KEY, a chain and a wallet key (whose address is the client of the deals); DEAL_COPIES=0 stores on the Onchain Cloud alone',
     )
+    return undefined
+  }
+  const pdpOn = deps.foc !== undefined && parts.focClock !== undefined && (config.pdp?.copies ?? 0) > 0
+  if (!marketOn && !pdpOn) {
+    parts.logger.info('deal engine off: the deal market is off (DEAL_COPIES=0) and the Onchain Cloud cannot be reached')
     return undefined
   }
   const timeouts = deps.dealTimeouts ?? {}
@@ -79,47 +93,52 @@ export function createDealWork(
     retryAfterEpochs: Math.ceil((timeouts.retryAfterMs ?? 60 * 60_000) / 1000 / EPOCH_SECONDS),
   })
   const statusPollMs = timeouts.statusPollMs ?? 3 * 60_000
-  const routes: StorageRoute[] = [
-    createMarketRoute(context, {
-      service,
-      providers,
-      clientAddress: config.clientAddress,
-      publicUrl: parts.publicUrl,
-      terms: {
-        durationEpochs: terms.durationDays * EPOCHS_PER_DAY,
-        pricePerGiBEpoch: terms.price,
-        ...(terms.maxPrice ? { maxPrice: terms.maxPrice } : {}),
-        verified: terms.verified,
-        maxPaddingFactor: terms.maxPaddingFactor,
-        startOffsetEpochs: terms.startOffsetEpochs,
-      },
-      copies: terms.copies,
-      ...(terms.marketOff ? { offWhy: terms.marketOff.replace(/^deal market off: /, '') } : {}),
-      proposalTimeoutMs: timeouts.proposalMs ?? 60_000,
-      statusPollMs,
-      // Deals ending within this window are renewed by new ones.
-      renewBeforeEpochs: Math.round((terms.renewBeforeDays ?? DEAL_DEFAULTS.renewBeforeDays) * EPOCHS_PER_DAY),
-    }),
-  ]
-  if (deps.foc && config.pdp?.copies) {
+  const routes: StorageRoute[] = []
+  if (marketOn) {
+    routes.push(
+      createMarketRoute(context, {
+        service: service!,
+        providers: providers!,
+        clientAddress: config.clientAddress!,
+        publicUrl: parts.publicUrl,
+        terms: {
+          durationEpochs: terms.durationDays * EPOCHS_PER_DAY,
+          pricePerGiBEpoch: terms.price,
+          ...(terms.maxPrice ? { maxPrice: terms.maxPrice } : {}),
+          verified: terms.verified,
+          maxPaddingFactor: terms.maxPaddingFactor,
+          startOffsetEpochs: terms.startOffsetEpochs,
+        },
+        copies: terms.copies,
+        proposalTimeoutMs: timeouts.proposalMs ?? 60_000,
+        statusPollMs,
+        // Deals ending within this window are renewed by new ones.
+        renewBeforeEpochs: Math.round((terms.renewBeforeDays ?? DEAL_DEFAULTS.renewBeforeDays) * EPOCHS_PER_DAY),
+      }),
+    )
+  }
+  if (pdpOn) {
     routes.push(
       createPdpRoute(context, {
-        client: deps.foc,
-        copies: config.pdp.copies,
-        autoDeposit: config.pdp.autoDeposit,
-        maxUploadBytes: config.pdp.maxUploadBytes ?? PDP_MAX_UPLOAD_BYTES,
+        client: deps.foc!,
+        copies: config.pdp!.copies,
+        autoDeposit: config.pdp!.autoDeposit,
+        maxUploadBytes: config.pdp!.maxUploadBytes ?? PDP_MAX_UPLOAD_BYTES,
         uploadIdleMs: timeouts.uploadIdleMs ?? 10 * 60_000,
         maxUploads: 2,
-        // The simulated Onchain Cloud runs on the simulated chain's clock; a real one has 30 s epochs as the chain does.
-        epochSeconds: providers.epochSeconds,
+        clock: parts.focClock!,
         pollMs: statusPollMs,
       }),
     )
   }
+  parts.logger.info({ routes: routes.map((r) => r.name) }, `storage routes: ${routes.map((r) => ROUTE_WORDS[r.name]).join(' and ')}`)
   return createDealEngine({
     context,
     routes,
-    chainHead: () => providers.chainHead(),
+    // The link test still says why the market makes no copies.
+    ...(marketOn
+      ? {}
+      : { standing: { marketOff: terms.marketOff?.replace(/^deal market off: /, '') ?? 'the deal market is off (DEAL_COPIES=0)' } }),
     retrievalCheckMs: terms.retrievalCheckSeconds * 1000,
     retrievalFailedChecks: terms.retrievalFailedChecks ?? DEAL_DEFAULTS.retrievalFailedChecks,
     callTimeoutMs: timeouts.callMs ?? 30_000,
@@ -127,4 +146,10 @@ export function createDealWork(
     repairHoldEpochs: Math.round((terms.repairHoldDays ?? DEAL_DEFAULTS.repairHoldDays) * EPOCHS_PER_DAY),
     paused: parts.paused,
   })
+}
+
+/** How the log names each route. */
+const ROUTE_WORDS: Record<RouteName, string> = {
+  market: 'the deal market',
+  pdp: 'Filecoin Onchain Cloud (PDP copies)',
 }

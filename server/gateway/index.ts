@@ -15,6 +15,7 @@ import { join } from 'node:path'
 import { createRoomForDeletes } from './room-for-deletes.ts'
 import { createContentStore, type ContentStore, type GroupRecord } from './content/index.ts'
 import { createDealStore, createTransferRouter, type DealEngine, type DealStore } from './deals/index.ts'
+import { datedViews } from './deals/deal-view.ts'
 import { createDealWork, type DealWorkDeps } from './deal-work.ts'
 import { createFileInfoRouter } from './file-info.ts'
 import { createFolderStatesRouter } from './folder-states.ts'
@@ -73,6 +74,8 @@ const WRITES = new Set(['PUT', 'DELETE', 'MKCOL', 'COPY', 'MOVE', 'PROPPATCH', '
  */
 export async function createGateway(config: GatewayConfig, deps: GatewayDeps): Promise<Gateway> {
   const logger = deps.logger.child({ part: 'gateway' })
+  // The Onchain Cloud's own clock, read from its chain before anything is opened: its copies are dated and timed by it.
+  const focClock = deps.foc && config.pdp?.copies ? await deps.foc.chainClock() : undefined
   // Before anything touches the folder: a second gateway on it stops here.
   const lock = deps.dataLock ?? lockDataFolder(config.dataDir)
   let store: Sql | undefined
@@ -104,7 +107,8 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
       maxCarBytes: config.pdp?.copies ? (config.pdp.maxUploadBytes ?? PDP_MAX_UPLOAD_BYTES) : undefined,
       groupIdleMs: config.groupIdleSeconds * 1000,
       logger,
-      dealViews: (groupIds) => dealStore.views(groupIds),
+      // PDP copies dated on their own chain's clock; deal-market deals are left to the reader, as CIDgravity's are.
+      dealViews: async (groupIds) => datedViews(await dealStore.views(groupIds), focClock),
       faults: deps.faults,
       sealThreads: config.sealThreads,
       cidProfile: config.cidProfile,
@@ -152,7 +156,14 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
   folders.start()
 
   let publicUrl = config.publicUrl ?? ''
-  const deals = createDealWork(config, deps, { dealStore, content, logger, paused: () => !dbLock.held(), publicUrl: () => publicUrl })
+  const deals = createDealWork(config, deps, {
+    dealStore,
+    content,
+    logger,
+    paused: () => !dbLock.held(),
+    publicUrl: () => publicUrl,
+    focClock,
+  })
   if (deals) content.setRemoteSource(deals.remoteSource())
 
   const app = httpSurface(config, { ...parts, logger, records, deals, writable: () => dbLock.held() })

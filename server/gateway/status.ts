@@ -83,7 +83,8 @@ export function gatewayStatus(source: StatusSource): GatewayStatus {
 function plansOf(standing: RouteStanding | undefined): GatewayRoutePlan[] {
   const plans: GatewayRoutePlan[] = []
   const market = standing?.market?.plan
-  if (market) {
+  if (standing?.marketOff !== undefined) plans.push({ route: 'market', copies: 0, why: standing.marketOff })
+  else if (market) {
     const max = market.copies > 0 ? market.maxPerTiBMonth : undefined
     plans.push({
       route: 'market',

@@ -71,7 +71,8 @@ const EnvSchema = z.object({
   MAX_CONNECTIONS_PER_ADDRESS: z.coerce.number().int().positive().default(256),
   // Unfinished chunked uploads (upload folders) one user may hold at once; past it MKCOL answers 507.
   MAX_UPLOADS_PER_USER: z.coerce.number().int().positive().default(500),
-  // devnet: a local Lotus-compatible node at LOTUS_URL, its clock read from the node.
+  // devnet: a local Lotus-compatible node at LOTUS_URL, its clock read from the node; with DEAL_COPIES=0, an
+  // Onchain Cloud devnet at FOC_RPC_URL alone.
   NETWORK: z.enum(NETWORK_NAMES).default('simnet'),
   SIMNET_GENESIS: z.coerce.number().int().min(0).default(SIMNET_DEFAULT_GENESIS),
   // Set: every part keeps its state in this PostgreSQL database, each in its own schema; unset: SQLite files under DATA_DIR.
@@ -417,7 +418,7 @@ export interface ChainConfig {
    * chain, no deals.
    */
   gatewayRpc?: { url: string; token?: string; simulated: boolean }
-  /** Keys are throwaway (the simulated network, a devnet): a wallet key is made at the first start. */
+  /** Keys are throwaway (the simulated network and Onchain Cloud, a devnet): a wallet key is made at the first start. */
   makesWalletKey: boolean
   /** Providers of a real network fetch CARs from GATEWAY_PUBLIC_URL, so it must be public (a devnet's reach any). */
   publicUrlRequired: boolean
@@ -426,6 +427,11 @@ export interface ChainConfig {
 }
 
 export interface StackConfig {
+  /**
+   * Whether `--role all` runs a deal service (and, without LOTUS_URL, the simulated network beside it):
+   * not for the Onchain Cloud alone on a real one (FOC_RPC_URL with the deal market off), which asks neither.
+   */
+  dealService: boolean
   /**
    * The service account the app surface uses on the gateway `npm start` runs:
    * GATEWAY_USER and GATEWAY_PASSWORD when both are set, else `bridge`
@@ -540,12 +546,7 @@ function parseEnv(env: NodeJS.ProcessEnv): Env {
 function checkCombinations(e: Env, role: Role): void {
   if (e.FILESYNC !== 'embedded' && !e.NEXTCLOUD_URL)
     throw new ConfigError(`Invalid configuration:\n  NEXTCLOUD_URL: required when FILESYNC=${e.FILESYNC}`)
-  // A devnet is someone's node: without its URL there is no chain to read the clock and deals from.
-  if (e.NETWORK === 'devnet' && !e.LOTUS_URL) {
-    throw new ConfigError(
-      "Invalid configuration:\n  LOTUS_URL: required when NETWORK=devnet (the JSON-RPC URL of the devnet's Lotus-compatible node, e.g. http://127.0.0.1:1234/rpc/v1)",
-    )
-  }
+  checkDevnet(e, role)
   checkOnchainCloud(e)
   if (role === 'app' && !e.GATEWAY_URL) throw new ConfigError('--role app needs GATEWAY_URL')
   if (role === 'network' && (e.LOTUS_URL || e.SIMNET_RPC_URL)) {
@@ -567,6 +568,35 @@ function checkCombinations(e: Env, role: Role): void {
   if (e.DEAL_COPIES === 0 && !((e.FOC_RPC_URL || e.SIMFOC_PROVIDERS > 0) && e.PDP_COPIES > 0)) {
     throw new ConfigError(
       'Invalid configuration:\n  DEAL_COPIES: 0 (no deal-market copies) needs PDP copies on the Onchain Cloud instead: PDP_COPIES of 1 or more, with FOC_RPC_URL or the simulated Onchain Cloud (SIMFOC_PROVIDERS)',
+    )
+  }
+}
+
+/**
+ * A devnet is someone's node: the deal market reads its clock and deals from
+ * its Lotus node (LOTUS_URL); with the market off (DEAL_COPIES=0) the
+ * Onchain Cloud's FEVM chain (FOC_RPC_URL) is all the gateway reads.
+ */
+function checkDevnet(e: Env, role: Role): void {
+  if (e.NETWORK !== 'devnet' || e.LOTUS_URL) return
+  const refuse = (line: string) => {
+    throw new ConfigError(`Invalid configuration:\n  ${line}`)
+  }
+  if (role === 'service') {
+    refuse(
+      "LOTUS_URL: required for --role service when NETWORK=devnet (the deal service reads the devnet's chain from its Lotus-compatible node)",
+    )
+  }
+  // The app surface only dates epochs: the Onchain Cloud's chain tells its clock too.
+  if (role === 'app' && e.FOC_RPC_URL) return
+  if (e.DEAL_COPIES !== 0) {
+    refuse(
+      "LOTUS_URL: required when NETWORK=devnet and deals are made on the market (the JSON-RPC URL of the devnet's Lotus-compatible node, e.g. http://127.0.0.1:1234/rpc/v1); to store on the devnet's Onchain Cloud alone, set DEAL_COPIES=0 with FOC_RPC_URL and FOC_CONTRACTS",
+    )
+  }
+  if (!e.FOC_RPC_URL) {
+    refuse(
+      "FOC_RPC_URL: required when NETWORK=devnet has no LOTUS_URL: DEAL_COPIES=0 stores on the devnet's Onchain Cloud, whose FEVM JSON-RPC this is (with FOC_CONTRACTS)",
     )
   }
 }
@@ -673,6 +703,9 @@ function gatewayConfigOf(e: Env, dataDir: string): GatewayConfig {
  */
 const dealMarketOffByDefault = (e: Env) => e.NETWORK === 'mainnet' && !e.DEAL_MAX_PRICE_PER_TIB_MONTH && e.DEAL_COPIES === undefined
 
+/** Whether no deal-market copies are made: DEAL_COPIES=0, or mainnet's default without a price ceiling. */
+const marketOff = (e: Env) => e.DEAL_COPIES === 0 || dealMarketOffByDefault(e)
+
 /** The deal terms and pace (DEAL_*); padding is any (Infinity) when DEAL_MAX_PADDING, or the network's default, is 0. */
 function dealsConfigOf(e: Env): DealsConfig {
   const off = dealMarketOffByDefault(e)
@@ -735,7 +768,8 @@ function chainConfigOf(e: Env): ChainConfig {
       : lotusUrl
         ? { url: lotusUrl, token: e.LOTUS_TOKEN, simulated: false }
         : undefined,
-    makesWalletKey: e.NETWORK === 'devnet' || !lotusUrl,
+    // A real Onchain Cloud's payer is the operator's key, as a real chain's signer is.
+    makesWalletKey: e.NETWORK === 'devnet' || (!lotusUrl && !e.FOC_RPC_URL),
     publicUrlRequired: !e.SIMNET_RPC_URL && e.NETWORK !== 'devnet',
     addressNetwork: addressNetworkOf(e.NETWORK),
   }
@@ -743,6 +777,7 @@ function chainConfigOf(e: Env): ChainConfig {
 
 function stackConfigOf(e: Env): StackConfig {
   return {
+    dealService: !(e.FOC_RPC_URL && marketOff(e)),
     gatewayAccount: e.GATEWAY_USER && e.GATEWAY_PASSWORD ? { user: e.GATEWAY_USER, password: e.GATEWAY_PASSWORD } : { user: 'bridge' },
   }
 }

@@ -39,6 +39,13 @@ export interface NetworkClock {
   epochSeconds: number
 }
 
+/**
+ * A chain's clock alone, without a network's name: what the Onchain Cloud's
+ * FEVM chain tells of itself from its blocks (server/network/foc/chain-clock.ts),
+ * which need not be the deal market's chain.
+ */
+export type ChainClock = Pick<NetworkClock, 'genesis' | 'epochSeconds'>
+
 export function networkClock(name: KnownClockNetwork, simnetGenesis = SIMNET_DEFAULT_GENESIS): NetworkClock {
   return { name, genesis: name === 'simnet' ? simnetGenesis : GENESIS[name], epochSeconds: EPOCH_SECONDS }
 }
@@ -53,7 +60,7 @@ export function spedUpClock(genesis: number, speed: number, anchorSeconds: numbe
 }
 
 /** Unix seconds at the start of `epoch` (whole seconds). */
-export function epochToTimestamp(clock: NetworkClock, epoch: number): number {
+export function epochToTimestamp(clock: ChainClock, epoch: number): number {
   return Math.floor(clock.genesis + epoch * clock.epochSeconds)
 }
 

@@ -23,9 +23,13 @@ export function fundedUntil(
   clock: { genesis: number; epochSeconds: number },
   nowSeconds = Date.now() / 1000,
 ): FundedUntil {
-  const at = clock.genesis + endEpoch * clock.epochSeconds
-  const epochsLeft = Math.max(0, (at - nowSeconds) / clock.epochSeconds)
-  return { at, networkDays: epochsLeft / EPOCHS_PER_DAY, spedUp: clock.epochSeconds < EPOCH_SECONDS - 1e-9 }
+  return fundedUntilAt(clock.genesis + endEpoch * clock.epochSeconds, clock.epochSeconds, nowSeconds)
+}
+
+/** The same from the moment itself (unix seconds, as the gateway dates a PDP copy's end), on a network whose epochs last `epochSeconds`. */
+export function fundedUntilAt(at: number, epochSeconds: number, nowSeconds = Date.now() / 1000): FundedUntil {
+  const epochsLeft = Math.max(0, (at - nowSeconds) / epochSeconds)
+  return { at, networkDays: epochsLeft / EPOCHS_PER_DAY, spedUp: epochSeconds < EPOCH_SECONDS - 1e-9 }
 }
 
 /**

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { networkClock } from '../../server/shared/epochs.ts'
-import { expirationEpochOf, fileStateLabel, groupStateLabel, toMetadataFile } from '../../server/bridge/convert.ts'
+import { expirationOf, fileStateLabel, groupStateLabel, toMetadataFile } from '../../server/bridge/convert.ts'
 import { GatewayFileSchema, type GatewayFile, type GatewayGroup } from '../../server/bridge/gateway-record.ts'
 import { MetadataFileSchema } from '../../server/shared/contracts/metadata-record.ts'
 import { expectToMatch } from '../helpers/contracts.ts'
@@ -54,13 +54,13 @@ describe('groupStateLabel', () => {
   })
 })
 
-describe('expirationEpochOf', () => {
+describe('expirationOf', () => {
   it('is the latest retrievable deal of a single group', () => {
-    expect(expirationEpochOf([group('offloaded', [deal(100), deal(300), deal(200)])])).toBe(300)
+    expect(expirationOf([group('offloaded', [deal(100), deal(300), deal(200)])], mainnet)?.epoch).toBe(300)
   })
 
   it('ignores deals that are not retrievable', () => {
-    expect(expirationEpochOf([group('offloaded', [deal(100), deal(900, false)])])).toBe(100)
+    expect(expirationOf([group('offloaded', [deal(100), deal(900, false)])], mainnet)?.epoch).toBe(100)
   })
 
   it('is the shortest-lived group over several groups', () => {
@@ -69,26 +69,26 @@ describe('expirationEpochOf', () => {
       group('offloaded', [deal(600), deal(700, true), deal(2000, false)]), // lasts until 700
       group('offloaded', [deal(1000)]), // lasts until 1000
     ]
-    expect(expirationEpochOf(groups)).toBe(700)
+    expect(expirationOf(groups, mainnet)?.epoch).toBe(700)
   })
 
   it('is absent when any group has no retrievable copy', () => {
-    expect(expirationEpochOf([group('offloaded', [deal(500)]), group('ready_for_deals', [deal(900, false)])])).toBeUndefined()
-    expect(expirationEpochOf([group('offloaded', [deal(500)]), group('writable')])).toBeUndefined()
+    expect(expirationOf([group('offloaded', [deal(500)]), group('ready_for_deals', [deal(900, false)])], mainnet)?.epoch).toBeUndefined()
+    expect(expirationOf([group('offloaded', [deal(500)]), group('writable')], mainnet)?.epoch).toBeUndefined()
   })
 
   it('is absent without groups', () => {
-    expect(expirationEpochOf([])).toBeUndefined()
+    expect(expirationOf([], mainnet)?.epoch).toBeUndefined()
   })
 
   it("is a folder's files' end: a group of only its own listing, not yet stored, does not hide it", () => {
     const files = group('offloaded', [deal(800)], { fileCount: 3 })
     const listing = group('writable', undefined, { fileCount: 0 })
-    expect(expirationEpochOf([files, listing])).toBe(800)
-    expect(expirationEpochOf([files, group('writable', undefined, { fileCount: 1 }), listing])).toBeUndefined()
+    expect(expirationOf([files, listing], mainnet)?.epoch).toBe(800)
+    expect(expirationOf([files, group('writable', undefined, { fileCount: 1 }), listing], mainnet)?.epoch).toBeUndefined()
     // A folder holding no file yet lasts as its listing does.
-    expect(expirationEpochOf([listing])).toBeUndefined()
-    expect(expirationEpochOf([group('offloaded', [deal(900)], { fileCount: 0 })])).toBe(900)
+    expect(expirationOf([listing], mainnet)?.epoch).toBeUndefined()
+    expect(expirationOf([group('offloaded', [deal(900)], { fileCount: 0 })], mainnet)?.epoch).toBe(900)
   })
 })
 
@@ -151,7 +151,7 @@ describe('toMetadataFile', () => {
     expect(toMetadataFile(odd, '/a.txt', mainnet).details.groups[0]).not.toHaveProperty('failedDeals')
   })
 
-  it("passes a PDP copy's milestone through, and a committed one's first proof due time as the network's clock tells it", () => {
+  it("passes a PDP copy's milestone through, and from a gateway that does not date it, its times as the network's clock tells them", () => {
     const pdp = { provider: 'pdp:3', dealId: 12, endEpoch: 5_000_000, route: 'pdp', dataSetId: 12 }
     const copies = [
       { ...pdp, state: 'proposed', isRetrievable: false, milestone: 'uploading' },
@@ -196,6 +196,7 @@ describe('toMetadataFile', () => {
       endEpoch: 5_000_000,
       isRetrievable: false,
       route: 'pdp',
+      endTimestamp: 1598306400 + 5_000_000 * 30,
       dataSetId: 12,
     })
     expect(oddProved).toMatchObject({ milestone: 'proved' })
@@ -222,6 +223,63 @@ describe('toMetadataFile', () => {
     // Another gateway's odd end is dropped, and the miss with it: no half of it is shown.
     expect(odd).not.toHaveProperty('missedProofEpoch')
     expect(odd).not.toHaveProperty('stopsCountingTimestamp')
+  })
+
+  it("passes our gateway's dates of PDP copies through (their chain's clock, not the network's), and ends the file at the earliest end in time", () => {
+    // The Onchain Cloud's FEVM chain runs on its own clock: its epoch 900 000 is not mainnet's epoch 900 000.
+    const fevm = { genesis: 1_700_000_000, epochSeconds: 30 }
+    const at = (epoch: number) => fevm.genesis + epoch * fevm.epochSeconds
+    const pdp = { provider: 'pdp:3', dealId: 12, route: 'pdp', dataSetId: 12, pieceId: 0 }
+    const proved = {
+      ...pdp,
+      state: 'active',
+      isRetrievable: true,
+      milestone: 'proved',
+      endEpoch: 900_000,
+      endTimestamp: at(900_000),
+      lastProofEpoch: 880_000,
+      lastProofTimestamp: at(880_000),
+    }
+    const committed = {
+      ...pdp,
+      provider: 'pdp:4',
+      state: 'published',
+      isRetrievable: false,
+      milestone: 'committed',
+      endEpoch: 900_000,
+      endTimestamp: at(900_000),
+      firstProofDueEpoch: 880_240,
+      firstProofDueTimestamp: at(880_240),
+    }
+    // A market deal at a larger epoch of mainnet's chain that ends earlier in time: 2024-06-13 against the PDP copy's 2024-09-22.
+    const market = deal(4_000_000, true, 11)
+    expect(1598306400 + 4_000_000 * 30).toBeLessThan(at(900_000))
+    const parsed = GatewayFileSchema.parse(
+      record({
+        state: 'offloaded',
+        retrievableCopies: 1,
+        groups: [group('offloaded', [proved, committed] as never), group('offloaded', [market])],
+      }),
+    )
+    const file = toMetadataFile(parsed, '/a.txt', mainnet)
+    const [p, c] = file.details.groups[0].deals!
+    expect(p).toMatchObject({ endTimestamp: at(900_000), lastProofEpoch: 880_000, lastProofTimestamp: at(880_000) })
+    expect(c).toMatchObject({ endTimestamp: at(900_000), firstProofDueEpoch: 880_240, firstProofDueTimestamp: at(880_240) })
+    // The market deal's fields stay as CIDgravity's gateway has them: no date of ours on it.
+    expect(file.details.groups[1].deals![0]).not.toHaveProperty('endTimestamp')
+    // Compared in time, not by epochs of two chains: the market deal ends the file, dated on the network's clock.
+    expect(file.details).toMatchObject({ expirationEpoch: 4_000_000, expirationTimestamp: 1598306400 + 4_000_000 * 30 })
+    // A PDP copy that ends first in time ends the file at its own chain's date (2024-05-07), never its epoch on mainnet's clock.
+    const sooner = { ...proved, endEpoch: 500_000, endTimestamp: at(500_000) }
+    const both = toMetadataFile(
+      GatewayFileSchema.parse(
+        record({ state: 'offloaded', groups: [group('offloaded', [sooner] as never), group('offloaded', [market])] }),
+      ),
+      '/a.txt',
+      mainnet,
+    )
+    expect(both.details).toMatchObject({ expirationEpoch: 500_000, expirationTimestamp: at(500_000) })
+    expectToMatch(MetadataFileSchema, file)
   })
 
   it('drops an odd reason or odd counts from another gateway instead of failing the record', () => {

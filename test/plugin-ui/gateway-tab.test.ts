@@ -400,6 +400,57 @@ describe('GatewayTab details', () => {
     expect(text(w, 'group-reason')).toBe(reason)
   })
 
+  it("dates a PDP copy's last proof, first proof and funding from the record's own times, its chain's clock, not the network's", async () => {
+    // The tab's network clock (the deal market's): 30 s epochs from an hour ago. The Onchain Cloud's FEVM chain is
+    // another chain: its epoch 20 was proved ten minutes ago, its epoch 90 000 is funded until three days from now.
+    const now = Math.floor(Date.now() / 1000)
+    http.on('GET', CONFIG, tabConfig('mainnet', 'https://ipfs.example.org', now - 3600))
+    const proof = now - 600
+    const end = now + 3 * 86400
+    const due = now + 7200
+    const pdp = { route: 'pdp' as const, dealId: 12, endEpoch: 90_000, endTimestamp: end, dataSetId: 12 }
+    const w = await showRecord(
+      fileRecord({
+        state: 'Offloading',
+        groups: [
+          {
+            state: 'ready for deals',
+            retrievableCopies: 1,
+            pieceCid: PIECE_CID,
+            deals: [
+              {
+                ...pdp,
+                provider: 'pdp:3',
+                state: 'active',
+                isRetrievable: true,
+                pieceId: 0,
+                lastProofEpoch: 20,
+                lastProofTimestamp: proof,
+              },
+              {
+                ...pdp,
+                provider: 'pdp:4',
+                state: 'published',
+                isRetrievable: false,
+                pieceId: 2,
+                milestone: 'committed',
+                firstProofDueEpoch: 240,
+                firstProofDueTimestamp: due,
+              },
+            ],
+          },
+        ],
+      }),
+    )
+    const [proved, committed] = w.findAll('[data-test="deal"]')
+    const iso = (seconds: number) => new Date(seconds * 1000).toISOString()
+    expect(proved.get('[data-test="pdp-proof"] time').attributes('datetime')).toBe(iso(proof))
+    expect(proved.get('[data-test="deal-end"] time').attributes('datetime')).toBe(iso(end))
+    expect(committed.get('[data-test="pdp-first-proof"]').attributes('datetime')).toBe(iso(due))
+    // Funded three days ahead on its own clock: the tab warns, where the network's clock would put epoch 90 000 a month away.
+    expect(w.get('[data-test="funding-short"]').text()).toMatch(/funded only until/)
+  })
+
   it('warns on an offloaded file that its warm copies are funded 14 days or less, and says so louder once the funds ran out', async () => {
     // Mainnet's clock from its genesis: an epoch `days` from now.
     const genesis = 1598306400

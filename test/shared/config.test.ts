@@ -150,6 +150,34 @@ describe('what the configuration derives', () => {
     expect(loadConfig({ SIMFOC_CHAIN: 'mainnet' }).service.simfocChain).toBe('mainnet')
   })
 
+  it("needs a devnet's Lotus node only for deals on the market: with DEAL_COPIES=0 its Onchain Cloud's FEVM chain is all", () => {
+    const foc = { NETWORK: 'devnet', FOC_RPC_URL: 'http://127.0.0.1:1235/rpc/v1', FOC_CONTRACTS: 'devnet/contracts.json' }
+    const alone = loadConfig({ ...foc, DEAL_COPIES: '0' })
+    // No chain for deals, no deal service or simulated network under npm start; the throwaway key is still made.
+    expect(alone.chain).toMatchObject({ gatewayRpc: undefined, makesWalletKey: true })
+    expect(alone.stack.dealService).toBe(false)
+    expect(alone.gateway.pdp!.copies).toBe(2)
+    expect(() => loadConfig(foc)).toThrow(
+      /LOTUS_URL: required when NETWORK=devnet and deals are made on the market .*set DEAL_COPIES=0 with FOC_RPC_URL and FOC_CONTRACTS/,
+    )
+    expect(() => loadConfig({ NETWORK: 'devnet', DEAL_COPIES: '0' })).toThrow(/FOC_RPC_URL: required when NETWORK=devnet has no LOTUS_URL/)
+    // The deal service reads a devnet from its node; the app surface can date by the FEVM chain.
+    expect(() => loadConfig({ ...foc, DEAL_COPIES: '0' }, { role: 'service' })).toThrow(/LOTUS_URL: required for --role service/)
+    expect(loadConfig({ ...foc, GATEWAY_URL: 'http://127.0.0.1:9011' }, { role: 'app' }).bridge.network).toBe('devnet')
+  })
+
+  it('runs no deal service for the Onchain Cloud alone on a real one, and makes no key for it', () => {
+    const calibration = { NETWORK: 'calibration', FOC_RPC_URL: 'https://api.calibration.node.glif.io/rpc/v1' }
+    const alone = loadConfig({ ...calibration, DEAL_COPIES: '0' })
+    expect(alone.stack.dealService).toBe(false)
+    expect(alone.chain).toMatchObject({ gatewayRpc: undefined, makesWalletKey: false })
+    // Mainnet's market is off by default without a ceiling: the same.
+    expect(loadConfig({ NETWORK: 'mainnet', FOC_RPC_URL: 'https://api.node.glif.io/rpc/v1' }).stack.dealService).toBe(false)
+    // With the market on, or on the simulated Onchain Cloud, the stack runs its deal service as before.
+    expect(loadConfig(calibration).stack.dealService).toBe(true)
+    expect(loadConfig({ DEAL_COPIES: '0' }).stack.dealService).toBe(true)
+  })
+
   it("takes a devnet's Onchain Cloud with FOC_RPC_URL and FOC_CONTRACTS together, and refuses either half alone", () => {
     const devnet = { NETWORK: 'devnet', LOTUS_URL: 'http://127.0.0.1:1234/rpc/v1', FOC_RPC_URL: 'http://127.0.0.1:1235/rpc/v1' }
     expect(loadConfig({ ...devnet, FOC_CONTRACTS: 'devnet/contracts.json' }).onchainCloud).toMatchObject({

@@ -34,6 +34,12 @@ export interface Deal {
   firstProofDueEpoch?: number
   missedProofEpoch?: number
   stopsCountingEpoch?: number
+  /** PDP copies only: their epochs as unix seconds on the Onchain Cloud chain's own clock. */
+  lastProofTimestamp?: number
+  firstProofDueTimestamp?: number
+  endTimestamp?: number
+  missedProofTimestamp?: number
+  stopsCountingTimestamp?: number
 }
 
 /** A deal a provider accepted and then failed; `deals` leaves it out. */

@@ -23,41 +23,56 @@ export const countingCopies = (route: Pick<StorageRoute, 'name' | 'lasting'>, de
 export const lastingRetrievable = (route: StorageRoute, live: readonly GroupDeal[], head: number) =>
   live.filter((d) => d.route === route.name && d.state === 'active' && d.retrievable && route.lasting(d, head)).length
 
-/** What the engine asks of a group's copies across its routes. */
+/**
+ * Each route's chain head this pass, by route name: a route's copies are judged at its own chain's head
+ * (the deal market's epochs are not the Onchain Cloud's).
+ */
+export type RouteHeads = ReadonlyMap<string, number>
+
+/** `route`'s head among `heads`; every route the engine runs has one by the time copies are judged. */
+export function headOf(heads: RouteHeads, route: Pick<StorageRoute, 'name'>): number {
+  const head = heads.get(route.name)
+  if (head === undefined) throw new Error(`no chain head of the ${route.name} route this pass`)
+  return head
+}
+
+/** What the engine asks of a group's copies across its routes, each route's at its own chain's head. */
 export interface GroupCopies {
   /** Whether every route has the lasting, retrievable copies it requires: the group may be offloaded. */
-  satisfied(groupId: number, head: number): Promise<boolean>
+  satisfied(groupId: number, heads: RouteHeads): Promise<boolean>
   /** Whether one of `routes` has fewer counting copies than it requires: new ones are to be made. */
-  short(groupId: number, head: number, routes: readonly StorageRoute[]): Promise<boolean>
+  short(groupId: number, heads: RouteHeads, routes: readonly StorageRoute[]): Promise<boolean>
   /** Whether a provider on some route may still be fetching (or be sent) the group's CAR. */
   transferPending(groupId: number): Promise<boolean>
   /** Retrievable lasting copies, summed over routes (for the log). */
-  retrievable(groupId: number, head: number): Promise<number>
+  retrievable(groupId: number, heads: RouteHeads): Promise<number>
   /** Counting copies of each route against what it requires, for the log: `{ market: '1 of 3', pdp: '2 of 2' }`. */
-  counts(groupId: number, head: number): Promise<Record<string, string>>
+  counts(groupId: number, heads: RouteHeads): Promise<Record<string, string>>
 }
 
 export function groupCopies(deals: DealStore, routes: readonly StorageRoute[]): GroupCopies {
   return {
-    async satisfied(groupId, head) {
+    async satisfied(groupId, heads) {
       const live = await deals.liveOfGroup(groupId)
-      return routes.every((route) => lastingRetrievable(route, live, head) >= route.required())
+      return routes.every((route) => lastingRetrievable(route, live, headOf(heads, route)) >= route.required())
     },
-    async short(groupId, head, among) {
+    async short(groupId, heads, among) {
       const live = await deals.liveOfGroup(groupId)
-      return among.some((route) => countingCopies(route, live, head).length < route.required())
+      return among.some((route) => countingCopies(route, live, headOf(heads, route)).length < route.required())
     },
     async transferPending(groupId) {
       const live = await deals.liveOfGroup(groupId)
       return routes.some((route) => route.transferPending(groupId, live))
     },
-    async retrievable(groupId, head) {
+    async retrievable(groupId, heads) {
       const live = await deals.liveOfGroup(groupId)
-      return routes.reduce((n, route) => n + lastingRetrievable(route, live, head), 0)
+      return routes.reduce((n, route) => n + lastingRetrievable(route, live, headOf(heads, route)), 0)
     },
-    async counts(groupId, head) {
+    async counts(groupId, heads) {
       const live = await deals.liveOfGroup(groupId)
-      return Object.fromEntries(routes.map((route) => [route.name, `${countingCopies(route, live, head).length} of ${route.required()}`]))
+      return Object.fromEntries(
+        routes.map((route) => [route.name, `${countingCopies(route, live, headOf(heads, route)).length} of ${route.required()}`]),
+      )
     },
   }
 }

@@ -1,19 +1,23 @@
 import type { RemoteSource } from '../content/index.ts'
 import { createRetrievalChecks } from './check.ts'
 import { groupCopies } from './copies.ts'
+import { createHeadReader } from './route-heads.ts'
 import { offloadGroups } from './offload.ts'
 import { createRepairs, type RepairPhase } from './repair.ts'
 import type { RouteProgress, RouteStanding, StorageRoute } from './route.ts'
-import type { GroupDeal, RouteContext, TickReport } from './types.ts'
+import type { GroupDeal, RouteContext, RouteName, TickReport } from './types.ts'
 
-/** What the deal engine works with: the routes' shared context, the routes, the chain's head, and its timings. */
+/** What the deal engine works with: the routes' shared context, the routes (each reads its own chain's head), and its timings. */
 export interface DealEngineOptions {
   /** The stores, the log, the clock and the call timeout, as every route has them. */
   context: RouteContext
-  /** The storage routes, in the order their steps are told. */
+  /**
+   * The storage routes, in the order their steps are told (at least one). The first one's chain times
+   * the repairs' holds and retries (repair.ts).
+   */
   routes: StorageRoute[]
-  /** The chain head every route's copies are judged at. */
-  chainHead: () => Promise<number>
+  /** What the engine says of routes it does not run, beside what its routes say (the deal market off, and why). */
+  standing?: RouteStanding
   /** Time between retrieval checks of one copy. */
   retrievalCheckMs: number
   /**
@@ -46,6 +50,8 @@ export interface DealProgress {
 
 /** The gateway's deal work: placing, following, checking, offloading and repairing groups' copies. */
 export interface DealEngine {
+  /** The routes it keeps copies on, in its order. */
+  readonly routes: RouteName[]
   /** One pass over every group and copy; concurrent calls share the running pass. */
   tick(): Promise<TickReport>
   /** Where offloaded groups come back from: providers of its active copies, retrievable and warm ones first. */
@@ -78,10 +84,12 @@ export const emptyReport = (): TickReport => ({
 
 /**
  * The gateway's deal work, one `tick()` at a time, over its storage routes
- * (the deal market, Filecoin Onchain Cloud): each route follows its copies,
- * every active copy is checked for retrieval, each route makes copies for
- * groups short of them, and groups whose copies on every route are
- * retrievable are offloaded. Repair and renewal: a copy that ended, fails its
+ * (the deal market, Filecoin Onchain Cloud), each on its own chain: every
+ * route's head is read once a pass and its copies judged at it (a market
+ * deal's epochs are the Lotus chain's, a PDP copy's the FEVM chain's). Each
+ * route follows its copies, every active copy is checked for retrieval, each
+ * route makes copies for groups short of them, and groups whose copies on
+ * every route are retrievable are offloaded. Repair and renewal: a copy that ended, fails its
  * retrieval checks or (market) ends within the renewal window stops counting,
  * so new ones are made; an offloaded group is reloaded for that (held in
  * `reload` with its CAR) and goes back to offloaded once its copies are back.
@@ -90,6 +98,7 @@ export const emptyReport = (): TickReport => ({
  */
 export function createDealEngine(o: DealEngineOptions): DealEngine {
   const { routes } = o
+  if (routes.length === 0) throw new Error('a deal engine needs a storage route')
   const { deals, content, logger } = o.context
   const copies = groupCopies(deals, routes)
   const repairs = createRepairs({
@@ -98,7 +107,11 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
     copies,
     retryAfterEpochs: o.context.retryAfterEpochs,
     repairHoldEpochs: o.repairHoldEpochs,
+    // The deal market's chain when it runs (the engine's only clock before routes had their own, so holds keep
+    // their length), else the Onchain Cloud's: one chain, so that a hold is measured in epochs of one clock.
+    timedBy: routes[0],
   })
+  const readHeads = createHeadReader(routes, logger)
   const byName = new Map(routes.map((route) => [route.name as string, route]))
   const routeOf = (name: string) => byName.get(name)!
   const checks = createRetrievalChecks(
@@ -121,29 +134,36 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
       interrupted = undefined
       throw err
     }))
-    const head = await o.chainHead()
+    // Each route's chain, once a pass: its copies are judged at its own head.
+    const heads = await readHeads()
+    const ready = routes.filter((route) => heads.has(route.name))
     // A route that fails a step goes on at the next pass; the others go on now.
-    for (const route of routes)
-      await route.follow(head, r).catch((err) => logger.warn({ err, route: route.name }, 'following copies failed; retrying next tick'))
+    for (const route of ready)
+      await route
+        .follow(heads.get(route.name)!, r)
+        .catch((err) => logger.warn({ err, route: route.name }, 'following copies failed; retrying next tick'))
     await checks.run(r)
     const placing: StorageRoute[] = []
-    for (const route of routes) {
-      const placed = await route.place(head, r, sendable).catch((err) => {
+    for (const route of ready) {
+      const placed = await route.place(heads.get(route.name)!, r, sendable).catch((err) => {
         logger.warn({ err, route: route.name }, 'placing copies failed; retrying next tick')
         return true
       })
       // A route that could not try (its deal service is down) gets no repair this pass: it could not make the copies.
       if (placed) placing.push(route)
     }
-    await repairs.start(head, r, placing)
-    await repairs.finish(head, r)
-    await offloadGroups({ content, logger, copies }, head, r)
+    // Repairs and offloads judge a group's copies on every route: they wait for a pass where every chain was read.
+    if (ready.length < routes.length) return r
+    await repairs.start(heads, r, placing)
+    await repairs.finish(heads, r)
+    await offloadGroups({ content, logger, copies }, heads, r)
     return r
   }
 
   const tick = (): Promise<TickReport> => (running ??= tickOnce().finally(() => (running = undefined)))
 
   return {
+    routes: routes.map((route) => route.name),
     tick,
     remoteSource: (): RemoteSource => ({
       async sources(group) {
@@ -167,7 +187,7 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
       const repair = repairs.phase(groupId)
       return { deals: all, routes: routes.map((route) => route.progress(groupId, all)), ...(repair ? { repair } : {}) }
     },
-    standing: () => Object.assign({}, ...routes.map((route) => route.standing())),
+    standing: () => Object.assign({}, o.standing, ...routes.map((route) => route.standing())),
     start(intervalMs) {
       const loop = () => {
         tick()

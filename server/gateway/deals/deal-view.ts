@@ -1,5 +1,6 @@
 import { failureText } from '../../shared/contracts/copy-failure.ts'
 import type { PdpMilestone } from '../../shared/contracts/file-info.ts'
+import { epochToTimestamp, type ChainClock } from '../../shared/epochs.ts'
 import type { Deal, FailedDeal } from '../content/index.ts'
 import { shownState } from './deal-state.ts'
 import type { DealView, GroupDeal, RouteName } from './types.ts'
@@ -77,4 +78,28 @@ export function viewOf(deals: readonly GroupDeal[]): DealView {
   }
   const failedDeals = failedDealsOf(deals)
   return { deals: live, retrievableCopies: live.filter((d) => d.isRetrievable).length, ...(failedDeals.length > 0 ? { failedDeals } : {}) }
+}
+
+/**
+ * The PDP copies of `views` dated on the Onchain Cloud chain's own clock
+ * (`clock`, read from that chain): their end (how far their payments are
+ * funded), last proof and first proof due as unix seconds, beside the epochs.
+ * The deal market's deals are left as CIDgravity's gateway has them, for the
+ * reader to date with its network's clock; so is everything without a clock.
+ */
+export function datedViews(views: Map<number, DealView>, clock: ChainClock | undefined): Map<number, DealView> {
+  if (!clock) return views
+  const at = (epoch: number) => epochToTimestamp(clock, epoch)
+  const dated = (d: Deal): Deal =>
+    d.route !== 'pdp'
+      ? d
+      : {
+          ...d,
+          endTimestamp: at(d.endEpoch),
+          ...(d.lastProofEpoch !== undefined ? { lastProofTimestamp: at(d.lastProofEpoch) } : {}),
+          ...(d.firstProofDueEpoch !== undefined ? { firstProofDueTimestamp: at(d.firstProofDueEpoch) } : {}),
+          ...(d.missedProofEpoch !== undefined ? { missedProofTimestamp: at(d.missedProofEpoch) } : {}),
+          ...(d.stopsCountingEpoch !== undefined ? { stopsCountingTimestamp: at(d.stopsCountingEpoch) } : {}),
+        }
+  return new Map([...views].map(([id, view]) => [id, { ...view, deals: view.deals.map(dated) }]))
 }

@@ -1,6 +1,6 @@
 import type { ContentStore } from '../content/index.ts'
 import type { Logger } from '../../shared/logger.ts'
-import type { GroupCopies } from './copies.ts'
+import { headOf, type GroupCopies, type RouteHeads } from './copies.ts'
 import type { StorageRoute } from './route.ts'
 import type { TickReport } from './types.ts'
 
@@ -17,18 +17,18 @@ interface Repair {
   release?: () => Promise<void>
   /** Set while its release runs. */
   releasing?: 'repaired' | 'given-up'
-  /** Chain head when the group became local. */
+  /** The timing chain's head when the group became local. */
   heldSince?: number
   pending?: Promise<void>
-  /** Chain head when the reload failed. */
+  /** The timing chain's head when the reload failed. */
   failedAt?: number
 }
 
 export interface Repairs {
   /** Reloads offloaded groups short of copies on one of `routes`, in the background, to hold them for new deals. */
-  start(head: number, r: TickReport, routes: readonly StorageRoute[]): Promise<void>
+  start(heads: RouteHeads, r: TickReport, routes: readonly StorageRoute[]): Promise<void>
   /** Releases held groups whose copies are back, or that were held too long. */
-  finish(head: number, r: TickReport): Promise<void>
+  finish(heads: RouteHeads, r: TickReport): Promise<void>
   /** Whether the group is held locally, with its CAR, for new deals. */
   holds(groupId: number): boolean
   /** Where the group's repair stands; undefined when none is under way. */
@@ -44,7 +44,13 @@ export interface Repairs {
  * A held group goes back to offloaded once enough lasting copies are
  * retrievable again, or, so that its bytes do not stay on disk for ever,
  * once it has been held `repairHoldEpochs` (never while a provider is still
- * fetching its CAR); the next reload then waits `retryAfterMs`.
+ * fetching its CAR); the next reload then waits `retryAfterEpochs`.
+ *
+ * Both waits are the gateway's own (bytes on its disk), counted in the
+ * epochs of one chain, `timedBy`'s: a hold started at one head is ended at a
+ * head of the same chain, never compared with another chain's epochs (the
+ * deal market's and the Onchain Cloud's need not agree). Chain time, so that
+ * a sped-up simulated network holds at its own pace.
  */
 export function createRepairs(o: {
   content: ContentStore
@@ -52,9 +58,12 @@ export function createRepairs(o: {
   copies: GroupCopies
   retryAfterEpochs: number
   repairHoldEpochs: number
+  /** The route whose chain's epochs time the holds and retries. */
+  timedBy: Pick<StorageRoute, 'name'>
 }): Repairs {
   const { content, logger, copies } = o
   const repairs = new Map<number, Repair>()
+  const timeOf = (heads: RouteHeads) => headOf(heads, o.timedBy)
 
   return {
     holds(groupId) {
@@ -67,10 +76,11 @@ export function createRepairs(o: {
       if (repair?.release) return { phase: 'held' }
       return repair?.pending ? { phase: 'reloading' } : undefined
     },
-    async start(head, r, routes) {
+    async start(heads, r, routes) {
+      const head = timeOf(heads)
       for (const g of await content.groups()) {
         if (g.state !== 'offloaded') continue
-        if (!(await copies.short(g.id, head, routes))) continue
+        if (!(await copies.short(g.id, heads, routes))) continue
         const previous = repairs.get(g.id)
         if (previous && (previous.failedAt === undefined || head - previous.failedAt < o.retryAfterEpochs)) continue
         const repair: Repair = {}
@@ -89,20 +99,21 @@ export function createRepairs(o: {
         repairs.set(g.id, repair)
         r.repairing++
         logger.info(
-          { groupId: g.id, copies: await copies.counts(g.id, head) },
+          { groupId: g.id, copies: await copies.counts(g.id, heads) },
           'offloaded group short of copies: reloading it for new deals',
         )
       }
     },
-    async finish(head, r) {
+    async finish(heads, r) {
+      const head = timeOf(heads)
       for (const [groupId, repair] of repairs) {
         if (!repair.release || (await copies.transferPending(groupId))) continue
         const release = repair.release
-        if (await copies.satisfied(groupId, head)) {
+        if (await copies.satisfied(groupId, heads)) {
           repair.releasing = 'repaired'
           await release().finally(() => repairs.delete(groupId))
           r.repaired++
-          logger.info({ groupId, retrievableCopies: await copies.retrievable(groupId, head) }, 'group repaired: back to offloaded')
+          logger.info({ groupId, retrievableCopies: await copies.retrievable(groupId, heads) }, 'group repaired: back to offloaded')
         } else if (head - repair.heldSince! >= o.repairHoldEpochs) {
           repair.releasing = 'given-up'
           repair.failedAt = head
@@ -112,7 +123,7 @@ export function createRepairs(o: {
           })
           r.repairsGivenUp++
           logger.warn(
-            { groupId, copies: await copies.counts(groupId, head) },
+            { groupId, copies: await copies.counts(groupId, heads) },
             'group held for repair too long without its copies: local bytes removed again, retrying later',
           )
         }

@@ -18,6 +18,11 @@ export interface StorageRoute {
   readonly warm: boolean
   /** Copies of each group this route keeps, as its policy says right now. */
   required(): number
+  /**
+   * The head of the chain its copies are on (the deal market's Lotus chain, the Onchain Cloud's FEVM
+   * chain): read once a pass, and every `head` this route is given is of that chain.
+   */
+  chainHead(): Promise<number>
   /** Whether a live copy still counts at `head`: false for one about to end, which is renewed instead. */
   lasting(d: GroupDeal, head: number): boolean
   /** Follows the route's copies with their providers and on chain: on, failed or ended. */
@@ -74,6 +79,8 @@ export interface RouteProgress {
 /** What pays for each route's copies, by route; a route fills in its own. */
 export interface RouteStanding {
   market?: MarketStanding
+  /** Why the deal market makes no copies, when the gateway runs no market route (DEAL_COPIES=0, mainnet without a price ceiling). */
+  marketOff?: string
   onchainCloud?: PdpFunding
   /** What the next group gets from the Onchain Cloud (PDP copies), when that route is used. */
   pdpPlan?: { copies: number; why: string }

@@ -2,10 +2,12 @@ import type { Chain } from '@filoz/synapse-core/chains'
 import { Synapse } from '@filoz/synapse-sdk'
 import { createPublicClient, http, isAddressEqual, type Address, type Hash, type LocalAccount } from 'viem'
 import type { FocContracts } from '../../shared/foc-contracts.ts'
+import type { ChainClock } from '../../shared/epochs.ts'
 import type { Logger } from '../../shared/logger.ts'
 import { account } from './account.ts'
 import { addedCopy } from './added-copy.ts'
 import { focChain } from './chain.ts'
+import { keptClock, readChainClock, viemBlocks } from './chain-clock.ts'
 import type { FocContext } from './context.ts'
 import { copyProof } from './copy-proof.ts'
 import { dataSets } from './data-sets.ts'
@@ -67,6 +69,13 @@ export interface FocClient {
   readonly chain: Chain
   /** Where the contracts are and which versions, as last read from FWSS. */
   deployment(): FocDeployment
+  /**
+   * The FEVM chain's own clock (chain-clock.ts): when its epochs happen, from its blocks, which need not
+   * be the deal market's chain's. Read once, then kept: a chain's genesis and block time do not change.
+   */
+  chainClock(): Promise<ChainClock>
+  /** The chain's head epoch now (eth_blockNumber, never cached). */
+  chainHead(): Promise<number>
   /** Whether the account can pay for `dataSize` more bytes in the copies `request` describes, by GA's charges, and what to deposit. */
   funding(dataSize: number, request?: FocFundingRequest): Promise<FocFunding>
   /** Deposits `amount` USDFC into Filecoin Pay and approves the warm storage service when needed (no permit). */
@@ -149,13 +158,8 @@ export async function connectFocClient(options: FocClientOptions): Promise<FocCl
   const source = options.source ?? 'nextcloud-filecoin-gateway'
   const transport = http(rpcUrl, { timeout: options.rpcTimeoutMs ?? 30_000, retryCount: 2 })
   const reader = createPublicClient({ transport })
-  // Block 0's time is the chain's genesis; a node that keeps no such old block leaves the SDK's own.
-  const genesis = await reader.getBlock({ blockNumber: 0n }).then(
-    (b) => Number(b.timestamp),
-    () => undefined,
-  )
   const contextOf = (deployment: FocDeployment): FocContext => {
-    const chain = focChain(deployment, rpcUrl, genesis)
+    const chain = focChain(deployment, rpcUrl)
     const synapse = Synapse.create({ chain, account: options.account, transport, source })
     return { synapse, client: synapse.client, chain, payer: options.account.address, source }
   }
@@ -209,6 +213,8 @@ export async function connectFocClient(options: FocClientOptions): Promise<FocCl
       return context.chain
     },
     deployment: () => deployment,
+    chainClock: keptClock(verb((c) => readChainClock(viemBlocks(c.client)))),
+    chainHead: verb(async (c) => Number(await c.client.getBlockNumber({ cacheTime: 0 }))),
     funding: verb(funding),
     fund: verb(fund),
     clientDataSets: verb(dataSets),

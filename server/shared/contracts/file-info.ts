@@ -47,6 +47,9 @@ export const GROUP_REASON_CODES = [
   'PROOF_MISSED',
 ] as const
 
+/** A moment as whole Unix seconds. */
+const unixSeconds = z.number().int()
+
 export const FileInfoDealSchema = z.object({
   provider: z.string(),
   state: z.enum(DEAL_STATES),
@@ -81,6 +84,17 @@ export const FileInfoDealSchema = z.object({
     .describe(
       "Optional, additive (committed PDP copies): the epoch the challenge window of its first proof opens, from its data set's proving schedule on chain (a piece is first challenged in the proving period after the one it was added in: up to a day on mainnet, two hours on calibration); absent before the chain has been read and once proved",
     ),
+  endTimestamp: unixSeconds
+    .optional()
+    .describe(
+      "Optional, additive (PDP copies): endEpoch as Unix seconds on the clock of the Onchain Cloud's own chain, read from its blocks (it need not be the deal market's); absent while the gateway has not read that chain's clock",
+    ),
+  lastProofTimestamp: unixSeconds
+    .optional()
+    .describe("Optional, additive (PDP copies): lastProofEpoch as Unix seconds on the Onchain Cloud chain's clock"),
+  firstProofDueTimestamp: unixSeconds
+    .optional()
+    .describe("Optional, additive (committed PDP copies): firstProofDueEpoch as Unix seconds on the Onchain Cloud chain's clock"),
   missedProofEpoch: z
     .number()
     .int()
@@ -97,6 +111,12 @@ export const FileInfoDealSchema = z.object({
     .describe(
       'Optional, additive, with `missedProofEpoch`: the epoch after which the copy stops counting (and another is made) unless its provider proves again: the end of the second proving period after the first one missed',
     ),
+  missedProofTimestamp: unixSeconds
+    .optional()
+    .describe("Optional, additive: missedProofEpoch as Unix seconds on the Onchain Cloud chain's clock"),
+  stopsCountingTimestamp: unixSeconds
+    .optional()
+    .describe("Optional, additive: stopsCountingEpoch as Unix seconds on the Onchain Cloud chain's clock"),
 })
 
 export const FileInfoFailedDealSchema = z.object({

@@ -33,7 +33,18 @@ export const MetadataDealSchema = z.object({
   dataSetId: z.number().int().optional().describe('PDP copies: the data set on chain'),
   pieceId: z.number().int().optional().describe("PDP copies: the piece's id in its data set"),
   lastProofEpoch: z.number().int().optional().describe('PDP copies: the epoch of the last accepted proof'),
-  lastProofTimestamp: z.number().int().optional().describe('PDP copies: when the last accepted proof was made, Unix seconds'),
+  endTimestamp: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      "PDP copies: endEpoch (how far its payments are funded) as Unix seconds, on the clock of the Onchain Cloud's own chain as the gateway reads it (ours does), else the configured network's",
+    ),
+  lastProofTimestamp: z
+    .number()
+    .int()
+    .optional()
+    .describe("PDP copies: when the last accepted proof was made, Unix seconds on the Onchain Cloud chain's clock"),
   milestone: z
     .enum(PDP_MILESTONES)
     .optional()
@@ -45,7 +56,11 @@ export const MetadataDealSchema = z.object({
     .int()
     .optional()
     .describe("Committed PDP copies: the epoch the challenge window of its first proof opens, from its data set's proving schedule"),
-  firstProofDueTimestamp: z.number().int().optional().describe('firstProofDueEpoch as Unix seconds for the configured network'),
+  firstProofDueTimestamp: z
+    .number()
+    .int()
+    .optional()
+    .describe("firstProofDueEpoch as Unix seconds on the Onchain Cloud chain's clock (else the configured network's)"),
   missedProofEpoch: z
     .number()
     .int()
@@ -53,7 +68,11 @@ export const MetadataDealSchema = z.object({
     .describe(
       'Proved PDP copies that missed a proof, when the gateway says (ours does): the deadline of the first proving period missed in a row; absent once it proves again',
     ),
-  missedProofTimestamp: z.number().int().optional().describe('missedProofEpoch as Unix seconds for the configured network'),
+  missedProofTimestamp: z
+    .number()
+    .int()
+    .optional()
+    .describe("missedProofEpoch as Unix seconds on the Onchain Cloud chain's clock (else the configured network's)"),
   stopsCountingEpoch: z
     .number()
     .int()
@@ -61,7 +80,11 @@ export const MetadataDealSchema = z.object({
     .describe(
       'With missedProofEpoch: the epoch after which the copy stops counting (and another is made) unless its provider proves again',
     ),
-  stopsCountingTimestamp: z.number().int().optional().describe('stopsCountingEpoch as Unix seconds for the configured network'),
+  stopsCountingTimestamp: z
+    .number()
+    .int()
+    .optional()
+    .describe("stopsCountingEpoch as Unix seconds on the Onchain Cloud chain's clock (else the configured network's)"),
 })
 
 export const MetadataFailedDealSchema = z.object({
@@ -108,7 +131,13 @@ export const MetadataDetailsSchema = z.object({
   state: z.enum(FILE_STATE_LABELS),
   retrievableCopies: z.number().int().min(0).describe('Copies of the whole file that can be retrieved (minimum over its groups)'),
   expirationEpoch: z.number().int().optional().describe('Absent while no copy is retrievable'),
-  expirationTimestamp: z.number().int().optional().describe('expirationEpoch as unix seconds for the configured network'),
+  expirationTimestamp: z
+    .number()
+    .int()
+    .optional()
+    .describe(
+      "When that deal ends, as unix seconds: a deal-market deal's on the configured network's clock, a PDP copy's on the Onchain Cloud chain's (the gateway's date)",
+    ),
   groups: z.array(MetadataGroupSchema),
   fileCounts: z
     .partialRecord(z.enum(FILE_STATE_LABELS), z.number().int().min(0))

@@ -2,9 +2,11 @@ import { randomBytes } from 'node:crypto'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startDealStack, type DealStack } from './harness.ts'
 import { recordingFetches } from '../../helpers/recording-fetch.ts'
+import { createPublicClient, http } from 'viem'
 import { toMetadataFile } from '../../../server/bridge/convert.ts'
 import { GatewayFileSchema } from '../../../server/bridge/gateway-record.ts'
 import { FocFundsError } from '../../../server/network/foc/client.ts'
+import { epochToTimestamp } from '../../../server/shared/epochs.ts'
 
 /**
  * The PDP route of the deal engine, end to end: the gateway's groups go
@@ -209,8 +211,22 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
     ).toBe(true)
   }, 300_000)
 
-  it('stores on the Onchain Cloud only with DEAL_COPIES=0, with no deal service: offloaded on its two proved PDP copies, and read back', async () => {
-    stack = await startDealStack({ seed: 'pdp only', copies: 0, withoutService: true, foc: { copies: 2 } })
+  it('stores on the Onchain Cloud only with DEAL_COPIES=0, with no deal service and no Lotus chain read: offloaded on its two proved PDP copies, dated on their own chain, and read back', async () => {
+    let lotusHeads = 0
+    stack = await startDealStack({
+      seed: 'pdp only',
+      copies: 0,
+      withoutService: true,
+      foc: { copies: 2 },
+      // The deal market's chain, counted: with the market off nothing asks it.
+      providers: (port) => ({
+        ...port,
+        chainHead: () => {
+          lotusHeads++
+          return port.chainHead()
+        },
+      }),
+    })
     const s = stack
     const data = bytes(160_000, 7)
     expect((await s.put('/p.bin', data)).status).toBe(201)
@@ -224,8 +240,31 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
     expect((await s.gateway.dealStore.ofGroup(1)).filter((d) => d.route === 'market')).toEqual([])
     await s.gateway.deals!.tick()
     expect(s.gateway.deals!.standing().market?.funds).toBeUndefined()
+    expect(s.gateway.deals!.routes).toEqual(['pdp'])
+    expect(lotusHeads).toBe(0)
     const back = await s.get('/p.bin')
     expect(Buffer.from(await back.arrayBuffer()).equals(Buffer.from(data))).toBe(true)
+
+    // The copies' dates are the FEVM chain's, whose clock (the wall clock, 20 epochs a second) is not the simulated
+    // Lotus chain's (the test's, 30 s epochs): the record dates them, and the app passes them through.
+    const record = (await s.fileInfo('/p.bin')).result.file
+    const copies = pdpCopies(record.details.groups[0])
+    const chain = createPublicClient({ transport: http(s.foc!.rpcUrl) })
+    // The clock the gateway read from the chain's blocks (kept once read).
+    const clock = await s.focClient!.chainClock()
+    for (const copy of copies) {
+      const proofBlock = await chain.getBlock({ blockNumber: BigInt(copy.lastProofEpoch) })
+      // Blocks are stamped to the whole second, so the gateway read this 20-epochs-a-second clock from block 0 and a head
+      // at least 10 minutes (12 000 epochs) later to a second at each end: epoch n is dated to 2 + n / 12 000 s.
+      expect(Math.abs(copy.lastProofTimestamp - Number(proofBlock.timestamp))).toBeLessThanOrEqual(2 + copy.lastProofEpoch / 12_000)
+      // Where no block is yet, the date is where that clock puts the epoch.
+      expect(copy.endTimestamp).toBe(Math.floor(clock.genesis + copy.endEpoch * clock.epochSeconds))
+      expect(Math.abs(epochToTimestamp(s.simnet.clock, copy.lastProofEpoch) - copy.lastProofTimestamp)).toBeGreaterThan(86_400)
+    }
+    const metadata = toMetadataFile(GatewayFileSchema.parse(record), '/p.bin', s.simnet.clock)
+    const shown = metadata.details.groups[0].deals!.filter((d) => d.route === 'pdp')
+    expect(shown.map((d) => [d.lastProofTimestamp, d.endTimestamp])).toEqual(copies.map((c: any) => [c.lastProofTimestamp, c.endTimestamp]))
+    expect(metadata.details.expirationTimestamp).toBe(Math.max(...copies.map((c: any) => c.endTimestamp)))
   }, 240_000)
 
   it('tells a provider that stops proving on the record, for the Files list and in the tab within one proving period of its first missed deadline', async () => {

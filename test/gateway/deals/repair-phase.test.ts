@@ -17,6 +17,9 @@ function deferred<T = void>() {
  * Where a repair stands as the engine tells it for the group's reason: one offloaded group short of copies,
  * its reload and its release each held open by the test, its copies back when the test says.
  */
+/** The heads of one pass, the PDP route's chain at `epoch`. */
+const at = (epoch: number) => new Map([['pdp', epoch]])
+
 describe("a repair's phases", () => {
   it('reloading, held while its copies are made, releasing once they are back, then none', async () => {
     const group = { id: 7, state: 'offloaded' } as GroupRecord
@@ -32,11 +35,18 @@ describe("a repair's phases", () => {
       retrievable: async () => 2,
       counts: async () => ({ pdp: back ? '2 of 2' : '1 of 2' }),
     }
-    const repairs = createRepairs({ content, logger: pino({ level: 'silent' }), copies, retryAfterEpochs: 120, repairHoldEpochs: 8640 })
+    const repairs = createRepairs({
+      content,
+      logger: pino({ level: 'silent' }),
+      copies,
+      retryAfterEpochs: 120,
+      repairHoldEpochs: 8640,
+      timedBy: { name: 'pdp' },
+    })
     const r = emptyReport()
 
     expect(repairs.phase(7)).toBeUndefined()
-    await repairs.start(100, r, [{ name: 'pdp' } as StorageRoute])
+    await repairs.start(at(100), r, [{ name: 'pdp' } as StorageRoute])
     expect(repairs.phase(7)).toEqual({ phase: 'reloading' })
 
     reload.resolve(async () => {
@@ -46,11 +56,11 @@ describe("a repair's phases", () => {
     await new Promise((r) => setImmediate(r))
     expect(repairs.phase(7)).toEqual({ phase: 'held' })
     expect(repairs.holds(7)).toBe(true)
-    await repairs.finish(110, r)
+    await repairs.finish(at(110), r)
     expect(repairs.phase(7)).toEqual({ phase: 'held' })
 
     back = true
-    const finishing = repairs.finish(120, r)
+    const finishing = repairs.finish(at(120), r)
     await new Promise((r) => setImmediate(r))
     expect(releasing).toBe(true)
     expect(repairs.phase(7)).toEqual({ phase: 'releasing', why: 'repaired' })
@@ -76,12 +86,19 @@ describe("a repair's phases", () => {
       retrievable: async () => 1,
       counts: async () => ({ pdp: '1 of 2' }),
     }
-    const repairs = createRepairs({ content, logger: pino({ level: 'silent' }), copies, retryAfterEpochs: 120, repairHoldEpochs: 50 })
+    const repairs = createRepairs({
+      content,
+      logger: pino({ level: 'silent' }),
+      copies,
+      retryAfterEpochs: 120,
+      repairHoldEpochs: 50,
+      timedBy: { name: 'pdp' },
+    })
     const r = emptyReport()
-    await repairs.start(100, r, [{ name: 'pdp' } as StorageRoute])
+    await repairs.start(at(100), r, [{ name: 'pdp' } as StorageRoute])
     await new Promise((r) => setImmediate(r))
     expect(repairs.phase(7)).toEqual({ phase: 'held' })
-    const finishing = repairs.finish(150, r)
+    const finishing = repairs.finish(at(150), r)
     await new Promise((r) => setImmediate(r))
     expect(repairs.phase(7)).toEqual({ phase: 'releasing', why: 'given-up' })
     released.resolve()

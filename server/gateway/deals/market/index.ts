@@ -52,6 +52,7 @@ export function createMarketRoute(c: RouteContext, o: MarketRouteOptions): Stora
     name: 'market',
     warm: false,
     required: () => copies,
+    chainHead: () => providers.chainHead(),
     lasting: (d, at) => d.endEpoch - at > o.renewBeforeEpochs,
     async follow(at, r) {
       head = at
@@ -63,7 +64,7 @@ export function createMarketRoute(c: RouteContext, o: MarketRouteOptions): Stora
     async place(at, r, sendable) {
       try {
         if (o.copies === undefined) copies = await o.service.requiredCopies()
-        // An Onchain-Cloud-only policy (DEAL_COPIES=0): no deals, and no DataCap or escrow to ask for.
+        // A policy of no deal-market copies: no deals, and no DataCap or escrow to ask for.
         if (copies > 0) {
           // Before any group fills up at a size the providers cannot take.
           await pieceLimit.check()
@@ -104,7 +105,7 @@ export function createMarketRoute(c: RouteContext, o: MarketRouteOptions): Stora
       return {
         market: {
           kind: funds.kind(),
-          plan: pricing.plan({ copies, verified: funds.verified(), off: o.offWhy, blocked }),
+          plan: pricing.plan({ copies, verified: funds.verified(), blocked }),
           ...(blocked ? { blocked } : {}),
           ...(client ? { funds: { ...client, ...(dealsUntilMs === undefined ? {} : { dealsUntilMs }) } } : {}),
         },

@@ -22,7 +22,7 @@ export interface MarketPricing {
   problem(): string | undefined
   /** Records what a proposal paid, for the plan's words. */
   proposed(provider: string, perGiBEpoch: bigint): void
-  plan(o: { copies: number; verified: boolean; off?: string; blocked?: string }): MarketPlan
+  plan(o: { copies: number; verified: boolean; blocked?: string }): MarketPlan
 }
 
 export function createMarketPricing(o: { ceiling?: PriceCeiling; pricePerGiBEpoch: string; service: DealServiceClient }): MarketPricing {
@@ -47,8 +47,9 @@ export function createMarketPricing(o: { ceiling?: PriceCeiling; pricePerGiBEpoc
     proposed(provider, perGiBEpoch) {
       last = { provider, perTiBMonth: perTiBMonth(perGiBEpoch) }
     },
-    plan({ copies, verified, off, blocked }) {
-      if (copies === 0) return { copies, why: off ?? 'the deal market is off (DEAL_COPIES=0)' }
+    plan({ copies, verified, blocked }) {
+      // A market route runs only where copies are asked for (deal-work.ts): none left is the tenant's policy.
+      if (copies === 0) return { copies, why: "the tenant's onboarding policy asks for no deal-market copies" }
       if (blocked) return { copies: 0, why: `no deal is proposed right now: ${blocked}` }
       if (verified) {
         return {

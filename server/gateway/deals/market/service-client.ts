@@ -46,13 +46,6 @@ const PolicyAnswer = z.object({
   }),
 })
 
-/** The deal service of an Onchain-Cloud-only gateway (DEAL_COPIES=0): no copies asked, and none to ask about. */
-export const NO_DEAL_SERVICE: DealServiceClient = {
-  bestProviders: () => Promise.reject(new DealServiceUnavailable('no deal service: DEAL_COPIES=0 stores on the Onchain Cloud only')),
-  requiredCopies: () => Promise.resolve(0),
-  filUsd: () => Promise.resolve(undefined),
-}
-
 /** The deal service over HTTP with the tenant's X-API-KEY. Every failure is a DealServiceUnavailable. */
 export function createDealServiceClient(o: {
   url: string

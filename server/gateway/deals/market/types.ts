@@ -60,8 +60,6 @@ export interface MarketRouteOptions {
   terms: DealTerms
   /** Fixed number of copies; unset: the tenant's onboarding policy decides (3 if it cannot be read yet). */
   copies?: number
-  /** Why the market is off though nobody set DEAL_COPIES=0 (mainnet without a price ceiling). */
-  offWhy?: string
   /** Longest a provider may take to answer a proposal (Boost's own client waits 60 s: storagemarket/lp2pimpl/net.go). */
   proposalTimeoutMs: number
   /** Chain time (30 s epochs) between deal status requests to a provider about one deal. */

@@ -3,7 +3,7 @@ import { countingCopies } from '../copies.ts'
 import type { GroupDeal, RouteContext, TickReport } from '../types.ts'
 import { providerIdOf, providerName } from './provider-name.ts'
 import type { Removals } from './removals.ts'
-import type { PdpRouteOptions } from './types.ts'
+import type { ChainPace, PdpRouteOptions } from './types.ts'
 
 /** How long an add transaction the provider answered with may stay out of a block before its copy is made again (an hour). */
 const ADOPT_WAIT_EPOCHS = 120
@@ -47,7 +47,7 @@ export interface Adoption {
 }
 
 export interface AdoptionOptions
-  extends Pick<RouteContext, 'deals' | 'logger' | 'now' | 'fail'>, Pick<PdpRouteOptions, 'copies' | 'epochSeconds'> {
+  extends Pick<RouteContext, 'deals' | 'logger' | 'now' | 'fail'>, Pick<PdpRouteOptions, 'copies'>, ChainPace {
   client: Pick<FocClient, 'pieceCopies' | 'addedCopy'>
   removals: Pick<Removals, 'remove'>
   /** Whether the group's upload is under way: its rows are its own until it settles. */

@@ -45,7 +45,7 @@ export interface PdpFunds {
   runway(): PdpFunding | undefined
 }
 
-export interface PdpFundsOptions extends Pick<RouteContext, 'logger'>, Pick<PdpRouteOptions, 'autoDeposit' | 'epochSeconds'> {
+export interface PdpFundsOptions extends Pick<RouteContext, 'logger'>, Pick<PdpRouteOptions, 'autoDeposit' | 'clock'> {
   client: Pick<FocClient, 'address' | 'funding' | 'fund'>
 }
 
@@ -111,9 +111,9 @@ export function createPdpFunds(o: PdpFundsOptions): PdpFunds {
       const head = Number(account.epoch)
       const runway = Number(account.runwayEpochs > BigInt(MAX_RUNWAY_EPOCHS) ? BigInt(MAX_RUNWAY_EPOCHS) : account.runwayEpochs)
       const paying = account.lockupRatePerEpoch > 0n
-      // The chain's clock as seen now: the head read is the epoch running now.
-      const nowSeconds = Date.now() / 1000
-      const clock = { genesis: nowSeconds - head * o.epochSeconds, epochSeconds: o.epochSeconds }
+      // Now is the head's time on the FEVM chain's own clock: the days left are the chain's, whatever the gateway's clock says.
+      const { clock } = o
+      const nowSeconds = clock.genesis + head * clock.epochSeconds
       /** The date and the network's days of `epochs` from the head, from the one 'funded until' (server/shared/funded-until.ts). */
       const lasting = (epochs: number) => {
         const until = fundedUntil(head + epochs, clock, nowSeconds)

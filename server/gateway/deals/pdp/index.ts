@@ -34,10 +34,11 @@ import { createUploads } from './upload.ts'
  * state behind a small interface; this file wires them, each given only what it uses.
  */
 export function createPdpRoute(c: RouteContext, options: PdpRouteOptions): StorageRoute {
-  const { client, copies, epochSeconds } = options
+  const { client, copies, clock } = options
+  const { epochSeconds } = clock
   const { deals, content, logger, now, fail } = c
   const removals = createRemovals({ deals, logger, now, client, epochSeconds })
-  const funds = createPdpFunds({ logger, client, autoDeposit: options.autoDeposit, epochSeconds })
+  const funds = createPdpFunds({ logger, client, autoDeposit: options.autoDeposit, clock })
   const uploads = createUploads({ deals, content, logger, fail, client, funds, uploadIdleMs: options.uploadIdleMs })
   const adoption = createAdoption({ deals, logger, now, fail, client, removals, copies, epochSeconds, uploading: (id) => !!uploads.of(id) })
   const placer = createPlacer({
@@ -56,15 +57,21 @@ export function createPdpRoute(c: RouteContext, options: PdpRouteOptions): Stora
   })
   const chain = createChainProblems({ logger })
   const proofs = createProofFollower({ deals, logger, now, fail, client, funds, removals, epochSeconds, pollMs: options.pollMs })
+  /** The FEVM chain's head the engine read for the last pass. */
+  let lastHead: number | undefined
   const route: StorageRoute = {
     name: 'pdp',
     warm: true,
     required: () => copies,
+    // The FEVM chain the copies are proved on, not the deal market's.
+    chainHead: () => client.chainHead(),
     // A PDP copy lasts while its payments are funded: that is the funds' runway to watch, not a copy to renew.
     lasting: () => true,
     // A pass is follow then place; what the Onchain Cloud itself refuses, or a node that does not answer, ends its step
     // and is the groups' reason (chain-problems.ts), said once rather than a warning every pass.
-    async follow(_head, r) {
+    async follow(head, r) {
+      // Where the chain is now, for the reasons' "in about …".
+      lastHead = head
       chain.begin()
       await chain.step(async () => {
         await proofs.follow(r)
@@ -91,7 +98,7 @@ export function createPdpRoute(c: RouteContext, options: PdpRouteOptions): Stora
           copies,
           epochSeconds,
           upload: uploads.of(groupId),
-          head: proofs.head(),
+          head: lastHead,
           refused: uploads.refused(groupId),
           oversized: carSize === undefined ? undefined : { carSize, maxUploadBytes: options.maxUploadBytes },
           fundsError: funds.problem()?.words,

@@ -8,7 +8,7 @@ import type { Adoption } from './adopt.ts'
 import type { PdpFunds } from './funding.ts'
 import { copiesOnChain } from './proofs.ts'
 import { providerIdOf } from './provider-name.ts'
-import type { PdpRouteOptions } from './types.ts'
+import type { ChainPace, PdpRouteOptions } from './types.ts'
 import { DATA_SET_METADATA, uploadPieceCid, type Uploads } from './upload.ts'
 
 /**
@@ -42,7 +42,8 @@ export interface Placer {
 export interface PlacerOptions
   extends
     Pick<RouteContext, 'deals' | 'content' | 'logger' | 'now' | 'retryAfterEpochs'>,
-    Pick<PdpRouteOptions, 'copies' | 'maxUploads' | 'maxUploadBytes' | 'epochSeconds'> {
+    Pick<PdpRouteOptions, 'copies' | 'maxUploads' | 'maxUploadBytes'>,
+    ChainPace {
   uploads: Uploads
   funds: Pick<PdpFunds, 'canPay' | 'uploadStored'>
   adoption: Pick<Adoption, 'settle'>

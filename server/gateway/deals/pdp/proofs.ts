@@ -4,7 +4,7 @@ import type { DealStore, GroupDeal, RouteContext, TickReport } from '../types.ts
 import { provingVerdict, type ProvingVerdict } from './faults.ts'
 import type { PdpFunds } from './funding.ts'
 import type { Removals } from './removals.ts'
-import type { PdpRouteOptions } from './types.ts'
+import type { ChainPace, PdpRouteOptions } from './types.ts'
 
 /** Proving periods a piece may wait on chain for its first proof before the copy counts as failed. */
 const FIRST_PROOF_PERIODS = 3
@@ -14,7 +14,7 @@ export async function copiesOnChain(deals: Pick<DealStore, 'inState'>): Promise<
   return [...(await deals.inState('published', 'pdp')), ...(await deals.inState('active', 'pdp'))]
 }
 
-/** The copies on chain, followed: proved, proving missed, removed; and the chain's head as last read. */
+/** The copies on chain, followed: proved, proving missed, removed. */
 export interface ProofFollower {
   /**
    * Follows each copy on chain, every poll interval of chain time: added,
@@ -22,12 +22,10 @@ export interface ProofFollower {
    * (each copy's end epoch is its funds' runway).
    */
   follow(r: TickReport): Promise<void>
-  /** The chain's head now, from the last one read and the time since (undefined before the first read): for the reasons' "in about …". */
-  head(): number | undefined
 }
 
 export interface ProofFollowerOptions
-  extends Pick<RouteContext, 'deals' | 'logger' | 'now' | 'fail'>, Pick<PdpRouteOptions, 'epochSeconds' | 'pollMs'> {
+  extends Pick<RouteContext, 'deals' | 'logger' | 'now' | 'fail'>, Pick<PdpRouteOptions, 'pollMs'>, ChainPace {
   client: Pick<FocClient, 'account' | 'copyProof'>
   funds: Pick<PdpFunds, 'readRunway'>
   removals: Pick<Removals, 'remove'>
@@ -37,8 +35,6 @@ export function createProofFollower(o: ProofFollowerOptions): ProofFollower {
   const { deals, logger, client } = o
   // Chain time, like the engine's other waits: a sped-up simulated network asks as often per epoch as a real one.
   const polls = createPacer<number | 'account'>({ now: o.now, everyMs: inChainTime(o.pollMs, o.epochSeconds) })
-  /** The chain's head as last read, and when (gateway time). */
-  let lastHead: { epoch: number; atMs: number } | undefined
 
   /** Records what the chain says of one copy; moves it on, or out. */
   async function followCopy(d: GroupDeal, proof: FocCopyProof, head: number, endEpoch: number, r: TickReport): Promise<void> {
@@ -102,7 +98,6 @@ export function createProofFollower(o: ProofFollowerOptions): ProofFollower {
       const account = await client.account()
       polls.done('account')
       const head = Number(account.epoch)
-      lastHead = { epoch: head, atMs: o.now() }
       const endEpoch = await o.funds.readRunway(account)
       for (const d of due) {
         polls.done(d.id)
@@ -115,6 +110,5 @@ export function createProofFollower(o: ProofFollowerOptions): ProofFollower {
         if (proof) await followCopy(d, proof, head, endEpoch, r)
       }
     },
-    head: () => lastHead && lastHead.epoch + Math.floor((o.now() - lastHead.atMs) / 1000 / o.epochSeconds),
   }
 }

@@ -3,6 +3,7 @@ import type { CopyFailureCode } from '../../../shared/contracts/copy-failure.ts'
 import { createPacer } from '../pacer.ts'
 import type { GroupDeal, RouteContext } from '../types.ts'
 import { providerIdOf } from './provider-name.ts'
+import type { ChainPace } from './types.ts'
 
 /** Why a copy stopped counting that says its provider is gone: it is not asked to remove anything, the payer ends the payments. */
 const PROVIDER_GONE: ReadonlySet<CopyFailureCode> = new Set(['MISSED_PROOFS', 'DATA_SET_TERMINATED'])
@@ -28,10 +29,8 @@ export interface Removals {
   retry(): Promise<void>
 }
 
-export interface RemovalsOptions extends Pick<RouteContext, 'deals' | 'logger' | 'now'> {
+export interface RemovalsOptions extends Pick<RouteContext, 'deals' | 'logger' | 'now'>, ChainPace {
   client: Pick<FocClient, 'removalState' | 'removeCopy' | 'terminateDataSet'>
-  /** Wall-clock seconds per epoch of the chain the copies are on. */
-  epochSeconds: number
 }
 
 type Piece = { providerId: number; dataSetId: bigint; pieceId: bigint }

@@ -1,4 +1,5 @@
 import type { FocClient } from '../../../network/foc/client.ts'
+import type { ChainClock } from '../../../shared/epochs.ts'
 
 /** Where one group's upload stands, for its `reason`. */
 export interface PdpUpload {
@@ -26,6 +27,12 @@ export interface PdpFunding {
   fundedDays?: number
 }
 
+/** The pace of the chain the copies are proved on, for the parts that wait in its epochs: its clock's. */
+export interface ChainPace {
+  /** Wall-clock seconds per epoch (a sped-up simulated chain's are shorter). */
+  epochSeconds: number
+}
+
 /** The PDP route's client and policy. */
 export interface PdpRouteOptions {
   client: FocClient
@@ -46,8 +53,12 @@ export interface PdpRouteOptions {
   uploadIdleMs: number
   /** Groups uploaded at once, once the account has its data sets. */
   maxUploads: number
-  /** Wall-clock seconds per epoch of the chain the copies are proved on (a sped-up simulated one's are shorter). */
-  epochSeconds: number
+  /**
+   * The clock of the FEVM chain the copies are proved on, as the client read it (`client.chainClock()`): its
+   * epochs' wall-clock seconds (a sped-up simulated one's are shorter) and when its epoch 0 was. Every wait
+   * and date of the route is on it, never on the deal market's chain.
+   */
+  clock: ChainClock
   /** Chain time (30 s epochs) between reads of one copy's proofs, and of the account. */
   pollMs: number
 }

@@ -1,6 +1,7 @@
 import type { Chain } from '@filoz/synapse-core/chains'
 import type { Address, Hash } from 'viem'
 import { NetworkError, timedOut } from '../../../../server/network/errors.ts'
+import type { ChainClock } from '../../../../server/shared/epochs.ts'
 import {
   FocFundsError,
   type FocAccount,
@@ -61,6 +62,8 @@ export class FakeFoc implements FocClient {
     return { chainId: 314159, contracts: { ...contracts, ...others }, versions: { fwss: '1.3.1', pdpVerifier: '3.4.0' } }
   }
   epoch = 1_000
+  /** Its clock: 30 s epochs, epoch 1 000 on 2026-11-27 (the harness's gateway clock then). */
+  clock: ChainClock = { genesis: Date.UTC(2026, 10, 27) / 1000 - 1_000 * 30, epochSeconds: 30 }
   maxProvingPeriod = 240
   challengeWindow = 20
   /** Registry ids in the order the SDK would pick them. */
@@ -100,6 +103,14 @@ export class FakeFoc implements FocClient {
 
   /** What each `funding` call was asked: the bytes and the copies. */
   fundingAsked: { bytes: number; request: FocFundingRequest | undefined }[] = []
+
+  async chainClock(): Promise<ChainClock> {
+    return this.clock
+  }
+
+  async chainHead(): Promise<number> {
+    return this.epoch
+  }
 
   async funding(bytes: number, request?: FocFundingRequest): Promise<FocFunding> {
     this.rpc()

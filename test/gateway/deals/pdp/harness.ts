@@ -93,7 +93,7 @@ export async function pdpHarness(o: PdpHarnessOptions = {}): Promise<PdpHarness>
       maxUploadBytes: o.maxUploadBytes ?? PDP_MAX_UPLOAD_BYTES,
       uploadIdleMs: o.uploadIdleMs ?? 200,
       maxUploads: o.maxUploads ?? 2,
-      epochSeconds: EPOCH_SECONDS,
+      clock: foc.clock,
       pollMs: 3 * 60_000,
     })
   const over = (route: StorageRoute, close: () => Promise<void>): PdpHarness => ({
