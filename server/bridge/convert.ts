@@ -46,8 +46,7 @@ const retrievableDeals = (g: GatewayGroup) => (g.deals ?? []).filter((d) => d.is
  * network's), else its end epoch on the network's clock (`clock`), as for
  * CIDgravity's gateway.
  */
-const endOf = (d: GatewayDeal, clock: NetworkClock) =>
-  d.route === 'pdp' && d.endTimestamp !== undefined ? d.endTimestamp : epochToTimestamp(clock, d.endEpoch)
+const endOf = (d: GatewayDeal, clock: NetworkClock) => (d.route && d.endTimestamp) ?? epochToTimestamp(clock, d.endEpoch)
 
 /**
  * When the storage of the whole file ends: each group lasts as long as its

@@ -90,7 +90,8 @@ export async function connectOnchainCloud(
     if (!(err instanceof FocDeploymentError)) {
       throw new OnchainCloudNotReady(`${t.rpcName}: the Onchain Cloud's FEVM JSON-RPC does not answer at ${t.rpcUrl}${t.hint}`)
     }
-    if (err.code === 'WRONG_CHAIN') throw new ConfigError(`${t.rpcName}: ${err.message} (${t.rpcUrl}), as ${t.anchorsName} asks`)
+    if (err.code === 'WRONG_CHAIN')
+      throw new ConfigError(`${t.rpcName}: the node at ${t.rpcUrl} is ${err.message} as ${t.anchorsName} asks`)
     throw new ConfigError(`${t.anchorsName}: ${err.message}, on the chain at ${t.rpcUrl}`)
   }
 }

@@ -108,7 +108,7 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
       groupIdleMs: config.groupIdleSeconds * 1000,
       logger,
       // PDP copies dated on their own chain's clock; deal-market deals are left to the reader, as CIDgravity's are.
-      dealViews: async (groupIds) => datedViews(await dealStore.views(groupIds), focClock),
+      dealViews: async (groupIds) => datedViews(await dealStore.views(groupIds), { pdp: focClock }),
       faults: deps.faults,
       sealThreads: config.sealThreads,
       cidProfile: config.cidProfile,

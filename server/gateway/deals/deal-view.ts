@@ -81,25 +81,26 @@ export function viewOf(deals: readonly GroupDeal[]): DealView {
 }
 
 /**
- * The PDP copies of `views` dated on the Onchain Cloud chain's own clock
- * (`clock`, read from that chain): their end (how far their payments are
- * funded), last proof and first proof due as unix seconds, beside the epochs.
- * The deal market's deals are left as CIDgravity's gateway has them, for the
- * reader to date with its network's clock; so is everything without a clock.
+ * The copies of `views` whose route has a clock of its own in `clocks` (the
+ * Onchain Cloud's, read from its chain) dated on it: their end (how far their
+ * payments are funded), last proof, first proof due and missed proof as unix
+ * seconds, beside the epochs. The deal market's deals (which carry no route)
+ * are left as CIDgravity's gateway has them, for the reader to date with its
+ * network's clock; so is everything without a clock.
  */
-export function datedViews(views: Map<number, DealView>, clock: ChainClock | undefined): Map<number, DealView> {
-  if (!clock) return views
-  const at = (epoch: number) => epochToTimestamp(clock, epoch)
-  const dated = (d: Deal): Deal =>
-    d.route !== 'pdp'
-      ? d
-      : {
-          ...d,
-          endTimestamp: at(d.endEpoch),
-          ...(d.lastProofEpoch !== undefined ? { lastProofTimestamp: at(d.lastProofEpoch) } : {}),
-          ...(d.firstProofDueEpoch !== undefined ? { firstProofDueTimestamp: at(d.firstProofDueEpoch) } : {}),
-          ...(d.missedProofEpoch !== undefined ? { missedProofTimestamp: at(d.missedProofEpoch) } : {}),
-          ...(d.stopsCountingEpoch !== undefined ? { stopsCountingTimestamp: at(d.stopsCountingEpoch) } : {}),
-        }
+export function datedViews(views: Map<number, DealView>, clocks: Partial<Record<string, ChainClock>>): Map<number, DealView> {
+  const dated = (d: Deal): Deal => {
+    const clock = d.route && clocks[d.route]
+    if (!clock) return d
+    const at = (epoch: number) => epochToTimestamp(clock, epoch)
+    return {
+      ...d,
+      endTimestamp: at(d.endEpoch),
+      ...(d.lastProofEpoch !== undefined ? { lastProofTimestamp: at(d.lastProofEpoch) } : {}),
+      ...(d.firstProofDueEpoch !== undefined ? { firstProofDueTimestamp: at(d.firstProofDueEpoch) } : {}),
+      ...(d.missedProofEpoch !== undefined ? { missedProofTimestamp: at(d.missedProofEpoch) } : {}),
+      ...(d.stopsCountingEpoch !== undefined ? { stopsCountingTimestamp: at(d.stopsCountingEpoch) } : {}),
+    }
+  }
   return new Map([...views].map(([id, view]) => [id, { ...view, deals: view.deals.map(dated) }]))
 }

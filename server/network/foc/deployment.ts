@@ -91,7 +91,7 @@ export async function readFwssAddresses(client: PublicClient, anchors: FocAnchor
 export async function readFocDeployment(client: PublicClient, anchors: FocAnchors, chainIds: readonly number[]): Promise<FocDeployment> {
   const chainId = await client.getChainId()
   if (!chainIds.includes(chainId)) {
-    throw new FocDeploymentError('WRONG_CHAIN', `the node is chain ${chainName(chainId)}, not ${chainIds.map(chainName).join(' or ')}`)
+    throw new FocDeploymentError('WRONG_CHAIN', `chain ${chainName(chainId)}, not ${chainIds.map(chainName).join(' or ')}`)
   }
   await expectCode(client, { multicall3: anchors.multicall3, fwss: anchors.fwss })
   const read = await readFwssAddresses(client, anchors)

@@ -46,7 +46,7 @@ describe('finding an Onchain Cloud from its warm storage service', () => {
   it('refuses another chain, naming both ids: a calibration node under NETWORK=mainnet', async () => {
     expect(await refusal(readFocDeployment(reader(), anchors(), [FOC_CHAIN_IDS.mainnet]))).toEqual({
       code: 'WRONG_CHAIN',
-      message: "the node is chain 31415926 (the Synapse SDK's devnet), not 314 (mainnet)",
+      message: "chain 31415926 (the Synapse SDK's devnet), not 314 (mainnet)",
     })
   })
 

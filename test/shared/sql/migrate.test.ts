@@ -126,7 +126,7 @@ describe('a database made before there was one migration runner', () => {
       first_proof_due_epoch: null,
     })
     await sql.close()
-    expect(versions(file)).toEqual({ ...before, 'gateway.deals': 8 })
+    expect(versions(file)).toEqual({ ...before, 'gateway.deals': 9 })
   })
 
   it('deal service: at its version already, its tables as they were', async () => {
