@@ -63,8 +63,13 @@ describe("README: an Onchain Cloud devnet, a second gateway funded by the first 
       'DATA_DIR=./data npm run simfoc -- fund 0x… 100 1000',
     ])
 
+    // The faucet finds the first stack's simulated Onchain Cloud where npm start puts it (127.0.0.1:1235); here, elsewhere.
     const bash = (command: string) =>
-      execFileSync('bash', ['-e', '-o', 'pipefail', '-c', [...exported, command].map(here).join('\n')], { cwd: ROOT, encoding: 'utf8' })
+      execFileSync('bash', ['-e', '-o', 'pipefail', '-c', [...exported, command].map(here).join('\n')], {
+        cwd: ROOT,
+        encoding: 'utf8',
+        env: { ...process.env, SIMFOC_RPC_URL: focUrl },
+      })
     const key = bash(commands[0]!)
     const address = /0x[0-9a-fA-F]{40}/.exec(key)?.[0]
     expect(address, key).toBeDefined()
