@@ -12,8 +12,8 @@ import { join } from 'node:path'
 import { createPublicClient, createWalletClient, http, keccak256, parseAbi, toHex } from 'viem'
 import { generatePrivateKey, privateKeyToAccount } from 'viem/accounts'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { focClientOn } from '../../simulation/simfoc/sdk-chain.ts'
 import { FOC_CHAIN_IDS } from '../../../server/network/foc/chain.ts'
-import { connectFocClient } from '../../../server/network/foc/client.ts'
 import { FocDeploymentError, readFocDeployment } from '../../../server/network/foc/deployment.ts'
 import { startSimulatedFoc, type SimulatedFoc } from '../../../server/simulation/simfoc/index.ts'
 
@@ -68,14 +68,7 @@ describe('finding an Onchain Cloud from its warm storage service', () => {
   it('follows a migration while it runs: the verbs go on with the view FWSS points at now, said once in the log', async () => {
     const said: string[] = []
     const logger = { info: (_: object, msg: string) => said.push(msg), warn: (_: object, msg: string) => said.push(msg) }
-    const client = await connectFocClient({
-      rpcUrl: foc.rpcUrl,
-      anchors: anchors(),
-      chainIds: [FOC_CHAIN_IDS.devnet],
-      account: privateKeyToAccount(generatePrivateKey()),
-      recheckMs: 0,
-      logger: logger as never,
-    })
+    const client = await focClientOn(foc, privateKeyToAccount(generatePrivateKey()), { recheckMs: 0, logger: logger as never })
     const before = client.deployment().contracts.fwssView
     const after = await foc.migrate()
     expect(after).not.toBe(before)
@@ -87,13 +80,7 @@ describe('finding an Onchain Cloud from its warm storage service', () => {
   }, 120_000)
 
   it('refuses a view from before GA where FWSS points, at start and in every verb after such a migration', async () => {
-    const client = await connectFocClient({
-      rpcUrl: foc.rpcUrl,
-      anchors: anchors(),
-      chainIds: [FOC_CHAIN_IDS.devnet],
-      account: privateKeyToAccount(generatePrivateKey()),
-      recheckMs: 0,
-    })
+    const client = await focClientOn(foc, privateKeyToAccount(generatePrivateKey()), { recheckMs: 0 })
     // The service's owner points FWSS back at the 1.2.0 view it started with (setViewContract, owner only).
     const owner = privateKeyToAccount(keccak256(toHex(`simulated FOC ${SEED}: deployer`)))
     const wallet = createWalletClient({ account: owner, transport: http(foc.rpcUrl) })
