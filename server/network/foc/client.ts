@@ -188,21 +188,26 @@ export async function connectFocClient(options: FocClientOptions): Promise<FocCl
     deployment = next
     context = contextOf(next)
   }
-  /** At most once per `recheckMs`, shared by the verbs that ask meanwhile; a node that does not answer leaves the check to the next time. */
+  /**
+   * Contracts a migration moved to that this client cannot use (a pre-GA view): every verb's failure until a
+   * later check finds them put right. A node that does not answer a check changes nothing.
+   */
+  let unusable: FocDeploymentError | undefined
+  /** At most once per `recheckMs`, shared by the verbs that ask meanwhile. */
   async function current(): Promise<FocContext> {
     if (now() - checkedMs >= recheckMs) {
       checkedMs = now()
       checking ??= followMigration()
-        .catch((err: unknown) => {
-          // A deployment gone wrong (a pre-GA view) is every verb's failure until it is put right; a silent node is not.
-          if (err instanceof FocDeploymentError) {
-            checkedMs = -Infinity
-            throw err
-          }
-        })
+        .then(
+          () => (unusable = undefined),
+          (err: unknown) => {
+            if (err instanceof FocDeploymentError) unusable = err
+          },
+        )
         .finally(() => (checking = undefined))
     }
     await checking
+    if (unusable) throw unusable
     return context
   }
   const verb = <A extends unknown[], R>(work: (c: FocContext, ...args: A) => Promise<R>) =>
