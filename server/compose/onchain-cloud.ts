@@ -49,7 +49,7 @@ export function onchainCloudTarget(config: Config): OnchainCloudTarget {
   }
   const file = join(config.files.simfoc, 'contracts.json')
   if (!existsSync(file)) {
-    throw new ConfigError(
+    throw new OnchainCloudNotReady(
       `no simulated Onchain Cloud in ${config.files.simfoc}: start the stack (npm start) first, or set FOC_RPC_URL for a real one`,
     )
   }
