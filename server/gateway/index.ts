@@ -113,6 +113,7 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
       faults: deps.faults,
       sealThreads: config.sealThreads,
       cidProfile: config.cidProfile,
+      now: deps.now,
     })
     const folders = createFolderIndex({
       namespace: tree,

@@ -39,6 +39,8 @@ export interface ContentStoreOptions {
   sealThreads?: number
   /** How new files are imported (CID_PROFILE; DEFAULT_CID_PROFILE without it). */
   cidProfile?: CidProfile
+  /** The gateway's clock (Date.now without it): how long a group an upload used stays in use after it. */
+  now?: () => number
 }
 
 /**
@@ -66,7 +68,7 @@ export async function createContentStore(options: ContentStoreOptions): Promise<
   })
   const pending = new Map()
   // A minute covers the step from an upload's end to its file in the tree.
-  const use = createGroupUse({ lingerMs: 60_000 })
+  const use = createGroupUse({ lingerMs: 60_000, now: options.now })
   const inFlight = new Set<Promise<unknown>>()
   let closed = false
   const local = createLocalBytes({ repo, files, logger, faults: options.faults })
