@@ -130,8 +130,7 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
 
   // Only groups whose CAR is on disk can be sent: ready_for_deals, or offloaded ones reloaded for repair; and
   // only while something in them lives.
-  const sendable = (g: GroupRecord) =>
-    keepsCopies(g) && (g.state === 'ready_for_deals' || (g.state === 'reload' && repairs.holds(g.id)))
+  const sendable = (g: GroupRecord) => keepsCopies(g) && (g.state === 'ready_for_deals' || (g.state === 'reload' && repairs.holds(g.id)))
 
   async function tickOnce(): Promise<TickReport> {
     const r = emptyReport()
