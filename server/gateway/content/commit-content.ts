@@ -59,8 +59,9 @@ export async function commitContent(sql: Sql, c: NewContent): Promise<void> {
       [c.cid, c.size, c.dagSize, Date.now()],
     )
     if (changes === 0) {
-      // Stored before, and some of its blocks stored again (their group retired): it now lives where they went.
-      if (added.size > 0) await relink(tx, c.cid, [...new Set(holder.values())])
+      // Stored before: where its blocks are now, which differs once a group of it was retired (its blocks stored
+      // again by this upload or an earlier one of other content).
+      await relink(tx, c.cid, [...new Set(holder.values())])
       return
     }
     let offset = 0

@@ -3,7 +3,7 @@ import type { Logger } from '../../shared/logger.ts'
 import type { Liveness } from '../retire/liveness.ts'
 import { bytes, counted } from '../words.ts'
 import type { GroupCopies } from './copies.ts'
-import type { StorageRoute } from './route.ts'
+import type { RetiredCopies, StorageRoute } from './route.ts'
 import type { DealStore, TickReport } from './types.ts'
 
 /** What retirement works with: liveness, the grace period, and the engine's routes and stores. */
@@ -46,12 +46,12 @@ export function createRetirement(o: RetirementOptions): Retirement {
   /** Retired groups' copies are looked at once after a start: a retirement a stop cut short ends them now. */
   let resumed = false
 
-  /** Each route retires the group's live copies; what was ended and what runs to its term, in words. */
-  async function retireCopies(groupId: number): Promise<{ ended: number; toTerm: number }> {
+  /** Each route retires the group's live copies: how many were ended, and how many run to their term. */
+  async function retireCopies(groupId: number): Promise<RetiredCopies> {
     const live = await deals.liveOfGroup(groupId)
     const total = { ended: 0, toTerm: 0 }
     for (const route of routes) {
-      const done = await route.retire(groupId, live)
+      const done = await route.retire(live)
       total.ended += done.ended
       total.toTerm += done.toTerm
     }

@@ -36,11 +36,11 @@ export interface StorageRoute {
   /** Whether a provider may still be fetching (or be sent) the group's CAR: the bytes stay until it is done. */
   transferPending(groupId: number, live: readonly GroupDeal[]): boolean
   /**
-   * The group is retired (nothing live left in it for RETIRE_AFTER_SECONDS): of its `live` copies, those this
+   * A group is retired (nothing live left in it for RETIRE_AFTER_SECONDS): of its `live` copies, those this
    * route can stop paying for are ended (RETIRED) and taken off chain; the others run to their term, never
    * renewed. Run again after a restart, it ends only what is still live. How many of each.
    */
-  retire(groupId: number, live: readonly GroupDeal[]): Promise<RetiredCopies>
+  retire(live: readonly GroupDeal[]): Promise<RetiredCopies>
   /** Where the group stands on this route, in its own words, for the group's reason. */
   progress(groupId: number, deals: readonly GroupDeal[]): RouteProgress
   /** What pays for this route's copies, as last read; empty before a read. */

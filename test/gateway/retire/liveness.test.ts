@@ -20,7 +20,12 @@ afterEach(async () => {
 })
 
 describeEachStore('liveness of groups', ({ location }) => {
-  async function setUp(): Promise<{ tree: Namespace; liveness: Liveness; listed: string[]; store: (path: string, bytes: Uint8Array) => Promise<string> }> {
+  async function setUp(): Promise<{
+    tree: Namespace
+    liveness: Liveness
+    listed: string[]
+    store: (path: string, bytes: Uint8Array) => Promise<string>
+  }> {
     t = await makeStore({ where: location() })
     const tree = await createNamespace(t.sql)
     const listed: string[] = []
@@ -110,5 +115,26 @@ describeEachStore('liveness of groups', ({ location }) => {
     await seal()
     expect((await t!.store.group(3))!.state).toBe('ready_for_deals')
     expect((await liveness.mark(4_000)).died).toEqual([])
+  })
+
+  it('content whose blocks an earlier upload stored again after their group was retired lives where they are now', async () => {
+    const { tree, liveness, store } = await setUp()
+    // z.bin is x.bin's first leaf (256 KiB chunks): one raw block, shared.
+    const x = randomBytes(400_000)
+    const z = x.subarray(0, 262_144)
+    await store('/x.bin', x)
+    const cidZ = await store('/z.bin', z)
+    await seal()
+    await tree.remove('/x.bin')
+    await tree.remove('/z.bin')
+    await liveness.mark(1_000)
+    expect(await liveness.retire(1, 2_000)).toBe(true)
+    // x.bin back: its blocks, z.bin's among them, go into group 2; then z.bin back, every block of it found there.
+    await store('/x.bin', x)
+    expect(await store('/z.bin', z)).toBe(cidZ)
+    expect(await groupsOf(cidZ)).toEqual([2])
+    await seal()
+    await tree.remove('/x.bin')
+    expect((await liveness.mark(3_000)).died).toEqual([])
   })
 })

@@ -90,7 +90,7 @@ export function createPdpRoute(c: RouteContext, options: PdpRouteOptions): Stora
     },
     transferPending: (groupId, live) =>
       !!uploads.of(groupId) || live.some((d) => d.route === route.name && (d.state === 'proposing' || d.state === 'proposed')),
-    async retire(_groupId, live) {
+    async retire(live) {
       let ended = 0
       // Only copies on chain: the engine retires a group once no upload or add of it is under way.
       for (const d of live.filter((x) => x.route === route.name && (x.state === 'published' || x.state === 'active'))) {
