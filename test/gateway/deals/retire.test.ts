@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { existsSync } from 'node:fs'
+import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { startDealStack, type DealStack } from './harness.ts'
@@ -100,6 +100,25 @@ describe('retiring groups of deleted files (deal market)', () => {
     // Nothing bought meanwhile: the same two deals.
     expect((await s.gateway.dealStore.ofGroup(group)).map((d) => d.state)).toEqual(['active', 'active'])
     expect((await readBack(s, '/doc.bin')).equals(bytes)).toBe(true)
+  }, 120_000)
+
+  it('a file deleted before its group had copies: none are made, and once retired its CAR and blocks leave the disk', async () => {
+    const s = (stack = await startDealStack({ copies: 2, retireAfterSeconds: 3600 }))
+    expect((await s.put('/tmp.bin', randomBytes(200_000))).status).toBe(201)
+    await s.seal()
+    const group = await groupIdOf(s, '/tmp.bin')
+    const onDisk = () => readdirSync(join(s.dir, 'gateway', 'groups')).filter((f) => f.startsWith(`${group}.`))
+    expect(onDisk().sort()).toEqual([`${group}.blocks`, `${group}.car`])
+    expect((await s.remove('/tmp.bin')).status).toBe(204)
+    await passes(s, HOUR / 2)
+    expect((await groupRow(s, group)).state).toBe('ready_for_deals')
+    await passes(s, HOUR)
+    const row = await groupRow(s, group)
+    expect(row.retiredMs).toBeDefined()
+    // Nothing was bought for it, and nothing of it is left on this disk.
+    expect(await s.gateway.dealStore.ofGroup(group)).toEqual([])
+    expect(row.state).toBe('offloaded')
+    expect(onDisk()).toEqual([])
   }, 120_000)
 
   it('a group with one live file and one deleted one is not retired', async () => {
