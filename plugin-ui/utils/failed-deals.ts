@@ -42,6 +42,7 @@ const FAILURE_WORDS: Record<CopyFailureCode, (words: string) => string> = {
   PIECE_REMOVED: () => t('gateway', 'the piece was removed'),
   DATA_SET_TERMINATED: () => t('gateway', 'the data set was ended'),
   RETRIEVAL_FAILED: () => t('gateway', 'the provider did not serve it back'),
+  RETIRED: () => t('gateway', 'its files were deleted: no longer stored or paid for'),
   UNKNOWN: (words) => words,
 }
 

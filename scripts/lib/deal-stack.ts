@@ -62,6 +62,8 @@ export interface DealStack {
   holdChain(failure: ChainFailure | null, methods?: readonly string[]): void
   /** PUTs a file over the gateway's WebDAV. */
   put(path: string, bytes: Uint8Array): Promise<Response>
+  /** DELETEs a file (or folder) over the gateway's WebDAV. */
+  remove(path: string): Promise<Response>
   get(path: string): Promise<Response>
   // eslint-disable-next-line @typescript-eslint/no-explicit-any -- the tests read the record as loosely as a client would
   fileInfo(path: string): Promise<any>
@@ -98,6 +100,8 @@ export interface DealStackOptions {
   renewBeforeDays?: number
   /** Longest a group is held for repair without its copies (default 3 days). */
   repairHoldDays?: number
+  /** RETIRE_AFTER_SECONDS: how long a group of deleted files waits before it is retired (default a day), on the test's clock. */
+  retireAfterSeconds?: number
   /** DEAL_MAX_PADDING (default: any). */
   maxPaddingFactor?: number
   /** The client's market escrow, attoFIL (default: plenty when `price` is above 0, else none). */
@@ -303,6 +307,7 @@ async function startGateway(parts: StackParts, o: DealStackOptions): Promise<{ g
       groupSize: o.groupSize ?? 1 << 20,
       groupIdleSeconds: 3600,
       cidProfile: o.cidProfile,
+      retireAfterSeconds: o.retireAfterSeconds,
       ...(o.withoutService ? {} : { serviceUrl: parts.serviceServer.url, serviceApiKey: API_KEY }),
       clientAddress: parts.clientAddress,
       deals: {
@@ -380,6 +385,7 @@ async function assembleStack(parts: StackParts, o: DealStackOptions): Promise<De
     },
     put: (path, bytes) => fetch(`${running.gatewayServer.url}${path}`, { method: 'PUT', body: Buffer.from(bytes) }),
     get: (path) => fetch(`${running.gatewayServer.url}${path}`),
+    remove: (path) => fetch(`${running.gatewayServer.url}${path}`, { method: 'DELETE' }),
     async fileInfo(path) {
       const res = await fetch(`${running.gatewayServer.url}/file-info`, {
         method: 'POST',

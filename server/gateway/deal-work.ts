@@ -1,4 +1,4 @@
-import { DEAL_DEFAULTS, type GatewayConfig } from '../shared/config.ts'
+import { DEAL_DEFAULTS, RETIRE_AFTER_SECONDS, type GatewayConfig } from '../shared/config.ts'
 import { EPOCH_SECONDS, EPOCHS_PER_DAY, type ChainClock } from '../shared/epochs.ts'
 import type { Logger } from '../shared/logger.ts'
 import { PDP_MAX_UPLOAD_BYTES } from '../shared/piece.ts'
@@ -17,6 +17,7 @@ import {
   type StorageRoute,
 } from './deals/index.ts'
 import type { FocClient } from '../network/foc/client.ts'
+import type { Liveness } from './retire/liveness.ts'
 
 /** What the gateway's deal engine is made with besides its configuration. */
 export interface DealWorkDeps {
@@ -59,6 +60,8 @@ export function createDealWork(
     publicUrl: () => string
     /** The Onchain Cloud's chain clock, as `deps.foc` read it; PDP copies are made only with it. */
     focClock?: ChainClock
+    /** Which groups still hold something live: those that do not are retired after RETIRE_AFTER_SECONDS. */
+    liveness?: Liveness
   },
 ): DealEngine | undefined {
   const terms = { ...DEAL_DEFAULTS, ...config.deals }
@@ -145,6 +148,9 @@ export function createDealWork(
     reloadTimeoutMs: timeouts.reloadMs ?? 10 * 60_000,
     repairHoldEpochs: Math.round((terms.repairHoldDays ?? DEAL_DEFAULTS.repairHoldDays) * EPOCHS_PER_DAY),
     paused: parts.paused,
+    ...(parts.liveness
+      ? { retirement: { liveness: parts.liveness, retireAfterMs: (config.retireAfterSeconds ?? RETIRE_AFTER_SECONDS) * 1000 } }
+      : {}),
   })
 }
 

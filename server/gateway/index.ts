@@ -17,6 +17,7 @@ import { createContentStore, type ContentStore, type GroupRecord } from './conte
 import { createDealStore, createTransferRouter, type DealEngine, type DealStore } from './deals/index.ts'
 import { datedViews } from './deals/deal-view.ts'
 import { createDealWork, type DealWorkDeps } from './deal-work.ts'
+import { createLiveness, currentListings } from './retire/liveness.ts'
 import { createFileInfoRouter } from './file-info.ts'
 import { createFolderStatesRouter } from './folder-states.ts'
 import { createStatusRouter } from './status.ts'
@@ -112,6 +113,7 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
       faults: deps.faults,
       sealThreads: config.sealThreads,
       cidProfile: config.cidProfile,
+      now: deps.now,
     })
     const folders = createFolderIndex({
       namespace: tree,
@@ -163,6 +165,8 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
     paused: () => !dbLock.held(),
     publicUrl: () => publicUrl,
     focClock,
+    // A group is live while a file of the tree or a folder's current listing has blocks in it.
+    liveness: createLiveness({ sql, listings: () => currentListings(folders) }),
   })
   if (deals) content.setRemoteSource(deals.remoteSource())
 

@@ -13,6 +13,13 @@ import { parsePriceCeiling, type PriceCeiling } from './deal-price.ts'
  * (README) and of a gateway built without `deals` (tests). The padding limit
  * here is the simulated network's; real networks get theirs from GROUP_DEFAULTS.
  */
+/**
+ * How long a group with nothing live left in it is kept as it is (a day, as a
+ * deleted file is often restored from Nextcloud's trash within it: the same
+ * bytes PUT again), before its copies stop being paid for.
+ */
+export const RETIRE_AFTER_SECONDS = 86_400
+
 export const DEAL_DEFAULTS = {
   durationDays: 540,
   price: '0',
@@ -109,6 +116,8 @@ const EnvSchema = z.object({
   // Threads writing CARs and piece CIDs; 0 seals on the main thread. Default: one per core.
   SEAL_THREADS: z.coerce.number().int().min(0).max(64).optional(),
   CID_PROFILE: z.enum(CID_PROFILES).default(DEFAULT_CID_PROFILE),
+  // Seconds a group whose files are all deleted waits before it is retired (its copies no longer paid for): an undo window.
+  RETIRE_AFTER_SECONDS: z.coerce.number().int().positive().default(RETIRE_AFTER_SECONDS),
   // Gateway deal engine (deals need SERVICE_URL, SERVICE_API_KEY and a wallet key; `--role all` links them itself)
   SERVICE_URL: z.url({ protocol: /^https?$/ }).optional(),
   SERVICE_API_KEY: z.string().min(1).max(200).optional(),
@@ -310,6 +319,8 @@ export interface GatewayConfig extends StoredState {
   sealThreads?: number
   /** How new files and folders get their CIDs (IPIP-499 profile); what is stored keeps its own. */
   cidProfile?: CidProfile
+  /** How long a group whose files are all deleted stays as it is before it is retired (default RETIRE_AFTER_SECONDS). */
+  retireAfterSeconds?: number
   /** The deal service the gateway asks for providers; no deals are made without it and a key. */
   serviceUrl?: string
   serviceApiKey?: string
@@ -686,6 +697,7 @@ function gatewayConfigOf(e: Env, dataDir: string): GatewayConfig {
     groupIdleSeconds: e.GROUP_IDLE_SECONDS ?? GROUP_DEFAULTS[e.NETWORK].idleSeconds,
     sealThreads: e.SEAL_THREADS ?? availableParallelism(),
     cidProfile: e.CID_PROFILE,
+    retireAfterSeconds: e.RETIRE_AFTER_SECONDS,
     serviceUrl: withoutTrailingSlash(e.SERVICE_URL),
     serviceApiKey: e.SERVICE_API_KEY,
     publicUrl: withoutTrailingSlash(e.GATEWAY_PUBLIC_URL),

@@ -1,4 +1,5 @@
 import { jsonList, type Sql } from '../../shared/sql/index.ts'
+import { GatewayError } from '../errors.ts'
 import type { NewContent } from './types.ts'
 
 /** Rows per multi-row INSERT; smaller remainders go in powers of two, so few statement texts exist. */
@@ -20,7 +21,9 @@ const valuesOf = (rows: number, columns: number) =>
  * Records a finished ingest in one transaction: its blocks, the content and
  * its leaves, and the groups it lives in, in multi-row statements (one round
  * trip per few hundred rows on PostgreSQL, not three per block). A content
- * already stored gets no second set of leaves or group links.
+ * already stored gets no second set of leaves; its blocks stored again
+ * because their group was retired (ingest looks past those) move to the new
+ * group, and so do its links.
  */
 export async function commitContent(sql: Sql, c: NewContent): Promise<void> {
   const texts = jsonList(sql.dialect)
@@ -30,7 +33,8 @@ export async function commitContent(sql: Sql, c: NewContent): Promise<void> {
     const added = new Map<number, number>()
     for (const rows of batches(c.blocks)) {
       const inserted = await tx.all<{ cid: string; group_id: number; length: number }>(
-        `INSERT INTO content_blocks (cid, group_id, "offset", length) VALUES ${valuesOf(rows.length, 4)} ON CONFLICT (cid) DO NOTHING RETURNING cid, group_id, length`,
+        `INSERT INTO content_blocks (cid, group_id, "offset", length) VALUES ${valuesOf(rows.length, 4)} ON CONFLICT (cid) DO UPDATE SET group_id = excluded.group_id, "offset" = excluded."offset", length = excluded.length
+         WHERE content_blocks.group_id IN (${RETIRED}) RETURNING cid, group_id, length`,
         rows.flatMap((b) => [b.cid, b.groupId, b.offset, b.length]),
       )
       for (const r of inserted) {
@@ -41,17 +45,25 @@ export async function commitContent(sql: Sql, c: NewContent): Promise<void> {
     for (const [groupId, bytes] of added) await tx.run('UPDATE content_groups SET size = size + ? WHERE id = ?', [bytes, groupId])
     const known = c.blocks.filter((b) => !holder.has(b.cid)).map((b) => b.cid)
     if (known.length > 0) {
-      for (const r of await tx.all<{ cid: string; group_id: number }>(`SELECT cid, group_id FROM content_blocks WHERE cid IN (${texts})`, [
-        JSON.stringify(known),
-      ])) {
-        holder.set(r.cid, r.group_id)
-      }
+      const rows = await tx.all<{ cid: string; group_id: number; retired: number }>(
+        `SELECT cid, group_id, CASE WHEN group_id IN (${RETIRED}) THEN 1 ELSE 0 END AS retired FROM content_blocks WHERE cid IN (${texts})`,
+        [JSON.stringify(known)],
+      )
+      // Found in a group that was retired while this upload ran: its bytes were not written again. The client's
+      // retry finds the group retired and stores them.
+      if (rows.some((r) => Number(r.retired) === 1)) throw new GroupRetiredDuringUpload()
+      for (const r of rows) holder.set(r.cid, r.group_id)
     }
     const { changes } = await tx.run(
       'INSERT INTO contents (cid, size, dag_size, created_ms) VALUES (?, ?, ?, ?) ON CONFLICT (cid) DO NOTHING',
       [c.cid, c.size, c.dagSize, Date.now()],
     )
-    if (changes === 0) return
+    if (changes === 0) {
+      // Stored before: where its blocks are now, which differs once a group of it was retired (its blocks stored
+      // again by this upload or an earlier one of other content).
+      await relink(tx, c.cid, [...new Set(holder.values())])
+      return
+    }
     let offset = 0
     const leaves = c.leaves.map((leaf, i) => {
       const row = [c.cid, i, offset, leaf.length, leaf.cid]
@@ -64,12 +76,33 @@ export async function commitContent(sql: Sql, c: NewContent): Promise<void> {
         rows.flat(),
       )
     }
-    const linked = [...new Set(holder.values())]
-    for (const rows of batches(linked)) {
-      await tx.run(
-        `INSERT INTO content_group_links (content_cid, group_id) VALUES ${valuesOf(rows.length, 2)} ON CONFLICT DO NOTHING`,
-        rows.flatMap((g) => [c.cid, g]),
-      )
-    }
+    await link(tx, c.cid, [...new Set(holder.values())])
   })
+}
+
+/** The retired groups, as a sub-query. */
+const RETIRED = 'SELECT id FROM content_groups WHERE retired_ms IS NOT NULL'
+
+/** A retired group's block went into a new upload before its group was retired: the upload is to be sent again. */
+export class GroupRetiredDuringUpload extends GatewayError {
+  constructor() {
+    super(503, 'UPLOAD_RETRY', 'Some of these bytes were in a group of deleted files retired meanwhile; send the file again', {
+      'Retry-After': '1',
+    })
+  }
+}
+
+async function link(tx: Sql, cid: string, groupIds: number[]): Promise<void> {
+  for (const rows of batches(groupIds)) {
+    await tx.run(
+      `INSERT INTO content_group_links (content_cid, group_id) VALUES ${valuesOf(rows.length, 2)} ON CONFLICT DO NOTHING`,
+      rows.flatMap((g) => [cid, g]),
+    )
+  }
+}
+
+/** The content's links to retired groups go; its links to the groups holding its blocks now are made. */
+async function relink(tx: Sql, cid: string, groupIds: number[]): Promise<void> {
+  await tx.run(`DELETE FROM content_group_links WHERE content_cid = ? AND group_id IN (${RETIRED})`, [cid])
+  await link(tx, cid, groupIds)
 }

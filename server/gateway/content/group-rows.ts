@@ -12,6 +12,8 @@ export interface GroupRow {
   piece_size: number | null
   created_ms: number
   updated_ms: number
+  dead_since_ms: number | null
+  retired_ms: number | null
 }
 
 export const toGroup = (r: GroupRow): GroupRecord => ({
@@ -26,6 +28,8 @@ export const toGroup = (r: GroupRow): GroupRecord => ({
   deals: [],
   createdMs: r.created_ms,
   updatedMs: r.updated_ms,
+  ...(r.dead_since_ms != null ? { deadSinceMs: Number(r.dead_since_ms) } : {}),
+  ...(r.retired_ms != null ? { retiredMs: Number(r.retired_ms) } : {}),
 })
 
 /** The groups a query selects (its columns those of `content_groups`), as records. */

@@ -5,6 +5,7 @@ import type { Faults } from '../../shared/faults.ts'
 import type { Logger } from '../../shared/logger.ts'
 import { createBlockFiles } from './block-files.ts'
 import { createGroupLifecycle } from './group-lifecycle.ts'
+import { createGroupUse } from './group-use.ts'
 import { ingestFile, storeDirectory } from './ingest.ts'
 import { createLocalBytes } from './local-bytes.ts'
 import { readContent } from './read-content.ts'
@@ -38,6 +39,8 @@ export interface ContentStoreOptions {
   sealThreads?: number
   /** How new files are imported (CID_PROFILE; DEFAULT_CID_PROFILE without it). */
   cidProfile?: CidProfile
+  /** The gateway's clock (Date.now without it): how long a group an upload used stays in use after it. */
+  now?: () => number
 }
 
 /**
@@ -64,6 +67,8 @@ export async function createContentStore(options: ContentStoreOptions): Promise<
     sealConcurrency: sealer?.size,
   })
   const pending = new Map()
+  // A minute covers the step from an upload's end to its file in the tree.
+  const use = createGroupUse({ lingerMs: 60_000, now: options.now })
   const inFlight = new Set<Promise<unknown>>()
   let closed = false
   const local = createLocalBytes({ repo, files, logger, faults: options.faults })
@@ -87,7 +92,7 @@ export async function createContentStore(options: ContentStoreOptions): Promise<
   return {
     async ingest(source, ingestOptions) {
       if (closed) throw new Error('Content store is closed')
-      const run = ingestFile({ repo, files, lifecycle, pending, cidProfile: options.cidProfile }, source, ingestOptions)
+      const run = ingestFile({ repo, files, lifecycle, pending, use, cidProfile: options.cidProfile }, source, ingestOptions)
       inFlight.add(run)
       try {
         return await run
@@ -97,7 +102,7 @@ export async function createContentStore(options: ContentStoreOptions): Promise<
     },
     async storeDirectory(root) {
       if (closed) throw new Error('Content store is closed')
-      const run = storeDirectory({ repo, files, lifecycle, pending }, root, root.nodes)
+      const run = storeDirectory({ repo, files, lifecycle, pending, use }, root, root.nodes)
       inFlight.add(run)
       try {
         await run
@@ -105,6 +110,7 @@ export async function createContentStore(options: ContentStoreOptions): Promise<
         inFlight.delete(run)
       }
     },
+    inUse: (groupId) => use.inUse(groupId),
     has: async (cid) => (await repo.content(cid)) !== undefined,
     stat: async (cid) => {
       const c = await repo.content(cid)

@@ -8,6 +8,7 @@ import type { IngestOptions, IngestResult } from './types.ts'
 import { DEFAULT_CID_PROFILE, type CidProfile } from '../../shared/cid-profile.ts'
 import { buildFileDag } from './unixfs-dag.ts'
 import { createSerial } from '../store.ts'
+import type { GroupUse } from './group-use.ts'
 
 interface PendingBlock {
   /** Where the block goes, once reserved. */
@@ -40,6 +41,8 @@ export interface IngestDeps {
   pending: Map<string, PendingBlock>
   /** How new files are imported (DEFAULT_CID_PROFILE without it). */
   cidProfile?: CidProfile
+  /** Where an ingest says which groups it uses, so that none of them is retired under it. */
+  use?: GroupUse
 }
 
 /**
@@ -59,6 +62,13 @@ function createBlockWriter(deps: IngestDeps) {
   /** Groups this ingest holds open (once per hold; released in `finish`). */
   const held: number[] = []
   const owned: string[] = []
+  /** Groups holding this ingest's blocks, told to `deps.use` once each. */
+  const used = new Set<number>()
+  const uses = (groupId: number) => {
+    if (used.has(groupId)) return
+    used.add(groupId)
+    deps.use?.begin(groupId)
+  }
   const writes: Promise<void>[] = []
   /** Writes not yet waited for, oldest first, and their bytes. */
   const ahead: { written: Promise<void>; bytes: number }[] = []
@@ -135,10 +145,13 @@ function createBlockWriter(deps: IngestDeps) {
       lookup.catch(() => {})
       const where = await inTurn(() => place(key, bytes, lookup))
       if (!('at' in where)) {
+        uses(where.groupId)
         located.set(key, where)
         return cid
       }
-      located.set(key, await where.at)
+      const at = await where.at
+      uses(at.groupId)
+      located.set(key, at)
       await pace(where.written, bytes.length)
       return cid
     },
@@ -153,6 +166,7 @@ function createBlockWriter(deps: IngestDeps) {
       await Promise.allSettled([...writes, ...syncs])
       for (const key of owned) pending.delete(key)
       for (const g of held.splice(0)) lifecycle.release(g)
+      deps.use?.end(used)
     },
   }
 }
@@ -198,14 +212,15 @@ export async function ingestFile(deps: IngestDeps, source: AsyncIterable<Uint8Ar
 /**
  * Stores a folder's directory nodes (and HAMT shards) as blocks, like a
  * file's, so the folder's CID can be fetched from the network once its
- * groups are offloaded. A folder already stored under this CID is left alone.
+ * groups are offloaded. A folder already stored under this CID is left
+ * alone, unless a group of it was retired: its nodes are stored again.
  */
 export async function storeDirectory(
   deps: IngestDeps,
   root: { cid: string; dagSize: number },
   nodes: Iterable<{ cid: string; bytes: Uint8Array }>,
 ): Promise<void> {
-  if (await deps.repo.content(root.cid)) return
+  if (await deps.repo.storedWhole(root.cid)) return
   const writer = createBlockWriter(deps)
   try {
     for (const node of nodes) await writer.put(CID.parse(node.cid), node.bytes)

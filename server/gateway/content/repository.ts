@@ -15,7 +15,11 @@ export function createRepository(sql: Sql): Repository {
   return {
     ...createGroupRows(sql),
     block: (cid: string) =>
-      sql.get<BlockLocation>('SELECT group_id AS "groupId", "offset", length FROM content_blocks WHERE cid = ?', [cid]),
+      sql.get<BlockLocation>(
+        `SELECT b.group_id AS "groupId", b."offset", b.length FROM content_blocks b JOIN content_groups g ON g.id = b.group_id
+         WHERE b.cid = ? AND g.retired_ms IS NULL`,
+        [cid],
+      ),
     groupBlocks: (id: number) =>
       sql.all<StoredBlock>('SELECT cid, group_id AS "groupId", "offset", length FROM content_blocks WHERE group_id = ? ORDER BY "offset"', [
         id,
@@ -35,6 +39,12 @@ export function createRepository(sql: Sql): Repository {
       ).map((r) => r.cid),
     content: (cid: string) =>
       sql.get<{ cid: string; size: number; dagSize: number }>('SELECT cid, size, dag_size AS "dagSize" FROM contents WHERE cid = ?', [cid]),
+    storedWhole: async (cid: string) =>
+      (await sql.get(
+        `SELECT 1 AS x FROM contents c WHERE c.cid = ? AND NOT EXISTS (
+           SELECT 1 FROM content_group_links l JOIN content_groups g ON g.id = l.group_id WHERE l.content_cid = c.cid AND g.retired_ms IS NOT NULL)`,
+        [cid],
+      )) !== undefined,
     leavesInRange: (cid: string, start: number, end: number) =>
       sql.all<LeafRow>(
         `SELECT l.file_offset AS "fileOffset", l.block_cid AS cid, b.group_id AS "groupId", b."offset", b.length

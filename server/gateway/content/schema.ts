@@ -40,7 +40,13 @@ const CONTENT_V1 = `CREATE TABLE content_groups (
    ) WITHOUT ROWID;
    CREATE INDEX content_group_links_group ON content_group_links (group_id);`
 
-const STEPS: Step[] = [{ sqlite: CONTENT_V1, postgres: CONTENT_V1.replace(/\boffset\b/g, '"offset"') }]
+const STEPS: Step[] = [
+  { sqlite: CONTENT_V1, postgres: CONTENT_V1.replace(/\boffset\b/g, '"offset"') },
+  // Delete means delete: when a group was first seen with nothing live in it (no file of the tree, no folder's current
+  // listing), and when it was retired for that (retire/). NULL while live, and on groups from before.
+  `ALTER TABLE content_groups ADD COLUMN dead_since_ms INTEGER;
+   ALTER TABLE content_groups ADD COLUMN retired_ms INTEGER;`,
+]
 
 /** Creates or upgrades the content store's tables. */
 export async function migrateContent(sql: Sql): Promise<void> {

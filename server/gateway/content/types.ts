@@ -79,6 +79,10 @@ export interface GroupRecord {
   failedDeals?: FailedDeal[]
   createdMs: number
   updatedMs: number
+  /** When the group was first seen with nothing live in it (no file, no folder's current listing); absent while live. */
+  deadSinceMs?: number
+  /** When it was retired, dead for RETIRE_AFTER_SECONDS: its copies are no longer paid for where they can be stopped. */
+  retiredMs?: number
 }
 
 export interface ContentStore {
@@ -96,6 +100,11 @@ export interface ContentStore {
   storeDirectory(root: { cid: string; dagSize: number; nodes: Iterable<{ cid: string; bytes: Uint8Array }> }): Promise<void>
   /** Whether content with this root CID is fully stored here. */
   has(cid: string): Promise<boolean>
+  /**
+   * Whether an upload uses the group's blocks (written there, or found there already), or did within the
+   * last minute: its file may not be in the tree yet, so the group must not be retired now.
+   */
+  inUse(groupId: number): boolean
   /**
    * Streams a file's bytes, or the inclusive byte range [start, end]. Fails with GatewayError 404 for unknown content at the first read.
    * Blocks of offloaded groups come from their providers (verified), only those the range covers; the group stays offloaded.
@@ -221,7 +230,10 @@ export interface Repository {
   recordPiece(id: number, piece: { carSize: number; pieceCid: string; pieceSize: number }): Promise<void>
   /** Forgets a group (one holding only orphan bytes of failed ingests). */
   deleteGroup(id: number): Promise<void>
-  /** Where the block `cid` is stored, or undefined when it is not. */
+  /**
+   * Where the block `cid` is stored, or undefined when it is not, or only in a retired group (its copies are
+   * going: an upload of the same bytes stores them again).
+   */
   block(cid: string): Promise<BlockLocation | undefined>
   /** The group's blocks in block-file order. */
   groupBlocks(id: number): Promise<StoredBlock[]>
@@ -235,6 +247,8 @@ export interface Repository {
   groupRoots(id: number): Promise<string[]>
   /** Size and DAG size of stored content, or undefined. */
   content(cid: string): Promise<{ cid: string; size: number; dagSize: number } | undefined>
+  /** Whether the content is stored and none of its groups is retired. */
+  storedWhole(cid: string): Promise<boolean>
   /** The file's leaves that overlap the inclusive byte range [start, end], in file order. */
   leavesInRange(cid: string, start: number, end: number): Promise<LeafRow[]>
   /** The groups holding any block of the content. */

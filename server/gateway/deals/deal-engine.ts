@@ -1,9 +1,10 @@
-import type { RemoteSource } from '../content/index.ts'
+import type { GroupRecord, RemoteSource } from '../content/index.ts'
 import { createRetrievalChecks } from './check.ts'
 import { groupCopies } from './copies.ts'
 import { createHeadReader } from './route-heads.ts'
 import { offloadGroups } from './offload.ts'
 import { createRepairs, type RepairPhase } from './repair.ts'
+import { createRetirement, keepsCopies, type RetirementOptions } from './retire.ts'
 import type { RouteProgress, RouteStanding, StorageRoute } from './route.ts'
 import type { GroupDeal, RouteContext, RouteName, TickReport } from './types.ts'
 
@@ -37,6 +38,8 @@ export interface DealEngineOptions {
   repairHoldEpochs: number
   /** While this says so, ticks do nothing (the gateway lost its hold on the database and refuses writes). */
   paused?: () => boolean
+  /** Which groups still hold something live, and how long a dead one waits before it is retired; none retired without it. */
+  retirement?: Pick<RetirementOptions, 'liveness' | 'retireAfterMs'>
 }
 
 /** A group's copies on every route, as the engine last saw them: for its reason. */
@@ -80,6 +83,7 @@ export const emptyReport = (): TickReport => ({
   repairing: 0,
   repaired: 0,
   repairsGivenUp: 0,
+  retired: 0,
 })
 
 /**
@@ -111,6 +115,7 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
     // their length), else the Onchain Cloud's: one chain, so that a hold is measured in epochs of one clock.
     timedBy: routes[0],
   })
+  const retirement = o.retirement && createRetirement({ ...o.retirement, content, deals, logger, now: o.context.now, copies, routes })
   const readHeads = createHeadReader(routes, logger)
   const byName = new Map(routes.map((route) => [route.name as string, route]))
   const routeOf = (name: string) => byName.get(name)!
@@ -123,8 +128,9 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
   let timer: NodeJS.Timeout | undefined
   let interrupted: Promise<number> | undefined
 
-  // Only groups whose CAR is on disk can be sent: ready_for_deals, or offloaded ones reloaded for repair.
-  const sendable = (g: { id: number; state: string }) => g.state === 'ready_for_deals' || (g.state === 'reload' && repairs.holds(g.id))
+  // Only groups whose CAR is on disk can be sent: ready_for_deals, or offloaded ones reloaded for repair; and
+  // only while something in them lives.
+  const sendable = (g: GroupRecord) => keepsCopies(g) && (g.state === 'ready_for_deals' || (g.state === 'reload' && repairs.holds(g.id)))
 
   async function tickOnce(): Promise<TickReport> {
     const r = emptyReport()
@@ -134,6 +140,8 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
       interrupted = undefined
       throw err
     }))
+    // Dead groups first: what is placed or repaired below leaves them out.
+    await retirement?.run(r).catch((err) => logger.warn({ err }, 'retiring groups of deleted files failed; retrying next tick'))
     // Each route's chain, once a pass: its copies are judged at its own head.
     const heads = await readHeads()
     const ready = routes.filter((route) => heads.has(route.name))

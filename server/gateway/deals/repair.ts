@@ -1,6 +1,7 @@
 import type { ContentStore } from '../content/index.ts'
 import type { Logger } from '../../shared/logger.ts'
 import { headOf, type GroupCopies, type RouteHeads } from './copies.ts'
+import { keepsCopies } from './retire.ts'
 import type { StorageRoute } from './route.ts'
 import type { TickReport } from './types.ts'
 
@@ -79,7 +80,8 @@ export function createRepairs(o: {
     async start(heads, r, routes) {
       const head = timeOf(heads)
       for (const g of await content.groups()) {
-        if (g.state !== 'offloaded') continue
+        // A group with nothing live left in it is not repaired: it is retired unless restored.
+        if (g.state !== 'offloaded' || !keepsCopies(g)) continue
         if (!(await copies.short(g.id, heads, routes))) continue
         const previous = repairs.get(g.id)
         if (previous && (previous.failedAt === undefined || head - previous.failedAt < o.retryAfterEpochs)) continue

@@ -35,6 +35,12 @@ export interface StorageRoute {
   place(head: number, r: TickReport, sendable: (g: GroupRecord) => boolean): Promise<boolean>
   /** Whether a provider may still be fetching (or be sent) the group's CAR: the bytes stay until it is done. */
   transferPending(groupId: number, live: readonly GroupDeal[]): boolean
+  /**
+   * A group is retired (nothing live left in it for RETIRE_AFTER_SECONDS): of its `live` copies, those this
+   * route can stop paying for are ended (RETIRED) and taken off chain; the others run to their term, never
+   * renewed. Run again after a restart, it ends only what is still live. How many of each.
+   */
+  retire(live: readonly GroupDeal[]): Promise<RetiredCopies>
   /** Where the group stands on this route, in its own words, for the group's reason. */
   progress(groupId: number, deals: readonly GroupDeal[]): RouteProgress
   /** What pays for this route's copies, as last read; empty before a read. */
@@ -45,6 +51,12 @@ export interface StorageRoute {
   retrievePiece(d: GroupDeal, size: number, signal: AbortSignal): AsyncIterable<Uint8Array>
   /** Cuts work under way short and waits for it to settle. */
   stop(): Promise<void>
+}
+
+/** A retired group's copies on one route: those ended (no longer paid for), and those that run to their term. */
+export interface RetiredCopies {
+  ended: number
+  toTerm: number
 }
 
 /** Why a route makes no more copies of a group, with the code the group's reason takes from it. */

@@ -203,6 +203,8 @@ export interface TickReport {
   repaired: number
   /** Groups held past `repairHoldEpochs` without their copies, released to offloaded to try again later. */
   repairsGivenUp: number
+  /** Groups retired: nothing live in them for RETIRE_AFTER_SECONDS. */
+  retired: number
 }
 
 /** What every route's factory is given by the gateway: the stores, the log, the clock and the shared waits. */

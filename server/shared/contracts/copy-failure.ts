@@ -66,6 +66,11 @@ export const COPY_FAILURES = {
   DATA_SET_TERMINATED: { retry: 'later' },
   /** A PDP copy that failed its retrieval checks (RETRIEVAL_FAILED_CHECKS in a row, or 5 of its last 20), ended (and its piece removed) once its replacement counts. */
   RETRIEVAL_FAILED: { retry: 'later' },
+  /**
+   * The group's files were all deleted (or replaced) RETIRE_AFTER_SECONDS ago: the copy is ended and its piece
+   * removed so that it is no longer paid for; nothing held against the provider.
+   */
+  RETIRED: { retry: 'soon' },
   /** Recorded before failures had codes, in words no code matched. */
   UNKNOWN: { retry: 'later' },
 } as const satisfies Record<string, { retry: 'soon' | 'later' | 'never'; providerWords?: true }>

@@ -52,6 +52,7 @@ describe("the deal engine judges each route's copies at its own chain's head", (
         return true
       },
       transferPending: () => false,
+      retire: async () => ({ ended: 0, toTerm: 0 }),
       progress: () => ({ underWay: false, steps: [] }),
       standing: () => ({}),
       retrieveBlock: async () => new Uint8Array(),

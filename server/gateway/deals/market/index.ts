@@ -83,6 +83,8 @@ export function createMarketRoute(c: RouteContext, o: MarketRouteOptions): Stora
       }
     },
     transferPending: (_groupId, live) => live.some((d) => d.route === route.name && (d.state === 'proposing' || d.state === 'proposed')),
+    // A published deal cannot be cancelled on chain: it runs to its end epoch, and is neither renewed nor repaired.
+    retire: async (live) => ({ ended: 0, toTerm: live.filter((d) => d.route === route.name).length }),
     progress: (groupId, deals) =>
       marketProgress(
         deals.filter((d) => d.route === route.name),

@@ -90,6 +90,18 @@ export function createPdpRoute(c: RouteContext, options: PdpRouteOptions): Stora
     },
     transferPending: (groupId, live) =>
       !!uploads.of(groupId) || live.some((d) => d.route === route.name && (d.state === 'proposing' || d.state === 'proposed')),
+    async retire(live) {
+      let ended = 0
+      // Only copies on chain: the engine retires a group once no upload or add of it is under way.
+      for (const d of live.filter((x) => x.route === route.name && (x.state === 'published' || x.state === 'active'))) {
+        if (!(await deals.markEnded(d.id, { code: 'RETIRED' }))) continue
+        ended++
+        // Paid once: the removal looks on chain first (scheduled or gone: nothing sent), and after a restart
+        // `removals.retry` takes up ended copies whose removal had not gone through.
+        await removals.remove(d)
+      }
+      return { ended, toTerm: 0 }
+    },
     progress(groupId, rows) {
       const carSize = placer.oversized(groupId)
       return pdpProgress(
