@@ -89,21 +89,21 @@ describe("the node's network name against NETWORK", () => {
     expect(code).toBe(1)
     expect(out).toContain(`NETWORK: calibration, but the node at ${nodeUrl} reports network name "localnet-2a7c"`)
     expect(out).not.toContain('gateway listening')
-  }, 40_000)
+  }, 70_000)
 
   it('stops a devnet gateway whose node is mainnet, before any key is made', async () => {
     reported = 'mainnet'
     const { out, code } = await startGateway({ NETWORK: 'devnet' })
     expect(code).toBe(1)
     expect(out).toMatch(/NETWORK: devnet, but the node at .* is on mainnet/)
-  }, 40_000)
+  }, 70_000)
 
   it('starts when the node is on the network NETWORK names', async () => {
     reported = 'calibrationnet'
     const { out } = await startGateway({ NETWORK: 'calibration' })
     expect(out).toContain('gateway listening')
     expect(out).toContain('the node is on NETWORK=calibration')
-  }, 40_000)
+  }, 70_000)
 })
 
 describe("a devnet's transfer URL", () => {
@@ -116,7 +116,7 @@ describe("a devnet's transfer URL", () => {
       "deals are off: the transfer URL http://127.0.0.1:9011 is this machine's loopback, but provider t01000 listens at /dns/boost/tcp/50000",
     )
     expect(out).toMatch(/"deals":false/)
-  }, 40_000)
+  }, 70_000)
 
   it('keeps deals on when the providers are on this machine too', async () => {
     reported = 'localnet-2a7c'
@@ -124,5 +124,5 @@ describe("a devnet's transfer URL", () => {
     const { out } = await startGateway({ NETWORK: 'devnet', GATEWAY_PUBLIC_URL: 'http://127.0.0.1:9011' })
     expect(out).not.toContain('deals are off')
     expect(out).toMatch(/"deals":true/)
-  }, 40_000)
+  }, 70_000)
 })

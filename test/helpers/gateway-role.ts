@@ -12,10 +12,11 @@ export function runGatewayRole(env: Record<string, string>): Promise<{ out: stri
   })
   let out = ''
   return new Promise((resolve, reject) => {
+    // Fifty seconds (within the tests' minute): on a loaded machine loading the gateway's modules alone has taken tens of seconds.
     const timer = setTimeout(() => {
       child.kill('SIGKILL')
       reject(new Error(`gateway neither started nor stopped:\n${out}`))
-    }, 30_000)
+    }, 50_000)
     child.stdout!.on('data', (c: Buffer) => {
       out += c.toString()
       if (out.includes('gateway listening')) child.kill('SIGTERM')

@@ -309,14 +309,15 @@ describe("the deal engine's PDP route (Filecoin Onchain Cloud through the Synaps
     const entry = (await listing.json()).result.folder.entries.find((e: any) => e.name === 'm.bin')
     expect(entry.attention).toMatchObject({ code: 'PROOF_MISSED' })
     // The tab's record, as the bridge makes it: the miss and the end of its grace dated on the chain's clock, as the gateway
-    // read it from its blocks (stamped to the whole second: within a second of the simulated chain's own line).
+    // read it from its blocks. Blocks are stamped to the whole second, so the line read from two of them may be a second
+    // off at its ends and a little more past the head (its slope from whole seconds): within two seconds of the chain's own.
     const clock = { name: 'devnet' as const, genesis: s.foc!.genesisTimestamp, epochSeconds: 0.05 }
     const file = toMetadataFile(GatewayFileSchema.parse((await s.fileInfo('/m.bin')).result.file), '/m.bin', clock)
     const shown = file.details.groups[0].deals!.find((d) => d.provider === failing.provider)!
     expect(shown.missedProofEpoch).toBe(copy.missedProofEpoch)
     const onChain = (epoch: number) => s.foc!.genesisTimestamp + epoch * 0.05
-    expect(Math.abs(shown.missedProofTimestamp! - onChain(copy.missedProofEpoch!))).toBeLessThanOrEqual(1)
-    expect(Math.abs(shown.stopsCountingTimestamp! - onChain(copy.stopsCountingEpoch!))).toBeLessThanOrEqual(1)
+    expect(Math.abs(shown.missedProofTimestamp! - onChain(copy.missedProofEpoch!))).toBeLessThanOrEqual(2)
+    expect(Math.abs(shown.stopsCountingTimestamp! - onChain(copy.stopsCountingEpoch!))).toBeLessThanOrEqual(2)
   }, 300_000)
 
   it('closes a group at the largest CAR one upload takes, and that full group gets its two PDP copies and a deal and is offloaded', async () => {
