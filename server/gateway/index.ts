@@ -3,7 +3,7 @@ import { timingSafeEqual } from 'node:crypto'
 import { lockDataFolder, type DataFolderLock } from './data-lock.ts'
 import { fencedSql, lockDatabase, lockLost, noDatabaseLock, type DatabaseLock } from './database-lock.ts'
 import type { Sql } from '../shared/sql/index.ts'
-import { DEAL_DEFAULTS, type GatewayConfig } from '../shared/config.ts'
+import { DEAL_DEFAULTS, DEFAULT_LISTING_WAIT_SECONDS, type GatewayConfig } from '../shared/config.ts'
 import type { Faults } from '../shared/faults.ts'
 import type { Logger } from '../shared/logger.ts'
 import { requestLogger } from '../shared/request-log.ts'
@@ -107,6 +107,7 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
       // While PDP copies are made, no CAR is larger than one upload of them.
       maxCarBytes: config.pdp?.copies ? (config.pdp.maxUploadBytes ?? PDP_MAX_UPLOAD_BYTES) : undefined,
       groupIdleMs: config.groupIdleSeconds * 1000,
+      listingWaitMs: (config.listingWaitSeconds ?? DEFAULT_LISTING_WAIT_SECONDS) * 1000,
       logger,
       // PDP copies dated on their own chain's clock; deal-market deals are left to the reader, as CIDgravity's are.
       dealViews: async (groupIds) => datedViews(await dealStore.views(groupIds), { pdp: focClock }),

@@ -71,6 +71,11 @@ export interface GroupRecord {
   /** Padded piece size in bytes. */
   pieceSize?: number
   carSize?: number
+  /**
+   * Only folders' directory nodes (listings) were stored in the group, no
+   * file's bytes: the idle timer leaves it writable (group-closing.ts).
+   */
+  listingsOnly?: true
   /** Active deals whose last retrieval check succeeded. */
   retrievableCopies: number
   /** Deals shown for this group: proposed, published or active (failed ones are left out). */
@@ -200,6 +205,8 @@ export interface LeafRow extends BlockLocation {
 
 /** A finished ingest, as the store records it. */
 export interface NewContent {
+  /** A file's DAG, or a folder's directory nodes (its listing). */
+  kind: 'file' | 'directory'
   cid: string
   size: number
   dagSize: number
