@@ -117,10 +117,13 @@ export function createClosing(o: ClosingOptions): Closing {
 
   /** Runs `fn` after `delayMs`, unless the closing stops first. */
   const staleLater = (fn: () => Promise<void>, delayMs: number) => {
-    const timer = setTimeout(() => {
-      staleTimers.delete(timer)
-      void fn()
-    }, Math.min(delayMs, MAX_TIMER_MS))
+    const timer = setTimeout(
+      () => {
+        staleTimers.delete(timer)
+        void fn()
+      },
+      Math.min(delayMs, MAX_TIMER_MS),
+    )
     timer.unref()
     staleTimers.add(timer)
   }

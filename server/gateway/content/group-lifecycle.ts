@@ -49,7 +49,16 @@ export function createGroupLifecycle(o: GroupLifecycleOptions): GroupLifecycle {
   const filling = createFilling({ repo, groupSize: o.groupSize, maxCarBytes: o.maxCarBytes })
   const seal = (id: number) => sealGroup(id, { repo, files, logger, faults: o.faults, sealer: o.sealer })
   const sealing = createSealing({ seal, concurrency: Math.max(1, o.sealConcurrency ?? 1), logger, retryMs })
-  const closing = createClosing({ repo, filling, sealing, logger, groupIdleMs: o.groupIdleMs, listingWaitMs: o.listingWaitMs, serial, retryMs })
+  const closing = createClosing({
+    repo,
+    filling,
+    sealing,
+    logger,
+    groupIdleMs: o.groupIdleMs,
+    listingWaitMs: o.listingWaitMs,
+    serial,
+    retryMs,
+  })
 
   return {
     reserve: (length) =>
