@@ -59,7 +59,7 @@ export interface ClosingOptions {
 export function createClosing(o: ClosingOptions): Closing {
   const { repo, filling, sealing, logger } = o
   let idleTimer: NodeJS.Timeout | undefined
-  /** Stale groups of listings only, waiting for the end of their listing wait. */
+  /** Timers of stale groups: those of listings only until their listing wait is over, those whose close failed until the retry. */
   const staleTimers = new Set<NodeJS.Timeout>()
   let stopped = false
   const backoff = createBackoff(o.retryMs.first, o.retryMs.max)

@@ -35,7 +35,8 @@ export interface GroupLifecycleOptions {
  * Moves groups through their states: hands out byte ranges in the writable
  * group (group-filling.ts), closes it when its CAR would no longer fit a piece
  * of `groupSize` (the blocks plus their CAR framing), nor `maxCarBytes`, or has sat idle with data
- * for `groupIdleMs` (a group of folders' listings only: `listingWaitMs` after it opened; group-closing.ts), and seals full groups (CAR + piece
+ * for `groupIdleMs` (a group of folders' listings only: `listingWaitMs` after
+ * it opened; group-closing.ts), and seals full groups (CAR + piece
  * CID), up to `sealConcurrency` at once, only once no ingest still writes into
  * them (group-sealing.ts, seal-group.ts); after a restart it resumes
  * (group-recovery.ts). State changes themselves go through the transition

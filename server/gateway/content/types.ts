@@ -100,7 +100,8 @@ export interface ContentStore {
   ingest(source: AsyncIterable<Uint8Array>, options?: IngestOptions): Promise<IngestResult>
   /**
    * Stores a folder's directory nodes as blocks (once per folder CID), so
-   * every CID the gateway reports can be fetched back from providers.
+   * every CID the gateway reports can be fetched back from providers. A group
+   * holding nothing else waits for a file's data rather than closing when idle (group-closing.ts).
    */
   storeDirectory(root: { cid: string; dagSize: number; nodes: Iterable<{ cid: string; bytes: Uint8Array }> }): Promise<void>
   /** Whether content with this root CID is fully stored here. */
