@@ -748,6 +748,9 @@ const dealEnv = () => ({
   DEAL_TICK_SECONDS: '0.2',
   RETRIEVAL_CHECK_SECONDS: '1',
   GROUP_IDLE_SECONDS: '1',
+  // The run ends when every group is offloaded: folder listings stored after the files' group closed wait a day
+  // for more data by default, alone in a group; here a second, as the files' group does.
+  LISTING_WAIT_SECONDS: '1',
 })
 
 /** `npm start` (--role all) on free ports, with `env` on top of its defaults; resolves once the gateway answers. */

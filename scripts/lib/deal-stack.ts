@@ -110,6 +110,10 @@ export interface DealStackOptions {
   nv29Epoch?: number
   /** Bytes at which a group closes (default 1 MiB: small groups, quick tests). */
   groupSize?: number
+  /** GROUP_IDLE_SECONDS, on the wall clock (default an hour: groups close when the test seals them). */
+  groupIdleSeconds?: number
+  /** LISTING_WAIT_SECONDS, on the wall clock (default the gateway's: a day). */
+  listingWaitSeconds?: number
   /** CID_PROFILE (default: the gateway's). */
   cidProfile?: CidProfile
   /** The gateway's data folder (a small disk to fill, say); a folder in the stack's temp dir by default. */
@@ -305,7 +309,8 @@ async function startGateway(parts: StackParts, o: DealStackOptions): Promise<{ g
       dataDir: o.gatewayDir ?? join(parts.dir, 'gateway'),
       databaseUrl: o.databaseUrl,
       groupSize: o.groupSize ?? 1 << 20,
-      groupIdleSeconds: 3600,
+      groupIdleSeconds: o.groupIdleSeconds ?? 3600,
+      ...(o.listingWaitSeconds ? { listingWaitSeconds: o.listingWaitSeconds } : {}),
       cidProfile: o.cidProfile,
       retireAfterSeconds: o.retireAfterSeconds,
       ...(o.withoutService ? {} : { serviceUrl: parts.serviceServer.url, serviceApiKey: API_KEY }),

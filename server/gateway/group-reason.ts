@@ -9,6 +9,8 @@ export interface ReasonContext {
   /** Target size of a group, and how long it stays open without new data. */
   groupSize: number
   groupIdleSeconds: number
+  /** How long a group holding only folders' listings waits for a file's data (LISTING_WAIT_SECONDS). */
+  listingWaitSeconds: number
   /** The deal engine's view of a group; undefined when this gateway makes no deals. */
   progress?: (groupId: number) => DealProgress
   /** Free bytes on the data disk, for a group being sealed (its CAR file needs about its size). */
@@ -22,7 +24,7 @@ export interface ReasonContext {
  * While deals are under way each storage route words its own steps.
  */
 export type GroupReason =
-  | { code: 'WAITING_FOR_DATA'; size: number; groupSize: number; idleSeconds: number }
+  | { code: 'WAITING_FOR_DATA'; size: number; groupSize: number; idleSeconds: number; listingWaitSeconds?: number }
   | { code: 'WAITING_FOR_DISK_SPACE'; size: number; freeBytes: number }
   | { code: 'SEALING' }
   | { code: 'CHECKING_CAR' }
@@ -63,7 +65,9 @@ type Wording = { [C in GroupReasonCode]: (r: Extract<GroupReason, { code: C }>) 
 
 const WORDING: Wording = {
   WAITING_FOR_DATA: (r) =>
-    `waiting for more data: ${bytes(r.size)} of ${bytes(r.groupSize)}; the group closes when full or after ${r.idleSeconds} s without new data`,
+    r.listingWaitSeconds === undefined
+      ? `waiting for more data: ${bytes(r.size)} of ${bytes(r.groupSize)}; the group closes when full or after ${r.idleSeconds} s without new data`
+      : `waiting for a file's data: ${bytes(r.size)} of ${bytes(r.groupSize)}, folder listings only, which go with the next upload; the group closes ${r.idleSeconds} s after a file's data joins it, when full, or ${r.listingWaitSeconds} s after it opened`,
   WAITING_FOR_DISK_SPACE: (r) =>
     `waiting for disk space: sealing needs about ${bytes(r.size)} for the CAR file and ${bytes(r.freeBytes)} are free`,
   SEALING: () => 'sealing: writing the CAR file and computing its piece CID',
@@ -117,7 +121,14 @@ export function reasonOf(g: GroupRecord, c: ReasonContext): GroupReason | undefi
     case 'writable':
       // Too little room to seal what it holds (the disk is full): more data cannot come, and waiting will not help.
       if (c.freeBytes !== undefined && c.freeBytes < g.size) return { code: 'WAITING_FOR_DISK_SPACE', size: g.size, freeBytes: c.freeBytes }
-      return { code: 'WAITING_FOR_DATA', size: g.size, groupSize: c.groupSize, idleSeconds: c.groupIdleSeconds }
+      return {
+        code: 'WAITING_FOR_DATA',
+        size: g.size,
+        groupSize: c.groupSize,
+        idleSeconds: c.groupIdleSeconds,
+        // Listings alone are not sealed when idle (content/group-closing.ts).
+        ...(g.listingsOnly ? { listingWaitSeconds: c.listingWaitSeconds } : {}),
+      }
     case 'full':
       if (c.freeBytes !== undefined && c.freeBytes < g.size) return { code: 'WAITING_FOR_DISK_SPACE', size: g.size, freeBytes: c.freeBytes }
       return { code: 'SEALING' }

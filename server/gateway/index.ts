@@ -3,7 +3,7 @@ import { timingSafeEqual } from 'node:crypto'
 import { lockDataFolder, type DataFolderLock } from './data-lock.ts'
 import { fencedSql, lockDatabase, lockLost, noDatabaseLock, type DatabaseLock } from './database-lock.ts'
 import type { Sql } from '../shared/sql/index.ts'
-import { DEAL_DEFAULTS, type GatewayConfig } from '../shared/config.ts'
+import { DEAL_DEFAULTS, DEFAULT_LISTING_WAIT_SECONDS, type GatewayConfig } from '../shared/config.ts'
 import type { Faults } from '../shared/faults.ts'
 import type { Logger } from '../shared/logger.ts'
 import { requestLogger } from '../shared/request-log.ts'
@@ -64,6 +64,9 @@ export interface GatewayDeps extends DealWorkDeps {
 /** How old what a record says beyond the database (a deal's progress, free disk) may be: less than a tab's poll. */
 const RECORD_FRESH_MS = 1_000
 
+/** LISTING_WAIT_SECONDS, a day when the config leaves it unset (tests). */
+const listingWaitOf = (config: GatewayConfig) => config.listingWaitSeconds ?? DEFAULT_LISTING_WAIT_SECONDS
+
 /** Writes the database lock guards, refused early (before a body streams in) while it is lost. */
 const WRITES = new Set(['PUT', 'DELETE', 'MKCOL', 'COPY', 'MOVE', 'PROPPATCH', 'LOCK', 'UNLOCK'])
 
@@ -107,6 +110,7 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
       // While PDP copies are made, no CAR is larger than one upload of them.
       maxCarBytes: config.pdp?.copies ? (config.pdp.maxUploadBytes ?? PDP_MAX_UPLOAD_BYTES) : undefined,
       groupIdleMs: config.groupIdleSeconds * 1000,
+      listingWaitMs: listingWaitOf(config) * 1000,
       logger,
       // PDP copies dated on their own chain's clock; deal-market deals are left to the reader, as CIDgravity's are.
       dealViews: async (groupIds) => datedViews(await dealStore.views(groupIds), { pdp: focClock }),
@@ -240,6 +244,7 @@ function httpSurface(
     return groupReason(g, {
       groupSize: content.groupSize(),
       groupIdleSeconds: config.groupIdleSeconds,
+      listingWaitSeconds: listingWaitOf(config),
       progress: progress && (() => progress),
       freeBytes,
     })

@@ -34,6 +34,15 @@ export const DEAL_DEFAULTS = {
 } as const satisfies Required<Omit<DealsConfig, 'copies' | 'maxPrice' | 'marketOff'>>
 
 /** The proving schedules of the real Onchain Cloud the simulated one can follow (simulation/simfoc/proving.ts has their numbers). */
+/**
+ * How long a group holding only folders' directory nodes (the listings a
+ * delete, rename or upload rewrites) waits for a file's data before it is
+ * sealed and stored anyway: a day, as groups wait for data on real networks,
+ * so that listings alone pay for at most one group (one PDP add on each data
+ * set, one set of deals) a day, not one per change (group-closing.ts).
+ */
+export const DEFAULT_LISTING_WAIT_SECONDS = 86_400
+
 export const SIMFOC_PROVING_SCHEDULES = ['calibration', 'mainnet'] as const
 export type SimfocProving = (typeof SIMFOC_PROVING_SCHEDULES)[number]
 /** The networks the simulated Onchain Cloud can stand as (simulation/simfoc/chain-profiles.ts has their ids and addresses). */
@@ -113,6 +122,7 @@ const EnvSchema = z.object({
   // Defaults per network (GROUP_DEFAULTS): real providers take pieces of 256 MiB to 32 GiB; at most 1 GiB with PDP copies.
   GROUP_SIZE: z.coerce.number().int().positive().optional(),
   GROUP_IDLE_SECONDS: z.coerce.number().int().positive().optional(),
+  LISTING_WAIT_SECONDS: z.coerce.number().int().positive().default(DEFAULT_LISTING_WAIT_SECONDS),
   // Threads writing CARs and piece CIDs; 0 seals on the main thread. Default: one per core.
   SEAL_THREADS: z.coerce.number().int().min(0).max(64).optional(),
   CID_PROFILE: z.enum(CID_PROFILES).default(DEFAULT_CID_PROFILE),
@@ -315,6 +325,8 @@ export interface GatewayConfig extends StoredState {
   /** Kept free besides the bytes still to seal; unset: 2 % of the disk, at most 1 GiB. */
   diskReserveBytes?: number
   groupIdleSeconds: number
+  /** How long a group holding only folders' listings waits for file data before it closes anyway; unset (tests): DEFAULT_LISTING_WAIT_SECONDS. */
+  listingWaitSeconds?: number
   /** Worker threads sealing groups (CAR + piece CID); 0: on the main thread. */
   sealThreads?: number
   /** How new files and folders get their CIDs (IPIP-499 profile); what is stored keeps its own. */
@@ -695,6 +707,7 @@ function gatewayConfigOf(e: Env, dataDir: string): GatewayConfig {
     groupSize: groupSizeOf(e),
     diskReserveBytes: e.DISK_RESERVE_MB === undefined ? undefined : e.DISK_RESERVE_MB * 1024 * 1024,
     groupIdleSeconds: e.GROUP_IDLE_SECONDS ?? GROUP_DEFAULTS[e.NETWORK].idleSeconds,
+    listingWaitSeconds: e.LISTING_WAIT_SECONDS,
     sealThreads: e.SEAL_THREADS ?? availableParallelism(),
     cidProfile: e.CID_PROFILE,
     retireAfterSeconds: e.RETIRE_AFTER_SECONDS,

@@ -47,7 +47,15 @@ describe.skipIf(!hasRclone)('npm start, rclone and the OCS route end to end', ()
     writeFileSync(join(localDir, 'big.bin'), randomBytes(1536 * 1024))
     mkdirSync(join(localDir, 'été'))
     writeFileSync(join(localDir, 'été', 'Привет мир.txt'), 'unicode names survive\n')
-    stack = await startStack({ DATA_DIR: dataDir, ADMIN_PASSWORD: PASSWORD, API_KEY: OPERATOR_API_KEY, GROUP_IDLE_SECONDS: '1' })
+    // Every group of /photos is sealed within seconds: its folders' listings too, should they land in a group of their own
+    // (stored a second after the last change, as the files' group closes), where they would wait a day for a file's data.
+    stack = await startStack({
+      DATA_DIR: dataDir,
+      ADMIN_PASSWORD: PASSWORD,
+      API_KEY: OPERATOR_API_KEY,
+      GROUP_IDLE_SECONDS: '1',
+      LISTING_WAIT_SECONDS: '1',
+    })
   })
 
   afterAll(async () => {
@@ -114,7 +122,7 @@ describe.skipIf(!hasRclone)('npm start, rclone and the OCS route end to end', ()
   it('stops cleanly on SIGTERM and keeps everything across a restart', async () => {
     const before = (await metadata('/photos/big.bin')).body.metadata.file
     expect(await stack.stop('SIGTERM')).toBe(0)
-    stack = await startStack({ DATA_DIR: dataDir, GROUP_IDLE_SECONDS: '1' })
+    stack = await startStack({ DATA_DIR: dataDir, GROUP_IDLE_SECONDS: '1', LISTING_WAIT_SECONDS: '1' })
     const after = await metadata('/photos/big.bin')
     expect(after.status).toBe(200)
     expect(after.body.metadata.file.cid).toBe(before.cid)

@@ -72,12 +72,21 @@ const progress = (p: Given): DealProgress => {
 /** The sentence, as /file-info's `reason`; `codeOf` gives its `reasonCode`. */
 const said = (g: GroupRecord, c: ReasonContext) => groupReason(g, c)?.text
 const codeOf = (g: GroupRecord, c: ReasonContext) => groupReason(g, c)?.code
-const ctx = (p?: Given) => ({ groupSize: 64 * 1024 * 1024, groupIdleSeconds: 20, progress: p && (() => progress(p)) })
+const ctx = (p?: Given) => ({
+  groupSize: 64 * 1024 * 1024,
+  groupIdleSeconds: 20,
+  listingWaitSeconds: 86_400,
+  progress: p && (() => progress(p)),
+})
 
 describe('why a group is not further along', () => {
   it('says how full an open group is and when it closes', () => {
     expect(said(group('writable'), ctx())).toBe(
       'waiting for more data: 4.0 MiB of 64 MiB; the group closes when full or after 20 s without new data',
+    )
+    // Folders' listings alone are not sealed when idle: they wait for the next upload.
+    expect(said({ ...group('writable', 900), listingsOnly: true }, ctx())).toBe(
+      "waiting for a file's data: 900 bytes of 64 MiB, folder listings only, which go with the next upload; the group closes 20 s after a file's data joins it, when full, or 86400 s after it opened",
     )
   })
 

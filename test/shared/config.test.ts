@@ -70,6 +70,13 @@ describe('loadConfig', () => {
       loadConfig({ NETWORK: 'mainnet', GROUP_SIZE: '1048576', GROUP_IDLE_SECONDS: '30', DEAL_MAX_PADDING: '0' }).gateway,
     ).toMatchObject({ groupSize: 2 ** 20, groupIdleSeconds: 30, deals: { maxPaddingFactor: Infinity } })
   })
+
+  it('lets a group of folder listings alone wait a day for a file, on every network, unless LISTING_WAIT_SECONDS says otherwise', () => {
+    expect(loadConfig({}).gateway.listingWaitSeconds).toBe(86_400)
+    expect(loadConfig({ NETWORK: 'calibration' }).gateway.listingWaitSeconds).toBe(86_400)
+    expect(loadConfig({ LISTING_WAIT_SECONDS: '60' }).gateway.listingWaitSeconds).toBe(60)
+    expect(() => loadConfig({ LISTING_WAIT_SECONDS: '0' })).toThrow(/LISTING_WAIT_SECONDS/)
+  })
 })
 
 describe('groups and the Onchain Cloud: every group fits every route it is sent to', () => {

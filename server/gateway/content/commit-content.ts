@@ -42,7 +42,9 @@ export async function commitContent(sql: Sql, c: NewContent): Promise<void> {
         added.set(r.group_id, (added.get(r.group_id) ?? 0) + r.length)
       }
     }
-    for (const [groupId, bytes] of added) await tx.run('UPDATE content_groups SET size = size + ? WHERE id = ?', [bytes, groupId])
+    // A file's bytes in a group end its wait as a group of listings only (group-closing.ts).
+    const holds = c.kind === 'file' ? ', holds_files = 1' : ''
+    for (const [groupId, bytes] of added) await tx.run(`UPDATE content_groups SET size = size + ?${holds} WHERE id = ?`, [bytes, groupId])
     const known = c.blocks.filter((b) => !holder.has(b.cid)).map((b) => b.cid)
     if (known.length > 0) {
       const rows = await tx.all<{ cid: string; group_id: number; retired: number }>(

@@ -18,6 +18,8 @@ export interface GroupLifecycleOptions {
   /** The largest CAR a storage route takes (a PDP copy is one upload of it): a group closes before its CAR passes it too. */
   maxCarBytes?: number
   groupIdleMs: number
+  /** How long a group of folders' listings only waits, from its opening, for file data before it closes anyway. */
+  listingWaitMs: number
   logger: Logger
   /** Where a test steps in (shared/faults.ts); nothing happens without it. */
   faults?: Faults
@@ -33,7 +35,8 @@ export interface GroupLifecycleOptions {
  * Moves groups through their states: hands out byte ranges in the writable
  * group (group-filling.ts), closes it when its CAR would no longer fit a piece
  * of `groupSize` (the blocks plus their CAR framing), nor `maxCarBytes`, or has sat idle with data
- * for `groupIdleMs` (group-closing.ts), and seals full groups (CAR + piece
+ * for `groupIdleMs` (a group of folders' listings only: `listingWaitMs` after
+ * it opened; group-closing.ts), and seals full groups (CAR + piece
  * CID), up to `sealConcurrency` at once, only once no ingest still writes into
  * them (group-sealing.ts, seal-group.ts); after a restart it resumes
  * (group-recovery.ts). State changes themselves go through the transition
@@ -47,7 +50,16 @@ export function createGroupLifecycle(o: GroupLifecycleOptions): GroupLifecycle {
   const filling = createFilling({ repo, groupSize: o.groupSize, maxCarBytes: o.maxCarBytes })
   const seal = (id: number) => sealGroup(id, { repo, files, logger, faults: o.faults, sealer: o.sealer })
   const sealing = createSealing({ seal, concurrency: Math.max(1, o.sealConcurrency ?? 1), logger, retryMs })
-  const closing = createClosing({ repo, filling, sealing, logger, groupIdleMs: o.groupIdleMs, serial, retryMs })
+  const closing = createClosing({
+    repo,
+    filling,
+    sealing,
+    logger,
+    groupIdleMs: o.groupIdleMs,
+    listingWaitMs: o.listingWaitMs,
+    serial,
+    retryMs,
+  })
 
   return {
     reserve: (length) =>

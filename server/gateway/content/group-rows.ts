@@ -14,6 +14,8 @@ export interface GroupRow {
   updated_ms: number
   dead_since_ms: number | null
   retired_ms: number | null
+  /** 0 while only folders' directory nodes were committed into the group (schema.ts). */
+  holds_files: number
 }
 
 export const toGroup = (r: GroupRow): GroupRecord => ({
@@ -23,6 +25,7 @@ export const toGroup = (r: GroupRow): GroupRecord => ({
   ...(r.piece_cid ? { pieceCid: r.piece_cid } : {}),
   ...(r.piece_size != null ? { pieceSize: r.piece_size } : {}),
   ...(r.car_size != null ? { carSize: r.car_size } : {}),
+  ...(Number(r.holds_files) === 0 && r.size > 0 ? { listingsOnly: true as const } : {}),
   // Deals and retrieval checks arrive with the deal issue; nothing pretends to have any.
   retrievableCopies: 0,
   deals: [],
@@ -75,7 +78,7 @@ export function createGroupRows(sql: Sql): GroupRows {
     async createGroup(): Promise<number> {
       const now = Date.now()
       return (await sql.get<{ id: number }>(
-        `INSERT INTO content_groups (state, created_ms, updated_ms) VALUES ('writable', ?, ?) RETURNING id`,
+        `INSERT INTO content_groups (state, created_ms, updated_ms, holds_files) VALUES ('writable', ?, ?, 0) RETURNING id`,
         [now, now],
       ))!.id
     },

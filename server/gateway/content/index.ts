@@ -30,6 +30,8 @@ export interface ContentStoreOptions {
   maxCarBytes?: number
   /** A group with data closes after this long without new blocks. */
   groupIdleMs: number
+  /** A group holding only folders' directory nodes (listings) is left open by the idle timer: it closes this long after it opened (group-closing.ts). */
+  listingWaitMs: number
   logger: Logger
   /** Groups' shown deals, failed deals and retrievable copies (the deal engine's view), by group id, in one query; none without it. */
   dealViews?: (groupIds?: number[]) => Promise<Map<number, GroupDealView>>
@@ -61,6 +63,7 @@ export async function createContentStore(options: ContentStoreOptions): Promise<
     groupSize: options.groupSize,
     maxCarBytes: options.maxCarBytes,
     groupIdleMs: options.groupIdleMs,
+    listingWaitMs: options.listingWaitMs,
     logger,
     faults: options.faults,
     sealer,

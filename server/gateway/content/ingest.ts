@@ -3,7 +3,7 @@ import { CID } from 'multiformats/cid'
 import * as raw from 'multiformats/codecs/raw'
 import type { BlockFiles } from './block-files.ts'
 import type { GroupLifecycle } from './types.ts'
-import type { BlockLocation, Repository, StoredBlock } from './types.ts'
+import type { BlockLocation, NewContent, Repository, StoredBlock } from './types.ts'
 import type { IngestOptions, IngestResult } from './types.ts'
 import { DEFAULT_CID_PROFILE, type CidProfile } from '../../shared/cid-profile.ts'
 import { buildFileDag } from './unixfs-dag.ts'
@@ -155,7 +155,7 @@ function createBlockWriter(deps: IngestDeps) {
       await pace(where.written, bytes.length)
       return cid
     },
-    async commit(content: { cid: string; size: number; dagSize: number; leaves: { cid: string; length: number }[] }): Promise<void> {
+    async commit(content: Omit<NewContent, 'blocks'>): Promise<void> {
       await Promise.all(writes)
       await Promise.all(syncs)
       await Promise.all([...new Set(held)].map((g) => files.sync(g)))
@@ -202,7 +202,7 @@ export async function ingestFile(deps: IngestDeps, source: AsyncIterable<Uint8Ar
     const cidProfile = deps.cidProfile ?? DEFAULT_CID_PROFILE
     const dag = await buildFileDag(counted(), blockstore, cidProfile)
     signal?.throwIfAborted()
-    await writer.commit({ cid: dag.cid, size, dagSize: dag.dagSize, leaves: orderedLeaves(dag.cid, nodes, writer.located) })
+    await writer.commit({ kind: 'file', cid: dag.cid, size, dagSize: dag.dagSize, leaves: orderedLeaves(dag.cid, nodes, writer.located) })
     return { cid: dag.cid, size, dagSize: dag.dagSize, cidProfile }
   } finally {
     await writer.finish()
@@ -225,7 +225,7 @@ export async function storeDirectory(
   try {
     for (const node of nodes) await writer.put(CID.parse(node.cid), node.bytes)
     // A folder has no bytes of its own to read: size 0, no leaves.
-    await writer.commit({ cid: root.cid, size: 0, dagSize: root.dagSize, leaves: [] })
+    await writer.commit({ kind: 'directory', cid: root.cid, size: 0, dagSize: root.dagSize, leaves: [] })
   } finally {
     await writer.finish()
   }

@@ -40,12 +40,22 @@ const CONTENT_V1 = `CREATE TABLE content_groups (
    ) WITHOUT ROWID;
    CREATE INDEX content_group_links_group ON content_group_links (group_id);`
 
+/**
+ * Whether a group holds any file's bytes, or only folders' directory nodes
+ * (listings): a listings-only group is not closed by the idle timer, so that
+ * deletes and renames do not each pay for a group of their own
+ * (group-closing.ts). Groups from before count as holding files: they close
+ * as they always did.
+ */
+const HOLDS_FILES = 'ALTER TABLE content_groups ADD COLUMN holds_files INTEGER NOT NULL DEFAULT 1;'
+
 const STEPS: Step[] = [
   { sqlite: CONTENT_V1, postgres: CONTENT_V1.replace(/\boffset\b/g, '"offset"') },
   // Delete means delete: when a group was first seen with nothing live in it (no file of the tree, no folder's current
   // listing), and when it was retired for that (retire/). NULL while live, and on groups from before.
   `ALTER TABLE content_groups ADD COLUMN dead_since_ms INTEGER;
    ALTER TABLE content_groups ADD COLUMN retired_ms INTEGER;`,
+  HOLDS_FILES,
 ]
 
 /** Creates or upgrades the content store's tables. */

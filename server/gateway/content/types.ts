@@ -71,6 +71,11 @@ export interface GroupRecord {
   /** Padded piece size in bytes. */
   pieceSize?: number
   carSize?: number
+  /**
+   * Only folders' directory nodes (listings) were stored in the group, no
+   * file's bytes: the idle timer leaves it writable (group-closing.ts).
+   */
+  listingsOnly?: true
   /** Active deals whose last retrieval check succeeded. */
   retrievableCopies: number
   /** Deals shown for this group: proposed, published or active (failed ones are left out). */
@@ -95,7 +100,8 @@ export interface ContentStore {
   ingest(source: AsyncIterable<Uint8Array>, options?: IngestOptions): Promise<IngestResult>
   /**
    * Stores a folder's directory nodes as blocks (once per folder CID), so
-   * every CID the gateway reports can be fetched back from providers.
+   * every CID the gateway reports can be fetched back from providers. A group
+   * holding nothing else waits for a file's data rather than closing when idle (group-closing.ts).
    */
   storeDirectory(root: { cid: string; dagSize: number; nodes: Iterable<{ cid: string; bytes: Uint8Array }> }): Promise<void>
   /** Whether content with this root CID is fully stored here. */
@@ -200,6 +206,8 @@ export interface LeafRow extends BlockLocation {
 
 /** A finished ingest, as the store records it. */
 export interface NewContent {
+  /** A file's DAG, or a folder's directory nodes (its listing). */
+  kind: 'file' | 'directory'
   cid: string
   size: number
   dagSize: number

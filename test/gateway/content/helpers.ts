@@ -7,6 +7,7 @@ import { openSql, type Sql, type StoreLocation } from '../../../server/shared/sq
 import { createContentStore, type ContentStore } from '../../../server/gateway/content/index.ts'
 import type { CidProfile } from '../../../server/shared/cid-profile.ts'
 import type { Faults } from '../../../server/shared/faults.ts'
+import { DEFAULT_LISTING_WAIT_SECONDS } from '../../../server/shared/config.ts'
 
 export const silentLogger = pino({ level: 'silent' })
 
@@ -38,7 +39,7 @@ export interface TestStore {
   dir: string
   sql: Sql
   store: ContentStore
-  reopen(options?: Partial<{ groupSize: number; groupIdleMs: number }>): Promise<ContentStore>
+  reopen(options?: Partial<{ groupSize: number; groupIdleMs: number; listingWaitMs: number }>): Promise<ContentStore>
   cleanup(): Promise<void>
 }
 
@@ -57,6 +58,8 @@ export async function makeStore(
     /** The largest CAR a storage route takes (a PDP upload); none by default. */
     maxCarBytes?: number
     groupIdleMs?: number
+    /** How long a group of folders' listings only waits before it closes (default a day, as the gateway's). */
+    listingWaitMs?: number
     sealThreads?: number
     where?: StoreLocation
     cidProfile?: CidProfile
@@ -65,13 +68,14 @@ export async function makeStore(
 ): Promise<TestStore> {
   const dir = mkdtempSync(join(tmpdir(), 'content-store-'))
   const where = options.where ?? { file: join(dir, 'gateway.sqlite'), schema: 'gateway' as const }
-  const make = (sql: Sql, o: { groupSize?: number; groupIdleMs?: number; sealThreads?: number }) =>
+  const make = (sql: Sql, o: { groupSize?: number; groupIdleMs?: number; listingWaitMs?: number; sealThreads?: number }) =>
     createContentStore({
       sql,
       dir,
       groupSize: o.groupSize ?? 64 * 1024 * 1024,
       maxCarBytes: options.maxCarBytes,
       groupIdleMs: o.groupIdleMs ?? 60_000,
+      listingWaitMs: o.listingWaitMs ?? DEFAULT_LISTING_WAIT_SECONDS * 1000,
       logger: silentLogger,
       sealThreads: o.sealThreads,
       cidProfile: options.cidProfile ?? 'kubo-cid-v1',

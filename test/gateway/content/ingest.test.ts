@@ -31,7 +31,14 @@ async function ingestSetup(wrap: (files: BlockFiles) => BlockFiles) {
   const repo = createRepository(sql)
   const real = createBlockFiles(join(dir, 'groups'))
   const files = wrap(real)
-  const lifecycle = createGroupLifecycle({ repo, files, groupSize: 1 << 30, groupIdleMs: 60_000, logger: silentLogger })
+  const lifecycle = createGroupLifecycle({
+    repo,
+    files,
+    groupSize: 1 << 30,
+    groupIdleMs: 60_000,
+    listingWaitMs: 60_000,
+    logger: silentLogger,
+  })
   await lifecycle.resume()
   cleanup = async () => {
     await lifecycle.close()

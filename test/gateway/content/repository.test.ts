@@ -49,9 +49,17 @@ describeEachStore('content records', ({ open }) => {
       offset: (i % 300) * 10,
       length: 10,
     }))
-    await repo.commitContent({ cid: 'file-1', size: 6000, dagSize: 6100, blocks, leaves: blocks.map((x) => ({ cid: x.cid, length: 10 })) })
+    await repo.commitContent({
+      kind: 'file',
+      cid: 'file-1',
+      size: 6000,
+      dagSize: 6100,
+      blocks,
+      leaves: blocks.map((x) => ({ cid: x.cid, length: 10 })),
+    })
     // The same block again from another group: it stays where it was first written.
     await repo.commitContent({
+      kind: 'file',
       cid: 'file-2',
       size: 10,
       dagSize: 10,

@@ -1,9 +1,10 @@
 /**
  * A folder says whether its files are safe: once they are offloaded, a
  * rename inside it (which rewrites the directory nodes of the folder and of
- * every folder above it, into a new group that stays staging for minutes)
- * leaves the folder, its parents and the root showing stored, with the new
- * listing's group as a detail of the record: 0 files, still being sealed.
+ * every folder above it, into a new group that stays staging until the next
+ * upload or LISTING_WAIT_SECONDS) leaves the folder, its parents and the root
+ * showing stored, with the new listing's group as a detail of the record:
+ * 0 files, still being sealed.
  */
 import { randomBytes } from 'node:crypto'
 import { afterEach, describe, expect, it } from 'vitest'
