@@ -114,6 +114,7 @@ function usageJson(bytes: ReturnType<typeof bytesOf>, spend: StorageSpend) {
       }),
       copies: pdp.copies,
       dataSets: pdp.dataSets,
+      unsized: pdp.unsized,
       perMonthNow: token(pdp.perMonthNow),
       savedPerMonth: token(pdp.savedPerMonth),
       perMonthAfter: token(pdp.perMonthAfter),
@@ -164,6 +165,7 @@ function usageLines(bytes: ReturnType<typeof bytesOf>, spend: StorageSpend): str
       : [
           `  ${pdp.copies} copies in ${pdp.dataSets} data sets; no prices recorded yet: the gateway keeps them when it next works out an upload`,
         ]),
+    ...(pdp.unsized > 0 ? [`  ${pdp.unsized} copies whose piece CID gives no size (not a v2 piece CID), not counted`] : []),
     '',
     "Deal-market deals (each deal's StoragePricePerEpoch until its end epoch)",
     `  paid now             ${fil(market.perMonthNow)} (${dealCount(Object.values(market.byLiveness).reduce((n, s) => n + s.deals, 0))})`,

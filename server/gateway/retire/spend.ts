@@ -16,6 +16,8 @@ export interface PdpSpend {
   /** Copies paid for now: pieces in our data sets (published or proved). */
   copies: number
   dataSets: number
+  /** Copies whose piece CID is not a v2 one (its size unknown): not in the amounts. */
+  unsized: number
   perMonthNow?: bigint
   savedPerMonth?: bigint
   perMonthAfter?: bigint
@@ -38,6 +40,15 @@ export interface MarketSpend {
   byLiveness: Record<Liveness, MarketShare>
   /** Deals on chain without a recorded signed proposal (made before proposals were kept): not in the amounts. */
   unpriced: number
+}
+
+/** A piece's leaves, from its v2 piece CID; undefined for any other CID. */
+function leavesOf(pieceCid: string): bigint | undefined {
+  try {
+    return pieceCidLeaves(pieceCid)
+  } catch {
+    return undefined
+  }
 }
 
 export interface StorageSpend {
@@ -66,11 +77,16 @@ export async function storageSpend(sql: Sql, groups: GroupUsage[], rates?: PdpSp
   const share = (): MarketShare => ({ deals: 0, perMonth: 0n })
   const market: MarketSpend = { perMonthNow: 0n, byLiveness: { live: share(), dead: share(), retired: share() }, unpriced: 0 }
   let copies = 0
+  let unsized = 0
   for (const r of rows) {
     const liveness = livenessOf.get(Number(r.group_id)) ?? 'live'
     if (r.route === 'pdp') {
       if (r.data_set_id == null) continue
-      const leaves = pieceCidLeaves(r.piece_cid)
+      const leaves = leavesOf(r.piece_cid)
+      if (leaves === undefined) {
+        unsized++
+        continue
+      }
       const set = dataSets.get(Number(r.data_set_id)) ?? { now: 0n, after: 0n }
       set.now += leaves
       if (liveness === 'live') set.after += leaves
@@ -92,7 +108,7 @@ export async function storageSpend(sql: Sql, groups: GroupUsage[], rates?: PdpSp
     market.perMonthNow += perMonth
   }
 
-  const pdp: PdpSpend = { ...(rates ? { rates } : {}), copies, dataSets: dataSets.size }
+  const pdp: PdpSpend = { ...(rates ? { rates } : {}), copies, dataSets: dataSets.size, unsized }
   if (rates) {
     let now = 0n
     let after = 0n
