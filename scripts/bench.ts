@@ -13,6 +13,8 @@
  *  5. (offloaded-read) first byte and MB/s of reading one 1 MiB file out of an
  *     offloaded 256 MiB group, before (the whole group reloaded) and after
  *     (only the file's blocks fetched from providers), with the bytes fetched.
+ *  6. (retire) USDFC a month the PDP copies of 1 000 files cost once half of
+ *     them are deleted, with every copy kept and after retirement.
  * The gateway and the app surface run as separate processes (`--role`), as deployed.
  */
 import { DatabaseSync } from 'node:sqlite'
@@ -40,6 +42,8 @@ import { percentile } from './lib/percentile.ts'
 import { cpuSeconds } from './lib/proc.ts'
 import { benchOnchainCloud } from './lib/foc-bench.ts'
 import { benchIdleLog } from './lib/idle-log-bench.ts'
+import { benchRetire } from './lib/retire-bench.ts'
+import { formatUnits, parseUnits } from 'viem'
 import { DEFAULT_CID_PROFILE } from '../server/shared/cid-profile.ts'
 
 const HELP = `Usage: npm run bench -- [options]
@@ -50,7 +54,8 @@ const HELP = `Usage: npm run bench -- [options]
   --connections <n>   concurrent connections for throughput runs (default 32)
   --ingest-mib <n>    size of the ingest upload in MiB (default 256)
   --only <what>       metadata | ingest | ui | badges | storm | folder-records | attack
-                      | service | deals | first-run | offloaded-read | foc | idle-log, or
+                      | service | deals | first-run | offloaded-read | foc | idle-log
+                      | retire, or
                       several separated by commas (default: all)
   --folder-files <list> files below each folder of the folder-records section
                       (default 10,1000,100000)
@@ -79,6 +84,10 @@ const HELP = `Usage: npm run bench -- [options]
                       period of 240 epochs is 12 s, its 20-epoch challenge
                       window 1 s; at 1200 the window is shorter than the
                       simulated chain takes to include a proof, which reverts)
+  --retire-files <n>  files of the retire section (default 1000), half of them
+                      deleted, as half of their 10 folders
+  --retire-file-kib <n> size of each in KiB (default 64)
+  --retire-group-mib <n> group size of the retire section in MiB (default 4)
   --idle-minutes <n>  minutes the idle-log section counts log lines with a Files
                       tab open, after its file is Offloaded (default 2)
   --read-file-mib <n> size of the file read out of it in MiB (default 1)
@@ -130,6 +139,9 @@ const { values: opts } = parseArgs({
     'foc-files': { type: 'string', default: '20' },
     'foc-large-mib': { type: 'string', default: '256' },
     'foc-speed': { type: 'string', default: '600' },
+    'retire-files': { type: 'string', default: '1000' },
+    'retire-file-kib': { type: 'string', default: '64' },
+    'retire-group-mib': { type: 'string', default: '4' },
     help: { type: 'boolean', short: 'h' },
   },
 })
@@ -157,6 +169,7 @@ const SECTIONS = [
   'offloaded-read',
   'foc',
   'idle-log',
+  'retire',
 ]
 const only = opts.only?.split(',')
 if (only?.some((section) => !SECTIONS.includes(section))) {
@@ -477,6 +490,33 @@ async function main() {
       speed: Number(opts['foc-speed']),
     })
   if (wants('idle-log')) await benchIdleLog(Number(opts['idle-minutes']))
+  if (wants('retire')) await benchRetiring()
+}
+
+/** Retire section: what deleting half of the files saves a month on the PDP route, once their groups are retired. */
+async function benchRetiring() {
+  const files = Number(opts['retire-files'])
+  const fileKib = Number(opts['retire-file-kib'])
+  const groupMib = Number(opts['retire-group-mib'])
+  const r = await benchRetire({ files, fileKib, folders: 10, groupMib })
+  const usdfc = (a: bigint) => formatUnits(a, 18).padStart(22)
+  const fees = BigInt(r.dataSets) * parseUnits(r.datasetFeePerMonth, 18)
+  const pct = (a: bigint, b: bigint) => (b === 0n ? '-' : `${((Number(a) / Number(b)) * 100).toFixed(1)} %`)
+  console.log(
+    `\nretire: USDFC a month for ${files} files × ${fileKib} KiB after deleting half of them (5 of 10 folders), 2 PDP copies each, groups of ${groupMib} MiB, on the simulated Onchain Cloud (${r.seconds.toFixed(0)} s)`,
+  )
+  console.log(
+    `  ${r.groups} groups, ${r.retiredGroups} retired; ${(r.deadInLiveGroups / 2 ** 20).toFixed(1)} MiB of deleted files left inside live groups (compaction's share)`,
+  )
+  console.log('                                          USDFC a month   of which size (the rest: the data set fee)')
+  console.log(`  before (every copy kept)       ${usdfc(r.keptPerMonth)}   ${usdfc(r.keptPerMonth - fees)}`)
+  console.log(`  after retirement               ${usdfc(r.retiredPerMonth)}   ${usdfc(r.retiredPerMonth - fees)}`)
+  console.log(
+    `  saved: ${formatUnits(r.keptPerMonth - r.retiredPerMonth, 18)} USDFC a month (${pct(r.keptPerMonth - r.retiredPerMonth, r.keptPerMonth)} of the bill, ${pct(r.keptPerMonth - r.retiredPerMonth, r.keptPerMonth - fees)} of its size part); npm run deals -- usage had said ${r.reportedAfter} after retirement`,
+  )
+  console.log(
+    `  Both are the account's rate on the simulated chain. Each of the ${r.dataSets} data sets pays ${r.datasetFeePerMonth} USDFC a month while it holds a piece, whatever its size: at this size that fee is most of the bill.`,
+  )
 }
 
 /** Offloaded-read section: what a reader of one file waits for once its group has left the disk. */

@@ -1,5 +1,6 @@
 import { jsonList, type Sql } from '../../shared/sql/index.ts'
 import { createDealChanges } from './deal-changes.ts'
+import { createPdpRates } from './pdp-rates.ts'
 import { present, toDeal, type Row } from './deal-rows.ts'
 import { LIVE_STATES, type GatewayDealState } from './deal-state.ts'
 import { viewOf } from './deal-view.ts'
@@ -29,6 +30,8 @@ export async function createDealStore(sql: Sql, now: () => number = Date.now): P
       )
     ).map((e) => ({ state: e.state, ...(e.reason ? { reason: e.reason } : {}), atMs: e.at_ms })),
   })
+
+  const rates = createPdpRates(sql, now)
 
   return {
     create: (d: NewDeal): Promise<GroupDeal> =>
@@ -90,6 +93,7 @@ export async function createDealStore(sql: Sql, now: () => number = Date.now): P
       const r = await sql.get<Row>('SELECT * FROM group_deals WHERE proposal_id = ?', [dealUuid])
       return r && withAudit(r)
     },
+    ...rates,
     view: async (groupId): Promise<DealView> => viewOf(await all('SELECT * FROM group_deals WHERE group_id = ? ORDER BY id', [groupId])),
     async views(groupIds) {
       // Every deal, failed and ended ones too: the view lists the failures and whether a later deal replaced each.

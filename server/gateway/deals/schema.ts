@@ -132,6 +132,13 @@ export const DEAL_STEPS: Step[] = [
   // restart keeps its count; NULL while it proves, and on rows from before it was kept (read again at the next poll).
   `ALTER TABLE group_deals ADD COLUMN missed_proof_epoch INTEGER;
    ALTER TABLE group_deals ADD COLUMN stops_counting_epoch INTEGER;`,
+  // The storage prices the warm storage service published (USDFC, 18 decimals, as decimal text), a row each time
+  // they are seen to change: what `npm run deals -- usage` prices the PDP copies at without asking the chain.
+  `CREATE TABLE pdp_rates (
+     storage_per_tib_per_month TEXT NOT NULL,
+     dataset_fee_per_month TEXT NOT NULL,
+     seen_ms INTEGER NOT NULL
+   );`,
 ]
 
 /** Creates or upgrades the deal engine's tables (in the gateway's store, beside the content store's). */

@@ -1,3 +1,4 @@
+import type { GaRates } from '../../network/foc/cost.ts'
 import type { CopyFailure } from '../../shared/contracts/copy-failure.ts'
 import type { Logger } from '../../shared/logger.ts'
 import type { ContentStore, GroupDealView } from '../content/index.ts'
@@ -183,6 +184,10 @@ export interface DealStore {
   audit(groupId?: number): Promise<DealAudit[]>
   /** One deal by its deal UUID (the proposal id sent to the provider). */
   auditOf(dealUuid: string): Promise<DealAudit | undefined>
+  /** The PDP storage prices the warm storage service published, kept when they differ from the last ones kept. */
+  recordPdpRates(rates: GaRates): Promise<void>
+  /** The last PDP storage prices kept, and when they were first seen; undefined before any. */
+  pdpRates(): Promise<(GaRates & { seenMs: number }) | undefined>
   /** What /file-info shows of a group: its live deals and how many are retrievable. */
   view(groupId: number): Promise<DealView>
   /** The views of several groups (all without ids) in one query, by group id. */

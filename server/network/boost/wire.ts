@@ -127,6 +127,12 @@ export function encodeClientDealProposal(p: DealProposal, signature: Signature):
   return dagCbor.encode([proposalTuple(p), signatureBytes(signature)])
 }
 
+/** A signed proposal's CBOR (market.ClientDealProposal), as encodeClientDealProposal wrote it: the terms agreed and paid by. */
+export function decodeClientDealProposal(cbor: Uint8Array, network: AddressNetwork): { proposal: DealProposal; signature: Signature } {
+  const signed = array(dagCbor.decode(cbor), 'ClientDealProposal', 2)
+  return { proposal: decodeProposal(signed[0], network), signature: decodeSignature(signed[1]) }
+}
+
 /** The proposal CID a provider and the chain know the signed proposal by. */
 export function signedProposalCid(p: DealProposal, signature: Signature): string {
   return chainCid(encodeClientDealProposal(p, signature)).toString()

@@ -10,6 +10,11 @@
 // neither the reserve's replenishment nor the removal fee. Funded to its estimate, a second new data
 // set reverts with InsufficientLockupFunds.
 
+import { CID } from 'multiformats/cid'
+
+/** fr32-sha2-256-trunc254-padded-binary-tree: the multihash of a v2 piece CID. */
+const PIECE_V2_MULTIHASH = 0x1011
+
 /** GA's prices, as FilecoinWarmStorageServiceStateView.getPriceList() returns them (USDFC, 18 decimals). */
 export interface GaPrices {
   storagePerTibPerMonth: bigint
@@ -24,12 +29,15 @@ export interface GaPrices {
   defaultLockupPeriod: bigint
 }
 
+/** The two prices a data set's rate is made of. */
+export type GaRates = Pick<GaPrices, 'storagePerTibPerMonth' | 'datasetFeePerMonth'>
+
 /** PriceListUSDFC.sol EPOCHS_PER_MONTH: 30 days of 2880 epochs. */
 export const EPOCHS_PER_MONTH = 86_400n
 const TIB = 1n << 40n
 
 /** The rate of a data set of `leaves` leaves: none when empty, else its raw size's share of the TiB price plus the data set fee (calculateStorageRate). */
-export function storageRate(p: GaPrices, leaves: bigint): bigint {
+export function storageRate(p: GaRates, leaves: bigint): bigint {
   if (leaves === 0n) return 0n
   const rawSize = (leaves * 32n * 127n) / 128n // FilOzone/pdp src/Cids.sol leafCountToRawSize
   return (rawSize * p.storagePerTibPerMonth) / (TIB * EPOCHS_PER_MONTH) + p.datasetFeePerMonth / EPOCHS_PER_MONTH
@@ -45,6 +53,25 @@ export function pieceLeaves(bytes: number): bigint {
   let padded = 128n
   while (padded < expanded) padded *= 2n
   return padded / 32n
+}
+
+/**
+ * The leaves PDPVerifier counts for a piece it is given as a v2 piece CID (FRC-0069: varint padding, height, root):
+ * the tree's 2^height leaves less those that are all padding (FilOzone/pdp 3.4.0 src/Cids.sol leafCount).
+ */
+export function pieceCidLeaves(pieceCid: string): bigint {
+  const cid = CID.parse(pieceCid)
+  if (cid.multihash.code !== PIECE_V2_MULTIHASH) throw new RangeError(`not a v2 piece CID: ${pieceCid}`)
+  const digest = cid.multihash.digest
+  let padding = 0n
+  let i = 0
+  for (let shift = 0n; ; shift += 7n) {
+    const byte = digest[i++]
+    padding |= BigInt(byte & 0x7f) << shift
+    if (byte < 0x80) break
+  }
+  const height = BigInt(digest[i])
+  return (1n << height) - (((128n * padding) / 127n) >> 5n)
 }
 
 /** A copy goes to a data set of ours (its reserve, fees owed and size as the view and verifier have them) or to a new one. */

@@ -56,6 +56,7 @@ export async function funding(
     ratePerEpoch: rateDelta,
     required,
     newDataSets: targets.filter((t) => t.kind === 'new').length,
+    rates: { storagePerTibPerMonth: prices.storagePerTibPerMonth, datasetFeePerMonth: prices.datasetFeePerMonth },
   }
 }
 

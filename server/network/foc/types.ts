@@ -1,6 +1,7 @@
 // What the Onchain Cloud port says, apart from the verbs that say it: each verb's file and the
 // client (which names them all again for its users) import these without importing each other.
 import type { Hash } from 'viem'
+import type { GaRates } from './cost.ts'
 
 /** One copy of a piece on one PDP provider: the piece `pieceId` of data set `dataSetId`. */
 export interface FocCopy {
@@ -37,6 +38,8 @@ export interface FocFunding {
   required?: bigint
   /** Data sets the copies would create (the rest add to ours). */
   newDataSets?: number
+  /** The storage prices the estimate was worked out with, as the warm storage service's view published them. */
+  rates?: GaRates
 }
 
 /** What `funding` is asked about: the copies the next `store` makes. */

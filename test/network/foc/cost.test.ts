@@ -1,6 +1,7 @@
 import { parseUnits } from 'viem'
 import { describe, expect, it } from 'vitest'
-import { copiesCost, copyCost, pieceLeaves, storageRate, type GaPrices } from '../../../server/network/foc/cost.ts'
+import { copiesCost, copyCost, pieceCidLeaves, pieceLeaves, storageRate, type GaPrices } from '../../../server/network/foc/cost.ts'
+import { createPieceHasher, pieceCidV2 } from '../../../server/shared/piece.ts'
 import { plannedTargets } from '../../../server/network/foc/funding.ts'
 import type { FocDataSet } from '../../../server/network/foc/types.ts'
 
@@ -32,6 +33,18 @@ describe("GA's charges for a copy (FWSS 1.3.1 PriceListUSDFC.sol, Rails.sol)", (
     expect(pieceLeaves(127)).toBe(4n)
     expect(pieceLeaves(128)).toBe(8n)
     expect(pieceLeaves(2 ** 20)).toBe(2n ** 16n)
+  })
+
+  it('reads the leaves PDPVerifier counts from a v2 piece CID: those holding data, fewer than the padded piece has', () => {
+    const bytes = new Uint8Array(300_000).fill(7)
+    const hasher = createPieceHasher()
+    hasher.update(bytes)
+    const v2 = pieceCidV2(hasher.digest().pieceCid, bytes.length)
+    // 300 000 bytes: fr32 302 464, padded to 2^19 = 524 288 (height 14: 16 384 leaves); padding 520 192 − 300 000 =
+    // 220 192 raw bytes, 221 925 once expanded, 6 935 whole leaves of it (Cids.sol leafCount): 16 384 − 6 935.
+    expect(pieceCidLeaves(v2)).toBe(9449n)
+    expect(pieceLeaves(bytes.length)).toBe(16_384n)
+    expect(() => pieceCidLeaves(hasher.digest().pieceCid)).toThrow(RangeError)
   })
 
   it('a new data set needs the reserve, 30 days of its whole rate and a removal fee', () => {

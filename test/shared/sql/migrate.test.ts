@@ -106,7 +106,7 @@ describe('a database made before there was one migration runner', () => {
     expect(versions(file)).toEqual({ 'simnet.chain': 2 })
   })
 
-  it("gateway: every module is at its version already but the deals', which gain the storage route's columns, and the content's, whose groups gain their liveness marks and whether they hold files; its records stay", async () => {
+  it("gateway: every module is at its version already but the deals', which gain the storage route's columns and a table of the PDP prices seen, and the content's, whose groups gain their liveness marks and whether they hold files; its records stay", async () => {
     const file = existing('gateway')
     const before = versions(file)
     expect(before).toEqual({ 'gateway.content': 1, 'gateway.deals': 3, 'gateway.namespace': 3, 'gateway.webdav': 1 })
@@ -125,6 +125,8 @@ describe('a database made before there was one migration runner', () => {
       data_set_id: null,
       first_proof_due_epoch: null,
     })
+    // No PDP price has been seen yet.
+    expect(await sql.all('SELECT * FROM pdp_rates')).toEqual([])
     // Groups are live until a pass looks; groups from before hold files as far as closing goes, and close when idle as they did.
     await sql.run(`INSERT INTO content_groups (state, created_ms, updated_ms) VALUES ('offloaded', 0, 0)`)
     expect(await sql.get('SELECT dead_since_ms, retired_ms, holds_files FROM content_groups')).toEqual({
@@ -133,7 +135,7 @@ describe('a database made before there was one migration runner', () => {
       holds_files: 1,
     })
     await sql.close()
-    expect(versions(file)).toEqual({ ...before, 'gateway.content': 3, 'gateway.deals': 9 })
+    expect(versions(file)).toEqual({ ...before, 'gateway.content': 3, 'gateway.deals': 10 })
   })
 
   it('deal service: at its version already, its tables as they were', async () => {

@@ -3,7 +3,7 @@ import { FocFundsError, type FocAccount, type FocClient, type FocFundingRequest 
 import { EPOCHS_PER_DAY } from '../../../shared/epochs.ts'
 import { fundedUntil } from '../../../shared/funded-until.ts'
 import { createProblemNote, type Problem } from '../note.ts'
-import type { RouteContext } from '../types.ts'
+import type { DealStore, RouteContext } from '../types.ts'
 import type { PdpFunding, PdpRouteOptions } from './types.ts'
 
 /** An endEpoch beyond any real runway: ten years, for accounts whose rate is nothing yet. */
@@ -47,6 +47,8 @@ export interface PdpFunds {
 
 export interface PdpFundsOptions extends Pick<RouteContext, 'logger'>, Pick<PdpRouteOptions, 'autoDeposit' | 'clock'> {
   client: Pick<FocClient, 'address' | 'funding' | 'fund'>
+  /** Where the storage prices each estimate was worked out with are kept (for `npm run deals -- usage`). */
+  deals: Pick<DealStore, 'recordPdpRates'>
 }
 
 export function createPdpFunds(o: PdpFundsOptions): PdpFunds {
@@ -87,6 +89,7 @@ export function createPdpFunds(o: PdpFundsOptions): PdpFunds {
   return {
     async canPay(bytes, request) {
       const answer = await client.funding(bytes, request)
+      if (answer.rates) await o.deals.recordPdpRates(answer.rates)
       if (answer.ready) {
         // A refusal an upload met (the account or the wallet short) stands until an upload stores a copy
         // (uploadStored): the estimate said "ready" before it too, and saying "cleared" each pass is a new line each time.

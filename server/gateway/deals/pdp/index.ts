@@ -38,7 +38,7 @@ export function createPdpRoute(c: RouteContext, options: PdpRouteOptions): Stora
   const { epochSeconds } = clock
   const { deals, content, logger, now, fail } = c
   const removals = createRemovals({ deals, logger, now, client, epochSeconds })
-  const funds = createPdpFunds({ logger, client, autoDeposit: options.autoDeposit, clock })
+  const funds = createPdpFunds({ logger, client, deals, autoDeposit: options.autoDeposit, clock })
   const uploads = createUploads({ deals, content, logger, fail, client, funds, uploadIdleMs: options.uploadIdleMs })
   const adoption = createAdoption({ deals, logger, now, fail, client, removals, copies, epochSeconds, uploading: (id) => !!uploads.of(id) })
   const placer = createPlacer({
