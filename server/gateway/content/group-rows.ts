@@ -14,6 +14,8 @@ export interface GroupRow {
   updated_ms: number
   dead_since_ms: number | null
   retired_ms: number | null
+  sparse_since_ms: number | null
+  compacting_ms: number | null
 }
 
 export const toGroup = (r: GroupRow): GroupRecord => ({
@@ -30,6 +32,8 @@ export const toGroup = (r: GroupRow): GroupRecord => ({
   updatedMs: r.updated_ms,
   ...(r.dead_since_ms != null ? { deadSinceMs: Number(r.dead_since_ms) } : {}),
   ...(r.retired_ms != null ? { retiredMs: Number(r.retired_ms) } : {}),
+  ...(r.sparse_since_ms != null ? { sparseSinceMs: Number(r.sparse_since_ms) } : {}),
+  ...(r.compacting_ms != null ? { compactingMs: Number(r.compacting_ms) } : {}),
 })
 
 /** The groups a query selects (its columns those of `content_groups`), as records. */

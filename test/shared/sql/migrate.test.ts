@@ -106,7 +106,7 @@ describe('a database made before there was one migration runner', () => {
     expect(versions(file)).toEqual({ 'simnet.chain': 2 })
   })
 
-  it("gateway: every module is at its version already but the deals', which gain the storage route's columns, and the content's, whose groups gain their liveness marks; its records stay", async () => {
+  it("gateway: every module is at its version already but the deals', which gain the storage route's columns, and the content's, whose groups gain their liveness and compaction marks; its records stay", async () => {
     const file = existing('gateway')
     const before = versions(file)
     expect(before).toEqual({ 'gateway.content': 1, 'gateway.deals': 3, 'gateway.namespace': 3, 'gateway.webdav': 1 })
@@ -127,9 +127,14 @@ describe('a database made before there was one migration runner', () => {
     })
     // Groups are live until a pass looks.
     await sql.run(`INSERT INTO content_groups (state, created_ms, updated_ms) VALUES ('offloaded', 0, 0)`)
-    expect(await sql.get('SELECT dead_since_ms, retired_ms FROM content_groups')).toEqual({ dead_since_ms: null, retired_ms: null })
+    expect(await sql.get('SELECT dead_since_ms, retired_ms, sparse_since_ms, compacting_ms FROM content_groups')).toEqual({
+      dead_since_ms: null,
+      retired_ms: null,
+      sparse_since_ms: null,
+      compacting_ms: null,
+    })
     await sql.close()
-    expect(versions(file)).toEqual({ ...before, 'gateway.content': 2, 'gateway.deals': 9 })
+    expect(versions(file)).toEqual({ ...before, 'gateway.content': 3, 'gateway.deals': 9 })
   })
 
   it('deal service: at its version already, its tables as they were', async () => {
