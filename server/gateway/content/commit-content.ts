@@ -96,7 +96,7 @@ export async function commitContent(sql: Sql, c: NewContent): Promise<void> {
 
 /** The retired groups, as a sub-query. */
 const RETIRED = 'SELECT id FROM content_groups WHERE retired_ms IS NOT NULL'
-/** The groups an upload does not deduplicate against: retired ones, and ones being compacted (retire/compaction.ts). */
+/** The groups an upload does not deduplicate against: retired ones, and ones being compacted (deals/compact.ts). */
 const LOOKED_PAST = 'SELECT id FROM content_groups WHERE retired_ms IS NOT NULL OR compacting_ms IS NOT NULL'
 
 /** A retired group's block went into a new upload before its group was retired: the upload is to be sent again. */

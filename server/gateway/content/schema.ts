@@ -46,7 +46,7 @@ const STEPS: Step[] = [
   // listing), and when it was retired for that (retire/). NULL while live, and on groups from before.
   `ALTER TABLE content_groups ADD COLUMN dead_since_ms INTEGER;
    ALTER TABLE content_groups ADD COLUMN retired_ms INTEGER;`,
-  // Compaction (retire/compaction.ts): since when a live group has been mostly dead bytes, and when its live files
+  // Compaction (deals/compact.ts): since when a live group has been mostly dead bytes, and when its live files
   // began to be written again elsewhere. A block moved out of a group keeps its place in that group's CAR here, so
   // the group can still be reloaded and repaired until it is retired. A content's link to a group holding its
   // bytes written again stays hidden behind the group being compacted until that one is retired, so a file shows

@@ -13,7 +13,7 @@ export interface Liveness {
    * nothing live left is marked dead from `nowMs` (a mark already there is kept, so the grace period counts
    * from the first time it was seen dead, across restarts); one live again loses its mark (a restore from the
    * trash is the same bytes PUT again: the same CID). A group being compacted is never marked: it keeps its
-   * copies, repaired if need be, until its files have theirs elsewhere (compaction.ts retires it). Returns the
+   * copies, repaired if need be, until its files have theirs elsewhere (deals/compact.ts retires it). Returns the
    * groups whose mark changed.
    */
   mark(nowMs: number): Promise<{ died: number[]; revived: number[] }>
