@@ -10,7 +10,7 @@ export interface GroupDeadBytes {
 }
 
 /**
- * The store's side of compaction (compact.ts), each step one statement or
+ * The store's side of compaction (deals/compact.ts), each step one statement or
  * one transaction, so that a stop anywhere resumes where it was: a live group
  * mostly dead is marked (`sparse_since_ms`); once so for the undo window, its
  * compaction starts (`compacting_ms`: uploads no longer deduplicate against
