@@ -102,6 +102,8 @@ export interface DealStackOptions {
   repairHoldDays?: number
   /** RETIRE_AFTER_SECONDS: how long a group of deleted files waits before it is retired (default a day), on the test's clock. */
   retireAfterSeconds?: number
+  /** COMPACT_DEAD_FRACTION: share of a group's bytes deleted past which it is compacted (default the gateway's). */
+  compactDeadFraction?: number
   /** DEAL_MAX_PADDING (default: any). */
   maxPaddingFactor?: number
   /** The client's market escrow, attoFIL (default: plenty when `price` is above 0, else none). */
@@ -313,6 +315,7 @@ async function startGateway(parts: StackParts, o: DealStackOptions): Promise<{ g
       ...(o.listingWaitSeconds ? { listingWaitSeconds: o.listingWaitSeconds } : {}),
       cidProfile: o.cidProfile,
       retireAfterSeconds: o.retireAfterSeconds,
+      compactDeadFraction: o.compactDeadFraction,
       ...(o.withoutService ? {} : { serviceUrl: parts.serviceServer.url, serviceApiKey: API_KEY }),
       clientAddress: parts.clientAddress,
       deals: {

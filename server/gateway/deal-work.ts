@@ -1,4 +1,4 @@
-import { DEAL_DEFAULTS, RETIRE_AFTER_SECONDS, type GatewayConfig } from '../shared/config.ts'
+import { COMPACT_DEAD_FRACTION, DEAL_DEFAULTS, RETIRE_AFTER_SECONDS, type GatewayConfig } from '../shared/config.ts'
 import { EPOCH_SECONDS, EPOCHS_PER_DAY, type ChainClock } from '../shared/epochs.ts'
 import type { Logger } from '../shared/logger.ts'
 import { PDP_MAX_UPLOAD_BYTES } from '../shared/piece.ts'
@@ -18,6 +18,7 @@ import {
 } from './deals/index.ts'
 import type { FocClient } from '../network/foc/client.ts'
 import type { Liveness } from './retire/liveness.ts'
+import type { CompactionOptions } from './deals/compact.ts'
 
 /** What the gateway's deal engine is made with besides its configuration. */
 export interface DealWorkDeps {
@@ -62,6 +63,8 @@ export function createDealWork(
     focClock?: ChainClock
     /** Which groups still hold something live: those that do not are retired after RETIRE_AFTER_SECONDS. */
     liveness?: Liveness
+    /** Groups mostly dead are compacted past COMPACT_DEAD_FRACTION (with `liveness`). */
+    compaction?: Pick<CompactionOptions, 'rows' | 'listings' | 'storeListingsAgain'>
   },
 ): DealEngine | undefined {
   const terms = { ...DEAL_DEFAULTS, ...config.deals }
@@ -149,7 +152,15 @@ export function createDealWork(
     repairHoldEpochs: Math.round((terms.repairHoldDays ?? DEAL_DEFAULTS.repairHoldDays) * EPOCHS_PER_DAY),
     paused: parts.paused,
     ...(parts.liveness
-      ? { retirement: { liveness: parts.liveness, retireAfterMs: (config.retireAfterSeconds ?? RETIRE_AFTER_SECONDS) * 1000 } }
+      ? {
+          retirement: {
+            liveness: parts.liveness,
+            retireAfterMs: (config.retireAfterSeconds ?? RETIRE_AFTER_SECONDS) * 1000,
+            ...(parts.compaction
+              ? { compaction: { ...parts.compaction, deadFraction: config.compactDeadFraction ?? COMPACT_DEAD_FRACTION } }
+              : {}),
+          },
+        }
       : {}),
   })
 }

@@ -17,7 +17,8 @@ import { createContentStore, type ContentStore, type GroupRecord } from './conte
 import { createDealStore, createTransferRouter, type DealEngine, type DealStore } from './deals/index.ts'
 import { datedViews } from './deals/deal-view.ts'
 import { createDealWork, type DealWorkDeps } from './deal-work.ts'
-import { createLiveness, currentListings } from './retire/liveness.ts'
+import { createLiveness, currentListings, storeListingsAgain } from './retire/liveness.ts'
+import { createCompactionRows } from './retire/compaction-rows.ts'
 import { createFileInfoRouter } from './file-info.ts'
 import { createFolderStatesRouter } from './folder-states.ts'
 import { createStatusRouter } from './status.ts'
@@ -171,6 +172,11 @@ export async function createGateway(config: GatewayConfig, deps: GatewayDeps): P
     focClock,
     // A group is live while a file of the tree or a folder's current listing has blocks in it.
     liveness: createLiveness({ sql, listings: () => currentListings(folders) }),
+    compaction: {
+      rows: createCompactionRows(sql),
+      listings: () => currentListings(folders),
+      storeListingsAgain: (cids) => storeListingsAgain(folders, cids),
+    },
   })
   if (deals) content.setRemoteSource(deals.remoteSource())
 

@@ -19,6 +19,13 @@ import { parsePriceCeiling, type PriceCeiling } from './deal-price.ts'
  * bytes PUT again), before its copies stop being paid for.
  */
 export const RETIRE_AFTER_SECONDS = 86_400
+/**
+ * Share of a group's bytes deleted past which its live files are repacked into new groups and it is retired
+ * (compaction). Compaction pays once to store the live part again (add fees, a reload of an offloaded group);
+ * past half dead, the monthly saving of no longer paying for the dead part exceeds the part stored again, so it
+ * pays back within a month where a group less dead would take longer. 0 or 1 turns it off.
+ */
+export const COMPACT_DEAD_FRACTION = 0.5
 
 export const DEAL_DEFAULTS = {
   durationDays: 540,
@@ -128,6 +135,8 @@ const EnvSchema = z.object({
   CID_PROFILE: z.enum(CID_PROFILES).default(DEFAULT_CID_PROFILE),
   // Seconds a group whose files are all deleted waits before it is retired (its copies no longer paid for): an undo window.
   RETIRE_AFTER_SECONDS: z.coerce.number().int().positive().default(RETIRE_AFTER_SECONDS),
+  // Share of a group's bytes deleted past which its live files are repacked and it is retired; 0 or 1: never.
+  COMPACT_DEAD_FRACTION: z.coerce.number().min(0).max(1).default(COMPACT_DEAD_FRACTION),
   // Gateway deal engine (deals need SERVICE_URL, SERVICE_API_KEY and a wallet key; `--role all` links them itself)
   SERVICE_URL: z.url({ protocol: /^https?$/ }).optional(),
   SERVICE_API_KEY: z.string().min(1).max(200).optional(),
@@ -333,6 +342,8 @@ export interface GatewayConfig extends StoredState {
   cidProfile?: CidProfile
   /** How long a group whose files are all deleted stays as it is before it is retired (default RETIRE_AFTER_SECONDS). */
   retireAfterSeconds?: number
+  /** Share of a group's bytes deleted past which it is compacted (default COMPACT_DEAD_FRACTION); 0 or 1: never. */
+  compactDeadFraction?: number
   /** The deal service the gateway asks for providers; no deals are made without it and a key. */
   serviceUrl?: string
   serviceApiKey?: string
@@ -711,6 +722,7 @@ function gatewayConfigOf(e: Env, dataDir: string): GatewayConfig {
     sealThreads: e.SEAL_THREADS ?? availableParallelism(),
     cidProfile: e.CID_PROFILE,
     retireAfterSeconds: e.RETIRE_AFTER_SECONDS,
+    compactDeadFraction: e.COMPACT_DEAD_FRACTION,
     serviceUrl: withoutTrailingSlash(e.SERVICE_URL),
     serviceApiKey: e.SERVICE_API_KEY,
     publicUrl: withoutTrailingSlash(e.GATEWAY_PUBLIC_URL),

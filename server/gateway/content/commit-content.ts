@@ -32,10 +32,23 @@ export async function commitContent(sql: Sql, c: NewContent): Promise<void> {
     const holder = new Map<string, number>()
     const added = new Map<number, number>()
     for (const rows of batches(c.blocks)) {
+      const cids = JSON.stringify(rows.map((b) => b.cid))
+      // A block written again out of a group looked past keeps its place in that group's CAR, which its copies hold.
+      await tx.run(
+        `INSERT INTO content_blocks_moved (cid, group_id, "offset", length)
+         SELECT cid, group_id, "offset", length FROM content_blocks WHERE cid IN (${texts}) AND group_id IN (${LOOKED_PAST}) ON CONFLICT DO NOTHING`,
+        [cids],
+      )
       const inserted = await tx.all<{ cid: string; group_id: number; length: number }>(
         `INSERT INTO content_blocks (cid, group_id, "offset", length) VALUES ${valuesOf(rows.length, 4)} ON CONFLICT (cid) DO UPDATE SET group_id = excluded.group_id, "offset" = excluded."offset", length = excluded.length
-         WHERE content_blocks.group_id IN (${RETIRED}) RETURNING cid, group_id, length`,
+         WHERE content_blocks.group_id IN (${LOOKED_PAST}) AND content_blocks.group_id <> excluded.group_id RETURNING cid, group_id, length`,
         rows.flatMap((b) => [b.cid, b.groupId, b.offset, b.length]),
+      )
+      // Found in such a group by an upload that started before it was looked past: it did not move after all.
+      await tx.run(
+        `DELETE FROM content_blocks_moved WHERE cid IN (${texts})
+         AND EXISTS (SELECT 1 FROM content_blocks b WHERE b.cid = content_blocks_moved.cid AND b.group_id = content_blocks_moved.group_id)`,
+        [cids],
       )
       for (const r of inserted) {
         holder.set(r.cid, r.group_id)
@@ -52,7 +65,8 @@ export async function commitContent(sql: Sql, c: NewContent): Promise<void> {
         [JSON.stringify(known)],
       )
       // Found in a group that was retired while this upload ran: its bytes were not written again. The client's
-      // retry finds the group retired and stores them.
+      // retry finds the group retired and stores them. (One being compacted still holds them: the content is linked
+      // to it, and the compaction writes it again.)
       if (rows.some((r) => Number(r.retired) === 1)) throw new GroupRetiredDuringUpload()
       for (const r of rows) holder.set(r.cid, r.group_id)
     }
@@ -84,6 +98,8 @@ export async function commitContent(sql: Sql, c: NewContent): Promise<void> {
 
 /** The retired groups, as a sub-query. */
 const RETIRED = 'SELECT id FROM content_groups WHERE retired_ms IS NOT NULL'
+/** The groups an upload does not deduplicate against: retired ones, and ones being compacted (deals/compact.ts). */
+const LOOKED_PAST = 'SELECT id FROM content_groups WHERE retired_ms IS NOT NULL OR compacting_ms IS NOT NULL'
 
 /** A retired group's block went into a new upload before its group was retired: the upload is to be sent again. */
 export class GroupRetiredDuringUpload extends GatewayError {
@@ -94,17 +110,28 @@ export class GroupRetiredDuringUpload extends GatewayError {
   }
 }
 
-async function link(tx: Sql, cid: string, groupIds: number[]): Promise<void> {
+/** Links the content to the groups holding its blocks; hidden (`behind` a group being compacted) until that one is retired. */
+async function link(tx: Sql, cid: string, groupIds: number[], behind: number | null = null): Promise<void> {
   for (const rows of batches(groupIds)) {
     await tx.run(
-      `INSERT INTO content_group_links (content_cid, group_id) VALUES ${valuesOf(rows.length, 2)} ON CONFLICT DO NOTHING`,
-      rows.flatMap((g) => [cid, g]),
+      `INSERT INTO content_group_links (content_cid, group_id, behind_group_id) VALUES ${valuesOf(rows.length, 3)} ON CONFLICT DO NOTHING`,
+      rows.flatMap((g) => [cid, g, behind]),
     )
   }
 }
 
-/** The content's links to retired groups go; its links to the groups holding its blocks now are made. */
+/**
+ * The content's links to retired groups go; its links to the groups holding its blocks now are made. Written
+ * again out of a group being compacted, which still holds it whole with its copies, the content keeps showing
+ * that group: the new links stay hidden behind it until it is retired, once they have their own copies.
+ */
 async function relink(tx: Sql, cid: string, groupIds: number[]): Promise<void> {
   await tx.run(`DELETE FROM content_group_links WHERE content_cid = ? AND group_id IN (${RETIRED})`, [cid])
-  await link(tx, cid, groupIds)
+  const compacted = await tx.get<{ id: number | null }>(
+    `SELECT MIN(l.group_id) AS id FROM content_group_links l JOIN content_groups g ON g.id = l.group_id
+     WHERE l.content_cid = ? AND l.behind_group_id IS NULL AND g.compacting_ms IS NOT NULL AND g.retired_ms IS NULL
+       AND l.group_id NOT IN (${jsonList(tx.dialect, 'integer')})`,
+    [cid, JSON.stringify(groupIds)],
+  )
+  await link(tx, cid, groupIds, compacted?.id == null ? null : Number(compacted.id))
 }

@@ -16,6 +16,8 @@ export interface GroupRow {
   retired_ms: number | null
   /** 0 while only folders' directory nodes were committed into the group (schema.ts). */
   holds_files: number
+  sparse_since_ms: number | null
+  compacting_ms: number | null
 }
 
 export const toGroup = (r: GroupRow): GroupRecord => ({
@@ -33,6 +35,8 @@ export const toGroup = (r: GroupRow): GroupRecord => ({
   updatedMs: r.updated_ms,
   ...(r.dead_since_ms != null ? { deadSinceMs: Number(r.dead_since_ms) } : {}),
   ...(r.retired_ms != null ? { retiredMs: Number(r.retired_ms) } : {}),
+  ...(r.sparse_since_ms != null ? { sparseSinceMs: Number(r.sparse_since_ms) } : {}),
+  ...(r.compacting_ms != null ? { compactingMs: Number(r.compacting_ms) } : {}),
 })
 
 /** The groups a query selects (its columns those of `content_groups`), as records. */

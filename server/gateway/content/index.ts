@@ -95,7 +95,8 @@ export async function createContentStore(options: ContentStoreOptions): Promise<
   return {
     async ingest(source, ingestOptions) {
       if (closed) throw new Error('Content store is closed')
-      const run = ingestFile({ repo, files, lifecycle, pending, use, cidProfile: options.cidProfile }, source, ingestOptions)
+      const cidProfile = ingestOptions?.cidProfile ?? options.cidProfile
+      const run = ingestFile({ repo, files, lifecycle, pending, use, cidProfile }, source, ingestOptions)
       inFlight.add(run)
       try {
         return await run

@@ -56,6 +56,24 @@ const STEPS: Step[] = [
   `ALTER TABLE content_groups ADD COLUMN dead_since_ms INTEGER;
    ALTER TABLE content_groups ADD COLUMN retired_ms INTEGER;`,
   HOLDS_FILES,
+  // Compaction (deals/compact.ts): since when a live group has been mostly dead bytes, and when its live files
+  // began to be written again elsewhere. A block moved out of a group keeps its place in that group's CAR here, so
+  // the group can still be reloaded and repaired until it is retired. A content's link to a group holding its
+  // bytes written again stays hidden behind the group being compacted until that one is retired, so a file shows
+  // the copies it has, not the new group's none. Leaves by block, for the dead bytes of a group.
+  `ALTER TABLE content_groups ADD COLUMN sparse_since_ms INTEGER;
+   ALTER TABLE content_groups ADD COLUMN compacting_ms INTEGER;
+   CREATE TABLE content_blocks_moved (
+     cid TEXT NOT NULL,
+     group_id INTEGER NOT NULL,
+     "offset" INTEGER NOT NULL,
+     length INTEGER NOT NULL,
+     PRIMARY KEY (cid, group_id)
+   );
+   CREATE INDEX content_blocks_moved_group ON content_blocks_moved (group_id);
+   ALTER TABLE content_group_links ADD COLUMN behind_group_id INTEGER;
+   CREATE INDEX content_group_links_behind ON content_group_links (behind_group_id);
+   CREATE INDEX content_leaves_block ON content_leaves (block_cid);`,
 ]
 
 /** Creates or upgrades the content store's tables. */

@@ -14,6 +14,8 @@ export interface IngestResult {
 
 export interface IngestOptions {
   signal?: AbortSignal
+  /** The profile to import with, instead of the store's: a file written again keeps the CID it has (compaction). */
+  cidProfile?: CidProfile
 }
 
 export interface Deal {
@@ -88,6 +90,10 @@ export interface GroupRecord {
   deadSinceMs?: number
   /** When it was retired, dead for RETIRE_AFTER_SECONDS: its copies are no longer paid for where they can be stopped. */
   retiredMs?: number
+  /** Since when more than COMPACT_DEAD_FRACTION of its bytes are deleted files' (while live, not being compacted). */
+  sparseSinceMs?: number
+  /** When its compaction started: its live files are written into new groups, and it is retired once those have copies. */
+  compactingMs?: number
 }
 
 export interface ContentStore {
@@ -240,7 +246,8 @@ export interface Repository {
   deleteGroup(id: number): Promise<void>
   /**
    * Where the block `cid` is stored, or undefined when it is not, or only in a retired group (its copies are
-   * going: an upload of the same bytes stores them again).
+   * going: an upload of the same bytes stores them again) or one being compacted (its live files are being
+   * written again elsewhere, so that it can be retired).
    */
   block(cid: string): Promise<BlockLocation | undefined>
   /** The group's blocks in block-file order. */
@@ -255,7 +262,7 @@ export interface Repository {
   groupRoots(id: number): Promise<string[]>
   /** Size and DAG size of stored content, or undefined. */
   content(cid: string): Promise<{ cid: string; size: number; dagSize: number } | undefined>
-  /** Whether the content is stored and none of its groups is retired. */
+  /** Whether the content is stored and none of its groups is retired or being compacted. */
   storedWhole(cid: string): Promise<boolean>
   /** The file's leaves that overlap the inclusive byte range [start, end], in file order. */
   leavesInRange(cid: string, start: number, end: number): Promise<LeafRow[]>

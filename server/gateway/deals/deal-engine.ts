@@ -4,6 +4,7 @@ import { groupCopies } from './copies.ts'
 import { createHeadReader } from './route-heads.ts'
 import { offloadGroups } from './offload.ts'
 import { createRepairs, type RepairPhase } from './repair.ts'
+import { createCompaction, type CompactionOptions } from './compact.ts'
 import { createRetirement, keepsCopies, type RetirementOptions } from './retire.ts'
 import type { RouteProgress, RouteStanding, StorageRoute } from './route.ts'
 import type { GroupDeal, RouteContext, RouteName, TickReport } from './types.ts'
@@ -39,7 +40,10 @@ export interface DealEngineOptions {
   /** While this says so, ticks do nothing (the gateway lost its hold on the database and refuses writes). */
   paused?: () => boolean
   /** Which groups still hold something live, and how long a dead one waits before it is retired; none retired without it. */
-  retirement?: Pick<RetirementOptions, 'liveness' | 'retireAfterMs'>
+  retirement?: Pick<RetirementOptions, 'liveness' | 'retireAfterMs'> & {
+    /** Groups mostly dead are compacted (their live files written again, then retired); none without it. */
+    compaction?: Pick<CompactionOptions, 'rows' | 'deadFraction' | 'listings' | 'storeListingsAgain'>
+  }
 }
 
 /** A group's copies on every route, as the engine last saw them: for its reason. */
@@ -116,6 +120,18 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
     timedBy: routes[0],
   })
   const retirement = o.retirement && createRetirement({ ...o.retirement, content, deals, logger, now: o.context.now, copies, routes })
+  const compaction =
+    retirement &&
+    o.retirement?.compaction &&
+    createCompaction({
+      ...o.retirement.compaction,
+      afterMs: o.retirement.retireAfterMs,
+      content,
+      copies,
+      retirement,
+      logger,
+      now: o.context.now,
+    })
   const readHeads = createHeadReader(routes, logger)
   const byName = new Map(routes.map((route) => [route.name as string, route]))
   const routeOf = (name: string) => byName.get(name)!
@@ -165,6 +181,8 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
     await repairs.start(heads, r, placing)
     await repairs.finish(heads, r)
     await offloadGroups({ content, logger, copies }, heads, r)
+    // Groups mostly dead: it judges the copies of the groups their live files went to, on every route.
+    await compaction?.run(heads, r).catch((err) => logger.warn({ err }, 'compacting groups of deleted files failed; retrying next tick'))
     return r
   }
 
@@ -212,6 +230,7 @@ export function createDealEngine(o: DealEngineOptions): DealEngine {
       clearTimeout(t)
       await running?.catch(() => undefined)
       stopping.abort(new Error('deal engine stopping'))
+      await compaction?.stop()
       for (const route of routes) await route.stop()
       await repairs.stop()
     },

@@ -23,6 +23,12 @@ export interface RetirementOptions {
 export interface Retirement {
   /** Marks groups dead or live again, retires those dead for the grace period, and finishes retirements under way. */
   run(r: TickReport): Promise<void>
+  /**
+   * Retires a group another way than for being dead (compact.ts: its live files are stored elsewhere now): `mark`
+   * records it retired (false: not now), then its copies go as a dead group's do; `why` and `fields` start its log
+   * line. False when it was not retired this time (in use, under a transfer or reload, or `mark` said no).
+   */
+  retireNow(g: GroupRecord, r: TickReport, how: { mark: () => Promise<boolean>; why: string; fields: object }): Promise<boolean>
 }
 
 /** Whether the engine may make copies of the group: not once nothing lives in it (dead or retired). */
@@ -64,10 +70,10 @@ export function createRetirement(o: RetirementOptions): Retirement {
     return content.offload(g.id)
   }
 
-  async function retire(g: GroupRecord, nowMs: number, r: TickReport): Promise<void> {
+  async function retire(g: GroupRecord, r: TickReport, how: Parameters<Retirement['retireNow']>[2]): Promise<boolean> {
     // Never under a repair's reload or a read's, a transfer to a provider, or an upload that found its blocks here.
-    if (g.state === 'reload' || content.inUse(g.id) || (await copies.transferPending(g.id))) return
-    if (!(await liveness.retire(g.id, nowMs))) return
+    if (g.state === 'reload' || content.inUse(g.id) || (await copies.transferPending(g.id))) return false
+    if (!(await how.mark())) return false
     const { ended, toTerm } = await retireCopies(g.id)
     const dropped = await dropLocalBytes(g)
     r.retired++
@@ -77,9 +83,10 @@ export function createRetirement(o: RetirementOptions): Retirement {
       ...(dropped ? [`its local CAR and blocks (${bytes(g.size)} of data) removed`] : []),
     ]
     logger.info(
-      { groupId: g.id, pieceCid: g.pieceCid, deadSinceMs: g.deadSinceMs, ended, toTerm, dropped },
-      `group retired, nothing live in it for ${Math.round((nowMs - g.deadSinceMs!) / 60_000)} min: no longer paid for: ${stops.join('; ')}; no new copy or repair`,
+      { groupId: g.id, pieceCid: g.pieceCid, ...how.fields, ended, toTerm, dropped },
+      `${how.why}: no longer paid for: ${stops.join('; ')}; no new copy or repair`,
     )
+    return true
   }
 
   return {
@@ -100,8 +107,14 @@ export function createRetirement(o: RetirementOptions): Retirement {
           if (firstPass && g.deals.length > 0) await retireCopies(g.id)
           // Bytes a read held at its retirement.
           await dropLocalBytes(g)
-        } else if (g.deadSinceMs !== undefined && nowMs - g.deadSinceMs >= o.retireAfterMs) await retire(g, nowMs, r)
+        } else if (g.deadSinceMs !== undefined && nowMs - g.deadSinceMs >= o.retireAfterMs)
+          await retire(g, r, {
+            mark: () => liveness.retire(g.id, nowMs),
+            why: `group retired, nothing live in it for ${Math.round((nowMs - g.deadSinceMs) / 60_000)} min`,
+            fields: { deadSinceMs: g.deadSinceMs },
+          })
       }
     },
+    retireNow: retire,
   }
 }

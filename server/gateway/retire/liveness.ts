@@ -12,7 +12,9 @@ export interface Liveness {
    * One look at every group that has copies or may get them (ready for deals, offloaded, reload): one with
    * nothing live left is marked dead from `nowMs` (a mark already there is kept, so the grace period counts
    * from the first time it was seen dead, across restarts); one live again loses its mark (a restore from the
-   * trash is the same bytes PUT again: the same CID). Returns the groups whose mark changed.
+   * trash is the same bytes PUT again: the same CID). A group being compacted is never marked: it keeps its
+   * copies, repaired if need be, until its files have theirs elsewhere (deals/compact.ts retires it). Returns the
+   * groups whose mark changed.
    */
   mark(nowMs: number): Promise<{ died: number[]; revived: number[] }>
   /** Marks the dead group retired at `nowMs`, unless something in it lives again (checked in the same statement): false then. */
@@ -20,14 +22,14 @@ export interface Liveness {
 }
 
 /** States in which a group has copies or may get them: the only ones liveness is asked of. */
-const WITH_COPIES = "state IN ('ready_for_deals', 'offloaded', 'reload')"
+export const WITH_COPIES = "state IN ('ready_for_deals', 'offloaded', 'reload')"
 
 /**
  * The group `g` holds something live. EXISTS stops at its first live link, so a live group costs an index
  * probe or two (links by group, entries by cid) and a pass costs about one per group, not one per file; the
  * listed groups come in as one JSON parameter.
  */
-const live = (dialect: Sql['dialect']) =>
+export const live = (dialect: Sql['dialect']) =>
   `(EXISTS (SELECT 1 FROM content_group_links l JOIN entries e ON e.cid = l.content_cid WHERE l.group_id = g.id)
     OR g.id IN (SELECT l.group_id FROM content_group_links l WHERE l.content_cid IN (${jsonList(dialect)})))`
 
@@ -45,7 +47,7 @@ export function createLiveness(o: { sql: Sql; listings: () => Promise<string[]> 
       const listed = JSON.stringify(await o.listings())
       const died = await sql.all<{ id: number }>(
         `UPDATE content_groups AS g SET dead_since_ms = ?
-         WHERE dead_since_ms IS NULL AND retired_ms IS NULL AND ${WITH_COPIES} AND NOT ${isLive} RETURNING id`,
+         WHERE dead_since_ms IS NULL AND retired_ms IS NULL AND compacting_ms IS NULL AND ${WITH_COPIES} AND NOT ${isLive} RETURNING id`,
         [nowMs, listed],
       )
       const revived = await sql.all<{ id: number }>(
@@ -69,12 +71,27 @@ export function createLiveness(o: { sql: Sql; listings: () => Promise<string[]> 
 
 /** Every folder's current listing CID (its summary's), made where not kept: older listings are not among them. */
 export async function currentListings(folders: Pick<FolderIndex, 'summary'>): Promise<string[]> {
-  const cids: string[] = []
+  return [...(await listingsByPath(folders)).values()]
+}
+
+/** Every folder's path and current listing CID. */
+async function listingsByPath(folders: Pick<FolderIndex, 'summary'>): Promise<Map<string, string>> {
+  const cids = new Map<string, string>()
   const walk = async (path: string): Promise<void> => {
     const s = await folders.summary(path)
-    cids.push(s.cid)
+    cids.set(path, s.cid)
     for (const sub of s.subfolders) await walk(sub)
   }
   await walk('/')
   return cids
+}
+
+/**
+ * Has the folders whose current listing is one of `cids` store their directory nodes again (their background
+ * run does it, as after a change): a listing in a group being compacted is then written into a new group.
+ */
+export async function storeListingsAgain(folders: Pick<FolderIndex, 'summary' | 'changed'>, cids: string[]): Promise<void> {
+  const wanted = new Set(cids)
+  const paths = [...(await listingsByPath(folders))].filter(([, cid]) => wanted.has(cid)).map(([path]) => path)
+  if (paths.length > 0) folders.changed(paths)
 }

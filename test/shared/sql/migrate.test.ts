@@ -106,7 +106,7 @@ describe('a database made before there was one migration runner', () => {
     expect(versions(file)).toEqual({ 'simnet.chain': 2 })
   })
 
-  it("gateway: every module is at its version already but the deals', which gain the storage route's columns and a table of the PDP prices seen, and the content's, whose groups gain their liveness marks and whether they hold files; its records stay", async () => {
+  it("gateway: every module is at its version already but the deals', which gain the storage route's columns and a table of the PDP prices seen, and the content's, whose groups gain their liveness and compaction marks and whether they hold files; its records stay", async () => {
     const file = existing('gateway')
     const before = versions(file)
     expect(before).toEqual({ 'gateway.content': 1, 'gateway.deals': 3, 'gateway.namespace': 3, 'gateway.webdav': 1 })
@@ -129,13 +129,15 @@ describe('a database made before there was one migration runner', () => {
     expect(await sql.all('SELECT * FROM pdp_rates')).toEqual([])
     // Groups are live until a pass looks; groups from before hold files as far as closing goes, and close when idle as they did.
     await sql.run(`INSERT INTO content_groups (state, created_ms, updated_ms) VALUES ('offloaded', 0, 0)`)
-    expect(await sql.get('SELECT dead_since_ms, retired_ms, holds_files FROM content_groups')).toEqual({
+    expect(await sql.get('SELECT dead_since_ms, retired_ms, holds_files, sparse_since_ms, compacting_ms FROM content_groups')).toEqual({
       dead_since_ms: null,
       retired_ms: null,
       holds_files: 1,
+      sparse_since_ms: null,
+      compacting_ms: null,
     })
     await sql.close()
-    expect(versions(file)).toEqual({ ...before, 'gateway.content': 3, 'gateway.deals': 10 })
+    expect(versions(file)).toEqual({ ...before, 'gateway.content': 4, 'gateway.deals': 10 })
   })
 
   it('deal service: at its version already, its tables as they were', async () => {
