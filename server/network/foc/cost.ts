@@ -96,12 +96,15 @@ function replenishment(p: GaPrices, reserve: bigint, owed: bigint): bigint {
  * days of the rate it adds. Either way the piece's removal fee later, and what the removal would
  * take to top the reserve up again.
  */
+/** Rails.sol validatePayerOperatorApprovalAndFunds: what must be available, before any rail opens, to create a data set (the reserve and a lockup period of the data set fee). */
+export const creationLockup = (p: GaPrices): bigint =>
+  p.lifecycleReserveTarget + (p.datasetFeePerMonth * p.defaultLockupPeriod) / EPOCHS_PER_MONTH
+
 export function copyCost(p: GaPrices, target: CopyTarget, leaves: bigint): CopyCost {
   const addFee = p.addPiecesBaseFee + p.addPiecesPerPieceFee
   if (target.kind === 'new') {
     const rate = storageRate(p, leaves)
-    // Rails.sol validatePayerOperatorApprovalAndFunds: the reserve and a lockup period of the data set fee, before any rail opens.
-    const atCreation = p.lifecycleReserveTarget + (p.datasetFeePerMonth * p.defaultLockupPeriod) / EPOCHS_PER_MONTH
+    const atCreation = creationLockup(p)
     const locked = p.lifecycleReserveTarget + rate * p.defaultLockupPeriod
     const reserveLeft = p.lifecycleReserveTarget - p.createDataSetFee - addFee
     const removal = p.schedulePieceRemovalsFee + replenishment(p, reserveLeft, p.schedulePieceRemovalsFee)
