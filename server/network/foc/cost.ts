@@ -89,6 +89,10 @@ function replenishment(p: GaPrices, reserve: bigint, owed: bigint): bigint {
   return reserve < owed + p.replenishThreshold ? p.lifecycleReserveTarget + owed - reserve : 0n
 }
 
+/** Rails.sol validatePayerOperatorApprovalAndFunds: what must be available, before any rail opens, to create a data set (the reserve and a lockup period of the data set fee). */
+export const creationLockup = (p: GaPrices): bigint =>
+  p.lifecycleReserveTarget + (p.datasetFeePerMonth * p.defaultLockupPeriod) / EPOCHS_PER_MONTH
+
 /**
  * One copy of a piece of `leaves` leaves, added as one piece: a new data set locks the reserve and
  * pays the creation and add fees out of it, plus 30 days of its rate (size and data set fee); an
@@ -100,8 +104,7 @@ export function copyCost(p: GaPrices, target: CopyTarget, leaves: bigint): CopyC
   const addFee = p.addPiecesBaseFee + p.addPiecesPerPieceFee
   if (target.kind === 'new') {
     const rate = storageRate(p, leaves)
-    // Rails.sol validatePayerOperatorApprovalAndFunds: the reserve and a lockup period of the data set fee, before any rail opens.
-    const atCreation = p.lifecycleReserveTarget + (p.datasetFeePerMonth * p.defaultLockupPeriod) / EPOCHS_PER_MONTH
+    const atCreation = creationLockup(p)
     const locked = p.lifecycleReserveTarget + rate * p.defaultLockupPeriod
     const reserveLeft = p.lifecycleReserveTarget - p.createDataSetFee - addFee
     const removal = p.schedulePieceRemovalsFee + replenishment(p, reserveLeft, p.schedulePieceRemovalsFee)

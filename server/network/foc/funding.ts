@@ -61,7 +61,7 @@ export async function funding(
 }
 
 /** GA's price list (FilecoinWarmStorageServiceStateView 1.3.1 getPriceList, src/lib/PriceList.sol). */
-async function priceList({ client, chain }: Pick<FocContext, 'client' | 'chain'>): Promise<GaPrices> {
+export async function priceList({ client, chain }: Pick<FocContext, 'client' | 'chain'>): Promise<GaPrices> {
   const list = await client.readContract({ address: chain.contracts.fwssView.address, abi: fwssViewAbi, functionName: 'getPriceList' })
   return {
     storagePerTibPerMonth: list.rates.storagePerTibPerMonth,

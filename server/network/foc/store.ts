@@ -1,9 +1,12 @@
 import * as Piece from '@filoz/synapse-core/piece'
 import type { UploadResult } from '@filoz/synapse-sdk'
-import type { Hash } from 'viem'
+import { formatUnits, type Hash } from 'viem'
 import { NetworkError } from '../errors.ts'
+import { filecoinPayAbi } from './abi.ts'
 import type { FocContext } from './context.ts'
-import { focNetworkError, rootMessage } from './errors.ts'
+import { creationLockup } from './cost.ts'
+import { FocFundsError, focNetworkError, rootMessage } from './errors.ts'
+import { priceList } from './funding.ts'
 import type { FocCopy, FocStored, FocStoreOptions } from './types.ts'
 
 /** `work`, or the signal's reason as soon as it fires. */
@@ -23,7 +26,7 @@ function abortable<T>(work: Promise<T>, signal: AbortSignal | undefined): Promis
  * `o.onProgress`; resolves with the copies made and the providers that failed.
  */
 export async function store(
-  { synapse, client, chain }: Pick<FocContext, 'synapse' | 'client' | 'chain'>,
+  { synapse, client, chain, payer }: Pick<FocContext, 'synapse' | 'client' | 'chain' | 'payer'>,
   data: Uint8Array | ReadableStream<Uint8Array>,
   o: FocStoreOptions,
 ): Promise<FocStored> {
@@ -61,8 +64,10 @@ export async function store(
     }),
     o.signal,
   )
-  const result = await uploading.catch((error: unknown) => {
+  const result = await uploading.catch(async (error: unknown) => {
     const failure = focNetworkError(error, chain.rpcUrls.default.http[0])
+    const short = await creationShortOfFunds({ client, chain, payer }, error, failure)
+    if (short) throw short
     // Cut short before the first provider had the bytes: that provider is the one that failed (unless the chain's node did).
     if (failure instanceof NetworkError && !failure.chainNode && failure.provider === undefined && primary !== undefined && !stored) {
       throw new NetworkError(failure.code, failure.message, {
@@ -78,6 +83,50 @@ export async function store(
     size: result.size,
     copies: await copiesOf(client, result, addTransactions),
     failures: result.failedAttempts.map((f) => ({ providerId: Number(f.providerId), reason: f.error })),
+  }
+}
+
+/** Whether the error or one of its causes is the SDK's failure to have a provider create a data set. */
+function creatingDataSet(error: unknown): boolean {
+  for (let e: unknown = error; e instanceof Error; e = e.cause) if (e.name === 'CreateDataSetError') return true
+  return false
+}
+
+/**
+ * A data set creation the chain refused with no reason the client can read: Curio answers a
+ * reverted createDataSet as "chain: execution reverted", the revert data left behind (its
+ * httpServerError gives the node's message only). When the payer's available funds in Filecoin Pay
+ * are below what FWSS 1.3.1 requires before a data set's rails open (Rails.sol
+ * validatePayerOperatorApprovalAndFunds, InsufficientLockupFunds), that is the refusal: said as the
+ * funds problem it is, with what to deposit. Undefined otherwise (or when the chain cannot be read).
+ */
+async function creationShortOfFunds(
+  c: Pick<FocContext, 'client' | 'chain' | 'payer'>,
+  error: unknown,
+  failure: Error,
+): Promise<FocFundsError | undefined> {
+  if (!(failure instanceof NetworkError) || failure.code !== 'REJECTED_BY_CHAIN' || failure.revert?.errorName || !creatingDataSet(error))
+    return undefined
+  try {
+    const [prices, [, , available]] = await Promise.all([
+      priceList(c),
+      c.client.readContract({
+        address: c.chain.contracts.filecoinPay.address,
+        abi: filecoinPayAbi,
+        functionName: 'getAccountInfoIfSettled',
+        args: [c.chain.contracts.usdfc.address, c.payer],
+      }),
+    ])
+    const required = creationLockup(prices)
+    if (available >= required) return undefined
+    const usdfc = (n: bigint) => `${formatUnits(n, 18)} USDFC`
+    return new FocFundsError(
+      `a new data set was refused (warm storage service InsufficientLockupFunds): creating one needs ${usdfc(required)} available in Filecoin Pay ` +
+        `(its lifecycle reserve and 30 days of its fee), the account has ${usdfc(available)}: deposit at least ${usdfc(required - available)} more`,
+      { cause: failure },
+    )
+  } catch {
+    return undefined
   }
 }
 
