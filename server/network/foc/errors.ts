@@ -20,6 +20,12 @@ function aborted(error: unknown): boolean {
 /** The wallet cannot pay: it holds less USDFC than it is asked to deposit. Not a network failure: a person must act. */
 export class FocFundsError extends Error {
   override name = 'FocFundsError'
+  /** What the account lacks in Filecoin Pay, when the chain's rule says it (USDFC, 18 decimals): a deposit of it lets the call through. */
+  readonly shortBy?: bigint
+  constructor(message: string, options?: ErrorOptions & { shortBy?: bigint }) {
+    super(message, options)
+    if (options?.shortBy !== undefined) this.shortBy = options.shortBy
+  }
 }
 
 /**

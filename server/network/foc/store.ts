@@ -123,7 +123,7 @@ async function creationShortOfFunds(
     return new FocFundsError(
       `a new data set was refused (warm storage service InsufficientLockupFunds): creating one needs ${usdfc(required)} available in Filecoin Pay ` +
         `(its lifecycle reserve and 30 days of its fee), the account has ${usdfc(available)}: deposit at least ${usdfc(required - available)} more`,
-      { cause: failure },
+      { cause: failure, shortBy: required - available },
     )
   } catch {
     return undefined

@@ -35,8 +35,12 @@ export interface PdpFunds {
    * not come back), the warning then left unsaid. Returns the epoch the copies are funded until.
    */
   readRunway(account: FocAccount): Promise<number>
-  /** An upload the wallet could not pay for: nothing is uploaded until one stores a copy. */
-  uploadRefused(message: string): void
+  /**
+   * An upload the account could not pay for. With automatic deposits, a shortfall the chain's rule named (a new
+   * data set's lockup: the estimate cannot know the SDK will open one) is deposited from the wallet, and the next
+   * pass uploads; otherwise nothing is uploaded until one stores a copy, and the funds note says why.
+   */
+  uploadRefused(err: FocFundsError): Promise<void>
   /** An upload stored a copy: a refusal an upload met before is over (the account paid). */
   uploadStored(): void
   /** Set while nothing is uploaded: the account cannot pay. */
@@ -145,7 +149,12 @@ export function createPdpFunds(o: PdpFundsOptions): PdpFunds {
       return head + runway
     },
 
-    uploadRefused: (message) => note.set({ code: 'WALLET_SHORT', words: `no funds: deposit USDFC: ${message}` }),
+    async uploadRefused(err) {
+      const short = err.shortBy ?? 0n
+      if (!o.autoDeposit || short <= 0n) return note.set({ code: 'WALLET_SHORT', words: `no funds: deposit USDFC: ${err.message}` })
+      // A tenth more, so that rounding and the rate's next epochs do not leave it short again at once.
+      await deposit(roundUpToCents(short + short / 10n), 'deposited USDFC into Filecoin Pay for a new PDP data set', `${err.message}; `)
+    },
     uploadStored() {
       if (note.current?.code === 'WALLET_SHORT') note.set(undefined)
     },

@@ -168,7 +168,7 @@ export function createUploads(o: UploadsOptions): Uploads {
     }
     const who = failedProvider !== undefined ? `${providerName(failedProvider)} ` : ''
     refused.set(g.id, `${who}${failure.detail === undefined ? failure.code : `${failure.code}: ${failure.detail}`}`)
-    if (err instanceof FocFundsError) o.funds.uploadRefused(err.message)
+    if (err instanceof FocFundsError) await o.funds.uploadRefused(err)
     logger.warn({ err, groupId: g.id }, 'PDP upload failed; trying again on a later pass')
   }
 
