@@ -8,10 +8,8 @@ import { pino } from 'pino'
 import { createPublicClient, http, parseAbi, toHex, type Address } from 'viem'
 import { afterAll, describe, expect, it } from 'vitest'
 import { basicAuth, startPart, type RunningPart } from '../../scripts/lib/stack.ts'
-import { runService } from '../../server/compose/service.ts'
 import { pdpVerifierAbi } from '../../server/network/foc/abi.ts'
-import { openKeystore } from '../../server/network/wallet/keystore.ts'
-import { loadConfig } from '../../server/shared/config.ts'
+import { startPdpService } from '../helpers/pdp-part-stack.ts'
 import { until } from '../helpers/until.ts'
 
 /**
@@ -49,7 +47,7 @@ const FILE_BYTES = 512 * 1024
 
 describe('a gateway killed during a compaction and its retirement', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'compact-kill-'))
-  let service: Awaited<ReturnType<typeof runService>> | undefined
+  let service: Awaited<ReturnType<typeof startPdpService>>['service'] | undefined
   let gateway: RunningPart | undefined
   /** The step to kill the gateway at, and what to call once it did. */
   let armed: { part: 'gateway' | 'chain'; line: RegExp; killed: (line: string) => void } | undefined
@@ -88,23 +86,10 @@ describe('a gateway killed during a compaction and its retirement', () => {
   )
 
   it('loses no file, keeps its copies, and adds or removes no piece twice, killed at each step', async () => {
-    // The gateway's wallet, which pays for the PDP copies.
-    openKeystore(join(dataDir, 'wallet'), 'mainnet').create()
-    const common = { DATA_DIR: dataDir, SIMNET_SPEED: SPEED, SIMFOC_PROVIDERS: '2' }
-    service = await runService(loadConfig({ ...common, SERVICE_PORT: '0', SIMNET_RPC_PORT: '0', SIMFOC_RPC_PORT: '0' }), logger)
+    const started = await startPdpService({ dataDir, logger, speed: SPEED, providers: 2, copies: COPIES, user: USER, password: PASSWORD })
+    service = started.service
     const env = {
-      ...common,
-      GATEWAY_PORT: '0',
-      GATEWAY_USER: USER,
-      GATEWAY_PASSWORD: PASSWORD,
-      SERVICE_URL: service.url,
-      SIMNET_RPC_URL: service.rpcUrl!,
-      SIMFOC_RPC_URL: service.focRpcUrl!,
-      DEAL_COPIES: '0',
-      PDP_COPIES: String(COPIES),
-      FOC_AUTO_DEPOSIT: 'true',
-      GROUP_IDLE_SECONDS: '1',
-      DEAL_TICK_SECONDS: '0.2',
+      ...started.env,
       RETIRE_AFTER_SECONDS: '3',
       // The rewrite's line per file.
       LOG_LEVEL: 'debug',
