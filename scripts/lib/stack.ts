@@ -100,14 +100,24 @@ export interface RunningPart {
 
 const LISTENING: Record<string, string> = { app: 'app surface listening', gateway: 'gateway listening', service: 'deal service listening' }
 
-/** Starts one part (`npm start -- --role <role>`) as its own process and resolves with its URL once it listens. */
-export function startPart(role: 'app' | 'gateway' | 'service', env: Record<string, string>): Promise<RunningPart> {
+/**
+ * Starts one part (`npm start -- --role <role>`) as its own process and resolves with its URL once it listens;
+ * `onOutput` sees what it prints as it prints it (a test that kills it on a line).
+ */
+export function startPart(
+  role: 'app' | 'gateway' | 'service',
+  env: Record<string, string>,
+  onOutput?: (text: string) => void,
+): Promise<RunningPart> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'server/main.ts', '--role', role], {
     env: { ...process.env, TICKER_ENABLED: 'false', LOG_LEVEL: 'info', LOG_FORMAT: 'json', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   })
   let out = ''
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()))
+  child.stdout!.on('data', (c: Buffer) => {
+    out += c.toString()
+    onOutput?.(c.toString())
+  })
   child.stderr!.on('data', (c: Buffer) => (out += c.toString()))
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)))
   return new Promise((resolve, reject) => {

@@ -8,10 +8,8 @@ import { pino } from 'pino'
 import { createPublicClient, http, toHex, type Address } from 'viem'
 import { afterAll, describe, expect, it } from 'vitest'
 import { basicAuth, startPart, type RunningPart } from '../../scripts/lib/stack.ts'
-import { runService } from '../../server/compose/service.ts'
 import { fwssViewAbi, pdpVerifierAbi } from '../../server/network/foc/abi.ts'
-import { openKeystore } from '../../server/network/wallet/keystore.ts'
-import { loadConfig } from '../../server/shared/config.ts'
+import { startPdpService } from '../helpers/pdp-part-stack.ts'
 import { until } from '../helpers/until.ts'
 
 /**
@@ -39,7 +37,7 @@ const PASSWORD = 'kill-test-password'
 
 describe('a gateway killed during PDP adds', () => {
   const dataDir = mkdtempSync(join(tmpdir(), 'pdp-kill-'))
-  let service: Awaited<ReturnType<typeof runService>> | undefined
+  let service: Awaited<ReturnType<typeof startPdpService>>['service'] | undefined
   let gateway: RunningPart | undefined
   /** The step to kill the gateway at, and what to call once it did. */
   let armed: { line: RegExp; killed: (line: string) => void } | undefined
@@ -64,23 +62,9 @@ describe('a gateway killed during PDP adds', () => {
   )
 
   it('leaves each group live on chain exactly as often as it counts copies, killed before, during and after an add', async () => {
-    const wallet = openKeystore(join(dataDir, 'wallet'), 'mainnet').create()
-    const common = { DATA_DIR: dataDir, SIMNET_SPEED: SPEED, SIMFOC_PROVIDERS: '3' }
-    service = await runService(loadConfig({ ...common, SERVICE_PORT: '0', SIMNET_RPC_PORT: '0', SIMFOC_RPC_PORT: '0' }), logger)
-    const env = {
-      ...common,
-      GATEWAY_PORT: '0',
-      GATEWAY_USER: USER,
-      GATEWAY_PASSWORD: PASSWORD,
-      SERVICE_URL: service.url,
-      SIMNET_RPC_URL: service.rpcUrl!,
-      SIMFOC_RPC_URL: service.focRpcUrl!,
-      DEAL_COPIES: '0',
-      PDP_COPIES: String(COPIES),
-      FOC_AUTO_DEPOSIT: 'true',
-      GROUP_IDLE_SECONDS: '1',
-      DEAL_TICK_SECONDS: '0.2',
-    }
+    const started = await startPdpService({ dataDir, logger, speed: SPEED, providers: 3, copies: COPIES, user: USER, password: PASSWORD })
+    service = started.service
+    const { env } = started
     const put = async (name: string) => {
       const res = await fetch(`${gateway!.url}/${name}`, {
         method: 'PUT',
@@ -117,7 +101,7 @@ describe('a gateway killed during PDP adds', () => {
         address: contracts.fwssView,
         abi: fwssViewAbi,
         functionName: 'getClientDataSets',
-        args: [wallet.ethAddress],
+        args: [started.walletAddress],
       })
       for (const pieceCid of new Set(rows().map((r) => r.piece_cid))) {
         const per = (out[pieceCid] = {} as Record<string, [number, number]>)

@@ -61,11 +61,16 @@ export function createCompaction(o: CompactionOptions): Compaction {
 
   async function rewrite(groupId: number, files: Awaited<ReturnType<CompactionRows['toRewrite']>>, listings: string[]): Promise<void> {
     const { signal } = stopping
-    for (const f of files) {
+    for (const [i, f] of files.entries()) {
       signal.throwIfAborted()
       // The same bytes with the same profile: the same CID, its blocks now in the writable group, linked behind this one.
       const got = await content.ingest(content.read(f.cid), { signal, cidProfile: f.cidProfile })
       if (got.cid !== f.cid) throw new Error(`file ${f.cid} written again came out as ${got.cid}`)
+      // A large group's rewrite can take long: where it is.
+      logger.debug(
+        { groupId, cid: f.cid, written: i + 1, of: files.length },
+        `compacting group ${groupId}: live file ${i + 1} of ${files.length} written again`,
+      )
     }
     if (listings.length > 0) await o.storeListingsAgain(listings)
     failed.delete(groupId)

@@ -173,7 +173,7 @@ export async function handleDeletePiece(
   idText: string,
   pieceText: string,
 ): Promise<void> {
-  const { db, chain } = ctx
+  const { db, chain, log } = ctx
   const id = parseUint(idText)
   if (id === null) return goError(res, 400, 'Invalid data set ID format')
   const pieceId = parseUint(pieceText)
@@ -213,5 +213,6 @@ export async function handleDeletePiece(
   db.t.waits[hash] = { status: 'pending', success: null, reason: 'pdp-delete-piece' }
   for (const p of db.t.pieces) if (p.dataSet === id && unique.includes(p.pieceId)) p.rmTxHash = hash
   await db.save()
+  log.info({ hash, dataSetId: id, pieceIds: unique }, 'simulated Curio: piece removal sent')
   sendJson(res, 200, { txHash: hash })
 }
