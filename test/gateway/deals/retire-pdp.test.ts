@@ -115,4 +115,36 @@ describe('retiring groups of deleted files on both routes', () => {
     expect((await s.gateway.dealStore.ofGroup(back)).map((d) => [d.id, d.state])).toEqual(before.back.map((d) => [d.id, d.state]))
     for (const d of pdpOf(before.back)) expect(asked).not.toContain(pieceKey(d))
   }, 300_000)
+
+  it('ends a data set once the retired group held our last piece in it: an empty data set would go on paying its fee', async () => {
+    const s = (stack = await startDealStack({
+      seed: 'retire the last piece',
+      copies: 0,
+      withoutService: true,
+      retireAfterSeconds: 3600,
+      foc: { copies: 2 },
+    }))
+    expect((await s.put('/only.bin', bytes(150_000, 3))).status).toBe(201)
+    await s.seal()
+    const only = await groupIdOf(s, '/only.bin')
+    expect(
+      await s.runUntil(async () => (await details(s, '/only.bin')).state === 'offloaded', { max: 900, pauseMs: 100, epochsPerTick: 10 }),
+    ).toBe(true)
+    const copies = (await s.gateway.dealStore.ofGroup(only)).filter((d) => d.route === 'pdp' && d.state === 'active')
+    expect(copies).toHaveLength(2)
+    const ours = async () => (await s.focClient!.clientDataSets()).filter((d) => copies.some((c) => BigInt(c.dataSetId!) === d.dataSetId))
+    expect((await ours()).map((d) => d.pdpEndEpoch)).toEqual([0n, 0n])
+
+    expect((await s.remove('/only.bin')).status).toBe(204)
+    for (let i = 0; i < 4; i++) await pass(s)
+    expect((await groupRow(s, only)).retiredMs).toBeDefined()
+    // Each piece scheduled for removal, and each data set, empty of ours, ended by the payer (FWSS terminateService).
+    for (const d of copies)
+      expect(['scheduled', 'gone']).toContain(
+        await s.focClient!.removalState({ dataSetId: BigInt(d.dataSetId!), pieceId: BigInt(d.pieceId!) }),
+      )
+    const ended = await ours()
+    expect(ended).toHaveLength(2)
+    for (const d of ended) expect(d.pdpEndEpoch).toBeGreaterThan(0n)
+  }, 300_000)
 })

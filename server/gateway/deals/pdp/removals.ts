@@ -8,6 +8,9 @@ import type { ChainPace } from './types.ts'
 /** Why a copy stopped counting that says its provider is gone: it is not asked to remove anything, the payer ends the payments. */
 const PROVIDER_GONE: ReadonlySet<CopyFailureCode> = new Set(['MISSED_PROOFS', 'DATA_SET_TERMINATED'])
 
+const PROVIDER_GONE_WHY = 'its provider is gone'
+const NOTHING_LEFT_WHY = 'no piece of ours is left in it: its files were deleted'
+
 /** The wait before the first retry of a failed removal, and the longest: 10 epochs, doubling up to a day of chain time. */
 const REMOVAL_RETRY_FIRST_EPOCHS = 10
 const REMOVAL_RETRY_MAX_EPOCHS = 2880
@@ -21,8 +24,11 @@ export interface Removals {
    * the provider is gone (it stopped proving, its data set is ended, or it
    * does not answer the removal) and no other copy of ours is in that data
    * set, the payer ends the data set's payments itself (FWSS terminateService):
-   * only the provider can remove a piece. A failure is tried again later,
-   * with back-off up to a day of chain time.
+   * only the provider can remove a piece. A copy of a retired group (its
+   * files deleted) whose piece was our last in its data set ends the data set
+   * too, once its piece is scheduled for removal: an empty data set would go on
+   * paying its monthly fee. A failure is tried again later, with back-off up
+   * to a day of chain time.
    */
   remove(copy: GroupDeal): Promise<void>
   /** Removals to try now: failed ones whose wait is over, and, once after a start, every copy that ended with its piece on chain. */
@@ -57,7 +63,9 @@ export function createRemovals(o: RemovalsOptions): Removals {
       const state = await client.removalState(piece)
       if (state === 'live') await stopPaying(d, piece, fields)
       // A deleted data set: FWSS 1.3.1 settles its rails as the verifier deletes it; one whose rails it left is ended here.
-      else if (state === 'gone' && d.failure?.code === 'DATA_SET_TERMINATED') await terminate(piece.dataSetId, fields)
+      else if (state === 'gone' && d.failure?.code === 'DATA_SET_TERMINATED') await terminate(piece.dataSetId, fields, PROVIDER_GONE_WHY)
+      // Also when a stop came between the piece's removal and this (terminate is a no-op on an ended data set).
+      if (d.failure?.code === 'RETIRED' && !(await sharesDataSet(d))) await terminate(piece.dataSetId, fields, NOTHING_LEFT_WHY)
       pending.forget(d.id)
     } catch (err) {
       // Said once; later tries only when they succeed.
@@ -70,7 +78,7 @@ export function createRemovals(o: RemovalsOptions): Removals {
   async function stopPaying(d: GroupDeal, piece: Piece, fields: Fields): Promise<void> {
     const alone = !(await sharesDataSet(d))
     if (alone && PROVIDER_GONE.has(d.failure?.code ?? 'UNKNOWN')) {
-      await terminate(piece.dataSetId, fields)
+      await terminate(piece.dataSetId, fields, PROVIDER_GONE_WHY)
       return
     }
     try {
@@ -79,15 +87,14 @@ export function createRemovals(o: RemovalsOptions): Removals {
     } catch (err) {
       if (!alone) throw err
       logger.warn({ err, ...fields }, 'the PDP provider did not remove a copy that no longer counts; the payer ends its data set instead')
-      await terminate(piece.dataSetId, fields)
+      await terminate(piece.dataSetId, fields, PROVIDER_GONE_WHY)
     }
   }
 
-  /** Ends the data set's payments as the payer; said when it did. */
-  async function terminate(dataSetId: bigint, fields: Fields): Promise<void> {
+  /** Ends the data set's payments as the payer; said, with `why`, when it did. */
+  async function terminate(dataSetId: bigint, fields: Fields, why: string): Promise<void> {
     const hash = await client.terminateDataSet(dataSetId)
-    if (hash)
-      logger.info({ ...fields, hash }, "PDP data set ended by the payer (its provider is gone): its payments stop at the rail's end epoch")
+    if (hash) logger.info({ ...fields, hash }, `PDP data set ended by the payer (${why}): its payments stop at the rail's end epoch`)
   }
 
   /**
