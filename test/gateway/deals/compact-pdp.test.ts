@@ -1,6 +1,6 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { FocClient } from '../../../server/network/foc/client.ts'
-import { startDealStack, type DealStack } from './harness.ts'
+import { dealStackPerTest, bytes, details, groupIdsOf, groupRow, pieceKey } from './deleted-files.ts'
 
 /**
  * Compaction on both routes at once: a deal-market deal and two PDP copies
@@ -11,18 +11,7 @@ import { startDealStack, type DealStack } from './harness.ts'
  * the three copies the policy asks for; a restart at each step buys and
  * removes nothing twice.
  */
-let stack: DealStack | undefined
-afterEach(async () => {
-  await stack?.close()
-  stack = undefined
-})
-
-const bytes = (n: number, seed: number) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed * 17 + (i >> 8)) & 0xff)
-const details = async (s: DealStack, path: string) => (await s.fileInfo(path)).result.file.details
-const groupIdsOf = async (s: DealStack, path: string): Promise<number[]> =>
-  (await details(s, path)).groups.map((g: { groupId: number }) => g.groupId)
-const groupRow = async (s: DealStack, id: number) => (await s.gateway.content.group(id))!
-const pieceKey = (p: { dataSetId?: bigint | number; pieceId?: bigint | number }) => `${p.dataSetId}/${p.pieceId}`
+const stacks = dealStackPerTest()
 
 describe('compacting groups mostly of deleted files on both routes', () => {
   it('the new group has its copies on both routes before the old one is retired; PDP pieces removed once; nothing bought or removed twice across restarts', async () => {
@@ -34,14 +23,14 @@ describe('compacting groups mostly of deleted files on both routes', () => {
         return c.removeCopy(copy)
       },
     })
-    const s = (stack = await startDealStack({
+    const s = await stacks.start({
       seed: 'retire on both routes',
       copies: 1,
       retireAfterSeconds: 3600,
       retrievalCheckMs: 60_000,
       // Two providers: each group's two PDP copies are on both (a third one's data set creation is refused here).
       foc: { copies: 2, providers: 2, endorsed: 2, client: counting },
-    }))
+    })
     const files = new Map([0, 1, 2, 3, 4].map((i) => [`/f${i}.bin`, bytes(150_000, i)]))
     for (const [path, b] of files) expect((await s.put(path, b)).status).toBe(201)
     await s.seal()

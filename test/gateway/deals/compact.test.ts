@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto'
-import { afterEach, describe, expect, it } from 'vitest'
-import { startDealStack, type DealStack } from './harness.ts'
+import { describe, expect, it } from 'vitest'
+import type { DealStack } from './harness.ts'
+import { dealStackPerTest, details, groupIdsOf, groupRow } from './deleted-files.ts'
 
 /**
  * Compaction on the deal market: a group whose deleted files make up more
@@ -11,17 +12,9 @@ import { startDealStack, type DealStack } from './harness.ts'
  * A restart at each step loses nothing and buys nothing twice. The PDP
  * route's side is in compact-pdp.test.ts.
  */
-let stack: DealStack | undefined
-afterEach(async () => {
-  await stack?.close()
-  stack = undefined
-})
+const stacks = dealStackPerTest()
 
 const HOUR = 3_600_000
-const details = async (s: DealStack, path: string) => (await s.fileInfo(path)).result.file.details
-const groupIdsOf = async (s: DealStack, path: string): Promise<number[]> =>
-  (await details(s, path)).groups.map((g: { groupId: number }) => g.groupId)
-const groupRow = async (s: DealStack, id: number) => (await s.gateway.content.group(id))!
 
 async function readBack(s: DealStack, path: string): Promise<Buffer> {
   const res = await s.get(path)
@@ -46,7 +39,7 @@ async function oneGroup(s: DealStack, files: Map<string, Buffer>): Promise<numbe
 
 describe('compacting groups mostly of deleted files (deal market)', () => {
   it('60 % deleted: the live files move to a new group, stored with its copies, and the old one is retired; copies never below the policy, a restart at each step changes nothing', async () => {
-    const s = (stack = await startDealStack({ copies: 2, retireAfterSeconds: 3600, retrievalCheckMs: 60_000 }))
+    const s = await stacks.start({ copies: 2, retireAfterSeconds: 3600, retrievalCheckMs: 60_000 })
     const files = new Map([0, 1, 2, 3, 4].map((i) => [`/f${i}.bin`, randomBytes(200_000)]))
     const old = await oneGroup(s, files)
     const oldDeals = await s.gateway.dealStore.ofGroup(old)
@@ -109,7 +102,7 @@ describe('compacting groups mostly of deleted files (deal market)', () => {
   }, 180_000)
 
   it('a group 30 % deleted is not compacted', async () => {
-    const s = (stack = await startDealStack({ copies: 2, retireAfterSeconds: 3600 }))
+    const s = await stacks.start({ copies: 2, retireAfterSeconds: 3600 })
     const files = new Map([0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map((i) => [`/g${i}.bin`, randomBytes(100_000)]))
     const group = await oneGroup(s, files)
     for (const p of ['/g1.bin', '/g2.bin', '/g3.bin']) expect((await s.remove(p)).status).toBe(204)

@@ -1,6 +1,7 @@
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import type { FocClient } from '../../../server/network/foc/client.ts'
-import { startDealStack, type DealStack } from './harness.ts'
+import type { DealStack } from './harness.ts'
+import { dealStackPerTest, bytes, details, groupIdOf, groupRow, pieceKey } from './deleted-files.ts'
 
 /**
  * Delete means delete, on both routes at once: PDP copies on the simulated
@@ -12,17 +13,7 @@ import { startDealStack, type DealStack } from './harness.ts'
  * provider loses the data, and the group is not reloaded. A file restored
  * within the grace period costs nothing.
  */
-let stack: DealStack | undefined
-afterEach(async () => {
-  await stack?.close()
-  stack = undefined
-})
-
-const bytes = (n: number, seed: number) => Uint8Array.from({ length: n }, (_, i) => (i * 31 + seed * 17 + (i >> 8)) & 0xff)
-const details = async (s: DealStack, path: string) => (await s.fileInfo(path)).result.file.details
-const groupIdOf = async (s: DealStack, path: string): Promise<number> => (await details(s, path)).groups[0].groupId
-const groupRow = async (s: DealStack, id: number) => (await s.gateway.content.group(id))!
-const pieceKey = (p: { dataSetId?: bigint | number; pieceId?: bigint | number }) => `${p.dataSetId}/${p.pieceId}`
+const stacks = dealStackPerTest()
 
 /** One pass of the engine; the test's clock then moves half an hour. */
 const pass = (s: DealStack) => s.runUntil(() => false, { max: 1 })
@@ -42,13 +33,13 @@ describe('retiring groups of deleted files on both routes', () => {
         return hash
       },
     })
-    const s = (stack = await startDealStack({
+    const s = await stacks.start({
       seed: 'retire on both routes',
       copies: 1,
       retireAfterSeconds: 3600,
       retrievalCheckMs: 60_000,
       foc: { copies: 2, endorsed: 3, client: counting },
-    }))
+    })
     // Two files, each alone in its group.
     const restored = bytes(150_000, 2)
     expect((await s.put('/gone.bin', bytes(150_000, 1))).status).toBe(201)
@@ -117,13 +108,13 @@ describe('retiring groups of deleted files on both routes', () => {
   }, 300_000)
 
   it('ends a data set once the retired group held our last piece in it: an empty data set would go on paying its fee', async () => {
-    const s = (stack = await startDealStack({
+    const s = await stacks.start({
       seed: 'retire the last piece',
       copies: 0,
       withoutService: true,
       retireAfterSeconds: 3600,
       foc: { copies: 2 },
-    }))
+    })
     expect((await s.put('/only.bin', bytes(150_000, 3))).status).toBe(201)
     await s.seal()
     const only = await groupIdOf(s, '/only.bin')

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto'
 import { existsSync, readdirSync } from 'node:fs'
 import { join } from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
-import { startDealStack, type DealStack } from './harness.ts'
+import { describe, expect, it } from 'vitest'
+import type { DealStack } from './harness.ts'
+import { dealStackPerTest, details, groupIdOf, groupRow } from './deleted-files.ts'
 
 /**
  * Delete means delete, on the deal market: a group whose files are all
@@ -12,16 +13,9 @@ import { startDealStack, type DealStack } from './harness.ts'
  * restored meanwhile costs nothing. The PDP route's side is in
  * retire-pdp.test.ts.
  */
-let stack: DealStack | undefined
-afterEach(async () => {
-  await stack?.close()
-  stack = undefined
-})
+const stacks = dealStackPerTest()
 
 const HOUR = 3_600_000
-const details = async (s: DealStack, path: string) => (await s.fileInfo(path)).result.file.details
-const groupIdOf = async (s: DealStack, path: string): Promise<number> => (await details(s, path)).groups[0].groupId
-const groupRow = async (s: DealStack, id: number) => (await s.gateway.content.group(id))!
 
 /** Stores the bytes alone in a group and runs the engine until it is offloaded; its group id. */
 async function offloaded(s: DealStack, path: string, bytes: Uint8Array): Promise<number> {
@@ -45,7 +39,7 @@ async function readBack(s: DealStack, path: string): Promise<Buffer> {
 
 describe('retiring groups of deleted files (deal market)', () => {
   it('a deleted file alone in its group: retired after the grace period, its deals kept to term, never repaired or reloaded when a provider loses it', async () => {
-    const s = (stack = await startDealStack({ copies: 2, retireAfterSeconds: 3600, retrievalCheckMs: 60_000 }))
+    const s = await stacks.start({ copies: 2, retireAfterSeconds: 3600, retrievalCheckMs: 60_000 })
     const gone = await offloaded(s, '/gone.bin', randomBytes(200_000))
     const kept = await offloaded(s, '/kept.bin', randomBytes(200_000))
     expect(gone).not.toBe(kept)
@@ -81,7 +75,7 @@ describe('retiring groups of deleted files (deal market)', () => {
   }, 120_000)
 
   it('a file restored within the grace period (the same bytes PUT again): nothing retired, nothing bought', async () => {
-    const s = (stack = await startDealStack({ copies: 2, retireAfterSeconds: 3600, retrievalCheckMs: 60_000 }))
+    const s = await stacks.start({ copies: 2, retireAfterSeconds: 3600, retrievalCheckMs: 60_000 })
     const bytes = randomBytes(200_000)
     const group = await offloaded(s, '/doc.bin', bytes)
     const cid = (await s.fileInfo('/doc.bin')).result.file.cid
@@ -103,7 +97,7 @@ describe('retiring groups of deleted files (deal market)', () => {
   }, 120_000)
 
   it('a file deleted before its group had copies: none are made, and once retired its CAR and blocks leave the disk', async () => {
-    const s = (stack = await startDealStack({ copies: 2, retireAfterSeconds: 3600 }))
+    const s = await stacks.start({ copies: 2, retireAfterSeconds: 3600 })
     expect((await s.put('/tmp.bin', randomBytes(200_000))).status).toBe(201)
     await s.seal()
     const group = await groupIdOf(s, '/tmp.bin')
@@ -122,7 +116,7 @@ describe('retiring groups of deleted files (deal market)', () => {
   }, 120_000)
 
   it('a group with one live file and one deleted one is not retired', async () => {
-    const s = (stack = await startDealStack({ copies: 2, retireAfterSeconds: 3600 }))
+    const s = await stacks.start({ copies: 2, retireAfterSeconds: 3600 })
     expect((await s.put('/a.bin', randomBytes(100_000))).status).toBe(201)
     expect((await s.put('/b.bin', randomBytes(100_000))).status).toBe(201)
     await s.seal()
@@ -137,7 +131,7 @@ describe('retiring groups of deleted files (deal market)', () => {
   }, 120_000)
 
   it('a restart during the grace period keeps when the group was first seen dead; the bytes PUT again after retirement are stored anew', async () => {
-    const s = (stack = await startDealStack({ copies: 2, retireAfterSeconds: 3 * 3600 }))
+    const s = await stacks.start({ copies: 2, retireAfterSeconds: 3 * 3600 })
     const bytes = randomBytes(200_000)
     const group = await offloaded(s, '/late.bin', bytes)
     expect((await s.remove('/late.bin')).status).toBe(204)
