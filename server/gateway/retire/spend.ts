@@ -1,6 +1,7 @@
 import { decodeClientDealProposal } from '../../network/boost/wire.ts'
 import { EPOCHS_PER_MONTH, pieceCidLeaves, storageRate, type GaRates } from '../../network/foc/cost.ts'
 import type { Sql } from '../../shared/sql/index.ts'
+import type { RouteName } from '../deals/types.ts'
 import type { GroupUsage } from './usage.ts'
 
 type Liveness = GroupUsage['liveness']
@@ -64,36 +65,49 @@ export interface StorageSpend {
  */
 export async function storageSpend(sql: Sql, groups: GroupUsage[], rates?: PdpSpend['rates']): Promise<StorageSpend> {
   const livenessOf = new Map(groups.map((g) => [g.groupId, g.liveness]))
-  const rows = await sql.all<{
-    group_id: number
-    route: 'market' | 'pdp'
-    piece_cid: string
-    data_set_id: number | null
-    signed_proposal: Uint8Array | null
-  }>(`SELECT group_id, route, piece_cid, data_set_id, signed_proposal FROM group_deals WHERE state IN ('published', 'active') ORDER BY id`)
+  const liveness = (groupId: number): Liveness => livenessOf.get(Number(groupId)) ?? 'live'
+  return { pdp: await pdpSpend(sql, liveness, rates), market: await marketSpend(sql, liveness) }
+}
 
+/** The copies of one route still paid for, oldest first. */
+const paidFor = <R>(sql: Sql, route: RouteName, columns: string) =>
+  sql.all<R>(`SELECT group_id, ${columns} FROM group_deals WHERE route = ? AND state IN ('published', 'active') ORDER BY id`, [route])
+
+async function pdpSpend(sql: Sql, liveness: (groupId: number) => Liveness, rates?: PdpSpend['rates']): Promise<PdpSpend> {
+  const rows = await paidFor<{ group_id: number; piece_cid: string; data_set_id: number | null }>(sql, 'pdp', 'piece_cid, data_set_id')
   /** Per data set: the leaves of every piece paid for now, and of the live groups' only. */
   const dataSets = new Map<number, { now: bigint; after: bigint }>()
-  const share = (): MarketShare => ({ deals: 0, perMonth: 0n })
-  const market: MarketSpend = { perMonthNow: 0n, byLiveness: { live: share(), dead: share(), retired: share() }, unpriced: 0 }
   let copies = 0
   let unsized = 0
   for (const r of rows) {
-    const liveness = livenessOf.get(Number(r.group_id)) ?? 'live'
-    if (r.route === 'pdp') {
-      if (r.data_set_id == null) continue
-      const leaves = leavesOf(r.piece_cid)
-      if (leaves === undefined) {
-        unsized++
-        continue
-      }
-      const set = dataSets.get(Number(r.data_set_id)) ?? { now: 0n, after: 0n }
-      set.now += leaves
-      if (liveness === 'live') set.after += leaves
-      dataSets.set(Number(r.data_set_id), set)
-      copies++
+    if (r.data_set_id == null) continue
+    const leaves = leavesOf(r.piece_cid)
+    if (leaves === undefined) {
+      unsized++
       continue
     }
+    const set = dataSets.get(Number(r.data_set_id)) ?? { now: 0n, after: 0n }
+    set.now += leaves
+    if (liveness(r.group_id) === 'live') set.after += leaves
+    dataSets.set(Number(r.data_set_id), set)
+    copies++
+  }
+  const pdp: PdpSpend = { ...(rates ? { rates } : {}), copies, dataSets: dataSets.size, unsized }
+  if (!rates) return pdp
+  let now = 0n
+  let after = 0n
+  for (const set of dataSets.values()) {
+    now += storageRate(rates, set.now) * EPOCHS_PER_MONTH
+    after += storageRate(rates, set.after) * EPOCHS_PER_MONTH
+  }
+  return { ...pdp, perMonthNow: now, savedPerMonth: now - after, perMonthAfter: after }
+}
+
+async function marketSpend(sql: Sql, liveness: (groupId: number) => Liveness): Promise<MarketSpend> {
+  const rows = await paidFor<{ group_id: number; signed_proposal: Uint8Array | null }>(sql, 'market', 'signed_proposal')
+  const share = (): MarketShare => ({ deals: 0, perMonth: 0n })
+  const market: MarketSpend = { perMonthNow: 0n, byLiveness: { live: share(), dead: share(), retired: share() }, unpriced: 0 }
+  for (const r of rows) {
     if (!r.signed_proposal) {
       market.unpriced++
       continue
@@ -101,22 +115,11 @@ export async function storageSpend(sql: Sql, groups: GroupUsage[], rates?: PdpSp
     // Only the amount and the end epoch are read: the addresses' network letter does not matter here.
     const { proposal } = decodeClientDealProposal(new Uint8Array(r.signed_proposal), 'mainnet')
     const perMonth = BigInt(proposal.StoragePricePerEpoch) * EPOCHS_PER_MONTH
-    const s = market.byLiveness[liveness]
+    const s = market.byLiveness[liveness(r.group_id)]
     s.deals++
     s.perMonth += perMonth
     s.paidUntilEpoch = Math.max(s.paidUntilEpoch ?? 0, proposal.EndEpoch)
     market.perMonthNow += perMonth
   }
-
-  const pdp: PdpSpend = { ...(rates ? { rates } : {}), copies, dataSets: dataSets.size, unsized }
-  if (rates) {
-    let now = 0n
-    let after = 0n
-    for (const set of dataSets.values()) {
-      now += storageRate(rates, set.now) * EPOCHS_PER_MONTH
-      after += storageRate(rates, set.after) * EPOCHS_PER_MONTH
-    }
-    Object.assign(pdp, { perMonthNow: now, savedPerMonth: now - after, perMonthAfter: after })
-  }
-  return { pdp, market }
+  return market
 }
